@@ -1,0 +1,19 @@
+// Allocating every tensor of a context at once (ggml_backend_alloc_ctx_tensors).
+#pragma once
+
+#include <memory>
+
+#include "backend/backend.hpp"
+#include "backend/buffer.hpp"
+#include "core/context.hpp"
+
+namespace xb {
+
+// Places every tensor of `ctx` that has no data yet in new buffers of `buft`, using as few
+// buffers as the type's max_size allows (one MultiBuffer when several are needed), then
+// initialises the views. Ok with a null buffer when nothing needed memory; OutOfMemory when the
+// type cannot provide it, InvalidArgument when one tensor alone exceeds the type's max size.
+Result<std::unique_ptr<Buffer>> alloc_ctx_tensors(Context& ctx, BufferType& buft);
+Result<std::unique_ptr<Buffer>> alloc_ctx_tensors(Context& ctx, Backend& backend);
+
+}  // namespace xb

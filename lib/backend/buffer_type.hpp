@@ -1,0 +1,38 @@
+// BufferType: how a device makes memory (ggml_backend_buffer_type).
+//
+// Buffer types are owned by their Device and live as long as the registry; everything else refers
+// to them by reference. Optional members have their documented default as the body of the virtual.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "core/status.hpp"
+#include "core/tensor.hpp"
+
+namespace xb {
+
+class Buffer;
+class Device;
+
+class BufferType {
+public:
+    virtual ~BufferType() = default;
+
+    virtual const char* name() const = 0;
+    // A new buffer of `size` bytes; OutOfMemory (with the size) when the device cannot provide it.
+    virtual Result<std::unique_ptr<Buffer>> alloc_buffer(size_t size) = 0;
+    // Alignment of every tensor placed in a buffer of this type.
+    virtual size_t alignment() const = 0;
+    // The largest single buffer this type can allocate.
+    virtual size_t max_size() const { return SIZE_MAX; }
+    // Bytes a tensor occupies in a buffer of this type (kernels may need padding).
+    virtual size_t alloc_size(const Tensor& t) const { return t.nbytes(); }
+    // The host can read and write the memory directly through tensor->data.
+    virtual bool is_host() const { return false; }
+    // The device whose memory this is.
+    virtual Device& device() const = 0;
+};
+
+}  // namespace xb

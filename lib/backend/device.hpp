@@ -1,0 +1,97 @@
+// Device: one piece of hardware (or a simulation of one) that makes backends and buffers
+// (ggml_backend_device). Devices are owned by their BackendReg in the global Registry.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "backend/buffer.hpp"
+#include "backend/buffer_type.hpp"
+#include "backend/event.hpp"
+#include "core/status.hpp"
+#include "core/tensor.hpp"
+
+namespace xb {
+
+class Backend;
+class BackendReg;
+
+enum class DeviceType {
+    CPU,    // system memory
+    GPU,    // dedicated memory
+    Accel,  // accelerator used together with the CPU (BLAS): shares host memory
+};
+const char* device_type_name(DeviceType type);
+
+struct DeviceCaps {
+    bool async = false;                 // asynchronous set/get/copy and compute
+    bool host_buffer = false;           // a pinned host buffer type
+    bool buffer_from_host_ptr = false;  // buffers over existing host memory
+    bool events = false;                // Event support
+};
+
+struct DeviceProps {
+    std::string name;
+    std::string description;
+    size_t memory_free = 0;
+    size_t memory_total = 0;
+    DeviceType type = DeviceType::CPU;
+    DeviceCaps caps;
+};
+
+struct MemoryInfo {
+    size_t free = 0;
+    size_t total = 0;
+};
+
+class Device {
+public:
+    explicit Device(BackendReg& reg) : reg_(&reg) {}
+    virtual ~Device() = default;
+    Device(const Device&) = delete;
+    Device& operator=(const Device&) = delete;
+
+    virtual const char* name() const = 0;
+    virtual std::string description() const = 0;
+    virtual MemoryInfo memory() const = 0;
+    virtual DeviceType type() const = 0;
+    virtual DeviceCaps caps() const = 0;
+    DeviceProps props() const;
+    BackendReg& reg() const { return *reg_; }
+
+    // A new backend (stream) on this device. `params` is a comma-separated list of key=value
+    // settings that the device documents (e.g. "threads=4"); unknown keys are an error.
+    virtual Result<std::unique_ptr<Backend>> init_backend(std::string_view params = {}) = 0;
+    // The device's own memory.
+    virtual BufferType& buffer_type() = 0;
+    // Pinned host memory for fast transfers, when the device has it.
+    virtual BufferType* host_buffer_type() { return nullptr; }
+    // A buffer over existing host memory (not owned), when caps().buffer_from_host_ptr.
+    virtual Result<std::unique_ptr<Buffer>> buffer_from_host_ptr(void* ptr, size_t size, size_t max_tensor_size) {
+        (void)ptr;
+        (void)size;
+        (void)max_tensor_size;
+        return Status(StatusCode::NotSupported, std::string(name()) + ": buffers from host pointers are not supported");
+    }
+
+    // The device can compute `op` (its op, types and layouts).
+    virtual bool supports_op(const Tensor& op) const = 0;
+    // The device's backends can use tensors in buffers of `buft`.
+    virtual bool supports_buft(const BufferType& buft) const = 0;
+    // Worth moving `op` here even though its weights are elsewhere (large batches).
+    virtual bool offload_op(const Tensor& op) const {
+        (void)op;
+        return false;
+    }
+
+    virtual Result<std::unique_ptr<Event>> event_new() {
+        return Status(StatusCode::NotSupported, std::string(name()) + ": events are not supported");
+    }
+
+private:
+    BackendReg* reg_;
+};
+
+}  // namespace xb

@@ -1,0 +1,157 @@
+#include "backend/tensor_io.hpp"
+
+#include <cstring>
+#include <string>
+
+namespace xb {
+
+Buffer* storage_buffer(const Tensor& t) { return t.view_src ? t.view_src->buffer : t.buffer; }
+
+namespace {
+
+Status check_access(const Tensor& t, size_t offset, size_t size, const char* what) {
+    if (storage_buffer(t) == nullptr || t.data == nullptr) {
+        return Status(StatusCode::InvalidArgument, std::string(what) + ": tensor '" + t.display_name() +
+                                                       "' is not allocated in a buffer");
+    }
+    const size_t nbytes = t.nbytes();
+    if (offset > nbytes || size > nbytes - offset) {
+        return Status(StatusCode::OutOfRange, std::string(what) + ": bytes [" + std::to_string(offset) + ", " +
+                                                  std::to_string(offset + size) + ") are outside tensor '" +
+                                                  t.display_name() + "' of " + std::to_string(nbytes) + " bytes");
+    }
+    return Status::ok();
+}
+
+}  // namespace
+
+Status tensor_set(Tensor& t, const void* data, size_t offset, size_t size) {
+    if (size == 0) return Status::ok();
+    XB_RETURN_IF_ERROR(check_access(t, offset, size, "tensor_set"));
+    storage_buffer(t)->set_tensor(t, data, offset, size);
+    return Status::ok();
+}
+
+Status tensor_get(const Tensor& t, void* data, size_t offset, size_t size) {
+    if (size == 0) return Status::ok();
+    XB_RETURN_IF_ERROR(check_access(t, offset, size, "tensor_get"));
+    storage_buffer(t)->get_tensor(t, data, offset, size);
+    return Status::ok();
+}
+
+Status tensor_memset(Tensor& t, uint8_t value, size_t offset, size_t size) {
+    if (size == 0) return Status::ok();
+    XB_RETURN_IF_ERROR(check_access(t, offset, size, "tensor_memset"));
+    storage_buffer(t)->memset_tensor(t, value, offset, size);
+    return Status::ok();
+}
+
+Status tensor_copy(const Tensor& src, Tensor& dst) {
+    if (!same_layout(src, dst)) {
+        return Status(StatusCode::InvalidArgument, "tensor_copy: '" + src.display_name() + "' " + src.shape_string() +
+                                                       " and '" + dst.display_name() + "' " + dst.shape_string() +
+                                                       " have different layouts");
+    }
+    if (&src == &dst) return Status::ok();
+    const size_t nbytes = src.nbytes();
+    XB_RETURN_IF_ERROR(check_access(src, 0, nbytes, "tensor_copy"));
+    XB_RETURN_IF_ERROR(check_access(dst, 0, nbytes, "tensor_copy"));
+    Buffer* src_buf = storage_buffer(src);
+    Buffer* dst_buf = storage_buffer(dst);
+    if (src_buf->is_host()) return tensor_set(dst, src.data, 0, nbytes);
+    if (dst_buf->is_host()) return tensor_get(src, dst.data, 0, nbytes);
+    if (dst_buf->copy_tensor(src, dst)) return Status::ok();
+    // Neither side is host memory and there is no direct path: stage through the host.
+    std::vector<std::byte> staging(nbytes);
+    XB_RETURN_IF_ERROR(tensor_get(src, staging.data(), 0, nbytes));
+    return tensor_set(dst, staging.data(), 0, nbytes);
+}
+
+Status tensor_set_async(Backend& backend, Tensor& t, const void* data, size_t offset, size_t size) {
+    if (size == 0) return Status::ok();
+    XB_RETURN_IF_ERROR(check_access(t, offset, size, "tensor_set_async"));
+    backend.set_tensor_async(t, data, offset, size);
+    return Status::ok();
+}
+
+Status tensor_get_async(Backend& backend, const Tensor& t, void* data, size_t offset, size_t size) {
+    if (size == 0) return Status::ok();
+    XB_RETURN_IF_ERROR(check_access(t, offset, size, "tensor_get_async"));
+    backend.get_tensor_async(t, data, offset, size);
+    return Status::ok();
+}
+
+Status tensor_copy_async(Backend& src_backend, Backend& dst_backend, const Tensor& src, Tensor& dst) {
+    if (!same_layout(src, dst)) {
+        return Status(StatusCode::InvalidArgument, "tensor_copy_async: '" + src.display_name() + "' and '" +
+                                                       dst.display_name() + "' have different layouts");
+    }
+    if (&src == &dst) return Status::ok();
+    if (dst_backend.cpy_tensor_async(src_backend, src, dst)) return Status::ok();
+    // An async copy would start after the work queued on both backends: emulate that ordering.
+    src_backend.synchronize();
+    dst_backend.synchronize();
+    return tensor_copy(src, dst);
+}
+
+Status tensor_alloc(Buffer& buffer, Tensor& t, void* addr) {
+    if (t.buffer != nullptr || t.data != nullptr) {
+        return Status(StatusCode::InvalidArgument, "tensor_alloc: '" + t.display_name() + "' is already allocated");
+    }
+    auto* base = static_cast<std::byte*>(buffer.base());
+    auto* at = static_cast<std::byte*>(addr);
+    const size_t need = buffer.alloc_size(t);
+    if (base == nullptr || at < base || static_cast<size_t>(at - base) > buffer.size() ||
+        need > buffer.size() - static_cast<size_t>(at - base)) {
+        return Status(StatusCode::OutOfRange, "tensor_alloc: '" + t.display_name() + "' (" + std::to_string(need) +
+                                                  " bytes) does not fit in buffer " + buffer.name() + " of " +
+                                                  std::to_string(buffer.size()) + " bytes at that address");
+    }
+    t.buffer = &buffer;
+    t.data = addr;
+    return buffer.init_tensor(t);
+}
+
+Status view_init(Tensor& t) {
+    if (t.view_src == nullptr || t.view_src->buffer == nullptr || t.view_src->data == nullptr) {
+        return Status(StatusCode::InvalidArgument, "view_init: the source of view '" + t.display_name() +
+                                                       "' is not allocated");
+    }
+    t.buffer = t.view_src->buffer;
+    t.data = static_cast<std::byte*>(t.view_src->data) + t.view_offs;
+    return t.buffer->init_tensor(t);
+}
+
+Status tensor_set_f32(Tensor& t, std::span<const float> values) {
+    if (static_cast<int64_t>(values.size()) != t.nelements() || !t.is_contiguous() || !is_float_type(t.type)) {
+        return Status(StatusCode::InvalidArgument, "tensor_set_f32: '" + t.display_name() + "' " + t.shape_string() +
+                                                       " needs " + std::to_string(t.nelements()) +
+                                                       " values and a contiguous float layout");
+    }
+    if (t.type == DType::F32) return tensor_set(t, values.data(), 0, values.size_bytes());
+    std::vector<std::byte> converted(t.nbytes());
+    if (!convert_row(DType::F32, values.data(), t.type, converted.data(), t.nelements())) {
+        return Status(StatusCode::NotSupported, "tensor_set_f32: cannot convert to " + std::string(dtype_name(t.type)));
+    }
+    return tensor_set(t, converted.data(), 0, converted.size());
+}
+
+Result<std::vector<float>> tensor_get_f32(const Tensor& t) {
+    if (!is_float_type(t.type) && t.type != DType::I32) {
+        return Status(StatusCode::NotSupported, std::string("tensor_get_f32: cannot read ") + dtype_name(t.type));
+    }
+    std::vector<std::byte> raw(t.nbytes());
+    XB_RETURN_IF_ERROR(tensor_get(t, raw.data(), 0, raw.size()));
+    std::vector<float> out;
+    out.reserve(static_cast<size_t>(t.nelements()));
+    for (int64_t i3 = 0; i3 < t.ne[3]; ++i3)
+        for (int64_t i2 = 0; i2 < t.ne[2]; ++i2)
+            for (int64_t i1 = 0; i1 < t.ne[1]; ++i1)
+                for (int64_t i0 = 0; i0 < t.ne[0]; ++i0) {
+                    const size_t off = i0 * t.nb[0] + i1 * t.nb[1] + i2 * t.nb[2] + i3 * t.nb[3];
+                    out.push_back(load_as_f32(t.type, raw.data() + off));
+                }
+    return out;
+}
+
+}  // namespace xb

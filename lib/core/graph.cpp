@@ -1,0 +1,92 @@
+#include "core/graph.hpp"
+
+#include <sstream>
+
+#include "core/context.hpp"
+
+namespace xb {
+
+Result<Graph> Graph::build(std::span<Tensor* const> outputs) {
+    Graph g;
+    for (Tensor* t : outputs) XB_RETURN_IF_ERROR(g.expand(t));
+    return g;
+}
+
+Status Graph::expand(Tensor* output) {
+    if (output == nullptr) return Status(StatusCode::InvalidArgument, "graph: output tensor is null");
+    return visit(output);
+}
+
+Status Graph::visit(Tensor* root) {
+    // Iterative depth-first search: deep graphs (long chains of layers) must not overflow the stack.
+    struct Frame {
+        Tensor* t;
+        int next_src;
+    };
+    if (visited_.count(root)) return Status::ok();
+    std::vector<Frame> stack{{root, 0}};
+    visited_.insert(root);
+    while (!stack.empty()) {
+        Frame& f = stack.back();
+        if (f.t->ctx != nullptr && !f.t->ctx->ok()) return f.t->ctx->status();
+        if (f.next_src < kMaxSrc) {
+            Tensor* s = f.t->src[f.next_src++];
+            if (s != nullptr && visited_.insert(s).second) stack.push_back({s, 0});
+            continue;
+        }
+        Tensor* t = f.t;
+        stack.pop_back();
+        if (t->op == Op::None && !t->is_param()) {
+            leafs_.push_back(t);
+        } else {
+            nodes_.push_back(t);
+        }
+    }
+    return Status::ok();
+}
+
+Tensor* Graph::node(int i) const {
+    const int n = n_nodes();
+    if (i < 0) i += n;
+    XB_CHECK_MSG(i >= 0 && i < n, "graph node index out of range");
+    return nodes_[static_cast<size_t>(i)];
+}
+
+Graph Graph::view(int i0, int i1) const {
+    XB_CHECK(0 <= i0 && i0 <= i1 && i1 <= n_nodes());
+    Graph g;
+    g.nodes_.assign(nodes_.begin() + i0, nodes_.begin() + i1);
+    g.visited_.insert(g.nodes_.begin(), g.nodes_.end());
+    return g;
+}
+
+void Graph::add_node(Tensor* t) {
+    XB_CHECK(t != nullptr);
+    if (visited_.insert(t).second) nodes_.push_back(t);
+}
+
+std::string Graph::to_string() const {
+    std::ostringstream os;
+    auto flags = [](const Tensor& t) {
+        std::string f;
+        if (t.is_input()) f += 'I';
+        if (t.is_output()) f += 'O';
+        if (t.is_param()) f += 'P';
+        return f.empty() ? std::string("-") : f;
+    };
+    os << "graph: " << n_nodes() << " nodes, " << n_leafs() << " leafs\n";
+    for (int i = 0; i < n_nodes(); ++i) {
+        const Tensor& t = *nodes_[static_cast<size_t>(i)];
+        os << "  node " << i << ": " << op_name(t.op) << ' ' << t.shape_string() << ' ' << flags(t) << ' '
+           << t.display_name() << '\n';
+    }
+    for (int i = 0; i < n_leafs(); ++i) {
+        const Tensor& t = *leafs_[static_cast<size_t>(i)];
+        os << "  leaf " << i << ": " << t.shape_string() << ' ' << flags(t) << ' ' << t.display_name() << '\n';
+    }
+    return os.str();
+}
+
+void Graph::print(std::FILE* out) const { std::fputs(to_string().c_str(), out); }
+
+}  // namespace xb

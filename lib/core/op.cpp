@@ -1,0 +1,52 @@
+#include "core/op.hpp"
+
+#include <array>
+
+namespace xb {
+
+namespace {
+constexpr std::array<const char*, kOpCount> kOpNames = {
+    "none",    "dup",      "add",        "sub",     "mul",       "div",       "add1",
+    "scale",   "sqr",      "sqrt",       "log",     "sum",       "sum_rows",  "mean",
+    "argmax",  "repeat",   "concat",     "unary",   "glu",       "clamp",     "norm",
+    "rms_norm", "soft_max", "diag_mask_inf", "rope", "mul_mat",  "out_prod",  "get_rows",
+    "set_rows", "cpy",     "cont",       "reshape", "view",      "permute",   "transpose",
+    "pad",     "arange",   "flash_attn_ext",
+};
+constexpr std::array<const char*, kUnaryOpCount> kUnaryNames = {
+    "neg", "relu", "gelu", "gelu_quick", "silu", "tanh", "sigmoid", "exp",
+};
+constexpr std::array<const char*, kGluOpCount> kGluNames = {"swiglu", "geglu"};
+
+template <typename E, size_t N>
+std::optional<E> find_name(const std::array<const char*, N>& names, std::string_view name) {
+    for (size_t i = 0; i < N; ++i) {
+        if (name == names[i]) return static_cast<E>(i);
+    }
+    return std::nullopt;
+}
+}  // namespace
+
+const char* op_name(Op op) { return kOpNames[static_cast<size_t>(op)]; }
+const char* unary_op_name(UnaryOp op) { return kUnaryNames[static_cast<size_t>(op)]; }
+const char* glu_op_name(GluOp op) { return kGluNames[static_cast<size_t>(op)]; }
+std::optional<Op> op_from_name(std::string_view name) { return find_name<Op>(kOpNames, name); }
+std::optional<UnaryOp> unary_op_from_name(std::string_view name) { return find_name<UnaryOp>(kUnaryNames, name); }
+std::optional<GluOp> glu_op_from_name(std::string_view name) { return find_name<GluOp>(kGluNames, name); }
+
+bool op_is_view(Op op) {
+    return op == Op::Reshape || op == Op::View || op == Op::Permute || op == Op::Transpose;
+}
+
+bool op_can_inplace(Op op) {
+    switch (op) {
+        case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Add1: case Op::Scale:
+        case Op::Sqr: case Op::Sqrt: case Op::Log: case Op::Unary: case Op::Clamp:
+        case Op::Norm: case Op::RmsNorm: case Op::SoftMax: case Op::DiagMaskInf: case Op::Rope:
+            return true;
+        default:
+            return false;
+    }
+}
+
+}  // namespace xb

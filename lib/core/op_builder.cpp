@@ -1,0 +1,42 @@
+#include "core/op_builder.hpp"
+
+namespace xb::detail {
+
+Status op_error(const char* op, const std::string& why) {
+    return Status(StatusCode::InvalidArgument, std::string(op) + ": " + why);
+}
+
+std::string describe(const char* role, const Tensor& t) {
+    std::string s = std::string(role) + " " + t.shape_string();
+    if (!t.name.empty()) s += " ('" + t.name + "')";
+    return s;
+}
+
+bool check_not_null(Context& ctx, const char* op, std::initializer_list<const Tensor*> srcs) {
+    int i = 0;
+    for (const Tensor* t : srcs) {
+        if (t == nullptr) {
+            ctx.fail(op_error(op, "argument " + std::to_string(i) + " is null"));
+            return false;
+        }
+        ++i;
+    }
+    return true;
+}
+
+bool check_float(Context& ctx, const char* op, const char* role, const Tensor& t) {
+    if (is_float_type(t.type)) return true;
+    ctx.fail(op_error(op, describe(role, t) + " must have a float type (f32, f16, bf16)"));
+    return false;
+}
+
+Tensor* make_node(Context& ctx, Op op, DType type, const std::array<int64_t, kMaxDims>& ne,
+                  std::initializer_list<Tensor*> srcs) {
+    Tensor* t = ctx.new_tensor(type, std::span<const int64_t>(ne.data(), ne.size()));
+    t->op = op;
+    int i = 0;
+    for (Tensor* s : srcs) t->src[i++] = s;
+    return t;
+}
+
+}  // namespace xb::detail

@@ -1,0 +1,103 @@
+// Scalar math of the ops, shared by the CPU kernels and CUDA kernels (XB_HD), so that one
+// definition is tested on the CPU.
+#pragma once
+
+#include <cmath>
+
+#include "core/host_device.hpp"
+#include "core/op.hpp"
+
+namespace xb {
+
+// tanh approximation of GELU, as ggml computes it.
+XB_HD float gelu_f32(float x) {
+    constexpr float kSqrt2OverPi = 0.79788456080286535587989211986876f;
+    constexpr float kCoef = 0.044715f;
+    return 0.5f * x * (1.0f + tanhf(kSqrt2OverPi * x * (1.0f + kCoef * x * x)));
+}
+XB_HD float gelu_quick_f32(float x) { return x * (1.0f / (1.0f + expf(-1.702f * x))); }
+XB_HD float silu_f32(float x) { return x / (1.0f + expf(-x)); }
+XB_HD float sigmoid_f32(float x) { return 1.0f / (1.0f + expf(-x)); }
+
+XB_HD float unary_f32(UnaryOp op, float x) {
+    switch (op) {
+        case UnaryOp::Neg: return -x;
+        case UnaryOp::Relu: return x > 0.0f ? x : 0.0f;
+        case UnaryOp::Gelu: return gelu_f32(x);
+        case UnaryOp::GeluQuick: return gelu_quick_f32(x);
+        case UnaryOp::Silu: return silu_f32(x);
+        case UnaryOp::Tanh: return tanhf(x);
+        case UnaryOp::Sigmoid: return sigmoid_f32(x);
+        case UnaryOp::Exp: return expf(x);
+    }
+    return x;
+}
+
+// The activation applied to the gated half of a GLU.
+XB_HD float glu_activation_f32(GluOp op, float x) {
+    return op == GluOp::SwiGlu ? silu_f32(x) : gelu_f32(x);
+}
+
+enum class BinaryOp { Add, Sub, Mul, Div };
+XB_HD float binary_f32(BinaryOp op, float a, float b) {
+    switch (op) {
+        case BinaryOp::Add: return a + b;
+        case BinaryOp::Sub: return a - b;
+        case BinaryOp::Mul: return a * b;
+        case BinaryOp::Div: return a / b;
+    }
+    return a;
+}
+
+// ALiBi slope of head h of n_head heads; 1 when max_bias == 0.
+XB_HD float alibi_slope_f32(int h, int n_head, float max_bias) {
+    if (max_bias <= 0.0f) return 1.0f;
+    int n_head_log2 = 1;
+    while (n_head_log2 * 2 <= n_head) n_head_log2 *= 2;
+    const float m0 = powf(2.0f, -max_bias / static_cast<float>(n_head_log2));
+    const float m1 = powf(2.0f, -(max_bias / 2.0f) / static_cast<float>(n_head_log2));
+    return h < n_head_log2 ? powf(m0, static_cast<float>(h + 1))
+                           : powf(m1, static_cast<float>(2 * (h - n_head_log2) + 1));
+}
+
+// --- rope (with YaRN ramps, as ggml) ------------------------------------------------------------
+
+// The dim at which a rotation of n_rot turns per original context n_ctx_orig happens.
+XB_HD float rope_yarn_corr_dim(int n_dims, int n_ctx_orig, float n_rot, float base) {
+    return static_cast<float>(n_dims) * logf(static_cast<float>(n_ctx_orig) / (n_rot * 2.0f * 3.14159265358979323846f)) /
+           (2.0f * logf(base));
+}
+
+struct RopeCorrDims {
+    float lo;
+    float hi;
+};
+XB_HD RopeCorrDims rope_yarn_corr_dims(int n_dims, int n_ctx_orig, float freq_base, float beta_fast, float beta_slow) {
+    const float start = floorf(rope_yarn_corr_dim(n_dims, n_ctx_orig, beta_fast, freq_base));
+    const float end = ceilf(rope_yarn_corr_dim(n_dims, n_ctx_orig, beta_slow, freq_base));
+    return {start > 0.0f ? start : 0.0f, end < static_cast<float>(n_dims - 1) ? end : static_cast<float>(n_dims - 1)};
+}
+
+XB_HD float rope_yarn_ramp(float lo, float hi, int i0) {
+    const float y = (static_cast<float>(i0 / 2) - lo) / fmaxf(0.001f, hi - lo);
+    return 1.0f - fminf(1.0f, fmaxf(0.0f, y));
+}
+
+struct RopeCosSin {
+    float cos;
+    float sin;
+};
+// cos/sin of the rotation of pair i0 (even) at extrapolated angle theta_extrap.
+XB_HD RopeCosSin rope_yarn(float theta_extrap, float freq_scale, RopeCorrDims corr, int i0, float ext_factor,
+                           float mscale) {
+    const float theta_interp = freq_scale * theta_extrap;
+    float theta = theta_interp;
+    if (ext_factor != 0.0f) {
+        const float ramp_mix = rope_yarn_ramp(corr.lo, corr.hi, i0) * ext_factor;
+        theta = theta_interp * (1.0f - ramp_mix) + theta_extrap * ramp_mix;
+        mscale *= 1.0f + 0.1f * logf(1.0f / freq_scale);
+    }
+    return {cosf(theta) * mscale, sinf(theta) * mscale};
+}
+
+}  // namespace xb

@@ -1,0 +1,115 @@
+// Op builders: create the tensor that computes an op, after checking shapes and types.
+//
+// Every builder returns a non-null tensor. On bad arguments it records the error on the context
+// (see Context::fail) and returns a placeholder; Graph::build then fails with that error.
+// Semantics follow ggml's ops of the same name; shapes are written innermost dim first.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "core/context.hpp"
+#include "core/tensor.hpp"
+
+namespace xb {
+
+// --- element-wise ----------------------------------------------------------------------------------
+// Binary ops: result has a's type and shape; b (f32, f16 or bf16) is tiled along every dim where
+// a's size is a multiple of b's.
+Tensor* add(Context& ctx, Tensor* a, Tensor* b);
+Tensor* sub(Context& ctx, Tensor* a, Tensor* b);
+Tensor* mul(Context& ctx, Tensor* a, Tensor* b);
+Tensor* div(Context& ctx, Tensor* a, Tensor* b);
+Tensor* add1(Context& ctx, Tensor* a, Tensor* scalar);  // scalar: one element
+Tensor* scale(Context& ctx, Tensor* a, float s, float bias = 0.0f);  // a * s + bias
+Tensor* sqr(Context& ctx, Tensor* a);
+Tensor* sqrt(Context& ctx, Tensor* a);
+Tensor* log(Context& ctx, Tensor* a);
+Tensor* clamp(Context& ctx, Tensor* a, float min, float max);
+Tensor* unary(Context& ctx, Tensor* a, UnaryOp op);
+Tensor* neg(Context& ctx, Tensor* a);
+Tensor* relu(Context& ctx, Tensor* a);
+Tensor* gelu(Context& ctx, Tensor* a);
+Tensor* gelu_quick(Context& ctx, Tensor* a);
+Tensor* silu(Context& ctx, Tensor* a);
+Tensor* tanh(Context& ctx, Tensor* a);
+Tensor* sigmoid(Context& ctx, Tensor* a);
+Tensor* exp(Context& ctx, Tensor* a);
+
+// Gated linear unit over fused halves: a = [x | g] along dim 0 (ne0 even), result
+// [ne0/2, ...] = act(x) * g; with `swapped` the halves trade roles (act(g) * x).
+Tensor* glu(Context& ctx, Tensor* a, GluOp op, bool swapped = false);
+// Split form: act(a) * b, a and b of the same shape.
+Tensor* glu_split(Context& ctx, Tensor* a, Tensor* b, GluOp op);
+Tensor* swiglu(Context& ctx, Tensor* a);
+Tensor* geglu(Context& ctx, Tensor* a);
+
+// --- copies and layout -----------------------------------------------------------------------------
+Tensor* dup(Context& ctx, Tensor* a);                // contiguous copy, same type
+Tensor* cont(Context& ctx, Tensor* a);               // contiguous copy of a strided tensor
+Tensor* cpy(Context& ctx, Tensor* a, Tensor* b);     // a's values into b (type conversion); a view of b
+Tensor* cast(Context& ctx, Tensor* a, DType type);   // cpy into a new contiguous tensor of `type`
+Tensor* reshape(Context& ctx, Tensor* a, std::array<int64_t, kMaxDims> ne);  // a must be contiguous
+Tensor* view(Context& ctx, Tensor* a, std::array<int64_t, kMaxDims> ne, std::array<size_t, 3> nb123, size_t offset);
+Tensor* view_1d(Context& ctx, Tensor* a, int64_t ne0, size_t offset);
+Tensor* view_2d(Context& ctx, Tensor* a, int64_t ne0, int64_t ne1, size_t nb1, size_t offset);
+// Dim i of a becomes dim axes[i] of the result.
+Tensor* permute(Context& ctx, Tensor* a, std::array<int, kMaxDims> axes);
+Tensor* transpose(Context& ctx, Tensor* a);          // swaps dims 0 and 1
+Tensor* repeat(Context& ctx, Tensor* a, Tensor* shape_of);   // a tiled to shape_of's shape
+Tensor* concat(Context& ctx, Tensor* a, Tensor* b, int dim);
+Tensor* pad(Context& ctx, Tensor* a, std::array<int32_t, kMaxDims> after);   // zeros at the end of each dim
+Tensor* arange(Context& ctx, float start, float stop, float step);         // f32 [ceil((stop-start)/step)]
+Tensor* get_rows(Context& ctx, Tensor* a, Tensor* rows);   // a [n0, n1, n2, n3], rows i32 [m, n2, n3]
+// Writes the rows of `src` (f32 [n0, m, n2, n3]) into `dst` at i32/i64 indices `rows` [m, r2, r3]
+// (broadcast over dims 2 and 3); the result is a view of dst.
+Tensor* set_rows(Context& ctx, Tensor* dst, Tensor* src, Tensor* rows);
+
+// --- reductions ------------------------------------------------------------------------------------
+Tensor* sum(Context& ctx, Tensor* a);        // f32 [1]
+Tensor* sum_rows(Context& ctx, Tensor* a);   // [1, n1, n2, n3]
+Tensor* mean(Context& ctx, Tensor* a);       // [1, n1, n2, n3]
+Tensor* argmax(Context& ctx, Tensor* a);     // a f32 matrix [n0, n1] -> i32 [n1]
+
+// --- normalisation and attention -------------------------------------------------------------------
+Tensor* norm(Context& ctx, Tensor* a, float eps);
+Tensor* rms_norm(Context& ctx, Tensor* a, float eps);
+// softmax over dim 0 of a*scale + slope*mask. mask (f32/f16, optional) is [n0, >= n1, m2, m3] with
+// n2 % m2 == 0 and n3 % m3 == 0; slope is 1, or ALiBi's per-head (dim 2) slope when max_bias > 0.
+Tensor* soft_max(Context& ctx, Tensor* a);
+Tensor* soft_max_ext(Context& ctx, Tensor* a, Tensor* mask, float scale, float max_bias);
+Tensor* diag_mask_inf(Context& ctx, Tensor* a, int n_past);  // a[i0, i1] = -inf where i0 > n_past + i1
+
+struct RopeParams {
+    int n_dims = 0;                 // rotated leading dims of each head (even, <= head size)
+    RopeMode mode = RopeMode::Normal;
+    int n_ctx_orig = 0;             // training context (YaRN)
+    float freq_base = 10000.0f;
+    float freq_scale = 1.0f;
+    float ext_factor = 0.0f;        // YaRN extrapolation mix; 0 disables YaRN ramps
+    float attn_factor = 1.0f;
+    float beta_fast = 32.0f;
+    float beta_slow = 1.0f;
+
+    void store(Tensor& t) const;
+    static RopeParams load(const Tensor& t);
+};
+// a [head_dim, n_head, n_tokens, 1], positions i32 [n_tokens].
+Tensor* rope(Context& ctx, Tensor* a, Tensor* positions, const RopeParams& params);
+
+// a [k, m, a2, a3] (f32/f16/bf16), b [k, n, b2, b3] (f32) with b2 % a2 == 0, b3 % a3 == 0
+// -> f32 [m, n, b2, b3]: result[i, j] = dot(row i of a, row j of b). Any strides.
+Tensor* mul_mat(Context& ctx, Tensor* a, Tensor* b);
+// a [m, k, a2, a3], b [n, k, b2, b3] -> f32 [m, n, b2, b3]: result[i, j] = sum_l a[i, l] * b[j, l].
+Tensor* out_prod(Context& ctx, Tensor* a, Tensor* b);
+
+// q [d, n_q, h, s] f32, k [d, n_kv, h_kv, s] and v [dv, n_kv, h_kv, s] (f32/f16/bf16), h % h_kv == 0,
+// mask (optional, f16/f32) [n_kv, >= n_q, 1, 1] -> f32 [dv, h, n_q, s] (heads before tokens, as ggml).
+// softcap > 0 applies softcap * tanh(x / softcap) to the scores.
+Tensor* flash_attn_ext(Context& ctx, Tensor* q, Tensor* k, Tensor* v, Tensor* mask, float scale,
+                       float max_bias = 0.0f, float softcap = 0.0f);
+
+// ALiBi slope of head h of n_head (ggml's formula); 1 when max_bias == 0.
+float alibi_slope(int h, int n_head, float max_bias);
+
+}  // namespace xb

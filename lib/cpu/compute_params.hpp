@@ -1,0 +1,48 @@
+// What a CPU kernel is given besides its node: its share of the threads, a barrier, scratch
+// memory, and a place to report an error found in the data (an index out of range).
+#pragma once
+
+#include <cstddef>
+#include <span>
+
+#include "core/status.hpp"
+
+namespace xb::cpu {
+
+// Shared by the threads that compute one graph; implemented by the CPU backend.
+class ThreadTeam {
+public:
+    virtual ~ThreadTeam() = default;
+    // Blocks until every thread of the team has reached it.
+    virtual void barrier() = 0;
+    // Records an error for the node being computed (first error wins; thread-safe).
+    virtual void report(Status error) = 0;
+};
+
+struct ComputeParams {
+    int ith = 0;  // this thread's index, 0 <= ith < nth
+    int nth = 1;  // threads computing the node; every one of them calls the kernel
+    // Scratch shared by all threads of the node, at least kernel_work_size(node, nth) bytes,
+    // 64-byte aligned; kernels split it per thread themselves.
+    std::span<std::byte> work;
+    ThreadTeam* team = nullptr;
+
+    void barrier() const {
+        if (nth > 1) team->barrier();
+    }
+    void report(Status error) const { team->report(std::move(error)); }
+
+    // The range [begin, end) of n items that this thread handles (contiguous, balanced).
+    struct Range {
+        int64_t begin;
+        int64_t end;
+    };
+    Range split(int64_t n) const {
+        const int64_t per = (n + nth - 1) / nth;
+        const int64_t b = per * ith < n ? per * ith : n;
+        const int64_t e = b + per < n ? b + per : n;
+        return {b, e};
+    }
+};
+
+}  // namespace xb::cpu

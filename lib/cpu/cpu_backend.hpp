@@ -1,0 +1,72 @@
+// The CPU backend: computes every op with the kernels of lib/cpu on OpenMP threads.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend/backend.hpp"
+#include "backend/registry.hpp"
+#include "core/aligned_bytes.hpp"
+#include "cpu/host_buffer.hpp"
+
+namespace xb::cpu {
+
+struct CpuOptions {
+    int n_threads = 0;  // 0: all cores
+};
+// Parses "threads=N" (or "n_threads=N").
+Result<CpuOptions> parse_cpu_options(std::string_view params);
+
+class CpuDevice final : public Device {
+public:
+    explicit CpuDevice(BackendReg& reg);
+
+    const char* name() const override { return "CPU"; }
+    std::string description() const override { return description_; }
+    MemoryInfo memory() const override;
+    DeviceType type() const override { return DeviceType::CPU; }
+    DeviceCaps caps() const override;
+
+    Result<std::unique_ptr<Backend>> init_backend(std::string_view params) override;
+    BufferType& buffer_type() override { return buffer_type_; }
+    Result<std::unique_ptr<Buffer>> buffer_from_host_ptr(void* ptr, size_t size, size_t max_tensor_size) override;
+
+    bool supports_op(const Tensor& op) const override;
+    bool supports_buft(const BufferType& buft) const override { return buft.is_host(); }
+
+private:
+    std::string description_;
+    CpuBufferType buffer_type_;
+    CpuFromPtrBufferType from_ptr_type_;
+};
+
+class CpuBackend final : public Backend {
+public:
+    CpuBackend(Device& device, CpuOptions options);
+
+    const char* name() const override { return "CPU"; }
+    Status graph_compute_async(const Graph& graph) override;
+    Result<std::unique_ptr<GraphPlan>> graph_plan_create(const Graph& graph) override;
+    Status graph_plan_compute(GraphPlan& plan) override;
+
+    bool set_n_threads(int n_threads) override;
+    int n_threads() const { return n_threads_; }
+    bool set_abort_callback(AbortCallback callback) override;
+
+private:
+    Status compute_nodes(const Graph& graph, std::span<std::byte> work);
+    size_t work_size(const Graph& graph) const;
+
+    int n_threads_;
+    AbortCallback abort_;
+    AlignedBytes work_;  // scratch reused across graph computes; grows when a graph needs more
+};
+
+// Registers the "CPU" backend family and its device.
+void register_cpu_backend(Registry& registry);
+
+// Default thread count: the cores this process may run on.
+int default_thread_count();
+
+}  // namespace xb::cpu

@@ -1,0 +1,83 @@
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include "cpu/cpu_backend.hpp"
+#include "cpu/kernels.hpp"
+
+namespace xb::cpu {
+
+namespace {
+std::string cpu_model_name() {
+    std::ifstream in("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.rfind("model name", 0) == 0) {
+            const size_t colon = line.find(':');
+            if (colon != std::string::npos && colon + 2 <= line.size()) return line.substr(colon + 2);
+        }
+    }
+    return "CPU";
+}
+}  // namespace
+
+Result<CpuOptions> parse_cpu_options(std::string_view params) {
+    XB_ASSIGN_OR_RETURN(auto items, parse_device_params(params));
+    CpuOptions options;
+    for (const DeviceParam& p : items) {
+        if (p.key == "threads" || p.key == "n_threads") {
+            try {
+                options.n_threads = std::stoi(p.value);
+            } catch (const std::exception&) {
+                options.n_threads = -1;
+            }
+            if (options.n_threads < 1) {
+                return Status(StatusCode::InvalidArgument, "CPU: threads must be a positive integer, got '" + p.value + "'");
+            }
+        } else {
+            return Status(StatusCode::InvalidArgument, "CPU: unknown parameter '" + p.key + "' (known: threads)");
+        }
+    }
+    return options;
+}
+
+CpuDevice::CpuDevice(BackendReg& reg)
+    : Device(reg), description_(cpu_model_name()), buffer_type_(*this), from_ptr_type_(*this) {}
+
+MemoryInfo CpuDevice::memory() const { return {available_memory_bytes(), physical_memory_bytes()}; }
+
+DeviceCaps CpuDevice::caps() const {
+    DeviceCaps c;
+    c.buffer_from_host_ptr = true;
+    return c;
+}
+
+Result<std::unique_ptr<Backend>> CpuDevice::init_backend(std::string_view params) {
+    XB_ASSIGN_OR_RETURN(CpuOptions options, parse_cpu_options(params));
+    return std::unique_ptr<Backend>(std::make_unique<CpuBackend>(*this, options));
+}
+
+Result<std::unique_ptr<Buffer>> CpuDevice::buffer_from_host_ptr(void* ptr, size_t size, size_t) {
+    if (ptr == nullptr && size > 0) {
+        return Status(StatusCode::InvalidArgument, "CPU: buffer_from_host_ptr needs a non-null pointer");
+    }
+    if (reinterpret_cast<uintptr_t>(ptr) % CpuBufferType::kAlignment != 0) {
+        return Status(StatusCode::InvalidArgument, "CPU: host pointer must be " +
+                                                       std::to_string(CpuBufferType::kAlignment) + "-byte aligned");
+    }
+    return std::unique_ptr<Buffer>(std::make_unique<HostBuffer>(from_ptr_type_, ptr, size));
+}
+
+bool CpuDevice::supports_op(const Tensor& op) const { return supports_node(op); }
+
+int default_thread_count() {
+    const unsigned n = std::thread::hardware_concurrency();
+    return n == 0 ? 1 : static_cast<int>(n);
+}
+
+void register_cpu_backend(Registry& registry) {
+    BackendReg& reg = registry.add(std::make_unique<BackendReg>("CPU"));
+    reg.add_device(std::make_unique<CpuDevice>(reg));
+}
+
+}  // namespace xb::cpu

@@ -1,0 +1,98 @@
+// Type traits and conversions between float types.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include "core/dtype.hpp"
+
+namespace xb {
+namespace {
+
+TEST(DType, TraitsAndNames) {
+    EXPECT_EQ(type_size(DType::F32), 4u);
+    EXPECT_EQ(type_size(DType::F16), 2u);
+    EXPECT_EQ(type_size(DType::BF16), 2u);
+    EXPECT_EQ(type_size(DType::I32), 4u);
+    EXPECT_EQ(row_size(DType::F16, 7), 14u);
+    for (DType t : {DType::F32, DType::F16, DType::BF16, DType::I32, DType::I64}) {
+        auto parsed = dtype_from_name(dtype_name(t));
+        ASSERT_TRUE(parsed.has_value());
+        EXPECT_EQ(*parsed, t);
+    }
+    EXPECT_FALSE(dtype_from_name("q4_0").has_value());
+}
+
+// Every half value converts to float and back to itself (NaNs stay NaN).
+TEST(DType, F16RoundTripsEveryValue) {
+    for (uint32_t h = 0; h <= 0xffff; ++h) {
+        const float f = f16_to_f32(static_cast<uint16_t>(h));
+        if (std::isnan(f)) {
+            EXPECT_TRUE(std::isnan(f16_to_f32(f32_to_f16(f))));
+            continue;
+        }
+        ASSERT_EQ(f32_to_f16(f), h) << "half 0x" << std::hex << h;
+    }
+}
+
+// Float to half rounds to the nearest half, ties to even: compared with a brute-force search
+// over the neighbouring halves in double precision.
+TEST(DType, F16RoundsToNearestEven) {
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> mag(-20.0f, 17.0f);
+    for (int i = 0; i < 20000; ++i) {
+        const float x = std::ldexp(1.0f + std::uniform_real_distribution<float>(0, 1)(rng), static_cast<int>(mag(rng))) *
+                        (i % 2 ? -1.0f : 1.0f);
+        const uint16_t h = f32_to_f16(x);
+        const double err = std::abs(static_cast<double>(f16_to_f32(h)) - x);
+        for (int d : {-1, 1}) {
+            const uint16_t other = static_cast<uint16_t>(h + d);
+            const float of = f16_to_f32(other);
+            if (std::isnan(of) || std::isinf(of) || ((other ^ h) & 0x8000)) continue;
+            const double other_err = std::abs(static_cast<double>(of) - x);
+            ASSERT_LE(err, other_err) << x;
+            if (err == other_err) {
+                EXPECT_EQ(h & 1, 0) << "tie must go to even: " << x;
+            }
+        }
+    }
+    EXPECT_TRUE(std::isinf(f16_to_f32(f32_to_f16(1e6f))));
+    EXPECT_EQ(f16_to_f32(f32_to_f16(65504.0f)), 65504.0f);
+    EXPECT_EQ(f16_to_f32(f32_to_f16(5.9604644775390625e-8f)), 5.9604644775390625e-8f);  // smallest subnormal
+}
+
+TEST(DType, BF16RoundsToNearestEven) {
+    std::mt19937 rng(11);
+    std::normal_distribution<float> dist(0.0f, 100.0f);
+    for (int i = 0; i < 20000; ++i) {
+        const float x = dist(rng);
+        const uint16_t b = f32_to_bf16(x);
+        const double err = std::abs(static_cast<double>(bf16_to_f32(b)) - x);
+        for (int d : {-1, 1}) {
+            const double other_err = std::abs(static_cast<double>(bf16_to_f32(static_cast<uint16_t>(b + d))) - x);
+            ASSERT_LE(err, other_err) << x;
+        }
+    }
+    EXPECT_TRUE(std::isnan(bf16_to_f32(f32_to_bf16(std::numeric_limits<float>::quiet_NaN()))));
+}
+
+TEST(DType, ConvertRowBetweenFloatTypes) {
+    std::vector<float> src = {1.0f, -2.5f, 3.25f, 1e-3f, -7.0f};
+    for (DType mid : {DType::F16, DType::BF16, DType::F32}) {
+        std::vector<uint8_t> packed(row_size(mid, 5));
+        ASSERT_TRUE(convert_row(DType::F32, src.data(), mid, packed.data(), 5));
+        std::vector<float> back(5);
+        ASSERT_TRUE(convert_row(mid, packed.data(), DType::F32, back.data(), 5));
+        for (size_t i = 0; i < src.size(); ++i) EXPECT_NEAR(back[i], src[i], std::abs(src[i]) * 4e-3) << dtype_name(mid);
+    }
+    std::vector<uint16_t> h(5), b(5);
+    ASSERT_TRUE(convert_row(DType::F32, src.data(), DType::F16, h.data(), 5));
+    ASSERT_TRUE(convert_row(DType::F16, h.data(), DType::BF16, b.data(), 5));
+    EXPECT_EQ(bf16_to_f32(b[1]), -2.5f);
+    std::vector<int32_t> ints(5);
+    EXPECT_FALSE(convert_row(DType::F32, src.data(), DType::I32, ints.data(), 5));
+}
+
+}  // namespace
+}  // namespace xb
