@@ -40,7 +40,7 @@ TEST(DType, F16RoundTripsEveryValue) {
 // over the neighbouring halves in double precision.
 TEST(DType, F16RoundsToNearestEven) {
     std::mt19937 rng(7);
-    std::uniform_real_distribution<float> mag(-20.0f, 17.0f);
+    std::uniform_real_distribution<float> mag(-20.0f, 15.0f);  // |x| < 65504: finite halves
     for (int i = 0; i < 20000; ++i) {
         const float x = std::ldexp(1.0f + std::uniform_real_distribution<float>(0, 1)(rng), static_cast<int>(mag(rng))) *
                         (i % 2 ? -1.0f : 1.0f);

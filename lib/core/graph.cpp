@@ -77,12 +77,13 @@ std::string Graph::to_string() const {
     os << "graph: " << n_nodes() << " nodes, " << n_leafs() << " leafs\n";
     for (int i = 0; i < n_nodes(); ++i) {
         const Tensor& t = *nodes_[static_cast<size_t>(i)];
-        os << "  node " << i << ": " << op_name(t.op) << ' ' << t.shape_string() << ' ' << flags(t) << ' '
-           << t.display_name() << '\n';
+        os << "  node " << i << ": " << t.op_label() << ' ' << t.shape_string() << ' ' << flags(t) << ' '
+           << (t.name.empty() ? "-" : t.name) << '\n';
     }
     for (int i = 0; i < n_leafs(); ++i) {
         const Tensor& t = *leafs_[static_cast<size_t>(i)];
-        os << "  leaf " << i << ": " << t.shape_string() << ' ' << flags(t) << ' ' << t.display_name() << '\n';
+        os << "  leaf " << i << ": " << t.shape_string() << ' ' << flags(t) << ' ' << (t.name.empty() ? "-" : t.name)
+           << '\n';
     }
     return os.str();
 }

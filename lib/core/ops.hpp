@@ -61,7 +61,7 @@ Tensor* concat(Context& ctx, Tensor* a, Tensor* b, int dim);
 Tensor* pad(Context& ctx, Tensor* a, std::array<int32_t, kMaxDims> after);   // zeros at the end of each dim
 Tensor* arange(Context& ctx, float start, float stop, float step);         // f32 [ceil((stop-start)/step)]
 Tensor* get_rows(Context& ctx, Tensor* a, Tensor* rows);   // a [n0, n1, n2, n3], rows i32 [m, n2, n3]
-// Writes the rows of `src` (f32 [n0, m, n2, n3]) into `dst` at i32/i64 indices `rows` [m, r2, r3]
+// Writes the rows of `src` (any float type, [n0, m, n2, n3]) into `dst` at i32/i64 indices `rows` [m, r2, r3]
 // (broadcast over dims 2 and 3); the result is a view of dst.
 Tensor* set_rows(Context& ctx, Tensor* dst, Tensor* src, Tensor* rows);
 
@@ -69,7 +69,7 @@ Tensor* set_rows(Context& ctx, Tensor* dst, Tensor* src, Tensor* rows);
 Tensor* sum(Context& ctx, Tensor* a);        // f32 [1]
 Tensor* sum_rows(Context& ctx, Tensor* a);   // [1, n1, n2, n3]
 Tensor* mean(Context& ctx, Tensor* a);       // [1, n1, n2, n3]
-Tensor* argmax(Context& ctx, Tensor* a);     // a f32 matrix [n0, n1] -> i32 [n1]
+Tensor* argmax(Context& ctx, Tensor* a);     // a float matrix [n0, n1] -> i32 [n1]; first max on ties
 
 // --- normalisation and attention -------------------------------------------------------------------
 Tensor* norm(Context& ctx, Tensor* a, float eps);
@@ -97,14 +97,14 @@ struct RopeParams {
 // a [head_dim, n_head, n_tokens, 1], positions i32 [n_tokens].
 Tensor* rope(Context& ctx, Tensor* a, Tensor* positions, const RopeParams& params);
 
-// a [k, m, a2, a3] (f32/f16/bf16), b [k, n, b2, b3] (f32) with b2 % a2 == 0, b3 % a3 == 0
+// a [k, m, a2, a3] and b [k, n, b2, b3] (f32/f16/bf16) with b2 % a2 == 0, b3 % a3 == 0
 // -> f32 [m, n, b2, b3]: result[i, j] = dot(row i of a, row j of b). Any strides.
 Tensor* mul_mat(Context& ctx, Tensor* a, Tensor* b);
 // a [m, k, a2, a3], b [n, k, b2, b3] -> f32 [m, n, b2, b3]: result[i, j] = sum_l a[i, l] * b[j, l].
 Tensor* out_prod(Context& ctx, Tensor* a, Tensor* b);
 
 // q [d, n_q, h, s] f32, k [d, n_kv, h_kv, s] and v [dv, n_kv, h_kv, s] (f32/f16/bf16), h % h_kv == 0,
-// mask (optional, f16/f32) [n_kv, >= n_q, 1, 1] -> f32 [dv, h, n_q, s] (heads before tokens, as ggml).
+// mask (optional, f16/f32) [n_kv, >= n_q, m2, m3] broadcast over heads and sequences -> f32 [dv, h, n_q, s] (heads before tokens, as ggml).
 // softcap > 0 applies softcap * tanh(x / softcap) to the scores.
 Tensor* flash_attn_ext(Context& ctx, Tensor* q, Tensor* k, Tensor* v, Tensor* mask, float scale,
                        float max_bias = 0.0f, float softcap = 0.0f);

@@ -47,15 +47,19 @@ bool Tensor::is_permuted() const { return nb[0] > nb[1] || nb[1] > nb[2] || nb[2
 
 std::string Tensor::display_name() const {
     if (!name.empty()) return name;
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%s#%p", op_name(op), static_cast<const void*>(this));
-    return buf;
+    return "unnamed " + op_label();
 }
 
 std::string Tensor::shape_string() const {
     std::ostringstream os;
     os << '[' << ne[0] << ", " << ne[1] << ", " << ne[2] << ", " << ne[3] << "] " << dtype_name(type);
     return os.str();
+}
+
+std::string Tensor::op_label() const {
+    if (op == Op::Unary) return std::string("unary(") + unary_op_name(static_cast<UnaryOp>(param_i32(0))) + ")";
+    if (op == Op::Glu) return std::string("glu(") + glu_op_name(static_cast<GluOp>(param_i32(0))) + ")";
+    return op_name(op);
 }
 
 std::array<size_t, kMaxDims> contiguous_strides(DType type, const std::array<int64_t, kMaxDims>& ne) {

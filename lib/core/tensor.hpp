@@ -87,10 +87,12 @@ struct Tensor {
         return static_cast<std::byte*>(data) + i0 * nb[0] + i1 * nb[1] + i2 * nb[2] + i3 * nb[3];
     }
 
-    // "name" or "<op>#address" when unnamed; for messages.
+    // The name, or "unnamed <op>" when it has none; for messages.
     std::string display_name() const;
     // "[4, 3, 1, 1] f32"
     std::string shape_string() const;
+    // The op with its sub-op where it has one: "mul_mat", "unary(silu)", "glu(swiglu)".
+    std::string op_label() const;
 };
 
 // Contiguous strides for a tensor of this type and shape.

@@ -1,0 +1,64 @@
+// A llama-style decoder built from the core ops: token embedding, n_layers of (rms_norm,
+// rope'd grouped-query attention, swiglu feed-forward) with residuals, final norm and output
+// projection. Used by the benchmarks and (later) the config's `llama_decoder` model builder.
+#pragma once
+
+#include <vector>
+
+#include "core/context.hpp"
+#include "core/status.hpp"
+#include "core/tensor.hpp"
+
+namespace xb {
+
+struct LlamaParams {
+    int n_layers = 4;
+    int n_embd = 1024;
+    int n_head = 16;
+    int n_head_kv = 16;      // < n_head for grouped-query attention
+    int n_ff = 2816;
+    int n_tokens = 32;
+    int n_vocab = 32000;
+    float rms_eps = 1e-5f;
+    float rope_freq_base = 10000.0f;
+    DType weight_type = DType::F32;
+    bool flash_attn = true;  // flash_attn_ext, or mul_mat + soft_max_ext + mul_mat
+
+    int head_dim() const { return n_embd / n_head; }
+    // Multiply-adds x2 of the matrix products, for throughput figures.
+    double matmul_flops() const;
+};
+
+struct LlamaLayerWeights {
+    Tensor* attn_norm;
+    Tensor* wq;
+    Tensor* wk;
+    Tensor* wv;
+    Tensor* wo;
+    Tensor* ffn_norm;
+    Tensor* w_gate;
+    Tensor* w_up;
+    Tensor* w_down;
+};
+
+struct LlamaDecoder {
+    Tensor* tokens;      // i32 [n_tokens] (input)
+    Tensor* positions;   // i32 [n_tokens] (input)
+    Tensor* kq_mask;     // f16 [n_tokens, n_tokens] causal mask (input)
+    Tensor* tok_embd;    // [n_embd, n_vocab]
+    std::vector<LlamaLayerWeights> layers;
+    Tensor* out_norm;
+    Tensor* output;      // [n_embd, n_vocab]
+    Tensor* logits;      // f32 [n_vocab, n_tokens] (output)
+
+    std::vector<Tensor*> weights() const;
+    std::vector<Tensor*> inputs() const { return {tokens, positions, kq_mask}; }
+};
+
+// Builds the decoder's tensors and graph in ctx (metadata only: allocate and fill separately).
+Result<LlamaDecoder> build_llama_decoder(Context& ctx, const LlamaParams& params);
+
+// Causal mask values for kq_mask: 0 where key j <= query i, -inf elsewhere ([n_kv, n_tokens] row-major).
+std::vector<float> causal_mask_values(int n_kv, int n_tokens);
+
+}  // namespace xb

@@ -1,0 +1,309 @@
+// Attention building blocks: soft_max, diag_mask_inf, rope and flash_attn_ext.
+//
+// Every kernel splits rows across the team; sources and dst are addressed through their strides.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+// The vector paths convert f16 with F16C, which every AVX2 + FMA x86 CPU has.
+#if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+#define XB_ATTN_SIMD 1
+#include <immintrin.h>
+#endif
+
+#include "core/op_math.hpp"
+#include "core/ops.hpp"
+#include "cpu/kernels.hpp"
+#include "cpu/row_iter.hpp"
+
+namespace xb::cpu {
+
+namespace {
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+constexpr size_t kAlign = 64;
+
+size_t align_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+
+float& f32_at(const Tensor& t, int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
+    return *reinterpret_cast<float*>(t.element_ptr(i0, i1, i2, i3));
+}
+
+// --- soft_max ------------------------------------------------------------------------------------
+
+// dst row = softmax(src row * scale + slope * mask row); `mask` may be null.
+void soft_max_row(const Tensor& src, const Tensor* mask, Tensor& dst, RowIndex r, float scale, float slope) {
+    const int64_t n = src.ne[0];
+    const std::byte* x = row_ptr(src, r);
+    const std::byte* m = mask ? mask->element_ptr(0, r.i1, r.i2 % mask->ne[2], r.i3 % mask->ne[3]) : nullptr;
+    std::byte* y = row_ptr(dst, r);
+    // In place (dst aliasing src) is safe: each element is read before it is written.
+    float max = kNegInf;
+    for (int64_t i = 0; i < n; ++i) {
+        float w = *reinterpret_cast<const float*>(x + i * src.nb[0]) * scale;
+        if (m != nullptr) w += slope * load_as_f32(mask->type, m + i * mask->nb[0]);
+        *reinterpret_cast<float*>(y + i * dst.nb[0]) = w;
+        max = std::max(max, w);
+    }
+    // A row of only -inf yields NaN (exp(-inf - -inf)), as in ggml.
+    double sum = 0.0;
+    for (int64_t i = 0; i < n; ++i) {
+        float& v = *reinterpret_cast<float*>(y + i * dst.nb[0]);
+        v = std::exp(v - max);
+        sum += v;
+    }
+    const float inv = static_cast<float>(1.0 / sum);
+    for (int64_t i = 0; i < n; ++i) *reinterpret_cast<float*>(y + i * dst.nb[0]) *= inv;
+}
+
+// --- rope ----------------------------------------------------------------------------------------
+
+// cos/sin of every rotated pair at one position: cache[i0] = cos, cache[i0 + 1] = sin.
+void rope_cache(const RopeParams& rp, float pos, RopeCorrDims corr, std::vector<float>& cache) {
+    const float theta_scale = std::pow(rp.freq_base, -2.0f / static_cast<float>(rp.n_dims));
+    float theta = pos;
+    for (int i0 = 0; i0 < rp.n_dims; i0 += 2) {
+        const RopeCosSin cs = rope_yarn(theta, rp.freq_scale, corr, i0, rp.ext_factor, rp.attn_factor);
+        cache[static_cast<size_t>(i0)] = cs.cos;
+        cache[static_cast<size_t>(i0) + 1] = cs.sin;
+        theta *= theta_scale;
+    }
+}
+
+void rope_row(const Tensor& src, Tensor& dst, RowIndex r, const RopeParams& rp, const std::vector<float>& cache) {
+    const std::byte* x = row_ptr(src, r);
+    std::byte* y = row_ptr(dst, r);
+    auto load = [&](int64_t i) { return load_as_f32(src.type, x + i * src.nb[0]); };
+    auto store = [&](int64_t i, float v) { store_from_f32(dst.type, y + i * dst.nb[0], v); };
+    const int64_t half = rp.n_dims / 2;
+    for (int64_t i0 = 0; i0 < rp.n_dims; i0 += 2) {
+        // Normal rotates adjacent pairs; neox rotates element i with element i + n_dims/2.
+        const int64_t j0 = rp.mode == RopeMode::Neox ? i0 / 2 : i0;
+        const int64_t j1 = rp.mode == RopeMode::Neox ? i0 / 2 + half : i0 + 1;
+        const float c = cache[static_cast<size_t>(i0)];
+        const float s = cache[static_cast<size_t>(i0) + 1];
+        const float x0 = load(j0);
+        const float x1 = load(j1);
+        store(j0, x0 * c - x1 * s);
+        store(j1, x0 * s + x1 * c);
+    }
+    for (int64_t i = rp.n_dims; i < src.ne[0]; ++i) store(i, load(i));
+}
+
+// --- flash attention: dot and axpy of an f32 vector with a row of any float type -----------------
+
+#if defined(XB_ATTN_SIMD)
+template <DType T>
+__m256 load8(const std::byte* p) {
+    if constexpr (T == DType::F32) {
+        return _mm256_loadu_ps(reinterpret_cast<const float*>(p));
+    } else if constexpr (T == DType::F16) {
+        return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    } else {
+        const __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+        return _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
+    }
+}
+
+float hsum8(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+#endif
+
+// dot(q[0, n), row of packed elements of type T)
+template <DType T>
+float dot_row(const float* q, const std::byte* row, int64_t n) {
+    constexpr size_t ts = T == DType::F32 ? 4 : 2;
+    int64_t i = 0;
+    float sum = 0.0f;
+#if defined(XB_ATTN_SIMD)
+    __m256 acc0 = _mm256_setzero_ps();
+    __m256 acc1 = _mm256_setzero_ps();
+    for (; i + 16 <= n; i += 16) {
+        acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), load8<T>(row + i * ts), acc0);
+        acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i + 8), load8<T>(row + (i + 8) * ts), acc1);
+    }
+    for (; i + 8 <= n; i += 8) acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), load8<T>(row + i * ts), acc0);
+    sum = hsum8(_mm256_add_ps(acc0, acc1));
+#endif
+    for (; i < n; ++i) sum += q[i] * load_as_f32(T, row + i * ts);
+    return sum;
+}
+
+// acc[0, n) += s * row
+template <DType T>
+void axpy_row(float* acc, float s, const std::byte* row, int64_t n) {
+    constexpr size_t ts = T == DType::F32 ? 4 : 2;
+    int64_t i = 0;
+#if defined(XB_ATTN_SIMD)
+    const __m256 sv = _mm256_set1_ps(s);
+    for (; i + 8 <= n; i += 8) {
+        _mm256_storeu_ps(acc + i, _mm256_fmadd_ps(load8<T>(row + i * ts), sv, _mm256_loadu_ps(acc + i)));
+    }
+#endif
+    for (; i < n; ++i) acc[i] += s * load_as_f32(T, row + i * ts);
+}
+
+float dot_any(const float* q, const Tensor& k, const std::byte* row, int64_t n) {
+    if (k.nb[0] == type_size(k.type)) {
+        switch (k.type) {
+            case DType::F32: return dot_row<DType::F32>(q, row, n);
+            case DType::F16: return dot_row<DType::F16>(q, row, n);
+            case DType::BF16: return dot_row<DType::BF16>(q, row, n);
+            default: break;
+        }
+    }
+    float sum = 0.0f;
+    for (int64_t i = 0; i < n; ++i) sum += q[i] * load_as_f32(k.type, row + i * k.nb[0]);
+    return sum;
+}
+
+void axpy_any(float* acc, float s, const Tensor& v, const std::byte* row, int64_t n) {
+    if (v.nb[0] == type_size(v.type)) {
+        switch (v.type) {
+            case DType::F32: axpy_row<DType::F32>(acc, s, row, n); return;
+            case DType::F16: axpy_row<DType::F16>(acc, s, row, n); return;
+            case DType::BF16: axpy_row<DType::BF16>(acc, s, row, n); return;
+            default: break;
+        }
+    }
+    for (int64_t i = 0; i < n; ++i) acc[i] += s * load_as_f32(v.type, row + i * v.nb[0]);
+}
+
+struct FlashParams {
+    float scale;     // applied to q.k (divided by softcap when softcap is on)
+    float max_bias;
+    float softcap;
+};
+
+// One query row (iq, h, s): online softmax over all keys, V accumulated in `acc` (f32 scratch).
+void flash_attn_row(const Tensor& dst, const FlashParams& fp, int64_t iq, int64_t h, int64_t s, float* q_buf,
+                    float* acc) {
+    const Tensor& q = *dst.src[0];
+    const Tensor& k = *dst.src[1];
+    const Tensor& v = *dst.src[2];
+    const Tensor* mask = dst.src[3];
+    const int64_t d = q.ne[0];
+    const int64_t dv = v.ne[0];
+    const int64_t n_head = q.ne[2];
+    const int64_t kvh = h / (n_head / k.ne[2]);
+    const float slope = alibi_slope_f32(static_cast<int>(h), static_cast<int>(n_head), fp.max_bias);
+    const std::byte* mrow =
+        mask ? mask->element_ptr(0, iq, h % mask->ne[2], s % mask->ne[3]) : nullptr;
+
+    for (int64_t i = 0; i < d; ++i) q_buf[i] = f32_at(q, i, iq, h, s);
+    std::fill(acc, acc + dv, 0.0f);
+    float run_max = kNegInf;
+    float run_sum = 0.0f;
+    for (int64_t ic = 0; ic < k.ne[1]; ++ic) {
+        const float mv = mrow ? slope * load_as_f32(mask->type, mrow + ic * mask->nb[0]) : 0.0f;
+        if (mv == kNegInf) continue;  // masked out: contributes nothing
+        float score = dot_any(q_buf, k, k.element_ptr(0, ic, kvh, s), d) * fp.scale;
+        if (fp.softcap != 0.0f) score = fp.softcap * std::tanh(score);
+        score += mv;
+        float ms = 1.0f;  // rescales what is accumulated so far
+        float vs = 1.0f;  // weight of this value row
+        if (score > run_max) {
+            ms = std::exp(run_max - score);
+            run_max = score;
+            for (int64_t i = 0; i < dv; ++i) acc[i] *= ms;
+        } else {
+            vs = std::exp(score - run_max);
+        }
+        axpy_any(acc, vs, v, v.element_ptr(0, ic, kvh, s), dv);
+        run_sum = run_sum * ms + vs;
+    }
+    // Every key masked out: zeros rather than 0/0.
+    const float inv = run_sum == 0.0f ? 0.0f : 1.0f / run_sum;
+    for (int64_t i = 0; i < dv; ++i) f32_at(dst, i, h, iq, s) = acc[i] * inv;
+}
+
+size_t flash_slice_bytes(const Tensor& dst) {
+    const int64_t d = dst.src[0]->ne[0];
+    const int64_t dv = dst.src[2]->ne[0];
+    return align_up(static_cast<size_t>(d + dv) * sizeof(float));
+}
+
+}  // namespace
+
+void compute_soft_max(const ComputeParams& params, Tensor& dst) {
+    const Tensor& src = *dst.src[0];
+    const Tensor* mask = dst.src[1];
+    const float scale = dst.param_f32(0);
+    const float max_bias = dst.param_f32(1);
+    const auto [r0, r1] = params.split(src.nrows());
+    for (int64_t row = r0; row < r1; ++row) {
+        const RowIndex r = row_index(src, row);
+        const float slope = alibi_slope_f32(static_cast<int>(r.i2), static_cast<int>(src.ne[2]), max_bias);
+        soft_max_row(src, mask, dst, r, scale, slope);
+    }
+}
+
+void compute_diag_mask_inf(const ComputeParams& params, Tensor& dst) {
+    const Tensor& src = *dst.src[0];
+    const int64_t n_past = dst.param_i32(0);
+    const auto [r0, r1] = params.split(src.nrows());
+    for (int64_t row = r0; row < r1; ++row) {
+        const RowIndex r = row_index(src, row);
+        const std::byte* x = row_ptr(src, r);
+        std::byte* y = row_ptr(dst, r);
+        for (int64_t i0 = 0; i0 < src.ne[0]; ++i0) {
+            const float v = *reinterpret_cast<const float*>(x + i0 * src.nb[0]);
+            *reinterpret_cast<float*>(y + i0 * dst.nb[0]) = i0 > n_past + r.i1 ? kNegInf : v;
+        }
+    }
+}
+
+void compute_rope(const ComputeParams& params, Tensor& dst) {
+    const Tensor& src = *dst.src[0];
+    const Tensor& pos = *dst.src[1];
+    const RopeParams rp = RopeParams::load(dst);
+    const RopeCorrDims corr = rope_yarn_corr_dims(rp.n_dims, rp.n_ctx_orig, rp.freq_base, rp.beta_fast, rp.beta_slow);
+    std::vector<float> cache(static_cast<size_t>(rp.n_dims));
+    int64_t cached_token = -1;
+    // Rows are numbered with the head fastest, so consecutive rows mostly share one token's cache.
+    const auto [r0, r1] = params.split(src.nrows());
+    for (int64_t row = r0; row < r1; ++row) {
+        const RowIndex r = row_index(src, row);
+        if (r.i2 != cached_token) {
+            const auto p = static_cast<float>(*reinterpret_cast<const int32_t*>(pos.element_ptr(r.i2)));
+            rope_cache(rp, p, corr, cache);
+            cached_token = r.i2;
+        }
+        rope_row(src, dst, r, rp, cache);
+    }
+}
+
+size_t flash_attn_ext_work_size(const Tensor& dst, int nth) {
+    return static_cast<size_t>(std::max(nth, 1)) * flash_slice_bytes(dst) + kAlign;
+}
+
+void compute_flash_attn_ext(const ComputeParams& params, Tensor& dst) {
+    const Tensor& q = *dst.src[0];
+    FlashParams fp{dst.param_f32(0), dst.param_f32(1), dst.param_f32(2)};
+    // As ggml: fold 1/softcap into the scale, then softcap * tanh(score).
+    if (fp.softcap != 0.0f) fp.scale /= fp.softcap;
+
+    std::byte* work = params.work.data();
+    work += (kAlign - reinterpret_cast<uintptr_t>(work) % kAlign) % kAlign;
+    float* q_buf = reinterpret_cast<float*>(work + static_cast<size_t>(params.ith) * flash_slice_bytes(dst));
+    float* acc = q_buf + q.ne[0];
+
+    const int64_t n_head = q.ne[2];
+    const int64_t n_q = q.ne[1];
+    // Rows numbered head fastest: neighbouring rows share K/V heads (GQA) and dst is written in order.
+    const auto [r0, r1] = params.split(n_head * n_q * q.ne[3]);
+    for (int64_t row = r0; row < r1; ++row) {
+        const int64_t h = row % n_head;
+        const int64_t iq = (row / n_head) % n_q;
+        const int64_t s = row / n_head / n_q;
+        flash_attn_row(dst, fp, iq, h, s, q_buf, acc);
+    }
+}
+
+}  // namespace xb::cpu

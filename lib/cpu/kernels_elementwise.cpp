@@ -1,0 +1,235 @@
+// Element-wise kernels: binary ops with broadcasting, add1, unary maps and gated linear units.
+//
+// Each kernel splits the rows of dst across threads. Rows whose elements are packed f32 take a
+// plain loop the compiler vectorizes; every other layout or type goes through load_as_f32 /
+// store_from_f32 with explicit strides.
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "core/op_math.hpp"
+#include "cpu/kernels.hpp"
+#include "cpu/row_iter.hpp"
+
+namespace xb::cpu {
+
+namespace {
+
+bool packed_f32_rows(const Tensor& t) { return t.type == DType::F32 && t.is_contiguous_rows(); }
+
+float* f32_row(const Tensor& t, RowIndex r) { return reinterpret_cast<float*>(row_ptr(t, r)); }
+
+float load_at(const Tensor& t, const std::byte* row, int64_t i0) {
+    return load_as_f32(t.type, row + i0 * static_cast<int64_t>(t.nb[0]));
+}
+
+void store_at(const Tensor& t, std::byte* row, int64_t i0, float v) {
+    store_from_f32(t.type, row + i0 * static_cast<int64_t>(t.nb[0]), v);
+}
+
+// --- binary ----------------------------------------------------------------------------------------
+
+// The op is a template argument so that binary_f32's switch folds away inside the loop.
+template <BinaryOp Op>
+void binary_span_f32(float* d, const float* x, const float* y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) d[i] = binary_f32(Op, x[i], y[i]);
+}
+
+template <BinaryOp Op>
+void binary_rows(const ComputeParams& p, Tensor& dst, const Tensor& a, const Tensor& b) {
+    const int64_t ne0 = dst.ne[0];
+    const int64_t nb0 = b.ne[0];  // a row of b repeats ne0 / nb0 times along a row of dst
+    const bool fast = packed_f32_rows(dst) && packed_f32_rows(a) && packed_f32_rows(b);
+    const auto range = p.split(dst.nrows());
+    for (int64_t row = range.begin; row < range.end; ++row) {
+        const RowIndex r = row_index(dst, row);
+        const RowIndex rb = broadcast_row(b, r);
+        if (fast) {
+            float* d = f32_row(dst, r);
+            const float* x = f32_row(a, r);
+            const float* y = f32_row(b, rb);
+            for (int64_t off = 0; off < ne0; off += nb0) binary_span_f32<Op>(d + off, x + off, y, nb0);
+            continue;
+        }
+        std::byte* d = row_ptr(dst, r);
+        const std::byte* x = row_ptr(a, r);
+        const std::byte* y = row_ptr(b, rb);
+        for (int64_t i0 = 0, j = 0; i0 < ne0; ++i0) {
+            store_at(dst, d, i0, binary_f32(Op, load_at(a, x, i0), load_at(b, y, j)));
+            if (++j == nb0) j = 0;
+        }
+    }
+}
+
+// --- maps ------------------------------------------------------------------------------------------
+
+// dst = f(src) element by element; dst and src have the same shape (dst may alias src).
+template <typename F>
+void map_rows(const ComputeParams& p, Tensor& dst, const Tensor& src, F f) {
+    const int64_t ne0 = dst.ne[0];
+    const bool fast = packed_f32_rows(dst) && packed_f32_rows(src);
+    const auto range = p.split(dst.nrows());
+    for (int64_t row = range.begin; row < range.end; ++row) {
+        const RowIndex r = row_index(dst, row);
+        if (fast) {
+            float* d = f32_row(dst, r);
+            const float* x = f32_row(src, r);
+            for (int64_t i = 0; i < ne0; ++i) d[i] = f(x[i]);
+            continue;
+        }
+        std::byte* d = row_ptr(dst, r);
+        const std::byte* x = row_ptr(src, r);
+        for (int64_t i0 = 0; i0 < ne0; ++i0) store_at(dst, d, i0, f(load_at(src, x, i0)));
+    }
+}
+
+template <UnaryOp U>
+void map_unary(const ComputeParams& p, Tensor& dst, const Tensor& src) {
+    map_rows(p, dst, src, [](float x) { return unary_f32(U, x); });
+}
+
+void compute_unary(const ComputeParams& p, Tensor& dst, const Tensor& src) {
+    const auto op = static_cast<UnaryOp>(dst.param_i32(0));
+    switch (op) {
+        case UnaryOp::Neg: return map_unary<UnaryOp::Neg>(p, dst, src);
+        case UnaryOp::Relu: return map_unary<UnaryOp::Relu>(p, dst, src);
+        case UnaryOp::Gelu: return map_unary<UnaryOp::Gelu>(p, dst, src);
+        case UnaryOp::GeluQuick: return map_unary<UnaryOp::GeluQuick>(p, dst, src);
+        case UnaryOp::Silu: return map_unary<UnaryOp::Silu>(p, dst, src);
+        case UnaryOp::Tanh: return map_unary<UnaryOp::Tanh>(p, dst, src);
+        case UnaryOp::Sigmoid: return map_unary<UnaryOp::Sigmoid>(p, dst, src);
+        case UnaryOp::Exp: return map_unary<UnaryOp::Exp>(p, dst, src);
+    }
+    if (p.ith == 0) {
+        p.report(Status(StatusCode::InvalidArgument,
+                        "unary: unknown unary op " + std::to_string(static_cast<int>(op))));
+    }
+}
+
+// --- glu -------------------------------------------------------------------------------------------
+
+// out[i] = act(a[i]) * g[i] over n packed floats.
+template <GluOp G>
+void glu_span_f32(float* out, const float* a, const float* g, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) out[i] = glu_activation_f32(G, a[i]) * g[i];
+}
+
+// Fused form: each row of src0 is [x | g]; the activated half is x, or g when swapped.
+template <GluOp G>
+void glu_fused(const ComputeParams& p, Tensor& dst, const Tensor& src, bool swapped) {
+    const int64_t nc = dst.ne[0];
+    const int64_t act_off = swapped ? nc : 0;
+    const int64_t gate_off = swapped ? 0 : nc;
+    const bool fast = packed_f32_rows(dst) && packed_f32_rows(src);
+    const auto range = p.split(dst.nrows());
+    for (int64_t row = range.begin; row < range.end; ++row) {
+        const RowIndex r = row_index(dst, row);
+        if (fast) {
+            const float* s = f32_row(src, r);
+            glu_span_f32<G>(f32_row(dst, r), s + act_off, s + gate_off, nc);
+            continue;
+        }
+        std::byte* d = row_ptr(dst, r);
+        const std::byte* s = row_ptr(src, r);
+        for (int64_t i = 0; i < nc; ++i) {
+            const float a = load_at(src, s, act_off + i);
+            const float g = load_at(src, s, gate_off + i);
+            store_at(dst, d, i, glu_activation_f32(G, a) * g);
+        }
+    }
+}
+
+// Split form: dst = act(src0) * src1, all three of the same shape.
+template <GluOp G>
+void glu_split(const ComputeParams& p, Tensor& dst, const Tensor& a, const Tensor& g) {
+    const int64_t n = dst.ne[0];
+    const bool fast = packed_f32_rows(dst) && packed_f32_rows(a) && packed_f32_rows(g);
+    const auto range = p.split(dst.nrows());
+    for (int64_t row = range.begin; row < range.end; ++row) {
+        const RowIndex r = row_index(dst, row);
+        if (fast) {
+            glu_span_f32<G>(f32_row(dst, r), f32_row(a, r), f32_row(g, r), n);
+            continue;
+        }
+        std::byte* d = row_ptr(dst, r);
+        const std::byte* x = row_ptr(a, r);
+        const std::byte* y = row_ptr(g, r);
+        for (int64_t i = 0; i < n; ++i) {
+            store_at(dst, d, i, glu_activation_f32(G, load_at(a, x, i)) * load_at(g, y, i));
+        }
+    }
+}
+
+template <GluOp G>
+void glu_any(const ComputeParams& p, Tensor& dst) {
+    if (dst.src[1] != nullptr) {
+        glu_split<G>(p, dst, *dst.src[0], *dst.src[1]);
+    } else {
+        glu_fused<G>(p, dst, *dst.src[0], dst.param_i32(1) != 0);
+    }
+}
+
+}  // namespace
+
+void compute_binary(const ComputeParams& p, Tensor& dst) {
+    if (dst.is_empty()) return;
+    const Tensor& a = *dst.src[0];
+    const Tensor& b = *dst.src[1];
+    switch (dst.op) {
+        case Op::Add: return binary_rows<BinaryOp::Add>(p, dst, a, b);
+        case Op::Sub: return binary_rows<BinaryOp::Sub>(p, dst, a, b);
+        case Op::Mul: return binary_rows<BinaryOp::Mul>(p, dst, a, b);
+        case Op::Div: return binary_rows<BinaryOp::Div>(p, dst, a, b);
+        default: break;
+    }
+    if (p.ith == 0) {
+        p.report(Status(StatusCode::Internal, std::string("compute_binary: unexpected op ") + op_name(dst.op)));
+    }
+}
+
+void compute_add1(const ComputeParams& p, Tensor& dst) {
+    if (dst.is_empty()) return;
+    const Tensor& scalar = *dst.src[1];
+    const float s = load_as_f32(scalar.type, scalar.data);
+    map_rows(p, dst, *dst.src[0], [s](float x) { return x + s; });
+}
+
+void compute_map(const ComputeParams& p, Tensor& dst) {
+    if (dst.is_empty()) return;
+    const Tensor& src = *dst.src[0];
+    switch (dst.op) {
+        case Op::Scale: {
+            const float s = dst.param_f32(0);
+            const float b = dst.param_f32(1);
+            return map_rows(p, dst, src, [s, b](float x) { return x * s + b; });
+        }
+        case Op::Sqr: return map_rows(p, dst, src, [](float x) { return x * x; });
+        case Op::Sqrt: return map_rows(p, dst, src, [](float x) { return std::sqrt(x); });
+        case Op::Log: return map_rows(p, dst, src, [](float x) { return std::log(x); });
+        case Op::Clamp: {
+            const float lo = dst.param_f32(0);
+            const float hi = dst.param_f32(1);
+            // max then min keeps a NaN input NaN.
+            return map_rows(p, dst, src, [lo, hi](float x) { return std::min(std::max(x, lo), hi); });
+        }
+        case Op::Unary: return compute_unary(p, dst, src);
+        default: break;
+    }
+    if (p.ith == 0) {
+        p.report(Status(StatusCode::Internal, std::string("compute_map: unexpected op ") + op_name(dst.op)));
+    }
+}
+
+void compute_glu(const ComputeParams& p, Tensor& dst) {
+    if (dst.is_empty()) return;
+    const auto op = static_cast<GluOp>(dst.param_i32(0));
+    switch (op) {
+        case GluOp::SwiGlu: return glu_any<GluOp::SwiGlu>(p, dst);
+        case GluOp::GeGlu: return glu_any<GluOp::GeGlu>(p, dst);
+    }
+    if (p.ith == 0) {
+        p.report(Status(StatusCode::InvalidArgument, "glu: unknown glu op " + std::to_string(static_cast<int>(op))));
+    }
+}
+
+}  // namespace xb::cpu

@@ -1,0 +1,431 @@
+// Matrix products: mul_mat (dst = b a^T per batch) and out_prod.
+//
+// mul_mat packs b (converted to f32, rows padded to the vector width) into the shared work buffer
+// once, then every thread takes a contiguous share of (batch, column chunk, block of kMr rows of a)
+// units. For each L2-sized panel of columns of b and each L1-sized chunk of K, a thread walks its
+// row blocks: it converts the chunk of its kMr rows of a to f32 (unless they are usable in place)
+// and runs a register-blocked dot-product tile (kMr rows x up to kNr columns) against the panel.
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <utility>
+
+#if defined(__AVX2__) || defined(__F16C__) || defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
+#include "cpu/kernels.hpp"
+
+namespace xb::cpu {
+
+namespace {
+
+// --- vector abstraction for the tile kernel ------------------------------------------------------
+
+#if defined(__AVX512F__)
+struct Vec {
+    using T = __m512;
+    static constexpr int kWidth = 16;
+    static T zero() { return _mm512_setzero_ps(); }
+    static T load(const float* p) { return _mm512_loadu_ps(p); }
+    static T fma(T a, T b, T c) { return _mm512_fmadd_ps(a, b, c); }
+    // out[i] = sum of the lanes of v_i. Masked forms with an explicit source throughout: the plain
+    // shuffles (and _mm512_reduce_add_ps) trip gcc 12's -Wuninitialized inside its own headers.
+    static void sum4(T v0, T v1, T v2, T v3, float* out) {
+        constexpr __mmask16 kAll = 0xffff;
+        // 128-bit quarters: p01 = [v0 q0+q2, v0 q1+q3, v1 q0+q2, v1 q1+q3], p23 likewise.
+        const T p01 = _mm512_add_ps(_mm512_mask_shuffle_f32x4(v0, kAll, v0, v1, 0x44),
+                                    _mm512_mask_shuffle_f32x4(v0, kAll, v0, v1, 0xee));
+        const T p23 = _mm512_add_ps(_mm512_mask_shuffle_f32x4(v2, kAll, v2, v3, 0x44),
+                                    _mm512_mask_shuffle_f32x4(v2, kAll, v2, v3, 0xee));
+        // Quarter i now holds four partial sums of v_i.
+        T q = _mm512_add_ps(_mm512_mask_shuffle_f32x4(p01, kAll, p01, p23, 0x88),
+                            _mm512_mask_shuffle_f32x4(p01, kAll, p01, p23, 0xdd));
+        q = _mm512_add_ps(q, _mm512_mask_permute_ps(q, kAll, q, 0x4e));
+        q = _mm512_add_ps(q, _mm512_mask_permute_ps(q, kAll, q, 0xb1));
+        // Every lane of quarter i is the sum of v_i: keep lanes 0, 4, 8, 12.
+        _mm512_mask_compressstoreu_ps(out, 0x1111, q);
+    }
+};
+// 24 accumulators + 6 b vectors + 1 a vector fit the 32 zmm registers.
+constexpr int kNr = 6;
+#elif defined(__AVX2__) && defined(__FMA__)
+struct Vec {
+    using T = __m256;
+    static constexpr int kWidth = 8;
+    static T zero() { return _mm256_setzero_ps(); }
+    static T load(const float* p) { return _mm256_loadu_ps(p); }
+    static T fma(T a, T b, T c) { return _mm256_fmadd_ps(a, b, c); }
+    static void sum4(T v0, T v1, T v2, T v3, float* out) {
+        // Each 128-bit half ends as [v0, v1, v2, v3] partial sums; add the halves.
+        const T h = _mm256_hadd_ps(_mm256_hadd_ps(v0, v1), _mm256_hadd_ps(v2, v3));
+        _mm_storeu_ps(out, _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1)));
+    }
+};
+// 12 accumulators + 3 b vectors + 1 a vector fit the 16 ymm registers.
+constexpr int kNr = 3;
+#else
+// Portable fallback: gcc/clang vector extensions map four lanes onto SSE (or NEON).
+struct Vec {
+    using T = float __attribute__((vector_size(16)));
+    static constexpr int kWidth = 4;
+    static T zero() { return T{0.0f, 0.0f, 0.0f, 0.0f}; }
+    static T load(const float* p) {
+        T v;
+        std::memcpy(&v, p, sizeof v);
+        return v;
+    }
+    static T fma(T a, T b, T c) { return a * b + c; }
+    static float sum(T v) { return (v[0] + v[1]) + (v[2] + v[3]); }
+    static void sum4(T v0, T v1, T v2, T v3, float* out) {
+        out[0] = sum(v0);
+        out[1] = sum(v1);
+        out[2] = sum(v2);
+        out[3] = sum(v3);
+    }
+};
+constexpr int kNr = 4;
+#endif
+// Rows of a per tile: sum4 reduces one column of the tile at a time.
+constexpr int kMr = 4;
+
+constexpr int64_t kWidth = Vec::kWidth;
+// Longest K chunk: kMr rows of a (16 KiB) stay in L1 while the columns of b stream past them.
+constexpr int64_t kKcMax = 1024;
+// Bytes of one panel chunk of b (columns x K chunk): well inside L2, so that every row block of a
+// finds the panel there.
+constexpr int64_t kBPanelBytes = 512 * 1024;
+constexpr size_t kAlign = 64;
+
+int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
+size_t align_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+
+// A tile of results, one column of b after another: out[j][i] = dot(row i of a, column j of b).
+using Tile = float[kNr][kMr];
+
+// The tile over k in [0, len), a multiple of the vector width.
+template <int NR>
+void dot_tile(const float* const* a, const float* const* b, int64_t len, Tile& out) {
+    typename Vec::T acc[kMr][NR];
+#pragma GCC unroll 8
+    for (int i = 0; i < kMr; ++i) {
+#pragma GCC unroll 8
+        for (int j = 0; j < NR; ++j) acc[i][j] = Vec::zero();
+    }
+    for (int64_t k = 0; k < len; k += kWidth) {
+        typename Vec::T bv[NR];
+#pragma GCC unroll 8
+        for (int j = 0; j < NR; ++j) bv[j] = Vec::load(b[j] + k);
+#pragma GCC unroll 8
+        for (int i = 0; i < kMr; ++i) {
+            const typename Vec::T av = Vec::load(a[i] + k);
+#pragma GCC unroll 8
+            for (int j = 0; j < NR; ++j) acc[i][j] = Vec::fma(av, bv[j], acc[i][j]);
+        }
+    }
+#pragma GCC unroll 8
+    for (int j = 0; j < NR; ++j) Vec::sum4(acc[0][j], acc[1][j], acc[2][j], acc[3][j], out[j]);
+}
+
+using TileFn = void (*)(const float* const*, const float* const*, int64_t, Tile&);
+
+template <size_t... I>
+constexpr std::array<TileFn, sizeof...(I)> make_tiles(std::index_sequence<I...>) {
+    return {&dot_tile<static_cast<int>(I) + 1>...};
+}
+// kTiles[nr - 1] handles nr columns of b.
+constexpr std::array<TileFn, kNr> kTiles = make_tiles(std::make_index_sequence<kNr>{});
+
+// --- conversion of rows to f32 -------------------------------------------------------------------
+
+void f16_row_to_f32(const uint16_t* src, float* dst, int64_t n) {
+    int64_t i = 0;
+#if defined(__F16C__) && defined(__AVX__)
+    for (; i + 8 <= n; i += 8) {
+        const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
+        _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(h));
+    }
+#endif
+    for (; i < n; ++i) dst[i] = f16_to_f32(src[i]);
+}
+
+void bf16_row_to_f32(const uint16_t* src, float* dst, int64_t n) {
+    int64_t i = 0;
+#if defined(__AVX2__)
+    for (; i + 8 <= n; i += 8) {
+        const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
+        const __m256i w = _mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16);
+        _mm256_storeu_ps(dst + i, _mm256_castsi256_ps(w));
+    }
+#endif
+    for (; i < n; ++i) dst[i] = bf16_to_f32(src[i]);
+}
+
+// n elements of type t, `stride` bytes apart, as f32 into dst[0, n); dst[n, padded) = 0.
+void load_row_f32(DType t, const std::byte* src, size_t stride, int64_t n, int64_t padded, float* dst) {
+    if (stride == type_size(t) && t == DType::F32) {
+        std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
+    } else if (stride == type_size(t) && t == DType::F16) {
+        f16_row_to_f32(reinterpret_cast<const uint16_t*>(src), dst, n);
+    } else if (stride == type_size(t) && t == DType::BF16) {
+        bf16_row_to_f32(reinterpret_cast<const uint16_t*>(src), dst, n);
+    } else {
+        for (int64_t i = 0; i < n; ++i) dst[i] = load_as_f32(t, src + static_cast<size_t>(i) * stride);
+    }
+    std::fill(dst + n, dst + padded, 0.0f);
+}
+
+// --- mul_mat plan --------------------------------------------------------------------------------
+
+// A source can be read in place when its rows are f32, packed, 4-byte aligned and a whole number
+// of vectors long (the tile kernel has no K tail).
+bool usable_in_place(const Tensor& t) {
+    if (t.type != DType::F32 || t.nb[0] != sizeof(float) || t.ne[0] % kWidth != 0) return false;
+    return t.view_offs % sizeof(float) == 0 && t.nb[1] % sizeof(float) == 0 && t.nb[2] % sizeof(float) == 0 &&
+           t.nb[3] % sizeof(float) == 0;
+}
+
+// Loop nest (per thread): panels of nc columns of b > chunks of kc along K > the thread's blocks of
+// kMr rows of a > tiles of kNr columns. A panel chunk of b (<= kBPanelBytes) stays in L2 while the
+// thread's rows pass by; one chunk of kMr rows of a stays in L1 while the panel's columns pass by.
+struct MatMulPlan {
+    int64_t k = 0;        // shared dim
+    int64_t kp = 0;       // k rounded up to the vector width: the length of packed rows
+    int64_t kc = 0;       // K chunk (a multiple of the vector width)
+    int64_t nc = 0;       // columns of b per panel (a multiple of kNr)
+    int64_t m = 0;        // rows of a = dst dim 0
+    int64_t n = 0;        // rows of b = dst dim 1
+    int64_t batches = 0;  // b2 * b3
+    bool pack_a = false;
+    bool pack_b = false;
+    size_t b_bytes = 0;   // packed b at the start of the work buffer
+    size_t a_slice = 0;   // bytes of each thread's packed chunk of kMr rows of a
+};
+
+MatMulPlan make_plan(const Tensor& dst) {
+    const Tensor& a = *dst.src[0];
+    const Tensor& b = *dst.src[1];
+    MatMulPlan p;
+    p.k = a.ne[0];
+    p.kp = round_up(p.k, kWidth);
+    const int64_t k_chunks = std::max<int64_t>(1, (p.kp + kKcMax - 1) / kKcMax);
+    p.kc = std::max(kWidth, round_up((p.kp + k_chunks - 1) / k_chunks, kWidth));
+    p.nc = std::max<int64_t>(1, kBPanelBytes / (p.kc * static_cast<int64_t>(sizeof(float))) / kNr) * kNr;
+    p.m = a.ne[1];
+    p.n = b.ne[1];
+    p.batches = b.ne[2] * b.ne[3];
+    p.pack_a = !usable_in_place(a);
+    p.pack_b = !usable_in_place(b);
+    p.b_bytes = p.pack_b ? align_up(static_cast<size_t>(p.n * p.batches * p.kp) * sizeof(float)) : 0;
+    p.a_slice = p.pack_a ? align_up(static_cast<size_t>(kMr * p.kc) * sizeof(float)) : 0;
+    return p;
+}
+
+// Converts every row of b to f32 (rows of kp floats, ordered n, then b2, then b3); threads split rows.
+void pack_b(const ComputeParams& params, const Tensor& b, const MatMulPlan& plan, float* out) {
+    const auto [r0, r1] = params.split(plan.n * plan.batches);
+    for (int64_t r = r0; r < r1; ++r) {
+        const int64_t i1 = r % plan.n;
+        const int64_t i2 = (r / plan.n) % b.ne[2];
+        const int64_t i3 = r / plan.n / b.ne[2];
+        load_row_f32(b.type, b.element_ptr(0, i1, i2, i3), b.nb[0], plan.k, plan.kp, out + r * plan.kp);
+    }
+}
+
+// Work is cut into units of (batch, column chunk, block of kMr rows of a), row block fastest.
+struct Units {
+    int64_t m_blocks;  // blocks of kMr rows of a
+    int64_t n_chunks;  // chunks of columns of b
+    int64_t n_chunk;   // columns per chunk (a multiple of kNr unless it is all of N)
+    int64_t per_batch() const { return m_blocks * n_chunks; }
+};
+
+// Splits columns only when rows and batches alone leave too few units to balance the threads.
+Units make_units(const MatMulPlan& plan, int nth) {
+    Units u{(plan.m + kMr - 1) / kMr, 1, plan.n};
+    const int64_t base = u.m_blocks * plan.batches;
+    const int64_t want = nth > 1 ? 8 * static_cast<int64_t>(nth) : 1;
+    if (base >= want || plan.n <= kNr) return u;
+    const int64_t max_chunks = (plan.n + kNr - 1) / kNr;
+    const int64_t chunks = std::min(max_chunks, (want + base - 1) / base);
+    u.n_chunk = round_up((plan.n + chunks - 1) / chunks, kNr);
+    u.n_chunks = (plan.n + u.n_chunk - 1) / u.n_chunk;
+    return u;
+}
+
+// Everything a thread needs to compute its units.
+struct MatMulJob {
+    const Tensor* a;
+    const Tensor* b;
+    Tensor* dst;
+    const MatMulPlan* plan;
+    const float* b_packed;  // nullptr: read b in place
+    float* a_scratch;       // this thread's chunk of rows of a (when packing)
+};
+
+// One unit restricted to a panel and a K chunk.
+struct Block {
+    int64_t m0;      // first row of a
+    int64_t n0, n1;  // columns of b
+    int64_t k0, k1;  // K range (k1 <= kp)
+    int64_t i2, i3;  // batch of b and dst
+};
+
+// Pointers to k0 of the kMr rows of a starting at row m0 of matrix (i02, i03); rows past the end
+// repeat a valid row (their results are discarded).
+void rows_of_a(const MatMulJob& job, const Block& blk, int64_t i02, int64_t i03, const float* (&rows)[kMr]) {
+    const Tensor& a = *job.a;
+    const MatMulPlan& plan = *job.plan;
+    const int64_t valid = std::min<int64_t>(kMr, plan.m - blk.m0);
+    const int64_t len = blk.k1 - blk.k0;
+    for (int i = 0; i < kMr; ++i) {
+        const int64_t r = std::min<int64_t>(i, valid - 1);
+        const std::byte* src = a.element_ptr(blk.k0, blk.m0 + r, i02, i03);
+        if (plan.pack_a) {
+            float* row = job.a_scratch + r * len;
+            if (i < valid) load_row_f32(a.type, src, a.nb[0], std::min(plan.k, blk.k1) - blk.k0, len, row);
+            rows[i] = row;
+        } else {
+            rows[i] = reinterpret_cast<const float*>(src);
+        }
+    }
+}
+
+// Column n of b (a row of src1) from k0 on.
+const float* column_of_b(const MatMulJob& job, int64_t n, int64_t k0, int64_t i2, int64_t i3) {
+    const MatMulPlan& plan = *job.plan;
+    if (job.b_packed != nullptr) {
+        return job.b_packed + ((i3 * job.b->ne[2] + i2) * plan.n + n) * plan.kp + k0;
+    }
+    return reinterpret_cast<const float*>(job.b->element_ptr(k0, n, i2, i3));
+}
+
+// dst[m0 + i, n0 + j] (+)= tile[j][i] for the valid part of the tile.
+void store_tile(const MatMulJob& job, const Tile& tile, const Block& blk, int64_t mr, int64_t n0, int64_t nr) {
+    const bool accumulate = blk.k0 > 0;
+    for (int64_t j = 0; j < nr; ++j) {
+        for (int64_t i = 0; i < mr; ++i) {
+            auto* d = reinterpret_cast<float*>(job.dst->element_ptr(blk.m0 + i, n0 + j, blk.i2, blk.i3));
+            *d = accumulate ? *d + tile[j][i] : tile[j][i];
+        }
+    }
+}
+
+void run_block(const MatMulJob& job, const Block& blk) {
+    const MatMulPlan& plan = *job.plan;
+    const int64_t i02 = blk.i2 / (job.b->ne[2] / job.a->ne[2]);
+    const int64_t i03 = blk.i3 / (job.b->ne[3] / job.a->ne[3]);
+    const float* a_rows[kMr];
+    rows_of_a(job, blk, i02, i03, a_rows);
+    const int64_t mr = std::min<int64_t>(kMr, plan.m - blk.m0);
+    Tile tile;
+    for (int64_t n = blk.n0; n < blk.n1; n += kNr) {
+        const int64_t nr = std::min<int64_t>(kNr, blk.n1 - n);
+        const float* b_cols[kNr];
+        for (int64_t j = 0; j < nr; ++j) b_cols[j] = column_of_b(job, n + j, blk.k0, blk.i2, blk.i3);
+        kTiles[static_cast<size_t>(nr - 1)](a_rows, b_cols, blk.k1 - blk.k0, tile);
+        store_tile(job, tile, blk, mr, n, nr);
+    }
+}
+
+// An empty sum (K == 0): zeros; threads split rows of dst.
+void zero_dst(const ComputeParams& params, Tensor& dst) {
+    const auto [r0, r1] = params.split(dst.nrows());
+    for (int64_t r = r0; r < r1; ++r) {
+        const int64_t i1 = r % dst.ne[1];
+        const int64_t i2 = (r / dst.ne[1]) % dst.ne[2];
+        const int64_t i3 = r / dst.ne[1] / dst.ne[2];
+        for (int64_t i0 = 0; i0 < dst.ne[0]; ++i0) *reinterpret_cast<float*>(dst.element_ptr(i0, i1, i2, i3)) = 0.0f;
+    }
+}
+
+// --- out_prod ------------------------------------------------------------------------------------
+
+// dst row (j, i2, i3) = sum_l b[j, l] * a[:, l] over matrix (i02, i03) of a.
+void out_prod_row(const Tensor& a, const Tensor& b, Tensor& dst, int64_t j, int64_t i2, int64_t i3) {
+    const int64_t m = dst.ne[0];
+    const int64_t i02 = i2 / (b.ne[2] / a.ne[2]);
+    const int64_t i03 = i3 / (b.ne[3] / a.ne[3]);
+    const bool fast = a.type == DType::F32 && a.nb[0] == sizeof(float) && dst.nb[0] == sizeof(float);
+    auto* out = reinterpret_cast<float*>(dst.element_ptr(0, j, i2, i3));
+    for (int64_t i = 0; i < m; ++i) *reinterpret_cast<float*>(dst.element_ptr(i, j, i2, i3)) = 0.0f;
+    for (int64_t l = 0; l < a.ne[1]; ++l) {
+        const float bv = load_as_f32(b.type, b.element_ptr(j, l, i2, i3));
+        if (fast) {
+            const auto* ar = reinterpret_cast<const float*>(a.element_ptr(0, l, i02, i03));
+            for (int64_t i = 0; i < m; ++i) out[i] += ar[i] * bv;
+        } else {
+            for (int64_t i = 0; i < m; ++i) {
+                auto* d = reinterpret_cast<float*>(dst.element_ptr(i, j, i2, i3));
+                *d += load_as_f32(a.type, a.element_ptr(i, l, i02, i03)) * bv;
+            }
+        }
+    }
+}
+
+}  // namespace
+
+size_t mul_mat_work_size(const Tensor& dst, int nth) {
+    const MatMulPlan plan = make_plan(dst);
+    return plan.b_bytes + static_cast<size_t>(std::max(nth, 1)) * plan.a_slice + kAlign;
+}
+
+void compute_mul_mat(const ComputeParams& params, Tensor& dst) {
+    const Tensor& a = *dst.src[0];
+    const Tensor& b = *dst.src[1];
+    const MatMulPlan plan = make_plan(dst);
+    // The work buffer is 64-byte aligned already; realign anyway so a smaller guarantee still works.
+    std::byte* work = params.work.data();
+    if (plan.b_bytes + plan.a_slice > 0) {
+        const auto addr = reinterpret_cast<uintptr_t>(work);
+        work += (kAlign - addr % kAlign) % kAlign;
+    }
+    float* b_packed = plan.pack_b ? reinterpret_cast<float*>(work) : nullptr;
+    if (plan.pack_b) {
+        pack_b(params, b, plan, b_packed);
+        params.barrier();  // every thread reads columns packed by the others
+    }
+    if (plan.m == 0 || plan.n == 0 || plan.batches == 0) return;
+    if (plan.k == 0) {
+        zero_dst(params, dst);
+        return;
+    }
+    float* a_scratch = plan.pack_a ? reinterpret_cast<float*>(work + plan.b_bytes + params.ith * plan.a_slice) : nullptr;
+    const MatMulJob job{&a, &b, &dst, &plan, b_packed, a_scratch};
+
+    const Units units = make_units(plan, params.nth);
+    const auto [u0, u1] = params.split(units.per_batch() * plan.batches);
+    for (int64_t p0 = 0; p0 < plan.n; p0 += plan.nc) {
+        for (int64_t k0 = 0; k0 < plan.kp; k0 += plan.kc) {
+            for (int64_t u = u0; u < u1; ++u) {
+                const int64_t mb = u % units.m_blocks;
+                const int64_t nc = (u / units.m_blocks) % units.n_chunks;
+                const int64_t batch = u / units.per_batch();
+                Block blk{};
+                blk.m0 = mb * kMr;
+                blk.n0 = std::max(p0, nc * units.n_chunk);
+                blk.n1 = std::min({plan.n, (nc + 1) * units.n_chunk, p0 + plan.nc});
+                blk.k0 = k0;
+                blk.k1 = std::min(plan.kp, k0 + plan.kc);
+                blk.i2 = batch % b.ne[2];
+                blk.i3 = batch / b.ne[2];
+                if (blk.n0 < blk.n1) run_block(job, blk);
+            }
+        }
+    }
+}
+
+void compute_out_prod(const ComputeParams& params, Tensor& dst) {
+    const Tensor& a = *dst.src[0];
+    const Tensor& b = *dst.src[1];
+    const auto [r0, r1] = params.split(dst.nrows());
+    for (int64_t r = r0; r < r1; ++r) {
+        const int64_t j = r % dst.ne[1];
+        const int64_t i2 = (r / dst.ne[1]) % dst.ne[2];
+        const int64_t i3 = r / dst.ne[1] / dst.ne[2];
+        out_prod_row(a, b, dst, j, i2, i3);
+    }
+}
+
+}  // namespace xb::cpu
