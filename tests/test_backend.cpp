@@ -244,21 +244,50 @@ TEST(Registry, DeviceParamsAreValidated) {
     EXPECT_FALSE(Registry::global().init_by_name("CPU", "threads").is_ok());
 }
 
+// A 100-node chain of cheap ops: threads race through the barriers.
+struct ScaleChain {
+    Context ctx;
+    Graph graph;
+    std::unique_ptr<Buffer> buffer;
+};
+
+std::unique_ptr<ScaleChain> make_scale_chain(Backend& backend) {
+    auto chain = std::make_unique<ScaleChain>();
+    Tensor* t = chain->ctx.new_tensor(DType::F32, {64});
+    for (int i = 0; i < 100; ++i) t = scale(chain->ctx, t, 1.0f);
+    auto g = Graph::build({t});
+    auto buf = alloc_ctx_tensors(chain->ctx, backend);
+    if (!g.is_ok() || !buf.is_ok()) return nullptr;
+    chain->graph = std::move(g).value();
+    chain->buffer = std::move(buf).value();
+    return chain;
+}
+
 TEST(CpuBackend, AbortCallbackStopsTheGraph) {
     auto cpu = Registry::global().init_by_name("CPU");
     ASSERT_TRUE(cpu.is_ok());
-    Context ctx;
-    Tensor* t = ctx.new_tensor(DType::F32, {64});
-    for (int i = 0; i < 100; ++i) t = scale(ctx, t, 1.0f);
-    auto g = Graph::build({t});
-    ASSERT_TRUE(g.is_ok());
-    auto buf = alloc_ctx_tensors(ctx, **cpu);
-    ASSERT_TRUE(buf.is_ok());
+    auto chain = make_scale_chain(**cpu);
+    ASSERT_NE(chain, nullptr);
     std::atomic<int> polls{0};
     ASSERT_TRUE((*cpu)->set_abort_callback([&] { return ++polls >= 10; }));
-    Status s = (*cpu)->graph_compute(*g);
+    Status s = (*cpu)->graph_compute(chain->graph);
     EXPECT_EQ(s.code(), StatusCode::Aborted);
     EXPECT_EQ(polls.load(), 10) << "computation stops at the node where the callback asked";
+}
+
+// Every thread must take the same stop decision even when some run ahead: more threads than
+// cores makes stragglers likely. A wrong decision deadlocks at a barrier (the test times out).
+TEST(CpuBackend, AbortIsSeenByEveryThreadUnderOversubscription) {
+    auto cpu = Registry::global().init_by_name("CPU", "threads=6");
+    ASSERT_TRUE(cpu.is_ok());
+    auto chain = make_scale_chain(**cpu);
+    ASSERT_NE(chain, nullptr);
+    for (int stop_at = 1; stop_at <= 60; ++stop_at) {
+        int polls = 0;
+        ASSERT_TRUE((*cpu)->set_abort_callback([&] { return ++polls >= stop_at; }));
+        ASSERT_EQ((*cpu)->graph_compute(chain->graph).code(), StatusCode::Aborted);
+        ASSERT_EQ(polls, stop_at);
+    }
 }
 
 TEST(CpuBackend, BufferFromHostPointer) {

@@ -17,8 +17,8 @@ public:
     virtual ~ThreadTeam() = default;
     // Blocks until every thread of the team has reached it.
     virtual void barrier() = 0;
-    // Records an error for the node being computed (first error wins; thread-safe).
-    virtual void report(Status error) = 0;
+    // Records an error found while computing node `node_index` (first error wins; thread-safe).
+    virtual void report(Status error, int node_index) = 0;
 };
 
 struct ComputeParams {
@@ -28,11 +28,12 @@ struct ComputeParams {
     // 64-byte aligned; kernels split it per thread themselves.
     std::span<std::byte> work;
     ThreadTeam* team = nullptr;
+    int node_index = 0;  // position of the node in its graph, for error reports
 
     void barrier() const {
         if (nth > 1) team->barrier();
     }
-    void report(Status error) const { team->report(std::move(error)); }
+    void report(Status error) const { team->report(std::move(error), node_index); }
 
     // The range [begin, end) of n items that this thread handles (contiguous, balanced).
     struct Range {

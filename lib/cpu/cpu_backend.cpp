@@ -13,26 +13,41 @@ namespace xb::cpu {
 namespace {
 
 // The threads of one OpenMP parallel region computing a graph.
+//
+// Stopping (on an error or an abort) must be decided identically by every thread, or some would
+// wait forever at a barrier the others skipped. A stop requested while node i runs is read by all
+// threads right after the barrier that ends node i. A thread that is already on node i+1 may set a
+// stop for i+1 meanwhile, so requests are kept per node parity: the slot of node i cannot be
+// touched again until every thread has passed the barrier of node i+1, after its read.
 class OmpTeam final : public ThreadTeam {
 public:
     void barrier() override {
 #pragma omp barrier
     }
-    void report(Status error) override {
-        std::lock_guard<std::mutex> lock(mutex_);
-        if (error_.is_ok()) error_ = std::move(error);
-        failed_.store(true, std::memory_order_release);
+    void report(Status error, int node_index) override {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            if (error_.is_ok()) {
+                error_ = std::move(error);
+                error_node_ = node_index;
+            }
+        }
+        request_stop(node_index);
     }
-    bool failed() const { return failed_.load(std::memory_order_acquire); }
-    Status take_error() {
+    void request_stop(int node_index) { stop_[node_index % 2].store(true, std::memory_order_release); }
+    // Only valid between the barrier that ends node `node_index` and the next barrier.
+    bool stop_requested(int node_index) const { return stop_[node_index % 2].load(std::memory_order_acquire); }
+    // The first error, with the index of its node; Ok when none was reported.
+    std::pair<Status, int> error() {
         std::lock_guard<std::mutex> lock(mutex_);
-        return error_;
+        return {error_, error_node_};
     }
 
 private:
     std::mutex mutex_;
     Status error_;
-    std::atomic<bool> failed_{false};
+    int error_node_ = -1;
+    std::atomic<bool> stop_[2] = {false, false};
 };
 
 bool computes_nothing(const Tensor& node) {
@@ -106,9 +121,8 @@ Status CpuBackend::compute_nodes(const Graph& graph, std::span<std::byte> work) 
     }
     OmpTeam team;
     std::atomic<bool> aborted{false};
-    std::atomic<int> failed_node{-1};
     // One parallel region for the whole graph; one barrier after each computed node. Thread 0
-    // polls the abort callback before that barrier, so every thread sees the same decision after it.
+    // polls the abort callback before that barrier (see OmpTeam for why stops are per parity).
 #pragma omp parallel num_threads(n_threads_)
     {
         ComputeParams params;
@@ -119,22 +133,20 @@ Status CpuBackend::compute_nodes(const Graph& graph, std::span<std::byte> work) 
         for (int i = 0; i < graph.n_nodes(); ++i) {
             Tensor& node = *graph.nodes()[static_cast<size_t>(i)];
             if (computes_nothing(node)) continue;
+            params.node_index = i;
             find_kernel(node)(params, node);
-            if (params.ith == 0 && abort_ && abort_()) aborted.store(true);
-            team.barrier();
-            if (team.failed()) {
-                // Every report about node i happened before the barrier, so this is the node.
-                if (params.ith == 0) failed_node.store(i);
-                break;
+            if (params.ith == 0 && abort_ && abort_()) {
+                aborted.store(true);
+                team.request_stop(i);
             }
-            if (aborted.load()) break;
+            team.barrier();
+            if (team.stop_requested(i)) break;
         }
     }
-    if (team.failed()) {
-        const Status error = team.take_error();
-        const int i = failed_node.load();
-        const std::string where = i >= 0 ? " (node " + std::to_string(i) + " '" + graph.node(i)->display_name() + "')" : "";
-        return Status(error.code(), error.message() + where);
+    auto [error, node_index] = team.error();
+    if (!error.is_ok()) {
+        return Status(error.code(), error.message() + " (node " + std::to_string(node_index) + " '" +
+                                        graph.node(node_index)->display_name() + "')");
     }
     if (aborted.load()) return Status(StatusCode::Aborted, "CPU: graph computation aborted by the callback");
     return Status::ok();
