@@ -15,18 +15,6 @@ namespace xb::cpu {
 
 namespace {
 
-bool packed_f32_rows(const Tensor& t) { return t.type == DType::F32 && t.is_contiguous_rows(); }
-
-float* f32_row(const Tensor& t, RowIndex r) { return reinterpret_cast<float*>(row_ptr(t, r)); }
-
-float load_at(const Tensor& t, const std::byte* row, int64_t i0) {
-    return load_as_f32(t.type, row + i0 * static_cast<int64_t>(t.nb[0]));
-}
-
-void store_at(const Tensor& t, std::byte* row, int64_t i0, float v) {
-    store_from_f32(t.type, row + i0 * static_cast<int64_t>(t.nb[0]), v);
-}
-
 // --- binary ----------------------------------------------------------------------------------------
 
 // The op is a template argument so that binary_f32's switch folds away inside the loop.

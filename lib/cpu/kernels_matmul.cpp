@@ -139,37 +139,14 @@ constexpr std::array<TileFn, kNr> kTiles = make_tiles(std::make_index_sequence<k
 
 // --- conversion of rows to f32 -------------------------------------------------------------------
 
-void f16_row_to_f32(const uint16_t* src, float* dst, int64_t n) {
-    int64_t i = 0;
-#if defined(__F16C__) && defined(__AVX__)
-    for (; i + 8 <= n; i += 8) {
-        const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
-        _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(h));
-    }
-#endif
-    for (; i < n; ++i) dst[i] = f16_to_f32(src[i]);
-}
-
-void bf16_row_to_f32(const uint16_t* src, float* dst, int64_t n) {
-    int64_t i = 0;
-#if defined(__AVX2__)
-    for (; i + 8 <= n; i += 8) {
-        const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
-        const __m256i w = _mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16);
-        _mm256_storeu_ps(dst + i, _mm256_castsi256_ps(w));
-    }
-#endif
-    for (; i < n; ++i) dst[i] = bf16_to_f32(src[i]);
-}
-
 // n elements of type t, `stride` bytes apart, as f32 into dst[0, n); dst[n, padded) = 0.
 void load_row_f32(DType t, const std::byte* src, size_t stride, int64_t n, int64_t padded, float* dst) {
     if (stride == type_size(t) && t == DType::F32) {
         std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
     } else if (stride == type_size(t) && t == DType::F16) {
-        f16_row_to_f32(reinterpret_cast<const uint16_t*>(src), dst, n);
+        f16_to_f32_row(reinterpret_cast<const uint16_t*>(src), dst, n);
     } else if (stride == type_size(t) && t == DType::BF16) {
-        bf16_row_to_f32(reinterpret_cast<const uint16_t*>(src), dst, n);
+        bf16_to_f32_row(reinterpret_cast<const uint16_t*>(src), dst, n);
     } else {
         for (int64_t i = 0; i < n; ++i) dst[i] = load_as_f32(t, src + static_cast<size_t>(i) * stride);
     }

@@ -12,18 +12,6 @@ namespace xb::cpu {
 
 namespace {
 
-bool packed_f32_rows(const Tensor& t) { return t.type == DType::F32 && t.is_contiguous_rows(); }
-
-float* f32_row(const Tensor& t, RowIndex r) { return reinterpret_cast<float*>(row_ptr(t, r)); }
-
-float load_at(const Tensor& t, const std::byte* row, int64_t i0) {
-    return load_as_f32(t.type, row + i0 * static_cast<int64_t>(t.nb[0]));
-}
-
-void store_at(const Tensor& t, std::byte* row, int64_t i0, float v) {
-    store_from_f32(t.type, row + i0 * static_cast<int64_t>(t.nb[0]), v);
-}
-
 // Sum of n packed floats in double; four partial sums shorten the dependency chain.
 double sum_f32(const float* x, int64_t n) {
     double acc[4] = {0.0, 0.0, 0.0, 0.0};

@@ -34,4 +34,16 @@ inline RowIndex broadcast_row(const Tensor& b, RowIndex r) {
     return {r.i1 % b.ne[1], r.i2 % b.ne[2], r.i3 % b.ne[3]};
 }
 
+// Rows are packed f32: the fast paths read them as float arrays.
+inline bool packed_f32_rows(const Tensor& t) { return t.type == DType::F32 && t.is_contiguous_rows(); }
+inline float* f32_row(const Tensor& t, RowIndex r) { return reinterpret_cast<float*>(row_ptr(t, r)); }
+
+// Element i0 of a row as f32, and back, for any float type and element stride.
+inline float load_at(const Tensor& t, const std::byte* row, int64_t i0) {
+    return load_as_f32(t.type, row + i0 * static_cast<int64_t>(t.nb[0]));
+}
+inline void store_at(const Tensor& t, std::byte* row, int64_t i0, float v) {
+    store_from_f32(t.type, row + i0 * static_cast<int64_t>(t.nb[0]), v);
+}
+
 }  // namespace xb::cpu
