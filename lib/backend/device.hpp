@@ -61,6 +61,17 @@ public:
     DeviceProps props() const;
     BackendReg& reg() const { return *reg_; }
 
+    // Changes device-wide settings, given as "key=value,..." (the sim's supported ops, memory
+    // size, link model...). Devices without settings accept only an empty string.
+    virtual Status configure(std::string_view params) {
+        if (params.empty()) return Status::ok();
+        return Status(StatusCode::InvalidArgument, std::string(name()) + ": the device has no settings (got '" +
+                                                       std::string(params) + "')");
+    }
+    // The current device-wide settings in the same "key=value,..." form ("" when none); shown by
+    // the tools' --list-devices.
+    virtual std::string settings() const { return {}; }
+
     // A new backend (stream) on this device. `params` is a comma-separated list of key=value
     // settings that the device documents (e.g. "threads=4"); unknown keys are an error.
     virtual Result<std::unique_ptr<Backend>> init_backend(std::string_view params = {}) = 0;

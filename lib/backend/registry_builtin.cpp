@@ -2,12 +2,20 @@
 // ggml-backend-reg.cpp): everything else finds them through the Registry.
 #include "backend/registry.hpp"
 #include "cpu/cpu_backend.hpp"
+#include "sim/sim_backend.hpp"
+#if defined(XB_HAVE_BLAS)
+#include "blas/blas_backend.hpp"
+#endif
 
 namespace xb {
 
 void register_builtin_backends(Registry& registry) {
     // The CPU comes first so that it is device 0 everywhere.
     cpu::register_cpu_backend(registry);
+#if defined(XB_HAVE_BLAS)
+    blas::register_blas_backend(registry);
+#endif
+    sim::register_sim_backend(registry);
 }
 
 }  // namespace xb

@@ -1,58 +1,8 @@
 #include "cpu/cpu_backend.hpp"
 
-#include <omp.h>
-
-#include <algorithm>
-#include <atomic>
-#include <mutex>
-
-#include "cpu/kernels.hpp"
-
 namespace xb::cpu {
 
 namespace {
-
-// The threads of one OpenMP parallel region computing a graph.
-//
-// Stopping (on an error or an abort) must be decided identically by every thread, or some would
-// wait forever at a barrier the others skipped. A stop requested while node i runs is read by all
-// threads right after the barrier that ends node i. A thread that is already on node i+1 may set a
-// stop for i+1 meanwhile, so requests are kept per node parity: the slot of node i cannot be
-// touched again until every thread has passed the barrier of node i+1, after its read.
-class OmpTeam final : public ThreadTeam {
-public:
-    void barrier() override {
-#pragma omp barrier
-    }
-    void report(Status error, int node_index) override {
-        {
-            std::lock_guard<std::mutex> lock(mutex_);
-            if (error_.is_ok()) {
-                error_ = std::move(error);
-                error_node_ = node_index;
-            }
-        }
-        request_stop(node_index);
-    }
-    void request_stop(int node_index) { stop_[node_index % 2].store(true, std::memory_order_release); }
-    // Only valid between the barrier that ends node `node_index` and the next barrier.
-    bool stop_requested(int node_index) const { return stop_[node_index % 2].load(std::memory_order_acquire); }
-    // The first error, with the index of its node; Ok when none was reported.
-    std::pair<Status, int> error() {
-        std::lock_guard<std::mutex> lock(mutex_);
-        return {error_, error_node_};
-    }
-
-private:
-    std::mutex mutex_;
-    Status error_;
-    int error_node_ = -1;
-    std::atomic<bool> stop_[2] = {false, false};
-};
-
-bool computes_nothing(const Tensor& node) {
-    return node.op == Op::None || op_is_view(node.op) || node.is_empty();
-}
 
 class CpuGraphPlan final : public GraphPlan {
 public:
@@ -64,40 +14,23 @@ public:
 }  // namespace
 
 CpuBackend::CpuBackend(Device& device, CpuOptions options)
-    : Backend(device), n_threads_(options.n_threads > 0 ? options.n_threads : default_thread_count()) {}
+    : Backend(device), executor_(options.n_threads > 0 ? options.n_threads : default_thread_count()) {}
 
 bool CpuBackend::set_n_threads(int n_threads) {
     if (n_threads < 1) return false;
-    n_threads_ = n_threads;
+    executor_.set_n_threads(n_threads);
     return true;
 }
 
 bool CpuBackend::set_abort_callback(AbortCallback callback) {
-    abort_ = std::move(callback);
+    hooks_.abort = std::move(callback);
     return true;
 }
 
-size_t CpuBackend::work_size(const Graph& graph) const {
-    size_t bytes = 0;
-    for (const Tensor* node : graph.nodes()) {
-        if (!computes_nothing(*node)) bytes = std::max(bytes, kernel_work_size(*node, n_threads_));
-    }
-    return bytes;
-}
-
-Status CpuBackend::graph_compute_async(const Graph& graph) {
-    const size_t need = work_size(graph);
-    if (need > work_.size()) {
-        work_ = AlignedBytes(need, CpuBufferType::kAlignment);
-        if (work_.data() == nullptr) {
-            return Status(StatusCode::OutOfMemory, "CPU: cannot allocate " + std::to_string(need) + " bytes of scratch");
-        }
-    }
-    return compute_nodes(graph, std::span<std::byte>(work_.data(), work_.size()));
-}
+Status CpuBackend::graph_compute_async(const Graph& graph) { return executor_.compute(graph, hooks_); }
 
 Result<std::unique_ptr<GraphPlan>> CpuBackend::graph_plan_create(const Graph& graph) {
-    const size_t need = work_size(graph);
+    const size_t need = executor_.work_size(graph);
     auto plan = std::make_unique<CpuGraphPlan>(graph, need);
     if (need > 0 && plan->work.data() == nullptr) {
         return Status(StatusCode::OutOfMemory, "CPU: cannot allocate " + std::to_string(need) + " bytes of scratch");
@@ -108,48 +41,7 @@ Result<std::unique_ptr<GraphPlan>> CpuBackend::graph_plan_create(const Graph& gr
 Status CpuBackend::graph_plan_compute(GraphPlan& plan) {
     auto* cpu_plan = dynamic_cast<CpuGraphPlan*>(&plan);
     if (cpu_plan == nullptr) return Status(StatusCode::InvalidArgument, "CPU: the plan was made by another backend");
-    return compute_nodes(cpu_plan->graph, std::span<std::byte>(cpu_plan->work.data(), cpu_plan->work.size()));
-}
-
-Status CpuBackend::compute_nodes(const Graph& graph, std::span<std::byte> work) {
-    for (const Tensor* node : graph.nodes()) {
-        if (!computes_nothing(*node) && (node->data == nullptr || !supports_node(*node))) {
-            return Status(node->data == nullptr ? StatusCode::InvalidArgument : StatusCode::NotSupported,
-                          "CPU: node '" + node->display_name() + "' (" + op_name(node->op) + ") " +
-                              (node->data == nullptr ? "is not allocated" : "is not supported"));
-        }
-    }
-    OmpTeam team;
-    std::atomic<bool> aborted{false};
-    // One parallel region for the whole graph; one barrier after each computed node. Thread 0
-    // polls the abort callback before that barrier (see OmpTeam for why stops are per parity).
-#pragma omp parallel num_threads(n_threads_)
-    {
-        ComputeParams params;
-        params.ith = omp_get_thread_num();
-        params.nth = omp_get_num_threads();
-        params.work = work;
-        params.team = &team;
-        for (int i = 0; i < graph.n_nodes(); ++i) {
-            Tensor& node = *graph.nodes()[static_cast<size_t>(i)];
-            if (computes_nothing(node)) continue;
-            params.node_index = i;
-            find_kernel(node)(params, node);
-            if (params.ith == 0 && abort_ && abort_()) {
-                aborted.store(true);
-                team.request_stop(i);
-            }
-            team.barrier();
-            if (team.stop_requested(i)) break;
-        }
-    }
-    auto [error, node_index] = team.error();
-    if (!error.is_ok()) {
-        return Status(error.code(), error.message() + " (node " + std::to_string(node_index) + " '" +
-                                        graph.node(node_index)->display_name() + "')");
-    }
-    if (aborted.load()) return Status(StatusCode::Aborted, "CPU: graph computation aborted by the callback");
-    return Status::ok();
+    return executor_.compute(cpu_plan->graph, std::span<std::byte>(cpu_plan->work.data(), cpu_plan->work.size()), hooks_);
 }
 
 }  // namespace xb::cpu

@@ -8,6 +8,7 @@
 #include "backend/backend.hpp"
 #include "backend/registry.hpp"
 #include "core/aligned_bytes.hpp"
+#include "cpu/graph_executor.hpp"
 #include "cpu/host_buffer.hpp"
 
 namespace xb::cpu {
@@ -51,16 +52,12 @@ public:
     Status graph_plan_compute(GraphPlan& plan) override;
 
     bool set_n_threads(int n_threads) override;
-    int n_threads() const { return n_threads_; }
+    int n_threads() const { return executor_.n_threads(); }
     bool set_abort_callback(AbortCallback callback) override;
 
 private:
-    Status compute_nodes(const Graph& graph, std::span<std::byte> work);
-    size_t work_size(const Graph& graph) const;
-
-    int n_threads_;
-    AbortCallback abort_;
-    AlignedBytes work_;  // scratch reused across graph computes; grows when a graph needs more
+    GraphExecutor executor_;
+    ExecutorHooks hooks_;
 };
 
 // Registers the "CPU" backend family and its device.
