@@ -1,0 +1,335 @@
+#include "alloc/graph_allocator.hpp"
+
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "backend/tensor_io.hpp"
+
+namespace xb {
+
+namespace {
+
+// Per-tensor bookkeeping of one planning pass.
+struct TensorState {
+    int n_children = 0;  // consumers not computed yet
+    int n_views = 0;     // views (graph nodes) not dead yet
+    int planner = -1;
+    size_t offset = 0;
+    bool placed = false;       // allocate() has seen it
+    bool owns_memory = false;  // holds a block of the plan that must be freed when it dies
+    bool is_leaf = false;
+};
+
+// Memory that must survive the whole graph: what the user sets before and reads after compute.
+bool is_protected(const Tensor& t, const TensorState& s) {
+    return s.is_leaf || t.is_input() || t.is_output() ||
+           (t.view_src != nullptr && (t.view_src->is_input() || t.view_src->is_output()));
+}
+
+}  // namespace
+
+// One planning pass over a graph: the ggml-alloc walk with xbackend's input protection.
+class GraphAllocator::Planner {
+public:
+    Planner(GraphAllocator& owner, const Graph& graph) : owner_(owner), graph_(graph) {
+        states_.reserve(static_cast<size_t>(graph.n_nodes() + graph.n_leafs()) * 2);
+        for (Tensor* leaf : graph.leafs()) states_[leaf].is_leaf = true;
+    }
+
+    void run(std::span<const int> node_ids, std::span<const int> leaf_ids) {
+        for (size_t i = 0; i < graph_.leafs().size(); ++i) allocate(*graph_.leafs()[i], owner_.planner_of(leaf_ids, i));
+        count_uses_and_place_inputs(node_ids);
+        for (size_t i = 0; i < graph_.nodes().size(); ++i) {
+            Tensor& node = *graph_.nodes()[i];
+            const int planner = owner_.planner_of(node_ids, i);
+            for (Tensor* src : node.src) {
+                if (src != nullptr) allocate(*src, planner);
+            }
+            allocate(node, planner);
+            for (Tensor* src : node.src) {
+                if (src != nullptr) release_use(*src);
+            }
+        }
+    }
+
+    Placement placement(const Tensor* t) {
+        if (t == nullptr || owner_.is_preallocated(*t) || t->view_src != nullptr) return {};
+        const TensorState& s = states_[t];
+        return {s.planner, s.offset, owner_.planner_bufts_[static_cast<size_t>(s.planner)]->alloc_size(*t)};
+    }
+
+private:
+    void count_uses_and_place_inputs(std::span<const int> node_ids) {
+        for (size_t i = 0; i < graph_.nodes().size(); ++i) {
+            Tensor& node = *graph_.nodes()[i];
+            if (node.view_src != nullptr && node.op != Op::None) states_[node.view_src].n_views += 1;
+            const int planner = owner_.planner_of(node_ids, i);
+            // Inputs get memory first, so that nothing computed earlier can take it.
+            if (node.is_input()) allocate(node, planner);
+            for (Tensor* src : node.src) {
+                if (src == nullptr) continue;
+                states_[src].n_children += 1;
+                if (src->is_input()) allocate(*src, planner);
+            }
+        }
+    }
+
+    void allocate(Tensor& t, int planner) {
+        if (t.view_src != nullptr || owner_.is_preallocated(t)) return;
+        TensorState& s = states_[&t];
+        if (s.placed) return;
+        s.placed = true;
+        if (try_inplace(t, s, planner)) return;
+        FreeBlockAllocator& alloc = owner_.planners_[static_cast<size_t>(planner)];
+        s.planner = planner;
+        s.offset = alloc.alloc(owner_.planner_bufts_[static_cast<size_t>(planner)]->alloc_size(t));
+        s.owns_memory = true;
+    }
+
+    // Takes over the memory of a parent that dies here; see the class comment for the rules.
+    bool try_inplace(Tensor& node, TensorState& s, int planner) {
+        if (!op_can_inplace(node.op)) return false;
+        // Element-wise binary ops read both sources at the position they write; the others read
+        // src0 only at that position, so only src0 may be overwritten.
+        const bool any_src = node.op == Op::Add || node.op == Op::Sub || node.op == Op::Mul || node.op == Op::Div;
+        for (int j = 0; j < (any_src ? kMaxSrc : 1); ++j) {
+            Tensor* parent = node.src[j];
+            if (parent == nullptr || !same_layout(node, *parent)) continue;
+            TensorState& ps = states_[parent];
+            if (is_protected(*parent, ps)) continue;
+            if (ps.planner != planner && !(parent->view_src && states_[parent->view_src].planner == planner)) continue;
+            if (ps.n_children != 1 || ps.n_views != 0) continue;
+            if (parent->view_src == nullptr) {
+                if (!ps.owns_memory) continue;
+                take_over(s, ps);
+                return true;
+            }
+            // A view parent: reuse its root when this view is the root's only remaining use.
+            TensorState& root = states_[parent->view_src];
+            if (root.owns_memory && root.n_views == 1 && root.n_children == 0 && parent->view_offs == 0 &&
+                !is_protected(*parent->view_src, root) &&
+                owner_.planner_bufts_[static_cast<size_t>(root.planner)]->alloc_size(node) <=
+                    owner_.planner_bufts_[static_cast<size_t>(root.planner)]->alloc_size(*parent->view_src)) {
+                take_over(s, root);
+                return true;
+            }
+        }
+        return false;
+    }
+
+    static void take_over(TensorState& s, TensorState& donor) {
+        s.planner = donor.planner;
+        s.offset = donor.offset;
+        s.owns_memory = true;
+        donor.owns_memory = false;  // the block now belongs to the node: the donor must not free it
+    }
+
+    // One consumer of `src` is done: free its memory (or its view root's) once nothing needs it.
+    void release_use(Tensor& src) {
+        TensorState& s = states_[&src];
+        s.n_children -= 1;
+        if (s.n_children != 0 || s.n_views != 0) return;
+        if (src.view_src != nullptr) {
+            TensorState& root = states_[src.view_src];
+            root.n_views -= 1;
+            if (root.n_views == 0 && root.n_children == 0) free_memory(*src.view_src, root);
+        } else {
+            free_memory(src, s);
+        }
+    }
+
+    void free_memory(Tensor& t, TensorState& s) {
+        if (!s.owns_memory || is_protected(t, s)) return;
+        owner_.planners_[static_cast<size_t>(s.planner)].free(
+            s.offset, owner_.planner_bufts_[static_cast<size_t>(s.planner)]->alloc_size(t));
+        s.owns_memory = false;
+    }
+
+    GraphAllocator& owner_;
+    const Graph& graph_;
+    std::unordered_map<const Tensor*, TensorState> states_;
+};
+
+GraphAllocator::GraphAllocator(std::vector<BufferType*> bufts) : bufts_(std::move(bufts)) {
+    XB_CHECK_MSG(!bufts_.empty(), "a graph allocator needs at least one buffer type");
+    for (BufferType* buft : bufts_) {
+        XB_CHECK(buft != nullptr);
+        int planner = -1;
+        for (size_t k = 0; k < planner_bufts_.size(); ++k) {
+            if (planner_bufts_[k] == buft) planner = static_cast<int>(k);
+        }
+        if (planner < 0) {
+            planner = static_cast<int>(planner_bufts_.size());
+            planner_bufts_.push_back(buft);
+            planners_.emplace_back(buft->alignment());
+            buffers_.emplace_back();
+        }
+        allocator_of_.push_back(planner);
+    }
+}
+
+GraphAllocator::~GraphAllocator() = default;
+
+bool GraphAllocator::is_ours(const Tensor& t) const {
+    const Buffer* b = t.view_src ? t.view_src->buffer : t.buffer;
+    if (b == nullptr) return false;
+    for (const auto& own : buffers_) {
+        if (own.get() == b) return true;
+    }
+    return false;
+}
+
+size_t GraphAllocator::buffer_size(int i) const {
+    XB_CHECK(i >= 0 && i < n_buffers());
+    const int planner = allocator_of_[static_cast<size_t>(i)];
+    for (int j = 0; j < i; ++j) {
+        if (allocator_of_[static_cast<size_t>(j)] == planner) return 0;  // counted at its first index
+    }
+    const Buffer* b = buffers_[static_cast<size_t>(planner)].get();
+    return b ? b->size() : 0;
+}
+
+Status GraphAllocator::check_buffer_ids(const Graph& graph, std::span<const int> node_ids,
+                                        std::span<const int> leaf_ids) const {
+    auto check = [&](std::span<const int> ids, size_t n, const char* what) -> Status {
+        if (!ids.empty() && ids.size() != n) {
+            return Status(StatusCode::InvalidArgument, std::string("graph allocator: ") + what + " buffer ids: got " +
+                                                           std::to_string(ids.size()) + ", the graph has " + std::to_string(n));
+        }
+        for (int id : ids) {
+            if (id < 0 || id >= n_buffers()) {
+                return Status(StatusCode::InvalidArgument, std::string("graph allocator: ") + what + " buffer id " +
+                                                               std::to_string(id) + " is not in [0, " +
+                                                               std::to_string(n_buffers()) + ")");
+            }
+        }
+        return Status::ok();
+    };
+    XB_RETURN_IF_ERROR(check(node_ids, graph.nodes().size(), "node"));
+    return check(leaf_ids, graph.leafs().size(), "leaf");
+}
+
+Status GraphAllocator::reserve(const Graph& graph, std::span<const int> node_buffer_ids,
+                               std::span<const int> leaf_buffer_ids) {
+    XB_RETURN_IF_ERROR(check_buffer_ids(graph, node_buffer_ids, leaf_buffer_ids));
+    for (FreeBlockAllocator& p : planners_) p.reset();
+    Planner planner(*this, graph);
+    planner.run(node_buffer_ids, leaf_buffer_ids);
+    record_plan(graph, planner);
+    return allocate_buffers();
+}
+
+void GraphAllocator::record_plan(const Graph& graph, Planner& planner) {
+    std::unordered_map<const Tensor*, int32_t> refs;
+    refs.reserve(graph.nodes().size() + graph.leafs().size());
+    for (size_t i = 0; i < graph.nodes().size(); ++i) refs[graph.nodes()[i]] = static_cast<int32_t>(i);
+    for (size_t i = 0; i < graph.leafs().size(); ++i) refs[graph.leafs()[i]] = -static_cast<int32_t>(i) - 2;
+    auto ref_of = [&](const Tensor* t) -> int32_t {
+        if (t == nullptr) return -1;
+        auto it = refs.find(t);
+        return it == refs.end() ? -1 : it->second;
+    };
+    node_plans_.assign(graph.nodes().size(), NodePlan{});
+    for (size_t i = 0; i < graph.nodes().size(); ++i) {
+        const Tensor* node = graph.nodes()[i];
+        NodePlan& plan = node_plans_[i];
+        plan.dst = planner.placement(node);
+        for (int j = 0; j < kMaxSrc; ++j) {
+            plan.src[static_cast<size_t>(j)] = planner.placement(node->src[j]);
+            plan.src_ref[static_cast<size_t>(j)] = ref_of(node->src[j]);
+        }
+        plan.view_ref = ref_of(node->view_src);
+        plan.flags = node->flags;
+    }
+    leaf_plans_.clear();
+    for (const Tensor* leaf : graph.leafs()) leaf_plans_.push_back(planner.placement(leaf));
+}
+
+Status GraphAllocator::allocate_buffers() {
+    for (size_t k = 0; k < planners_.size(); ++k) {
+        const size_t need = planners_[k].peak();
+        std::unique_ptr<Buffer>& buffer = buffers_[k];
+        if (buffer != nullptr && buffer->size() >= need) continue;
+        buffer.reset();  // release the old memory before asking for more
+        auto fresh = planner_bufts_[k]->alloc_buffer(need);
+        if (!fresh.is_ok()) {
+            return Status(fresh.status().code(), std::string("graph allocator: cannot allocate the ") +
+                                                     planner_bufts_[k]->name() + " compute buffer of " +
+                                                     std::to_string(need) + " bytes: " + fresh.status().message());
+        }
+        buffer = std::move(fresh).value();
+        buffer->set_usage(BufferUsage::Compute);
+    }
+    return Status::ok();
+}
+
+bool GraphAllocator::placement_fits(const Tensor* t, const Placement& p) const {
+    if (t == nullptr || t->view_src != nullptr || is_preallocated(*t)) return true;
+    if (p.planner < 0) return false;  // it needs memory now but had none in the plan
+    return planner_bufts_[static_cast<size_t>(p.planner)]->alloc_size(*t) <= p.size_max;
+}
+
+bool GraphAllocator::needs_replan(const Graph& graph) const {
+    if (node_plans_.size() != graph.nodes().size() || leaf_plans_.size() != graph.leafs().size()) return true;
+    auto same_ref = [&](const Tensor* t, int32_t ref) {
+        if (ref == -1) return t == nullptr;
+        if (ref >= 0) return graph.nodes()[static_cast<size_t>(ref)] == t;
+        return graph.leafs()[static_cast<size_t>(-ref - 2)] == t;
+    };
+    for (size_t i = 0; i < graph.nodes().size(); ++i) {
+        const Tensor* node = graph.nodes()[i];
+        const NodePlan& plan = node_plans_[i];
+        if (plan.flags != node->flags || !same_ref(node->view_src, plan.view_ref) || !placement_fits(node, plan.dst)) {
+            return true;
+        }
+        for (size_t j = 0; j < kMaxSrc; ++j) {
+            if (!same_ref(node->src[j], plan.src_ref[j]) || !placement_fits(node->src[j], plan.src[j])) return true;
+        }
+    }
+    for (size_t i = 0; i < graph.leafs().size(); ++i) {
+        if (!placement_fits(graph.leafs()[i], leaf_plans_[i])) return true;
+    }
+    return false;
+}
+
+Status GraphAllocator::place(Tensor& t, const Placement& p) const {
+    if (t.view_src != nullptr) {
+        // Views follow their source, which may have moved since the last placement.
+        return t.view_src->data != nullptr ? view_init(t) : Status::ok();
+    }
+    if (p.planner < 0 || is_preallocated(t)) return Status::ok();
+    Buffer& buffer = *buffers_[static_cast<size_t>(p.planner)];
+    XB_CHECK_MSG(p.offset + p.size_max <= buffer.size(), "a planned tensor lies outside its buffer");
+    t.buffer = &buffer;
+    t.data = static_cast<std::byte*>(buffer.base()) + p.offset;
+    return buffer.init_tensor(t);
+}
+
+Status GraphAllocator::alloc_graph(const Graph& graph) {
+    last_alloc_replanned_ = needs_replan(graph);
+    if (last_alloc_replanned_) {
+        if (planners_.size() != 1) {
+            return Status(StatusCode::InvalidArgument,
+                          "graph allocator: the graph changed and it uses several buffer types: call reserve with "
+                          "its buffer assignment first");
+        }
+        XB_RETURN_IF_ERROR(reserve(graph));
+    }
+    for (const auto& buffer : buffers_) {
+        if (buffer) buffer->reset();
+    }
+    for (size_t i = 0; i < graph.leafs().size(); ++i) XB_RETURN_IF_ERROR(place(*graph.leafs()[i], leaf_plans_[i]));
+    for (size_t i = 0; i < graph.nodes().size(); ++i) {
+        Tensor& node = *graph.nodes()[i];
+        const NodePlan& plan = node_plans_[i];
+        for (size_t j = 0; j < kMaxSrc; ++j) {
+            if (node.src[j] != nullptr) XB_RETURN_IF_ERROR(place(*node.src[j], plan.src[j]));
+        }
+        XB_RETURN_IF_ERROR(place(node, plan.dst));
+    }
+    return Status::ok();
+}
+
+}  // namespace xb
+
