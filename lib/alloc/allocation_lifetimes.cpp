@@ -33,7 +33,8 @@ Result<std::vector<StorageLifetime>> storage_lifetimes(const Graph& graph) {
     const int n = graph.n_nodes();
     std::unordered_map<const Tensor*, size_t> index;
     std::vector<StorageLifetime> out;
-    auto touch = [&](const Tensor* t, int at) -> Status {
+    // keep: the storage is read by the user after the graph (an output seen through a view).
+    auto touch = [&](const Tensor* t, int at, bool keep = false) -> Status {
         const Tensor* r = root_of(t);
         if (r->data == nullptr || r->buffer == nullptr) return Status::ok();
         auto [it, fresh] = index.try_emplace(r, out.size());
@@ -46,7 +47,7 @@ Result<std::vector<StorageLifetime>> storage_lifetimes(const Graph& graph) {
             out.push_back({r, begin, begin + r->buffer->alloc_size(*r), exists_before ? -1 : at, survives ? n : at});
         }
         StorageLifetime& s = out[it->second];
-        if (s.last != n) s.last = std::max(s.last, at);
+        s.last = keep ? n : std::max(s.last, at);
         return Status::ok();
     };
     for (int i = 0; i < n; ++i) {
@@ -54,8 +55,9 @@ Result<std::vector<StorageLifetime>> storage_lifetimes(const Graph& graph) {
         for (const Tensor* src : node->src) {
             if (src != nullptr) XB_RETURN_IF_ERROR(touch(src, i));
         }
-        // A node writes its own storage, or its view source's (cpy, set_rows).
-        if (!op_is_view(node->op)) XB_RETURN_IF_ERROR(touch(node, i));
+        // A node writes its own storage, or its view source's (cpy, set_rows); an output view keeps
+        // its source's storage alive.
+        if (!op_is_view(node->op) || node->is_output()) XB_RETURN_IF_ERROR(touch(node, i, node->is_output()));
     }
     return out;
 }

@@ -18,12 +18,12 @@ struct TensorState {
     size_t offset = 0;
     bool placed = false;       // allocate() has seen it
     bool owns_memory = false;  // holds a block of the plan that must be freed when it dies
-    bool is_leaf = false;
+    bool pinned = false;       // a leaf, or the storage of an input or output view
 };
 
 // Memory that must survive the whole graph: what the user sets before and reads after compute.
 bool is_protected(const Tensor& t, const TensorState& s) {
-    return s.is_leaf || t.is_input() || t.is_output() ||
+    return s.pinned || t.is_input() || t.is_output() ||
            (t.view_src != nullptr && (t.view_src->is_input() || t.view_src->is_output()));
 }
 
@@ -34,7 +34,7 @@ class GraphAllocator::Planner {
 public:
     Planner(GraphAllocator& owner, const Graph& graph) : owner_(owner), graph_(graph) {
         states_.reserve(static_cast<size_t>(graph.n_nodes() + graph.n_leafs()) * 2);
-        for (Tensor* leaf : graph.leafs()) states_[leaf].is_leaf = true;
+        for (Tensor* leaf : graph.leafs()) states_[leaf].pinned = true;
     }
 
     void run(std::span<const int> node_ids, std::span<const int> leaf_ids) {
@@ -63,7 +63,12 @@ private:
     void count_uses_and_place_inputs(std::span<const int> node_ids) {
         for (size_t i = 0; i < graph_.nodes().size(); ++i) {
             Tensor& node = *graph_.nodes()[i];
-            if (node.view_src != nullptr && node.op != Op::None) states_[node.view_src].n_views += 1;
+            if (node.view_src != nullptr && node.op != Op::None) {
+                TensorState& root = states_[node.view_src];
+                root.n_views += 1;
+                // The user reads (or sets) the storage through this view: it must survive the graph.
+                if (node.is_output() || node.is_input()) root.pinned = true;
+            }
             const int planner = owner_.planner_of(node_ids, i);
             // Inputs get memory first, so that nothing computed earlier can take it.
             if (node.is_input()) allocate(node, planner);
