@@ -12,13 +12,13 @@ namespace {
 
 bool needs_memory(const Tensor& t) { return t.data == nullptr && t.view_src == nullptr; }
 
-// Allocates one buffer for tensors [first, last) of ctx.tensors() and places them in it.
-Status alloc_batch(BufferType& buft, std::deque<Tensor>& tensors, size_t first, size_t last, size_t size,
+// Allocates one buffer for tensors [first, last) and places those that need memory in it.
+Status alloc_batch(BufferType& buft, std::span<Tensor* const> tensors, size_t first, size_t last, size_t size,
                    std::vector<std::unique_ptr<Buffer>>& out) {
     XB_ASSIGN_OR_RETURN(std::unique_ptr<Buffer> buffer, buft.alloc_buffer(size));
     LinearAllocator allocator(*buffer);
     for (size_t i = first; i < last; ++i) {
-        if (needs_memory(tensors[i])) XB_RETURN_IF_ERROR(allocator.alloc(tensors[i]));
+        if (needs_memory(*tensors[i])) XB_RETURN_IF_ERROR(allocator.alloc(*tensors[i]));
     }
     out.push_back(std::move(buffer));
     return Status::ok();
@@ -26,19 +26,17 @@ Status alloc_batch(BufferType& buft, std::deque<Tensor>& tensors, size_t first, 
 
 }  // namespace
 
-Result<std::unique_ptr<Buffer>> alloc_ctx_tensors(Context& ctx, BufferType& buft) {
-    if (!ctx.ok()) return ctx.status();
+Result<std::unique_ptr<Buffer>> alloc_tensors(std::span<Tensor* const> tensors, BufferType& buft) {
     const size_t alignment = buft.alignment();
     const size_t max_size = buft.max_size();
-    auto& tensors = ctx.tensors();
     std::vector<std::unique_ptr<Buffer>> buffers;
     size_t batch_first = 0;
     size_t batch_size = 0;
     for (size_t i = 0; i < tensors.size(); ++i) {
-        if (!needs_memory(tensors[i])) continue;
-        const size_t size = align_up(buft.alloc_size(tensors[i]), alignment);
+        if (!needs_memory(*tensors[i])) continue;
+        const size_t size = align_up(buft.alloc_size(*tensors[i]), alignment);
         if (size > max_size) {
-            return Status(StatusCode::InvalidArgument, "alloc_ctx_tensors: tensor '" + tensors[i].display_name() + "' needs " +
+            return Status(StatusCode::InvalidArgument, "alloc_tensors: tensor '" + tensors[i]->display_name() + "' needs " +
                                                            std::to_string(size) + " bytes, more than the " +
                                                            buft.name() + " maximum buffer size " + std::to_string(max_size));
         }
@@ -51,12 +49,20 @@ Result<std::unique_ptr<Buffer>> alloc_ctx_tensors(Context& ctx, BufferType& buft
     }
     if (batch_size > 0) XB_RETURN_IF_ERROR(alloc_batch(buft, tensors, batch_first, tensors.size(), batch_size, buffers));
 
-    for (Tensor& t : tensors) {
-        if (t.view_src != nullptr && t.data == nullptr) XB_RETURN_IF_ERROR(view_init(t));
+    for (Tensor* t : tensors) {
+        if (t->view_src != nullptr && t->data == nullptr) XB_RETURN_IF_ERROR(view_init(*t));
     }
     if (buffers.empty()) return std::unique_ptr<Buffer>();
     if (buffers.size() == 1) return std::move(buffers.front());
     return std::unique_ptr<Buffer>(std::make_unique<MultiBuffer>(std::move(buffers)));
+}
+
+Result<std::unique_ptr<Buffer>> alloc_ctx_tensors(Context& ctx, BufferType& buft) {
+    if (!ctx.ok()) return ctx.status();
+    std::vector<Tensor*> all;
+    all.reserve(ctx.tensor_count());
+    for (Tensor& t : ctx.tensors()) all.push_back(&t);
+    return alloc_tensors(all, buft);
 }
 
 Result<std::unique_ptr<Buffer>> alloc_ctx_tensors(Context& ctx, Backend& backend) {

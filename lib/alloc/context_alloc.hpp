@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <span>
 
 #include "backend/backend.hpp"
 #include "backend/buffer.hpp"
@@ -14,6 +15,8 @@ namespace xb {
 // initialises the views. Ok with a null buffer when nothing needed memory; OutOfMemory when the
 // type cannot provide it, InvalidArgument when one tensor alone exceeds the type's max size.
 Result<std::unique_ptr<Buffer>> alloc_ctx_tensors(Context& ctx, BufferType& buft);
+// The same for a chosen set of tensors (e.g. the weights that go to one device).
+Result<std::unique_ptr<Buffer>> alloc_tensors(std::span<Tensor* const> tensors, BufferType& buft);
 Result<std::unique_ptr<Buffer>> alloc_ctx_tensors(Context& ctx, Backend& backend);
 
 }  // namespace xb

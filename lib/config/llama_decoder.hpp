@@ -18,6 +18,7 @@ struct LlamaParams {
     int n_head_kv = 16;      // < n_head for grouped-query attention
     int n_ff = 2816;
     int n_tokens = 32;
+    int n_kv = 0;            // KV cache positions (the batch is the last n_tokens); 0: no cache
     int n_vocab = 32000;
     float rms_eps = 1e-5f;
     float rope_freq_base = 10000.0f;
@@ -25,6 +26,8 @@ struct LlamaParams {
     bool flash_attn = true;  // flash_attn_ext, or mul_mat + soft_max_ext + mul_mat
 
     int head_dim() const { return n_embd / n_head; }
+    // Positions attended to: the cache, or the batch itself without one.
+    int n_attended() const { return n_kv > 0 ? n_kv : n_tokens; }
     // Multiply-adds x2 of the matrix products, for throughput figures.
     double matmul_flops() const;
 };
@@ -43,14 +46,20 @@ struct LlamaLayerWeights {
 
 struct LlamaDecoder {
     Tensor* tokens;      // i32 [n_tokens] (input)
-    Tensor* positions;   // i32 [n_tokens] (input)
-    Tensor* kq_mask;     // f16 [n_tokens, n_tokens] causal mask (input)
+    Tensor* positions;   // i32 [n_tokens] (input): n_attended - n_tokens ... n_attended - 1
+    Tensor* kq_mask;     // f16 [n_attended, n_tokens] causal mask (input)
     Tensor* tok_embd;    // [n_embd, n_vocab]
     std::vector<LlamaLayerWeights> layers;
+    std::vector<Tensor*> k_cache;  // per layer [n_embd_kv, n_kv] f32 (persistent, like weights)
+    std::vector<Tensor*> v_cache;
     Tensor* out_norm;
     Tensor* output;      // [n_embd, n_vocab]
     Tensor* logits;      // f32 [n_vocab, n_tokens] (output)
+    // What to build the graph from, in order: the cache writes of each layer, then the logits, so
+    // that every layer's attention runs after its cache is written.
+    std::vector<Tensor*> graph_outputs;
 
+    // Weights and caches: the tensors that live in a weights buffer, outside the compute graph's.
     std::vector<Tensor*> weights() const;
     std::vector<Tensor*> inputs() const { return {tokens, positions, kq_mask}; }
 };
@@ -58,7 +67,10 @@ struct LlamaDecoder {
 // Builds the decoder's tensors and graph in ctx (metadata only: allocate and fill separately).
 Result<LlamaDecoder> build_llama_decoder(Context& ctx, const LlamaParams& params);
 
-// Causal mask values for kq_mask: 0 where key j <= query i, -inf elsewhere ([n_kv, n_tokens] row-major).
+// Causal mask values for kq_mask: 0 where key j <= query i's position, -inf elsewhere
+// ([n_kv, n_tokens] row-major; the queries are the last n_tokens positions).
 std::vector<float> causal_mask_values(int n_kv, int n_tokens);
+// Positions of the batch's tokens: n_attended - n_tokens, ..., n_attended - 1.
+std::vector<int32_t> batch_positions(const LlamaParams& params);
 
 }  // namespace xb

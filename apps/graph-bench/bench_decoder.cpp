@@ -1,0 +1,46 @@
+// The llama-style decoder of the foundation issue on the CPU backend.
+#include <benchmark/benchmark.h>
+
+#include <vector>
+
+#include "alloc/context_alloc.hpp"
+#include "backend/tensor_io.hpp"
+#include "bench_util.hpp"
+#include "config/llama_decoder.hpp"
+
+namespace bench {
+namespace {
+
+// The 4-layer llama-style decoder of the foundation issue (n_embd 1024, n_ff 2816, 32 tokens,
+// 32000-wide output) on the CPU backend.
+void BM_LlamaDecoder(benchmark::State& state, xb::DType weight_type, bool flash_attn) {
+    xb::LlamaParams p;
+    p.weight_type = weight_type;
+    p.flash_attn = flash_attn;
+    auto backend = cpu_backend();
+    xb::Context ctx;
+    auto model = xb::build_llama_decoder(ctx, p);
+    if (!model.is_ok()) return state.SkipWithError(model.status().to_string().c_str());
+    auto graph = xb::Graph::build(model->graph_outputs);
+    auto buffer = xb::alloc_ctx_tensors(ctx, *backend);
+    if (!graph.is_ok() || !buffer.is_ok()) return state.SkipWithError("setup failed");
+    std::mt19937 rng(3);
+    for (xb::Tensor* w : model->weights()) fill_random(*w, rng, -0.05f, 0.05f);
+    std::vector<int32_t> tokens(static_cast<size_t>(p.n_tokens));
+    for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = static_cast<int32_t>((i * 7919) % static_cast<size_t>(p.n_vocab));
+    const std::vector<int32_t> positions = xb::batch_positions(p);
+    if (!xb::tensor_set(*model->tokens, tokens.data(), 0, model->tokens->nbytes()).is_ok() ||
+        !xb::tensor_set(*model->positions, positions.data(), 0, model->positions->nbytes()).is_ok() ||
+        !xb::tensor_set_f32(*model->kq_mask, xb::causal_mask_values(p.n_attended(), p.n_tokens)).is_ok()) {
+        return state.SkipWithError("input setup failed");
+    }
+    run_graph(state, *backend, *graph, p.matmul_flops());
+    state.counters["nodes"] = graph->n_nodes();
+}
+
+BENCHMARK_CAPTURE(BM_LlamaDecoder, f32_flash, xb::DType::F32, true)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_LlamaDecoder, f16_flash, xb::DType::F16, true)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_LlamaDecoder, f32_softmax, xb::DType::F32, false)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+}  // namespace bench

@@ -1,0 +1,20 @@
+// Shared helpers of the graph-bench benchmarks.
+#pragma once
+
+#include <benchmark/benchmark.h>
+
+#include <memory>
+#include <random>
+
+#include "backend/backend.hpp"
+#include "core/context.hpp"
+#include "core/graph.hpp"
+
+namespace bench {
+
+std::unique_ptr<xb::Backend> cpu_backend();
+void fill_random(xb::Tensor& t, std::mt19937& rng, float lo, float hi);
+// Computes `graph` every iteration; adds a GFLOPS counter when flops > 0.
+void run_graph(benchmark::State& state, xb::Backend& backend, const xb::Graph& graph, double flops);
+
+}  // namespace bench
