@@ -16,7 +16,8 @@ void Backend::get_tensor_async(const Tensor& t, void* data, size_t offset, size_
 Status Backend::graph_compute(const Graph& graph) {
     Status status = graph_compute_async(graph);
     synchronize();
-    return status;
+    Status async_error = take_async_error();
+    return status.is_ok() ? async_error : status;
 }
 
 }  // namespace xb

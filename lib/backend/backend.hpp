@@ -54,11 +54,15 @@ public:
     }
     // Waits for all work queued on this backend.
     virtual void synchronize() {}
+    // The first error that queued work met since the last call (Ok when none), cleared by the call.
+    // Backends that run their work at once report errors from the calls themselves.
+    virtual Status take_async_error() { return Status::ok(); }
 
     // --- graph computation ---
     // Queues the computation of every node of `graph` (already allocated).
     virtual Status graph_compute_async(const Graph& graph) = 0;
-    // graph_compute_async, then synchronize.
+    // graph_compute_async, then synchronize; the status of either, including the errors that the
+    // queued work met (take_async_error).
     Status graph_compute(const Graph& graph);
 
     virtual Result<std::unique_ptr<GraphPlan>> graph_plan_create(const Graph& graph) {

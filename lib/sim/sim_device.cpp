@@ -1,0 +1,82 @@
+#include "sim/sim_device.hpp"
+
+#include "cpu/kernels.hpp"
+#include "sim/sim_backend.hpp"
+#include "sim/sim_event.hpp"
+
+namespace xb::sim {
+
+SimDevice::SimDevice(BackendReg& reg, std::string name)
+    : Device(reg), name_(std::move(name)), budget_(settings_.memory), buffer_type_(*this) {}
+
+MemoryInfo SimDevice::memory() const {
+    const size_t total = budget_.total();
+    const size_t used = budget_.used();
+    return {used < total ? total - used : 0, total};
+}
+
+DeviceCaps SimDevice::caps() const {
+    DeviceCaps c;
+    c.async = true;
+    c.events = true;
+    return c;
+}
+
+Status SimDevice::apply(const SimSettingsUpdate& update) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (update.memory && !budget_.set_total(*update.memory)) {
+        const size_t used = budget_.used();
+        return Status(StatusCode::InvalidArgument, name_ + ": memory=" + format_size(*update.memory) + " is below the " +
+                                                       std::to_string(used) + " bytes (" + format_size(used) +
+                                                       ") that live buffers hold");
+    }
+    update.apply_to(settings_);
+    return Status::ok();
+}
+
+Status SimDevice::configure(std::string_view params) {
+    XB_ASSIGN_OR_RETURN(SimSettingsUpdate update, parse_sim_params(params, name_));
+    return apply(update);
+}
+
+std::string SimDevice::settings() const { return format_sim_settings(current_settings()); }
+
+SimSettings SimDevice::current_settings() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return settings_;
+}
+
+Result<std::unique_ptr<Backend>> SimDevice::init_backend(std::string_view params) {
+    XB_ASSIGN_OR_RETURN(SimSettingsUpdate update, parse_sim_params(params, name_));
+    SimSettingsUpdate device_wide;
+    device_wide.memory = update.memory;
+    device_wide.unsupported = update.unsupported;
+    XB_RETURN_IF_ERROR(apply(device_wide));
+    SimSettings stream_settings = current_settings();
+    update.apply_to(stream_settings);
+    return std::unique_ptr<Backend>(std::make_unique<SimBackend>(*this, stream_settings));
+}
+
+bool SimDevice::supports_op(const Tensor& op) const {
+    if (!cpu::supports_node(op)) return false;
+    std::lock_guard<std::mutex> lock(mutex_);
+    return !settings_.unsupported.blocks(op);
+}
+
+Result<std::unique_ptr<Event>> SimDevice::event_new() { return std::unique_ptr<Event>(std::make_unique<SimEvent>(*this)); }
+
+void SimDevice::record_copy(CopyKind kind, size_t bytes) {
+    LinkModel link;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        link = settings_.link;
+    }
+    copies_.record(kind, bytes, link);
+}
+
+void register_sim_backend(Registry& registry, int n_devices) {
+    BackendReg& reg = registry.add(std::make_unique<BackendReg>("SIM"));
+    for (int i = 0; i < n_devices; ++i) reg.add_device(std::make_unique<SimDevice>(reg, "SIM" + std::to_string(i)));
+}
+
+}  // namespace xb::sim

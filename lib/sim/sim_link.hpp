@@ -1,0 +1,51 @@
+// The simulated link between host and device, and the copy statistics the sim keeps.
+//
+// Copies are never slowed down: each one is *modelled* as latency + bytes / bandwidth and the
+// modelled seconds are added to counters, so "what-if" profiles cost nothing to run.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+
+namespace xb::sim {
+
+struct LinkModel {
+    double bandwidth_gbps = 16.0;  // GB/s: 10^9 bytes per second (about a PCIe 4.0 x16 link)
+    double latency_us = 10.0;      // fixed cost of every copy, in microseconds
+
+    // Modelled duration of one copy of `bytes`.
+    double seconds(size_t bytes) const { return latency_us * 1e-6 + static_cast<double>(bytes) / (bandwidth_gbps * 1e9); }
+};
+
+enum class CopyKind { HostToDevice, DeviceToHost, DeviceToDevice };
+const char* copy_kind_name(CopyKind kind);  // "host_to_device"
+
+struct CopyStats {
+    uint64_t count = 0;    // copies made
+    uint64_t bytes = 0;    // bytes moved
+    double seconds = 0.0;  // modelled time, summed copy by copy
+};
+
+struct SimStats {
+    CopyStats host_to_device;
+    CopyStats device_to_host;
+    CopyStats device_to_device;
+
+    CopyStats& of(CopyKind kind);
+    const CopyStats& of(CopyKind kind) const;
+};
+
+// Copy counters shared by the host thread and stream workers.
+class CopyCounter {
+public:
+    void record(CopyKind kind, size_t bytes, const LinkModel& link);
+    SimStats snapshot() const;
+    void reset();
+
+private:
+    mutable std::mutex mutex_;
+    SimStats stats_;
+};
+
+}  // namespace xb::sim

@@ -1,0 +1,239 @@
+#include "sim/sim_settings.hpp"
+
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <vector>
+
+namespace xb::sim {
+
+namespace {
+
+constexpr const char* kKnownKeys = "memory, unsupported, threads, bandwidth_gbps, latency_us, fault_node";
+constexpr int kMaxThreads = 1024;
+
+struct RawParam {
+    std::string key;
+    std::string value;
+};
+
+// Splits "key=value,..." where an item without '=' continues the previous value: op lists are
+// written with commas ("unsupported=rope,get_rows") inside a comma-separated parameter string.
+Result<std::vector<RawParam>> split_params(std::string_view params, std::string_view device) {
+    std::vector<RawParam> out;
+    size_t pos = 0;
+    while (pos < params.size()) {
+        size_t end = params.find(',', pos);
+        if (end == std::string_view::npos) end = params.size();
+        const std::string_view item = params.substr(pos, end - pos);
+        pos = end + 1;
+        if (item.empty()) continue;
+        const size_t eq = item.find('=');
+        if (eq == std::string_view::npos && !out.empty() && out.back().key == "unsupported") {
+            out.back().value += "+" + std::string(item);
+            continue;
+        }
+        if (eq == std::string_view::npos || eq == 0) {
+            return Status(StatusCode::InvalidArgument, std::string(device) + ": parameter '" + std::string(item) +
+                                                           "' is not of the form key=value (known keys: " +
+                                                           kKnownKeys + ")");
+        }
+        out.push_back({std::string(item.substr(0, eq)), std::string(item.substr(eq + 1))});
+    }
+    return out;
+}
+
+Status bad_value(std::string_view device, const RawParam& p, std::string_view expected) {
+    return Status(StatusCode::InvalidArgument, std::string(device) + ": " + p.key + "='" + p.value + "' is not " +
+                                                   std::string(expected));
+}
+
+template <typename T>
+std::optional<T> parse_number(std::string_view text) {
+    T value{};
+    const char* end = text.data() + text.size();
+    const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+    if (ec != std::errc() || ptr != end || text.empty()) return std::nullopt;
+    return value;
+}
+
+std::optional<size_t> parse_size(std::string_view text) {
+    size_t digits = 0;
+    while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+    const auto number = parse_number<uint64_t>(text.substr(0, digits));
+    if (!number) return std::nullopt;
+    std::string_view unit = text.substr(digits);
+    int shift = 0;
+    if (!unit.empty()) {
+        switch (unit[0]) {
+            case 'K': case 'k': shift = 10; break;
+            case 'M': case 'm': shift = 20; break;
+            case 'G': case 'g': shift = 30; break;
+            case 'T': case 't': shift = 40; break;
+            default: break;
+        }
+        if (shift != 0) unit.remove_prefix(1);
+        if (unit == "iB" || unit == "B") unit = {};
+        if (!unit.empty()) return std::nullopt;
+    }
+    if (*number > (SIZE_MAX >> shift)) return std::nullopt;
+    return static_cast<size_t>(*number) << shift;
+}
+
+// Adds one op or sub-op name to the filter; false when the name is unknown.
+bool add_op_name(OpFilter& filter, std::string_view name) {
+    if (const auto op = op_from_name(name)) {
+        filter.ops.set(static_cast<size_t>(*op));
+    } else if (const auto unary = unary_op_from_name(name)) {
+        filter.unary.set(static_cast<size_t>(*unary));
+    } else if (const auto glu = glu_op_from_name(name)) {
+        filter.glu.set(static_cast<size_t>(*glu));
+    } else {
+        return false;
+    }
+    return true;
+}
+
+Result<OpFilter> parse_op_filter(std::string_view device, const RawParam& p) {
+    OpFilter filter;
+    if (p.value.empty() || p.value == "none") return filter;
+    std::string_view rest = p.value;
+    while (!rest.empty()) {
+        const size_t plus = rest.find('+');
+        const std::string_view name = rest.substr(0, plus);
+        rest = plus == std::string_view::npos ? std::string_view{} : rest.substr(plus + 1);
+        if (name.empty()) continue;
+        if (!add_op_name(filter, name)) {
+            return Status(StatusCode::InvalidArgument, std::string(device) + ": unsupported='" + p.value +
+                                                           "': '" + std::string(name) +
+                                                           "' is not an op name (e.g. rope, get_rows, unary, silu)");
+        }
+    }
+    return filter;
+}
+
+FaultTarget parse_fault(const RawParam& p) {
+    FaultTarget fault;
+    if (p.value.empty() || p.value == "none") return fault;
+    if (const auto index = parse_number<int>(p.value); index && *index >= 0) {
+        fault.kind = FaultTarget::Kind::Index;
+        fault.index = *index;
+    } else {
+        fault.kind = FaultTarget::Kind::Name;
+        fault.name = p.value;
+    }
+    return fault;
+}
+
+Status parse_one(std::string_view device, const RawParam& p, SimSettingsUpdate& update) {
+    if (p.key == "memory") {
+        const auto size = parse_size(p.value);
+        if (!size || *size == 0) return bad_value(device, p, "a positive size in bytes (suffixes K, M, G, T)");
+        update.memory = *size;
+    } else if (p.key == "unsupported") {
+        XB_ASSIGN_OR_RETURN(update.unsupported, parse_op_filter(device, p));
+    } else if (p.key == "threads" || p.key == "n_threads") {
+        const auto n = parse_number<int>(p.value);
+        if (!n || *n < 1 || *n > kMaxThreads) {
+            return bad_value(device, p, "an integer from 1 to " + std::to_string(kMaxThreads));
+        }
+        update.threads = *n;
+    } else if (p.key == "bandwidth_gbps") {
+        const auto gbps = parse_number<double>(p.value);
+        if (!gbps || !std::isfinite(*gbps) || *gbps <= 0.0) return bad_value(device, p, "a positive number of GB/s");
+        update.bandwidth_gbps = *gbps;
+    } else if (p.key == "latency_us") {
+        const auto us = parse_number<double>(p.value);
+        if (!us || !std::isfinite(*us) || *us < 0.0) return bad_value(device, p, "a non-negative number of microseconds");
+        update.latency_us = *us;
+    } else if (p.key == "fault_node") {
+        update.fault = parse_fault(p);
+    } else {
+        return Status(StatusCode::InvalidArgument, std::string(device) + ": unknown parameter '" + p.key +
+                                                       "' (known keys: " + kKnownKeys + ")");
+    }
+    return Status::ok();
+}
+
+// Shortest decimal form that reads back as the same double.
+std::string format_double(double v) {
+    std::array<char, 64> buf{};
+    const auto [ptr, ec] = std::to_chars(buf.data(), buf.data() + buf.size(), v);
+    return ec == std::errc() ? std::string(buf.data(), ptr) : std::to_string(v);
+}
+
+}  // namespace
+
+bool OpFilter::blocks(const Tensor& node) const {
+    if (ops.test(static_cast<size_t>(node.op))) return true;
+    const auto sub = static_cast<size_t>(node.param_i32(0));
+    if (node.op == Op::Unary) return sub < unary.size() && unary.test(sub);
+    if (node.op == Op::Glu) return sub < glu.size() && glu.test(sub);
+    return false;
+}
+
+std::string OpFilter::to_string() const {
+    std::string out;
+    auto add = [&out](const char* name) { out += (out.empty() ? "" : "+") + std::string(name); };
+    for (int i = 0; i < kOpCount; ++i) {
+        if (ops.test(static_cast<size_t>(i))) add(op_name(static_cast<Op>(i)));
+    }
+    for (int i = 0; i < kUnaryOpCount; ++i) {
+        if (unary.test(static_cast<size_t>(i))) add(unary_op_name(static_cast<UnaryOp>(i)));
+    }
+    for (int i = 0; i < kGluOpCount; ++i) {
+        if (glu.test(static_cast<size_t>(i))) add(glu_op_name(static_cast<GluOp>(i)));
+    }
+    return out.empty() ? "none" : out;
+}
+
+bool FaultTarget::matches(int node_index, const Tensor& node) const {
+    switch (kind) {
+        case Kind::None: return false;
+        case Kind::Index: return node_index == index;
+        case Kind::Name: return node.name == name;
+    }
+    return false;
+}
+
+std::string FaultTarget::to_string() const {
+    switch (kind) {
+        case Kind::None: return "none";
+        case Kind::Index: return std::to_string(index);
+        case Kind::Name: return name;
+    }
+    return "none";
+}
+
+void SimSettingsUpdate::apply_to(SimSettings& settings) const {
+    if (memory) settings.memory = *memory;
+    if (unsupported) settings.unsupported = *unsupported;
+    if (threads) settings.threads = *threads;
+    if (bandwidth_gbps) settings.link.bandwidth_gbps = *bandwidth_gbps;
+    if (latency_us) settings.link.latency_us = *latency_us;
+    if (fault) settings.fault = *fault;
+}
+
+Result<SimSettingsUpdate> parse_sim_params(std::string_view params, std::string_view device) {
+    XB_ASSIGN_OR_RETURN(std::vector<RawParam> items, split_params(params, device));
+    SimSettingsUpdate update;
+    for (const RawParam& p : items) XB_RETURN_IF_ERROR(parse_one(device, p, update));
+    return update;
+}
+
+std::string format_sim_settings(const SimSettings& s) {
+    return "memory=" + format_size(s.memory) + ",unsupported=" + s.unsupported.to_string() +
+           ",threads=" + std::to_string(s.threads) + ",bandwidth_gbps=" + format_double(s.link.bandwidth_gbps) +
+           ",latency_us=" + format_double(s.link.latency_us) + ",fault_node=" + s.fault.to_string();
+}
+
+std::string format_size(size_t bytes) {
+    static constexpr std::array<std::pair<int, char>, 4> kUnits = {{{40, 'T'}, {30, 'G'}, {20, 'M'}, {10, 'K'}}};
+    for (const auto& [shift, unit] : kUnits) {
+        const size_t one = size_t{1} << shift;
+        if (bytes >= one && bytes % one == 0) return std::to_string(bytes >> shift) + unit;
+    }
+    return std::to_string(bytes);
+}
+
+}  // namespace xb::sim

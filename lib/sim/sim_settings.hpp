@@ -1,0 +1,82 @@
+// Settings of the simulated device, given as "key=value,..." to SimDevice::configure and
+// SimDevice::init_backend (the same keys in both):
+//
+//   memory=SIZE          device memory in bytes; suffixes K, M, G, T (powers of 1024), e.g. 512M
+//   unsupported=OPS      ops the device claims not to support: op names (rope, get_rows, unary, ...)
+//                        or unary/glu sub-op names (silu, swiglu, ...), joined by '+' or ','
+//                        ("unsupported=rope,get_rows"); "none" clears the list
+//   threads=N            CPU threads that compute each graph on the stream's worker
+//   bandwidth_gbps=X     link bandwidth in GB/s (10^9 bytes per second) used to model copies
+//   latency_us=Y         fixed cost of each copy in microseconds
+//   fault_node=N|NAME    perturb the output of the computed node with index N in the graph given to
+//                        graph_compute, or of the nodes named NAME; "none" turns it off
+#pragma once
+
+#include <bitset>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/op.hpp"
+#include "core/status.hpp"
+#include "core/tensor.hpp"
+#include "sim/sim_link.hpp"
+
+namespace xb::sim {
+
+// A set of ops (and unary/glu sub-ops) that the device refuses.
+struct OpFilter {
+    std::bitset<kOpCount> ops;
+    std::bitset<kUnaryOpCount> unary;
+    std::bitset<kGluOpCount> glu;
+
+    bool blocks(const Tensor& node) const;
+    bool empty() const { return ops.none() && unary.none() && glu.none(); }
+    // "rope+get_rows", or "none".
+    std::string to_string() const;
+};
+
+// The node whose output a fault perturbs.
+struct FaultTarget {
+    enum class Kind { None, Index, Name };
+    Kind kind = Kind::None;
+    int index = -1;
+    std::string name;
+
+    bool matches(int node_index, const Tensor& node) const;
+    // "3", "ffn_out" or "none".
+    std::string to_string() const;
+};
+
+struct SimSettings {
+    size_t memory = size_t{4} << 30;
+    OpFilter unsupported;
+    int threads = 1;  // modest: tests create many streams; OpenMP is not TSan-instrumented beyond one
+    LinkModel link;
+    FaultTarget fault;
+};
+
+// The keys one parameter string gave, parsed and checked; the rest stay unset.
+struct SimSettingsUpdate {
+    std::optional<size_t> memory;
+    std::optional<OpFilter> unsupported;
+    std::optional<int> threads;
+    std::optional<double> bandwidth_gbps;
+    std::optional<double> latency_us;
+    std::optional<FaultTarget> fault;
+
+    void apply_to(SimSettings& settings) const;
+};
+
+// Parses "key=value,..." (see the top of this file). Unknown keys and bad values are
+// InvalidArgument naming `device`, the key, and the known keys or the expected form.
+Result<SimSettingsUpdate> parse_sim_params(std::string_view params, std::string_view device);
+
+// Every setting as "memory=4G,unsupported=none,threads=1,..." (parseable again).
+std::string format_sim_settings(const SimSettings& settings);
+
+// "4G", "1536K", "1000" -- the largest exact power-of-1024 unit.
+std::string format_size(size_t bytes);
+
+}  // namespace xb::sim
