@@ -65,6 +65,17 @@ void Graph::add_node(Tensor* t) {
     if (visited_.insert(t).second) nodes_.push_back(t);
 }
 
+void Graph::add_leaf(Tensor* t) {
+    XB_CHECK(t != nullptr);
+    if (visited_.insert(t).second) leafs_.push_back(t);
+}
+
+void Graph::clear() {
+    nodes_.clear();
+    leafs_.clear();
+    visited_.clear();
+}
+
 std::string Graph::to_string() const {
     std::ostringstream os;
     auto flags = [](const Tensor& t) {

@@ -43,6 +43,10 @@ public:
     Graph view(int i0, int i1) const;
     // Appends a node whose sources are already in the graph (for graph rewriting).
     void add_node(Tensor* t);
+    // Appends a leaf (for graph rewriting).
+    void add_leaf(Tensor* t);
+    // Empties the graph, keeping its storage.
+    void clear();
 
     // One line per node and leaf: index, op, shape, type, flags, name (ggml_graph_print).
     std::string to_string() const;
