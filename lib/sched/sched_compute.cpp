@@ -105,9 +105,11 @@ Status Scheduler::compute_split(const Split& split) {
 
 Status Scheduler::compute_splits() {
     copy_bytes_.assign(static_cast<size_t>(n_backends() * n_backends()), 0);
+    if (options_.profile) report();  // the per-split timings are written into the report
     for (size_t i = 0; i < splits_.size(); ++i) {
         const Split& split = splits_[i];
-        SplitReport& rep = report_.splits[i];
+        SplitReport dummy;
+        SplitReport& rep = options_.profile ? report_.splits[i] : dummy;
         auto t0 = std::chrono::steady_clock::now();
         XB_RETURN_IF_ERROR(copy_split_inputs(split, rep));
         if (options_.profile) {

@@ -76,6 +76,16 @@ void SchedReport::print(std::FILE* out, int level) const {
     }
 }
 
+const SchedReport& Scheduler::report() {
+    if (report_stale_ && current_graph_ != nullptr) {
+        const auto copy_bytes = std::move(report_.copy_bytes);
+        build_report(*current_graph_);
+        report_.copy_bytes = copy_bytes;
+        report_stale_ = false;
+    }
+    return report_;
+}
+
 void Scheduler::build_report(const Graph& graph) {
     report_ = SchedReport{};
     for (const Backend* b : backends_) report_.backends.emplace_back(b->name());

@@ -178,8 +178,8 @@ Status Scheduler::split_graph(Graph& graph) {
     XB_RETURN_IF_ERROR(assign_backends(graph));
     cut_splits(graph);
     build_alloc_graph(graph);
-    build_report(graph);
-    if (options_.debug > 0) report_.print(stderr, options_.debug);
+    report_stale_ = true;
+    if (options_.debug > 0) report().print(stderr, options_.debug);
     return Status::ok();
 }
 

@@ -78,7 +78,8 @@ public:
     Backend* tensor_backend(const Tensor& t) const;
 
     // Splits, inputs, copies and reasons of the last split_graph (and timings in profile mode).
-    const SchedReport& report() const { return report_; }
+    // Built on first request after each split, so that scheduling itself stays cheap.
+    const SchedReport& report();
 
 private:
     struct Split {
@@ -163,6 +164,7 @@ private:
     int cur_copy_ = 0;
     SchedEvalCallback eval_callback_;
     SchedReport report_;
+    bool report_stale_ = true;
 };
 
 }  // namespace xb
