@@ -4,6 +4,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "alloc/allocation_checker.hpp"
 #include "backend/tensor_io.hpp"
 
 namespace xb {
@@ -333,6 +334,11 @@ Status GraphAllocator::alloc_graph(const Graph& graph) {
         }
         XB_RETURN_IF_ERROR(place(node, plan.dst));
     }
+#ifndef NDEBUG
+    // Debug builds prove every placement safe (tests do it in all builds).
+    const Status check = check_graph_allocation(graph);
+    XB_CHECK_MSG(check.is_ok(), check.message().c_str());
+#endif
     return Status::ok();
 }
 

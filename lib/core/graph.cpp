@@ -23,15 +23,14 @@ Status Graph::visit(Tensor* root) {
         Tensor* t;
         int next_src;
     };
-    if (visited_.count(root)) return Status::ok();
+    if (!visited_.insert(root, 0).second) return Status::ok();
     std::vector<Frame> stack{{root, 0}};
-    visited_.insert(root);
     while (!stack.empty()) {
         Frame& f = stack.back();
         if (f.t->ctx != nullptr && !f.t->ctx->ok()) return f.t->ctx->status();
         if (f.next_src < kMaxSrc) {
             Tensor* s = f.t->src[f.next_src++];
-            if (s != nullptr && visited_.insert(s).second) stack.push_back({s, 0});
+            if (s != nullptr && visited_.insert(s, 0).second) stack.push_back({s, 0});
             continue;
         }
         Tensor* t = f.t;
@@ -56,13 +55,24 @@ Graph Graph::view(int i0, int i1) const {
     XB_CHECK(0 <= i0 && i0 <= i1 && i1 <= n_nodes());
     Graph g;
     g.nodes_.assign(nodes_.begin() + i0, nodes_.begin() + i1);
-    g.visited_.insert(g.nodes_.begin(), g.nodes_.end());
+    for (const Tensor* t : g.nodes_) g.visited_.insert(t, 0);
     return g;
 }
 
 void Graph::add_node(Tensor* t) {
     XB_CHECK(t != nullptr);
-    if (visited_.insert(t).second) nodes_.push_back(t);
+    if (visited_.insert(t, 0).second) nodes_.push_back(t);
+}
+
+void Graph::add_leaf(Tensor* t) {
+    XB_CHECK(t != nullptr);
+    if (visited_.insert(t, 0).second) leafs_.push_back(t);
+}
+
+void Graph::clear() {
+    nodes_.clear();
+    leafs_.clear();
+    visited_.clear();
 }
 
 std::string Graph::to_string() const {

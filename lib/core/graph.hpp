@@ -9,9 +9,9 @@
 #include <initializer_list>
 #include <span>
 #include <string>
-#include <unordered_set>
 #include <vector>
 
+#include "core/pointer_map.hpp"
 #include "core/status.hpp"
 #include "core/tensor.hpp"
 
@@ -37,12 +37,16 @@ public:
     int n_leafs() const { return static_cast<int>(leafs_.size()); }
     // Node i; negative i counts from the end (-1 is the last node).
     Tensor* node(int i) const;
-    bool contains(const Tensor* t) const { return visited_.count(t) != 0; }
+    bool contains(const Tensor* t) const { return visited_.find(t) != PointerMap::kMissing; }
 
     // The nodes [i0, i1) without leafs, as ggml_graph_view; used to compute part of a graph.
     Graph view(int i0, int i1) const;
     // Appends a node whose sources are already in the graph (for graph rewriting).
     void add_node(Tensor* t);
+    // Appends a leaf (for graph rewriting).
+    void add_leaf(Tensor* t);
+    // Empties the graph, keeping its storage.
+    void clear();
 
     // One line per node and leaf: index, op, shape, type, flags, name (ggml_graph_print).
     std::string to_string() const;
@@ -53,7 +57,7 @@ private:
 
     std::vector<Tensor*> nodes_;
     std::vector<Tensor*> leafs_;
-    std::unordered_set<const Tensor*> visited_;
+    PointerMap visited_;  // every tensor in nodes_ or leafs_
 };
 
 }  // namespace xb

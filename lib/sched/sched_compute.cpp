@@ -1,0 +1,142 @@
+// The scheduler's execution: allocation of the split graph, input copies, split computes with
+// events for pipeline parallelism, the eval callback, and profiling.
+#include <chrono>
+#include <string>
+
+#include "backend/tensor_io.hpp"
+#include "sched/scheduler.hpp"
+
+namespace xb {
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+Event* Scheduler::event(int backend, int copy) const {
+    if (events_.empty()) return nullptr;
+    return events_[static_cast<size_t>(backend)][static_cast<size_t>(copy)].get();
+}
+
+// Allocates the split graph, planning again when node assignments moved between buffer types or
+// the graph no longer fits the plan.
+Status Scheduler::alloc_splits() {
+    bool moved = prev_node_ids_.size() != alloc_node_ids_.size() || prev_leaf_ids_.size() != alloc_leaf_ids_.size();
+    auto changed = [&](const std::vector<int>& now, const std::vector<int>& before) {
+        for (size_t i = 0; i < now.size() && !moved; ++i) {
+            if (now[i] != before[i] && bufts_[static_cast<size_t>(now[i])] != bufts_[static_cast<size_t>(before[i])]) {
+                moved = true;
+            }
+        }
+    };
+    changed(alloc_node_ids_, prev_node_ids_);
+    changed(alloc_leaf_ids_, prev_leaf_ids_);
+    if (moved || !galloc_->alloc_graph(alloc_graph_).is_ok()) {
+        // Re-planning may move split inputs: nothing queued may still be reading them.
+        synchronize();
+        XB_RETURN_IF_ERROR(galloc_->reserve(alloc_graph_, alloc_node_ids_, alloc_leaf_ids_));
+        XB_RETURN_IF_ERROR(galloc_->alloc_graph(alloc_graph_));
+    }
+    prev_node_ids_ = alloc_node_ids_;
+    prev_leaf_ids_ = alloc_leaf_ids_;
+    return Status::ok();
+}
+
+Status Scheduler::copy_split_inputs(const Split& split, SplitReport& report) {
+    Backend& dst_backend = *backends_[static_cast<size_t>(split.backend)];
+    Event* ev = event(split.backend, cur_copy_);
+    for (Tensor* input : split.inputs) {
+        const int src_b = backend_of(input);
+        Backend& src_backend = *backends_[static_cast<size_t>(src_b)];
+        Tensor& copy = *copy_of(id_of(input), split.backend, cur_copy_);
+        if (input->is_input()) {
+            // User inputs are copied right away, so the user may overwrite them once compute returns.
+            if (ev != nullptr) {
+                XB_RETURN_IF_ERROR(ev->synchronize());
+            } else {
+                dst_backend.synchronize();
+            }
+            XB_RETURN_IF_ERROR(tensor_copy(*input, copy));
+        } else {
+            // The split's backend must be done with this copy slot before it is overwritten.
+            if (ev != nullptr) {
+                XB_RETURN_IF_ERROR(ev->wait(dst_backend));
+            } else {
+                dst_backend.synchronize();
+            }
+            if (!dst_backend.cpy_tensor_async(src_backend, *input, copy)) {
+                src_backend.synchronize();
+                if (ev != nullptr) {
+                    XB_RETURN_IF_ERROR(ev->synchronize());
+                } else {
+                    dst_backend.synchronize();
+                }
+                XB_RETURN_IF_ERROR(tensor_copy(*input, copy));
+            }
+        }
+        copy_bytes_[static_cast<size_t>(src_b * n_backends() + split.backend)] += input->nbytes();
+    }
+    (void)report;
+    return Status::ok();
+}
+
+// Computes one split; with an eval callback, in runs of nodes up to each node the user asks for.
+Status Scheduler::compute_split(const Split& split) {
+    Backend& backend = *backends_[static_cast<size_t>(split.backend)];
+    if (!eval_callback_) return backend.graph_compute_async(split.graph);
+    const int n = split.graph.n_nodes();
+    for (int j0 = 0; j0 < n; ++j0) {
+        int j1 = j0;
+        bool want = eval_callback_(*split.graph.node(j1), true);
+        while (!want && j1 < n - 1) want = eval_callback_(*split.graph.node(++j1), true);
+        XB_RETURN_IF_ERROR(backend.graph_compute_async(split.graph.view(j0, j1 + 1)));
+        backend.synchronize();
+        if (want && !eval_callback_(*split.graph.node(j1), false)) {
+            return Status(StatusCode::Aborted, "scheduler: the eval callback stopped the computation at '" +
+                                                   split.graph.node(j1)->display_name() + "'");
+        }
+        j0 = j1;
+    }
+    return Status::ok();
+}
+
+Status Scheduler::compute_splits() {
+    copy_bytes_.assign(static_cast<size_t>(n_backends() * n_backends()), 0);
+    if (options_.profile) report();  // the per-split timings are written into the report
+    for (size_t i = 0; i < splits_.size(); ++i) {
+        const Split& split = splits_[i];
+        SplitReport dummy;
+        SplitReport& rep = options_.profile ? report_.splits[i] : dummy;
+        auto t0 = std::chrono::steady_clock::now();
+        XB_RETURN_IF_ERROR(copy_split_inputs(split, rep));
+        if (options_.profile) {
+            synchronize();
+            rep.copy_seconds = seconds_since(t0);
+            t0 = std::chrono::steady_clock::now();
+        }
+        XB_RETURN_IF_ERROR(compute_split(split));
+        if (options_.profile) {
+            synchronize();
+            rep.compute_seconds = seconds_since(t0);
+        }
+        if (!split.inputs.empty()) {
+            if (Event* ev = event(split.backend, cur_copy_); ev != nullptr) {
+                XB_RETURN_IF_ERROR(ev->record(*backends_[static_cast<size_t>(split.backend)]));
+            }
+        }
+    }
+    report_.copy_bytes.clear();
+    for (int s = 0; s < n_backends(); ++s) {
+        for (int d = 0; d < n_backends(); ++d) {
+            const size_t bytes = copy_bytes_[static_cast<size_t>(s * n_backends() + d)];
+            if (bytes > 0) report_.copy_bytes[{backends_[static_cast<size_t>(s)]->name(), backends_[static_cast<size_t>(d)]->name()}] += bytes;
+        }
+    }
+    cur_copy_ = (cur_copy_ + 1) % options_.n_copies;
+    return Status::ok();
+}
+
+}  // namespace xb

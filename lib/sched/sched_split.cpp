@@ -1,0 +1,186 @@
+// The scheduler's pass 5: cut the graph into splits, give split inputs copies on the split's
+// backend, and build the graph the allocator places (see scheduler.hpp).
+#include <string>
+
+#include "backend/tensor_io.hpp"
+#include "sched/scheduler.hpp"
+
+namespace xb {
+
+int Scheduler::id_of(const Tensor* t) {
+    auto [id, inserted] = ids_.insert(t, static_cast<int32_t>(tensors_.size()));
+    if (inserted) {
+        tensors_.push_back(t);
+        const int32_t user = user_assignments_.find(t);
+        backend_of_.push_back(user);  // -1 (kMissing) when the user did not assign it
+        reason_of_.push_back(user == PointerMap::kMissing ? AssignReason::None : AssignReason::User);
+        copies_.resize(tensors_.size() * static_cast<size_t>(n_backends() * options_.n_copies), nullptr);
+    }
+    return id;
+}
+
+void Scheduler::assign(const Tensor* t, int backend, AssignReason why) {
+    const int id = id_of(t);
+    backend_of_[static_cast<size_t>(id)] = backend;
+    reason_of_[static_cast<size_t>(id)] = why;
+}
+
+Tensor*& Scheduler::copy_of(int id, int backend, int copy) {
+    const size_t per_tensor = static_cast<size_t>(n_backends() * options_.n_copies);
+    return copies_[static_cast<size_t>(id) * per_tensor + static_cast<size_t>(backend * options_.n_copies + copy)];
+}
+
+Tensor* Scheduler::make_copy(const Tensor& src, int backend, int copy) {
+    Tensor* t = copy_ctx_->dup_tensor_layout(src);
+    t->name = std::string(backends_[static_cast<size_t>(backend)]->name()) + "#" + src.display_name() + "#" +
+              std::to_string(copy);
+    if (options_.n_copies > 1) {
+        // Each copy must keep its bytes until its turn comes round again.
+        t->set_input();
+        t->set_output();
+    }
+    return t;
+}
+
+void Scheduler::restore_sources() {
+    for (auto it = rewrites_.rbegin(); it != rewrites_.rend(); ++it) it->node->src[it->slot] = it->original;
+    rewrites_.clear();
+}
+
+// A new split starts where the backend changes, or where a weight of another, incompatible
+// backend would have to be copied into a split that already has inputs (starting over lets the
+// memory of earlier copies be reused).
+bool Scheduler::needs_new_split(const Tensor& node, const Split& split, int cur_backend) {
+    if (backend_of(&node) != cur_backend) return true;
+    if (split.inputs.empty()) return false;
+    for (const Tensor* src : node.src) {
+        if (src == nullptr || src->buffer == nullptr || src->buffer->usage() != BufferUsage::Weights) continue;
+        if (backend_of(src) != cur_backend && !buffer_supported(*src, cur_backend)) return true;
+    }
+    return false;
+}
+
+// User inputs rotate over n_copies copies on their own backend (pipeline parallelism).
+void Scheduler::add_graph_input_copies(Tensor& input, int backend) {
+    const int id = id_of(&input);
+    if (copy_of(id, backend, 0) != nullptr) return;
+    for (int c = 0; c < options_.n_copies; ++c) {
+        Tensor* t = c == cur_copy_ ? &input : make_copy(input, backend, c);
+        if (t == &input) {
+            input.set_input();
+            input.set_output();
+        }
+        copy_of(id, backend, c) = t;
+    }
+    graph_inputs_.push_back(&input);
+}
+
+// Source `slot` of node lives where the split's backend cannot read it: copy it into the split
+// (once per split) and point the node at the copy.
+void Scheduler::add_split_input(Tensor& node, int slot, Split& split) {
+    Tensor* src = node.src[slot];
+    const int id = id_of(src);
+    if (copy_of(id, split.backend, 0) == nullptr) {
+        for (int c = 0; c < options_.n_copies; ++c) copy_of(id, split.backend, c) = make_copy(*src, split.backend, c);
+        split.inputs.push_back(src);
+    }
+    rewrites_.push_back({&node, slot, src});
+    node.src[slot] = copy_of(id, split.backend, cur_copy_);
+}
+
+void Scheduler::cut_splits(const Graph& graph) {
+    splits_.clear();
+    const int n = graph.n_nodes();
+    int i = 0;
+    while (i < n && op_is_view(graph.node(i)->op)) ++i;
+    if (i == n) {
+        splits_.push_back(Split{n_backends() - 1, 0, n, {}, {}});
+        return;
+    }
+    splits_.push_back(Split{backend_of(graph.node(i)), 0, 0, {}, {}});
+    for (; i < n; ++i) {
+        Tensor& node = *graph.node(i);
+        if (op_is_view(node.op)) continue;
+        if (needs_new_split(node, splits_.back(), splits_.back().backend)) {
+            splits_.back().end = i;
+            splits_.push_back(Split{backend_of(&node), i, 0, {}, {}});
+        }
+        Split& split = splits_.back();
+        for (int j = 0; j < kMaxSrc; ++j) {
+            Tensor* src = node.src[j];
+            if (src == nullptr) continue;
+            const int src_backend = backend_of(src);
+            if (src->is_input() && options_.n_copies > 1) add_graph_input_copies(*src, src_backend);
+            if (src_backend != split.backend && !buffer_supported(*src, split.backend)) add_split_input(node, j, split);
+        }
+    }
+    splits_.back().end = n;
+    for (Split& s : splits_) s.graph = graph.view(s.begin, s.end);
+}
+
+// The allocator's graph: before each split, a dependency on each input (so that the source lives
+// until the copy) and the input's copy (so that it is allocated at the split's start); then the
+// split's nodes. With n_copies > 1 every rotating copy is a leaf, so each gets its own memory.
+void Scheduler::build_alloc_graph(const Graph& graph) {
+    alloc_graph_.clear();
+    alloc_node_ids_.clear();
+    alloc_leaf_ids_.clear();
+    for (const Split& split : splits_) {
+        for (Tensor* input : split.inputs) {
+            const int id = id_of(input);
+            Tensor* dep = copy_ctx_->new_view(*input, input->ne, input->nb, 0);
+            dep->src[0] = input;
+            dep->name = "dep#" + input->display_name();
+            alloc_graph_.add_node(dep);
+            alloc_node_ids_.push_back(backend_of_[static_cast<size_t>(id)]);
+            alloc_graph_.add_node(copy_of(id, split.backend, cur_copy_));
+            alloc_node_ids_.push_back(split.backend);
+        }
+        for (int i = split.begin; i < split.end; ++i) {
+            alloc_graph_.add_node(graph.node(i));
+            alloc_node_ids_.push_back(backend_of(graph.node(i)));
+        }
+    }
+    auto add_leaf = [&](Tensor* t, int backend) {
+        const size_t before = static_cast<size_t>(alloc_graph_.n_leafs());
+        alloc_graph_.add_leaf(t);
+        if (static_cast<size_t>(alloc_graph_.n_leafs()) > before) alloc_leaf_ids_.push_back(backend);
+    };
+    if (options_.n_copies > 1) {
+        for (Tensor* input : graph_inputs_) {
+            const int id = id_of(input);
+            const int b = backend_of_[static_cast<size_t>(id)];
+            for (int c = 0; c < options_.n_copies; ++c) add_leaf(copy_of(id, b, c), b);
+        }
+        for (const Split& split : splits_) {
+            for (Tensor* input : split.inputs) {
+                for (int c = 0; c < options_.n_copies; ++c) add_leaf(copy_of(id_of(input), split.backend, c), split.backend);
+            }
+        }
+    }
+    for (Tensor* leaf : graph.leafs()) {
+        const int b = backend_of(leaf);
+        add_leaf(leaf, b == -1 ? n_backends() - 1 : b);
+    }
+}
+
+Status Scheduler::split_graph(Graph& graph) {
+    restore_sources();
+    ids_.clear();
+    tensors_.clear();
+    backend_of_.clear();
+    reason_of_.clear();
+    copies_.clear();
+    graph_inputs_.clear();
+    copy_ctx_ = std::make_unique<Context>();
+    current_graph_ = &graph;
+
+    XB_RETURN_IF_ERROR(assign_backends(graph));
+    cut_splits(graph);
+    build_alloc_graph(graph);
+    report_stale_ = true;
+    if (options_.debug > 0) report().print(stderr, options_.debug);
+    return Status::ok();
+}
+
+}  // namespace xb

@@ -1,0 +1,130 @@
+#include "sched/scheduler.hpp"
+
+#include <cstdlib>
+#include <string>
+
+namespace xb {
+
+SchedulerOptions SchedulerOptions::from_env() {
+    SchedulerOptions o;
+    if (const char* v = std::getenv("XB_SCHED_DEBUG")) o.debug = std::atoi(v);
+    return o;
+}
+
+Result<std::unique_ptr<Scheduler>> Scheduler::create(std::vector<Backend*> backends, std::vector<BufferType*> bufts,
+                                                     SchedulerOptions options) {
+    if (backends.empty()) return Status(StatusCode::InvalidArgument, "scheduler: no backends given");
+    for (Backend* b : backends) {
+        if (b == nullptr) return Status(StatusCode::InvalidArgument, "scheduler: a backend is null");
+    }
+    if (backends.back()->device().type() != DeviceType::CPU) {
+        return Status(StatusCode::InvalidArgument, std::string("scheduler: the last backend must be the CPU (got ") +
+                                                       backends.back()->name() + ")");
+    }
+    if (!bufts.empty() && bufts.size() != backends.size()) {
+        return Status(StatusCode::InvalidArgument, "scheduler: give one buffer type per backend, or none");
+    }
+    bufts.resize(backends.size(), nullptr);
+    for (size_t i = 0; i < backends.size(); ++i) {
+        if (bufts[i] == nullptr) bufts[i] = &backends[i]->default_buffer_type();
+        if (!backends[i]->supports_buft(*bufts[i])) {
+            return Status(StatusCode::InvalidArgument, std::string("scheduler: backend ") + backends[i]->name() +
+                                                           " cannot use buffer type " + bufts[i]->name());
+        }
+    }
+    if (options.n_copies < 1) return Status(StatusCode::InvalidArgument, "scheduler: n_copies must be at least 1");
+    std::unique_ptr<Scheduler> s(new Scheduler(std::move(backends), std::move(bufts), options));
+    return s;
+}
+
+Scheduler::Scheduler(std::vector<Backend*> backends, std::vector<BufferType*> bufts, SchedulerOptions options)
+    : backends_(std::move(backends)), bufts_(std::move(bufts)), options_(options),
+      galloc_(std::make_unique<GraphAllocator>(bufts_)) {
+    if (options_.n_copies > 1) {
+        events_.resize(backends_.size());
+        for (size_t b = 0; b < backends_.size(); ++b) {
+            for (int c = 0; c < options_.n_copies; ++c) {
+                auto ev = backends_[b]->device().event_new();
+                events_[b].push_back(ev.is_ok() ? std::move(ev).value() : nullptr);  // null: synchronize instead
+            }
+        }
+    }
+}
+
+Scheduler::~Scheduler() {
+    synchronize();
+    restore_sources();
+}
+
+int Scheduler::backend_index(const Backend& b) const {
+    for (size_t i = 0; i < backends_.size(); ++i) {
+        if (backends_[i] == &b) return static_cast<int>(i);
+    }
+    return -1;
+}
+
+size_t Scheduler::buffer_size(const Backend& backend) const {
+    const int i = backend_index(backend);
+    return i < 0 ? 0 : galloc_->buffer_size(i);
+}
+
+Status Scheduler::set_tensor_backend(const Tensor& node, Backend& backend) {
+    const int i = backend_index(backend);
+    if (i < 0) {
+        return Status(StatusCode::InvalidArgument, std::string("scheduler: backend ") + backend.name() +
+                                                       " is not one of the scheduler's backends");
+    }
+    user_assignments_.set(&node, i);
+    if (ids_.find(&node) != PointerMap::kMissing) assign(&node, i, AssignReason::User);
+    is_alloc_ = false;
+    return Status::ok();
+}
+
+Backend* Scheduler::tensor_backend(const Tensor& t) const {
+    int32_t b = PointerMap::kMissing;
+    const int32_t id = ids_.find(&t);
+    if (id != PointerMap::kMissing) b = backend_of_[static_cast<size_t>(id)];
+    if (b == PointerMap::kMissing) b = user_assignments_.find(&t);
+    return b == PointerMap::kMissing ? nullptr : backends_[static_cast<size_t>(b)];
+}
+
+void Scheduler::reset() {
+    restore_sources();
+    user_assignments_.clear();
+    is_alloc_ = false;
+}
+
+void Scheduler::synchronize() {
+    for (Backend* b : backends_) b->synchronize();
+}
+
+Status Scheduler::reserve(Graph& graph) {
+    XB_RETURN_IF_ERROR(split_graph(graph));
+    XB_RETURN_IF_ERROR(galloc_->reserve(alloc_graph_, alloc_node_ids_, alloc_leaf_ids_));
+    prev_node_ids_ = alloc_node_ids_;
+    prev_leaf_ids_ = alloc_leaf_ids_;
+    reset();
+    synchronize();
+    return Status::ok();
+}
+
+Status Scheduler::alloc_graph(Graph& graph) {
+    is_alloc_ = false;
+    XB_RETURN_IF_ERROR(split_graph(graph));
+    XB_RETURN_IF_ERROR(alloc_splits());
+    is_alloc_ = true;
+    return Status::ok();
+}
+
+Status Scheduler::graph_compute_async(Graph& graph) {
+    if (!is_alloc_ || current_graph_ != &graph) XB_RETURN_IF_ERROR(alloc_graph(graph));
+    return compute_splits();
+}
+
+Status Scheduler::graph_compute(Graph& graph) {
+    Status s = graph_compute_async(graph);
+    synchronize();
+    return s;
+}
+
+}  // namespace xb

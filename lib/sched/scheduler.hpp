@@ -1,0 +1,170 @@
+// Scheduler: runs one graph across several backends (ggml_backend_sched).
+//
+// Backends are given in priority order, the CPU last. Each node is assigned a backend in five
+// passes (pre-allocated tensors and weights; expansion of GPU assignments down and up, then of
+// all; upgrade to higher-priority backends sharing a buffer type; sources from their consumers),
+// the graph is cut into splits at every backend change, and every split input that lives where
+// the split's backend cannot read it gets a copy there, made once per split. Intermediate tensors
+// are placed by a GraphAllocator with one compute buffer per backend. With n_copies > 1, graph
+// inputs and split inputs rotate over n_copies buffers and backends synchronise with events, so
+// consecutive computes overlap across backends (pipeline parallelism).
+//
+// The scheduler rewrites the sources of split nodes to point at the copies while a graph is
+// allocated; reset() restores them, so the same graph can be scheduled again.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "alloc/graph_allocator.hpp"
+#include "backend/backend.hpp"
+#include "core/context.hpp"
+#include "core/graph.hpp"
+#include "core/pointer_map.hpp"
+#include "core/status.hpp"
+#include "sched/sched_report.hpp"
+
+namespace xb {
+
+struct SchedulerOptions {
+    int n_copies = 1;         // > 1: pipeline parallelism with this many input copies
+    bool op_offload = true;   // let a higher-priority backend take ops whose weights are on the CPU
+    bool profile = false;     // time copies and computes per split (synchronises between them)
+    int debug = 0;            // 1: print splits after each split_graph, 2: also every node
+
+    // Defaults, with `debug` from the XB_SCHED_DEBUG environment variable.
+    static SchedulerOptions from_env();
+};
+
+// Called for each node the scheduler is about to compute (ask = true: "do you want to see this
+// node's result?") and, for the nodes answered yes, after it is computed (ask = false; return
+// false to stop the computation).
+using SchedEvalCallback = std::function<bool(Tensor& node, bool ask)>;
+
+class Scheduler {
+public:
+    // `bufts[i]` (optional, may be empty or contain nullptr) overrides backend i's buffer type.
+    static Result<std::unique_ptr<Scheduler>> create(std::vector<Backend*> backends, std::vector<BufferType*> bufts = {},
+                                                     SchedulerOptions options = {});
+    ~Scheduler();
+    Scheduler(const Scheduler&) = delete;
+    Scheduler& operator=(const Scheduler&) = delete;
+
+    // Splits `graph` and sizes the compute buffers for it (the largest graph to come).
+    Status reserve(Graph& graph);
+    // Splits and allocates `graph`; it can then be computed (inputs set first).
+    Status alloc_graph(Graph& graph);
+    // alloc_graph when needed, then compute; the _async form may return before backends finish.
+    Status graph_compute(Graph& graph);
+    Status graph_compute_async(Graph& graph);
+    void synchronize();
+    // Forgets assignments (user ones included) and restores the last graph's sources.
+    void reset();
+
+    void set_eval_callback(SchedEvalCallback callback) { eval_callback_ = std::move(callback); }
+
+    int n_backends() const { return static_cast<int>(backends_.size()); }
+    Backend& backend(int i) const { return *backends_.at(static_cast<size_t>(i)); }
+    int n_splits() const { return static_cast<int>(splits_.size()); }
+    int n_copies() const { return options_.n_copies; }
+    // Bytes of `backend`'s compute buffer (0 for a backend that is not part of the scheduler).
+    size_t buffer_size(const Backend& backend) const;
+
+    // Pins `node` to `backend` until reset(); InvalidArgument for a backend not in the scheduler.
+    Status set_tensor_backend(const Tensor& node, Backend& backend);
+    // The backend assigned to `t` by the last split (or by the user), nullptr when none.
+    Backend* tensor_backend(const Tensor& t) const;
+
+    // Splits, inputs, copies and reasons of the last split_graph (and timings in profile mode).
+    // Built on first request after each split, so that scheduling itself stays cheap.
+    const SchedReport& report();
+
+private:
+    struct Split {
+        int backend = -1;
+        int begin = 0;  // node range [begin, end) of the graph
+        int end = 0;
+        std::vector<Tensor*> inputs;  // tensors of other backends that this split's nodes read
+        Graph graph;                  // view of the nodes [begin, end)
+    };
+
+    Scheduler(std::vector<Backend*> backends, std::vector<BufferType*> bufts, SchedulerOptions options);
+
+    // --- per-tensor state (dense ids) ---
+    int id_of(const Tensor* t);
+    int& backend_of(const Tensor* t) { return backend_of_[static_cast<size_t>(id_of(t))]; }
+    void assign(const Tensor* t, int backend, AssignReason why);
+    Tensor*& copy_of(int id, int backend, int copy);
+
+    // --- assignment passes (sched_assign.cpp) ---
+    Status assign_backends(const Graph& graph);
+    Result<int> backend_from_current(const Tensor& t, AssignReason& why);
+    int backend_from_buffer(const Tensor& t, const Tensor& op) const;
+    bool buffer_supported(const Tensor& t, int backend);
+    void expand(const Graph& graph, bool gpu_only, bool down);
+    void upgrade_or_pick(const Graph& graph);
+    void assign_remaining_sources(const Graph& graph);
+
+    // --- splitting (sched_split.cpp) ---
+    Status split_graph(Graph& graph);
+    void cut_splits(const Graph& graph);
+    bool needs_new_split(const Tensor& node, const Split& split, int cur_backend);
+    void add_split_input(Tensor& node, int slot, Split& split);
+    void add_graph_input_copies(Tensor& input, int backend);
+    Tensor* make_copy(const Tensor& src, int backend, int copy);
+    void build_alloc_graph(const Graph& graph);
+    void restore_sources();
+
+    // --- execution (sched_compute.cpp) ---
+    Status alloc_splits();
+    Status compute_splits();
+    Status copy_split_inputs(const Split& split, SplitReport& report);
+    Status compute_split(const Split& split);
+    Event* event(int backend, int copy) const;
+
+    int backend_index(const Backend& b) const;
+    void build_report(const Graph& graph);
+
+    std::vector<Backend*> backends_;
+    std::vector<BufferType*> bufts_;
+    SchedulerOptions options_;
+    std::unique_ptr<GraphAllocator> galloc_;
+    std::vector<std::vector<std::unique_ptr<Event>>> events_;  // [backend][copy]; null where unsupported
+
+    // Per-tensor state of the current graph, by dense id.
+    PointerMap ids_;
+    std::vector<const Tensor*> tensors_;
+    std::vector<int> backend_of_;
+    std::vector<AssignReason> reason_of_;
+    std::vector<Tensor*> copies_;  // [id][backend][copy]
+    PointerMap user_assignments_;  // tensor -> backend index, until reset
+
+    std::unique_ptr<Context> copy_ctx_;  // the copies of split inputs
+    std::vector<Split> splits_;
+    std::vector<Tensor*> graph_inputs_;  // user inputs rotated over n_copies
+    struct SourceRewrite {
+        Tensor* node;
+        int slot;
+        Tensor* original;
+    };
+    std::vector<SourceRewrite> rewrites_;
+
+    // The graph handed to the allocator: split inputs' copies added, with backend ids.
+    Graph alloc_graph_;
+    std::vector<int> alloc_node_ids_;
+    std::vector<int> alloc_leaf_ids_;
+    std::vector<int> prev_node_ids_;
+    std::vector<int> prev_leaf_ids_;
+
+    std::vector<size_t> copy_bytes_;  // [src backend][dst backend], last compute
+    Graph* current_graph_ = nullptr;
+    bool is_alloc_ = false;
+    int cur_copy_ = 0;
+    SchedEvalCallback eval_callback_;
+    SchedReport report_;
+    bool report_stale_ = true;
+};
+
+}  // namespace xb

@@ -1,0 +1,374 @@
+// The scheduler on hand-built graphs whose right split is known by reasoning, and its results
+// against the CPU alone.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "alloc/context_alloc.hpp"
+#include "backend/registry.hpp"
+#include "backend/tensor_io.hpp"
+#include "core/ops.hpp"
+#include "sched/graph_copy.hpp"
+#include "sched/scheduler.hpp"
+
+namespace xb {
+namespace {
+
+std::unique_ptr<Backend> init(const char* name, std::string_view params = {}) {
+    auto b = Registry::global().init_by_name(name, params);
+    return b.is_ok() ? std::move(b).value() : nullptr;
+}
+
+bool has_device(const char* name) { return Registry::global().dev_by_name(name) != nullptr; }
+
+// Resets a device's settings when the test ends (devices are shared by the whole process).
+struct DeviceSettings {
+    DeviceSettings(const char* name, std::string_view params) : device(Registry::global().dev_by_name(name)) {
+        EXPECT_TRUE(device->configure(params).is_ok());
+    }
+    ~DeviceSettings() { (void)device->configure("unsupported=,fault_node="); }
+    Device* device;
+};
+
+std::vector<float> random_values(size_t n, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    std::vector<float> v(n);
+    for (float& x : v) x = dist(rng);
+    return v;
+}
+
+// Weights placed in a weights buffer of one device.
+struct Weights {
+    Context ctx;
+    std::vector<std::unique_ptr<Buffer>> buffers;
+    Tensor* make(std::initializer_list<int64_t> ne, const char* name) {
+        Tensor* t = ctx.new_tensor(DType::F32, ne);
+        t->name = name;
+        return t;
+    }
+    void place(std::vector<Tensor*> tensors, Backend& backend, uint32_t seed) {
+        auto buf = alloc_tensors(tensors, backend.default_buffer_type());
+        ASSERT_TRUE(buf.is_ok()) << buf.status().to_string();
+        (*buf)->set_usage(BufferUsage::Weights);
+        for (Tensor* t : tensors) ASSERT_TRUE(tensor_set_f32(*t, random_values(static_cast<size_t>(t->nelements()), seed++)).is_ok());
+        buffers.push_back(std::move(buf).value());
+    }
+};
+
+// x (input) * w (weight) then 11 more element-wise ops; op 6 is rms_norm.
+struct Chain {
+    Context ctx;
+    Tensor* x;
+    std::vector<Tensor*> ops;
+};
+
+std::unique_ptr<Chain> make_chain(Tensor* w) {
+    auto c = std::make_unique<Chain>();
+    c->x = c->ctx.new_tensor(DType::F32, {33, 5});
+    c->x->name = "x";
+    c->x->set_input();
+    Tensor* t = mul(c->ctx, c->x, w);
+    c->ops.push_back(t);
+    for (int i = 2; i <= 12; ++i) {
+        t = i == 6 ? rms_norm(c->ctx, t, 1e-5f) : (i % 2 ? scale(c->ctx, t, 0.9f, 0.1f) : tanh(c->ctx, t));
+        t->name = "op" + std::to_string(i);
+        c->ops.push_back(t);
+    }
+    t->set_output();
+    return c;
+}
+
+std::vector<float> compute_on_cpu_alone(uint32_t seed) {
+    auto cpu = init("CPU");
+    Weights w;
+    Tensor* wt = w.make({33, 5}, "w");
+    w.place({wt}, *cpu, seed);
+    auto chain = make_chain(wt);
+    auto g = Graph::build({chain->ops.back()}).value();
+    auto buf = alloc_ctx_tensors(chain->ctx, *cpu).value();
+    EXPECT_TRUE(tensor_set_f32(*chain->x, random_values(165, seed + 100)).is_ok());
+    EXPECT_TRUE(cpu->graph_compute(g).is_ok());
+    return tensor_get_f32(*chain->ops.back()).value();
+}
+
+TEST(Scheduler, UnsupportedOpInTheMiddleGivesThreeSplits) {
+    if (!has_device("SIM0")) GTEST_SKIP() << "no SIM0 device";
+    DeviceSettings sim_settings("SIM0", "unsupported=rms_norm");
+    auto sim = init("SIM0");
+    auto cpu = init("CPU");
+    Weights w;
+    Tensor* wt = w.make({33, 5}, "w");
+    w.place({wt}, *sim, 7);
+    auto chain = make_chain(wt);
+    auto g = Graph::build({chain->ops.back()}).value();
+    auto sched = Scheduler::create({sim.get(), cpu.get()}).value();
+    ASSERT_TRUE(sched->alloc_graph(g).is_ok());
+    ASSERT_EQ(sched->n_splits(), 3);
+    const SchedReport& r = sched->report();
+    EXPECT_EQ(r.splits[0].backend, "SIM0");
+    EXPECT_EQ(r.splits[1].backend, "CPU");
+    EXPECT_EQ(r.splits[2].backend, "SIM0");
+    EXPECT_EQ(r.splits[0].node_end - r.splits[0].node_begin, 5);
+    EXPECT_EQ(r.splits[1].node_end - r.splits[1].node_begin, 1);
+    // Exactly: x into SIM0, op5 into the CPU, op6 back into SIM0.
+    ASSERT_EQ(r.splits[0].inputs.size(), 1u);
+    EXPECT_EQ(r.splits[0].inputs[0].name, "x");
+    ASSERT_EQ(r.splits[1].inputs.size(), 1u);
+    EXPECT_EQ(r.splits[1].inputs[0].name, "op5");
+    ASSERT_EQ(r.splits[2].inputs.size(), 1u);
+    EXPECT_EQ(r.splits[2].inputs[0].name, "op6");
+    EXPECT_EQ(sched->tensor_backend(*chain->ops[0]), sim.get());
+    EXPECT_EQ(r.nodes[0].reason, AssignReason::Weight);
+    EXPECT_EQ(sched->tensor_backend(*chain->ops[5]), cpu.get());
+
+    ASSERT_TRUE(tensor_set_f32(*chain->x, random_values(165, 107)).is_ok());
+    ASSERT_TRUE(sched->graph_compute(g).is_ok());
+    // The sim computes with the CPU kernels: results are bit-identical to the CPU alone.
+    EXPECT_EQ(tensor_get_f32(*chain->ops.back()).value(), compute_on_cpu_alone(7));
+    EXPECT_EQ(r.copy_bytes.at({"CPU", "SIM0"}), chain->x->nbytes() + chain->ops[5]->nbytes());
+    EXPECT_EQ(r.copy_bytes.at({"SIM0", "CPU"}), chain->ops[4]->nbytes());
+}
+
+TEST(Scheduler, UserAssignmentIsKept) {
+    if (!has_device("SIM0")) GTEST_SKIP() << "no SIM0 device";
+    auto sim = init("SIM0");
+    auto cpu = init("CPU");
+    Weights w;
+    Tensor* wt = w.make({33, 5}, "w");
+    w.place({wt}, *sim, 7);
+    auto chain = make_chain(wt);
+    auto g = Graph::build({chain->ops.back()}).value();
+    auto sched = Scheduler::create({sim.get(), cpu.get()}).value();
+    ASSERT_TRUE(sched->set_tensor_backend(*chain->ops[2], *cpu).is_ok());
+    ASSERT_TRUE(sched->alloc_graph(g).is_ok());
+    EXPECT_EQ(sched->tensor_backend(*chain->ops[2]), cpu.get());
+    EXPECT_EQ(sched->report().nodes[2].reason, AssignReason::User);
+    EXPECT_EQ(sched->n_splits(), 3);  // SIM0, CPU (op3), SIM0
+    ASSERT_TRUE(tensor_set_f32(*chain->x, random_values(165, 107)).is_ok());
+    ASSERT_TRUE(sched->graph_compute(g).is_ok());
+    EXPECT_EQ(tensor_get_f32(*chain->ops.back()).value(), compute_on_cpu_alone(7));
+    // reset forgets it and restores the graph's sources.
+    sched->reset();
+    for (size_t i = 1; i < chain->ops.size(); ++i) EXPECT_EQ(chain->ops[i]->src[0], chain->ops[i - 1]);
+    ASSERT_TRUE(sched->alloc_graph(g).is_ok());
+    EXPECT_EQ(sched->n_splits(), 1);
+}
+
+TEST(Scheduler, BadConfigurationsAreErrors) {
+    auto cpu = init("CPU");
+    EXPECT_FALSE(Scheduler::create({}).is_ok());
+    if (has_device("SIM0")) {
+        auto sim = init("SIM0");
+        auto s = Scheduler::create({cpu.get(), sim.get()});
+        ASSERT_FALSE(s.is_ok());
+        EXPECT_NE(s.status().message().find("last backend must be the CPU"), std::string::npos);
+    }
+    auto sched = Scheduler::create({cpu.get()}).value();
+    auto other = init("CPU");
+    Context ctx;
+    Tensor* t = ctx.new_tensor(DType::F32, {4});
+    EXPECT_EQ(sched->set_tensor_backend(*t, *other).code(), StatusCode::InvalidArgument);
+}
+
+TEST(Scheduler, BlasAndCpuSplitWithoutCopies) {
+    if (!has_device("BLAS")) GTEST_SKIP() << "no BLAS device";
+    auto blas = init("BLAS");
+    auto cpu = init("CPU");
+    Weights w;
+    Tensor* w1 = w.make({16, 24}, "w1");
+    Tensor* b1 = w.make({24}, "b1");
+    Tensor* w2 = w.make({24, 16}, "w2");
+    w.place({w1, b1, w2}, *cpu, 3);
+    Context ctx;
+    Tensor* x = ctx.new_tensor(DType::F32, {16, 8});
+    x->set_input();
+    Tensor* y = mul_mat(ctx, w2, silu(ctx, add(ctx, mul_mat(ctx, w1, x), b1)));
+    y->set_output();
+    auto g = Graph::build({y}).value();
+    auto sched = Scheduler::create({blas.get(), cpu.get()}).value();
+    ASSERT_TRUE(sched->alloc_graph(g).is_ok());
+    EXPECT_EQ(sched->n_splits(), 3);  // BLAS (mul_mat), CPU (add, silu), BLAS (mul_mat)
+    for (const SplitReport& s : sched->report().splits) EXPECT_TRUE(s.inputs.empty()) << "host memory is shared";
+    EXPECT_EQ(sched->tensor_backend(*y), blas.get());
+    ASSERT_TRUE(tensor_set_f32(*x, random_values(128, 9)).is_ok());
+    ASSERT_TRUE(sched->graph_compute(g).is_ok());
+    EXPECT_TRUE(sched->report().copy_bytes.empty());
+}
+
+TEST(Scheduler, LayersOffloadedToTwoDevicesSplitAtEachDeviceChange) {
+    if (!has_device("SIM0") || !has_device("SIM1")) GTEST_SKIP() << "needs SIM0 and SIM1";
+    auto sim0 = init("SIM0");
+    auto sim1 = init("SIM1");
+    auto cpu = init("CPU");
+    Weights w;
+    Context ctx;
+    Tensor* x = ctx.new_tensor(DType::F32, {16, 4});
+    x->set_input();
+    Tensor* h = x;
+    Backend* where[6] = {cpu.get(), cpu.get(), sim0.get(), sim0.get(), sim1.get(), sim1.get()};
+    for (int l = 0; l < 6; ++l) {
+        Tensor* wl = w.make({16, 16}, "w");
+        w.place({wl}, *where[l], static_cast<uint32_t>(l));
+        h = relu(ctx, mul_mat(ctx, wl, h));
+    }
+    h->set_output();
+    auto g = Graph::build({h}).value();
+    auto sched = Scheduler::create({sim0.get(), sim1.get(), cpu.get()}).value();
+    ASSERT_TRUE(sched->alloc_graph(g).is_ok());
+    ASSERT_EQ(sched->n_splits(), 3);
+    EXPECT_EQ(sched->report().splits[0].backend, "CPU");
+    EXPECT_EQ(sched->report().splits[1].backend, "SIM0");
+    EXPECT_EQ(sched->report().splits[2].backend, "SIM1");
+    ASSERT_TRUE(tensor_set_f32(*x, random_values(64, 5)).is_ok());
+    ASSERT_TRUE(sched->graph_compute(g).is_ok());
+}
+
+TEST(Scheduler, EvalCallbackSeesTheAskedNodesInOrderAndCanCancel) {
+    auto cpu = init("CPU");
+    Weights w;
+    Tensor* wt = w.make({33, 5}, "w");
+    w.place({wt}, *cpu, 7);
+    auto chain = make_chain(wt);
+    auto g = Graph::build({chain->ops.back()}).value();
+    auto sched = Scheduler::create({cpu.get()}).value();
+    ASSERT_TRUE(sched->alloc_graph(g).is_ok());
+    ASSERT_TRUE(tensor_set_f32(*chain->x, random_values(165, 107)).is_ok());
+    std::vector<std::string> seen;
+    sched->set_eval_callback([&](Tensor& t, bool ask) {
+        const bool wanted = t.name == "op3" || t.name == "op8";
+        if (!ask) {
+            seen.push_back(t.name);
+            EXPECT_FALSE(tensor_get_f32(t).value().empty());
+        }
+        return ask ? wanted : true;
+    });
+    const Status first = sched->graph_compute(g);
+    ASSERT_TRUE(first.is_ok()) << first.to_string();
+    EXPECT_EQ(seen, (std::vector<std::string>{"op3", "op8"}));
+    EXPECT_EQ(tensor_get_f32(*chain->ops.back()).value(), compute_on_cpu_alone(7));
+
+    seen.clear();
+    sched->set_eval_callback([&](Tensor& t, bool ask) {
+        if (ask) return t.name == "op4";
+        seen.push_back(t.name);
+        return false;  // stop here
+    });
+    Status s = sched->graph_compute(g);
+    EXPECT_EQ(s.code(), StatusCode::Aborted);
+    EXPECT_EQ(seen, std::vector<std::string>{"op4"});
+}
+
+TEST(Scheduler, PipelineCopiesGiveCorrectResultsEveryTime) {
+    if (!has_device("SIM0")) GTEST_SKIP() << "no SIM0 device";
+    DeviceSettings sim_settings("SIM0", "unsupported=rms_norm");
+    auto sim = init("SIM0");
+    auto cpu = init("CPU");
+    Weights w;
+    Tensor* wt = w.make({33, 5}, "w");
+    w.place({wt}, *sim, 7);
+    auto chain = make_chain(wt);
+    auto g = Graph::build({chain->ops.back()}).value();
+    SchedulerOptions opts;
+    opts.n_copies = 4;
+    auto sched = Scheduler::create({sim.get(), cpu.get()}, {}, opts).value();
+    EXPECT_EQ(sched->n_copies(), 4);
+
+    // The reference: the same chain on the CPU alone, for each step's input.
+    auto cpu_ref = init("CPU");
+    Weights wr;
+    Tensor* wrt = wr.make({33, 5}, "w");
+    wr.place({wrt}, *cpu_ref, 7);
+    auto ref = make_chain(wrt);
+    auto gref = Graph::build({ref->ops.back()}).value();
+    auto ref_buf = alloc_ctx_tensors(ref->ctx, *cpu_ref).value();
+
+    for (uint32_t step = 0; step < 12; ++step) {
+        const auto input = random_values(165, 1000 + step);
+        // A fresh split each step, as an engine that rebuilds its graph does.
+        sched->reset();
+        ASSERT_TRUE(sched->alloc_graph(g).is_ok());
+        ASSERT_TRUE(tensor_set_f32(*chain->x, input).is_ok());
+        ASSERT_TRUE(sched->graph_compute_async(g).is_ok());
+        sched->synchronize();
+        ASSERT_TRUE(tensor_set_f32(*ref->x, input).is_ok());
+        ASSERT_TRUE(cpu_ref->graph_compute(gref).is_ok());
+        ASSERT_EQ(tensor_get_f32(*chain->ops.back()).value(), tensor_get_f32(*ref->ops.back()).value()) << "step " << step;
+    }
+}
+
+TEST(Scheduler, ReserveTheLargestThenSmallerGraphsAllocateNothingNew) {
+    if (!has_device("SIM0")) GTEST_SKIP() << "no SIM0 device";
+    auto sim = init("SIM0");
+    auto cpu = init("CPU");
+    auto sched = Scheduler::create({sim.get(), cpu.get()}).value();
+    auto build = [&](Context& ctx, int64_t n) {
+        Tensor* x = ctx.new_tensor(DType::F32, {n, 4});
+        x->set_input();
+        Tensor* y = silu(ctx, scale(ctx, x, 2.0f));
+        y->set_output();
+        return Graph::build({y}).value();
+    };
+    Context big_ctx;
+    Graph big = build(big_ctx, 4096);
+    ASSERT_TRUE(sched->reserve(big).is_ok());
+    const size_t cpu_size = sched->buffer_size(*cpu);
+    EXPECT_GT(cpu_size, 0u);
+    for (int64_t n : {100, 2048, 7}) {
+        Context ctx;
+        Graph g = build(ctx, n);
+        ASSERT_TRUE(sched->alloc_graph(g).is_ok());
+        EXPECT_EQ(sched->buffer_size(*cpu), cpu_size) << "no new memory for a smaller graph";
+        sched->reset();
+    }
+    // Moving the nodes to SIM0 changes their buffer type: SIM0 gets a compute buffer.
+    Context ctx;
+    Graph g = build(ctx, 100);
+    for (Tensor* n : g.nodes()) ASSERT_TRUE(sched->set_tensor_backend(*n, *sim).is_ok());
+    ASSERT_TRUE(sched->alloc_graph(g).is_ok());
+    EXPECT_GT(sched->buffer_size(*sim), 0u);
+}
+
+TEST(CompareGraphBackend, FaultOnNodeKIsTheFirstDivergence) {
+    if (!has_device("SIM0")) GTEST_SKIP() << "no SIM0 device";
+    DeviceSettings sim_settings("SIM0", "fault_node=4");
+    auto cpu = init("CPU");
+    auto sim = init("SIM0");
+    Weights w;
+    Tensor* wt = w.make({33, 5}, "w");
+    w.place({wt}, *cpu, 7);
+    auto chain = make_chain(wt);
+    auto g = Graph::build({chain->ops.back()}).value();
+    auto buf = alloc_ctx_tensors(chain->ctx, *cpu).value();
+    ASSERT_TRUE(tensor_set_f32(*chain->x, random_values(165, 3)).is_ok());
+    int first_divergent = -1;
+    int compared = 0;
+    ASSERT_TRUE(compare_graph_backend(*cpu, *sim, g, [&](int i, const Tensor& a, const Tensor& b) {
+                    ++compared;
+                    if (tensor_get_f32(a).value() != tensor_get_f32(b).value() && first_divergent < 0) first_divergent = i;
+                    return true;
+                }).is_ok());
+    EXPECT_EQ(compared, g.n_nodes());
+    EXPECT_EQ(first_divergent, 4);
+}
+
+TEST(CompareGraphBackend, CallbackCanStopTheWalk) {
+    auto cpu = init("CPU");
+    auto cpu2 = init("CPU");
+    Weights w;
+    Tensor* wt = w.make({33, 5}, "w");
+    w.place({wt}, *cpu, 7);
+    auto chain = make_chain(wt);
+    auto g = Graph::build({chain->ops.back()}).value();
+    auto buf = alloc_ctx_tensors(chain->ctx, *cpu).value();
+    ASSERT_TRUE(tensor_set_f32(*chain->x, random_values(165, 3)).is_ok());
+    int calls = 0;
+    ASSERT_TRUE(compare_graph_backend(*cpu, *cpu2, g, [&](int, const Tensor& a, const Tensor& b) {
+                    EXPECT_EQ(tensor_get_f32(a).value(), tensor_get_f32(b).value());
+                    return ++calls < 3;
+                }).is_ok());
+    EXPECT_EQ(calls, 3);
+}
+
+}  // namespace
+}  // namespace xb
