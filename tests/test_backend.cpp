@@ -232,6 +232,7 @@ TEST(Registry, LookupByNameAndType) {
     EXPECT_NE(missing.status().message().find("CPU"), std::string::npos) << "the message lists what is available";
     auto best = reg.init_best();
     ASSERT_TRUE(best.is_ok());
+    EXPECT_FALSE(best.value()->device().is_simulated()) << "a simulator is never the best device";
 }
 
 TEST(Registry, DeviceParamsAreValidated) {

@@ -47,6 +47,8 @@ public:
     size_t buffer_size(int i) const;
     // The buffer behind buffer type i (nullptr before the first reserve).
     Buffer* buffer(int i) const { return buffers_[static_cast<size_t>(allocator_of_[static_cast<size_t>(i)])].get(); }
+    // t's memory is in one of this allocator's buffers (placed by an earlier alloc_graph).
+    bool owns(const Tensor& t) const { return is_ours(t); }
     // True when the last alloc_graph had to plan again.
     bool last_alloc_replanned() const { return last_alloc_replanned_; }
 

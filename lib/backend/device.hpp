@@ -58,6 +58,8 @@ public:
     virtual MemoryInfo memory() const = 0;
     virtual DeviceType type() const = 0;
     virtual DeviceCaps caps() const = 0;
+    // A simulation of a device (the sim backend): never picked by Registry::init_best.
+    virtual bool is_simulated() const { return false; }
     DeviceProps props() const;
     BackendReg& reg() const { return *reg_; }
 

@@ -95,8 +95,11 @@ Result<std::unique_ptr<Backend>> Registry::init_by_type(DeviceType type, std::st
 }
 
 Result<std::unique_ptr<Backend>> Registry::init_best() const {
+    // A real GPU first, then the CPU; simulators are for tests and what-if profiles only.
     for (DeviceType type : {DeviceType::GPU, DeviceType::CPU}) {
-        if (dev_by_type(type) != nullptr) return init_by_type(type);
+        for (size_t i = 0; i < dev_count(); ++i) {
+            if (dev(i).type() == type && !dev(i).is_simulated()) return dev(i).init_backend();
+        }
     }
     return Status(StatusCode::NotFound, "no GPU or CPU device is registered");
 }

@@ -60,7 +60,7 @@ public:
 
     Result<std::unique_ptr<Backend>> init_by_name(std::string_view name, std::string_view params = {}) const;
     Result<std::unique_ptr<Backend>> init_by_type(DeviceType type, std::string_view params = {}) const;
-    // The first GPU device, else the first accelerator... else the CPU (ggml_backend_init_best).
+    // The first real GPU device, else the CPU (ggml_backend_init_best); never a simulator.
     Result<std::unique_ptr<Backend>> init_best() const;
 
 private:

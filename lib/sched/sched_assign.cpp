@@ -10,13 +10,18 @@ namespace {
 
 bool is_view_op(const Tensor& t) { return op_is_view(t.op); }
 
-const Buffer* storage_of(const Tensor& t) { return storage_buffer(t); }
-
 }  // namespace
+
+// The buffer t lives in when that memory is fixed: pre-allocated by the user, not by this
+// scheduler's compute buffers (whose placements are redone on every split).
+const Buffer* Scheduler::fixed_storage(const Tensor& t) const {
+    const Buffer* b = storage_buffer(t);
+    return b != nullptr && !galloc_->owns(t) ? b : nullptr;
+}
 
 // The highest-priority backend that can read t's buffer and compute `op`; -1 when none.
 int Scheduler::backend_from_buffer(const Tensor& t, const Tensor& op) const {
-    if (t.buffer == nullptr) return -1;
+    if (t.buffer == nullptr || galloc_->owns(t)) return -1;
     for (int b = 0; b < n_backends(); ++b) {
         if (backends_[static_cast<size_t>(b)]->supports_buft(t.buffer->type()) &&
             backends_[static_cast<size_t>(b)]->supports_op(op)) {
@@ -40,10 +45,10 @@ Result<int> Scheduler::backend_from_current(const Tensor& t, AssignReason& why) 
             return b;
         }
     }
-    if (storage_of(t) != nullptr) {
+    if (fixed_storage(t) != nullptr) {
         // Its memory cannot move, and no backend that reads that memory computes the op.
         return Status(StatusCode::NotSupported, "scheduler: '" + t.display_name() + "' (" + t.op_label() +
-                                                    ") lives in a " + storage_of(t)->name() +
+                                                    ") lives in a " + fixed_storage(t)->name() +
                                                     " buffer, but no backend that can use that buffer supports the op");
     }
     if (t.is_input()) {
@@ -53,7 +58,7 @@ Result<int> Scheduler::backend_from_current(const Tensor& t, AssignReason& why) 
     // Ops with weights run where the weights are. Rope is skipped: its frequency-factor tensor is
     // too small to decide by.
     for (const Tensor* src : t.src) {
-        if (src == nullptr || t.op == Op::Rope || src->buffer == nullptr || src->buffer->usage() != BufferUsage::Weights) {
+        if (src == nullptr || t.op == Op::Rope || fixed_storage(*src) == nullptr || src->buffer->usage() != BufferUsage::Weights) {
             continue;
         }
         const int src_backend = backend_from_buffer(*src, t);
@@ -73,7 +78,7 @@ Result<int> Scheduler::backend_from_current(const Tensor& t, AssignReason& why) 
 
 // Whether backend b can use t where it is (its buffer, or the buffer type of its assignment).
 bool Scheduler::buffer_supported(const Tensor& t, int b) {
-    const Buffer* buf = storage_of(t);
+    const Buffer* buf = fixed_storage(t);
     const BufferType* buft = nullptr;
     if (buf != nullptr) {
         buft = &buf->type();

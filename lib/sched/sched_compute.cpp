@@ -1,5 +1,6 @@
 // The scheduler's execution: allocation of the split graph, input copies, split computes with
 // events for pipeline parallelism, the eval callback, and profiling.
+#include <algorithm>
 #include <chrono>
 #include <string>
 
@@ -78,8 +79,13 @@ Status Scheduler::copy_split_inputs(const Split& split, SplitReport& report) {
             }
         }
         copy_bytes_[static_cast<size_t>(src_b * n_backends() + split.backend)] += input->nbytes();
+        if (options_.profile) {
+            // A simulated link is modelled by whichever side simulates it.
+            double modelled = dst_backend.modelled_copy_seconds(input->nbytes());
+            if (modelled < 0) modelled = src_backend.modelled_copy_seconds(input->nbytes());
+            if (modelled >= 0) report.modelled_copy_seconds = std::max(report.modelled_copy_seconds, 0.0) + modelled;
+        }
     }
-    (void)report;
     return Status::ok();
 }
 
@@ -92,8 +98,7 @@ Status Scheduler::compute_split(const Split& split) {
         int j1 = j0;
         bool want = eval_callback_(*split.graph.node(j1), true);
         while (!want && j1 < n - 1) want = eval_callback_(*split.graph.node(++j1), true);
-        XB_RETURN_IF_ERROR(backend.graph_compute_async(split.graph.view(j0, j1 + 1)));
-        backend.synchronize();
+        XB_RETURN_IF_ERROR(backend.graph_compute(split.graph.view(j0, j1 + 1)));
         if (want && !eval_callback_(*split.graph.node(j1), false)) {
             return Status(StatusCode::Aborted, "scheduler: the eval callback stopped the computation at '" +
                                                    split.graph.node(j1)->display_name() + "'");
@@ -113,13 +118,13 @@ Status Scheduler::compute_splits() {
         auto t0 = std::chrono::steady_clock::now();
         XB_RETURN_IF_ERROR(copy_split_inputs(split, rep));
         if (options_.profile) {
-            synchronize();
+            XB_RETURN_IF_ERROR(synchronize_and_collect());
             rep.copy_seconds = seconds_since(t0);
             t0 = std::chrono::steady_clock::now();
         }
         XB_RETURN_IF_ERROR(compute_split(split));
         if (options_.profile) {
-            synchronize();
+            XB_RETURN_IF_ERROR(synchronize_and_collect());
             rep.compute_seconds = seconds_since(t0);
         }
         if (!split.inputs.empty()) {

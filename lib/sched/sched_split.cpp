@@ -54,7 +54,7 @@ bool Scheduler::needs_new_split(const Tensor& node, const Split& split, int cur_
     if (backend_of(&node) != cur_backend) return true;
     if (split.inputs.empty()) return false;
     for (const Tensor* src : node.src) {
-        if (src == nullptr || src->buffer == nullptr || src->buffer->usage() != BufferUsage::Weights) continue;
+        if (src == nullptr || fixed_storage(*src) == nullptr || src->buffer->usage() != BufferUsage::Weights) continue;
         if (backend_of(src) != cur_backend && !buffer_supported(*src, cur_backend)) return true;
     }
     return false;

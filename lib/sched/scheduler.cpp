@@ -123,8 +123,18 @@ Status Scheduler::graph_compute_async(Graph& graph) {
 
 Status Scheduler::graph_compute(Graph& graph) {
     Status s = graph_compute_async(graph);
-    synchronize();
-    return s;
+    Status queued = synchronize_and_collect();
+    return s.is_ok() ? queued : s;
+}
+
+Status Scheduler::synchronize_and_collect() {
+    Status first;
+    for (Backend* b : backends_) {
+        b->synchronize();
+        Status e = b->take_async_error();
+        if (first.is_ok() && !e.is_ok()) first = std::move(e);
+    }
+    return first;
 }
 
 }  // namespace xb

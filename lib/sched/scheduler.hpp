@@ -102,6 +102,7 @@ private:
     Status assign_backends(const Graph& graph);
     Result<int> backend_from_current(const Tensor& t, AssignReason& why);
     int backend_from_buffer(const Tensor& t, const Tensor& op) const;
+    const Buffer* fixed_storage(const Tensor& t) const;
     bool buffer_supported(const Tensor& t, int backend);
     void expand(const Graph& graph, bool gpu_only, bool down);
     void upgrade_or_pick(const Graph& graph);
@@ -122,6 +123,8 @@ private:
     Status compute_splits();
     Status copy_split_inputs(const Split& split, SplitReport& report);
     Status compute_split(const Split& split);
+    // Waits for every backend; the first error their queued work met (take_async_error).
+    Status synchronize_and_collect();
     Event* event(int backend, int copy) const;
 
     int backend_index(const Backend& b) const;

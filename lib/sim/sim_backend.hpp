@@ -48,6 +48,7 @@ public:
 
     // Takes effect for graphs queued after the call.
     bool set_n_threads(int n_threads) override;
+    double modelled_copy_seconds(size_t bytes) const override { return settings_.link.seconds(bytes); }
 
     // --- the simulator's own interface ---
     SimDevice& sim_device() const { return *sim_device_; }

@@ -34,6 +34,7 @@ public:
     MemoryInfo memory() const override;
     DeviceType type() const override { return DeviceType::GPU; }
     DeviceCaps caps() const override;
+    bool is_simulated() const override { return true; }
 
     Status configure(std::string_view params) override;
     std::string settings() const override;
