@@ -1,3 +1,4 @@
+#include <cstdlib>
 #include <fstream>
 #include <string>
 #include <thread>
@@ -71,6 +72,12 @@ Result<std::unique_ptr<Buffer>> CpuDevice::buffer_from_host_ptr(void* ptr, size_
 bool CpuDevice::supports_op(const Tensor& op) const { return supports_node(op); }
 
 int default_thread_count() {
+    // OMP_NUM_THREADS is the usual way to cap OpenMP programs (and how the ThreadSanitizer CI step
+    // keeps libgomp, which TSan cannot see into, single-threaded).
+    if (const char* env = std::getenv("OMP_NUM_THREADS")) {
+        const int n = std::atoi(env);
+        if (n > 0) return n;
+    }
     const unsigned n = std::thread::hardware_concurrency();
     return n == 0 ? 1 : static_cast<int>(n);
 }

@@ -31,6 +31,11 @@ int Scheduler::backend_from_buffer(const Tensor& t, const Tensor& op) const {
     return -1;
 }
 
+// A tensor in a buffer the user marked as weights (ggml's rule: its own buffer, not a view's).
+bool Scheduler::is_weight(const Tensor& t) const {
+    return t.buffer != nullptr && !galloc_->owns(t) && t.buffer->usage() == BufferUsage::Weights;
+}
+
 // Pass 1 for one tensor: where its memory or its weights already are.
 Result<int> Scheduler::backend_from_current(const Tensor& t, AssignReason& why) {
     int b = backend_from_buffer(t, t);
@@ -58,9 +63,7 @@ Result<int> Scheduler::backend_from_current(const Tensor& t, AssignReason& why) 
     // Ops with weights run where the weights are. Rope is skipped: its frequency-factor tensor is
     // too small to decide by.
     for (const Tensor* src : t.src) {
-        if (src == nullptr || t.op == Op::Rope || fixed_storage(*src) == nullptr || src->buffer->usage() != BufferUsage::Weights) {
-            continue;
-        }
+        if (src == nullptr || t.op == Op::Rope || !is_weight(*src)) continue;
         const int src_backend = backend_from_buffer(*src, t);
         if (options_.op_offload && src_backend == n_backends() - 1) {
             for (int h = 0; h < src_backend; ++h) {
@@ -98,9 +101,10 @@ void Scheduler::expand(const Graph& graph, bool gpu_only, bool down) {
     int cur = -1;
     const int n = graph.n_nodes();
     for (int k = 0; k < n; ++k) {
-        const Tensor* node = graph.nodes()[static_cast<size_t>(down ? k : n - 1 - k)];
+        const int i = down ? k : n - 1 - k;
+        const Tensor* node = graph.nodes()[static_cast<size_t>(i)];
         if (is_view_op(*node)) continue;
-        const int b = backend_of(node);
+        const int b = node_backend(i);
         if (b != -1) {
             cur = (gpu_only && b == n_backends() - 1) ? -1 : b;
         } else if (cur != -1 && backends_[static_cast<size_t>(cur)]->supports_op(*node)) {

@@ -50,11 +50,11 @@ void Scheduler::restore_sources() {
 // A new split starts where the backend changes, or where a weight of another, incompatible
 // backend would have to be copied into a split that already has inputs (starting over lets the
 // memory of earlier copies be reused).
-bool Scheduler::needs_new_split(const Tensor& node, const Split& split, int cur_backend) {
-    if (backend_of(&node) != cur_backend) return true;
+bool Scheduler::needs_new_split(int index, const Tensor& node, const Split& split, int cur_backend) {
+    if (node_backend(index) != cur_backend) return true;
     if (split.inputs.empty()) return false;
     for (const Tensor* src : node.src) {
-        if (src == nullptr || fixed_storage(*src) == nullptr || src->buffer->usage() != BufferUsage::Weights) continue;
+        if (src == nullptr || !is_weight(*src)) continue;
         if (backend_of(src) != cur_backend && !buffer_supported(*src, cur_backend)) return true;
     }
     return false;
@@ -97,13 +97,13 @@ void Scheduler::cut_splits(const Graph& graph) {
         splits_.push_back(Split{n_backends() - 1, 0, n, {}, {}});
         return;
     }
-    splits_.push_back(Split{backend_of(graph.node(i)), 0, 0, {}, {}});
+    splits_.push_back(Split{node_backend(i), 0, 0, {}, {}});
     for (; i < n; ++i) {
         Tensor& node = *graph.node(i);
         if (op_is_view(node.op)) continue;
-        if (needs_new_split(node, splits_.back(), splits_.back().backend)) {
+        if (needs_new_split(i, node, splits_.back(), splits_.back().backend)) {
             splits_.back().end = i;
-            splits_.push_back(Split{backend_of(&node), i, 0, {}, {}});
+            splits_.push_back(Split{node_backend(i), i, 0, {}, {}});
         }
         Split& split = splits_.back();
         for (int j = 0; j < kMaxSrc; ++j) {
@@ -138,7 +138,7 @@ void Scheduler::build_alloc_graph(const Graph& graph) {
         }
         for (int i = split.begin; i < split.end; ++i) {
             alloc_graph_.add_node(graph.node(i));
-            alloc_node_ids_.push_back(backend_of(graph.node(i)));
+            alloc_node_ids_.push_back(node_backend(i));
         }
     }
     auto add_leaf = [&](Tensor* t, int backend) {
@@ -175,6 +175,8 @@ Status Scheduler::split_graph(Graph& graph) {
     copy_ctx_ = std::make_unique<Context>();
     current_graph_ = &graph;
 
+    // Nodes take ids 0..n-1, so passes that walk the nodes index their state directly.
+    for (const Tensor* node : graph.nodes()) id_of(node);
     XB_RETURN_IF_ERROR(assign_backends(graph));
     cut_splits(graph);
     build_alloc_graph(graph);

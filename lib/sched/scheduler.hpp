@@ -95,6 +95,8 @@ private:
     // --- per-tensor state (dense ids) ---
     int id_of(const Tensor* t);
     int& backend_of(const Tensor* t) { return backend_of_[static_cast<size_t>(id_of(t))]; }
+    // Node i of the graph being split (nodes are registered first, so their id is their index).
+    int node_backend(int i) const { return backend_of_[static_cast<size_t>(i)]; }
     void assign(const Tensor* t, int backend, AssignReason why);
     Tensor*& copy_of(int id, int backend, int copy);
 
@@ -103,6 +105,7 @@ private:
     Result<int> backend_from_current(const Tensor& t, AssignReason& why);
     int backend_from_buffer(const Tensor& t, const Tensor& op) const;
     const Buffer* fixed_storage(const Tensor& t) const;
+    bool is_weight(const Tensor& t) const;
     bool buffer_supported(const Tensor& t, int backend);
     void expand(const Graph& graph, bool gpu_only, bool down);
     void upgrade_or_pick(const Graph& graph);
@@ -111,7 +114,7 @@ private:
     // --- splitting (sched_split.cpp) ---
     Status split_graph(Graph& graph);
     void cut_splits(const Graph& graph);
-    bool needs_new_split(const Tensor& node, const Split& split, int cur_backend);
+    bool needs_new_split(int index, const Tensor& node, const Split& split, int cur_backend);
     void add_split_input(Tensor& node, int slot, Split& split);
     void add_graph_input_copies(Tensor& input, int backend);
     Tensor* make_copy(const Tensor& src, int backend, int copy);
