@@ -10,7 +10,9 @@
 // consecutive computes overlap across backends (pipeline parallelism).
 //
 // The scheduler rewrites the sources of split nodes to point at the copies while a graph is
-// allocated; reset() restores them, so the same graph can be scheduled again.
+// allocated; reset() (and the destructor) restore them, so the same graph can be scheduled again.
+// Contract: the graph's tensors must outlive the scheduler, or reset() must be called before
+// their context is destroyed.
 #pragma once
 
 #include <functional>
