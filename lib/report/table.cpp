@@ -1,0 +1,117 @@
+#include "report/table.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+namespace xb::report {
+
+std::optional<Format> format_from_name(std::string_view name) {
+    if (name == "table") return Format::Table;
+    if (name == "json") return Format::Json;
+    if (name == "csv") return Format::Csv;
+    if (name == "md" || name == "markdown") return Format::Markdown;
+    return std::nullopt;
+}
+
+void Table::add_row(std::vector<Cell> cells) {
+    cells.resize(columns_.size());
+    rows_.push_back(std::move(cells));
+}
+
+std::string cell_text(const Cell& cell, int precision) {
+    struct Visitor {
+        int precision;
+        std::string operator()(std::monostate) const { return ""; }
+        std::string operator()(const std::string& s) const { return s; }
+        std::string operator()(int64_t v) const { return std::to_string(v); }
+        std::string operator()(bool v) const { return v ? "yes" : "no"; }
+        std::string operator()(double v) const {
+            if (std::isnan(v)) return "nan";
+            if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+            char buf[64];
+            std::snprintf(buf, sizeof buf, "%.*g", precision, v);
+            return buf;
+        }
+    };
+    return std::visit(Visitor{precision}, cell);
+}
+
+void write_text(const Table& table, std::ostream& out) {
+    const size_t n = table.columns().size();
+    std::vector<size_t> width(n);
+    for (size_t c = 0; c < n; ++c) width[c] = table.columns()[c].size();
+    for (const auto& row : table.rows()) {
+        for (size_t c = 0; c < n; ++c) width[c] = std::max(width[c], cell_text(row[c]).size());
+    }
+    auto line = [&](auto text_of) {
+        for (size_t c = 0; c < n; ++c) {
+            const std::string t = text_of(c);
+            out << t << std::string(width[c] - t.size() + (c + 1 < n ? 2 : 0), ' ');
+        }
+        out << '\n';
+    };
+    line([&](size_t c) { return table.columns()[c]; });
+    line([&](size_t c) { return std::string(width[c], '-'); });
+    for (const auto& row : table.rows()) line([&](size_t c) { return cell_text(row[c]); });
+}
+
+namespace {
+std::string csv_field(const std::string& s) {
+    if (s.find_first_of(",\"\n") == std::string::npos) return s;
+    std::string q = "\"";
+    for (char ch : s) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+    return q + "\"";
+}
+}  // namespace
+
+void write_csv(const Table& table, std::ostream& out) {
+    auto line = [&](auto text_of) {
+        for (size_t c = 0; c < table.columns().size(); ++c) out << (c ? "," : "") << csv_field(text_of(c));
+        out << '\n';
+    };
+    line([&](size_t c) { return table.columns()[c]; });
+    for (const auto& row : table.rows()) line([&](size_t c) { return cell_text(row[c], 9); });
+}
+
+void write_markdown(const Table& table, std::ostream& out) {
+    auto line = [&](auto text_of) {
+        out << '|';
+        for (size_t c = 0; c < table.columns().size(); ++c) out << ' ' << text_of(c) << " |";
+        out << '\n';
+    };
+    line([&](size_t c) { return table.columns()[c]; });
+    line([&](size_t) { return std::string("---"); });
+    for (const auto& row : table.rows()) line([&](size_t c) { return cell_text(row[c]); });
+}
+
+void write_json(const Table& table, std::ostream& out) {
+    nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+    for (const auto& row : table.rows()) {
+        nlohmann::ordered_json obj = nlohmann::ordered_json::object();
+        for (size_t c = 0; c < table.columns().size(); ++c) {
+            const Cell& cell = row[c];
+            auto& slot = obj[table.columns()[c]];
+            if (const auto* s = std::get_if<std::string>(&cell)) slot = *s;
+            else if (const auto* i = std::get_if<int64_t>(&cell)) slot = *i;
+            else if (const auto* b = std::get_if<bool>(&cell)) slot = *b;
+            else if (const auto* d = std::get_if<double>(&cell)) slot = std::isfinite(*d) ? nlohmann::ordered_json(*d) : nlohmann::ordered_json(cell_text(cell));
+            else slot = nullptr;
+        }
+        rows.push_back(std::move(obj));
+    }
+    out << rows.dump(2) << '\n';
+}
+
+void write(const Table& table, Format format, std::ostream& out) {
+    switch (format) {
+        case Format::Table: return write_text(table, out);
+        case Format::Json: return write_json(table, out);
+        case Format::Csv: return write_csv(table, out);
+        case Format::Markdown: return write_markdown(table, out);
+    }
+}
+
+}  // namespace xb::report

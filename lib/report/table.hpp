@@ -1,0 +1,44 @@
+// A table of results and its writers: aligned text for people, JSON, CSV and markdown for
+// machines and reviews. Every tool prints through this, so all formats carry the same data.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace xb::report {
+
+enum class Format { Table, Json, Csv, Markdown };
+std::optional<Format> format_from_name(std::string_view name);  // "table", "json", "csv", "md"
+
+using Cell = std::variant<std::monostate, std::string, int64_t, double, bool>;
+
+class Table {
+public:
+    explicit Table(std::vector<std::string> columns) : columns_(std::move(columns)) {}
+
+    // Cells in column order; missing trailing cells are empty.
+    void add_row(std::vector<Cell> cells);
+
+    const std::vector<std::string>& columns() const { return columns_; }
+    const std::vector<std::vector<Cell>>& rows() const { return rows_; }
+
+private:
+    std::vector<std::string> columns_;
+    std::vector<std::vector<Cell>> rows_;
+};
+
+// Text of a cell: doubles with `precision` significant digits ("" for an empty cell).
+std::string cell_text(const Cell& cell, int precision = 4);
+
+void write_text(const Table& table, std::ostream& out);      // aligned columns
+void write_csv(const Table& table, std::ostream& out);       // RFC 4180 quoting
+void write_markdown(const Table& table, std::ostream& out);
+void write_json(const Table& table, std::ostream& out);      // an array of objects
+void write(const Table& table, Format format, std::ostream& out);
+
+}  // namespace xb::report
