@@ -176,8 +176,9 @@ TEST_P(OpRuntimeErrors, GetRowsInRangeStillComputesAfterAnError) {
     auto backend = xb::Registry::global().init_by_name(GetParam());
     ASSERT_TRUE(backend.is_ok()) << backend.status().to_string();
     std::string skip;
-    EXPECT_FALSE(compute_get_rows(**backend, {0, 7}, &skip).is_ok());
+    const xb::Status bad = compute_get_rows(**backend, {0, 7}, &skip);
     if (!skip.empty()) GTEST_SKIP() << skip;
+    EXPECT_FALSE(bad.is_ok());
     const xb::Status status = compute_get_rows(**backend, {3, 0, 2}, &skip);
     EXPECT_TRUE(status.is_ok()) << status.to_string();
 }
