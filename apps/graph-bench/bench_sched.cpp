@@ -78,8 +78,8 @@ void BM_SchedAllocGraph(benchmark::State& state, const char* accel) {
     state.SetLabel(std::string(accel) + "+CPU layers=" + std::to_string(state.range(0)));
 }
 
-BENCHMARK_CAPTURE(BM_SchedAllocGraph, blas_cpu, "BLAS")->Arg(4)->Arg(16)->Arg(64)->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_SchedAllocGraph, sim_cpu, "SIM0")->Arg(4)->Arg(16)->Arg(64)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_SchedAllocGraph, blas_cpu, "BLAS")->Arg(4)->Arg(16)->Arg(64)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_SchedAllocGraph, sim_cpu, "SIM0")->Arg(4)->Arg(16)->Arg(64)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 }  // namespace
 }  // namespace bench

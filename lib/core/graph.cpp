@@ -1,5 +1,6 @@
 #include "core/graph.hpp"
 
+#include <algorithm>
 #include <sstream>
 
 #include "core/context.hpp"
@@ -14,6 +15,7 @@ Result<Graph> Graph::build(std::span<Tensor* const> outputs) {
 
 Status Graph::expand(Tensor* output) {
     if (output == nullptr) return Status(StatusCode::InvalidArgument, "graph: output tensor is null");
+    if (!indexed_) return Status(StatusCode::InvalidArgument, "graph: a view of a graph cannot be expanded");
     return visit(output);
 }
 
@@ -55,17 +57,25 @@ Graph Graph::view(int i0, int i1) const {
     XB_CHECK(0 <= i0 && i0 <= i1 && i1 <= n_nodes());
     Graph g;
     g.nodes_.assign(nodes_.begin() + i0, nodes_.begin() + i1);
-    for (const Tensor* t : g.nodes_) g.visited_.insert(t, 0);
+    g.indexed_ = false;  // views are for computing; contains() scans them instead
     return g;
+}
+
+bool Graph::contains(const Tensor* t) const {
+    if (indexed_) return visited_.find(t) != PointerMap::kMissing;
+    return std::find(nodes_.begin(), nodes_.end(), t) != nodes_.end() ||
+           std::find(leafs_.begin(), leafs_.end(), t) != leafs_.end();
 }
 
 void Graph::add_node(Tensor* t) {
     XB_CHECK(t != nullptr);
+    XB_CHECK_MSG(indexed_, "nodes cannot be added to a graph view");
     if (visited_.insert(t, 0).second) nodes_.push_back(t);
 }
 
 void Graph::add_leaf(Tensor* t) {
     XB_CHECK(t != nullptr);
+    XB_CHECK_MSG(indexed_, "leafs cannot be added to a graph view");
     if (visited_.insert(t, 0).second) leafs_.push_back(t);
 }
 
@@ -73,6 +83,7 @@ void Graph::clear() {
     nodes_.clear();
     leafs_.clear();
     visited_.clear();
+    indexed_ = true;
 }
 
 std::string Graph::to_string() const {

@@ -37,7 +37,7 @@ public:
     int n_leafs() const { return static_cast<int>(leafs_.size()); }
     // Node i; negative i counts from the end (-1 is the last node).
     Tensor* node(int i) const;
-    bool contains(const Tensor* t) const { return visited_.find(t) != PointerMap::kMissing; }
+    bool contains(const Tensor* t) const;
 
     // The nodes [i0, i1) without leafs, as ggml_graph_view; used to compute part of a graph.
     Graph view(int i0, int i1) const;
@@ -57,7 +57,8 @@ private:
 
     std::vector<Tensor*> nodes_;
     std::vector<Tensor*> leafs_;
-    PointerMap visited_;  // every tensor in nodes_ or leafs_
+    PointerMap visited_;  // every tensor in nodes_ or leafs_ (when indexed_)
+    bool indexed_ = true; // false for views, which are never extended
 };
 
 }  // namespace xb

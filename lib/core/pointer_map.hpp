@@ -17,10 +17,14 @@ class PointerMap {
 public:
     static constexpr int32_t kMissing = -1;
 
-    explicit PointerMap(size_t expected = 64) { rehash(capacity_for(expected)); }
+    // Allocates nothing until the first insert when `expected` is 0.
+    explicit PointerMap(size_t expected = 0) {
+        if (expected > 0) rehash(capacity_for(expected));
+    }
 
     // The index stored for p, or kMissing.
     int32_t find(const void* p) const {
+        if (size_ == 0) return kMissing;
         for (size_t i = slot_of(p);; i = (i + 1) & mask_) {
             if (keys_[i] == p) return values_[i];
             if (keys_[i] == nullptr) return kMissing;
@@ -29,7 +33,7 @@ public:
 
     // The index of p, inserting `value` first when p is absent. Returns {index, inserted}.
     std::pair<int32_t, bool> insert(const void* p, int32_t value) {
-        if ((size_ + 1) * 2 > keys_.size()) rehash(keys_.size() * 2);
+        if ((size_ + 1) * 2 > keys_.size()) rehash(std::max<size_t>(16, keys_.size() * 2));
         for (size_t i = slot_of(p);; i = (i + 1) & mask_) {
             if (keys_[i] == p) return {values_[i], false};
             if (keys_[i] == nullptr) {
