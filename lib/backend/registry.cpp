@@ -114,6 +114,11 @@ Result<std::vector<DeviceParam>> parse_device_params(std::string_view params) {
         pos = end + 1;
         if (item.empty()) continue;
         const size_t eq = item.find('=');
+        if (eq == std::string_view::npos && !out.empty()) {
+            // A value may itself be a list: "unsupported=rope,get_rows" continues the last value.
+            out.back().value += "," + std::string(item);
+            continue;
+        }
         if (eq == std::string_view::npos || eq == 0) {
             return Status(StatusCode::InvalidArgument,
                           "device parameter '" + std::string(item) + "' is not of the form key=value");

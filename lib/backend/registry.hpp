@@ -70,7 +70,8 @@ private:
 // Adds the backends compiled into the library to `registry` (registry_builtin.cpp).
 void register_builtin_backends(Registry& registry);
 
-// Parses "key=value,key2=value2" device parameter strings.
+// Parses "key=value,key2=value2" device parameter strings; an item without '=' continues the
+// previous value, so values may be lists ("unsupported=rope,get_rows").
 struct DeviceParam {
     std::string key;
     std::string value;

@@ -29,6 +29,9 @@ public:
     DeviceType type() const override { return DeviceType::CPU; }
     DeviceCaps caps() const override;
 
+    // "threads=N": the default thread count of backends made afterwards.
+    Status configure(std::string_view params) override;
+    std::string settings() const override;
     Result<std::unique_ptr<Backend>> init_backend(std::string_view params) override;
     BufferType& buffer_type() override { return buffer_type_; }
     Result<std::unique_ptr<Buffer>> buffer_from_host_ptr(void* ptr, size_t size, size_t max_tensor_size) override;
@@ -38,6 +41,7 @@ public:
 
 private:
     std::string description_;
+    CpuOptions defaults_;
     CpuBufferType buffer_type_;
     CpuFromPtrBufferType from_ptr_type_;
 };

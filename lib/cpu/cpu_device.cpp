@@ -53,8 +53,19 @@ DeviceCaps CpuDevice::caps() const {
     return c;
 }
 
+Status CpuDevice::configure(std::string_view params) {
+    XB_ASSIGN_OR_RETURN(CpuOptions options, parse_cpu_options(params));
+    if (!params.empty()) defaults_ = options;
+    return Status::ok();
+}
+
+std::string CpuDevice::settings() const {
+    return "threads=" + std::to_string(defaults_.n_threads > 0 ? defaults_.n_threads : default_thread_count());
+}
+
 Result<std::unique_ptr<Backend>> CpuDevice::init_backend(std::string_view params) {
     XB_ASSIGN_OR_RETURN(CpuOptions options, parse_cpu_options(params));
+    if (options.n_threads == 0) options.n_threads = defaults_.n_threads;
     return std::unique_ptr<Backend>(std::make_unique<CpuBackend>(*this, options));
 }
 

@@ -1,9 +1,13 @@
 #include "sim/sim_settings.hpp"
 
+#include <algorithm>
+
 #include <array>
 #include <charconv>
 #include <cmath>
 #include <vector>
+
+#include "backend/registry.hpp"
 
 namespace xb::sim {
 
@@ -17,28 +21,18 @@ struct RawParam {
     std::string value;
 };
 
-// Splits "key=value,..." where an item without '=' continues the previous value: op lists are
-// written with commas ("unsupported=rope,get_rows") inside a comma-separated parameter string.
+// Splits "key=value,..." (parse_device_params: items without '=' continue the previous value,
+// so "unsupported=rope,get_rows" is one parameter); op lists are kept joined with '+'.
 Result<std::vector<RawParam>> split_params(std::string_view params, std::string_view device) {
+    auto parsed = parse_device_params(params);
+    if (!parsed.is_ok()) {
+        return Status(StatusCode::InvalidArgument, std::string(device) + ": " + parsed.status().message() +
+                                                       " (known keys: " + kKnownKeys + ")");
+    }
     std::vector<RawParam> out;
-    size_t pos = 0;
-    while (pos < params.size()) {
-        size_t end = params.find(',', pos);
-        if (end == std::string_view::npos) end = params.size();
-        const std::string_view item = params.substr(pos, end - pos);
-        pos = end + 1;
-        if (item.empty()) continue;
-        const size_t eq = item.find('=');
-        if (eq == std::string_view::npos && !out.empty() && out.back().key == "unsupported") {
-            out.back().value += "+" + std::string(item);
-            continue;
-        }
-        if (eq == std::string_view::npos || eq == 0) {
-            return Status(StatusCode::InvalidArgument, std::string(device) + ": parameter '" + std::string(item) +
-                                                           "' is not of the form key=value (known keys: " +
-                                                           kKnownKeys + ")");
-        }
-        out.push_back({std::string(item.substr(0, eq)), std::string(item.substr(eq + 1))});
+    for (DeviceParam& p : parsed.value()) {
+        if (p.key == "unsupported") std::replace(p.value.begin(), p.value.end(), ',', '+');
+        out.push_back({std::move(p.key), std::move(p.value)});
     }
     return out;
 }
