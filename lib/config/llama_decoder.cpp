@@ -97,9 +97,10 @@ Tensor* layer(Context& ctx, const LlamaParams& p, LlamaDecoder& m, size_t il, Te
     const LlamaLayerWeights& w = m.layers[il];
     const int64_t hd = p.head_dim(), t = p.n_tokens;
     RopeParams rope_params;
-    rope_params.n_dims = static_cast<int>(hd);
-    rope_params.mode = RopeMode::Neox;
+    rope_params.n_dims = p.rope_n_dims > 0 ? p.rope_n_dims : static_cast<int>(hd);
+    rope_params.mode = p.rope_mode;
     rope_params.freq_base = p.rope_freq_base;
+    rope_params.freq_scale = p.rope_freq_scale;
 
     Tensor* cur = mul(ctx, rms_norm(ctx, x, p.rms_eps), w.attn_norm);
     Tensor* q = rope(ctx, reshape(ctx, mul_mat(ctx, w.wq, cur), {hd, p.n_head, t, 1}), m.positions, rope_params);

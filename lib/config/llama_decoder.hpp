@@ -1,6 +1,6 @@
 // A llama-style decoder built from the core ops: token embedding, n_layers of (rms_norm,
 // rope'd grouped-query attention, swiglu feed-forward) with residuals, final norm and output
-// projection. Used by the benchmarks and (later) the config's `llama_decoder` model builder.
+// projection. Used by the benchmarks and the config's `llama_decoder` model builder.
 #pragma once
 
 #include <vector>
@@ -22,6 +22,9 @@ struct LlamaParams {
     int n_vocab = 32000;
     float rms_eps = 1e-5f;
     float rope_freq_base = 10000.0f;
+    float rope_freq_scale = 1.0f;
+    RopeMode rope_mode = RopeMode::Neox;
+    int rope_n_dims = 0;     // rotated dims of each head; 0: the whole head
     DType weight_type = DType::F32;
     bool flash_attn = true;  // flash_attn_ext, or mul_mat + soft_max_ext + mul_mat
 

@@ -1,6 +1,6 @@
 // A multi-layer perceptron stack built from the core ops: per layer
 //   x = x + W2 act(W1 x + b1) + b2
-// Used by the benchmarks and (later) the config's `mlp` model builder.
+// Used by the benchmarks and the config's `mlp` model builder.
 #pragma once
 
 #include <vector>

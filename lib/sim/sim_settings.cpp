@@ -1,7 +1,6 @@
 #include "sim/sim_settings.hpp"
 
 #include <algorithm>
-
 #include <array>
 #include <charconv>
 #include <cmath>

@@ -1,0 +1,121 @@
+#include "config/config_error.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+namespace xb::config {
+
+Status config_error(std::string_view source, std::string_view path, std::string_view message) {
+    return config_error(StatusCode::InvalidArgument, source, path, message);
+}
+
+Status config_error(StatusCode code, std::string_view source, std::string_view path, std::string_view message) {
+    std::string text(source);
+    if (!path.empty()) text += (text.empty() ? "" : ": ") + std::string(path);
+    if (!text.empty()) text += ": ";
+    text += message;
+    return Status(code, std::move(text));
+}
+
+std::string pointer_segment(std::string_view key) {
+    std::string out;
+    for (char c : key) {
+        if (c == '~') {
+            out += "~0";
+        } else if (c == '/') {
+            out += "~1";
+        } else {
+            out += c;
+        }
+    }
+    return out;
+}
+
+std::string child_path(std::string_view path, std::string_view key) { return std::string(path) + "/" + pointer_segment(key); }
+std::string child_path(std::string_view path, size_t index) { return std::string(path) + "/" + std::to_string(index); }
+
+std::string join_names(const std::vector<std::string>& names, size_t max_names) {
+    std::string out;
+    const size_t shown = std::min(names.size(), max_names);
+    for (size_t i = 0; i < shown; ++i) out += (i ? ", " : "") + names[i];
+    if (shown < names.size()) out += ", ... (" + std::to_string(names.size() - shown) + " more)";
+    if (names.empty()) out = "none";
+    return out;
+}
+
+namespace {
+
+// Edit distance counting an adjacent transposition as one edit ("grpah" -> "graph").
+size_t edit_distance(std::string_view a, std::string_view b) {
+    std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+    for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+    for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+        for (size_t j = 1; j <= b.size(); ++j) {
+            d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+        }
+    }
+    return d[a.size()][b.size()];
+}
+
+// The letters and digits of a word, sorted: "matmul" and "mul_mat" are the same word reordered.
+std::string letters(std::string_view w) {
+    std::string out;
+    for (char c : w) {
+        if (std::isalnum(static_cast<unsigned char>(c))) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+
+}  // namespace
+
+std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates) {
+    const std::string* best = nullptr;
+    size_t best_distance = 0;
+    for (const std::string& c : candidates) {
+        const size_t d = edit_distance(word, c);
+        if (best == nullptr || d < best_distance) {
+            best = &c;
+            best_distance = d;
+        }
+    }
+    // Close spellings (a third of the word's length catches a transposition or a missing letter).
+    if (best != nullptr && best_distance > 0 && best_distance <= std::max<size_t>(1, word.size() / 3)) {
+        return " (did you mean '" + *best + "'?)";
+    }
+    // The same letters reordered, or a word that starts the other ("epsilon" for "eps").
+    for (const std::string& c : candidates) {
+        const bool shuffled = word.size() >= 3 && c != word && letters(c) == letters(word);
+        const bool prefix = std::min(c.size(), word.size()) >= 3 && c != word && (starts_with(c, word) || starts_with(word, c));
+        if (shuffled || prefix) return " (did you mean '" + c + "'?)";
+    }
+    return "";
+}
+
+bool glob_match(std::string_view pattern, std::string_view name) {
+    size_t p = 0, n = 0, star = std::string_view::npos, resume = 0;
+    while (n < name.size()) {
+        if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == name[n])) {
+            ++p;
+            ++n;
+        } else if (p < pattern.size() && pattern[p] == '*') {
+            star = p++;
+            resume = n;
+        } else if (star != std::string_view::npos) {
+            p = star + 1;
+            n = ++resume;
+        } else {
+            return false;
+        }
+    }
+    while (p < pattern.size() && pattern[p] == '*') ++p;
+    return p == pattern.size();
+}
+
+bool is_pattern(std::string_view name) { return name.find_first_of("*?") != std::string_view::npos; }
+
+}  // namespace xb::config

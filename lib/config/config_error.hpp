@@ -1,0 +1,34 @@
+// Messages for bad configs: every one names the config file and the JSON pointer of the value at
+// fault ("configs/x.json: /graph/7/args/1: unknown tensor 'foo' (known: a, b)").
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.hpp"
+
+namespace xb::config {
+
+// InvalidArgument "<source>: <path>: <message>" (the path is left out when empty).
+Status config_error(std::string_view source, std::string_view path, std::string_view message);
+// The same with another status code (NotFound for missing files and devices).
+Status config_error(StatusCode code, std::string_view source, std::string_view path, std::string_view message);
+
+// One JSON pointer segment: '~' and '/' escaped as RFC 6901 says.
+std::string pointer_segment(std::string_view key);
+// path + "/" + escaped key.
+std::string child_path(std::string_view path, std::string_view key);
+std::string child_path(std::string_view path, size_t index);
+
+// "a, b, c" -- or the first `max_names` and "... (N more)" for long lists.
+std::string join_names(const std::vector<std::string>& names, size_t max_names = 16);
+// The candidate closest to `word` by edit distance when it is close enough to be a likely typo
+// (" (did you mean 'params'?)"), else "".
+std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates);
+
+// Whether `name` matches the glob `pattern` ('*' any run of characters, '?' one character).
+bool glob_match(std::string_view pattern, std::string_view name);
+bool is_pattern(std::string_view name);
+
+}  // namespace xb::config

@@ -1,0 +1,577 @@
+#include "config/gguf.hpp"
+
+#include <bit>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "config/config_error.hpp"
+
+namespace xb {
+
+// --- ggml types -----------------------------------------------------------------------------------
+
+namespace {
+
+// ggml's type ids with their block geometry; quantized ones are listed so that files holding them
+// can be read and their tensors sized, even though no kernel takes them yet.
+constexpr GgmlTypeInfo kGgmlTypes[] = {
+    {0, "f32", 1, 4, DType::F32},          {1, "f16", 1, 2, DType::F16},
+    {2, "q4_0", 32, 18, std::nullopt},     {3, "q4_1", 32, 20, std::nullopt},
+    {6, "q5_0", 32, 22, std::nullopt},     {7, "q5_1", 32, 24, std::nullopt},
+    {8, "q8_0", 32, 34, std::nullopt},     {9, "q8_1", 32, 36, std::nullopt},
+    {10, "q2_K", 256, 84, std::nullopt},   {11, "q3_K", 256, 110, std::nullopt},
+    {12, "q4_K", 256, 144, std::nullopt},  {13, "q5_K", 256, 176, std::nullopt},
+    {14, "q6_K", 256, 210, std::nullopt},  {15, "q8_K", 256, 292, std::nullopt},
+    {24, "i8", 1, 1, std::nullopt},        {25, "i16", 1, 2, std::nullopt},
+    {26, "i32", 1, 4, DType::I32},         {27, "i64", 1, 8, DType::I64},
+    {28, "f64", 1, 8, std::nullopt},       {30, "bf16", 1, 2, DType::BF16},
+};
+
+}  // namespace
+
+const GgmlTypeInfo* ggml_type_info(uint32_t id) {
+    for (const GgmlTypeInfo& t : kGgmlTypes) {
+        if (t.id == id) return &t;
+    }
+    return nullptr;
+}
+
+std::optional<uint32_t> ggml_type_id(DType type) {
+    for (const GgmlTypeInfo& t : kGgmlTypes) {
+        if (t.dtype == type) return t.id;
+    }
+    return std::nullopt;
+}
+
+const char* gguf_value_type_name(GgufValueType type) {
+    switch (type) {
+        case GgufValueType::U8: return "u8";
+        case GgufValueType::I8: return "i8";
+        case GgufValueType::U16: return "u16";
+        case GgufValueType::I16: return "i16";
+        case GgufValueType::U32: return "u32";
+        case GgufValueType::I32: return "i32";
+        case GgufValueType::F32: return "f32";
+        case GgufValueType::Bool: return "bool";
+        case GgufValueType::String: return "string";
+        case GgufValueType::Array: return "array";
+        case GgufValueType::U64: return "u64";
+        case GgufValueType::I64: return "i64";
+        case GgufValueType::F64: return "f64";
+    }
+    return "?";
+}
+
+std::optional<int64_t> GgufValue::as_int() const {
+    if (const auto* u = std::get_if<uint64_t>(&data)) {
+        if (*u > static_cast<uint64_t>(INT64_MAX)) return std::nullopt;
+        return static_cast<int64_t>(*u);
+    }
+    if (const auto* i = std::get_if<int64_t>(&data)) return *i;
+    return std::nullopt;
+}
+
+std::optional<double> GgufValue::as_float() const {
+    if (const auto* d = std::get_if<double>(&data)) return *d;
+    if (const auto* u = std::get_if<uint64_t>(&data)) return static_cast<double>(*u);
+    if (const auto* i = std::get_if<int64_t>(&data)) return static_cast<double>(*i);
+    return std::nullopt;
+}
+
+const std::string* GgufValue::as_string() const { return std::get_if<std::string>(&data); }
+const std::vector<GgufValue>* GgufValue::as_array() const { return std::get_if<std::vector<GgufValue>>(&data); }
+
+namespace {
+
+std::string ne_text(const std::array<int64_t, kMaxDims>& ne, int n_dims) {
+    std::string s = "[";
+    for (int i = 0; i < n_dims; ++i) s += (i ? ", " : "") + std::to_string(ne[static_cast<size_t>(i)]);
+    return s + "]";
+}
+
+int n_dims_of(const std::array<int64_t, kMaxDims>& ne) {
+    int n = 1;
+    for (int i = 1; i < kMaxDims; ++i) {
+        if (ne[static_cast<size_t>(i)] != 1) n = i + 1;
+    }
+    return n;
+}
+
+uint64_t align_to(uint64_t v, uint64_t alignment) { return (v + alignment - 1) / alignment * alignment; }
+
+size_t scalar_size(GgufValueType t) {
+    switch (t) {
+        case GgufValueType::U8: case GgufValueType::I8: case GgufValueType::Bool: return 1;
+        case GgufValueType::U16: case GgufValueType::I16: return 2;
+        case GgufValueType::U32: case GgufValueType::I32: case GgufValueType::F32: return 4;
+        case GgufValueType::U64: case GgufValueType::I64: case GgufValueType::F64: return 8;
+        case GgufValueType::String: return 8;  // at least its length
+        case GgufValueType::Array: return 12;  // at least its type and count
+    }
+    return 1;
+}
+
+bool valid_value_type(uint32_t t) { return t <= static_cast<uint32_t>(GgufValueType::F64); }
+
+}  // namespace
+
+// --- reading --------------------------------------------------------------------------------------
+
+// Reads a GGUF file front to back, checking every length against what is left of the file.
+class GgufParser {
+public:
+    GgufParser(std::ifstream& in, GgufReader& out) : in_(in), out_(out) {}
+
+    Status parse() {
+        char magic[4];
+        XB_RETURN_IF_ERROR(read(magic, 4, "the magic"));
+        if (std::memcmp(magic, "GGUF", 4) != 0) return corrupt(0, "not a GGUF file (bad magic)");
+        XB_ASSIGN_OR_RETURN(out_.version_, read_u32("the version"));
+        if (out_.version_ != 2 && out_.version_ != 3) {
+            return corrupt(4, "GGUF version " + std::to_string(out_.version_) + " is not supported (versions 2 and 3 are)");
+        }
+        XB_ASSIGN_OR_RETURN(const uint64_t n_tensors, read_u64("the tensor count"));
+        XB_ASSIGN_OR_RETURN(const uint64_t n_kv, read_u64("the metadata count"));
+        // Each key-value and tensor info takes at least 12 and 24 bytes: bounds the counts.
+        if (n_kv > left() / 12) {
+            return corrupt(16, "truncated or corrupt: " + std::to_string(n_kv) + " metadata key-values cannot fit in the " +
+                                   std::to_string(left()) + " bytes left");
+        }
+        if (n_tensors > left() / 24) {
+            return corrupt(8, "truncated or corrupt: " + std::to_string(n_tensors) + " tensor infos cannot fit in the " +
+                                  std::to_string(left()) + " bytes left");
+        }
+        for (uint64_t i = 0; i < n_kv; ++i) XB_RETURN_IF_ERROR(read_kv());
+        XB_RETURN_IF_ERROR(read_alignment());
+        for (uint64_t i = 0; i < n_tensors; ++i) XB_RETURN_IF_ERROR(read_tensor_info());
+        out_.data_offset_ = align_to(pos_, out_.alignment_);
+        return check_data();
+    }
+
+private:
+    uint64_t left() const { return out_.file_size_ - pos_; }
+
+    Status corrupt(uint64_t at, const std::string& why) const {
+        return Status(StatusCode::InvalidArgument, out_.path_ + ": offset " + std::to_string(at) + ": " + why);
+    }
+
+    Status read(void* dst, uint64_t n, const char* what) {
+        if (n > left()) {
+            return corrupt(pos_, "truncated: need " + std::to_string(n) + " bytes for " + what + ", " + std::to_string(left()) +
+                                     " left");
+        }
+        in_.read(static_cast<char*>(dst), static_cast<std::streamsize>(n));
+        if (!in_) return corrupt(pos_, std::string("read error in ") + what);
+        pos_ += n;
+        return Status::ok();
+    }
+
+    template <typename T>
+    Result<T> read_le(const char* what) {
+        uint8_t b[sizeof(T)];
+        XB_RETURN_IF_ERROR(read(b, sizeof(T), what));
+        uint64_t v = 0;
+        for (size_t i = 0; i < sizeof(T); ++i) v |= static_cast<uint64_t>(b[i]) << (8 * i);
+        return static_cast<T>(v);
+    }
+    Result<uint32_t> read_u32(const char* what) { return read_le<uint32_t>(what); }
+    Result<uint64_t> read_u64(const char* what) { return read_le<uint64_t>(what); }
+
+    Result<std::string> read_string(const char* what) {
+        const uint64_t at = pos_;
+        XB_ASSIGN_OR_RETURN(const uint64_t len, read_u64(what));
+        if (len > left()) {
+            return corrupt(at, std::string("length ") + std::to_string(len) + " of " + what + " runs past the end of the file");
+        }
+        std::string s(static_cast<size_t>(len), '\0');
+        XB_RETURN_IF_ERROR(read(s.data(), len, what));
+        return s;
+    }
+
+    // An integer stored as T, kept as Wide (uint64_t or int64_t).
+    template <typename T, typename Wide>
+    Result<GgufValue> scalar(GgufValue& v, const char* what) {
+        XB_ASSIGN_OR_RETURN(const T x, read_le<T>(what));
+        v.data = static_cast<Wide>(x);
+        return v;
+    }
+
+    Result<GgufValue> read_value(GgufValueType type, int depth) {
+        GgufValue v;
+        v.type = type;
+        switch (type) {
+            case GgufValueType::U8: return scalar<uint8_t, uint64_t>(v, "a u8 value");
+            case GgufValueType::U16: return scalar<uint16_t, uint64_t>(v, "a u16 value");
+            case GgufValueType::U32: return scalar<uint32_t, uint64_t>(v, "a u32 value");
+            case GgufValueType::U64: return scalar<uint64_t, uint64_t>(v, "a u64 value");
+            case GgufValueType::I8: return scalar<int8_t, int64_t>(v, "an i8 value");
+            case GgufValueType::I16: return scalar<int16_t, int64_t>(v, "an i16 value");
+            case GgufValueType::I32: return scalar<int32_t, int64_t>(v, "an i32 value");
+            case GgufValueType::I64: return scalar<int64_t, int64_t>(v, "an i64 value");
+            case GgufValueType::F32: {
+                XB_ASSIGN_OR_RETURN(const uint32_t bits, read_u32("an f32 value"));
+                v.data = static_cast<double>(std::bit_cast<float>(bits));
+                break;
+            }
+            case GgufValueType::F64: {
+                XB_ASSIGN_OR_RETURN(const uint64_t bits, read_u64("an f64 value"));
+                v.data = std::bit_cast<double>(bits);
+                break;
+            }
+            case GgufValueType::Bool: {
+                const uint64_t at = pos_;
+                XB_ASSIGN_OR_RETURN(const uint8_t b, read_le<uint8_t>("a bool value"));
+                if (b > 1) return corrupt(at, "bool value " + std::to_string(b) + " is neither 0 nor 1");
+                v.data = b == 1;
+                break;
+            }
+            case GgufValueType::String: {
+                XB_ASSIGN_OR_RETURN(v.data, read_string("a string value"));
+                break;
+            }
+            case GgufValueType::Array: {
+                const uint64_t at = pos_;
+                if (depth > 8) return corrupt(at, "arrays nested more than 8 deep");
+                XB_ASSIGN_OR_RETURN(const uint32_t elem, read_u32("an array's element type"));
+                if (!valid_value_type(elem)) return corrupt(at, "unknown array element type " + std::to_string(elem));
+                v.elem_type = static_cast<GgufValueType>(elem);
+                XB_ASSIGN_OR_RETURN(const uint64_t count, read_u64("an array's length"));
+                if (count > left() / scalar_size(v.elem_type)) {
+                    return corrupt(at, "array of " + std::to_string(count) + " " + gguf_value_type_name(v.elem_type) +
+                                           " runs past the end of the file");
+                }
+                std::vector<GgufValue> items;
+                items.reserve(static_cast<size_t>(count));
+                for (uint64_t i = 0; i < count; ++i) {
+                    XB_ASSIGN_OR_RETURN(GgufValue item, read_value(v.elem_type, depth + 1));
+                    items.push_back(std::move(item));
+                }
+                v.data = std::move(items);
+                break;
+            }
+        }
+        return v;
+    }
+
+    Status read_kv() {
+        GgufKV kv;
+        XB_ASSIGN_OR_RETURN(kv.key, read_string("a metadata key"));
+        const uint64_t at = pos_;
+        XB_ASSIGN_OR_RETURN(const uint32_t type, read_u32("a metadata type"));
+        if (!valid_value_type(type)) return corrupt(at, "metadata '" + kv.key + "' has unknown type " + std::to_string(type));
+        XB_ASSIGN_OR_RETURN(kv.value, read_value(static_cast<GgufValueType>(type), 0));
+        if (out_.find_kv(kv.key) != nullptr) return corrupt(at, "metadata key '" + kv.key + "' appears twice");
+        kv_offsets_.push_back(at);
+        out_.kvs_.push_back(std::move(kv));
+        return Status::ok();
+    }
+
+    Status read_alignment() {
+        for (size_t i = 0; i < out_.kvs_.size(); ++i) {
+            if (out_.kvs_[i].key != "general.alignment") continue;
+            const GgufValue& v = out_.kvs_[i].value;
+            const std::optional<int64_t> a = v.as_int();
+            if (v.type != GgufValueType::U32 || !a || *a == 0 || !std::has_single_bit(static_cast<uint64_t>(*a))) {
+                return corrupt(kv_offsets_[i], "general.alignment must be a u32 power of two");
+            }
+            out_.alignment_ = static_cast<size_t>(*a);
+        }
+        return Status::ok();
+    }
+
+    Status read_tensor_info() {
+        GgufTensorInfo t;
+        t.info_offset = pos_;
+        XB_ASSIGN_OR_RETURN(t.name, read_string("a tensor name"));
+        const uint64_t dims_at = pos_;
+        XB_ASSIGN_OR_RETURN(const uint32_t n_dims, read_u32("a tensor's dim count"));
+        if (n_dims < 1 || n_dims > kMaxDims) {
+            return corrupt(dims_at, "tensor '" + t.name + "' has " + std::to_string(n_dims) + " dims (1 to 4 are possible)");
+        }
+        t.n_dims = static_cast<int>(n_dims);
+        int64_t n = 1;
+        for (uint32_t i = 0; i < n_dims; ++i) {
+            XB_ASSIGN_OR_RETURN(const uint64_t d, read_u64("a tensor dim"));
+            if (d > static_cast<uint64_t>(INT64_MAX) || (d != 0 && static_cast<uint64_t>(n) > static_cast<uint64_t>(INT64_MAX) / d)) {
+                return corrupt(dims_at, "tensor '" + t.name + "' has an impossible size");
+            }
+            t.ne[i] = static_cast<int64_t>(d);
+            n *= t.ne[i];
+        }
+        const uint64_t type_at = pos_;
+        XB_ASSIGN_OR_RETURN(t.type, read_u32("a tensor type"));
+        XB_ASSIGN_OR_RETURN(t.offset, read_u64("a tensor offset"));
+        if (const GgmlTypeInfo* info = ggml_type_info(t.type)) {
+            if (t.ne[0] % info->blck_size != 0) {
+                return corrupt(type_at, "tensor '" + t.name + "' of type " + info->name + " has " + std::to_string(t.ne[0]) +
+                                            " columns, not a multiple of the block size " + std::to_string(info->blck_size));
+            }
+            t.nbytes = static_cast<uint64_t>(n / info->blck_size) * info->type_size;
+        }
+        if (t.offset % out_.alignment_ != 0) {
+            return corrupt(type_at + 4, "tensor '" + t.name + "' offset " + std::to_string(t.offset) +
+                                            " is not a multiple of the alignment " + std::to_string(out_.alignment_));
+        }
+        if (out_.tensor_index_.count(t.name)) return corrupt(t.info_offset, "tensor '" + t.name + "' appears twice");
+        out_.tensor_index_.emplace(t.name, out_.tensors_.size());
+        out_.tensors_.push_back(std::move(t));
+        return Status::ok();
+    }
+
+    // Every tensor of a known type must lie inside the data section.
+    Status check_data() const {
+        const uint64_t data_size = out_.file_size_ > out_.data_offset_ ? out_.file_size_ - out_.data_offset_ : 0;
+        for (const GgufTensorInfo& t : out_.tensors_) {
+            if (t.offset > data_size || t.nbytes > data_size - t.offset) {
+                return corrupt(out_.data_offset_ + t.offset,
+                               "truncated: tensor '" + t.name + "' needs bytes [" + std::to_string(out_.data_offset_ + t.offset) +
+                                   ", " + std::to_string(out_.data_offset_ + t.offset + t.nbytes) + ") of a file of " +
+                                   std::to_string(out_.file_size_) + " bytes");
+            }
+        }
+        return Status::ok();
+    }
+
+    std::ifstream& in_;
+    GgufReader& out_;
+    uint64_t pos_ = 0;
+    std::vector<uint64_t> kv_offsets_;
+};
+
+Result<GgufReader> GgufReader::open(const std::string& path) {
+    GgufReader r;
+    r.path_ = path;
+    std::error_code ec;
+    const uintmax_t size = std::filesystem::file_size(path, ec);
+    std::ifstream in(path, std::ios::binary);
+    if (ec || !in) return Status(StatusCode::NotFound, path + ": cannot open the GGUF file");
+    r.file_size_ = size;
+    GgufParser parser(in, r);
+    XB_RETURN_IF_ERROR(parser.parse());
+    return r;
+}
+
+const GgufValue* GgufReader::find_kv(std::string_view key) const {
+    for (const GgufKV& kv : kvs_) {
+        if (kv.key == key) return &kv.value;
+    }
+    return nullptr;
+}
+
+const GgufTensorInfo* GgufReader::find_tensor(std::string_view name) const {
+    auto it = tensor_index_.find(std::string(name));
+    return it == tensor_index_.end() ? nullptr : &tensors_[it->second];
+}
+
+Result<std::vector<std::byte>> GgufReader::read_data(const GgufTensorInfo& info) const {
+    if (ggml_type_info(info.type) == nullptr) {
+        return Status(StatusCode::NotSupported, path_ + ": tensor '" + info.name + "' has the unknown ggml type id " +
+                                                    std::to_string(info.type));
+    }
+    std::ifstream in(path_, std::ios::binary);
+    if (!in) return Status(StatusCode::NotFound, path_ + ": cannot open the GGUF file");
+    std::vector<std::byte> data(static_cast<size_t>(info.nbytes));
+    in.seekg(static_cast<std::streamoff>(data_offset_ + info.offset));
+    in.read(reinterpret_cast<char*>(data.data()), static_cast<std::streamsize>(data.size()));
+    if (!in) {
+        return Status(StatusCode::InvalidArgument, path_ + ": offset " + std::to_string(data_offset_ + info.offset) +
+                                                       ": cannot read the data of tensor '" + info.name + "' (file changed?)");
+    }
+    return data;
+}
+
+Result<std::vector<std::byte>> GgufReader::read_tensor(std::string_view name, DType type,
+                                                       const std::array<int64_t, kMaxDims>& ne) const {
+    const GgufTensorInfo* info = find_tensor(name);
+    if (info == nullptr) {
+        std::vector<std::string> names;
+        for (const GgufTensorInfo& t : tensors_) names.push_back(t.name);
+        return Status(StatusCode::NotFound, path_ + ": no tensor '" + std::string(name) + "' in the file" +
+                                                config::did_you_mean(name, names) + " (it has: " + config::join_names(names) + ")");
+    }
+    const std::string where = path_ + ": offset " + std::to_string(info->info_offset) + ": tensor '" + info->name + "'";
+    const GgmlTypeInfo* ti = ggml_type_info(info->type);
+    if (ti == nullptr || ti->dtype != type) {
+        const std::string have = ti ? ti->name : "unknown type id " + std::to_string(info->type);
+        return Status(StatusCode::InvalidArgument, where + " is " + have + ", the config wants " + dtype_name(type) +
+                                                       (ti && !ti->dtype ? " (xbackend cannot use " + have + " tensors yet)" : ""));
+    }
+    if (info->ne != ne) {
+        return Status(StatusCode::InvalidArgument, where + " has shape " + ne_text(info->ne, info->n_dims) +
+                                                       ", the config wants " + ne_text(ne, n_dims_of(ne)));
+    }
+    return read_data(*info);
+}
+
+// --- writing --------------------------------------------------------------------------------------
+
+namespace {
+
+// Little-endian serialisation into an output file.
+class Out {
+public:
+    explicit Out(std::ofstream& f) : f_(f) {}
+    void bytes(const void* p, size_t n) {
+        f_.write(static_cast<const char*>(p), static_cast<std::streamsize>(n));
+        pos_ += n;
+    }
+    template <typename T>
+    void le(T v) {
+        uint8_t b[sizeof(T)];
+        uint64_t u = 0;
+        std::memcpy(&u, &v, sizeof(T));
+        for (size_t i = 0; i < sizeof(T); ++i) b[i] = static_cast<uint8_t>(u >> (8 * i));
+        bytes(b, sizeof(T));
+    }
+    void str(const std::string& s) {
+        le<uint64_t>(s.size());
+        bytes(s.data(), s.size());
+    }
+    void pad_to(uint64_t alignment) {
+        static constexpr char zeros[64] = {};
+        while (pos_ % alignment != 0) bytes(zeros, std::min<uint64_t>(sizeof zeros, alignment - pos_ % alignment));
+    }
+    uint64_t pos() const { return pos_; }
+
+private:
+    std::ofstream& f_;
+    uint64_t pos_ = 0;
+};
+
+void write_value(Out& o, const GgufValue& v) {
+    switch (v.type) {
+        case GgufValueType::U8: o.le(static_cast<uint8_t>(std::get<uint64_t>(v.data))); break;
+        case GgufValueType::U16: o.le(static_cast<uint16_t>(std::get<uint64_t>(v.data))); break;
+        case GgufValueType::U32: o.le(static_cast<uint32_t>(std::get<uint64_t>(v.data))); break;
+        case GgufValueType::U64: o.le(std::get<uint64_t>(v.data)); break;
+        case GgufValueType::I8: o.le(static_cast<int8_t>(std::get<int64_t>(v.data))); break;
+        case GgufValueType::I16: o.le(static_cast<int16_t>(std::get<int64_t>(v.data))); break;
+        case GgufValueType::I32: o.le(static_cast<int32_t>(std::get<int64_t>(v.data))); break;
+        case GgufValueType::I64: o.le(std::get<int64_t>(v.data)); break;
+        case GgufValueType::F32: o.le(static_cast<float>(std::get<double>(v.data))); break;
+        case GgufValueType::F64: o.le(std::get<double>(v.data)); break;
+        case GgufValueType::Bool: o.le(static_cast<uint8_t>(std::get<bool>(v.data) ? 1 : 0)); break;
+        case GgufValueType::String: o.str(std::get<std::string>(v.data)); break;
+        case GgufValueType::Array: {
+            const auto& items = std::get<std::vector<GgufValue>>(v.data);
+            o.le(static_cast<uint32_t>(v.elem_type));
+            o.le(static_cast<uint64_t>(items.size()));
+            for (const GgufValue& item : items) write_value(o, item);
+            break;
+        }
+    }
+}
+
+// The value's alternative matches its declared type (what write_value relies on).
+bool consistent(const GgufValue& v) {
+    switch (v.type) {
+        case GgufValueType::U8: case GgufValueType::U16: case GgufValueType::U32: case GgufValueType::U64:
+            return std::holds_alternative<uint64_t>(v.data);
+        case GgufValueType::I8: case GgufValueType::I16: case GgufValueType::I32: case GgufValueType::I64:
+            return std::holds_alternative<int64_t>(v.data);
+        case GgufValueType::F32: case GgufValueType::F64: return std::holds_alternative<double>(v.data);
+        case GgufValueType::Bool: return std::holds_alternative<bool>(v.data);
+        case GgufValueType::String: return std::holds_alternative<std::string>(v.data);
+        case GgufValueType::Array: {
+            const auto* items = v.as_array();
+            if (items == nullptr) return false;
+            for (const GgufValue& item : *items) {
+                if (item.type != v.elem_type || !consistent(item)) return false;
+            }
+            return true;
+        }
+    }
+    return false;
+}
+
+}  // namespace
+
+Status GgufWriter::set_alignment(size_t alignment) {
+    if (alignment == 0 || !std::has_single_bit(alignment) || alignment > (1u << 20)) {
+        return Status(StatusCode::InvalidArgument, "gguf: alignment must be a power of two");
+    }
+    alignment_ = alignment;
+    if (alignment != kGgufDefaultAlignment) set_kv("general.alignment", GgufValue::u32(static_cast<uint32_t>(alignment)));
+    return Status::ok();
+}
+
+void GgufWriter::set_kv(std::string key, GgufValue value) {
+    for (GgufKV& kv : kvs_) {
+        if (kv.key == key) {
+            kv.value = std::move(value);
+            return;
+        }
+    }
+    kvs_.push_back({std::move(key), std::move(value)});
+}
+
+Status GgufWriter::add_tensor(std::string name, DType type, const std::array<int64_t, kMaxDims>& ne, DataSource source) {
+    const std::optional<uint32_t> id = ggml_type_id(type);
+    if (!id) return Status(StatusCode::NotSupported, std::string("gguf: cannot store ") + dtype_name(type) + " tensors");
+    for (const PendingTensor& t : tensors_) {
+        if (t.name == name) return Status(StatusCode::InvalidArgument, "gguf: tensor '" + name + "' is added twice");
+    }
+    int64_t n = 1;
+    for (int64_t d : ne) {
+        if (d < 0) return Status(StatusCode::InvalidArgument, "gguf: tensor '" + name + "' has a negative size");
+        n *= d;
+    }
+    tensors_.push_back({std::move(name), *id, n_dims_of(ne), ne, static_cast<uint64_t>(n) * type_size(type), std::move(source)});
+    return Status::ok();
+}
+
+Status GgufWriter::add_tensor(std::string name, DType type, const std::array<int64_t, kMaxDims>& ne,
+                              std::vector<std::byte> data) {
+    auto shared = std::make_shared<std::vector<std::byte>>(std::move(data));
+    const std::string label = name;
+    return add_tensor(std::move(name), type, ne, [shared, label](std::span<std::byte> out) {
+        if (out.size() != shared->size()) {
+            return Status(StatusCode::InvalidArgument, "gguf: tensor '" + label + "' needs " + std::to_string(out.size()) +
+                                                           " bytes, got " + std::to_string(shared->size()));
+        }
+        std::memcpy(out.data(), shared->data(), out.size());
+        return Status::ok();
+    });
+}
+
+Status GgufWriter::write(const std::string& path) const {
+    for (const GgufKV& kv : kvs_) {
+        if (!consistent(kv.value)) return Status(StatusCode::InvalidArgument, "gguf: metadata '" + kv.key + "' is malformed");
+    }
+    std::ofstream f(path, std::ios::binary | std::ios::trunc);
+    if (!f) return Status(StatusCode::NotFound, path + ": cannot create the GGUF file");
+    Out o(f);
+    o.bytes("GGUF", 4);
+    o.le<uint32_t>(kGgufVersion);
+    o.le<uint64_t>(tensors_.size());
+    o.le<uint64_t>(kvs_.size());
+    for (const GgufKV& kv : kvs_) {
+        o.str(kv.key);
+        o.le(static_cast<uint32_t>(kv.value.type));
+        write_value(o, kv.value);
+    }
+    uint64_t offset = 0;
+    for (const PendingTensor& t : tensors_) {
+        o.str(t.name);
+        o.le<uint32_t>(static_cast<uint32_t>(t.n_dims));
+        for (int i = 0; i < t.n_dims; ++i) o.le<uint64_t>(static_cast<uint64_t>(t.ne[static_cast<size_t>(i)]));
+        o.le<uint32_t>(t.type);
+        o.le<uint64_t>(offset);
+        offset = align_to(offset + t.nbytes, alignment_);
+    }
+    o.pad_to(alignment_);
+    std::vector<std::byte> buffer;
+    for (const PendingTensor& t : tensors_) {
+        buffer.resize(static_cast<size_t>(t.nbytes));
+        const Status s = t.source(buffer);
+        if (!s.is_ok()) return Status(s.code(), path + ": tensor '" + t.name + "': " + s.message());
+        o.bytes(buffer.data(), buffer.size());
+        o.pad_to(alignment_);
+    }
+    f.close();
+    if (!f) return Status(StatusCode::Internal, path + ": writing the GGUF file failed");
+    return Status::ok();
+}
+
+}  // namespace xb

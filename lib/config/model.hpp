@@ -1,0 +1,101 @@
+// A config turned into a ready graph: tensors created, the graph built from its outputs, each
+// weight's device chosen, and the initial values of weights and inputs described.
+//
+//   auto spec = xb::config::load_config("configs/mlp.json");        // Result<ConfigSpec>
+//   auto model = xb::config::build_model(*spec, {});                  // Result<Model>
+//   auto backends = xb::config::init_backends(model->placement);      // in priority order
+//   xb::config::place_and_init(*model, pointers_to(backends));         // weights on their devices
+//   ... Scheduler::create(..., model->placement.scheduler); assign_nodes(*model, *sched);
+//   sched->alloc_graph(model->graph); model->set_inputs(); sched->graph_compute(model->graph);
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "backend/buffer.hpp"
+#include "config/config_spec.hpp"
+#include "core/context.hpp"
+#include "core/graph.hpp"
+#include "core/status.hpp"
+#include "sched/scheduler.hpp"
+
+namespace xb::config {
+
+// What the tools may change in a config from the command line.
+struct BuildOptions {
+    // Replaces placement.backends when not empty (--backends SIM0,CPU). Weight and node rules that
+    // name a device left out are then dropped, with a note.
+    std::vector<std::string> backends;
+    // Every mention of the first device in the config means the second (--map CUDA0=SIM0).
+    std::vector<std::pair<std::string, std::string>> device_map;
+    // Replaces the config's seed.
+    std::optional<uint64_t> seed;
+};
+
+struct TensorInit {
+    Tensor* tensor;
+    InitSpec init;
+};
+
+struct WeightPlacement {
+    Tensor* tensor;
+    std::string device;
+};
+
+struct NodePlacement {
+    Tensor* node;
+    std::string device;
+};
+
+struct ModelPlacement {
+    std::vector<std::string> backends;     // device names as the registry spells them, priority order
+    std::vector<WeightPlacement> weights;  // every weight of the graph and its device
+    std::vector<NodePlacement> nodes;      // per-node overrides (Scheduler::set_tensor_backend)
+    SchedulerOptions scheduler;            // n_copies and op_offload from the config
+
+    // The device of a weight ("" when t is not one).
+    std::string device_of(const Tensor& t) const;
+};
+
+class Model {
+public:
+    std::string name;
+    std::string source;  // the config file
+    uint64_t seed = 0;
+    std::unique_ptr<Context> ctx;
+    Graph graph;
+    std::vector<Tensor*> inputs;   // set before every compute (set_inputs)
+    std::vector<Tensor*> outputs;  // marked outputs, in the config's order
+    std::vector<Tensor*> weights;  // live in weights buffers on their devices
+    int64_t n_tokens = 1;          // tokens (or batch rows) per compute, for throughput
+    double matmul_flops = 0;       // flops of the graph's mul_mat and flash_attn_ext nodes
+    std::vector<TensorInit> inits; // how every weight and input is initialised
+    ModelPlacement placement;
+    std::vector<std::string> notes;  // things worth telling the user (unused tensors, dropped rules)
+
+    // Filled by place_and_init.
+    std::vector<std::unique_ptr<Buffer>> weight_buffers;
+    std::vector<std::pair<Tensor*, std::vector<std::byte>>> input_values;
+
+    // A weight, input, output or named op result; nullptr when there is none.
+    Tensor* find(std::string_view tensor_name) const;
+    // Writes the input values into the inputs (after the graph is allocated).
+    Status set_inputs();
+
+    std::unordered_map<std::string, Tensor*> by_name;
+};
+
+// Builds the model's tensors and graph, and resolves its placement against the registry: a device
+// that is not present is NotFound, with the devices that are and how to map one.
+Result<Model> build_model(const ConfigSpec& spec, const BuildOptions& options = {});
+
+// Flops of the mul_mat and flash_attn_ext nodes of a graph (2 per multiply-add).
+double graph_matmul_flops(const Graph& graph);
+
+}  // namespace xb::config

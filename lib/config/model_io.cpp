@@ -1,0 +1,43 @@
+#include "config/model_io.hpp"
+
+#include <cctype>
+#include <filesystem>
+
+#include "backend/tensor_io.hpp"
+#include "config/gguf.hpp"
+#include "config/npy.hpp"
+
+namespace xb::config {
+
+Status save_weights(const Model& model, const std::string& path) {
+    GgufWriter w;
+    w.set_kv("general.architecture", GgufValue::string("xbackend"));
+    w.set_kv("general.name", GgufValue::string(model.name));
+    w.set_kv("xbackend.seed", GgufValue::u64(model.seed));
+    w.set_kv("xbackend.config", GgufValue::string(model.source));
+    for (Tensor* t : model.weights) {
+        if (t->data == nullptr) {
+            return Status(StatusCode::InvalidArgument, path + ": weight '" + t->name + "' is not placed (call place_and_init first)");
+        }
+        XB_RETURN_IF_ERROR(w.add_tensor(t->name, t->type, t->ne, [t](std::span<std::byte> out) {
+            return tensor_get(*t, out.data(), 0, out.size());
+        }));
+    }
+    return w.write(path);
+}
+
+Status save_outputs(const Model& model, const std::string& dir) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) return Status(StatusCode::NotFound, dir + ": cannot create the directory: " + ec.message());
+    for (const Tensor* t : model.outputs) {
+        std::string file = t->name.empty() ? "output" : t->name;
+        for (char& c : file) {
+            if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_') c = '_';
+        }
+        XB_RETURN_IF_ERROR(save_npy(*t, (std::filesystem::path(dir) / (file + ".npy")).string()));
+    }
+    return Status::ok();
+}
+
+}  // namespace xb::config

@@ -1,0 +1,283 @@
+// Placement: which backends take part, where each weight lives, and per-node overrides.
+//
+// A weight's device is the first of: the first `weights` rule whose pattern matches its name;
+// for model builders with offload_layers N, the llama.cpp rule (the last N layers on the first
+// GPU-type backend, the others, and the token embedding, on the last backend; the output norm and
+// projection on the GPU only when N > n_layers); otherwise the first (highest-priority) backend.
+#include "config/placement.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+
+#include "alloc/context_alloc.hpp"
+#include "backend/registry.hpp"
+#include "backend/tensor_io.hpp"
+#include "config/config_error.hpp"
+#include "config/init.hpp"
+#include "config/model_internal.hpp"
+
+namespace xb::config {
+
+namespace {
+
+bool same_name(std::string_view a, std::string_view b) {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+               return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+           });
+}
+
+// Resolves device names of the config to the backends taking part.
+class DeviceResolver {
+public:
+    DeviceResolver(const ConfigSpec& spec, const BuildOptions& options, std::vector<std::string>& notes)
+        : spec_(spec), options_(options), notes_(notes) {}
+
+    Status resolve_backends(std::vector<std::string>& out) {
+        const bool overridden = !options_.backends.empty();
+        const std::vector<std::string>& names = overridden ? options_.backends : spec_.placement.backends;
+        for (size_t i = 0; i < names.size(); ++i) {
+            const std::string path = overridden ? "--backends" : child_path(spec_.placement.backends_path, i);
+            Device* dev = Registry::global().dev_by_name(mapped(names[i]));
+            if (dev == nullptr) return config_error(StatusCode::NotFound, spec_.source, path, missing(names[i]));
+            for (const std::string& b : out) {
+                if (b == dev->name()) return config_error(spec_.source, path, "device '" + b + "' is listed twice");
+            }
+            out.emplace_back(dev->name());
+        }
+        backends_ = out;
+        return Status::ok();
+    }
+
+    // The backend a rule's device means; nullopt when the rule is dropped (a device that
+    // --backends left out).
+    Result<std::optional<std::string>> rule_device(const DeviceRule& rule) {
+        const std::string path = child_path(rule.path, "device");
+        Device* dev = Registry::global().dev_by_name(mapped(rule.device));
+        if (dev != nullptr) {
+            for (const std::string& b : backends_) {
+                if (b == dev->name()) return std::optional<std::string>(b);
+            }
+        }
+        if (!options_.backends.empty()) {
+            notes_.push_back(rule.path + ": device '" + rule.device + "' is not among --backends; the rule is ignored");
+            return std::optional<std::string>();
+        }
+        if (dev == nullptr) return config_error(StatusCode::NotFound, spec_.source, path, missing(rule.device));
+        return config_error(spec_.source, path, "device '" + rule.device + "' is not one of placement.backends (" +
+                                                    join_names(backends_) + ")");
+    }
+
+private:
+    std::string mapped(const std::string& name) const {
+        for (const auto& [from, to] : options_.device_map) {
+            if (same_name(from, name)) return to;
+        }
+        return name;
+    }
+
+    std::string missing(const std::string& name) const {
+        const std::string target = mapped(name);
+        if (same_name(target, name)) return missing_device_message(name);
+        return missing_device_message(target) + " (the config's '" + name + "' is mapped onto it)";
+    }
+
+    const ConfigSpec& spec_;
+    const BuildOptions& options_;
+    std::vector<std::string>& notes_;
+    std::vector<std::string> backends_;
+};
+
+int first_gpu(const std::vector<std::string>& backends) {
+    for (size_t i = 0; i < backends.size(); ++i) {
+        const Device* dev = Registry::global().dev_by_name(backends[i]);
+        if (dev != nullptr && dev->type() == DeviceType::GPU) return static_cast<int>(i);
+    }
+    return -1;
+}
+
+// The offload_layers device of one builder weight.
+const std::string& offload_device(const detail::Leaf& leaf, int n, int n_layers, const std::string& gpu, const std::string& cpu) {
+    switch (leaf.group) {
+        case detail::WeightGroup::Layer: return leaf.layer >= n_layers - n ? gpu : cpu;
+        case detail::WeightGroup::OutputLayer: return n > n_layers ? gpu : cpu;
+        case detail::WeightGroup::InputLayer:
+        case detail::WeightGroup::Other: return cpu;
+    }
+    return cpu;
+}
+
+Status place_weights(const ConfigSpec& spec, DeviceResolver& devices, const detail::BuiltGraph& built,
+                     const std::vector<Tensor*>& weights, std::vector<std::string>& notes, ModelPlacement& p) {
+    const auto used = [&](const Tensor* t) { return std::find(weights.begin(), weights.end(), t) != weights.end(); };
+    std::vector<std::pair<const DeviceRule*, std::string>> rules;
+    for (const DeviceRule& r : spec.placement.weights) {
+        XB_ASSIGN_OR_RETURN(const std::optional<std::string> dev, devices.rule_device(r));
+        if (dev) rules.emplace_back(&r, *dev);
+    }
+    std::vector<std::string> weight_names;
+    for (const detail::Leaf& leaf : built.leaves) {
+        if (leaf.role == Role::Weight) weight_names.push_back(leaf.tensor->name);
+    }
+    for (const DeviceRule& r : spec.placement.weights) {
+        const bool any = std::any_of(weight_names.begin(), weight_names.end(), [&](const std::string& n) { return glob_match(r.pattern, n); });
+        if (!any) {
+            return config_error(spec.source, child_path(r.path, "pattern"), "pattern '" + r.pattern + "' matches no weight" +
+                                                                                did_you_mean(r.pattern, weight_names) +
+                                                                                " (weights: " + join_names(weight_names) + ")");
+        }
+    }
+    const std::optional<int> offload = spec.placement.offload_layers;
+    std::string gpu = p.backends.back();
+    if (offload) {
+        const int g = first_gpu(p.backends);
+        if (g >= 0) {
+            gpu = p.backends[static_cast<size_t>(g)];
+        } else if (*offload > 0) {
+            notes.push_back("offload_layers: no GPU-type device among the backends (" + join_names(p.backends) +
+                            "); every layer stays on " + p.backends.back());
+        }
+    }
+    for (const detail::Leaf& leaf : built.leaves) {
+        if (leaf.role != Role::Weight || !used(leaf.tensor)) continue;
+        std::string device = p.backends.front();
+        if (offload) device = offload_device(leaf, *offload, built.n_layers, gpu, p.backends.back());
+        for (const auto& [rule, dev] : rules) {
+            if (glob_match(rule->pattern, leaf.tensor->name)) {
+                device = dev;
+                break;
+            }
+        }
+        p.weights.push_back({leaf.tensor, device});
+    }
+    return Status::ok();
+}
+
+Status place_nodes(const ConfigSpec& spec, DeviceResolver& devices, const Graph& graph, ModelPlacement& p) {
+    for (const DeviceRule& r : spec.placement.nodes) {
+        XB_ASSIGN_OR_RETURN(const std::optional<std::string> dev, devices.rule_device(r));
+        std::vector<std::string> names;
+        bool any = false;
+        for (Tensor* n : graph.nodes()) {
+            if (n->name.empty()) continue;
+            names.push_back(n->name);
+            if (!glob_match(r.pattern, n->name)) continue;
+            any = true;
+            if (dev) p.nodes.push_back({n, *dev});
+        }
+        if (!any) {
+            return config_error(spec.source, child_path(r.path, "pattern"), "pattern '" + r.pattern + "' matches no node of the graph" +
+                                                                                did_you_mean(r.pattern, names) +
+                                                                                " (named nodes: " + join_names(names) + ")");
+        }
+    }
+    return Status::ok();
+}
+
+}  // namespace
+
+std::string missing_device_message(const std::string& device) {
+    const Registry& reg = Registry::global();
+    std::string example = "CPU";
+    for (size_t i = 0; i < reg.dev_count(); ++i) {
+        if (reg.dev(i).type() == DeviceType::GPU) {
+            example = reg.dev(i).name();
+            break;
+        }
+    }
+    std::string msg = "device '" + device + "' is not present (present: " + reg.device_names() + "); choose others with --backends " +
+                      (example == "CPU" ? std::string("CPU") : example + ",CPU");
+    if (example != "CPU") msg += ", or map it onto one with --map " + device + "=" + example;
+    return msg;
+}
+
+namespace detail {
+
+Result<ModelPlacement> resolve_placement(const ConfigSpec& spec, const BuildOptions& options, const BuiltGraph& built,
+                                         const Graph& graph, const std::vector<Tensor*>& weights,
+                                         std::vector<std::string>& notes) {
+    ModelPlacement p;
+    DeviceResolver devices(spec, options, notes);
+    XB_RETURN_IF_ERROR(devices.resolve_backends(p.backends));
+    XB_RETURN_IF_ERROR(place_weights(spec, devices, built, weights, notes, p));
+    XB_RETURN_IF_ERROR(place_nodes(spec, devices, graph, p));
+    p.scheduler = SchedulerOptions::from_env();
+    p.scheduler.n_copies = spec.placement.n_copies;
+    p.scheduler.op_offload = spec.placement.op_offload;
+    return p;
+}
+
+}  // namespace detail
+
+Result<std::vector<std::unique_ptr<Backend>>> init_backends(const ModelPlacement& placement) {
+    std::vector<std::unique_ptr<Backend>> out;
+    for (const std::string& name : placement.backends) {
+        XB_ASSIGN_OR_RETURN(std::unique_ptr<Backend> b, Registry::global().init_by_name(name));
+        out.push_back(std::move(b));
+    }
+    return out;
+}
+
+Status place_and_init(Model& model, std::span<Backend* const> backends) {
+    std::map<std::string, std::vector<Tensor*>> by_device;
+    std::vector<std::string> order;
+    for (const WeightPlacement& w : model.placement.weights) {
+        if (by_device.find(w.device) == by_device.end()) order.push_back(w.device);
+        by_device[w.device].push_back(w.tensor);
+    }
+    for (const std::string& device : order) {
+        Backend* backend = nullptr;
+        for (Backend* b : backends) {
+            if (b != nullptr && b->device().name() == device) backend = b;
+        }
+        if (backend == nullptr) {
+            return Status(StatusCode::InvalidArgument, model.source + ": weights go to device '" + device +
+                                                           "' but no backend of it was given");
+        }
+        Result<std::unique_ptr<Buffer>> buffer = alloc_tensors(by_device[device], backend->default_buffer_type());
+        if (!buffer.is_ok()) {
+            return Status(buffer.status().code(), model.source + ": weights on " + device + ": " + buffer.status().message());
+        }
+        if (*buffer) {
+            (*buffer)->set_usage(BufferUsage::Weights);
+            model.weight_buffers.push_back(std::move(buffer).value());
+        }
+    }
+    InitFiles files;
+    model.input_values.clear();
+    for (const TensorInit& ti : model.inits) {
+        Tensor& t = *ti.tensor;
+        const uint64_t seed = tensor_seed(model.seed, t.name);
+        const Buffer* buffer = storage_buffer(t);
+        if (!t.is_input() && buffer != nullptr && buffer->is_host() && t.is_contiguous()) {
+            // Host memory: written in place, without a copy of a possibly large tensor.
+            XB_RETURN_IF_ERROR(init_into(t, ti.init, seed, files, model.source, {static_cast<std::byte*>(t.data), t.nbytes()}));
+            continue;
+        }
+        XB_ASSIGN_OR_RETURN(std::vector<std::byte> values, init_values(t, ti.init, seed, files, model.source));
+        if (t.is_input()) {
+            model.input_values.emplace_back(&t, std::move(values));
+            continue;
+        }
+        const Status s = tensor_set(t, values.data(), 0, values.size());
+        if (!s.is_ok()) return Status(s.code(), model.source + ": weight '" + t.name + "': " + s.message());
+    }
+    return Status::ok();
+}
+
+Status assign_nodes(const Model& model, Scheduler& sched) {
+    for (const NodePlacement& n : model.placement.nodes) {
+        Backend* backend = nullptr;
+        for (int i = 0; i < sched.n_backends(); ++i) {
+            if (sched.backend(i).device().name() == n.device) backend = &sched.backend(i);
+        }
+        if (backend == nullptr) {
+            return Status(StatusCode::InvalidArgument, model.source + ": node '" + n.node->name + "' goes to device '" + n.device +
+                                                           "', which is not one of the scheduler's backends");
+        }
+        XB_RETURN_IF_ERROR(sched.set_tensor_backend(*n.node, *backend));
+    }
+    return Status::ok();
+}
+
+}  // namespace xb::config

@@ -1,0 +1,35 @@
+// Putting a built model on devices: the backends its placement names, its weights allocated on
+// their devices and initialised, its input values prepared, and the per-node overrides given to
+// a scheduler.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "backend/backend.hpp"
+#include "config/model.hpp"
+#include "core/status.hpp"
+#include "sched/scheduler.hpp"
+
+namespace xb::config {
+
+// One backend per device of placement.backends, in the same (priority) order.
+Result<std::vector<std::unique_ptr<Backend>>> init_backends(const ModelPlacement& placement);
+
+// Allocates each weight in a weights buffer of the backend of its device (backends are matched to
+// devices by name; every device that holds weights needs one), writes every weight's initial
+// values and computes the inputs' values (model.input_values; set them with Model::set_inputs
+// once the graph is allocated).
+Status place_and_init(Model& model, std::span<Backend* const> backends);
+
+// Pins the nodes of placement.nodes to their devices' backends in `sched` (again after every
+// Scheduler::reset, which forgets them).
+Status assign_nodes(const Model& model, Scheduler& sched);
+
+// The message for a device that is not present: the devices that are, and how to run the config
+// on them (--backends) or map the device onto one (--map).
+std::string missing_device_message(const std::string& device);
+
+}  // namespace xb::config

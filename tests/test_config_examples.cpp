@@ -1,0 +1,197 @@
+// Every example config under configs/ loads, builds, is placed and computes, with finite outputs;
+// the graph sizes and placements are what the configs say.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <fstream>
+#include <set>
+
+#include "config/op_table.hpp"
+#include "test_config_util.hpp"
+
+namespace xb::config {
+namespace {
+
+using testing::compute_on_cpu;
+using testing::compute_scheduled;
+using testing::config_path;
+using testing::expect_finite_outputs;
+using testing::load_and_build;
+
+const char* const kExamples[] = {"default.json",          "mlp.json",        "attention.json",
+                                 "llama-decoder.json",    "llama-decoder-gqa.json",
+                                 "llama-decoder-offload.json", "all-ops.json"};
+
+// The offload example names CUDA0; without one it runs on the simulator.
+BuildOptions options_for(const std::string& name) {
+    BuildOptions o;
+    if (name == "llama-decoder-offload.json" && Registry::global().dev_by_name("CUDA0") == nullptr) {
+        o.device_map = {{"CUDA0", "SIM0"}};
+    }
+    return o;
+}
+
+class ExampleConfig : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(ExampleConfig, LoadsBuildsAndComputesOnTheCpu) {
+    BuildOptions o;
+    o.backends = {"CPU"};
+    auto model = load_and_build(config_path(GetParam()), o);
+    ASSERT_TRUE(model.is_ok()) << model.status().to_string();
+    EXPECT_GT(model->graph.n_nodes(), 0);
+    EXPECT_FALSE(model->outputs.empty());
+    for (const WeightPlacement& w : model->placement.weights) EXPECT_EQ(w.device, "CPU") << w.tensor->name;
+    auto placed = compute_on_cpu(std::move(model).value());
+    ASSERT_TRUE(placed.is_ok()) << placed.status().to_string();
+    expect_finite_outputs((*placed)->model);
+}
+
+TEST_P(ExampleConfig, BuildsWithItsOwnPlacement) {
+    auto model = load_and_build(config_path(GetParam()), options_for(GetParam()));
+    ASSERT_TRUE(model.is_ok()) << model.status().to_string();
+    EXPECT_FALSE(model->placement.backends.empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(Configs, ExampleConfig, ::testing::ValuesIn(kExamples),
+                         [](const ::testing::TestParamInfo<const char*>& info) {
+                             std::string name = info.param;
+                             name = name.substr(0, name.find('.'));
+                             for (char& c : name) c = c == '-' ? '_' : c;
+                             return name;
+                         });
+
+TEST(ConfigExamples, DefaultIsASmallDecoder) {
+    auto model = load_and_build(config_path("default.json"));
+    ASSERT_TRUE(model.is_ok()) << model.status().to_string();
+    EXPECT_EQ(model->n_tokens, 8);
+    EXPECT_EQ(model->outputs.size(), 1u);
+    EXPECT_EQ(model->outputs[0]->name, "logits");
+    EXPECT_EQ(model->outputs[0]->ne[0], 1000);
+    EXPECT_EQ(model->placement.backends, std::vector<std::string>{"CPU"});
+    EXPECT_GT(model->matmul_flops, 0.0);
+}
+
+TEST(ConfigExamples, DecoderHasTheAllocatorIssueShape) {
+    auto model = load_and_build(config_path("llama-decoder.json"));
+    ASSERT_TRUE(model.is_ok()) << model.status().to_string();
+    const Tensor* logits = model->find("logits");
+    ASSERT_NE(logits, nullptr);
+    EXPECT_EQ(logits->ne[0], 32000);
+    EXPECT_EQ(logits->ne[1], 32);
+    ASSERT_NE(model->find("blk.3.ffn_down"), nullptr);
+    EXPECT_EQ(model->find("blk.3.ffn_down")->ne[0], 2816);
+    EXPECT_EQ(model->find("blk.0.attn_k")->ne[1], 1024);
+    auto gqa = load_and_build(config_path("llama-decoder-gqa.json"));
+    ASSERT_TRUE(gqa.is_ok()) << gqa.status().to_string();
+    EXPECT_EQ(gqa->find("blk.0.attn_k")->ne[1], 256);  // 4 kv heads of 64
+}
+
+TEST(ConfigExamples, OffloadPutsTheLastHalfOfTheLayersOnTheGpu) {
+    auto model = load_and_build(config_path("llama-decoder-offload.json"), options_for("llama-decoder-offload.json"));
+    ASSERT_TRUE(model.is_ok()) << model.status().to_string();
+    const ModelPlacement& p = model->placement;
+    ASSERT_EQ(p.backends.size(), 2u);
+    const std::string gpu = p.backends[0];
+    EXPECT_EQ(p.device_of(*model->find("blk.0.attn_q")), "CPU");
+    EXPECT_EQ(p.device_of(*model->find("blk.1.ffn_up")), "CPU");
+    EXPECT_EQ(p.device_of(*model->find("blk.2.attn_q")), gpu);
+    EXPECT_EQ(p.device_of(*model->find("blk.3.ffn_norm")), gpu);
+    EXPECT_EQ(p.device_of(*model->find("token_embd")), "CPU");
+    EXPECT_EQ(p.device_of(*model->find("output")), "CPU");  // 2 layers < 4: the output layer stays
+}
+
+// The scheduler runs the offloaded decoder split across the GPU-type device and the CPU and gets the
+// same logits as the CPU alone (a smaller decoder, to keep the test fast).
+TEST(ConfigExamples, OffloadedDecoderMatchesTheCpu) {
+    auto spec = load_config(config_path("llama-decoder-offload.json"));
+    ASSERT_TRUE(spec.is_ok()) << spec.status().to_string();
+    spec->model->llama.n_embd = 128;
+    spec->model->llama.n_head = 4;
+    spec->model->llama.n_head_kv = 4;
+    spec->model->llama.n_ff = 256;
+    spec->model->llama.n_vocab = 500;
+    auto split = build_model(*spec, options_for("llama-decoder-offload.json"));
+    ASSERT_TRUE(split.is_ok()) << split.status().to_string();
+    BuildOptions cpu_only;
+    cpu_only.backends = {"CPU"};
+    auto whole = build_model(*spec, cpu_only);
+    ASSERT_TRUE(whole.is_ok()) << whole.status().to_string();
+    auto a = compute_scheduled(std::move(split).value());
+    ASSERT_TRUE(a.is_ok()) << a.status().to_string();
+    EXPECT_GE((*a)->sched->n_splits(), 2);
+    auto b = compute_on_cpu(std::move(whole).value());
+    ASSERT_TRUE(b.is_ok()) << b.status().to_string();
+    const auto la = tensor_get_f32(*(*a)->model.outputs[0]).value();
+    const auto lb = tensor_get_f32(*(*b)->model.outputs[0]).value();
+    ASSERT_EQ(la.size(), lb.size());
+    double num = 0, den = 0;
+    for (size_t i = 0; i < la.size(); ++i) {
+        num += (la[i] - lb[i]) * static_cast<double>(la[i] - lb[i]);
+        den += lb[i] * static_cast<double>(lb[i]);
+    }
+    EXPECT_LT(num / den, 1e-10);
+}
+
+TEST(ConfigExamples, AllOpsCoversEveryCoreOp) {
+    auto model = load_and_build(config_path("all-ops.json"));
+    ASSERT_TRUE(model.is_ok()) << model.status().to_string();
+    std::set<Op> seen;
+    for (const Tensor* n : model->graph.nodes()) seen.insert(n->op);
+    for (int i = 1; i < kOpCount; ++i) {
+        EXPECT_TRUE(seen.count(static_cast<Op>(i))) << "all-ops.json does not use " << op_name(static_cast<Op>(i));
+    }
+    for (int i = 0; i < kUnaryOpCount; ++i) {
+        bool found = false;
+        for (const Tensor* n : model->graph.nodes()) {
+            found = found || (n->op == Op::Unary && n->param_i32(0) == i);
+        }
+        EXPECT_TRUE(found) << "all-ops.json does not use unary " << unary_op_name(static_cast<UnaryOp>(i));
+    }
+    EXPECT_TRUE(model->notes.empty()) << model->notes.front();
+}
+
+// Every op the config format offers is documented in the schema, and the schema's top-level keys are
+// the ones the parser accepts; every example uses only those keys.
+TEST(ConfigExamples, SchemaDescribesTheFormat) {
+    std::ifstream in(config_path("schema.json"));
+    ASSERT_TRUE(in) << "configs/schema.json is missing";
+    const nlohmann::json schema = nlohmann::json::parse(in);
+    EXPECT_EQ(schema.at("$schema"), "https://json-schema.org/draft/2020-12/schema");
+    const auto& props = schema.at("properties");
+    for (const char* key : {"$schema", "name", "description", "seed", "defaults", "params", "tensors", "graph", "placement"}) {
+        EXPECT_TRUE(props.contains(key)) << key;
+    }
+    EXPECT_EQ(schema.at("additionalProperties"), false);
+    std::set<std::string> schema_ops;
+    for (const auto& op : schema.at("$defs").at("op").at("properties").at("op").at("enum")) schema_ops.insert(op.get<std::string>());
+    for (const std::string& op : op_table_names()) EXPECT_TRUE(schema_ops.count(op)) << "schema lacks op " << op;
+    EXPECT_EQ(schema_ops.size(), op_table_names().size());
+    // Each op's arguments and parameters in the schema are the op table's.
+    for (const auto& rule : schema.at("$defs").at("op").at("allOf")) {
+        const std::string name = rule.at("if").at("properties").at("op").at("const");
+        const OpDesc* d = find_op_desc(name);
+        ASSERT_NE(d, nullptr) << name;
+        const auto& then = rule.at("then").at("properties");
+        std::set<std::string> keys, want, required, want_required;
+        for (const auto& [k, v] : then.at("params").at("properties").items()) keys.insert(k);
+        for (const auto& k : then.at("params").value("required", nlohmann::json::array())) required.insert(k.get<std::string>());
+        for (const ParamDesc& p : d->params) {
+            want.insert(std::string(p.key));
+            if (p.required) want_required.insert(std::string(p.key));
+        }
+        EXPECT_EQ(keys, want) << name;
+        EXPECT_EQ(required, want_required) << name;
+        EXPECT_EQ(then.at("args").at("minItems"), d->min_args) << name;
+        EXPECT_EQ(then.at("args").at("maxItems"), d->args.size()) << name;
+    }
+    EXPECT_EQ(schema.at("$defs").at("op").at("allOf").size(), op_table().size());
+    for (const char* name : kExamples) {
+        std::ifstream f(config_path(name));
+        const nlohmann::json config = nlohmann::json::parse(f);
+        for (const auto& [key, value] : config.items()) EXPECT_TRUE(props.contains(key)) << name << ": " << key;
+        EXPECT_EQ(config.at("$schema"), "./schema.json") << name;
+    }
+}
+
+}  // namespace
+}  // namespace xb::config
