@@ -1,0 +1,205 @@
+// backend-compare: runs a config on two backends node by node and compares every result.
+//
+//   backend-compare -c configs/llama-decoder.json                 # CPU against the first GPU, else SIM0
+//   backend-compare -b CPU,SIM0 -P SIM0:fault_node=12 --stop-at-first
+#include <iostream>
+#include <optional>
+
+#include "alloc/context_alloc.hpp"
+#include "backend/registry.hpp"
+#include "backend/tensor_io.hpp"
+#include "cli.hpp"
+#include "config/config_parse.hpp"
+#include "config/model.hpp"
+#include "config/placement.hpp"
+#include "report/metrics.hpp"
+#include "sched/graph_copy.hpp"
+#include "tolerances.hpp"
+
+namespace xb::tools {
+namespace {
+
+constexpr const char* kTool = "backend-compare";
+
+struct CompareOptions {
+    CommonOptions common;
+    std::vector<std::string> tolerances;
+    bool stop_at_first = false;
+};
+
+// [reference, target]: -b when given, else the CPU against the first real GPU, else SIM0.
+Result<std::pair<std::string, std::string>> pick_pair(const CommonOptions& o) {
+    if (o.backends.size() == 2) return std::pair{o.backends[0], o.backends[1]};
+    if (!o.backends.empty()) {
+        return Status(StatusCode::InvalidArgument, "-b takes exactly two devices: REFERENCE,TARGET (e.g. CPU,SIM0)");
+    }
+    Registry& reg = Registry::global();
+    for (size_t i = 0; i < reg.dev_count(); ++i) {
+        if (reg.dev(i).type() == DeviceType::GPU && !reg.dev(i).is_simulated()) return std::pair{std::string("CPU"), std::string(reg.dev(i).name())};
+    }
+    return std::pair{std::string("CPU"), std::string("SIM0")};
+}
+
+Result<report::ErrorMetrics> metrics_of(const Tensor& target, const Tensor& reference) {
+    XB_ASSIGN_OR_RETURN(auto a, tensor_get_f32(target));
+    XB_ASSIGN_OR_RETURN(auto b, tensor_get_f32(reference));
+    return report::compare(a, b);
+}
+
+struct Outcome {
+    int compared = 0, skipped = 0, failed = 0;
+    int first_divergent = -1;
+    std::string first_divergent_detail;
+};
+
+// The inputs of a divergent node, compared: did the error come in, or was it made here?
+std::string source_errors(const Tensor& t1, const Tensor& t2) {
+    std::string text;
+    for (int j = 0; j < kMaxSrc; ++j) {
+        if (t1.src[j] == nullptr || t2.src[j] == nullptr) continue;
+        auto m = metrics_of(*t2.src[j], *t1.src[j]);
+        if (!m.is_ok()) continue;
+        char buf[160];
+        std::snprintf(buf, sizeof buf, "\n  input %d '%s': nmse %.3g, max_abs %.3g", j, t1.src[j]->display_name().c_str(),
+                      m->nmse, m->max_abs);
+        text += buf;
+    }
+    return text.empty() ? "\n  (no inputs)" : text;
+}
+
+Result<Outcome> compare_nodes(Backend& ref, Backend& target, const Graph& graph, const Tolerances& tol,
+                              bool stop_at_first, report::Table& table) {
+    XB_ASSIGN_OR_RETURN(GraphCopy copy, graph_copy(target, graph));
+    Outcome out;
+    for (int i = 0; i < graph.n_nodes(); ++i) {
+        Tensor& t1 = *graph.node(i);
+        Tensor& t2 = *copy.graph.node(i);
+        XB_RETURN_IF_ERROR(ref.graph_compute(graph.view(i, i + 1)));
+        if (op_is_view(t1.op)) continue;
+        const bool supported = target.supports_op(t2);
+        if (supported) {
+            XB_RETURN_IF_ERROR(target.graph_compute(copy.graph.view(i, i + 1)));
+        } else {
+            // Carry the reference's result over so that later nodes still compare like with like.
+            XB_RETURN_IF_ERROR(tensor_copy(t1, t2));
+            ++out.skipped;
+            table.add_row({static_cast<int64_t>(i), t1.display_name(), t1.op_label(), t1.shape_string(),
+                           std::string("skipped: ") + target.name() + " does not support " + t1.op_label()});
+            continue;
+        }
+        XB_ASSIGN_OR_RETURN(report::ErrorMetrics m, metrics_of(t2, t1));
+        const double limit = tol.for_node(t1);
+        const bool pass = m.nan_count == 0 && m.inf_mismatch == 0 && m.nmse <= limit;
+        ++out.compared;
+        table.add_row({static_cast<int64_t>(i), t1.display_name(), t1.op_label(), t1.shape_string(),
+                       std::string(pass ? "ok" : "FAIL"), m.nmse, m.max_abs, m.cosine, m.nan_count + m.inf_mismatch, limit});
+        if (pass) continue;
+        ++out.failed;
+        if (out.first_divergent < 0) {
+            out.first_divergent = i;
+            out.first_divergent_detail = source_errors(t1, t2);
+        }
+        if (stop_at_first) break;
+    }
+    return out;
+}
+
+// Unnamed nodes get "node<i>", so that the report and name-based settings can refer to them.
+void name_nodes(Graph& graph) {
+    for (int i = 0; i < graph.n_nodes(); ++i) {
+        if (graph.node(i)->name.empty()) graph.node(i)->name = "node" + std::to_string(i);
+    }
+}
+
+// The backends compute one node at a time, so a device's fault_node=N (an index into the graph it
+// is given) is re-expressed as the name of node N of the whole graph.
+Status fault_indices_to_names(const CommonOptions& o, const Graph& graph) {
+    for (const std::string& p : o.device_params) {
+        const size_t colon = p.find(':');
+        const size_t key = p.find("fault_node=", colon);
+        if (colon == std::string::npos || key == std::string::npos) continue;
+        const std::string value = p.substr(key + 11, p.find(',', key) - key - 11);
+        if (value.empty() || value.find_first_not_of("0123456789") != std::string::npos) continue;
+        const int index = std::stoi(value);
+        if (index >= graph.n_nodes()) {
+            return Status(StatusCode::InvalidArgument, "-P " + p + ": the graph has " + std::to_string(graph.n_nodes()) + " nodes");
+        }
+        Device* d = Registry::global().dev_by_name(p.substr(0, colon));
+        XB_RETURN_IF_ERROR(d->configure("fault_node=" + graph.node(index)->name));
+    }
+    return Status::ok();
+}
+
+int run(const CompareOptions& opts) {
+    const CommonOptions& o = opts.common;
+    if (Status s = apply_device_params(o); !s.is_ok()) return fail(kTool, s);
+    Tolerances tol;
+    for (const std::string& t : opts.tolerances) {
+        if (Status s = tol.set(t); !s.is_ok()) return fail(kTool, s);
+    }
+    auto pair = pick_pair(o);
+    if (!pair.is_ok()) return fail(kTool, pair.status());
+    auto spec = config::load_config(o.config);
+    if (!spec.is_ok()) return fail(kTool, spec.status());
+    config::BuildOptions build;
+    build.backends = {pair->first};
+    build.seed = o.seed;
+    for (const std::string& m : o.device_map) {
+        const size_t eq = m.find('=');
+        if (eq == std::string::npos) return fail(kTool, Status(StatusCode::InvalidArgument, "--map " + m + ": expected FROM=TO"));
+        build.device_map.emplace_back(m.substr(0, eq), m.substr(eq + 1));
+    }
+    auto model = config::build_model(*spec, build);
+    if (!model.is_ok()) return fail(kTool, model.status());
+    name_nodes(model->graph);
+    if (Status s = fault_indices_to_names(o, model->graph); !s.is_ok()) return fail(kTool, s);
+    auto ref = Registry::global().init_by_name(pair->first);
+    if (!ref.is_ok()) return fail(kTool, ref.status());
+    auto target = Registry::global().init_by_name(pair->second);
+    if (!target.is_ok()) return fail(kTool, Status(target.status().code(), target.status().message() +
+                                                                           " (choose another with -b CPU,<device>)"));
+    Backend* placed[] = {ref->get()};
+    if (Status s = config::place_and_init(*model, placed); !s.is_ok()) return fail(kTool, s);
+    auto work = alloc_ctx_tensors(*model->ctx, **ref);
+    if (!work.is_ok()) return fail(kTool, work.status());
+    if (Status s = model->set_inputs(); !s.is_ok()) return fail(kTool, s);
+
+    report::Table table({"node", "name", "op", "shape", "status", "nmse", "max_abs", "cosine", "nan_inf", "tolerance"});
+    auto outcome = compare_nodes(**ref, **target, model->graph, tol, opts.stop_at_first, table);
+    if (!outcome.is_ok()) return fail(kTool, outcome.status());
+    if (Status s = write_table(table, o); !s.is_ok()) return fail(kTool, s);
+
+    std::cerr << kTool << ": " << model->name << ": " << (*target)->name() << " (" << (*target)->device().description()
+              << ") against " << (*ref)->name() << ": " << outcome->compared << " nodes compared, " << outcome->skipped
+              << " skipped, " << outcome->failed << " out of tolerance\n";
+    if (outcome->first_divergent >= 0) {
+        const Tensor& n = *model->graph.node(outcome->first_divergent);
+        std::cerr << "first divergent node: #" << outcome->first_divergent << " '" << n.display_name() << "' ("
+                  << n.op_label() << ")" << outcome->first_divergent_detail << '\n';
+        return kExitCheckFailed;
+    }
+    return kExitOk;
+}
+
+}  // namespace
+}  // namespace xb::tools
+
+int main(int argc, char** argv) {
+    using namespace xb::tools;
+    CLI::App app{"backend-compare: run a config on two backends node by node and compare every result against the\n"
+                 "reference (NMSE, max abs error, cosine similarity, NaN/Inf) with per-op tolerances."};
+    CompareOptions opts;
+    opts.common.config = "configs/default.json";
+    add_common_options(app, opts.common);
+    app.add_option("--tol", opts.tolerances,
+                   "OP=NMSE tolerance override, repeatable (defaults: 1e-7; mul_mat, out_prod, flash_attn_ext 5e-4)");
+    app.add_flag("--stop-at-first", opts.stop_at_first, "Stop at the first node out of tolerance");
+    app.footer("Example: backend-compare -c configs/llama-decoder.json -b CPU,SIM0 -P SIM0:fault_node=12\n"
+               "Exit codes: 0 all within tolerance, 1 a node out of tolerance, 2 usage or config error.");
+    if (const int rc = parse(app, argc, argv); rc >= 0) return rc;
+    if (opts.common.list_devices) {
+        const xb::Status s = write_table(device_table(), opts.common);
+        return s.is_ok() ? kExitOk : fail("backend-compare", s);
+    }
+    return run(opts);
+}

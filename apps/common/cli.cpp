@@ -1,0 +1,100 @@
+#include "cli.hpp"
+
+#include <fstream>
+#include <iostream>
+
+#include "backend/registry.hpp"
+
+namespace xb::tools {
+
+void add_common_options(CLI::App& app, CommonOptions& o) {
+    app.add_option("-c,--config", o.config, "JSON config file (see configs/ and the README)");
+    app.add_option("-b,--backends", o.backends, "Devices to use, in priority order, e.g. SIM0,CPU (overrides the config)")
+        ->delimiter(',');
+    app.add_option("-t,--threads", o.threads, "CPU threads (default: all cores, or OMP_NUM_THREADS)")->check(CLI::PositiveNumber);
+    app.add_option("-P,--device-param", o.device_params,
+                   "NAME:KEY=VALUE device setting, repeatable, e.g. -P SIM0:unsupported=rope,get_rows");
+    app.add_option("--map", o.device_map, "FROM=TO: run what the config puts on FROM on TO, e.g. --map CUDA0=SIM0");
+    app.add_option("--seed", o.seed, "Seed for random weights and inputs (overrides the config)");
+    app.add_option("--format", o.format, "Output format: table, json, csv or md")
+        ->check(CLI::IsMember({"table", "json", "csv", "md"}));
+    app.add_option("-o,--output", o.output, "Write the report to FILE instead of stdout");
+    app.add_flag("--list-devices", o.list_devices, "List the devices (name, type, description, memory, settings) and exit");
+}
+
+int parse(CLI::App& app, int argc, char** argv) {
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        std::cout << app.help();
+        return kExitOk;
+    } catch (const CLI::ParseError& e) {
+        std::cerr << app.get_name() << ": " << e.what() << "\nRun with --help for the options.\n";
+        return kExitUsage;
+    }
+    return -1;
+}
+
+Status apply_device_params(const CommonOptions& o) {
+    Registry& reg = Registry::global();
+    for (const std::string& p : o.device_params) {
+        const size_t colon = p.find(':');
+        if (colon == std::string::npos || colon == 0) {
+            return Status(StatusCode::InvalidArgument, "-P " + p + ": expected NAME:KEY=VALUE, e.g. SIM0:fault_node=3");
+        }
+        Device* d = reg.dev_by_name(p.substr(0, colon));
+        if (d == nullptr) {
+            return Status(StatusCode::NotFound, "-P " + p + ": no device named '" + p.substr(0, colon) +
+                                                    "'; available: " + reg.device_names());
+        }
+        const Status s = d->configure(p.substr(colon + 1));
+        if (!s.is_ok()) return Status(s.code(), "-P " + p + ": " + s.message());
+    }
+    if (o.threads > 0) {
+        Device* cpu = reg.dev_by_name("CPU");
+        if (cpu != nullptr) XB_RETURN_IF_ERROR(cpu->configure("threads=" + std::to_string(o.threads)));
+    }
+    return Status::ok();
+}
+
+report::Table device_table() {
+    report::Table t({"name", "type", "description", "memory_free_MiB", "memory_total_MiB", "settings"});
+    Registry& reg = Registry::global();
+    for (size_t i = 0; i < reg.dev_count(); ++i) {
+        Device& d = reg.dev(i);
+        const MemoryInfo m = d.memory();
+        t.add_row({std::string(d.name()), std::string(device_type_name(d.type())), d.description(),
+                   static_cast<int64_t>(m.free >> 20), static_cast<int64_t>(m.total >> 20), d.settings()});
+    }
+    return t;
+}
+
+Status write_table(const report::Table& table, const CommonOptions& o) {
+    const report::Format format = report::format_from_name(o.format).value_or(report::Format::Table);
+    if (o.output.empty()) {
+        report::write(table, format, std::cout);
+        return Status::ok();
+    }
+    std::ofstream out(o.output);
+    if (!out) return Status(StatusCode::NotFound, "cannot write " + o.output);
+    report::write(table, format, out);
+    return out ? Status::ok() : Status(StatusCode::Internal, "error while writing " + o.output);
+}
+
+int fail(const char* tool, const Status& status) {
+    std::cerr << tool << ": " << status.message() << '\n';
+    return kExitUsage;
+}
+
+std::vector<std::string> split_list(const std::string& text) {
+    std::vector<std::string> items;
+    size_t pos = 0;
+    while (pos <= text.size()) {
+        const size_t end = std::min(text.find(',', pos), text.size());
+        if (end > pos) items.push_back(text.substr(pos, end - pos));
+        pos = end + 1;
+    }
+    return items;
+}
+
+}  // namespace xb::tools

@@ -1,0 +1,55 @@
+// What every tool shares: device selection and parameters, output formats, exit codes.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "backend/backend.hpp"
+#include "core/status.hpp"
+#include "report/table.hpp"
+
+namespace xb::tools {
+
+// Exit codes of every tool.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitCheckFailed = 1;  // a mismatch or regression
+inline constexpr int kExitUsage = 2;        // bad flags, bad config, missing file or device
+
+struct CommonOptions {
+    std::string config;
+    std::vector<std::string> backends;       // -b CPU,SIM0
+    int threads = 0;                         // -t: CPU threads (0: default)
+    std::vector<std::string> device_params;  // -P SIM0:fault_node=12
+    std::vector<std::string> device_map;     // --map CUDA0=SIM0
+    std::optional<uint64_t> seed;
+    std::string format = "table";
+    std::string output;                      // -o FILE ("" = stdout)
+    bool list_devices = false;
+};
+
+// Adds the shared flags to `app`.
+void add_common_options(CLI::App& app, CommonOptions& options);
+
+// Parses argv; returns an exit code when the program should stop now (help, or a usage error
+// already printed), or -1 to go on.
+int parse(CLI::App& app, int argc, char** argv);
+
+// Applies every -P NAME:KEY=VALUE to its device (Device::configure); -t sets the CPU's threads.
+Status apply_device_params(const CommonOptions& options);
+// The table of registered devices: name, type, description, memory, settings.
+report::Table device_table();
+
+// Writes `table` in the chosen format to -o FILE or stdout.
+Status write_table(const report::Table& table, const CommonOptions& options);
+
+// Prints "tool: <status>" to stderr and returns the exit code for it.
+int fail(const char* tool, const Status& status);
+
+// Comma-separated list -> items (empty items dropped).
+std::vector<std::string> split_list(const std::string& text);
+
+}  // namespace xb::tools

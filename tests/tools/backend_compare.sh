@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# End-to-end checks of backend-compare as a user runs it: exit codes, the fault it must catch,
+# skipped nodes, formats, and clear errors. Usage: backend_compare.sh BINARY CONFIG_DIR
+set -u
+bin=$1
+configs=$2
+failures=0
+check() {  # check NAME EXPECTED_EXIT COMMAND...
+  local name=$1 want=$2
+  shift 2
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  local got=$?
+  if [ "$got" -ne "$want" ]; then
+    echo "FAIL $name: exit $got, expected $want"; cat "$tmp/err"; failures=$((failures + 1))
+  fi
+}
+expect_in() {  # expect_in NAME FILE TEXT
+  if ! grep -q -- "$3" "$2"; then echo "FAIL $1: '$3' not in output"; cat "$2"; failures=$((failures + 1)); fi
+}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+check default 0 "$bin" -c "$configs/default.json"
+expect_in default-summary "$tmp/err" "0 out of tolerance"
+expect_in default-labelled "$tmp/err" "simulated"
+
+# A fault on node 11 of the simulated device must be found there, and nowhere before it.
+check fault 1 "$bin" -c "$configs/default.json" -b CPU,SIM0 -P SIM0:fault_node=11 --stop-at-first
+expect_in fault-node "$tmp/err" "first divergent node: #11"
+
+check unsupported 0 "$bin" -c "$configs/default.json" -P SIM0:unsupported=rope --format json -o "$tmp/r.json"
+python3 -c "import json,sys; rows=json.load(open('$tmp/r.json')); sys.exit(0 if sum(r['status'].startswith('skipped') for r in rows)==4 else 1)" \
+  || { echo "FAIL unsupported: expected 4 skipped rope nodes"; failures=$((failures + 1)); }
+
+check tolerance 1 "$bin" -c "$configs/default.json" -P SIM0:fault_node=11 --tol mul_mat=1e-30 --tol default=1e-30
+check missing-config 2 "$bin" -c "$tmp/nope.json"
+expect_in missing-config-msg "$tmp/err" "nope.json"
+check missing-device 2 "$bin" -c "$configs/default.json" -b CPU,CUDA7
+expect_in missing-device-msg "$tmp/err" "available: CPU"
+check bad-flag 2 "$bin" --bogus
+check bad-tol 2 "$bin" -c "$configs/default.json" --tol nosuchop=1
+check help 0 "$bin" --help
+expect_in help-example "$tmp/out" "Example:"
+check list 0 "$bin" --list-devices
+expect_in list-sim "$tmp/out" "SIM0"
+
+if [ "$failures" -ne 0 ]; then echo "$failures checks failed"; exit 1; fi
+echo "backend-compare: all checks passed"
