@@ -81,6 +81,22 @@ std::unique_ptr<Chain> make_chain(Tensor* w) {
     return c;
 }
 
+// The chain with its weight (seed 7) placed on `backend`, and its graph.
+struct ChainSetup {
+    Weights weights;
+    std::unique_ptr<Chain> chain;
+    Graph graph;
+};
+
+std::unique_ptr<ChainSetup> chain_with_weight_on(Backend& backend) {
+    auto s = std::make_unique<ChainSetup>();
+    Tensor* wt = s->weights.make({33, 5}, "w");
+    s->weights.place({wt}, backend, 7);
+    s->chain = make_chain(wt);
+    s->graph = Graph::build({s->chain->ops.back()}).value();
+    return s;
+}
+
 std::vector<float> compute_on_cpu_alone(uint32_t seed) {
     auto cpu = init("CPU");
     Weights w;
@@ -99,11 +115,9 @@ TEST(Scheduler, UnsupportedOpInTheMiddleGivesThreeSplits) {
     DeviceSettings sim_settings("SIM0", "unsupported=rms_norm");
     auto sim = init("SIM0");
     auto cpu = init("CPU");
-    Weights w;
-    Tensor* wt = w.make({33, 5}, "w");
-    w.place({wt}, *sim, 7);
-    auto chain = make_chain(wt);
-    auto g = Graph::build({chain->ops.back()}).value();
+    auto setup = chain_with_weight_on(*sim);
+    auto& chain = setup->chain;
+    Graph& g = setup->graph;
     auto sched = Scheduler::create({sim.get(), cpu.get()}).value();
     ASSERT_TRUE(sched->alloc_graph(g).is_ok());
     ASSERT_EQ(sched->n_splits(), 3);
@@ -137,11 +151,9 @@ TEST(Scheduler, ProfileModeTimesSplitsAndModelsTheSimLink) {
     DeviceSettings sim_settings("SIM0", "unsupported=rms_norm,bandwidth_gbps=2,latency_us=100");
     auto sim = init("SIM0");
     auto cpu = init("CPU");
-    Weights w;
-    Tensor* wt = w.make({33, 5}, "w");
-    w.place({wt}, *sim, 7);
-    auto chain = make_chain(wt);
-    auto g = Graph::build({chain->ops.back()}).value();
+    auto setup = chain_with_weight_on(*sim);
+    auto& chain = setup->chain;
+    Graph& g = setup->graph;
     SchedulerOptions opts;
     opts.profile = true;
     auto sched = Scheduler::create({sim.get(), cpu.get()}, {}, opts).value();
@@ -162,11 +174,9 @@ TEST(Scheduler, UserAssignmentIsKept) {
     if (!has_device("SIM0")) GTEST_SKIP() << "no SIM0 device";
     auto sim = init("SIM0");
     auto cpu = init("CPU");
-    Weights w;
-    Tensor* wt = w.make({33, 5}, "w");
-    w.place({wt}, *sim, 7);
-    auto chain = make_chain(wt);
-    auto g = Graph::build({chain->ops.back()}).value();
+    auto setup = chain_with_weight_on(*sim);
+    auto& chain = setup->chain;
+    Graph& g = setup->graph;
     auto sched = Scheduler::create({sim.get(), cpu.get()}).value();
     ASSERT_TRUE(sched->set_tensor_backend(*chain->ops[2], *cpu).is_ok());
     ASSERT_TRUE(sched->alloc_graph(g).is_ok());
@@ -256,11 +266,9 @@ TEST(Scheduler, LayersOffloadedToTwoDevicesSplitAtEachDeviceChange) {
 
 TEST(Scheduler, EvalCallbackSeesTheAskedNodesInOrderAndCanCancel) {
     auto cpu = init("CPU");
-    Weights w;
-    Tensor* wt = w.make({33, 5}, "w");
-    w.place({wt}, *cpu, 7);
-    auto chain = make_chain(wt);
-    auto g = Graph::build({chain->ops.back()}).value();
+    auto setup = chain_with_weight_on(*cpu);
+    auto& chain = setup->chain;
+    Graph& g = setup->graph;
     auto sched = Scheduler::create({cpu.get()}).value();
     ASSERT_TRUE(sched->alloc_graph(g).is_ok());
     ASSERT_TRUE(tensor_set_f32(*chain->x, random_values(165, 107)).is_ok());
@@ -294,11 +302,9 @@ TEST(Scheduler, PipelineCopiesGiveCorrectResultsEveryTime) {
     DeviceSettings sim_settings("SIM0", "unsupported=rms_norm");
     auto sim = init("SIM0");
     auto cpu = init("CPU");
-    Weights w;
-    Tensor* wt = w.make({33, 5}, "w");
-    w.place({wt}, *sim, 7);
-    auto chain = make_chain(wt);
-    auto g = Graph::build({chain->ops.back()}).value();
+    auto setup = chain_with_weight_on(*sim);
+    auto& chain = setup->chain;
+    Graph& g = setup->graph;
     SchedulerOptions opts;
     opts.n_copies = 4;
     auto sched = Scheduler::create({sim.get(), cpu.get()}, {}, opts).value();
@@ -366,11 +372,9 @@ TEST(CompareGraphBackend, FaultOnNodeKIsTheFirstDivergence) {
     DeviceSettings sim_settings("SIM0", "fault_node=op5");
     auto cpu = init("CPU");
     auto sim = init("SIM0");
-    Weights w;
-    Tensor* wt = w.make({33, 5}, "w");
-    w.place({wt}, *cpu, 7);
-    auto chain = make_chain(wt);
-    auto g = Graph::build({chain->ops.back()}).value();
+    auto setup = chain_with_weight_on(*cpu);
+    auto& chain = setup->chain;
+    Graph& g = setup->graph;
     auto buf = alloc_ctx_tensors(chain->ctx, *cpu).value();
     ASSERT_TRUE(tensor_set_f32(*chain->x, random_values(165, 3)).is_ok());
     int first_divergent = -1;
@@ -387,11 +391,9 @@ TEST(CompareGraphBackend, FaultOnNodeKIsTheFirstDivergence) {
 TEST(CompareGraphBackend, CallbackCanStopTheWalk) {
     auto cpu = init("CPU");
     auto cpu2 = init("CPU");
-    Weights w;
-    Tensor* wt = w.make({33, 5}, "w");
-    w.place({wt}, *cpu, 7);
-    auto chain = make_chain(wt);
-    auto g = Graph::build({chain->ops.back()}).value();
+    auto setup = chain_with_weight_on(*cpu);
+    auto& chain = setup->chain;
+    Graph& g = setup->graph;
     auto buf = alloc_ctx_tensors(chain->ctx, *cpu).value();
     ASSERT_TRUE(tensor_set_f32(*chain->x, random_values(165, 3)).is_ok());
     int calls = 0;
