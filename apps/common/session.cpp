@@ -1,0 +1,43 @@
+#include "session.hpp"
+
+#include "config/config_parse.hpp"
+#include "config/placement.hpp"
+
+namespace xb::tools {
+
+std::vector<std::string> Session::backend_names() const {
+    std::vector<std::string> names;
+    for (const auto& b : backends) names.emplace_back(b->name());
+    return names;
+}
+
+Result<std::unique_ptr<Session>> open_session(const CommonOptions& o, bool profile, bool allocate) {
+    XB_RETURN_IF_ERROR(apply_device_params(o));
+    XB_ASSIGN_OR_RETURN(config::ConfigSpec spec, config::load_config(o.config));
+    config::BuildOptions build;
+    build.backends = o.backends;
+    build.seed = o.seed;
+    for (const std::string& m : o.device_map) {
+        const size_t eq = m.find('=');
+        if (eq == std::string::npos) return Status(StatusCode::InvalidArgument, "--map " + m + ": expected FROM=TO");
+        build.device_map.emplace_back(m.substr(0, eq), m.substr(eq + 1));
+    }
+    auto s = std::make_unique<Session>();
+    XB_ASSIGN_OR_RETURN(s->model, config::build_model(spec, build));
+    XB_ASSIGN_OR_RETURN(s->backends, config::init_backends(s->model.placement));
+    std::vector<Backend*> raw;
+    for (const auto& b : s->backends) raw.push_back(b.get());
+    XB_RETURN_IF_ERROR(config::place_and_init(s->model, raw));
+    SchedulerOptions sopts = s->model.placement.scheduler;
+    sopts.profile = profile;
+    sopts.debug = SchedulerOptions::from_env().debug;
+    XB_ASSIGN_OR_RETURN(s->sched, Scheduler::create(raw, {}, sopts));
+    XB_RETURN_IF_ERROR(config::assign_nodes(s->model, *s->sched));
+    if (allocate) {
+        XB_RETURN_IF_ERROR(s->sched->alloc_graph(s->model.graph));
+        XB_RETURN_IF_ERROR(s->model.set_inputs());
+    }
+    return s;
+}
+
+}  // namespace xb::tools

@@ -1,0 +1,27 @@
+// A config made ready to run through the scheduler: model built, backends made, weights placed,
+// graph allocated and inputs set. graph-run and sched-profile share it.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "cli.hpp"
+#include "config/model.hpp"
+#include "sched/scheduler.hpp"
+
+namespace xb::tools {
+
+struct Session {
+    config::Model model;
+    std::vector<std::unique_ptr<Backend>> backends;  // priority order, the CPU last
+    std::unique_ptr<Scheduler> sched;                // declared last: destroyed first
+
+    std::vector<std::string> backend_names() const;
+};
+
+// Loads -c, applies -b/--map/--seed, makes the backends, places the weights, creates the
+// scheduler with the config's options (profile as given), pins per-node overrides, and, unless
+// `allocate` is false, allocates the graph and sets its inputs.
+Result<std::unique_ptr<Session>> open_session(const CommonOptions& options, bool profile, bool allocate = true);
+
+}  // namespace xb::tools
