@@ -187,7 +187,7 @@ int run(const CompareOptions& opts) {
 int main(int argc, char** argv) {
     using namespace xb::tools;
     CLI::App app{"backend-compare: run a config on two backends node by node and compare every result against the\n"
-                 "reference (NMSE, max abs error, cosine similarity, NaN/Inf) with per-op tolerances."};
+                 "reference (NMSE, max abs error, cosine similarity, NaN/Inf) with per-op tolerances.", "backend-compare"};
     CompareOptions opts;
     opts.common.config = "configs/default.json";
     add_common_options(app, opts.common);
@@ -196,10 +196,5 @@ int main(int argc, char** argv) {
     app.add_flag("--stop-at-first", opts.stop_at_first, "Stop at the first node out of tolerance");
     app.footer("Example: backend-compare -c configs/llama-decoder.json -b CPU,SIM0 -P SIM0:fault_node=12\n"
                "Exit codes: 0 all within tolerance, 1 a node out of tolerance, 2 usage or config error.");
-    if (const int rc = parse(app, argc, argv); rc >= 0) return rc;
-    if (opts.common.list_devices) {
-        const xb::Status s = write_table(device_table(), opts.common);
-        return s.is_ok() ? kExitOk : fail("backend-compare", s);
-    }
-    return run(opts);
+    return run_tool(app, argc, argv, opts.common, [&] { return run(opts); });
 }

@@ -35,6 +35,15 @@ int parse(CLI::App& app, int argc, char** argv) {
     return -1;
 }
 
+int run_tool(CLI::App& app, int argc, char** argv, const CommonOptions& options, const std::function<int()>& run) {
+    if (const int rc = parse(app, argc, argv); rc >= 0) return rc;
+    if (options.list_devices) {
+        const Status s = write_table(device_table(), options);
+        return s.is_ok() ? kExitOk : fail(app.get_name().c_str(), s);
+    }
+    return run();
+}
+
 Status apply_device_params(const CommonOptions& o) {
     Registry& reg = Registry::global();
     for (const std::string& p : o.device_params) {

@@ -1,6 +1,7 @@
 // What every tool shares: device selection and parameters, output formats, exit codes.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -37,6 +38,9 @@ void add_common_options(CLI::App& app, CommonOptions& options);
 // Parses argv; returns an exit code when the program should stop now (help, or a usage error
 // already printed), or -1 to go on.
 int parse(CLI::App& app, int argc, char** argv);
+
+// The common main(): parses argv, answers --help and --list-devices, else calls run().
+int run_tool(CLI::App& app, int argc, char** argv, const CommonOptions& options, const std::function<int()>& run);
 
 // Applies every -P NAME:KEY=VALUE to its device (Device::configure); -t sets the CPU's threads.
 Status apply_device_params(const CommonOptions& options);

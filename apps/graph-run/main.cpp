@@ -127,7 +127,7 @@ int run(const RunOptions& opts) {
 int main(int argc, char** argv) {
     using namespace xb::tools;
     CLI::App app{"graph-run: build, allocate and compute a config through the scheduler on one or more backends,\n"
-                 "and report timing statistics, splits, compute buffer sizes and bytes copied between backends."};
+                 "and report timing statistics, splits, compute buffer sizes and bytes copied between backends.", "graph-run"};
     RunOptions opts;
     opts.common.config = "configs/default.json";
     add_common_options(app, opts.common);
@@ -141,10 +141,5 @@ int main(int argc, char** argv) {
                    "(profiling mode: synchronises between them)");
     app.footer("Example: graph-run -c configs/llama-decoder.json -b BLAS,CPU -r 20 --trace run.trace.json\n"
                "Exit codes: 0 success, 2 usage, config or device error.");
-    if (const int rc = parse(app, argc, argv); rc >= 0) return rc;
-    if (opts.common.list_devices) {
-        const xb::Status s = write_table(device_table(), opts.common);
-        return s.is_ok() ? kExitOk : fail("graph-run", s);
-    }
-    return run(opts);
+    return run_tool(app, argc, argv, opts.common, [&] { return run(opts); });
 }

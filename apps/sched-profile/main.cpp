@@ -86,7 +86,7 @@ int main(int argc, char** argv) {
     using namespace xb::tools;
     CLI::App app{"sched-profile: how the scheduler splits a config across backends: per split its backend, node range,\n"
                  "inputs and bytes copied, copy and compute time (and the simulator's modelled copy time), compute\n"
-                 "buffer sizes, and per node the backend and the reason it was chosen."};
+                 "buffer sizes, and per node the backend and the reason it was chosen.", "sched-profile"};
     ProfileOptions opts;
     opts.common.config = "configs/default.json";
     add_common_options(app, opts.common);
@@ -96,10 +96,5 @@ int main(int argc, char** argv) {
     app.add_option("--dot", opts.dot, "Write the graph as Graphviz DOT, nodes coloured by backend");
     app.footer("Example: sched-profile -c configs/llama-decoder.json -b SIM0,CPU -P SIM0:unsupported=rope --dot g.dot\n"
                "Exit codes: 0 success, 2 usage, config or device error.");
-    if (const int rc = parse(app, argc, argv); rc >= 0) return rc;
-    if (opts.common.list_devices) {
-        const xb::Status s = write_table(device_table(), opts.common);
-        return s.is_ok() ? kExitOk : fail("sched-profile", s);
-    }
-    return run(opts);
+    return run_tool(app, argc, argv, opts.common, [&] { return run(opts); });
 }
