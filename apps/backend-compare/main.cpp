@@ -9,6 +9,7 @@
 #include "backend/registry.hpp"
 #include "backend/tensor_io.hpp"
 #include "cli.hpp"
+#include "session.hpp"
 #include "config/config_parse.hpp"
 #include "config/model.hpp"
 #include "config/placement.hpp"
@@ -141,15 +142,10 @@ int run(const CompareOptions& opts) {
     if (!pair.is_ok()) return fail(kTool, pair.status());
     auto spec = config::load_config(o.config);
     if (!spec.is_ok()) return fail(kTool, spec.status());
-    config::BuildOptions build;
-    build.backends = {pair->first};
-    build.seed = o.seed;
-    for (const std::string& m : o.device_map) {
-        const size_t eq = m.find('=');
-        if (eq == std::string::npos) return fail(kTool, Status(StatusCode::InvalidArgument, "--map " + m + ": expected FROM=TO"));
-        build.device_map.emplace_back(m.substr(0, eq), m.substr(eq + 1));
-    }
-    auto model = config::build_model(*spec, build);
+    auto build = build_options(o);
+    if (!build.is_ok()) return fail(kTool, build.status());
+    build->backends = {pair->first};  // the reference holds the weights; the target gets a copy
+    auto model = config::build_model(*spec, *build);
     if (!model.is_ok()) return fail(kTool, model.status());
     name_nodes(model->graph);
     if (Status s = fault_indices_to_names(o, model->graph); !s.is_ok()) return fail(kTool, s);

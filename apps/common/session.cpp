@@ -11,17 +11,24 @@ std::vector<std::string> Session::backend_names() const {
     return names;
 }
 
-Result<std::unique_ptr<Session>> open_session(const CommonOptions& o, bool profile, bool allocate) {
-    XB_RETURN_IF_ERROR(apply_device_params(o));
-    XB_ASSIGN_OR_RETURN(config::ConfigSpec spec, config::load_config(o.config));
+Result<config::BuildOptions> build_options(const CommonOptions& o) {
     config::BuildOptions build;
     build.backends = o.backends;
     build.seed = o.seed;
     for (const std::string& m : o.device_map) {
         const size_t eq = m.find('=');
-        if (eq == std::string::npos) return Status(StatusCode::InvalidArgument, "--map " + m + ": expected FROM=TO");
+        if (eq == std::string::npos || eq == 0 || eq + 1 == m.size()) {
+            return Status(StatusCode::InvalidArgument, "--map " + m + ": expected FROM=TO, e.g. CUDA0=SIM0");
+        }
         build.device_map.emplace_back(m.substr(0, eq), m.substr(eq + 1));
     }
+    return build;
+}
+
+Result<std::unique_ptr<Session>> open_session(const CommonOptions& o, bool profile, bool allocate) {
+    XB_RETURN_IF_ERROR(apply_device_params(o));
+    XB_ASSIGN_OR_RETURN(config::ConfigSpec spec, config::load_config(o.config));
+    XB_ASSIGN_OR_RETURN(config::BuildOptions build, build_options(o));
     auto s = std::make_unique<Session>();
     XB_ASSIGN_OR_RETURN(s->model, config::build_model(spec, build));
     XB_ASSIGN_OR_RETURN(s->backends, config::init_backends(s->model.placement));

@@ -19,6 +19,9 @@ struct Session {
     std::vector<std::string> backend_names() const;
 };
 
+// -b, --map and --seed as the config builder's options (InvalidArgument for a malformed --map).
+Result<config::BuildOptions> build_options(const CommonOptions& options);
+
 // Loads -c, applies -b/--map/--seed, makes the backends, places the weights, creates the
 // scheduler with the config's options (profile as given), pins per-node overrides, and, unless
 // `allocate` is false, allocates the graph and sets its inputs.
