@@ -15,6 +15,7 @@
 #include "config/placement.hpp"
 #include "report/metrics.hpp"
 #include "sched/graph_copy.hpp"
+#include "reference_file.hpp"
 #include "tolerances.hpp"
 
 namespace xb::tools {
@@ -26,6 +27,8 @@ struct CompareOptions {
     CommonOptions common;
     std::vector<std::string> tolerances;
     bool stop_at_first = false;
+    std::string save_outputs;    // GGUF file for the target's node results
+    std::string load_reference;  // GGUF file to compare one backend's run against
 };
 
 // [reference, target]: -b when given, else the CPU against the first real GPU, else SIM0.
@@ -68,8 +71,23 @@ std::string source_errors(const Tensor& t1, const Tensor& t2) {
     return text.empty() ? "\n  (no inputs)" : text;
 }
 
+// Adds node i's row; true when it is within tolerance.
+bool record(report::Table& table, Outcome& out, int i, const Tensor& node, const report::ErrorMetrics& m, double limit) {
+    const bool pass = m.nan_count == 0 && m.inf_mismatch == 0 && m.nmse <= limit;
+    ++out.compared;
+    table.add_row({static_cast<int64_t>(i), node.display_name(), node.op_label(), node.shape_string(),
+                   std::string(pass ? "ok" : "FAIL"), m.nmse, m.max_abs, m.cosine, m.nan_count + m.inf_mismatch, limit});
+    if (!pass) ++out.failed;
+    return pass;
+}
+
+void record_skip(report::Table& table, Outcome& out, int i, const Tensor& node, const std::string& why) {
+    ++out.skipped;
+    table.add_row({static_cast<int64_t>(i), node.display_name(), node.op_label(), node.shape_string(), "skipped: " + why});
+}
+
 Result<Outcome> compare_nodes(Backend& ref, Backend& target, const Graph& graph, const Tolerances& tol,
-                              bool stop_at_first, report::Table& table) {
+                              bool stop_at_first, ReferenceWriter* save, report::Table& table) {
     XB_ASSIGN_OR_RETURN(GraphCopy copy, graph_copy(target, graph));
     Outcome out;
     for (int i = 0; i < graph.n_nodes(); ++i) {
@@ -83,23 +101,37 @@ Result<Outcome> compare_nodes(Backend& ref, Backend& target, const Graph& graph,
         } else {
             // Carry the reference's result over so that later nodes still compare like with like.
             XB_RETURN_IF_ERROR(tensor_copy(t1, t2));
-            ++out.skipped;
-            table.add_row({static_cast<int64_t>(i), t1.display_name(), t1.op_label(), t1.shape_string(),
-                           std::string("skipped: ") + target.name() + " does not support " + t1.op_label()});
+            record_skip(table, out, i, t1, std::string(target.name()) + " does not support " + t1.op_label());
             continue;
         }
+        if (save != nullptr) XB_RETURN_IF_ERROR(save->add(t2));
         XB_ASSIGN_OR_RETURN(report::ErrorMetrics m, metrics_of(t2, t1));
-        const double limit = tol.for_node(t1);
-        const bool pass = m.nan_count == 0 && m.inf_mismatch == 0 && m.nmse <= limit;
-        ++out.compared;
-        table.add_row({static_cast<int64_t>(i), t1.display_name(), t1.op_label(), t1.shape_string(),
-                       std::string(pass ? "ok" : "FAIL"), m.nmse, m.max_abs, m.cosine, m.nan_count + m.inf_mismatch, limit});
-        if (pass) continue;
-        ++out.failed;
+        if (record(table, out, i, t1, m, tol.for_node(t1))) continue;
         if (out.first_divergent < 0) {
             out.first_divergent = i;
             out.first_divergent_detail = source_errors(t1, t2);
         }
+        if (stop_at_first) break;
+    }
+    return out;
+}
+
+// Computes the graph on `backend` and compares each node with its saved values.
+Result<Outcome> compare_with_file(Backend& backend, const Graph& graph, const GgufReader& file, const Tolerances& tol,
+                                  bool stop_at_first, report::Table& table) {
+    XB_RETURN_IF_ERROR(backend.graph_compute(graph));
+    Outcome out;
+    for (int i = 0; i < graph.n_nodes(); ++i) {
+        const Tensor& node = *graph.node(i);
+        if (op_is_view(node.op)) continue;
+        if (file.find_tensor(node.name) == nullptr) {
+            record_skip(table, out, i, node, "not in " + file.path());
+            continue;
+        }
+        XB_ASSIGN_OR_RETURN(std::vector<float> want, load_reference(file, node));
+        XB_ASSIGN_OR_RETURN(std::vector<float> got, tensor_get_f32(node));
+        if (record(table, out, i, node, report::compare(got, want), tol.for_node(node))) continue;
+        if (out.first_divergent < 0) out.first_divergent = i;
         if (stop_at_first) break;
     }
     return out;
@@ -131,6 +163,29 @@ Status fault_indices_to_names(const CommonOptions& o, const Graph& graph) {
     return Status::ok();
 }
 
+int run_against_file(const CompareOptions& opts, config::Model& model, Backend& backend, const Tolerances& tol) {
+    auto file = GgufReader::open(opts.load_reference);
+    if (!file.is_ok()) return fail(kTool, file.status());
+    Backend* placed[] = {&backend};
+    if (Status s = config::place_and_init(model, placed); !s.is_ok()) return fail(kTool, s);
+    auto work = alloc_ctx_tensors(*model.ctx, backend);
+    if (!work.is_ok()) return fail(kTool, work.status());
+    if (Status s = model.set_inputs(); !s.is_ok()) return fail(kTool, s);
+    report::Table table({"node", "name", "op", "shape", "status", "nmse", "max_abs", "cosine", "nan_inf", "tolerance"});
+    auto outcome = compare_with_file(backend, model.graph, *file, tol, opts.stop_at_first, table);
+    if (!outcome.is_ok()) return fail(kTool, outcome.status());
+    if (Status s = write_table(table, opts.common); !s.is_ok()) return fail(kTool, s);
+    const GgufValue* saved_by = file->find_kv("xbackend.backend");
+    std::cerr << kTool << ": " << model.name << ": " << backend.name() << " against "
+              << (saved_by && saved_by->as_string() ? *saved_by->as_string() : std::string("?")) << " results in "
+              << opts.load_reference << ": " << outcome->compared << " nodes compared, " << outcome->skipped
+              << " skipped, " << outcome->failed << " out of tolerance\n";
+    if (outcome->first_divergent < 0) return kExitOk;
+    std::cerr << "first divergent node: #" << outcome->first_divergent << " '"
+              << model.graph.node(outcome->first_divergent)->display_name() << "'\n";
+    return kExitCheckFailed;
+}
+
 int run(const CompareOptions& opts) {
     const CommonOptions& o = opts.common;
     if (Status s = apply_device_params(o); !s.is_ok()) return fail(kTool, s);
@@ -138,7 +193,12 @@ int run(const CompareOptions& opts) {
     for (const std::string& t : opts.tolerances) {
         if (Status s = tol.set(t); !s.is_ok()) return fail(kTool, s);
     }
-    auto pair = pick_pair(o);
+    if (!opts.load_reference.empty() && o.backends.size() > 1) {
+        return fail(kTool, Status(StatusCode::InvalidArgument, "--load-reference runs one backend: give -b DEVICE"));
+    }
+    CommonOptions pair_opts = o;
+    if (!opts.load_reference.empty()) pair_opts.backends = {o.backends.empty() ? "CPU" : o.backends[0], "CPU"};
+    auto pair = pick_pair(pair_opts);
     if (!pair.is_ok()) return fail(kTool, pair.status());
     auto spec = config::load_config(o.config);
     if (!spec.is_ok()) return fail(kTool, spec.status());
@@ -151,6 +211,7 @@ int run(const CompareOptions& opts) {
     if (Status s = fault_indices_to_names(o, model->graph); !s.is_ok()) return fail(kTool, s);
     auto ref = Registry::global().init_by_name(pair->first);
     if (!ref.is_ok()) return fail(kTool, ref.status());
+    if (!opts.load_reference.empty()) return run_against_file(opts, *model, **ref, tol);
     auto target = Registry::global().init_by_name(pair->second);
     if (!target.is_ok()) return fail(kTool, Status(target.status().code(), target.status().message() +
                                                                            " (choose another with -b CPU,<device>)"));
@@ -161,8 +222,13 @@ int run(const CompareOptions& opts) {
     if (Status s = model->set_inputs(); !s.is_ok()) return fail(kTool, s);
 
     report::Table table({"node", "name", "op", "shape", "status", "nmse", "max_abs", "cosine", "nan_inf", "tolerance"});
-    auto outcome = compare_nodes(**ref, **target, model->graph, tol, opts.stop_at_first, table);
+    std::optional<ReferenceWriter> save;
+    if (!opts.save_outputs.empty()) save.emplace((*target)->name(), model->name, model->seed);
+    auto outcome = compare_nodes(**ref, **target, model->graph, tol, opts.stop_at_first, save ? &*save : nullptr, table);
     if (!outcome.is_ok()) return fail(kTool, outcome.status());
+    if (save) {
+        if (Status s = save->write(opts.save_outputs); !s.is_ok()) return fail(kTool, s);
+    }
     if (Status s = write_table(table, o); !s.is_ok()) return fail(kTool, s);
 
     std::cerr << kTool << ": " << model->name << ": " << (*target)->name() << " (" << (*target)->device().description()
@@ -190,6 +256,10 @@ int main(int argc, char** argv) {
     app.add_option("--tol", opts.tolerances,
                    "OP=NMSE tolerance override, repeatable (defaults: 1e-7; mul_mat, out_prod, flash_attn_ext 5e-4)");
     app.add_flag("--stop-at-first", opts.stop_at_first, "Stop at the first node out of tolerance");
+    app.add_option("--save-outputs", opts.save_outputs, "Save every node result of the target backend to FILE (GGUF)");
+    app.add_option("--load-reference", opts.load_reference,
+                   "Compare one backend's run (-b DEVICE, default CPU) against results saved with --save-outputs")
+        ->excludes("--save-outputs");
     app.footer("Example: backend-compare -c configs/llama-decoder.json -b CPU,SIM0 -P SIM0:fault_node=12\n"
                "Exit codes: 0 all within tolerance, 1 a node out of tolerance, 2 usage or config error.");
     return run_tool(app, argc, argv, opts.common, [&] { return run(opts); });

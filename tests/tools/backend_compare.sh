@@ -32,6 +32,16 @@ check unsupported 0 "$bin" -c "$configs/default.json" -P SIM0:unsupported=rope -
 python3 -c "import json,sys; rows=json.load(open('$tmp/r.json')); sys.exit(0 if sum(r['status'].startswith('skipped') for r in rows)==4 else 1)" \
   || { echo "FAIL unsupported: expected 4 skipped rope nodes"; failures=$((failures + 1)); }
 
+# Results saved on one machine are checked later against another backend's run.
+check save 0 "$bin" -c "$configs/default.json" -b CPU,SIM0 --save-outputs "$tmp/sim.gguf"
+check load-same 0 "$bin" -c "$configs/default.json" -b CPU --load-reference "$tmp/sim.gguf"
+expect_in load-summary "$tmp/err" "against SIM0 results"
+check save-faulty 1 "$bin" -c "$configs/default.json" -b CPU,SIM0 -P SIM0:fault_node=11 --save-outputs "$tmp/bad.gguf"
+check load-faulty 1 "$bin" -c "$configs/default.json" --load-reference "$tmp/bad.gguf"
+expect_in load-faulty-node "$tmp/err" "first divergent node: #11"
+check load-other-config 2 "$bin" -c "$configs/mlp.json" --load-reference "$tmp/sim.gguf"
+check load-missing 2 "$bin" -c "$configs/default.json" --load-reference "$tmp/none.gguf"
+
 check tolerance 1 "$bin" -c "$configs/default.json" -P SIM0:fault_node=11 --tol mul_mat=1e-30 --tol default=1e-30
 check missing-config 2 "$bin" -c "$tmp/nope.json"
 expect_in missing-config-msg "$tmp/err" "nope.json"
