@@ -9,6 +9,7 @@
 #include "backend/registry.hpp"
 #include "backend/tensor_io.hpp"
 #include "cli.hpp"
+#include "progress.hpp"
 #include "session.hpp"
 #include "config/config_parse.hpp"
 #include "config/model.hpp"
@@ -90,7 +91,9 @@ Result<Outcome> compare_nodes(Backend& ref, Backend& target, const Graph& graph,
                               bool stop_at_first, ReferenceWriter* save, report::Table& table) {
     XB_ASSIGN_OR_RETURN(GraphCopy copy, graph_copy(target, graph));
     Outcome out;
+    Progress progress("comparing node", graph.n_nodes());
     for (int i = 0; i < graph.n_nodes(); ++i) {
+        progress.update(i);
         Tensor& t1 = *graph.node(i);
         Tensor& t2 = *copy.graph.node(i);
         XB_RETURN_IF_ERROR(ref.graph_compute(graph.view(i, i + 1)));

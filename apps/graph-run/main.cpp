@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/model_io.hpp"
+#include "progress.hpp"
 #include "report/timing.hpp"
 #include "session.hpp"
 #include "trace.hpp"
@@ -36,7 +37,9 @@ Result<Measurements> measure(Session& s, const RunOptions& opts, TraceWriter* tr
     Measurements m;
     const auto begin = std::chrono::steady_clock::now();
     double trace_t = 0;
+    Progress progress("compute", opts.duration > 0 ? 0 : opts.reps);
     for (int i = 0;; ++i) {
+        progress.update(i);
         const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
         if (opts.duration > 0 ? elapsed >= opts.duration : i >= opts.reps) break;
         XB_RETURN_IF_ERROR(s.model.set_inputs());
