@@ -32,8 +32,16 @@ struct CompareOptions {
     std::string load_reference;  // GGUF file to compare one backend's run against
 };
 
-// [reference, target]: -b when given, else the CPU against the first real GPU, else SIM0.
-Result<std::pair<std::string, std::string>> pick_pair(const CommonOptions& o) {
+// [reference, target]: -b when given, else the CPU against the first real GPU, else SIM0. With
+// --load-reference only one backend runs (-b DEVICE, default CPU) and the target is "".
+Result<std::pair<std::string, std::string>> pick_pair(const CompareOptions& opts) {
+    const CommonOptions& o = opts.common;
+    if (!opts.load_reference.empty()) {
+        if (o.backends.size() > 1) {
+            return Status(StatusCode::InvalidArgument, "--load-reference runs one backend: give -b DEVICE");
+        }
+        return std::pair{o.backends.empty() ? std::string("CPU") : o.backends[0], std::string()};
+    }
     if (o.backends.size() == 2) return std::pair{o.backends[0], o.backends[1]};
     if (!o.backends.empty()) {
         return Status(StatusCode::InvalidArgument, "-b takes exactly two devices: REFERENCE,TARGET (e.g. CPU,SIM0)");
@@ -196,12 +204,7 @@ int run(const CompareOptions& opts) {
     for (const std::string& t : opts.tolerances) {
         if (Status s = tol.set(t); !s.is_ok()) return fail(kTool, s);
     }
-    if (!opts.load_reference.empty() && o.backends.size() > 1) {
-        return fail(kTool, Status(StatusCode::InvalidArgument, "--load-reference runs one backend: give -b DEVICE"));
-    }
-    CommonOptions pair_opts = o;
-    if (!opts.load_reference.empty()) pair_opts.backends = {o.backends.empty() ? "CPU" : o.backends[0], "CPU"};
-    auto pair = pick_pair(pair_opts);
+    auto pair = pick_pair(opts);
     if (!pair.is_ok()) return fail(kTool, pair.status());
     auto spec = config::load_config(o.config);
     if (!spec.is_ok()) return fail(kTool, spec.status());

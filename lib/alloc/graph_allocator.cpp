@@ -2,7 +2,6 @@
 
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "alloc/allocation_checker.hpp"
 #include "backend/tensor_io.hpp"
@@ -177,7 +176,7 @@ GraphAllocator::GraphAllocator(std::vector<BufferType*> bufts) : bufts_(std::mov
 
 GraphAllocator::~GraphAllocator() = default;
 
-bool GraphAllocator::is_ours(const Tensor& t) const {
+bool GraphAllocator::owns(const Tensor& t) const {
     const Buffer* b = t.view_src ? t.view_src->buffer : t.buffer;
     if (b == nullptr) return false;
     for (const auto& own : buffers_) {

@@ -48,7 +48,7 @@ public:
     // The buffer behind buffer type i (nullptr before the first reserve).
     Buffer* buffer(int i) const { return buffers_[static_cast<size_t>(allocator_of_[static_cast<size_t>(i)])].get(); }
     // t's memory is in one of this allocator's buffers (placed by an earlier alloc_graph).
-    bool owns(const Tensor& t) const { return is_ours(t); }
+    bool owns(const Tensor& t) const;
     // True when the last alloc_graph had to plan again.
     bool last_alloc_replanned() const { return last_alloc_replanned_; }
 
@@ -79,10 +79,8 @@ private:
     Status place(Tensor& t, const Placement& p) const;
     // The planner of buffer type ids[i] (0 when no ids are given).
     int planner_of(std::span<const int> ids, size_t i) const { return allocator_of_[ids.empty() ? 0 : static_cast<size_t>(ids[i])]; }
-    // t lives in one of this allocator's buffers (placed by an earlier alloc_graph).
-    bool is_ours(const Tensor& t) const;
     // t has memory that this allocator must leave alone (weights, user buffers).
-    bool is_preallocated(const Tensor& t) const { return t.data != nullptr && !is_ours(t); }
+    bool is_preallocated(const Tensor& t) const { return t.data != nullptr && !owns(t); }
 
     std::vector<BufferType*> bufts_;
     std::vector<int> allocator_of_;                  // buffer type index -> planner index (one per distinct type)

@@ -1,6 +1,5 @@
 #include "core/tensor.hpp"
 
-#include <cstdio>
 #include <sstream>
 
 namespace xb {
