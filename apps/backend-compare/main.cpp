@@ -16,6 +16,7 @@
 #include "config/placement.hpp"
 #include "report/metrics.hpp"
 #include "sched/graph_copy.hpp"
+#include "compare_report.hpp"
 #include "reference_file.hpp"
 #include "tolerances.hpp"
 
@@ -59,12 +60,6 @@ Result<report::ErrorMetrics> metrics_of(const Tensor& target, const Tensor& refe
     return report::compare(a, b);
 }
 
-struct Outcome {
-    int compared = 0, skipped = 0, failed = 0;
-    int first_divergent = -1;
-    std::string first_divergent_detail;
-};
-
 // The inputs of a divergent node, compared: did the error come in, or was it made here?
 std::string source_errors(const Tensor& t1, const Tensor& t2) {
     std::string text;
@@ -80,25 +75,9 @@ std::string source_errors(const Tensor& t1, const Tensor& t2) {
     return text.empty() ? "\n  (no inputs)" : text;
 }
 
-// Adds node i's row; true when it is within tolerance.
-bool record(report::Table& table, Outcome& out, int i, const Tensor& node, const report::ErrorMetrics& m, double limit) {
-    const bool pass = m.nan_count == 0 && m.inf_mismatch == 0 && m.nmse <= limit;
-    ++out.compared;
-    table.add_row({static_cast<int64_t>(i), node.display_name(), node.op_label(), node.shape_string(),
-                   std::string(pass ? "ok" : "FAIL"), m.nmse, m.max_abs, m.cosine, m.nan_count + m.inf_mismatch, limit});
-    if (!pass) ++out.failed;
-    return pass;
-}
-
-void record_skip(report::Table& table, Outcome& out, int i, const Tensor& node, const std::string& why) {
-    ++out.skipped;
-    table.add_row({static_cast<int64_t>(i), node.display_name(), node.op_label(), node.shape_string(), "skipped: " + why});
-}
-
-Result<Outcome> compare_nodes(Backend& ref, Backend& target, const Graph& graph, const Tolerances& tol,
-                              bool stop_at_first, ReferenceWriter* save, report::Table& table) {
+Status compare_nodes(Backend& ref, Backend& target, const Graph& graph, const Tolerances& tol, bool stop_at_first,
+                     ReferenceWriter* save, CompareReport& out) {
     XB_ASSIGN_OR_RETURN(GraphCopy copy, graph_copy(target, graph));
-    Outcome out;
     Progress progress("comparing node", graph.n_nodes());
     for (int i = 0; i < graph.n_nodes(); ++i) {
         progress.update(i);
@@ -112,40 +91,36 @@ Result<Outcome> compare_nodes(Backend& ref, Backend& target, const Graph& graph,
         } else {
             // Carry the reference's result over so that later nodes still compare like with like.
             XB_RETURN_IF_ERROR(tensor_copy(t1, t2));
-            record_skip(table, out, i, t1, std::string(target.name()) + " does not support " + t1.op_label());
+            out.add_skip(i, t1, std::string(target.name()) + " does not support " + t1.op_label());
             continue;
         }
         if (save != nullptr) XB_RETURN_IF_ERROR(save->add(t2));
         XB_ASSIGN_OR_RETURN(report::ErrorMetrics m, metrics_of(t2, t1));
-        if (record(table, out, i, t1, m, tol.for_node(t1))) continue;
-        if (out.first_divergent < 0) {
-            out.first_divergent = i;
-            out.first_divergent_detail = source_errors(t1, t2);
-        }
+        if (out.add(i, t1, m, tol.for_node(t1))) continue;
+        out.set_first_divergent(i, source_errors(t1, t2));
         if (stop_at_first) break;
     }
-    return out;
+    return Status::ok();
 }
 
 // Computes the graph on `backend` and compares each node with its saved values.
-Result<Outcome> compare_with_file(Backend& backend, const Graph& graph, const GgufReader& file, const Tolerances& tol,
-                                  bool stop_at_first, report::Table& table) {
+Status compare_with_file(Backend& backend, const Graph& graph, const GgufReader& file, const Tolerances& tol,
+                         bool stop_at_first, CompareReport& out) {
     XB_RETURN_IF_ERROR(backend.graph_compute(graph));
-    Outcome out;
     for (int i = 0; i < graph.n_nodes(); ++i) {
         const Tensor& node = *graph.node(i);
         if (op_is_view(node.op)) continue;
         if (file.find_tensor(node.name) == nullptr) {
-            record_skip(table, out, i, node, "not in " + file.path());
+            out.add_skip(i, node, "not in " + file.path());
             continue;
         }
         XB_ASSIGN_OR_RETURN(std::vector<float> want, load_reference(file, node));
         XB_ASSIGN_OR_RETURN(std::vector<float> got, tensor_get_f32(node));
-        if (record(table, out, i, node, report::compare(got, want), tol.for_node(node))) continue;
-        if (out.first_divergent < 0) out.first_divergent = i;
+        if (out.add(i, node, report::compare(got, want), tol.for_node(node))) continue;
+        out.set_first_divergent(i, {});
         if (stop_at_first) break;
     }
-    return out;
+    return Status::ok();
 }
 
 // Unnamed nodes get "node<i>", so that the report and name-based settings can refer to them.
@@ -174,6 +149,20 @@ Status fault_indices_to_names(const CommonOptions& o, const Graph& graph) {
     return Status::ok();
 }
 
+// Writes the report, prints the summary line (and the first divergent node) on stderr, and
+// returns the exit code: 1 when a node is out of tolerance.
+int finish(const CompareReport& report, const CompareOptions& opts, const config::Model& model,
+           const std::string& what) {
+    if (Status s = write_report(report.table(), report.json(), opts.common); !s.is_ok()) return fail(kTool, s);
+    std::cerr << kTool << ": " << model.name << ": " << what << ": " << report.compared() << " nodes compared, "
+              << report.skipped() << " skipped, " << report.failed() << " out of tolerance\n";
+    if (!report.first_divergent()) return kExitOk;
+    const Tensor& n = *model.graph.node(*report.first_divergent());
+    std::cerr << "first divergent node: #" << *report.first_divergent() << " '" << n.display_name() << "' ("
+              << n.op_label() << ")" << report.first_divergent_detail() << '\n';
+    return kExitCheckFailed;
+}
+
 int run_against_file(const CompareOptions& opts, config::Model& model, Backend& backend, const Tolerances& tol) {
     auto file = GgufReader::open(opts.load_reference);
     if (!file.is_ok()) return fail(kTool, file.status());
@@ -182,19 +171,14 @@ int run_against_file(const CompareOptions& opts, config::Model& model, Backend& 
     auto work = alloc_ctx_tensors(*model.ctx, backend);
     if (!work.is_ok()) return fail(kTool, work.status());
     if (Status s = model.set_inputs(); !s.is_ok()) return fail(kTool, s);
-    report::Table table({"node", "name", "op", "shape", "status", "nmse", "max_abs", "cosine", "nan_inf", "tolerance"});
-    auto outcome = compare_with_file(backend, model.graph, *file, tol, opts.stop_at_first, table);
-    if (!outcome.is_ok()) return fail(kTool, outcome.status());
-    if (Status s = write_table(table, opts.common); !s.is_ok()) return fail(kTool, s);
     const GgufValue* saved_by = file->find_kv("xbackend.backend");
-    std::cerr << kTool << ": " << model.name << ": " << backend.name() << " against "
-              << (saved_by && saved_by->as_string() ? *saved_by->as_string() : std::string("?")) << " results in "
-              << opts.load_reference << ": " << outcome->compared << " nodes compared, " << outcome->skipped
-              << " skipped, " << outcome->failed << " out of tolerance\n";
-    if (outcome->first_divergent < 0) return kExitOk;
-    std::cerr << "first divergent node: #" << outcome->first_divergent << " '"
-              << model.graph.node(outcome->first_divergent)->display_name() << "'\n";
-    return kExitCheckFailed;
+    const std::string source = saved_by && saved_by->as_string() ? *saved_by->as_string() : std::string("?");
+    CompareReport report(backend.name(), source + " (" + opts.load_reference + ")");
+    if (Status s = compare_with_file(backend, model.graph, *file, tol, opts.stop_at_first, report); !s.is_ok()) {
+        return fail(kTool, s);
+    }
+    return finish(report, opts, model,
+                  std::string(backend.name()) + " against " + source + " results in " + opts.load_reference);
 }
 
 int run(const CompareOptions& opts) {
@@ -227,26 +211,19 @@ int run(const CompareOptions& opts) {
     if (!work.is_ok()) return fail(kTool, work.status());
     if (Status s = model->set_inputs(); !s.is_ok()) return fail(kTool, s);
 
-    report::Table table({"node", "name", "op", "shape", "status", "nmse", "max_abs", "cosine", "nan_inf", "tolerance"});
     std::optional<ReferenceWriter> save;
     if (!opts.save_outputs.empty()) save.emplace((*target)->name(), model->name, model->seed);
-    auto outcome = compare_nodes(**ref, **target, model->graph, tol, opts.stop_at_first, save ? &*save : nullptr, table);
-    if (!outcome.is_ok()) return fail(kTool, outcome.status());
+    CompareReport report((*ref)->name(), (*target)->name());
+    if (Status s = compare_nodes(**ref, **target, model->graph, tol, opts.stop_at_first, save ? &*save : nullptr, report);
+        !s.is_ok()) {
+        return fail(kTool, s);
+    }
     if (save) {
         if (Status s = save->write(opts.save_outputs); !s.is_ok()) return fail(kTool, s);
     }
-    if (Status s = write_table(table, o); !s.is_ok()) return fail(kTool, s);
-
-    std::cerr << kTool << ": " << model->name << ": " << (*target)->name() << " (" << (*target)->device().description()
-              << ") against " << (*ref)->name() << ": " << outcome->compared << " nodes compared, " << outcome->skipped
-              << " skipped, " << outcome->failed << " out of tolerance\n";
-    if (outcome->first_divergent >= 0) {
-        const Tensor& n = *model->graph.node(outcome->first_divergent);
-        std::cerr << "first divergent node: #" << outcome->first_divergent << " '" << n.display_name() << "' ("
-                  << n.op_label() << ")" << outcome->first_divergent_detail << '\n';
-        return kExitCheckFailed;
-    }
-    return kExitOk;
+    return finish(report, opts, *model,
+                  std::string((*target)->name()) + " (" + (*target)->device().description() + ") against " +
+                      (*ref)->name());
 }
 
 }  // namespace

@@ -8,7 +8,7 @@
 namespace xb::tools {
 
 void add_common_options(CLI::App& app, CommonOptions& o) {
-    app.add_option("-c,--config", o.config, "JSON config file (see configs/ and the README)");
+    app.add_option("-c,--config", o.config, "JSON config file (see configs/ and the README)")->capture_default_str();
     app.add_option("-b,--backends", o.backends, "Devices to use, in priority order, e.g. SIM0,CPU (overrides the config)")
         ->delimiter(',');
     app.add_option("-t,--threads", o.threads, "CPU threads (default: all cores, or OMP_NUM_THREADS)")->check(CLI::PositiveNumber);
@@ -17,7 +17,8 @@ void add_common_options(CLI::App& app, CommonOptions& o) {
     app.add_option("--map", o.device_map, "FROM=TO: run what the config puts on FROM on TO, e.g. --map CUDA0=SIM0");
     app.add_option("--seed", o.seed, "Seed for random weights and inputs (overrides the config)");
     app.add_option("--format", o.format, "Output format: table, json, csv or md")
-        ->check(CLI::IsMember({"table", "json", "csv", "md"}));
+        ->check(CLI::IsMember({"table", "json", "csv", "md"}))
+        ->capture_default_str();
     app.add_option("-o,--output", o.output, "Write the report to FILE instead of stdout");
     app.add_flag("--list-devices", o.list_devices, "List the devices (name, type, description, memory, settings) and exit");
 }
@@ -78,16 +79,30 @@ report::Table device_table() {
     return t;
 }
 
-Status write_table(const report::Table& table, const CommonOptions& o) {
-    const report::Format format = report::format_from_name(o.format).value_or(report::Format::Table);
+namespace {
+
+// Calls write(stream) on -o FILE, or on stdout when there is none.
+Status write_output(const CommonOptions& o, const std::function<void(std::ostream&)>& write) {
     if (o.output.empty()) {
-        report::write(table, format, std::cout);
+        write(std::cout);
         return Status::ok();
     }
     std::ofstream out(o.output);
     if (!out) return Status(StatusCode::NotFound, "cannot write " + o.output);
-    report::write(table, format, out);
+    write(out);
     return out ? Status::ok() : Status(StatusCode::Internal, "error while writing " + o.output);
+}
+
+}  // namespace
+
+Status write_table(const report::Table& table, const CommonOptions& o) {
+    const report::Format format = report::format_from_name(o.format).value_or(report::Format::Table);
+    return write_output(o, [&](std::ostream& out) { report::write(table, format, out); });
+}
+
+Status write_report(const report::Table& table, const nlohmann::ordered_json& document, const CommonOptions& o) {
+    if (o.format != "json") return write_table(table, o);
+    return write_output(o, [&](std::ostream& out) { out << document.dump(2) << '\n'; });
 }
 
 int fail(const char* tool, const Status& status) {

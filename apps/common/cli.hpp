@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include "backend/backend.hpp"
 #include "core/status.hpp"
@@ -49,6 +50,8 @@ report::Table device_table();
 
 // Writes `table` in the chosen format to -o FILE or stdout.
 Status write_table(const report::Table& table, const CommonOptions& options);
+// A tool's whole report: `document` with --format json, else `table` in the chosen format.
+Status write_report(const report::Table& table, const nlohmann::ordered_json& document, const CommonOptions& options);
 
 // Prints "tool: <status>" to stderr and returns the exit code for it.
 int fail(const char* tool, const Status& status);

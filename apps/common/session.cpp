@@ -25,9 +25,11 @@ Result<config::BuildOptions> build_options(const CommonOptions& o) {
     return build;
 }
 
-Result<std::unique_ptr<Session>> open_session(const CommonOptions& o, bool profile, bool allocate) {
+Result<std::unique_ptr<Session>> open_session(const CommonOptions& o, bool profile, bool allocate,
+                                              const SpecEdit& edit) {
     XB_RETURN_IF_ERROR(apply_device_params(o));
     XB_ASSIGN_OR_RETURN(config::ConfigSpec spec, config::load_config(o.config));
+    if (edit) edit(spec);
     XB_ASSIGN_OR_RETURN(config::BuildOptions build, build_options(o));
     auto s = std::make_unique<Session>();
     XB_ASSIGN_OR_RETURN(s->model, config::build_model(spec, build));

@@ -2,10 +2,12 @@
 // graph allocated and inputs set. graph-run and sched-profile share it.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <vector>
 
 #include "cli.hpp"
+#include "config/config_spec.hpp"
 #include "config/model.hpp"
 #include "sched/scheduler.hpp"
 
@@ -22,9 +24,13 @@ struct Session {
 // -b, --map and --seed as the config builder's options (InvalidArgument for a malformed --map).
 Result<config::BuildOptions> build_options(const CommonOptions& options);
 
-// Loads -c, applies -b/--map/--seed, makes the backends, places the weights, creates the
-// scheduler with the config's options (profile as given), pins per-node overrides, and, unless
-// `allocate` is false, allocates the graph and sets its inputs.
-Result<std::unique_ptr<Session>> open_session(const CommonOptions& options, bool profile, bool allocate = true);
+// Changes a loaded config before it is built (sched-profile's --sweep).
+using SpecEdit = std::function<void(config::ConfigSpec&)>;
+
+// Loads -c, applies `edit` and -b/--map/--seed, makes the backends, places the weights, creates
+// the scheduler with the config's options (profile as given), pins per-node overrides, and,
+// unless `allocate` is false, allocates the graph and sets its inputs.
+Result<std::unique_ptr<Session>> open_session(const CommonOptions& options, bool profile, bool allocate = true,
+                                              const SpecEdit& edit = {});
 
 }  // namespace xb::tools

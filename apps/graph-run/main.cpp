@@ -2,7 +2,6 @@
 //
 //   graph-run -c configs/llama-decoder.json -b BLAS,CPU -r 20 --format json -o results/run.json
 #include <chrono>
-#include <fstream>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
@@ -109,18 +108,7 @@ int run(const RunOptions& opts) {
         if (Status st = config::save_outputs(s.model, opts.save_outputs); !st.is_ok()) return fail(kTool, st);
     }
     const auto j = json_report(s, *m, opts.common.config);
-    if (opts.common.format == "json") {
-        std::ostream* out = &std::cout;
-        std::ofstream file;
-        if (!opts.common.output.empty()) {
-            file.open(opts.common.output);
-            if (!file) return fail(kTool, Status(StatusCode::NotFound, "cannot write " + opts.common.output));
-            out = &file;
-        }
-        *out << j.dump(2) << '\n';
-        return kExitOk;
-    }
-    const Status st = write_table(table_report(j), opts.common);
+    const Status st = write_report(table_report(j), j, opts.common);
     return st.is_ok() ? kExitOk : fail(kTool, st);
 }
 
@@ -134,8 +122,8 @@ int main(int argc, char** argv) {
     RunOptions opts;
     opts.common.config = "configs/default.json";
     add_common_options(app, opts.common);
-    app.add_option("--warmup", opts.warmup, "Computes before timing")->check(CLI::NonNegativeNumber);
-    app.add_option("-r,--reps", opts.reps, "Timed computes")->check(CLI::PositiveNumber);
+    app.add_option("--warmup", opts.warmup, "Computes before timing")->check(CLI::NonNegativeNumber)->capture_default_str();
+    app.add_option("-r,--reps", opts.reps, "Timed computes")->check(CLI::PositiveNumber)->capture_default_str();
     app.add_option("--duration", opts.duration, "Time computes for this many seconds instead of --reps")
         ->check(CLI::NonNegativeNumber);
     app.add_option("--save-outputs", opts.save_outputs, "Write every output as DIR/<name>.npy");

@@ -2,10 +2,13 @@
 // copies and computes cost.
 //
 //   sched-profile -c configs/llama-decoder.json -b SIM0,CPU -P SIM0:unsupported=rope --dry-run
+//   sched-profile -c configs/llama-decoder-offload.json --map CUDA0=SIM0 --sweep offload_layers=0..5
 #include <iostream>
 
 #include "dot.hpp"
 #include "session.hpp"
+#include "summary.hpp"
+#include "sweep.hpp"
 
 namespace xb::tools {
 namespace {
@@ -18,23 +21,27 @@ struct ProfileOptions {
     bool nodes = false;
     int reps = 3;
     std::string dot;
+    std::string sweep;
 };
 
 report::Table split_table(const SchedReport& r, bool timed) {
-    report::Table t({"split", "backend", "nodes", "n_nodes", "n_inputs", "input_bytes", "copied_from", "copy_ms",
-                     "compute_ms", "modelled_copy_ms"});
+    report::Table t({"split", "backend", "nodes", "n_nodes", "n_inputs", "input_bytes", "copied_bytes", "copied_from",
+                     "copy_ms", "compute_ms", "modelled_copy_ms"});
     for (const SplitReport& s : r.splits) {
-        size_t bytes = 0;
+        size_t bytes = 0, copied = 0;
         std::string from;
         for (const SplitInputReport& in : s.inputs) {
             bytes += in.bytes;
+            if (!in.copied) continue;  // read in place: the split's backend can use the source's buffer
+            copied += in.bytes;
             if (from.find(in.source_backend) == std::string::npos) from += (from.empty() ? "" : " ") + in.source_backend;
         }
         auto ms = [&](double sec) { return timed && sec >= 0 ? report::Cell(sec * 1e3) : report::Cell(); };
         t.add_row({static_cast<int64_t>(s.index), s.backend,
                    "[" + std::to_string(s.node_begin) + ", " + std::to_string(s.node_end) + ")",
-                   static_cast<int64_t>(s.n_nodes), static_cast<int64_t>(s.inputs.size()), static_cast<int64_t>(bytes), from,
-                   ms(s.copy_seconds), ms(s.compute_seconds), ms(s.modelled_copy_seconds)});
+                   static_cast<int64_t>(s.n_nodes), static_cast<int64_t>(s.inputs.size()), static_cast<int64_t>(bytes),
+                   static_cast<int64_t>(copied), from, ms(s.copy_seconds), ms(s.compute_seconds),
+                   ms(s.modelled_copy_seconds)});
     }
     return t;
 }
@@ -48,36 +55,72 @@ report::Table node_table(const SchedReport& r) {
     return t;
 }
 
-void print_summary(Session& s) {
-    const SchedReport& r = s.sched->report();
-    std::cerr << kTool << ": " << s.model.name << " on [" ;
-    for (size_t i = 0; i < s.backends.size(); ++i) {
-        std::cerr << (i ? ", " : "") << s.backends[i]->name();
-        if (s.backends[i]->device().is_simulated()) std::cerr << " (simulated)";
+void print_summary(const ProfileSummary& p) {
+    std::cerr << kTool << ": " << p.model << " on [";
+    for (size_t i = 0; i < p.backends.size(); ++i) std::cerr << (i ? ", " : "") << p.backends[i];
+    std::cerr << "]: " << p.n_nodes << " nodes, " << p.n_splits << " splits, " << p.total_copies() << " copies ("
+              << p.total_copy_bytes() << " bytes)\n";
+    for (const auto& [name, bytes] : p.buffer_bytes) std::cerr << "  compute buffer " << name << ": " << bytes << " bytes\n";
+    for (const auto& [pair, c] : p.copies) {
+        std::cerr << "  copied " << pair.first << " -> " << pair.second << ": " << c.count << " copies, " << c.bytes
+                  << " bytes\n";
     }
-    std::cerr << "]: " << s.model.graph.n_nodes() << " nodes, " << s.sched->n_splits() << " splits\n";
-    for (const auto& b : s.backends) std::cerr << "  compute buffer " << b->name() << ": " << s.sched->buffer_size(*b) << " bytes\n";
-    for (const auto& [pair, bytes] : r.copy_bytes) std::cerr << "  copied " << pair.first << " -> " << pair.second << ": " << bytes << " bytes\n";
+    if (const std::string hint = bound_hint(p); !hint.empty()) std::cerr << "  " << hint << '\n';
 }
 
-int run(const ProfileOptions& opts) {
-    auto session = open_session(opts.common, !opts.dry_run);
+// Opens the config (edited by `edit`), computes it `reps` times in profiling mode unless this
+// is a dry run, and writes the DOT file when asked.
+Result<std::unique_ptr<Session>> profile(const ProfileOptions& opts, const SpecEdit& edit = {}) {
+    XB_ASSIGN_OR_RETURN(auto session, open_session(opts.common, !opts.dry_run, true, edit));
+    if (!opts.dry_run) {
+        for (int i = 0; i < opts.reps; ++i) XB_RETURN_IF_ERROR(session->sched->graph_compute(session->model.graph));
+    }
+    if (!opts.dot.empty()) XB_RETURN_IF_ERROR(write_dot(session->model.graph, *session->sched, opts.dot));
+    return session;
+}
+
+int run_once(const ProfileOptions& opts) {
+    auto session = profile(opts);
     if (!session.is_ok()) return fail(kTool, session.status());
     Session& s = **session;
-    if (!opts.dry_run) {
-        for (int i = 0; i < opts.reps; ++i) {
-            if (Status st = s.sched->graph_compute(s.model.graph); !st.is_ok()) return fail(kTool, st);
-        }
-    }
-    if (!opts.dot.empty()) {
-        if (Status st = write_dot(s.model.graph, *s.sched, opts.dot); !st.is_ok()) return fail(kTool, st);
-    }
     const SchedReport& r = s.sched->report();
-    const Status st = write_table(opts.nodes ? node_table(r) : split_table(r, !opts.dry_run), opts.common);
-    if (!st.is_ok()) return fail(kTool, st);
-    print_summary(s);
+    const report::Table table = opts.nodes ? node_table(r) : split_table(r, !opts.dry_run);
+    const ProfileSummary summary = summarize(s, !opts.dry_run);
+    nlohmann::ordered_json document = to_json(summary);
+    document["config"] = opts.common.config;
+    document[opts.nodes ? "nodes" : "splits"] = report::to_json(table);
+    if (Status st = write_report(table, document, opts.common); !st.is_ok()) return fail(kTool, st);
+    print_summary(summary);
     return kExitOk;
 }
+
+report::Cell optional_cell(const std::optional<double>& v) { return v ? report::Cell(*v) : report::Cell(); }
+
+int run_sweep(const ProfileOptions& opts) {
+    auto sweep = parse_sweep(opts.sweep);
+    if (!sweep.is_ok()) return fail(kTool, sweep.status());
+    report::Table table({sweep->key, "n_splits", "n_copies", "copy_bytes", "copy_ms", "modelled_copy_ms", "compute_ms",
+                         "hint"});
+    nlohmann::ordered_json results = nlohmann::ordered_json::array();
+    for (int value : sweep->values) {
+        auto session = profile(opts, [&](config::ConfigSpec& spec) { apply_sweep_value(sweep->key, value, spec); });
+        if (!session.is_ok()) return fail(kTool, Status(session.status().code(), sweep->key + "=" + std::to_string(value) +
+                                                                                     ": " + session.status().message()));
+        const ProfileSummary p = summarize(**session, !opts.dry_run);
+        table.add_row({static_cast<int64_t>(value), static_cast<int64_t>(p.n_splits),
+                       static_cast<int64_t>(p.total_copies()), static_cast<int64_t>(p.total_copy_bytes()),
+                       optional_cell(p.copy_ms), optional_cell(p.modelled_copy_ms), optional_cell(p.compute_ms),
+                       bound_hint(p)});
+        nlohmann::ordered_json entry = {{sweep->key, value}};
+        entry.update(to_json(p));
+        results.push_back(std::move(entry));
+    }
+    const nlohmann::ordered_json document = {{"config", opts.common.config}, {"sweep", sweep->key}, {"results", results}};
+    const Status st = write_report(table, document, opts.common);
+    return st.is_ok() ? kExitOk : fail(kTool, st);
+}
+
+int run(const ProfileOptions& opts) { return opts.sweep.empty() ? run_once(opts) : run_sweep(opts); }
 
 }  // namespace
 }  // namespace xb::tools
@@ -92,9 +135,19 @@ int main(int argc, char** argv) {
     add_common_options(app, opts.common);
     app.add_flag("--dry-run", opts.dry_run, "Split and allocate only: no compute, no timings");
     app.add_flag("--nodes", opts.nodes, "Report every node's backend and the reason instead of the splits");
-    app.add_option("-r,--reps", opts.reps, "Profiled computes (the last one is reported)")->check(CLI::PositiveNumber);
+    app.add_option("-r,--reps", opts.reps, "Profiled computes (the last one is reported)")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
     app.add_option("--dot", opts.dot, "Write the graph as Graphviz DOT, nodes coloured by backend");
-    app.footer("Example: sched-profile -c configs/llama-decoder.json -b SIM0,CPU -P SIM0:unsupported=rope --dot g.dot\n"
+    app.add_option("--sweep", opts.sweep,
+                   "KEY=FIRST..LAST or KEY=V1,V2,...: rerun over a placement setting (offload_layers, n_copies) and "
+                   "report splits, copies and time per value");
+    app.footer("Examples:\n"
+               "  sched-profile -c configs/llama-decoder.json -b SIM0,CPU -P SIM0:unsupported=rope --dot g.dot\n"
+               "  sched-profile -c configs/llama-decoder-offload.json --map CUDA0=SIM0 --sweep offload_layers=0..5\n"
+               "With --format json the report is one object: n_nodes, n_splits, n_copies, copy_bytes, copies_by_pair,\n"
+               "buffer_bytes, copy/compute/modelled_copy_ms, hint (\"bound by copies\" when copies take most of the\n"
+               "time), and splits (or nodes with --nodes).\n"
                "Exit codes: 0 success, 2 usage, config or device error.");
     return run_tool(app, argc, argv, opts.common, [&] { return run(opts); });
 }

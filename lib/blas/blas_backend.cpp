@@ -60,7 +60,7 @@ Status BlasBackend::graph_compute_async(const Graph& graph) {
     }
     const int n = n_threads();
     std::lock_guard lock(device_->openblas_mutex());
-    const ThreadScope threads(n);
+    const ThreadScope single_threaded_blocks(1);  // the n threads are OpenMP's (blas/openblas.hpp)
     for (const Tensor* node : graph.nodes()) {
         if (!computes_nothing(*node)) XB_RETURN_IF_ERROR(compute_matmul(*node, ws_, n));
     }

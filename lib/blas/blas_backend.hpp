@@ -7,8 +7,8 @@
 // scratch memory the backend owns) plus the nodes that compute nothing (views, None).
 //
 // Settings ("key=value,..."):
-//   threads=N    OpenBLAS threads for this backend's sgemm calls (default: all cores, see
-//                default_thread_count). Accepted by init_backend and Backend::set_n_threads, and
+//   threads=N    threads for this backend's products: each sgemm is split over N OpenMP threads
+//                (default: OpenBLAS's own default, all cores; see default_thread_count). Accepted by init_backend and Backend::set_n_threads, and
 //                by Device::configure as the count of backends that were given none of their own.
 //   min_batch=N  device only: claim mul_mat only when m, n and k are all >= N (default 0: every
 //                size). ggml's BLAS backend uses 32 so that small products stay on the CPU.

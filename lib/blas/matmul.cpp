@@ -6,8 +6,6 @@
 #include <limits>
 #include <optional>
 #include <string>
-#include <system_error>
-#include <thread>
 #include <vector>
 
 #include "blas/openblas.hpp"
@@ -79,9 +77,9 @@ void load_run(DType type, const std::byte* src, size_t stride, int64_t n, float*
     for (int64_t i = 0; i < n; ++i) dst[i] = load_element(type, src + static_cast<size_t>(i) * stride);
 }
 
-// Calls fn(begin, end) on parts of [0, count), one per thread, when there are at least
-// kMinPerThread elements per part. The helpers are started and joined here, so none is left
-// spinning after the call (unlike a pool, which would compete with the CPU backend's threads).
+// Calls fn(begin, end) on parts of [0, count), one per OpenMP thread, when there are at least
+// kMinPerThread elements per part. OpenMP rather than threads of our own: the CPU backend's
+// threads are the same libgomp team, so they take these parts instead of spinning beside them.
 constexpr int64_t kMinPerThread = int64_t{1} << 18;
 
 template <typename Fn>
@@ -89,16 +87,8 @@ void split_work(int64_t count, int64_t elements_per_item, int n_threads, const F
     const int64_t by_size = count * elements_per_item / kMinPerThread;
     const int64_t parts = std::clamp<int64_t>(std::min<int64_t>(by_size, n_threads), 1, std::max<int64_t>(count, 1));
     const int64_t per_part = (count + parts - 1) / parts;
-    std::vector<std::jthread> helpers;
-    for (int64_t begin = per_part; begin < count; begin += per_part) {
-        const int64_t end = std::min(count, begin + per_part);
-        try {
-            helpers.emplace_back(fn, begin, end);
-        } catch (const std::system_error&) {
-            fn(begin, end);  // no thread to be had: do the part here
-        }
-    }
-    fn(0, std::min(count, per_part));
+#pragma omp parallel for num_threads(static_cast<int>(parts)) schedule(static) if (parts > 1)
+    for (int64_t begin = 0; begin < count; begin += per_part) fn(begin, std::min(count, begin + per_part));
 }
 
 // The slice converted to packed f32 in `scratch`. A slice whose columns are packed (a transposed
@@ -180,7 +170,8 @@ Status compute_one_call(const Tensor& node, const Product& p, Workspace& ws, int
     XB_ASSIGN_OR_RETURN(GemmOperand xb, prepare(all_b, ws.b, n_threads));
     const int rows = static_cast<int>(node.nrows());
     const int ldc = static_cast<int>(node.nb[1] / sizeof(float));
-    sgemm(xb, p.trans_b, xa, p.trans_a, rows, static_cast<int>(p.m), static_cast<int>(p.k), dst_slice(node, 0, 0), ldc);
+    parallel_sgemm(xb, p.trans_b, xa, p.trans_a, rows, static_cast<int>(p.m), static_cast<int>(p.k),
+                   dst_slice(node, 0, 0), ldc, n_threads);
     return Status::ok();
 }
 
@@ -239,8 +230,8 @@ Status compute_matmul(const Tensor& node, Workspace& ws, int n_threads) {
             for (int64_t i3 = i03 * r3; i3 < (i03 + 1) * r3; ++i3) {
                 for (int64_t i2 = i02 * r2; i2 < (i02 + 1) * r2; ++i2) {
                     XB_ASSIGN_OR_RETURN(GemmOperand xb, prepare(slice(b, i2, i3), ws.b, n_threads));
-                    sgemm(xb, p.trans_b, xa, p.trans_a, static_cast<int>(p.n), static_cast<int>(p.m),
-                          static_cast<int>(p.k), dst_slice(node, i2, i3), ldc);
+                    parallel_sgemm(xb, p.trans_b, xa, p.trans_a, static_cast<int>(p.n), static_cast<int>(p.m),
+                                   static_cast<int>(p.k), dst_slice(node, i2, i3), ldc, n_threads);
                 }
             }
         }

@@ -37,8 +37,8 @@ struct Workspace {
 // strides, an f32 result whose rows are packed, every size within cblas's int.
 bool matmul_supported(const Tensor& node);
 
-// Computes a node that passed matmul_supported; its tensors are in host memory. Large
-// conversions are split over up to n_threads threads.
+// Computes a node that passed matmul_supported; its tensors are in host memory. The products and
+// large conversions are split over up to n_threads OpenMP threads.
 Status compute_matmul(const Tensor& node, Workspace& ws, int n_threads);
 
 }  // namespace xb::blas

@@ -1,19 +1,18 @@
 // The few OpenBLAS entry points the BLAS backend uses, so that cblas.h is included in one file
 // (its include directory is private to the library).
 //
-// OpenBLAS keeps its thread count in one process-wide variable. The backend never leaves it
-// changed: ThreadScope sets a backend's count for the duration of its sgemm calls and puts the
-// previous value back, under a mutex that the BLAS device owns, so that two BLAS backends on
-// different host threads cannot interleave their settings. Setting the count costs well under a
-// microsecond once OpenBLAS's workers exist.
+// Threads: the backend's sgemm calls run with OpenBLAS set to one thread, and the backend splits
+// each product's output columns over OpenMP threads itself (parallel_sgemm). The point is sharing
+// the cores with the CPU backend: after a CPU split, libgomp's threads keep spinning for a while
+// (GOMP_SPINCOUNT) waiting for the next parallel region. OpenBLAS's own workers would compete with
+// those spinning threads on every core, and on the 2-core reference machine a 2816x1024x32 sgemm
+// right after a CPU graph ran twice as slow as alone. Running the sgemm blocks *in* the same
+// libgomp team puts the spinning threads to work instead, with no user tuning of OMP_WAIT_POLICY.
 //
-// Sharing cores with the CPU backend: OpenBLAS's idle workers yield while they wait, and did not
-// measurably slow a CPU-backend graph that followed an sgemm; the other way round, libgomp's
-// threads keep spinning after a CPU graph (GOMP_SPINCOUNT) and starve OpenBLAS's worker, so a
-// two-thread sgemm right after a CPU split ran about twice as slow (as slow as one thread) on
-// the 2-core reference machine. That is fixed where the OpenMP threads are (scheduler/CPU
-// backend, or OMP_WAIT_POLICY/GOMP_SPINCOUNT); this backend only avoids adding threads of its
-// own that outlive a call.
+// OpenBLAS keeps its thread count in one process-wide variable. The backend never leaves it
+// changed: ThreadScope sets the count for the duration of its sgemm calls and puts the previous
+// value back, under a mutex that the BLAS device owns, so that two BLAS backends on different
+// host threads cannot interleave their settings.
 #pragma once
 
 #include <string>
@@ -52,5 +51,11 @@ struct GemmOperand {
 // (likewise y). x's matrix is m x k after op, y's k x n.
 void sgemm(const GemmOperand& x, bool trans_x, const GemmOperand& y, bool trans_y, int m, int n, int k, float* c,
            int ldc);
+
+// sgemm with c's columns split into blocks over up to n_threads OpenMP threads, each block one
+// sgemm call on the calling thread. Small products run on one thread. OpenBLAS must be set to one
+// thread (ThreadScope(1)) so that the blocks do not start OpenBLAS workers of their own.
+void parallel_sgemm(const GemmOperand& x, bool trans_x, const GemmOperand& y, bool trans_y, int m, int n, int k,
+                    float* c, int ldc, int n_threads);
 
 }  // namespace xb::blas

@@ -87,7 +87,7 @@ void write_markdown(const Table& table, std::ostream& out) {
     for (const auto& row : table.rows()) line([&](size_t c) { return cell_text(row[c]); });
 }
 
-void write_json(const Table& table, std::ostream& out) {
+nlohmann::ordered_json to_json(const Table& table) {
     nlohmann::ordered_json rows = nlohmann::ordered_json::array();
     for (const auto& row : table.rows()) {
         nlohmann::ordered_json obj = nlohmann::ordered_json::object();
@@ -102,8 +102,10 @@ void write_json(const Table& table, std::ostream& out) {
         }
         rows.push_back(std::move(obj));
     }
-    out << rows.dump(2) << '\n';
+    return rows;
 }
+
+void write_json(const Table& table, std::ostream& out) { out << to_json(table).dump(2) << '\n'; }
 
 void write(const Table& table, Format format, std::ostream& out) {
     switch (format) {

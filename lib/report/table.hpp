@@ -10,6 +10,8 @@
 #include <variant>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace xb::report {
 
 enum class Format { Table, Json, Csv, Markdown };
@@ -38,7 +40,8 @@ std::string cell_text(const Cell& cell, int precision = 4);
 void write_text(const Table& table, std::ostream& out);      // aligned columns
 void write_csv(const Table& table, std::ostream& out);       // RFC 4180 quoting
 void write_markdown(const Table& table, std::ostream& out);
-void write_json(const Table& table, std::ostream& out);      // an array of objects
+nlohmann::ordered_json to_json(const Table& table);          // an array of objects, one per row
+void write_json(const Table& table, std::ostream& out);      // to_json, indented
 void write(const Table& table, Format format, std::ostream& out);
 
 }  // namespace xb::report

@@ -27,9 +27,19 @@ expect_in default-labelled "$tmp/err" "simulated"
 # A fault on node 11 of the simulated device must be found there, and nowhere before it.
 check fault 1 "$bin" -c "$configs/default.json" -b CPU,SIM0 -P SIM0:fault_node=11 --stop-at-first
 expect_in fault-node "$tmp/err" "first divergent node: #11"
+check fault-json 1 "$bin" -c "$configs/default.json" -b CPU,SIM0 -P SIM0:fault_node=11 --format json -o "$tmp/f.json"
+python3 -c "
+import json; r = json.load(open('$tmp/f.json'))
+assert r['backends'] == ['CPU', 'SIM0'] and r['first_divergent'] == 11
+assert r['compared'] == r['passed'] + r['failed'] == len([n for n in r['nodes'] if 'ok' in n])
+bad = [n for n in r['nodes'] if not n.get('ok', True)]
+assert bad[0]['index'] == 11 and bad[0]['nmse'] > bad[0]['tolerance']
+assert all(n['ok'] for n in r['nodes'] if n['index'] < 11)
+for k in ('index', 'name', 'op', 'shape', 'type', 'nmse', 'max_abs', 'cos', 'ok'): assert k in bad[0], k" \
+  || { echo "FAIL fault-json: report fields"; failures=$((failures + 1)); }
 
 check unsupported 0 "$bin" -c "$configs/default.json" -P SIM0:unsupported=rope --format json -o "$tmp/r.json"
-python3 -c "import json,sys; rows=json.load(open('$tmp/r.json')); sys.exit(0 if sum(r['status'].startswith('skipped') for r in rows)==4 else 1)" \
+python3 -c "import json,sys; r=json.load(open('$tmp/r.json')); sys.exit(0 if r['skipped']==4==sum('skipped' in n for n in r['nodes']) and r['first_divergent'] is None else 1)" \
   || { echo "FAIL unsupported: expected 4 skipped rope nodes"; failures=$((failures + 1)); }
 
 # Results saved on one machine are checked later against another backend's run.

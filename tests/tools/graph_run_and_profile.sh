@@ -34,20 +34,43 @@ assert {x['args']['name'] for x in e if x['ph'] == 'M'} == {'SIM0', 'CPU'}" "tra
 check run-bad-config 2 "$run" -c "$tmp/missing.json"
 check run-bad-device 2 "$run" -c "$configs/default.json" -b CUDA3,CPU
 
-# sched-profile: the split table agrees with the devices, node reasons, DOT, dry run.
+# sched-profile: the split table agrees with the devices and its totals, and with graph-run's
+# report of the same run; node reasons, DOT, dry run, sweep, the copy-bound hint.
 check profile 0 "$profile" -c "$configs/default.json" -b SIM0,CPU -P SIM0:unsupported=rope --format json -o "$tmp/p.json" --dot "$tmp/g.dot"
 py "
-import json; rows = json.load(open('$tmp/p.json'))
+import json; p = json.load(open('$tmp/p.json')); rows = p['splits']
 assert len(rows) > 1 and rows[0]['backend'] in ('SIM0', 'CPU')
+assert p['n_splits'] == len(rows), 'n_splits is the number of split rows'
 assert all(a['backend'] != b['backend'] for a, b in zip(rows, rows[1:])), 'consecutive splits differ in backend'
-assert all(r['copy_ms'] is not None for r in rows)" "profile splits"
+assert all(r['copy_ms'] is not None for r in rows)
+assert p['copy_bytes'] == sum(r['copied_bytes'] for r in rows) > 0, 'copy bytes are the sum of the copied split inputs'
+assert p['copy_bytes'] == sum(c['bytes'] for c in p['copies_by_pair'].values())
+assert p['n_copies'] == sum(c['copies'] for c in p['copies_by_pair'].values())
+r = json.load(open('$tmp/run.json'))
+assert (r['n_splits'], r['copy_bytes'], r['buffer_bytes']) == (p['n_splits'], p['copy_bytes'], p['buffer_bytes']), 'graph-run agrees'
+" "profile splits"
 grep -q "digraph" "$tmp/g.dot" || { echo "FAIL dot"; failures=$((failures + 1)); }
 check profile-nodes 0 "$profile" -c "$configs/default.json" -b SIM0,CPU -P SIM0:unsupported=rope --nodes --dry-run --format csv
 grep -q "rope.*CPU.*3.best" "$tmp/out" || { echo "FAIL nodes: rope should go to the CPU by pass 3"; cat "$tmp/out"; failures=$((failures + 1)); }
 check profile-dry 0 "$profile" -c "$configs/default.json" --dry-run --format json
 py "
-import json; rows = json.load(open('/dev/stdin'))
-assert all(r['compute_ms'] is None for r in rows)" "dry run has no timings" < "$tmp/out"
+import json; p = json.load(open('/dev/stdin'))
+assert p['compute_ms'] is None and all(r['compute_ms'] is None for r in p['splits'])" "dry run has no timings" < "$tmp/out"
+
+offload="$configs/llama-decoder-offload.json"
+check sweep 0 "$profile" -c "$offload" --map CUDA0=SIM0 --sweep offload_layers=0..5 --dry-run --format json
+py "
+import json; s = json.load(open('/dev/stdin')); res = s['results']
+assert s['sweep'] == 'offload_layers' and [x['offload_layers'] for x in res] == list(range(6))
+assert res[0]['n_splits'] == 1 and res[0]['copy_bytes'] == 0, 'nothing offloaded: one CPU split'
+assert all(x['n_splits'] > 1 and x['copy_bytes'] > 0 for x in res[1:]), 'offloaded layers split the graph'" "sweep" < "$tmp/out"
+check sweep-bad 2 "$profile" -c "$offload" --map CUDA0=SIM0 --sweep layers=0..2
+grep -q "offload_layers" "$tmp/err" || { echo "FAIL sweep-bad: the message should name the known keys"; failures=$((failures + 1)); }
+# A link slow enough that copies take most of the time must be called out.
+check copy-bound 0 "$profile" -c "$offload" --map CUDA0=SIM0 -P SIM0:bandwidth_gbps=0.001 -r 1
+grep -q "bound by copies" "$tmp/err" || { echo "FAIL copy-bound hint"; cat "$tmp/err"; failures=$((failures + 1)); }
+check not-copy-bound 0 "$profile" -c "$offload" --map CUDA0=SIM0 -r 1
+grep -q "bound by copies" "$tmp/err" && { echo "FAIL hint on a compute-bound run"; failures=$((failures + 1)); }
 
 if [ "$failures" -ne 0 ]; then echo "$failures checks failed"; exit 1; fi
 echo "graph-run, sched-profile: all checks passed"

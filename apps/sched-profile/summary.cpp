@@ -1,0 +1,111 @@
+#include "summary.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace xb::tools {
+
+namespace {
+
+std::optional<double> sum_ms(const SchedReport& r, double SplitReport::*seconds) {
+    double total = 0;
+    bool any = false;
+    for (const SplitReport& s : r.splits) {
+        if (s.*seconds < 0) continue;
+        total += s.*seconds * 1e3;
+        any = true;
+    }
+    return any ? std::optional<double>(total) : std::nullopt;
+}
+
+std::string pair_name(const std::pair<std::string, std::string>& pair) { return pair.first + "->" + pair.second; }
+
+nlohmann::ordered_json optional_ms(const std::optional<double>& ms) {
+    return ms ? nlohmann::ordered_json(*ms) : nlohmann::ordered_json(nullptr);
+}
+
+}  // namespace
+
+int ProfileSummary::total_copies() const {
+    int n = 0;
+    for (const auto& [pair, c] : copies) n += c.count;
+    return n;
+}
+
+size_t ProfileSummary::total_copy_bytes() const {
+    size_t n = 0;
+    for (const auto& [pair, c] : copies) n += c.bytes;
+    return n;
+}
+
+ProfileSummary summarize(const Session& s, bool timed) {
+    const SchedReport& r = s.sched->report();
+    ProfileSummary out;
+    out.model = s.model.name;
+    out.backends = s.backend_names();
+    out.n_nodes = s.model.graph.n_nodes();
+    out.n_splits = s.sched->n_splits();
+    for (const SplitReport& split : r.splits) {
+        for (const SplitInputReport& in : split.inputs) {
+            if (!in.copied) continue;
+            PairCopies& c = out.copies[{in.source_backend, split.backend}];
+            c.count += 1;
+            c.bytes += in.bytes;
+        }
+    }
+    for (const auto& b : s.backends) out.buffer_bytes[b->name()] = s.sched->buffer_size(*b);
+    if (timed) {
+        out.copy_ms = sum_ms(r, &SplitReport::copy_seconds);
+        out.compute_ms = sum_ms(r, &SplitReport::compute_seconds);
+        out.modelled_copy_ms = sum_ms(r, &SplitReport::modelled_copy_seconds);
+    }
+    return out;
+}
+
+std::string bound_hint(const ProfileSummary& s) {
+    if (!s.copy_ms || !s.compute_ms || s.copies.empty()) return {};
+    // A simulated link's copies are memcpy here; its modelled cost is what a real link would take.
+    const double copy = std::max(*s.copy_ms, s.modelled_copy_ms.value_or(0.0));
+    const double total = copy + *s.compute_ms;
+    if (total <= 0 || copy <= 0.5 * total) return {};
+    const auto heaviest = std::max_element(s.copies.begin(), s.copies.end(), [](const auto& a, const auto& b) {
+        return a.second.bytes < b.second.bytes;
+    });
+    char text[256];
+    std::snprintf(text, sizeof text,
+                  "bound by copies: %.0f%% of the profiled time is copying split inputs (most: %s, %zu bytes in %d "
+                  "copies); fewer splits or keeping weights on the device would help",
+                  100.0 * copy / total, pair_name(heaviest->first).c_str(), heaviest->second.bytes,
+                  heaviest->second.count);
+    return text;
+}
+
+nlohmann::ordered_json to_json(const ProfileSummary& s) {
+    nlohmann::ordered_json pairs = nlohmann::ordered_json::object();
+    for (const auto& [pair, c] : s.copies) pairs[pair_name(pair)] = {{"copies", c.count}, {"bytes", c.bytes}};
+    nlohmann::ordered_json buffers = nlohmann::ordered_json::object();
+    for (const auto& [name, bytes] : s.buffer_bytes) buffers[name] = bytes;
+    const std::string hint = bound_hint(s);
+    return {{"model", s.model},
+            {"backends", s.backends},
+            {"n_nodes", s.n_nodes},
+            {"n_splits", s.n_splits},
+            {"n_copies", s.total_copies()},
+            {"copy_bytes", s.total_copy_bytes()},
+            {"copies_by_pair", pairs},
+            {"buffer_bytes", buffers},
+            {"copy_ms", optional_ms(s.copy_ms)},
+            {"compute_ms", optional_ms(s.compute_ms)},
+            {"modelled_copy_ms", optional_ms(s.modelled_copy_ms)},
+            {"hint", hint.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(hint)}};
+}
+
+report::Table copies_table(const ProfileSummary& s) {
+    report::Table t({"from", "to", "copies", "bytes"});
+    for (const auto& [pair, c] : s.copies) {
+        t.add_row({pair.first, pair.second, static_cast<int64_t>(c.count), static_cast<int64_t>(c.bytes)});
+    }
+    return t;
+}
+
+}  // namespace xb::tools
