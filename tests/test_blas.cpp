@@ -493,6 +493,27 @@ TEST(BlasBackend, LargeConversionsSplitOverThreads) {
     EXPECT_TRUE(matches_reference(*by_cols));
 }
 
+// Products big enough to be split into column blocks over OpenMP threads (blas/openblas.hpp):
+// widths that are not a multiple of the block grain, a transposed weight (blocks start at rows
+// of its storage), a transposed activation, and a 2-D weight over a batch (one call, split).
+TEST(BlasBackend, ProductsSplitIntoColumnBlocksMatchTheReference) {
+    auto blas = make_blas("threads=3");
+    Context ctx;
+    Tensor* plain = mul_mat(ctx, ctx.new_tensor(DType::F32, {301, 517}), ctx.new_tensor(DType::F32, {301, 37}));
+    Tensor* weight_t =
+        mul_mat(ctx, transpose(ctx, ctx.new_tensor(DType::F32, {403, 257})), ctx.new_tensor(DType::F32, {257, 41}));
+    Tensor* act_t =
+        mul_mat(ctx, ctx.new_tensor(DType::F32, {263, 389}), transpose(ctx, ctx.new_tensor(DType::F32, {45, 263})));
+    Tensor* batched = mul_mat(ctx, ctx.new_tensor(DType::F16, {211, 333}), ctx.new_tensor(DType::F32, {211, 13, 5, 1}));
+    auto graph = Graph::build({plain, weight_t, act_t, batched});
+    ASSERT_TRUE(graph.is_ok());
+    auto buffer = alloc_ctx_tensors(ctx, *blas);
+    ASSERT_TRUE(buffer.is_ok());
+    fill_leafs(*graph, 23);
+    ASSERT_TRUE(blas->graph_compute(*graph).is_ok());
+    for (const Tensor* out : {plain, weight_t, act_t, batched}) EXPECT_TRUE(matches_reference(*out)) << out->op_label();
+}
+
 TEST(BlasBackend, ThreadCountsAgreeAndOpenBlasSettingIsRestored) {
     Context ctx;
     Tensor* y = mul_mat(ctx, ctx.new_tensor(DType::F32, {300, 200}), ctx.new_tensor(DType::F32, {300, 64}));
