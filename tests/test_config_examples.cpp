@@ -4,9 +4,11 @@
 
 #include <nlohmann/json.hpp>
 #include <fstream>
+#include <algorithm>
 #include <set>
 
 #include "config/op_table.hpp"
+#include "report/metrics.hpp"
 #include "test_config_util.hpp"
 
 namespace xb::config {
@@ -50,6 +52,43 @@ TEST_P(ExampleConfig, BuildsWithItsOwnPlacement) {
     auto model = load_and_build(config_path(GetParam()), options_for(GetParam()));
     ASSERT_TRUE(model.is_ok()) << model.status().to_string();
     EXPECT_FALSE(model->placement.backends.empty());
+}
+
+// The config split between the simulated device (which holds the weights) and the CPU by the
+// scheduler computes what the CPU alone computes. Decoders are shrunk to keep the test quick.
+TEST_P(ExampleConfig, ComputesOnSimAndCpuThroughTheSchedulerLikeTheCpuAlone) {
+    auto spec = load_config(config_path(GetParam()));
+    ASSERT_TRUE(spec.is_ok()) << spec.status().to_string();
+    if (spec->model && spec->model->kind == ModelKind::LlamaDecoder) {
+        LlamaParams& p = spec->model->llama;
+        p.n_embd = 128;
+        p.n_head = 4;
+        p.n_head_kv = std::min(p.n_head_kv, 4);
+        p.n_ff = 256;
+        p.n_vocab = 500;
+    }
+    BuildOptions split_options = options_for(GetParam());
+    split_options.backends = {"SIM0", "CPU"};
+    auto split = build_model(*spec, split_options);
+    ASSERT_TRUE(split.is_ok()) << split.status().to_string();
+    BuildOptions cpu_only;
+    cpu_only.backends = {"CPU"};
+    auto whole = build_model(*spec, cpu_only);
+    ASSERT_TRUE(whole.is_ok()) << whole.status().to_string();
+    auto a = compute_scheduled(std::move(split).value());
+    ASSERT_TRUE(a.is_ok()) << a.status().to_string();
+    auto b = compute_on_cpu(std::move(whole).value());
+    ASSERT_TRUE(b.is_ok()) << b.status().to_string();
+    ASSERT_EQ((*a)->model.outputs.size(), (*b)->model.outputs.size());
+    for (size_t i = 0; i < (*a)->model.outputs.size(); ++i) {
+        auto got = tensor_get_f32(*(*a)->model.outputs[i]);
+        auto want = tensor_get_f32(*(*b)->model.outputs[i]);
+        ASSERT_TRUE(got.is_ok() && want.is_ok());
+        const report::ErrorMetrics m = report::compare(*got, *want);
+        // The same kernels on both sides; only thread partitions of reductions may differ.
+        EXPECT_LT(m.nmse, 1e-10) << (*a)->model.outputs[i]->name;
+        EXPECT_EQ(m.nan_count + m.inf_mismatch, 0) << (*a)->model.outputs[i]->name;
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(Configs, ExampleConfig, ::testing::ValuesIn(kExamples),

@@ -176,6 +176,29 @@ TEST(GraphAllocator, ReplansWhenTheGraphGrowsOrChangesShape) {
     EXPECT_FALSE(galloc.last_alloc_replanned());
 }
 
+// set_rows writes into a view of a KV cache that lives in a weight buffer, outside the graph: the
+// plan must still be reused (found through the all-ops config on [SIM0, CPU], where it was not and
+// the scheduler failed with two buffer types).
+TEST(GraphAllocator, ViewOfATensorOutsideTheGraphKeepsThePlan) {
+    Context weights;
+    Tensor* cache = weights.new_tensor(DType::F32, {8, 16});
+    auto held = alloc_ctx_tensors(weights, cpu_buft());
+    ASSERT_TRUE(held.is_ok());
+    Context ctx;
+    Tensor* rows = ctx.new_tensor(DType::F32, {8, 3});
+    Tensor* slots = ctx.new_tensor(DType::I64, {3});
+    rows->set_input();
+    slots->set_input();
+    Tensor* stored = set_rows(ctx, cache, scale(ctx, rows, 2.0f), slots);
+    auto g = Graph::build({stored});
+    ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+    GraphAllocator galloc(cpu_buft());
+    ASSERT_TRUE(galloc.alloc_graph(*g).is_ok());
+    ASSERT_TRUE(galloc.alloc_graph(*g).is_ok());
+    EXPECT_FALSE(galloc.last_alloc_replanned());
+    EXPECT_EQ(stored->data, cache->data);
+}
+
 TEST(GraphAllocator, ReplansWhenTheTopologyChangesWithTheSameNodeCount) {
     GraphAllocator galloc(cpu_buft());
     Context ctx;

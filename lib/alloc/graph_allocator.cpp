@@ -1,5 +1,6 @@
 #include "alloc/graph_allocator.hpp"
 
+#include <limits>
 #include <string>
 #include <unordered_map>
 
@@ -9,6 +10,9 @@
 namespace xb {
 
 namespace {
+
+// The reference of a tensor that is neither a node nor a leaf of the planned graph.
+constexpr int32_t kOutsideGraph = std::numeric_limits<int32_t>::min();
 
 // Per-tensor bookkeeping of one planning pass.
 struct TensorState {
@@ -233,7 +237,7 @@ void GraphAllocator::record_plan(const Graph& graph, Planner& planner) {
     auto ref_of = [&](const Tensor* t) -> int32_t {
         if (t == nullptr) return -1;
         auto it = refs.find(t);
-        return it == refs.end() ? -1 : it->second;
+        return it == refs.end() ? kOutsideGraph : it->second;
     };
     node_plans_.assign(graph.nodes().size(), NodePlan{});
     for (size_t i = 0; i < graph.nodes().size(); ++i) {
@@ -279,6 +283,8 @@ bool GraphAllocator::needs_replan(const Graph& graph) const {
     if (node_plans_.size() != graph.nodes().size() || leaf_plans_.size() != graph.leafs().size()) return true;
     auto same_ref = [&](const Tensor* t, int32_t ref) {
         if (ref == -1) return t == nullptr;
+        // Not planned by this allocator, so which tensor it is does not change the plan.
+        if (ref == kOutsideGraph) return t != nullptr;
         if (ref >= 0) return graph.nodes()[static_cast<size_t>(ref)] == t;
         return graph.leafs()[static_cast<size_t>(-ref - 2)] == t;
     };

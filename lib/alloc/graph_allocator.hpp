@@ -65,8 +65,10 @@ private:
     struct NodePlan {
         Placement dst;
         std::array<Placement, kMaxSrc> src;
-        std::array<int32_t, kMaxSrc> src_ref;  // >= 0 node index, <= -2 leaf -(ref + 2), -1 none
-        int32_t view_ref = -1;                 // the same for view_src
+        // >= 0 node index, <= -2 leaf -(ref + 2), -1 none, kOutsideGraph a tensor that is neither
+        // (a view's source held elsewhere, e.g. set_rows into a preallocated cache).
+        std::array<int32_t, kMaxSrc> src_ref;
+        int32_t view_ref = -1;  // the same for view_src
         uint32_t flags = 0;
     };
     class Planner;

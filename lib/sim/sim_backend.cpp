@@ -117,8 +117,8 @@ Status SimBackend::check_supported(const Graph& graph) const {
 Status SimBackend::compute(const HostMirror& mirror) {
     cpu::ExecutorHooks hooks;
     if (settings_.fault.kind != FaultTarget::Kind::None) {
-        hooks.after_node = [this](int index, Tensor& node) {
-            if (settings_.fault.matches(index, node)) perturb_output(node);
+        hooks.after_node = [this, &mirror](int index, Tensor& node) {
+            if (settings_.fault.matches(mirror.original_index(index), node)) perturb_output(node);
         };
     }
     Status status = executor_.compute(mirror.graph(), hooks);

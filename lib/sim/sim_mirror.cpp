@@ -49,7 +49,7 @@ void copy_metadata(const Tensor& t, Tensor& shadow) {
 
 Result<std::shared_ptr<HostMirror>> HostMirror::build(const Graph& graph, const SimDevice& device) {
     std::shared_ptr<HostMirror> mirror(new HostMirror(device));
-    for (const Tensor* node : graph.nodes()) XB_RETURN_IF_ERROR(mirror->add_node(*node));
+    for (int i = 0; i < graph.n_nodes(); ++i) XB_RETURN_IF_ERROR(mirror->add_node(*graph.node(i), i));
     return mirror;
 }
 
@@ -64,10 +64,14 @@ Result<Tensor*> HostMirror::shadow_of(const Tensor& t) {
 }
 
 // Sources are linked only for nodes: the kernels read a node's direct sources and nothing further,
-// and a source computed by an earlier split may be elsewhere entirely.
-Status HostMirror::add_node(const Tensor& node) {
+// and a source computed by an earlier split may be elsewhere entirely. Nodes that compute nothing
+// (views) are left out: a split may hold a view of another backend's memory that none of its
+// nodes reads (the scheduler points readers at a copy), and a view that is read gets its shadow
+// as that reader's source.
+Status HostMirror::add_node(const Tensor& node, int index) {
     const bool computes = !cpu::computes_nothing(node);
-    if (computes && node.data == nullptr) {
+    if (!computes) return Status::ok();
+    if (node.data == nullptr) {
         return Status(StatusCode::InvalidArgument, std::string(device_->name()) + ": node '" + node.display_name() +
                                                        "' (" + node.op_label() + ") is not allocated");
     }
@@ -75,7 +79,7 @@ Status HostMirror::add_node(const Tensor& node) {
     for (size_t i = 0; i < node.src.size(); ++i) {
         const Tensor* src = node.src[i];
         if (src == nullptr) continue;
-        if (computes && src->data == nullptr) {
+        if (src->data == nullptr) {
             return Status(StatusCode::InvalidArgument, std::string(device_->name()) + ": source '" +
                                                            src->display_name() + "' of node '" + node.display_name() +
                                                            "' is not allocated");
@@ -83,6 +87,7 @@ Status HostMirror::add_node(const Tensor& node) {
         XB_ASSIGN_OR_RETURN(shadow->src[i], shadow_of(*src));
     }
     graph_.add_node(shadow);
+    original_index_.push_back(index);
     return Status::ok();
 }
 

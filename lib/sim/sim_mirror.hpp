@@ -1,6 +1,7 @@
 // HostMirror: a graph whose tensors carry device addresses, translated for the CPU kernels.
 //
-// Every node of the graph, and every source a node reads, gets a shadow tensor with the same
+// Every node of the graph that computes something (views do not), and every source such a node
+// reads, gets a shadow tensor with the same
 // metadata (type, shape, strides, op, params, flags, name) whose `data` is the host storage behind
 // the device address and whose `src` point at the sources' shadows. The CPU GraphExecutor then
 // computes the shadows, writing the device's storage. Mirrors are built by the host when work is
@@ -10,6 +11,7 @@
 #include <deque>
 #include <memory>
 #include <unordered_map>
+#include <vector>
 
 #include "core/graph.hpp"
 #include "core/status.hpp"
@@ -28,19 +30,22 @@ public:
     HostMirror(const HostMirror&) = delete;
     HostMirror& operator=(const HostMirror&) = delete;
 
-    // The shadow graph: node i is the shadow of the original's node i.
+    // The shadow graph of the computing nodes, in the original's order.
     const Graph& graph() const { return graph_; }
+    // The original graph's index of shadow node i (fault_node=N counts the original's nodes).
+    int original_index(int i) const { return original_index_[static_cast<size_t>(i)]; }
 
 private:
     explicit HostMirror(const SimDevice& device) : device_(&device) {}
 
     Result<Tensor*> shadow_of(const Tensor& t);
-    Status add_node(const Tensor& node);
+    Status add_node(const Tensor& node, int index);
 
     const SimDevice* device_;
     std::deque<Tensor> shadows_;  // deque: shadows never move once made
     std::unordered_map<const Tensor*, Tensor*> shadow_by_tensor_;
     Graph graph_;
+    std::vector<int> original_index_;
 };
 
 }  // namespace xb::sim
