@@ -1,0 +1,153 @@
+"""Compares two results files metric by metric and decides which differences are regressions.
+
+Three kinds of metric, each a gate that can be switched on or off:
+  deterministic  node and split counts, copies and copy bytes per backend pair, compute buffer
+                 bytes: any change is flagged (update the baseline in the same change when it is meant);
+  numerics       backend-compare's worst NMSE per op: flagged when over the op's tolerance, or when
+                 any node of the op failed;
+  timing         the fastest compute of a case's reps: flagged when its ratio, divided by the change in
+                 the calibration measured in the same runs, is over the threshold.
+A case that fails to run (a tool error, a device missing that is not a GPU) is always flagged.
+"""
+import math
+from dataclasses import dataclass, field
+
+GATES = ("deterministic", "numerics", "timing")
+
+
+@dataclass
+class Row:
+    case: str
+    category: str          # one of GATES, or "case" for a case that failed to run
+    metric: str
+    base: object
+    new: object
+    ratio: float = None    # new / base; for timings, after calibration
+    flag: str = ""
+    gated: bool = True
+    note: str = ""
+
+
+@dataclass
+class Comparison:
+    rows: list
+    notes: list
+    threshold: float
+    gates: tuple
+    calibration_factor: float
+    base_calibration: dict = None
+    new_calibration: dict = None
+    base_machine: dict = field(default_factory=dict)
+    new_machine: dict = field(default_factory=dict)
+
+    @property
+    def regressions(self):
+        return [r for r in self.rows if r.flag and r.gated]
+
+
+def ratio(base, new):
+    if base == new:
+        return 1.0
+    if isinstance(base, (int, float)) and isinstance(new, (int, float)) and base != 0:
+        return new / base
+    return None
+
+
+def calibration_factor(base_cal, new_cal):
+    """How much slower the new run's machine was: the geometric mean of new/base over the calibration kernels."""
+    keys = sorted(set(base_cal or {}) & set(new_cal or {}))
+    if not keys:
+        return None
+    return math.exp(sum(math.log(new_cal[k] / base_cal[k]) for k in keys) / len(keys))
+
+
+def _flatten(figures, prefix=""):
+    """{"buffer_bytes": {"CPU": 1}} -> {"buffer_bytes.CPU": 1}, keeping the order of the file."""
+    flat = {}
+    for key, value in figures.items():
+        if isinstance(value, dict):
+            flat.update(_flatten(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
+
+
+def _union(a, b):
+    return list(dict.fromkeys([*a, *b]))
+
+
+def deterministic_rows(name, base, new):
+    b, n = _flatten(base.get("graph", {})), _flatten(new.get("graph", {}))
+    return [Row(name, "deterministic", m, b.get(m), n.get(m), ratio(b.get(m), n.get(m)),
+                "" if b.get(m) == n.get(m) else "changed") for m in _union(b, n)]
+
+
+def _over_tolerance(op):
+    worst, tol = op.get("worst_nmse"), op.get("tolerance")
+    return op.get("n_fail", 0) > 0 or (worst is not None and tol is not None and worst > tol)
+
+
+def numerics_rows(name, base, new):
+    b, n = base.get("numerics", {}), new.get("numerics", {})
+    rows = []
+    for op in _union(b, n):
+        bo, no = b.get(op, {}), n.get(op, {})
+        tol = no.get("tolerance", bo.get("tolerance"))
+        metric = f"nmse {op}" + (f" (tol {tol:.0e})" if tol is not None else "")
+        bv, nv = bo.get("worst_nmse"), no.get("worst_nmse")
+        flag = "over tolerance" if no and _over_tolerance(no) else ""
+        if bv is None and nv is None and not flag:
+            continue  # the target skips this op on both sides: nothing to show
+        note = f"{no['n_fail']} of {no['n_nodes']} nodes failed" if no.get("n_fail") else ""
+        rows.append(Row(name, "numerics", metric, bv, nv, ratio(bv, nv), flag, note=note))
+    return rows
+
+
+def timing_rows(name, base, new, factor, threshold):
+    """The fastest compute of the reps (other work on a shared machine only ever adds time), scaled by the
+    calibration factor; the median is in the results files for reading."""
+    b, n = base.get("timing", {}), new.get("timing", {})
+    if "min_ms" not in b or "min_ms" not in n:
+        return []
+    raw = ratio(b["min_ms"], n["min_ms"])
+    scaled = raw / factor if raw is not None else None
+    flag = "slower" if scaled is not None and scaled > threshold else ""
+    return [Row(name, "timing", "min_ms", b["min_ms"], n["min_ms"], scaled, flag,
+                note=f"raw ratio {raw:.2f}" if raw is not None else "")]
+
+
+def _case_rows(name, base, new, factor, threshold):
+    """Rows of one case (BASE is None when the baseline lacks it), or notes when there is nothing to compare."""
+    if new["status"] == "error":
+        base_status = base["status"] if base else None
+        return [Row(name, "case", "status", base_status, "error", None, "error", note=new.get("note", ""))], []
+    if new["status"] == "skipped":
+        return [], [f"{name}: skipped ({new.get('note', '')})"]
+    if base is None:
+        return [], [f"{name}: not in the baseline; run scripts/regress update to add it"]
+    if base["status"] != "ok":
+        return [], [f"{name}: no baseline figures (baseline status {base['status']}); run scripts/regress update"]
+    rows = deterministic_rows(name, base, new) + numerics_rows(name, base, new)
+    return rows + timing_rows(name, base, new, factor, threshold), []
+
+
+def compare(base, new, threshold=1.25, gates=GATES):
+    factor = calibration_factor(base.get("calibration"), new.get("calibration"))
+    notes = []
+    if factor is None:
+        notes.append("no calibration common to both files: timing ratios are unscaled")
+    rows = []
+    for name in _union(base["cases"], new["cases"]):
+        if name not in new["cases"]:
+            notes.append(f"{name}: in the baseline, not in the new results (removed from the suite?)")
+            continue
+        case_rows, case_notes = _case_rows(name, base["cases"].get(name), new["cases"][name], factor or 1.0,
+                                           threshold)
+        rows += case_rows
+        notes += case_notes
+    for row in rows:
+        row.gated = row.category == "case" or row.category in gates
+    return Comparison(rows=rows, notes=notes, threshold=threshold, gates=tuple(gates),
+                      calibration_factor=factor, base_calibration=base.get("calibration"),
+                      new_calibration=new.get("calibration"), base_machine=base.get("machine", {}),
+                      new_machine=new.get("machine", {}))

@@ -1,0 +1,85 @@
+"""--plot: one bar group per case, one bar per kind of metric, heights the new/base ratios.
+
+Each bar shows the metric of its kind that moved most in that case (a flagged one first), so a
+reviewer sees at a glance which cases changed and how; the table has every metric.
+"""
+import math
+
+from .compare import GATES as KINDS
+from .errors import UsageError
+
+COLORS = {"deterministic": "tab:blue", "numerics": "tab:green", "timing": "tab:orange"}
+BAR_WIDTH = 0.8 / len(KINDS)
+
+
+def _import_pyplot():
+    # Imported here, not at the top: run and compare must work on machines without matplotlib.
+    try:
+        import matplotlib
+    except ImportError:
+        raise UsageError("--plot needs matplotlib (Debian: apt-get install python3-matplotlib)") from None
+    matplotlib.use("Agg")  # files only, no display
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def _distance(row):
+    return abs(math.log(row.ratio)) if row.ratio and row.ratio > 0 else 0.0
+
+
+def representative_rows(cmp):
+    """{case: {kind: row}}: per case and kind, the flagged row that moved most, else the row that moved most."""
+    chosen = {}
+    for row in cmp.rows:
+        if row.category not in KINDS:
+            continue
+        by_kind = chosen.setdefault(row.case, {})
+        best = by_kind.get(row.category)
+        if best is None or (bool(row.flag), _distance(row)) > (bool(best.flag), _distance(best)):
+            by_kind[row.category] = row
+    return chosen
+
+
+def _draw_kind(ax, k, kind, cases, chosen):
+    """The bars of one kind of metric, one per case, offset within each case's group."""
+    offset = (k - (len(KINDS) - 1) / 2) * BAR_WIDTH
+    rows = [chosen[c].get(kind) for c in cases]
+    # A metric with no ratio (a base of 0) is drawn hatched at 1.0 when flagged, so that it still shows.
+    heights = [0.0 if r is None else (r.ratio if r.ratio is not None else float(bool(r.flag))) for r in rows]
+    bars = ax.bar([i + offset for i in range(len(cases))], heights, BAR_WIDTH, label=kind, color=COLORS[kind])
+    for bar, row in zip(bars, rows):
+        if row is None:
+            continue
+        if row.flag:
+            bar.set_edgecolor("red")
+            bar.set_linewidth(2)
+        if row.ratio is None:
+            bar.set_hatch("//")
+        label = ("!" if row.flag else "") + ("n/a" if row.ratio is None else "")
+        if label:
+            ax.annotate(label, (bar.get_x() + bar.get_width() / 2, bar.get_height()), ha="center", va="bottom",
+                        color="red", fontsize=8)
+
+
+def plot(cmp, path):
+    plt = _import_pyplot()
+    chosen = representative_rows(cmp)
+    cases = list(chosen)
+    fig, ax = plt.subplots(figsize=(max(7.0, 1.2 * len(cases) + 3), 4.5))
+    for k, kind in enumerate(KINDS):
+        _draw_kind(ax, k, kind, cases, chosen)
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.axhline(cmp.threshold, color="red", linewidth=0.8, linestyle="--", label=f"timing threshold {cmp.threshold:g}")
+    ax.set_xticks(range(len(cases)))
+    ax.set_xticklabels(cases, rotation=30, ha="right", fontsize=8)
+    ax.set_ylabel("new / base (timing: after calibration)")
+    ax.set_title(f"regress compare: {len(cmp.regressions)} flagged regression(s); "
+                 "red edge = flagged, hatched = no ratio (base 0)", fontsize=10)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside the bars, not over them
+    fig.tight_layout()
+    try:
+        fig.savefig(path, dpi=100)
+    except OSError as e:
+        raise UsageError(f"{path}: cannot write the plot: {e.strerror}") from None
+    finally:
+        plt.close(fig)
