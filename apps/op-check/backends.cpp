@@ -1,0 +1,36 @@
+#include "backends.hpp"
+
+#include <algorithm>
+#include <thread>
+
+#include "backend/registry.hpp"
+
+namespace xb::tools::opcheck {
+
+namespace {
+
+Result<std::unique_ptr<Backend>> make(const std::string& name) {
+    auto backend = Registry::global().init_by_name(name);
+    if (!backend.is_ok()) return Status(backend.status().code(), name + ": " + backend.status().message());
+    return backend;
+}
+
+}  // namespace
+
+Result<WorkerBackends> make_worker_backends(const std::vector<std::string>& names, int jobs, int threads) {
+    WorkerBackends b;
+    XB_ASSIGN_OR_RETURN(b.cpu, make("CPU"));
+    for (const std::string& name : names) {
+        XB_ASSIGN_OR_RETURN(auto backend, make(name));
+        b.targets.push_back(std::move(backend));
+    }
+    if (jobs > 1 && threads == 0) {
+        const int share = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / jobs);
+        // Backends without a thread setting answer false; that is fine.
+        (void)b.cpu->set_n_threads(share);
+        for (auto& t : b.targets) (void)t->set_n_threads(share);
+    }
+    return b;
+}
+
+}  // namespace xb::tools::opcheck

@@ -1,0 +1,133 @@
+#include "perf_mode.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+
+#include "backends.hpp"
+#include "opcheck/case_cost.hpp"
+#include "opcheck/case_runner.hpp"
+#include "progress.hpp"
+
+namespace xb::tools::opcheck {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using xb::opcheck::CaseCost;
+using xb::opcheck::CaseGraph;
+using xb::opcheck::PreparedCase;
+
+struct Timing {
+    int runs = 0;
+    double seconds = 0.0;  // all timed runs together
+};
+
+struct PerfRow {
+    std::string backend;
+    const SelectedCase* c = nullptr;
+    std::string unsupported;  // non-empty: not timed
+    std::string error;        // non-empty: preparing or computing failed
+    Timing timing;
+    CaseCost cost;
+};
+
+// Computes once untimed (first-use costs: thread start-up, caches), then until `seconds` have passed.
+Result<Timing> time_case(PreparedCase& p, double seconds) {
+    XB_RETURN_IF_ERROR(p.compute());
+    Timing t;
+    const Clock::time_point start = Clock::now();
+    do {
+        XB_RETURN_IF_ERROR(p.compute());
+        ++t.runs;
+        t.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    } while (t.seconds < seconds);
+    return t;
+}
+
+Status measure_into(const SelectedCase& c, Backend& backend, const OpCheckOptions& o, PerfRow& row) {
+    XB_ASSIGN_OR_RETURN(CaseGraph graph, CaseGraph::build(*c.source));
+    row.cost = xb::opcheck::case_cost(graph);
+    row.unsupported = graph.unsupported_on(backend.device());
+    if (!row.unsupported.empty()) return Status::ok();
+    XB_ASSIGN_OR_RETURN(auto prepared, PreparedCase::prepare(std::move(graph), backend, o.common.seed.value_or(0)));
+    XB_ASSIGN_OR_RETURN(row.timing, time_case(*prepared, o.perf_seconds));
+    return Status::ok();
+}
+
+// One case on one backend; a failure is kept in the row, so that it does not hide the other timings.
+PerfRow measure(const SelectedCase& c, Backend& backend, const OpCheckOptions& o) {
+    PerfRow row;
+    row.backend = backend.name();
+    row.c = &c;
+    if (Status s = measure_into(c, backend, o, row); !s.is_ok()) row.error = s.to_string();
+    return row;
+}
+
+double us_per_run(const PerfRow& r) { return r.timing.seconds / r.timing.runs * 1e6; }
+// GB/s or GFLOP/s: 1e9 bytes or flops per second, so "per run in ns" divides out directly.
+double rate(const PerfRow& r, double amount) { return amount / (us_per_run(r) * 1e3); }
+
+report::Table table_of(const std::vector<PerfRow>& rows) {
+    report::Table t({"backend", "case", "op", "type", "runs", "us_per_run", "GB/s", "GFLOP/s", "detail"});
+    for (const PerfRow& r : rows) {
+        if (!r.unsupported.empty() || !r.error.empty()) {
+            t.add_row({r.backend, r.c->source->name, r.c->op, r.c->type, {}, {}, {}, {},
+                       r.error.empty() ? "unsupported: " + r.unsupported : "error: " + r.error});
+            continue;
+        }
+        const bool flops = r.cost.compute_bound;
+        t.add_row({r.backend, r.c->source->name, r.c->op, r.c->type, static_cast<int64_t>(r.timing.runs), us_per_run(r),
+                   flops ? report::Cell() : report::Cell(rate(r, r.cost.bytes)),
+                   flops ? report::Cell(rate(r, r.cost.flops)) : report::Cell(), std::string()});
+    }
+    return t;
+}
+
+nlohmann::ordered_json json_of(const std::vector<PerfRow>& rows, size_t n_cases,
+                               const std::vector<std::string>& backends, double seconds) {
+    nlohmann::ordered_json results = nlohmann::ordered_json::array();
+    for (const PerfRow& r : rows) {
+        nlohmann::ordered_json j = {{"backend", r.backend}, {"case", r.c->source->name}, {"op", r.c->op},
+                                    {"type", r.c->type}, {"supported", r.unsupported.empty()}};
+        if (!r.unsupported.empty() || !r.error.empty()) {
+            j["detail"] = r.error.empty() ? r.unsupported : r.error;
+            if (!r.error.empty()) j["error"] = true;
+        } else {
+            j["runs"] = r.timing.runs;
+            j["us_per_run"] = us_per_run(r);
+            j["bytes"] = r.cost.bytes;
+            j["flops"] = r.cost.flops;
+            j[r.cost.compute_bound ? "gflops" : "gbps"] = rate(r, r.cost.compute_bound ? r.cost.flops : r.cost.bytes);
+        }
+        results.push_back(std::move(j));
+    }
+    return {{"tool", kTool}, {"mode", "perf"}, {"backends", backends}, {"seconds_per_case", seconds},
+            {"cases", n_cases}, {"results", results}};
+}
+
+}  // namespace
+
+int run_perf_mode(const OpCheckOptions& o, const std::vector<SelectedCase>& cases,
+                  const std::vector<std::string>& backends) {
+    auto made = make_worker_backends(backends, 1, o.common.threads);
+    if (!made.is_ok()) return fail(kTool, made.status());
+    std::vector<PerfRow> rows;
+    Progress progress("timing case", static_cast<long>(cases.size() * backends.size()));
+    for (const SelectedCase& c : cases) {
+        for (auto& backend : made->targets) {
+            rows.push_back(measure(c, *backend, o));
+            if (!rows.back().error.empty()) {
+                std::cerr << kTool << ": " << c.source->name << " on " << backend->name() << ": " << rows.back().error
+                          << '\n';
+            }
+            progress.update(static_cast<long>(rows.size()));
+        }
+    }
+    const Status w = write_report(table_of(rows), json_of(rows, cases.size(), backends, o.perf_seconds), o.common);
+    if (!w.is_ok()) return fail(kTool, w);
+    const bool errors = std::any_of(rows.begin(), rows.end(), [](const PerfRow& r) { return !r.error.empty(); });
+    return errors ? kExitCheckFailed : kExitOk;
+}
+
+}  // namespace xb::tools::opcheck

@@ -1,0 +1,22 @@
+// What one computation of a case costs, for perf mode: the bytes its op moves and the arithmetic it
+// does. Matrix products and attention are counted in flops (their speed is GFLOP/s); every other
+// op is memory-bound and counted in bytes (GB/s), as ggml's test-backend-ops does.
+#pragma once
+
+#include "core/tensor.hpp"
+#include "opcheck/case_graph.hpp"
+
+namespace xb::opcheck {
+
+struct CaseCost {
+    double bytes = 0.0;          // read and written by the case's op (its output node)
+    double flops = 0.0;          // multiply-adds count 2; 0 for memory-bound ops
+    bool compute_bound = false;  // report GFLOP/s rather than GB/s
+};
+
+// The cost of `op` (a computed node) alone.
+CaseCost op_cost(const Tensor& op);
+// The cost of the case's output node: views and copies feeding it are part of the case's set-up.
+inline CaseCost case_cost(const CaseGraph& graph) { return op_cost(graph.output()); }
+
+}  // namespace xb::opcheck

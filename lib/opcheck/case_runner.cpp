@@ -1,0 +1,97 @@
+#include "opcheck/case_runner.hpp"
+
+#include <algorithm>
+#include <random>
+#include <utility>
+
+#include "backend/tensor_io.hpp"
+
+namespace xb::opcheck {
+
+namespace {
+
+template <typename Int>
+Status set_integers(Tensor& t, const std::vector<float>& values) {
+    std::vector<Int> ints(values.size());
+    std::transform(values.begin(), values.end(), ints.begin(), [](float v) { return static_cast<Int>(v); });
+    return tensor_set(t, ints.data(), 0, ints.size() * sizeof(Int));
+}
+
+// Writes `values` into the input and returns what the reference sees: integers as generated,
+// floats as read back after being stored in the tensor's type.
+Result<RefArray> store_input(Tensor& t, const std::vector<float>& values) {
+    const Shape ne = t.ne;
+    if (t.type == DType::I32 || t.type == DType::I64) {
+        XB_RETURN_IF_ERROR(t.type == DType::I32 ? set_integers<int32_t>(t, values) : set_integers<int64_t>(t, values));
+        return RefArray(ne, std::vector<double>(values.begin(), values.end()));
+    }
+    XB_RETURN_IF_ERROR(tensor_set_f32(t, values));
+    XB_ASSIGN_OR_RETURN(std::vector<float> stored, tensor_get_f32(t));
+    return RefArray(ne, std::vector<double>(stored.begin(), stored.end()));
+}
+
+}  // namespace
+
+uint32_t input_seed(const std::string& case_name, size_t input, uint64_t seed) {
+    uint32_t h = 2166136261u;  // FNV-1a
+    for (unsigned char c : case_name) h = (h ^ c) * 16777619u;
+    // seed 0 leaves h unchanged, so the default values do not depend on this mixing.
+    h ^= static_cast<uint32_t>(seed ^ (seed >> 32)) * 0x85ebca6bu;
+    return h ^ static_cast<uint32_t>(input * 0x9e3779b9u);
+}
+
+PreparedCase::PreparedCase(CaseGraph graph, GuardedBuffer memory, Backend& backend)
+    : graph_(std::move(graph)), memory_(std::move(memory)), backend_(&backend) {}
+
+Result<std::unique_ptr<PreparedCase>> PreparedCase::prepare(CaseGraph graph, Backend& backend, uint64_t seed) {
+    XB_ASSIGN_OR_RETURN(GuardedBuffer memory, GuardedBuffer::allocate(graph.ctx(), backend.default_buffer_type()));
+    std::unique_ptr<PreparedCase> p(new PreparedCase(std::move(graph), std::move(memory), backend));
+    XB_RETURN_IF_ERROR(p->fill_inputs(seed));
+    return p;
+}
+
+Status PreparedCase::fill_inputs(uint64_t seed) {
+    const std::vector<InputSpec>& specs = graph_.builder().inputs();
+    inputs_.clear();
+    for (size_t i = 0; i < specs.size(); ++i) {
+        std::mt19937 rng(input_seed(graph_.source().name, i, seed));
+        Tensor& t = *specs[i].tensor;
+        XB_ASSIGN_OR_RETURN(RefArray stored, store_input(t, specs[i].generate(t.ne, rng)));
+        inputs_.push_back(std::move(stored));
+    }
+    return Status::ok();
+}
+
+Result<RefArray> PreparedCase::output() const {
+    const Tensor& out = graph_.output();
+    XB_ASSIGN_OR_RETURN(std::vector<float> values, tensor_get_f32(out));
+    return RefArray(out.ne, std::vector<double>(values.begin(), values.end()));
+}
+
+namespace {
+
+Status run_prepared(PreparedCase& p, const RunOptions& options, CaseRun& run) {
+    XB_RETURN_IF_ERROR(p.compute());
+    XB_ASSIGN_OR_RETURN(run.overrun, p.overrun());
+    XB_ASSIGN_OR_RETURN(run.out, p.output());
+    if (options.reference) run.ref = p.graph().source().reference(p.inputs());
+    return Status::ok();
+}
+
+}  // namespace
+
+CaseRun run_case(const OpCase& c, Backend& backend, const RunOptions& options) {
+    CaseRun run;
+    auto graph = CaseGraph::build(c);
+    if (!graph.is_ok()) {
+        run.status = graph.status();
+        return run;
+    }
+    run.unsupported = graph->unsupported_on(backend.device());
+    if (!run.unsupported.empty()) return run;
+    auto prepared = PreparedCase::prepare(std::move(*graph), backend, options.seed);
+    run.status = prepared.is_ok() ? run_prepared(**prepared, options, run) : prepared.status();
+    return run;
+}
+
+}  // namespace xb::opcheck

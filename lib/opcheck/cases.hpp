@@ -1,0 +1,23 @@
+// The case lists. The conformance set (every op of the core set over types, shapes, broadcasting
+// and non-contiguous inputs, small enough to check against the float64 reference in milliseconds)
+// is split by op family; the perf set has fewer cases at sizes where kernels, not overheads, count.
+#pragma once
+
+#include <vector>
+
+#include "opcheck/op_case.hpp"
+
+namespace xb::opcheck {
+
+std::vector<OpCase> elementwise_cases();  // cases_elementwise.cpp
+std::vector<OpCase> layout_cases();       // cases_layout.cpp
+std::vector<OpCase> reduce_cases();       // cases_reduce.cpp
+std::vector<OpCase> attention_cases();    // cases_attention.cpp
+std::vector<OpCase> matmul_cases();       // cases_matmul.cpp
+
+// Every conformance case, family by family in the order above.
+std::vector<OpCase> all_cases();
+// Larger shapes for timing (cases_perf.cpp).
+std::vector<OpCase> perf_cases();
+
+}  // namespace xb::opcheck

@@ -1,0 +1,156 @@
+// The perf set: one or two cases per op at sizes of a small LLM layer (4096-wide rows, 1024-square
+// weights, 32 heads of 128), where a kernel's memory or arithmetic throughput dominates the fixed
+// cost of a compute call. Their references are real, so they can be checked too, but slowly.
+#include <cmath>
+#include <string>
+
+#include "opcheck/cases.hpp"
+#include "opcheck/reference.hpp"
+
+namespace xb::opcheck {
+
+namespace {
+
+constexpr Shape kRows{4096, 512, 1, 1};  // 2M elements: 8 MB in f32
+
+double plus(double a, double b) { return a + b; }
+double times(double a, double b) { return a * b; }
+
+void add_elementwise(std::vector<OpCase>& cases) {
+    cases.push_back({"add_f32_4096x512",
+                     [](CaseBuilder& b) {
+                         Tensor* x = b.input(DType::F32, kRows);
+                         return add(b.ctx(), x, b.input(DType::F32, kRows));
+                     },
+                     [](const std::vector<RefArray>& in) { return ref::binary(in[0], in[1], plus); }, kTolF32});
+    cases.push_back({"mul_f32_4096x512_row",
+                     [](CaseBuilder& b) {
+                         Tensor* x = b.input(DType::F32, kRows);
+                         return mul(b.ctx(), x, b.input(DType::F32, {4096, 1, 1, 1}));
+                     },
+                     [](const std::vector<RefArray>& in) { return ref::binary(in[0], in[1], times); }, kTolF32});
+    cases.push_back({"scale_f32_4096x512",
+                     [](CaseBuilder& b) { return scale(b.ctx(), b.input(DType::F32, kRows), 0.5f, 0.0f); },
+                     [](const std::vector<RefArray>& in) { return ref::map(in[0], [](double x) { return 0.5 * x; }); },
+                     kTolF32});
+    for (DType t : {DType::F32, DType::F16}) {
+        cases.push_back({"silu_" + type_tag(t) + "_4096x512",
+                         [t](CaseBuilder& b) { return silu(b.ctx(), b.input(t, kRows, uniform(-3.0f, 3.0f))); },
+                         [](const std::vector<RefArray>& in) { return ref::map(in[0], ref::silu); },
+                         tolerance_for_output(t)});
+    }
+    cases.push_back({"swiglu_split_f32_4096x512",
+                     [](CaseBuilder& b) {
+                         Tensor* g = b.input(DType::F32, kRows, uniform(-3.0f, 3.0f));
+                         return glu_split(b.ctx(), g, b.input(DType::F32, kRows), GluOp::SwiGlu);
+                     },
+                     [](const std::vector<RefArray>& in) { return ref::glu_split(in[0], in[1], GluOp::SwiGlu); },
+                     kTolF32});
+}
+
+void add_layout(std::vector<OpCase>& cases) {
+    cases.push_back({"cpy_f32_f16_4096x512",
+                     [](CaseBuilder& b) {
+                         Tensor* x = b.input(DType::F32, kRows);
+                         return cpy(b.ctx(), x, b.input(DType::F16, kRows));
+                     },
+                     [](const std::vector<RefArray>& in) { return in[0]; }, kTolF16});
+    cases.push_back({"cont_transposed_f32_512x4096",
+                     [](CaseBuilder& b) {
+                         return cont(b.ctx(), transpose(b.ctx(), b.input(DType::F32, {512, 4096, 1, 1})));
+                     },
+                     [](const std::vector<RefArray>& in) { return ref::transpose(in[0]); }, kTolExact});
+    for (DType t : {DType::F32, DType::F16}) {
+        cases.push_back({"get_rows_" + type_tag(t) + "_4096x1024_256",
+                         [t](CaseBuilder& b) {
+                             Tensor* a = b.input(t, {4096, 1024, 1, 1});
+                             return get_rows(b.ctx(), a, b.input(DType::I32, {256, 1, 1, 1}, random_indices(1024)));
+                         },
+                         [](const std::vector<RefArray>& in) { return ref::get_rows(in[0], in[1]); }, kTolExact});
+    }
+    cases.push_back({"set_rows_f16_4096x1024_64",
+                     [](CaseBuilder& b) {
+                         Tensor* dst = b.input(DType::F16, {4096, 1024, 1, 1});
+                         Tensor* src = b.input(DType::F32, {4096, 64, 1, 1});
+                         return set_rows(b.ctx(), dst, src, b.input(DType::I64, {64, 1, 1, 1}, distinct_indices(1024)));
+                     },
+                     [](const std::vector<RefArray>& in) { return ref::set_rows(in[0], in[1], in[2]); }, kTolF16});
+}
+
+void add_reduce(std::vector<OpCase>& cases) {
+    cases.push_back({"sum_rows_f32_4096x512",
+                     [](CaseBuilder& b) { return sum_rows(b.ctx(), b.input(DType::F32, kRows)); },
+                     [](const std::vector<RefArray>& in) { return ref::sum_rows(in[0]); }, kTolF32Reduce});
+    cases.push_back({"rms_norm_f32_4096x512",
+                     [](CaseBuilder& b) { return rms_norm(b.ctx(), b.input(DType::F32, kRows), 1e-6f); },
+                     [](const std::vector<RefArray>& in) { return ref::rms_norm(in[0], 1e-6); }, kTolF32Reduce});
+    cases.push_back({"norm_f32_4096x512",
+                     [](CaseBuilder& b) { return norm(b.ctx(), b.input(DType::F32, kRows), 1e-5f); },
+                     [](const std::vector<RefArray>& in) { return ref::norm(in[0], 1e-5); }, kTolF32Reduce});
+}
+
+void add_attention(std::vector<OpCase>& cases) {
+    cases.push_back({"soft_max_mask_f16_1024x512x4",
+                     [](CaseBuilder& b) {
+                         Tensor* a = b.input(DType::F32, {1024, 512, 4, 1}, uniform(-3.0f, 3.0f));
+                         return soft_max_ext(b.ctx(), a, b.input(DType::F16, {1024, 512, 1, 1}), 0.125f, 0.0f);
+                     },
+                     [](const std::vector<RefArray>& in) { return ref::soft_max(in[0], &in[1], 0.125, 0.0); },
+                     kTolF32Reduce});
+    RopeParams neox;
+    neox.n_dims = 128;
+    neox.mode = RopeMode::Neox;
+    cases.push_back({"rope_neox_f32_128x32x64",
+                     [neox](CaseBuilder& b) {
+                         Tensor* a = b.input(DType::F32, {128, 32, 64, 1});
+                         return rope(b.ctx(), a, b.input(DType::I32, {64, 1, 1, 1}, random_indices(4096)), neox);
+                     },
+                     [neox](const std::vector<RefArray>& in) { return ref::rope(in[0], in[1], neox); }, 1e-6});
+    // Decoding (one query) and a 32-token prompt over 1024 cached positions, 32 heads on 8 kv heads.
+    for (int64_t n_q : {1, 32}) {
+        cases.push_back({"flash_attn_ext_f16_d128_q" + std::to_string(n_q) + "_kv1024",
+                         [n_q](CaseBuilder& b) {
+                             Tensor* q = b.input(DType::F32, {128, n_q, 32, 1});
+                             Tensor* k = b.input(DType::F16, {128, 1024, 8, 1});
+                             Tensor* v = b.input(DType::F16, {128, 1024, 8, 1});
+                             Tensor* mask = b.input(DType::F16, {1024, n_q, 1, 1});
+                             return flash_attn_ext(b.ctx(), q, k, v, mask, 1.0f / std::sqrt(128.0f), 0.0f, 0.0f);
+                         },
+                         [](const std::vector<RefArray>& in) {
+                             return ref::flash_attn_ext(in[0], in[1], in[2], &in[3], 1.0 / std::sqrt(128.0), 0.0, 0.0);
+                         },
+                         5e-6});
+    }
+}
+
+void add_matmul(std::vector<OpCase>& cases) {
+    const auto mul_mat_ref = [](const std::vector<RefArray>& in) { return ref::mul_mat(in[0], in[1]); };
+    for (DType t : {DType::F32, DType::F16, DType::BF16}) {
+        cases.push_back({"mul_mat_" + type_tag(t) + "_1024x1024x128",
+                         [t](CaseBuilder& b) {
+                             Tensor* w = b.input(t, {1024, 1024, 1, 1});
+                             return mul_mat(b.ctx(), w, b.input(DType::F32, {1024, 128, 1, 1}));
+                         },
+                         mul_mat_ref, t == DType::BF16 ? 3e-5 : 1e-6});
+    }
+    cases.push_back({"mul_mat_f16_gemv_4096x4096",
+                     [](CaseBuilder& b) {
+                         Tensor* w = b.input(DType::F16, {4096, 4096, 1, 1});
+                         return mul_mat(b.ctx(), w, b.input(DType::F32, {4096, 1, 1, 1}));
+                     },
+                     mul_mat_ref, 1e-6});
+}
+
+}  // namespace
+
+std::vector<OpCase> perf_cases() {
+    std::vector<OpCase> cases;
+    add_elementwise(cases);
+    add_layout(cases);
+    add_reduce(cases);
+    add_attention(cases);
+    add_matmul(cases);
+    return cases;
+}
+
+}  // namespace xb::opcheck

@@ -1,0 +1,117 @@
+// Op cases of the reductions and normalisations: sum, sum_rows, mean, argmax, norm, rms_norm.
+#include "opcheck/cases.hpp"
+#include "opcheck/reference.hpp"
+
+namespace xb::opcheck {
+
+namespace {
+
+using xb::DType;
+using xb::Tensor;
+
+constexpr DType kFloatTypes[] = {DType::F32, DType::F16, DType::BF16};
+
+// Reductions accumulate in f32 and store in `type`: the larger of the two errors.
+double reduce_tolerance(DType type) { return type == DType::F32 ? kTolF32Reduce : tolerance_for_output(type); }
+
+// op(input of type t, shape ne) compared with reference(in[0]).
+OpCase unary_reduce_case(const std::string& name, DType t, Shape ne, Generator gen,
+                         Tensor* (*build)(xb::Context&, Tensor*), RefArray (*reference)(const RefArray&),
+                         double tolerance) {
+    return {name + "_" + type_tag(t), [=](CaseBuilder& b) { return build(b.ctx(), b.input(t, ne, gen)); },
+            [=](const std::vector<RefArray>& in) { return reference(in[0]); }, tolerance};
+}
+
+void add_sum_cases(std::vector<OpCase>& cases) {
+    // Values biased positive so that totals stay well away from zero (NMSE is relative to them).
+    const Generator biased = uniform(-0.5f, 1.0f);
+    for (DType t : kFloatTypes) {
+        cases.push_back(unary_reduce_case("sum", t, {67, 5, 3, 1}, biased, xb::sum, ref::sum, kTolF32Reduce));
+        // sum_rows keeps the input type; mean is always f32.
+        cases.push_back(
+            unary_reduce_case("sum_rows", t, {67, 5, 3, 2}, biased, xb::sum_rows, ref::sum_rows, reduce_tolerance(t)));
+        cases.push_back(unary_reduce_case("mean", t, {67, 5, 3, 2}, biased, xb::mean, ref::mean, kTolF32Reduce));
+    }
+    cases.push_back({"sum_rows_transposed_f32",
+                     [](CaseBuilder& b) {
+                         return xb::sum_rows(
+                             b.ctx(), xb::transpose(b.ctx(), b.input(DType::F32, {7, 33, 2, 1}, uniform(-0.5f, 1.0f))));
+                     },
+                     [](const std::vector<RefArray>& in) { return ref::sum_rows(ref::transpose(in[0])); },
+                     kTolF32Reduce});
+    cases.push_back(
+        {"sum_permuted_f32",
+         [](CaseBuilder& b) {
+             return xb::sum(
+                 b.ctx(), xb::permute(b.ctx(), b.input(DType::F32, {7, 13, 3, 1}, uniform(-0.5f, 1.0f)), {2, 0, 1, 3}));
+         },
+         [](const std::vector<RefArray>& in) {
+             return ref::sum(ref::permute(in[0], {2, 0, 1, 3}));
+         },
+         kTolF32Reduce});
+}
+
+void add_argmax_cases(std::vector<OpCase>& cases) {
+    // The index of the first maximum of each row: exact.
+    cases.push_back(unary_reduce_case("argmax", DType::F32, {67, 13, 1, 1}, uniform(-1.0f, 1.0f), xb::argmax,
+                                      ref::argmax, kTolExact));
+    cases.push_back(unary_reduce_case("argmax", DType::F16, {33, 9, 1, 1}, uniform(-1.0f, 1.0f), xb::argmax,
+                                      ref::argmax, kTolExact));
+    cases.push_back({"argmax_transposed_f32",
+                     [](CaseBuilder& b) {
+                         return xb::argmax(b.ctx(), xb::transpose(b.ctx(), b.input(DType::F32, {9, 21, 1, 1})));
+                     },
+                     [](const std::vector<RefArray>& in) { return ref::argmax(ref::transpose(in[0])); }, kTolExact});
+}
+
+void add_norm_cases(std::vector<OpCase>& cases) {
+    for (DType t : kFloatTypes) {
+        for (float eps : {1e-5f, 1e-2f}) {
+            const std::string suffix = eps < 1e-3f ? "" : "_big_eps";
+            cases.push_back({"norm" + suffix + "_" + type_tag(t),
+                             [=](CaseBuilder& b) {
+                                 return xb::norm(b.ctx(), b.input(t, {67, 5, 3, 1}, uniform(-2.0f, 3.0f)), eps);
+                             },
+                             [=](const std::vector<RefArray>& in) { return ref::norm(in[0], eps); },
+                             reduce_tolerance(t)});
+            cases.push_back({"rms_norm" + suffix + "_" + type_tag(t),
+                             [=](CaseBuilder& b) {
+                                 return xb::rms_norm(b.ctx(), b.input(t, {67, 5, 3, 1}), eps);
+                             },
+                             [=](const std::vector<RefArray>& in) { return ref::rms_norm(in[0], eps); },
+                             reduce_tolerance(t)});
+        }
+    }
+    constexpr float eps = 1e-6f;
+    cases.push_back(
+        {"rms_norm_permuted_f32",
+         [](CaseBuilder& b) {
+             return xb::rms_norm(b.ctx(), xb::permute(b.ctx(), b.input(DType::F32, {5, 33, 3, 1}), {1, 0, 2, 3}), eps);
+         },
+         [](const std::vector<RefArray>& in) {
+             return ref::rms_norm(ref::permute(in[0], {1, 0, 2, 3}), eps);
+         },
+         kTolF32Reduce});
+    cases.push_back({"norm_view_f32",
+                     [](CaseBuilder& b) {
+                         Tensor* x = b.input(DType::F32, {40, 6, 1, 1});
+                         return xb::norm(b.ctx(), xb::view_2d(b.ctx(), x, 33, 6, x->nb[1], 3 * x->nb[0]), eps);
+                     },
+                     [](const std::vector<RefArray>& in) {
+                         return ref::norm(ref::strided_view(in[0], {33, 6, 1, 1}, {1, 40, 240, 240}, 3), eps);
+                     },
+                     kTolF32Reduce});
+}
+
+}  // namespace
+
+std::vector<OpCase> reduce_cases() {
+    std::vector<OpCase> cases;
+    add_sum_cases(cases);
+    add_argmax_cases(cases);
+    add_norm_cases(cases);
+    return cases;
+}
+
+
+}  // namespace xb::opcheck

@@ -1,0 +1,31 @@
+// Comparing a case's output with what it should be (the float64 reference, or another backend's
+// output of the same case), without any test framework: "" means it matches, any other text says
+// where and why it does not.
+#pragma once
+
+#include <string>
+
+#include "opcheck/ref_array.hpp"
+
+namespace xb::opcheck {
+
+// NMSE of out against ref over the positions where ref is finite (absolute when ref is all zeros);
+// NaN when the shapes differ.
+double nmse(const RefArray& out, const RefArray& ref);
+// The largest |out - ref| over the positions where ref is finite; NaN when the shapes differ.
+double max_abs_error(const RefArray& out, const RefArray& ref);
+
+// "" when out has ref's shape and is non-finite exactly where ref is, with the same value there
+// (the same infinity, or NaN for NaN); otherwise the first position that differs: a NaN or an
+// infinity where a finite value belongs is a failure whatever the tolerance.
+std::string nonfinite_mismatch(const RefArray& out, const RefArray& ref);
+
+// "" when out passes nonfinite_mismatch and its NMSE is within `tolerance`; otherwise why not
+// (with the worst element for an NMSE failure).
+std::string mismatch(const RefArray& out, const RefArray& ref, double tolerance);
+
+// "[i0, i1, i2, i3]" and "[ne0, ne1, ne2, ne3]".
+std::string index_text(const Shape& ne, int64_t flat);
+std::string shape_text(const Shape& ne);
+
+}  // namespace xb::opcheck

@@ -1,0 +1,78 @@
+// Op cases: one small graph around one op, the inputs it reads, its float64 reference and the error
+// it may make. The cases are shared by the conformance tests (tests/test_ops_*.cpp, every case on
+// every device against the reference) and by the op-check tool (a backend against the CPU).
+//
+// A case builds its graph from inputs that it declares through a CaseBuilder; the runner
+// (case_runner.hpp) fills those inputs with seeded random values, computes the graph on a backend,
+// and the reference is computed in double from the inputs as they were stored (after rounding to
+// f16/bf16), so that input quantization never counts as error.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/context.hpp"
+#include "core/dtype.hpp"
+#include "core/tensor.hpp"
+#include "opcheck/generators.hpp"
+#include "opcheck/ref_array.hpp"
+
+namespace xb::opcheck {
+
+// A leaf of a case's graph and how to fill it.
+struct InputSpec {
+    Tensor* tensor;
+    Generator generate;
+};
+
+// Handed to a case's build function: the context and the inputs declared so far.
+class CaseBuilder {
+public:
+    explicit CaseBuilder(Context& ctx) : ctx_(&ctx) {}
+    Context& ctx() const { return *ctx_; }
+    // A new contiguous input of `type`; the reference sees it as in[i], in declaration order.
+    Tensor* input(DType type, Shape ne, Generator generate = uniform(-1.0f, 1.0f));
+    const std::vector<InputSpec>& inputs() const { return inputs_; }
+
+private:
+    Context* ctx_;
+    std::vector<InputSpec> inputs_;
+};
+
+using BuildFn = std::function<Tensor*(CaseBuilder& b)>;
+// in[i] holds input i as stored (integers exactly, floats after rounding to their type).
+using RefFn = std::function<RefArray(const std::vector<RefArray>& in)>;
+
+struct OpCase {
+    std::string name;  // unique among all cases; letters, digits and '_'
+    BuildFn build;
+    RefFn reference;
+    double tolerance;  // largest NMSE against the reference
+};
+
+// --- tolerances (NMSE = sum((out - ref)^2) / sum(ref^2)) ------------------------------------------
+// Unit roundoffs: f32 2^-24 = 6.0e-8, f16 2^-11 = 4.9e-4, bf16 2^-8 = 3.9e-3. One rounding of every
+// element gives an NMSE of at most u^2 (about u^2/3 on average).
+
+// Pure data movement (copies, views, gathers, padding, argmax indices): the output is the stored
+// input, bit for bit.
+inline constexpr double kTolExact = 0.0;
+// f32 results of a few f32 operations each (element-wise math, libm-quality exp/tanh/log): a few
+// ulp per element, NMSE ~1e-14; 1e-12 leaves room for fast exp/tanh approximations only.
+inline constexpr double kTolF32 = 1e-12;
+// f32 results of rows reduced in f32 (sums, norms, softmax over up to ~100 elements): errors grow
+// with sqrt(n) ulp, NMSE ~1e-13; 1e-10 also admits pairwise or blocked summation orders.
+inline constexpr double kTolF32Reduce = 1e-10;
+// Results stored as f16: one rounding gives at most u_f16^2 = 2.4e-7; 1e-6 allows for one more
+// rounding inside the kernel (an f16 intermediate), no more.
+inline constexpr double kTolF16 = 1e-6;
+// Results stored as bf16: u_bf16^2 = 1.5e-5 for one rounding; 6e-5 allows for one more.
+inline constexpr double kTolBF16 = 6e-5;
+// The tolerance of results stored as `type` after f32-accurate computation.
+double tolerance_for_output(DType type);
+
+// "f32": the type's part of case names.
+std::string type_tag(DType t);
+
+}  // namespace xb::opcheck

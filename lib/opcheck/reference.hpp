@@ -1,0 +1,66 @@
+// The float64 reference of every op, written from the op definitions in core/ops.hpp. Op cases
+// (op_case.hpp) compute their expected output with these from their inputs as stored, so that
+// input rounding to f16/bf16 never counts as error.
+#pragma once
+
+#include <array>
+#include <functional>
+
+#include "core/ops.hpp"
+#include "opcheck/ref_array.hpp"
+
+namespace xb::opcheck::ref {
+
+// --- element-wise (reference_elementwise.cpp) ---
+RefArray map(const RefArray& a, const std::function<double(double)>& f);
+// f(a[i], b[i % ne_b]) along every dim: b is tiled over a.
+RefArray binary(const RefArray& a, const RefArray& b, const std::function<double(double, double)>& f);
+double gelu(double x);        // tanh approximation
+double gelu_quick(double x);  // x * sigmoid(1.702 x)
+double silu(double x);
+double sigmoid(double x);
+double unary(UnaryOp op, double x);
+double glu_activation(GluOp op, double x);
+RefArray glu(const RefArray& a, GluOp op, bool swapped);  // fused halves along dim 0
+RefArray glu_split(const RefArray& a, const RefArray& b, GluOp op);
+
+// --- layout and copies (reference_layout.cpp) ---
+RefArray reshape(const RefArray& a, Shape ne);                 // same elements in the same logical order
+RefArray permute(const RefArray& a, std::array<int, 4> axes);  // dim i of a becomes dim axes[i]
+RefArray transpose(const RefArray& a);
+// The elements of a contiguous tensor's storage (its values in logical order) seen through a view
+// of shape ne with element strides and an element offset.
+RefArray strided_view(const RefArray& storage, Shape ne, std::array<int64_t, 4> strides, int64_t offset);
+RefArray repeat(const RefArray& a, Shape ne);
+RefArray concat(const RefArray& a, const RefArray& b, int dim);
+RefArray pad(const RefArray& a, std::array<int, 4> after);
+RefArray arange(double start, double stop, double step);
+RefArray get_rows(const RefArray& a, const RefArray& rows);
+RefArray set_rows(const RefArray& dst, const RefArray& src, const RefArray& rows);
+
+// --- reductions and normalisation (reference_reduce.cpp) ---
+RefArray sum(const RefArray& a);
+RefArray sum_rows(const RefArray& a);
+RefArray mean(const RefArray& a);
+RefArray argmax(const RefArray& a);
+RefArray norm(const RefArray& a, double eps);
+RefArray rms_norm(const RefArray& a, double eps);
+// fn(row values) -> one value, for every row of a: result [1, ne1, ne2, ne3].
+RefArray reduce_rows(const RefArray& a, const std::function<double(const std::vector<double>&)>& fn);
+// fn(row, i1, i2, i3) rewrites every row of a in place (in a copy of a).
+RefArray transform_rows(const RefArray& a,
+                        const std::function<void(std::vector<double>&, int64_t i1, int64_t i2, int64_t i3)>& fn);
+
+// --- attention (reference_attention.cpp) ---
+double alibi_slope(int h, int n_head, double max_bias);
+RefArray soft_max(const RefArray& a, const RefArray* mask, double scale, double max_bias);
+RefArray diag_mask_inf(const RefArray& a, int n_past);
+RefArray rope(const RefArray& a, const RefArray& positions, const RopeParams& p);
+RefArray flash_attn_ext(const RefArray& q, const RefArray& k, const RefArray& v, const RefArray* mask, double scale,
+                        double max_bias, double softcap);
+
+// --- matrix products (reference_matmul.cpp) ---
+RefArray mul_mat(const RefArray& a, const RefArray& b);
+RefArray out_prod(const RefArray& a, const RefArray& b);
+
+}  // namespace xb::opcheck::ref

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# End-to-end checks of op-check as a user runs it: the JSON report of test mode, a fault it must
+# catch, support mode with an op switched off, perf numbers, workers, formats and usage errors.
+# Usage: op_check.sh BINARY
+set -u
+bin=$1
+failures=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+check() {  # check NAME EXPECTED_EXIT COMMAND...
+  local name=$1 want=$2
+  shift 2
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  local got=$?
+  if [ "$got" -ne "$want" ]; then echo "FAIL $name: exit $got, expected $want"; cat "$tmp/err"; failures=$((failures + 1)); fi
+}
+expect_in() {  # expect_in NAME FILE TEXT
+  if ! grep -q -- "$3" "$2"; then echo "FAIL $1: '$3' not in output"; cat "$2"; failures=$((failures + 1)); fi
+}
+py() { python3 -c "$1" || { echo "FAIL $2"; failures=$((failures + 1)); }; }
+
+# Test mode: every case on SIM0 passes against the CPU, and the report adds up.
+check test-sim0 0 "$bin" -b SIM0 --format json -o "$tmp/test.json"
+py "
+import json; r = json.load(open('$tmp/test.json'))
+for k in ('mode', 'reference', 'backends', 'cases', 'checks', 'passed', 'failed', 'unsupported', 'failing', 'results'): assert k in r, k
+assert r['mode'] == 'test' and r['backends'] == ['SIM0'] and r['reference'] == 'CPU'
+assert r['cases'] > 200 and r['checks'] == r['cases'] == len(r['results'])
+assert r['failed'] == 0 and r['failing'] == [] and r['passed'] + r['unsupported'] == r['checks'] and r['passed'] > 200
+ops = {x['op'] for x in r['results']}
+for op in ('add', 'mul_mat', 'rope', 'soft_max', 'flash_attn_ext', 'get_rows', 'set_rows', 'cpy', 'unary(silu)'): assert op in ops, op
+assert all(x['status'] == 'ok' and x['nmse'] <= x['tolerance'] for x in r['results'])" "test-sim0 report"
+expect_in test-sim0-summary "$tmp/err" "SIM0 against CPU: .* passed, 0 failed"
+
+# A fault injected on SIM0's first node must fail the cases, listed by name, with exit 1.
+check fault 1 "$bin" -b SIM0 -P SIM0:fault_node=0 --op add,mul_mat --format json -o "$tmp/fault.json"
+py "
+import json; r = json.load(open('$tmp/fault.json'))
+names = [f['case'] for f in r['failing']]
+assert r['failed'] == len(names) > 0 and r['passed'] + r['failed'] + r['unsupported'] == r['checks']
+assert 'add_f32_f32_same' in names and 'mul_mat_67x13x7_f32' in names, names
+assert all(f['backend'] == 'SIM0' and f['reason'] for f in r['failing'])" "fault report"
+expect_in fault-summary "$tmp/err" "failing cases:"
+expect_in fault-named "$tmp/err" "SIM0 add_f32_f32_same"
+
+# The same run on four workers gives the same verdicts, in the same order.
+check jobs 1 "$bin" -b SIM0 -P SIM0:fault_node=0 --op add,mul_mat --format json -o "$tmp/jobs.json" -j 4
+py "
+import json; a, b = (json.load(open('$tmp/' + f)) for f in ('fault.json', 'jobs.json'))
+key = lambda r: [(x['case'], x['status'], x['nmse']) for x in r['results']]
+assert key(a) == key(b)" "jobs agree"
+
+# Support mode: rope switched off on SIM0 shows as unsupported there, and only there.
+check support 0 "$bin" --mode support -P SIM0:unsupported=rope --format json -o "$tmp/support.json"
+py "
+import json; r = json.load(open('$tmp/support.json'))
+assert r['mode'] == 'support' and {'CPU', 'SIM0', 'SIM1'} <= set(r['backends'])
+rope = [x for x in r['results'] if x['op'] == 'rope']
+assert rope and all(x['SIM0'] == 'no' and x['SIM1'] == 'yes' and x['CPU'] == 'yes' for x in rope), rope
+assert all(x['SIM0'] == 'yes' for x in r['results'] if x['op'] != 'rope')" "support rope"
+check support-table 0 "$bin" --mode support -b SIM0 -P SIM0:unsupported=rope --op rope
+expect_in support-table-no "$tmp/out" "rope .* no"
+check test-unsupported 0 "$bin" -b SIM0 -P SIM0:unsupported=rope --op rope --format json -o "$tmp/unsup.json"
+py "
+import json; r = json.load(open('$tmp/unsup.json'))
+assert r['unsupported'] == r['checks'] > 0 and r['failed'] == 0" "test mode skips unsupported"
+
+# Perf mode: positive GFLOP/s for mul_mat, GB/s for a memory-bound op, with runs and time per run.
+check perf 0 "$bin" --mode perf -b SIM0 --op mul_mat,add --perf-time 0.02 --format json -o "$tmp/perf.json"
+py "
+import json; r = json.load(open('$tmp/perf.json'))
+res = r['results']; assert r['mode'] == 'perf' and res
+for x in res:
+    assert x['supported'] and x['runs'] >= 1 and x['us_per_run'] > 0, x
+    rate = x['gflops'] if x['op'] == 'mul_mat' else x['gbps']
+    assert isinstance(rate, (int, float)) and rate > 0, x
+assert any(x['op'] == 'mul_mat' for x in res) and any(x['op'] == 'add' for x in res)" "perf numbers"
+check perf-csv 0 "$bin" --mode perf -b SIM0 -p '^add_' --perf-time 0.01 --format csv
+expect_in perf-csv-header "$tmp/out" "backend,case,op,type,runs,us_per_run,GB/s,GFLOP/s"
+
+# Listing and usage errors.
+check list 0 "$bin" --list-cases --op rope -p neox
+expect_in list-case "$tmp/out" "rope_neox_f32"
+check glob 0 "$bin" --list-cases -p '^mul_mat_*_f32$|^out_prod_f16$' --format json -o "$tmp/glob.json"
+py "
+import json; names = [x['case'] for x in json.load(open('$tmp/glob.json'))]
+assert 'mul_mat_67x13x7_f32' in names and 'out_prod_f16' in names and 'out_prod_bcast23_f16' not in names, names
+assert all(n == 'out_prod_f16' or (n.startswith('mul_mat_') and n.endswith('_f32')) for n in names), names" "glob"
+check bad-op 2 "$bin" --op nosuchop
+expect_in bad-op-msg "$tmp/err" "unknown op"
+check bad-pattern 2 "$bin" -p '('
+check no-match 2 "$bin" -p 'no_case_has_this_name'
+check bad-device 2 "$bin" -b CUDA7
+expect_in bad-device-msg "$tmp/err" "available: CPU"
+check bad-param 2 "$bin" -P SIM0:nosuchkey=1
+check bad-mode 2 "$bin" --mode fast
+check help 0 "$bin" --help
+expect_in help-example "$tmp/out" "Examples:"
+
+if [ "$failures" -ne 0 ]; then echo "$failures checks failed"; exit 1; fi
+echo "op-check: all checks passed"
