@@ -38,6 +38,14 @@ XB_HD float glu_activation_f32(GluOp op, float x) {
     return op == GluOp::SwiGlu ? silu_f32(x) : gelu_f32(x);
 }
 
+// scale: x * s + b.
+XB_HD float scale_f32(float x, float s, float b) { return x * s + b; }
+// clamp: min(max(x, lo), hi) as std::min and std::max compute it, so that a NaN x stays NaN.
+XB_HD float clamp_f32(float x, float lo, float hi) {
+    const float at_least_lo = x < lo ? lo : x;
+    return hi < at_least_lo ? hi : at_least_lo;
+}
+
 enum class BinaryOp { Add, Sub, Mul, Div };
 XB_HD float binary_f32(BinaryOp op, float a, float b) {
     switch (op) {

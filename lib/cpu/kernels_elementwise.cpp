@@ -5,6 +5,7 @@
 // store_from_f32 with explicit strides.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <string>
 
 #include "core/op_math.hpp"
@@ -51,11 +52,34 @@ void binary_rows(const ComputeParams& p, Tensor& dst, const Tensor& a, const Ten
 
 // --- maps ------------------------------------------------------------------------------------------
 
+// Rows of packed, aligned floats of any float type: core's vectorised converters can read them.
+bool convertible_rows(const Tensor& t) {
+    const size_t size = type_size(t.type);
+    return is_float_type(t.type) && t.is_contiguous_rows() && reinterpret_cast<uintptr_t>(t.data) % size == 0 &&
+           t.nb[1] % size == 0 && t.nb[2] % size == 0 && t.nb[3] % size == 0;
+}
+
+// One row of n elements through f, converted to f32 and back a chunk at a time (f16/bf16 rows
+// would otherwise pay a type dispatch per element). Chunk by chunk, so dst may alias src.
+template <typename F>
+void map_row_converted(const Tensor& dst, std::byte* d, const Tensor& src, const std::byte* x, int64_t n, F f) {
+    constexpr int64_t kChunk = 256;
+    float buf[kChunk];
+    const size_t dst_size = type_size(dst.type), src_size = type_size(src.type);
+    for (int64_t off = 0; off < n; off += kChunk) {
+        const int64_t len = std::min(kChunk, n - off);
+        (void)convert_row(src.type, x + static_cast<size_t>(off) * src_size, DType::F32, buf, len);
+        for (int64_t i = 0; i < len; ++i) buf[i] = f(buf[i]);
+        (void)convert_row(DType::F32, buf, dst.type, d + static_cast<size_t>(off) * dst_size, len);
+    }
+}
+
 // dst = f(src) element by element; dst and src have the same shape (dst may alias src).
 template <typename F>
 void map_rows(const ComputeParams& p, Tensor& dst, const Tensor& src, F f) {
     const int64_t ne0 = dst.ne[0];
     const bool fast = packed_f32_rows(dst) && packed_f32_rows(src);
+    const bool converted = !fast && convertible_rows(dst) && convertible_rows(src);
     const auto range = p.split(dst.nrows());
     for (int64_t row = range.begin; row < range.end; ++row) {
         const RowIndex r = row_index(dst, row);
@@ -67,6 +91,10 @@ void map_rows(const ComputeParams& p, Tensor& dst, const Tensor& src, F f) {
         }
         std::byte* d = row_ptr(dst, r);
         const std::byte* x = row_ptr(src, r);
+        if (converted) {
+            map_row_converted(dst, d, src, x, ne0, f);
+            continue;
+        }
         for (int64_t i0 = 0; i0 < ne0; ++i0) store_at(dst, d, i0, f(load_at(src, x, i0)));
     }
 }
@@ -189,7 +217,7 @@ void compute_map(const ComputeParams& p, Tensor& dst) {
         case Op::Scale: {
             const float s = dst.param_f32(0);
             const float b = dst.param_f32(1);
-            return map_rows(p, dst, src, [s, b](float x) { return x * s + b; });
+            return map_rows(p, dst, src, [s, b](float x) { return scale_f32(x, s, b); });
         }
         case Op::Sqr: return map_rows(p, dst, src, [](float x) { return x * x; });
         case Op::Sqrt: return map_rows(p, dst, src, [](float x) { return std::sqrt(x); });
@@ -197,8 +225,7 @@ void compute_map(const ComputeParams& p, Tensor& dst) {
         case Op::Clamp: {
             const float lo = dst.param_f32(0);
             const float hi = dst.param_f32(1);
-            // max then min keeps a NaN input NaN.
-            return map_rows(p, dst, src, [lo, hi](float x) { return std::min(std::max(x, lo), hi); });
+            return map_rows(p, dst, src, [lo, hi](float x) { return clamp_f32(x, lo, hi); });
         }
         case Op::Unary: return compute_unary(p, dst, src);
         default: break;
