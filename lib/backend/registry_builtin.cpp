@@ -6,6 +6,9 @@
 #if defined(XB_HAVE_BLAS)
 #include "blas/blas_backend.hpp"
 #endif
+#if defined(XB_HAVE_CUDA)
+#include "cuda/cuda.hpp"
+#endif
 
 namespace xb {
 
@@ -14,6 +17,10 @@ void register_builtin_backends(Registry& registry) {
     cpu::register_cpu_backend(registry);
 #if defined(XB_HAVE_BLAS)
     blas::register_blas_backend(registry);
+#endif
+#if defined(XB_HAVE_CUDA)
+    // One device per GPU present; none (and no failure) without a GPU or driver.
+    cuda::register_cuda_backend(registry);
 #endif
     sim::register_sim_backend(registry);
 }

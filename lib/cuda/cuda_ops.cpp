@@ -1,0 +1,50 @@
+// Op -> launcher dispatch for one graph node.
+#include "cuda/cuda_check.hpp"
+#include "cuda/kernels.hpp"
+
+namespace xb::cuda {
+
+namespace {
+
+// dup, cont, cpy: a plain memcpy when both sides are packed in the same type (elements then sit
+// at the same byte offsets whatever the shapes), the converting copy kernel otherwise.
+Status launch_copy_node(const LaunchContext& ctx, const Tensor& dst) {
+    const Tensor& src = *dst.src[0];
+    if (src.type == dst.type && src.is_contiguous() && dst.is_contiguous()) {
+        XB_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(dst.data, src.data, dst.nbytes(), cudaMemcpyDeviceToDevice, ctx.stream));
+        return Status::ok();
+    }
+    return launch_copy(ctx, describe(src), describe(dst));
+}
+
+}  // namespace
+
+Status launch_node(const LaunchContext& ctx, const Tensor& node) {
+    switch (node.op) {
+        case Op::None: case Op::Reshape: case Op::View: case Op::Permute: case Op::Transpose:
+            return Status::ok();
+        case Op::Dup: case Op::Cont: case Op::Cpy: return launch_copy_node(ctx, node);
+        case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: return launch_binary(ctx, node);
+        case Op::Add1: case Op::Scale: case Op::Sqr: case Op::Sqrt: case Op::Log: case Op::Clamp: case Op::Unary:
+            return launch_map(ctx, node);
+        case Op::Glu: return launch_glu(ctx, node);
+        case Op::Sum: return launch_sum(ctx, node);
+        case Op::SumRows: case Op::Mean: return launch_sum_rows(ctx, node);
+        case Op::Argmax: return launch_argmax(ctx, node);
+        case Op::Repeat: return launch_repeat(ctx, node);
+        case Op::Concat: return launch_concat(ctx, node);
+        case Op::Pad: return launch_pad(ctx, node);
+        case Op::Arange: return launch_arange(ctx, node);
+        case Op::GetRows: return launch_get_rows(ctx, node);
+        case Op::SetRows: return launch_set_rows(ctx, node);
+        case Op::Norm: case Op::RmsNorm: return launch_norm(ctx, node);
+        case Op::SoftMax: return launch_soft_max(ctx, node);
+        case Op::DiagMaskInf: return launch_diag_mask_inf(ctx, node);
+        case Op::Rope: return launch_rope(ctx, node);
+        case Op::MulMat: case Op::OutProd: return launch_gemm(ctx, node);
+        case Op::FlashAttnExt: return launch_flash_attn_ext(ctx, node);
+    }
+    return Status(StatusCode::NotSupported, std::string("no CUDA kernel for op ") + op_name(node.op));
+}
+
+}  // namespace xb::cuda

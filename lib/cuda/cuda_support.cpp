@@ -1,0 +1,143 @@
+#include "cuda/cuda_support.hpp"
+
+#include <climits>
+
+#include "core/ops.hpp"
+#include "cuda/gemm_plan.hpp"
+#include "cuda/launch_config.hpp"
+
+namespace xb::cuda {
+
+namespace {
+
+bool is_float(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16; }
+bool convertible(DType from, DType to) { return from == to || (is_float(from) && is_float(to)); }
+
+// Every element address is a multiple of the element size (allocations are 256-byte aligned, so
+// the view offset and the strides decide).
+bool elements_aligned(const Tensor& t) {
+    const size_t size = type_size(t.type);
+    if (t.view_src != nullptr && t.view_offs % size != 0) return false;
+    for (int d = 0; d < kMaxDims; ++d) {
+        if (t.ne[d] > 1 && t.nb[d] % size != 0) return false;
+    }
+    return true;
+}
+
+bool all_aligned(const Tensor& node) {
+    if (!elements_aligned(node)) return false;
+    for (const Tensor* s : node.src) {
+        if (s != nullptr && !elements_aligned(*s)) return false;
+    }
+    return true;
+}
+
+bool all_float(std::initializer_list<const Tensor*> tensors) {
+    for (const Tensor* t : tensors) {
+        if (t == nullptr || !is_float(t->type)) return false;
+    }
+    return true;
+}
+
+bool supports_glu(const Tensor& node) {
+    const int op = node.param_i32(0);
+    if (op < 0 || op >= kGluOpCount || !all_float({&node, node.src[0]})) return false;
+    if (node.src[1] != nullptr) return is_float(node.src[1]->type) && same_shape(*node.src[0], *node.src[1]);
+    return node.src[0]->ne[0] == 2 * node.ne[0];
+}
+
+bool supports_rope(const Tensor& node) {
+    const RopeParams p = RopeParams::load(node);
+    const Tensor* pos = node.src[1];
+    return all_float({&node, node.src[0]}) && pos != nullptr && pos->type == DType::I32 && p.n_dims > 0 &&
+           p.n_dims % 2 == 0 && p.n_dims <= node.ne[0] && (p.mode == RopeMode::Normal || p.mode == RopeMode::Neox);
+}
+
+bool supports_flash_attn(const Tensor& node) {
+    const Tensor* q = node.src[0];
+    const Tensor* k = node.src[1];
+    const Tensor* v = node.src[2];
+    const Tensor* mask = node.src[3];
+    if (q == nullptr || k == nullptr || v == nullptr || q->type != DType::F32 || node.type != DType::F32) return false;
+    if (!is_float(k->type) || !is_float(v->type)) return false;
+    if (mask != nullptr && mask->type != DType::F32 && mask->type != DType::F16) return false;
+    if (k->ne[2] <= 0 || q->ne[2] % k->ne[2] != 0) return false;
+    return flash_head_sizes_fit(q->ne[0], v->ne[0]) && q->ne[2] <= INT_MAX;
+}
+
+bool supports_op_types(const Tensor& node) {
+    const Tensor* a = node.src[0];
+    const Tensor* b = node.src[1];
+    switch (node.op) {
+        case Op::None: case Op::Reshape: case Op::View: case Op::Permute: case Op::Transpose:
+            return true;
+        case Op::Dup: case Op::Cont: case Op::Cpy:
+            return a != nullptr && convertible(a->type, node.type);
+        case Op::Add: case Op::Sub: case Op::Mul: case Op::Div:
+            return all_float({&node, a, b}) && same_shape(node, *a) && can_repeat(*b, node);
+        case Op::Add1:
+            return all_float({&node, a, b}) && b->nelements() == 1;
+        case Op::Scale: case Op::Sqr: case Op::Sqrt: case Op::Log: case Op::Clamp:
+            return all_float({&node, a});
+        case Op::Unary:
+            return all_float({&node, a}) && node.param_i32(0) >= 0 && node.param_i32(0) < kUnaryOpCount;
+        case Op::Glu:
+            return supports_glu(node);
+        case Op::Sum: case Op::SumRows: case Op::Mean:
+            return all_float({&node, a});
+        case Op::Argmax:
+            return all_float({a}) && node.type == DType::I32 && a->ne[0] <= INT_MAX;
+        case Op::Repeat:
+            return a != nullptr && a->type == node.type && can_repeat(*a, node);
+        case Op::Concat:
+            return a != nullptr && b != nullptr && a->type == node.type && b->type == node.type &&
+                   node.param_i32(0) >= 0 && node.param_i32(0) < kMaxDims;
+        case Op::Pad:
+            return a != nullptr && a->type == node.type;
+        case Op::Arange:
+            return is_float(node.type);
+        case Op::GetRows:
+            return a != nullptr && b != nullptr && b->type == DType::I32 && convertible(a->type, node.type);
+        case Op::SetRows:
+            return all_float({&node, a}) && b != nullptr && (b->type == DType::I32 || b->type == DType::I64);
+        case Op::Norm: case Op::RmsNorm:
+            return all_float({&node, a});
+        case Op::SoftMax:
+            return a != nullptr && a->type == DType::F32 && node.type == DType::F32 &&
+                   (b == nullptr || b->type == DType::F32 || b->type == DType::F16);
+        case Op::DiagMaskInf:
+            return a != nullptr && a->type == DType::F32 && node.type == DType::F32;
+        case Op::Rope:
+            return supports_rope(node);
+        case Op::MulMat: case Op::OutProd:
+            return gemm_supported(node);
+        case Op::FlashAttnExt:
+            return supports_flash_attn(node);
+    }
+    return false;
+}
+
+}  // namespace
+
+bool computes_nothing(const Tensor& node) { return node.op == Op::None || op_is_view(node.op) || node.is_empty(); }
+
+bool supports_node(const Tensor& node) {
+    if (node.op == Op::None || op_is_view(node.op)) return true;
+    return supports_op_types(node) && all_aligned(node);
+}
+
+size_t node_scratch_bytes(const Tensor& node) {
+    if (computes_nothing(node)) return 0;
+    switch (node.op) {
+        case Op::MulMat: case Op::OutProd:
+            return plan_gemm(node).scratch_bytes;
+        case Op::Rope:
+            // cos and sin of every rotated pair at each token's position.
+            return align_scratch(static_cast<size_t>(node.ne[2]) * static_cast<size_t>(RopeParams::load(node).n_dims) *
+                                 sizeof(float));
+        default:
+            return 0;
+    }
+}
+
+}  // namespace xb::cuda

@@ -1,0 +1,112 @@
+// Device helpers shared by the kernels: grid-stride indices, typed element access through
+// TensorDesc, warp and block reductions, and the data-error report.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdint>
+
+#include "core/dtype.hpp"
+#include "cuda/kernel_errors.hpp"
+#include "cuda/launch_config.hpp"
+#include "cuda/tensor_desc.hpp"
+
+namespace xb::cuda {
+
+// --- grid-stride loops: for (int64_t i = thread_index(); i < n; i += thread_count()) -------------
+
+__device__ __forceinline__ int64_t thread_index() {
+    return static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+}
+__device__ __forceinline__ int64_t thread_count() { return static_cast<int64_t>(gridDim.x) * blockDim.x; }
+
+// --- element access --------------------------------------------------------------------------------
+
+__device__ __forceinline__ float load_f32(const TensorDesc& t, const Index4& idx) {
+    return load_as_f32(t.type, element_address(t, idx));
+}
+__device__ __forceinline__ void store_f32(const TensorDesc& t, const Index4& idx, float v) {
+    store_from_f32(t.type, element_address(t, idx), v);
+}
+
+// One element from `src` to `dst`: bit for bit when the types are equal (integers too), through
+// f32 between float types.
+__device__ __forceinline__ void copy_element(DType src_type, const char* src, DType dst_type, char* dst) {
+    if (src_type != dst_type) {
+        store_from_f32(dst_type, dst, load_as_f32(src_type, src));
+        return;
+    }
+    switch (element_bytes(src_type)) {
+        case 2: *reinterpret_cast<uint16_t*>(dst) = *reinterpret_cast<const uint16_t*>(src); return;
+        case 4: *reinterpret_cast<uint32_t*>(dst) = *reinterpret_cast<const uint32_t*>(src); return;
+        case 8: *reinterpret_cast<uint64_t*>(dst) = *reinterpret_cast<const uint64_t*>(src); return;
+        default: return;
+    }
+}
+
+// Zero bits: 0.0 in every float type, 0 in the integer types.
+__device__ __forceinline__ void zero_element(DType type, char* dst) {
+    switch (element_bytes(type)) {
+        case 2: *reinterpret_cast<uint16_t*>(dst) = 0; return;
+        case 4: *reinterpret_cast<uint32_t*>(dst) = 0; return;
+        case 8: *reinterpret_cast<uint64_t*>(dst) = 0; return;
+        default: return;
+    }
+}
+
+// An i32 or i64 index at `idx` of an index tensor.
+__device__ __forceinline__ int64_t load_index(const TensorDesc& t, const Index4& idx) {
+    const char* p = element_address(t, idx);
+    if (t.type == DType::I64) return *reinterpret_cast<const int64_t*>(p);
+    return *reinterpret_cast<const int32_t*>(p);
+}
+
+// --- reductions --------------------------------------------------------------------------------------
+
+struct SumOp {
+    template <typename T>
+    __device__ __forceinline__ T operator()(T a, T b) const {
+        return a + b;
+    }
+};
+struct MaxOp {
+    __device__ __forceinline__ float operator()(float a, float b) const { return fmaxf(a, b); }
+};
+
+// Every lane of the warp gets the reduction of the warp's values.
+template <typename T, typename Op>
+__device__ __forceinline__ T warp_reduce(T v, Op op) {
+    for (int offset = kWarpSize / 2; offset > 0; offset /= 2) v = op(v, __shfl_xor_sync(0xffffffffu, v, offset));
+    return v;
+}
+
+// Every thread of the block gets the reduction of the block's values. The block's size is a
+// multiple of the warp size; `scratch` holds one value per warp and may be reused by the next call
+// (the leading barrier keeps a fast warp from overwriting what a slow one still reads). Every
+// thread of the block must call it.
+template <typename T, typename Op>
+__device__ T block_reduce(T v, Op op, T identity, T* scratch) {
+    const int lane = static_cast<int>(threadIdx.x) % kWarpSize;
+    const int warp = static_cast<int>(threadIdx.x) / kWarpSize;
+    const int n_warps = static_cast<int>(blockDim.x) / kWarpSize;
+    v = warp_reduce(v, op);
+    __syncthreads();
+    if (lane == 0) scratch[warp] = v;
+    __syncthreads();
+    v = lane < n_warps ? scratch[lane] : identity;
+    return warp_reduce(v, op);
+}
+
+// --- data errors -------------------------------------------------------------------------------------
+
+// Records an index out of [0, bound) in the backend's error record; the first report wins.
+__device__ __forceinline__ void report_index_error(KernelErrorRecord* record, int slot, int64_t value, int64_t bound) {
+    if (atomicCAS(&record->kind, kKernelErrorNone, kKernelErrorIndexOutOfRange) == kKernelErrorNone) {
+        record->slot = slot;
+        record->value = value;
+        record->bound = bound;
+    }
+}
+
+}  // namespace xb::cuda

@@ -1,0 +1,247 @@
+// Attention kernels: soft_max (mask, scale, ALiBi), diag_mask_inf, rope (normal and neox, YaRN)
+// and flash_attn_ext (one warp per query row, online softmax). The scalar math (ALiBi slopes,
+// rope's YaRN angles) is op_math.hpp's, shared with the CPU.
+#include <cmath>
+
+#include "core/op_math.hpp"
+#include "core/ops.hpp"
+#include "cuda/cuda_check.hpp"
+#include "cuda/kernel_common.cuh"
+#include "cuda/kernels.hpp"
+
+namespace xb::cuda {
+
+namespace {
+
+// --- soft_max ----------------------------------------------------------------------------------------
+
+// The softmax input of element i0 of a row: x * scale (+ slope * mask).
+__device__ __forceinline__ float soft_max_input(const TensorDesc& src, const TensorDesc& mask, bool masked,
+                                                const Index4& r, int64_t i0, float scale, float slope) {
+    float w = load_f32(src, with_dim(r, 0, i0)) * scale;
+    if (masked) {
+        const Index4 m{{i0, r.i[1], r.i[2] % mask.ne[2], r.i[3] % mask.ne[3]}};
+        w += slope * load_f32(mask, m);
+    }
+    return w;
+}
+
+// One block per row: max, then the sum of exponentials in double, then the normalised values (the
+// inputs are recomputed in each pass, so dst may alias src).
+__global__ void soft_max_kernel(TensorDesc src, TensorDesc mask, bool masked, TensorDesc dst, float scale,
+                                float max_bias) {
+    __shared__ float max_scratch[kMaxBlockSize / kWarpSize];
+    __shared__ double sum_scratch[kMaxBlockSize / kWarpSize];
+    const int64_t n = src.ne[0];
+    const int64_t rows = row_count(src);
+    for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+        const Index4 r = row_start(src, row);
+        const float slope = alibi_slope_f32(static_cast<int>(r.i[2]), static_cast<int>(src.ne[2]), max_bias);
+        float max = -INFINITY;
+        for (int64_t i0 = threadIdx.x; i0 < n; i0 += blockDim.x) {
+            max = fmaxf(max, soft_max_input(src, mask, masked, r, i0, scale, slope));
+        }
+        max = block_reduce(max, MaxOp{}, -INFINITY, max_scratch);
+        double sum = 0.0;
+        for (int64_t i0 = threadIdx.x; i0 < n; i0 += blockDim.x) {
+            sum += static_cast<double>(expf(soft_max_input(src, mask, masked, r, i0, scale, slope) - max));
+        }
+        sum = block_reduce(sum, SumOp{}, 0.0, sum_scratch);
+        // A row of only -inf gives NaN (exp(-inf - -inf)), as on the CPU and in ggml.
+        const float inv = static_cast<float>(1.0 / sum);
+        // The barriers inside block_reduce come after every read of pass 2: writing now is safe.
+        for (int64_t i0 = threadIdx.x; i0 < n; i0 += blockDim.x) {
+            const float v = expf(soft_max_input(src, mask, masked, r, i0, scale, slope) - max);
+            store_f32(dst, with_dim(r, 0, i0), v * inv);
+        }
+    }
+}
+
+__global__ void diag_mask_inf_kernel(TensorDesc src, TensorDesc dst, int64_t n_past, int64_t n) {
+    for (int64_t f = thread_index(); f < n; f += thread_count()) {
+        const Index4 i = unravel(dst, f);
+        const float v = load_f32(src, i);
+        store_f32(dst, i, i.i[0] > n_past + i.i[1] ? -INFINITY : v);
+    }
+}
+
+// --- rope ---------------------------------------------------------------------------------------------
+
+struct RopeArgs {
+    int n_dims;
+    bool neox;
+    float theta_scale;  // freq_base^(-2 / n_dims), computed on the host as the CPU does
+    float freq_scale;
+    float ext_factor;
+    float attn_factor;
+    RopeCorrDims corr;
+};
+
+// cache[t * n_dims + i0] = cos, [.. + 1] = sin of pair i0 at token t's position: the angle is a
+// running product over the pairs, exactly as the CPU builds its cache.
+__global__ void rope_cache_kernel(TensorDesc positions, int64_t n_tokens, RopeArgs args, float* cache) {
+    for (int64_t t = thread_index(); t < n_tokens; t += thread_count()) {
+        float theta = static_cast<float>(*reinterpret_cast<const int32_t*>(element_address(positions, Index4{{t, 0, 0, 0}})));
+        float* out = cache + t * args.n_dims;
+        for (int i0 = 0; i0 < args.n_dims; i0 += 2) {
+            const RopeCosSin cs = rope_yarn(theta, args.freq_scale, args.corr, i0, args.ext_factor, args.attn_factor);
+            out[i0] = cs.cos;
+            out[i0 + 1] = cs.sin;
+            theta *= args.theta_scale;
+        }
+    }
+}
+
+// One thread per rotated pair (it reads both elements before writing either: in place is safe) or
+// per element past n_dims (copied).
+__global__ void rope_kernel(TensorDesc src, TensorDesc dst, RopeArgs args, const float* cache, int64_t n) {
+    const int64_t pairs = args.n_dims / 2;
+    const int64_t per_row = pairs + (src.ne[0] - args.n_dims);
+    for (int64_t f = thread_index(); f < n; f += thread_count()) {
+        const Index4 r = row_start(src, f / per_row);
+        const int64_t unit = f % per_row;
+        if (unit >= pairs) {
+            const Index4 i = with_dim(r, 0, args.n_dims + (unit - pairs));
+            store_f32(dst, i, load_f32(src, i));
+            continue;
+        }
+        // Normal rotates (2p, 2p + 1); neox rotates (p, p + n_dims / 2).
+        const Index4 i0 = with_dim(r, 0, args.neox ? unit : 2 * unit);
+        const Index4 i1 = with_dim(r, 0, args.neox ? unit + pairs : 2 * unit + 1);
+        const float* cs = cache + r.i[2] * args.n_dims + 2 * unit;
+        const float x0 = load_f32(src, i0);
+        const float x1 = load_f32(src, i1);
+        store_f32(dst, i0, x0 * cs[0] - x1 * cs[1]);
+        store_f32(dst, i1, x0 * cs[1] + x1 * cs[0]);
+    }
+}
+
+// --- flash_attn_ext -------------------------------------------------------------------------------
+
+struct FlashArgs {
+    float scale;  // applied to q.k (already divided by softcap when softcap is on, as ggml)
+    float max_bias;
+    float softcap;
+};
+
+// One warp per query row (iq, h, s), rows numbered head fastest. Lane l owns the elements
+// l, l + 32, ... of the row's q copy and V accumulator in shared memory, so no lane reads another
+// lane's slots and the warp needs no barrier besides its shuffles. Online softmax over the keys,
+// with the CPU's update rule.
+__global__ void flash_attn_kernel(TensorDesc q, TensorDesc k, TensorDesc v, TensorDesc mask, bool masked,
+                                  TensorDesc dst, FlashArgs args) {
+    extern __shared__ float flash_shared[];
+    const int64_t d = q.ne[0];
+    const int64_t dv = v.ne[0];
+    const int64_t n_q = q.ne[1];
+    const int64_t n_head = q.ne[2];
+    const int64_t heads_per_kv = n_head / k.ne[2];
+    const int64_t rows = n_head * n_q * q.ne[3];
+    const int lane = static_cast<int>(threadIdx.x) % kWarpSize;
+    const int warp = static_cast<int>(threadIdx.x) / kWarpSize;
+    const int64_t warps_per_block = blockDim.x / kWarpSize;
+    float* q_row = flash_shared + warp * (d + dv);
+    float* acc = q_row + d;
+
+    for (int64_t row = static_cast<int64_t>(blockIdx.x) * warps_per_block + warp; row < rows;
+         row += static_cast<int64_t>(gridDim.x) * warps_per_block) {
+        const int64_t h = row % n_head;
+        const int64_t iq = (row / n_head) % n_q;
+        const int64_t s = row / n_head / n_q;
+        const int64_t kvh = h / heads_per_kv;
+        const float slope = alibi_slope_f32(static_cast<int>(h), static_cast<int>(n_head), args.max_bias);
+        for (int64_t i = lane; i < d; i += kWarpSize) q_row[i] = load_f32(q, Index4{{i, iq, h, s}});
+        for (int64_t i = lane; i < dv; i += kWarpSize) acc[i] = 0.0f;
+
+        float run_max = -INFINITY;
+        float run_sum = 0.0f;
+        for (int64_t ic = 0; ic < k.ne[1]; ++ic) {
+            // Every lane computes the same mask value: the branch is uniform over the warp.
+            const float mv =
+                masked ? slope * load_f32(mask, Index4{{ic, iq, h % mask.ne[2], s % mask.ne[3]}}) : 0.0f;
+            if (mv == -INFINITY) continue;  // masked out: contributes nothing
+            float partial = 0.0f;
+            for (int64_t i = lane; i < d; i += kWarpSize) partial += q_row[i] * load_f32(k, Index4{{i, ic, kvh, s}});
+            float score = warp_reduce(partial, SumOp{}) * args.scale;
+            if (args.softcap != 0.0f) score = args.softcap * tanhf(score);
+            score += mv;
+            float ms = 1.0f;  // rescales what is accumulated so far
+            float vs = 1.0f;  // weight of this value row
+            if (score > run_max) {
+                ms = expf(run_max - score);
+                run_max = score;
+                for (int64_t i = lane; i < dv; i += kWarpSize) acc[i] *= ms;
+            } else {
+                vs = expf(score - run_max);
+            }
+            for (int64_t i = lane; i < dv; i += kWarpSize) acc[i] += vs * load_f32(v, Index4{{i, ic, kvh, s}});
+            run_sum = run_sum * ms + vs;
+        }
+        // Every key masked out: zeros rather than 0/0.
+        const float inv = run_sum == 0.0f ? 0.0f : 1.0f / run_sum;
+        for (int64_t i = lane; i < dv; i += kWarpSize) store_f32(dst, Index4{{i, h, iq, s}}, acc[i] * inv);
+    }
+}
+
+}  // namespace
+
+Status launch_soft_max(const LaunchContext& ctx, const Tensor& dst) {
+    const Tensor& src = *dst.src[0];
+    const Tensor* mask = dst.src[1];
+    soft_max_kernel<<<row_blocks(src.nrows()), reduction_block_size(src.ne[0]), 0, ctx.stream>>>(
+        describe(src), mask ? describe(*mask) : TensorDesc{}, mask != nullptr, describe(dst), dst.param_f32(0),
+        dst.param_f32(1));
+    XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+    return Status::ok();
+}
+
+Status launch_diag_mask_inf(const LaunchContext& ctx, const Tensor& dst) {
+    const int64_t n = dst.nelements();
+    diag_mask_inf_kernel<<<elementwise_blocks(n), kBlockSize, 0, ctx.stream>>>(describe(*dst.src[0]), describe(dst),
+                                                                               dst.param_i32(0), n);
+    XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+    return Status::ok();
+}
+
+Status launch_rope(const LaunchContext& ctx, const Tensor& dst) {
+    const Tensor& src = *dst.src[0];
+    const RopeParams p = RopeParams::load(dst);
+    RopeArgs args{};
+    args.n_dims = p.n_dims;
+    args.neox = p.mode == RopeMode::Neox;
+    args.theta_scale = std::pow(p.freq_base, -2.0f / static_cast<float>(p.n_dims));
+    args.freq_scale = p.freq_scale;
+    args.ext_factor = p.ext_factor;
+    args.attn_factor = p.attn_factor;
+    args.corr = rope_yarn_corr_dims(p.n_dims, p.n_ctx_orig, p.freq_base, p.beta_fast, p.beta_slow);
+    const int64_t n_tokens = src.ne[2];
+    if (ctx.scratch_bytes < static_cast<size_t>(n_tokens) * static_cast<size_t>(p.n_dims) * sizeof(float)) {
+        return Status(StatusCode::Internal, "rope: the scratch reserved for the cos/sin table is too small");
+    }
+    auto* cache = reinterpret_cast<float*>(ctx.scratch);
+    rope_cache_kernel<<<elementwise_blocks(n_tokens), kBlockSize, 0, ctx.stream>>>(describe(*dst.src[1]), n_tokens,
+                                                                                   args, cache);
+    XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+    const int64_t units = src.nrows() * (p.n_dims / 2 + (src.ne[0] - p.n_dims));
+    rope_kernel<<<elementwise_blocks(units), kBlockSize, 0, ctx.stream>>>(describe(src), describe(dst), args, cache,
+                                                                          units);
+    XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+    return Status::ok();
+}
+
+Status launch_flash_attn_ext(const LaunchContext& ctx, const Tensor& dst) {
+    const Tensor& q = *dst.src[0];
+    const Tensor& v = *dst.src[2];
+    const Tensor* mask = dst.src[3];
+    FlashArgs args{dst.param_f32(0), dst.param_f32(1), dst.param_f32(2)};
+    if (args.softcap != 0.0f) args.scale /= args.softcap;
+    const int64_t rows = q.ne[1] * q.ne[2] * q.ne[3];
+    const WarpLaunch launch = flash_launch(q.ne[0], v.ne[0], rows);
+    flash_attn_kernel<<<launch.blocks, launch.warps_per_block * kWarpSize, launch.shared_bytes, ctx.stream>>>(
+        describe(q), describe(*dst.src[1]), describe(v), mask ? describe(*mask) : TensorDesc{}, mask != nullptr,
+        describe(dst), args);
+    XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+    return Status::ok();
+}
+
+}  // namespace xb::cuda

@@ -1,0 +1,154 @@
+// Copy and layout kernels: copies with type conversion (dup, cont, cpy and GEMM operand packing),
+// repeat, concat, pad, arange, get_rows and set_rows. One thread per output element (grid-stride),
+// except set_rows, which gives each source row a block.
+#include "cuda/cuda_check.hpp"
+#include "cuda/kernel_common.cuh"
+#include "cuda/kernels.hpp"
+
+namespace xb::cuda {
+
+namespace {
+
+// Both tensors in their own logical order: element f of src goes to element f of dst.
+__global__ void copy_kernel(TensorDesc src, TensorDesc dst, int64_t n) {
+    for (int64_t f = thread_index(); f < n; f += thread_count()) {
+        copy_element(src.type, element_address(src, unravel(src, f)), dst.type, element_address(dst, unravel(dst, f)));
+    }
+}
+
+__global__ void repeat_kernel(TensorDesc src, TensorDesc dst, int64_t n) {
+    for (int64_t f = thread_index(); f < n; f += thread_count()) {
+        const Index4 i = unravel(dst, f);
+        copy_element(src.type, element_address(src, wrap(src, i)), dst.type, element_address(dst, i));
+    }
+}
+
+__global__ void concat_kernel(TensorDesc a, TensorDesc b, TensorDesc dst, int dim, int64_t n) {
+    for (int64_t f = thread_index(); f < n; f += thread_count()) {
+        const Index4 i = unravel(dst, f);
+        const bool from_a = i.i[dim] < a.ne[dim];
+        const char* src = from_a ? element_address(a, i) : element_address(b, with_dim(i, dim, i.i[dim] - a.ne[dim]));
+        copy_element(dst.type, src, dst.type, element_address(dst, i));
+    }
+}
+
+__global__ void pad_kernel(TensorDesc src, TensorDesc dst, int64_t n) {
+    for (int64_t f = thread_index(); f < n; f += thread_count()) {
+        const Index4 i = unravel(dst, f);
+        const bool inside = i.i[0] < src.ne[0] && i.i[1] < src.ne[1] && i.i[2] < src.ne[2] && i.i[3] < src.ne[3];
+        if (inside) {
+            copy_element(src.type, element_address(src, i), dst.type, element_address(dst, i));
+        } else {
+            zero_element(dst.type, element_address(dst, i));
+        }
+    }
+}
+
+__global__ void arange_kernel(TensorDesc dst, float start, float step, int64_t n) {
+    for (int64_t f = thread_index(); f < n; f += thread_count()) {
+        store_f32(dst, unravel(dst, f), start + step * static_cast<float>(f));
+    }
+}
+
+// dst row (i1, i2, i3) is row rows[i1, i2, i3] of src matrix (i2, i3). Rows with an index out of
+// range are reported and left as they are (as the CPU does).
+__global__ void get_rows_kernel(TensorDesc src, TensorDesc rows, TensorDesc dst, KernelErrorRecord* errors, int slot,
+                                int64_t n) {
+    for (int64_t f = thread_index(); f < n; f += thread_count()) {
+        const Index4 i = unravel(dst, f);
+        const int64_t row = load_index(rows, Index4{{i.i[1], i.i[2], i.i[3], 0}});
+        if (row < 0 || row >= src.ne[1]) {
+            if (i.i[0] == 0) report_index_error(errors, slot, row, src.ne[1]);
+            continue;
+        }
+        copy_element(src.type, element_address(src, with_dim(i, 1, row)), dst.type, element_address(dst, i));
+    }
+}
+
+// Each block takes source rows (i, i2, i3) in turn and writes row rows[i, i2 % r2, i3 % r3] of dst
+// matrix (i2, i3). When an index repeats within a matrix only its last source row is written, so
+// the result is the sequential loop's (the CPU's), whatever order blocks run in.
+__global__ void set_rows_kernel(TensorDesc src, TensorDesc rows, TensorDesc dst, KernelErrorRecord* errors, int slot) {
+    const int64_t m = src.ne[1];
+    const int64_t units = src.ne[1] * src.ne[2] * src.ne[3];
+    for (int64_t unit = blockIdx.x; unit < units; unit += gridDim.x) {
+        const Index4 s = row_start(src, unit);
+        const int64_t r2 = s.i[2] % rows.ne[1];
+        const int64_t r3 = s.i[3] % rows.ne[2];
+        const int64_t target = load_index(rows, Index4{{s.i[1], r2, r3, 0}});
+        bool overwritten_later = false;
+        for (int64_t j = s.i[1] + 1 + threadIdx.x; j < m; j += blockDim.x) {
+            overwritten_later = overwritten_later || load_index(rows, Index4{{j, r2, r3, 0}}) == target;
+        }
+        if (__syncthreads_or(overwritten_later)) continue;  // uniform over the block
+        if (target < 0 || target >= dst.ne[1]) {
+            if (threadIdx.x == 0) report_index_error(errors, slot, target, dst.ne[1]);
+            continue;
+        }
+        for (int64_t i0 = threadIdx.x; i0 < src.ne[0]; i0 += blockDim.x) {
+            const Index4 from = with_dim(s, 0, i0);
+            const Index4 to{{i0, target, s.i[2], s.i[3]}};
+            copy_element(src.type, element_address(src, from), dst.type, element_address(dst, to));
+        }
+    }
+}
+
+}  // namespace
+
+Status launch_copy(const LaunchContext& ctx, const TensorDesc& src, const TensorDesc& dst) {
+    const int64_t n = element_count(dst);
+    if (n == 0) return Status::ok();
+    copy_kernel<<<elementwise_blocks(n), kBlockSize, 0, ctx.stream>>>(src, dst, n);
+    XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+    return Status::ok();
+}
+
+Status launch_repeat(const LaunchContext& ctx, const Tensor& dst) {
+    const int64_t n = dst.nelements();
+    repeat_kernel<<<elementwise_blocks(n), kBlockSize, 0, ctx.stream>>>(describe(*dst.src[0]), describe(dst), n);
+    XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+    return Status::ok();
+}
+
+Status launch_concat(const LaunchContext& ctx, const Tensor& dst) {
+    const int64_t n = dst.nelements();
+    concat_kernel<<<elementwise_blocks(n), kBlockSize, 0, ctx.stream>>>(describe(*dst.src[0]), describe(*dst.src[1]),
+                                                                        describe(dst), dst.param_i32(0), n);
+    XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+    return Status::ok();
+}
+
+Status launch_pad(const LaunchContext& ctx, const Tensor& dst) {
+    const int64_t n = dst.nelements();
+    pad_kernel<<<elementwise_blocks(n), kBlockSize, 0, ctx.stream>>>(describe(*dst.src[0]), describe(dst), n);
+    XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+    return Status::ok();
+}
+
+Status launch_arange(const LaunchContext& ctx, const Tensor& dst) {
+    const int64_t n = dst.nelements();
+    arange_kernel<<<elementwise_blocks(n), kBlockSize, 0, ctx.stream>>>(describe(dst), dst.param_f32(0),
+                                                                        dst.param_f32(2), n);
+    XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+    return Status::ok();
+}
+
+Status launch_get_rows(const LaunchContext& ctx, const Tensor& dst) {
+    const int64_t n = dst.nelements();
+    get_rows_kernel<<<elementwise_blocks(n), kBlockSize, 0, ctx.stream>>>(
+        describe(*dst.src[0]), describe(*dst.src[1]), describe(dst), ctx.errors, ctx.error_slot, n);
+    XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+    return Status::ok();
+}
+
+Status launch_set_rows(const LaunchContext& ctx, const Tensor& dst) {
+    const Tensor& src = *dst.src[0];
+    if (src.is_empty()) return Status::ok();
+    const int block = reduction_block_size(src.ne[0]);
+    set_rows_kernel<<<row_blocks(src.nrows()), block, 0, ctx.stream>>>(describe(src), describe(*dst.src[1]),
+                                                                       describe(dst), ctx.errors, ctx.error_slot);
+    XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+    return Status::ok();
+}
+
+}  // namespace xb::cuda

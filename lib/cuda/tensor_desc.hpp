@@ -1,0 +1,113 @@
+// TensorDesc: what a kernel knows of a tensor (device address, type, shape, byte strides), passed
+// to kernels by value, and the index arithmetic over it. The arithmetic is XB_HD (host and device)
+// so that the stride handling the kernels rely on is unit-tested on the CPU.
+//
+// Logical order is ggml's: dim 0 fastest. Every index is 64-bit.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "core/dtype.hpp"
+#include "core/host_device.hpp"
+#include "core/tensor.hpp"
+
+namespace xb::cuda {
+
+struct TensorDesc {
+    char* data = nullptr;  // address of element (0, 0, 0, 0)
+    DType type = DType::F32;
+    int64_t ne[kMaxDims] = {1, 1, 1, 1};
+    int64_t nb[kMaxDims] = {0, 0, 0, 0};
+};
+
+// Coordinates of one element, i[0] along dim 0.
+struct Index4 {
+    int64_t i[kMaxDims];
+};
+
+// Bytes of one element (dtype_traits is a host table; kernels need this on the device).
+XB_HD int64_t element_bytes(DType t) {
+    switch (t) {
+        case DType::F32: return 4;
+        case DType::F16: return 2;
+        case DType::BF16: return 2;
+        case DType::I32: return 4;
+        case DType::I64: return 8;
+    }
+    return 0;
+}
+
+XB_HD int64_t element_count(const TensorDesc& t) { return t.ne[0] * t.ne[1] * t.ne[2] * t.ne[3]; }
+XB_HD int64_t row_count(const TensorDesc& t) { return t.ne[1] * t.ne[2] * t.ne[3]; }
+
+// The coordinates of element `flat` (0 <= flat < element_count) in logical order.
+XB_HD Index4 unravel(const TensorDesc& t, int64_t flat) {
+    Index4 idx;
+    idx.i[0] = flat % t.ne[0];
+    flat /= t.ne[0];
+    idx.i[1] = flat % t.ne[1];
+    flat /= t.ne[1];
+    idx.i[2] = flat % t.ne[2];
+    idx.i[3] = flat / t.ne[2];
+    return idx;
+}
+
+// The coordinates of element 0 of row `row` (rows numbered with dim 1 fastest).
+XB_HD Index4 row_start(const TensorDesc& t, int64_t row) {
+    Index4 idx;
+    idx.i[0] = 0;
+    idx.i[1] = row % t.ne[1];
+    row /= t.ne[1];
+    idx.i[2] = row % t.ne[2];
+    idx.i[3] = row / t.ne[2];
+    return idx;
+}
+
+XB_HD int64_t byte_offset(const TensorDesc& t, const Index4& idx) {
+    return idx.i[0] * t.nb[0] + idx.i[1] * t.nb[1] + idx.i[2] * t.nb[2] + idx.i[3] * t.nb[3];
+}
+
+XB_HD char* element_address(const TensorDesc& t, const Index4& idx) { return t.data + byte_offset(t, idx); }
+
+// The element of a tiled (broadcast) tensor that `idx` of a larger tensor reads: every coordinate
+// wraps around `t`'s size (ggml's repeat rule).
+XB_HD Index4 wrap(const TensorDesc& t, const Index4& idx) {
+    Index4 w;
+    for (int k = 0; k < kMaxDims; ++k) w.i[k] = idx.i[k] % t.ne[k];
+    return w;
+}
+
+XB_HD Index4 with_dim(Index4 idx, int dim, int64_t value) {
+    idx.i[dim] = value;
+    return idx;
+}
+
+// --- host side ---------------------------------------------------------------------------------
+
+inline TensorDesc describe(const Tensor& t) {
+    TensorDesc d;
+    d.data = static_cast<char*>(t.data);
+    d.type = t.type;
+    for (int k = 0; k < kMaxDims; ++k) {
+        d.ne[k] = t.ne[k];
+        d.nb[k] = static_cast<int64_t>(t.nb[k]);
+    }
+    return d;
+}
+
+// A packed tensor of `type` and shape `ne` at `data` (scratch copies of operands).
+inline TensorDesc packed_desc(void* data, DType type, const std::array<int64_t, kMaxDims>& ne) {
+    TensorDesc d;
+    d.data = static_cast<char*>(data);
+    d.type = type;
+    int64_t stride = element_bytes(type);
+    for (int k = 0; k < kMaxDims; ++k) {
+        d.ne[k] = ne[k];
+        d.nb[k] = stride;
+        stride *= ne[k];
+    }
+    return d;
+}
+
+}  // namespace xb::cuda

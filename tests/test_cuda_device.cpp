@@ -1,0 +1,449 @@
+// The CUDA backend on a GPU: device properties, buffers (device, pinned, registered host memory),
+// streams, copies between streams and GPUs, events, errors found by kernels, refusals that keep the
+// device usable, offload_op, the scheduler with pipelined copies, and larger problems than the op
+// conformance suite's (which runs on CUDA0 too, through the registry) against the CPU.
+//
+// Without a GPU every test here is skipped with the reason: "no CUDA device: <the CUDA error>" or
+// "built without CUDA" -- never passed.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "alloc/context_alloc.hpp"
+#include "alloc/linear_allocator.hpp"
+#include "backend/registry.hpp"
+#include "backend/tensor_io.hpp"
+#include "core/ops.hpp"
+#include "sched/scheduler.hpp"
+#if defined(XB_HAVE_CUDA)
+#include "cuda/cuda.hpp"
+#endif
+
+namespace xb {
+namespace {
+
+class CudaDeviceTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+#if !defined(XB_HAVE_CUDA)
+        GTEST_SKIP() << "built without CUDA";
+#else
+        const cuda::CudaAvailability available = cuda::cuda_availability();
+        if (available.device_count == 0) GTEST_SKIP() << "no CUDA device: " << available.reason;
+        device_ = Registry::global().dev_by_name("CUDA0");
+        ASSERT_NE(device_, nullptr) << "the runtime reports a GPU but CUDA0 is not registered";
+        auto b = device_->init_backend();
+        ASSERT_TRUE(b.is_ok()) << b.status().to_string();
+        backend_ = std::move(b).value();
+        auto c = Registry::global().init_by_name("CPU");
+        ASSERT_TRUE(c.is_ok()) << c.status().to_string();
+        cpu_ = std::move(c).value();
+#endif
+    }
+
+    Device* device_ = nullptr;
+    std::unique_ptr<Backend> backend_;
+    std::unique_ptr<Backend> cpu_;
+};
+
+std::vector<float> uniform_values(size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> dist(lo, hi);
+    std::vector<float> v(n);
+    for (float& x : v) x = dist(rng);
+    return v;
+}
+
+double nmse(const std::vector<float>& out, const std::vector<float>& ref) {
+    double err = 0.0, norm = 0.0;
+    for (size_t i = 0; i < ref.size(); ++i) {
+        err += (static_cast<double>(out[i]) - ref[i]) * (static_cast<double>(out[i]) - ref[i]);
+        norm += static_cast<double>(ref[i]) * ref[i];
+    }
+    return norm > 0.0 ? err / norm : err;
+}
+
+// Builds a graph in `ctx`, listing its float inputs (filled with seeded values), and returns its output.
+using BuildFn = std::function<Tensor*(Context& ctx, std::vector<Tensor*>& inputs)>;
+
+// The output of the graph computed on `backend`, every tensor in one buffer of the backend.
+Result<std::vector<float>> compute_on(Backend& backend, const BuildFn& build) {
+    Context ctx;
+    std::vector<Tensor*> inputs;
+    Tensor* out = build(ctx, inputs);
+    out->set_output();
+    XB_ASSIGN_OR_RETURN(Graph graph, Graph::build({out}));
+    XB_ASSIGN_OR_RETURN(auto buffer, alloc_ctx_tensors(ctx, backend));
+    for (size_t i = 0; i < inputs.size(); ++i) {
+        XB_RETURN_IF_ERROR(tensor_set_f32(*inputs[i], uniform_values(static_cast<size_t>(inputs[i]->nelements()),
+                                                                     static_cast<uint32_t>(17 + i))));
+    }
+    XB_RETURN_IF_ERROR(backend.graph_compute(graph));
+    return tensor_get_f32(*out);
+}
+
+// The graph on the GPU against the CPU: NMSE at most `tolerance`, and the same non-finite values.
+void expect_matches_cpu(Backend& gpu, Backend& cpu, const BuildFn& build, double tolerance) {
+    auto got = compute_on(gpu, build);
+    auto want = compute_on(cpu, build);
+    ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+    ASSERT_TRUE(want.is_ok()) << want.status().to_string();
+    ASSERT_EQ(got->size(), want->size());
+    for (size_t i = 0; i < want->size(); ++i) {
+        if (!std::isfinite((*want)[i])) {
+            ASSERT_EQ(std::isnan((*got)[i]), std::isnan((*want)[i])) << i;
+        }
+    }
+    EXPECT_LE(nmse(*got, *want), tolerance);
+}
+
+// --- the device ------------------------------------------------------------------------------------
+
+TEST_F(CudaDeviceTest, PropertiesDescribeTheGpu) {
+    const DeviceProps p = device_->props();
+    EXPECT_EQ(p.name, "CUDA0");
+    EXPECT_EQ(p.type, DeviceType::GPU);
+    EXPECT_FALSE(device_->is_simulated());
+    EXPECT_FALSE(p.description.empty());
+    EXPECT_GT(p.memory_total, 0u);
+    EXPECT_GT(p.memory_free, 0u);
+    EXPECT_LE(p.memory_free, p.memory_total);
+    EXPECT_TRUE(p.caps.async);
+    EXPECT_TRUE(p.caps.host_buffer);
+    EXPECT_TRUE(p.caps.events);
+    EXPECT_EQ(device_->settings(), "offload_min_batch=32,tf32=0");
+    EXPECT_EQ(Registry::global().init_best().value()->device().type(), DeviceType::GPU);
+}
+
+TEST_F(CudaDeviceTest, OutOfMemoryIsAStatusWithTheSizes) {
+    auto huge = device_->buffer_type().alloc_buffer(size_t{1} << 60);
+    ASSERT_FALSE(huge.is_ok());
+    EXPECT_EQ(huge.status().code(), StatusCode::OutOfMemory);
+    EXPECT_NE(huge.status().message().find("1152921504606846976 bytes"), std::string::npos) << huge.status().message();
+    EXPECT_NE(huge.status().message().find("free"), std::string::npos) << huge.status().message();
+    // The failure leaves nothing behind: the next allocation and computation work.
+    auto small = device_->buffer_type().alloc_buffer(4096);
+    EXPECT_TRUE(small.is_ok()) << small.status().to_string();
+    expect_matches_cpu(*backend_, *cpu_, [](Context& ctx, std::vector<Tensor*>& in) {
+        in.push_back(ctx.new_tensor(DType::F32, {100}));
+        return relu(ctx, in[0]);
+    }, 0.0);
+}
+
+TEST_F(CudaDeviceTest, SettingsAndOffloadThreshold) {
+    Context ctx;
+    Tensor* w = ctx.new_tensor(DType::F16, {64, 64});
+    Tensor* x31 = ctx.new_tensor(DType::F32, {64, 31});
+    Tensor* x32 = ctx.new_tensor(DType::F32, {64, 32});
+    EXPECT_FALSE(device_->offload_op(*mul_mat(ctx, w, x31)));
+    EXPECT_TRUE(device_->offload_op(*mul_mat(ctx, w, x32)));
+    EXPECT_FALSE(device_->offload_op(*get_rows(ctx, w, ctx.new_tensor(DType::I32, {64}))));
+    ASSERT_TRUE(device_->configure("offload_min_batch=8").is_ok());
+    EXPECT_TRUE(device_->offload_op(*mul_mat(ctx, w, x31)));
+    ASSERT_TRUE(device_->configure("offload_min_batch=32").is_ok());
+    EXPECT_FALSE(device_->configure("offload_min_batch=-3").is_ok());
+    EXPECT_TRUE(device_->init_backend("tf32=1").is_ok());
+    auto unknown = device_->init_backend("colour=blue");
+    ASSERT_FALSE(unknown.is_ok());
+    EXPECT_EQ(unknown.status().code(), StatusCode::InvalidArgument);
+}
+
+// --- buffers ---------------------------------------------------------------------------------------
+
+TEST_F(CudaDeviceTest, PinnedHostBuffersServeTheCpuAndCopies) {
+    BufferType* host = device_->host_buffer_type();
+    ASSERT_NE(host, nullptr);
+    EXPECT_TRUE(host->is_host());
+    EXPECT_TRUE(cpu_->supports_buft(*host));
+    EXPECT_FALSE(backend_->supports_buft(*host)) << "kernels read device memory only";
+
+    Context ctx;
+    Tensor* a = ctx.new_tensor(DType::F32, {37, 3});
+    Tensor* y = scale(ctx, a, 2.0f);
+    auto pinned = alloc_ctx_tensors(ctx, *host);
+    ASSERT_TRUE(pinned.is_ok()) << pinned.status().to_string();
+    const std::vector<float> values = uniform_values(111, 3);
+    ASSERT_TRUE(tensor_set_f32(*a, values).is_ok());
+    auto g = Graph::build({y});
+    ASSERT_TRUE(g.is_ok());
+    ASSERT_TRUE(cpu_->graph_compute(*g).is_ok()) << "the CPU computes in pinned memory";
+
+    // Pinned -> device -> pinned, synchronously and asynchronously.
+    Context dctx;
+    Tensor* d = dctx.new_tensor(DType::F32, {37, 3});
+    auto dev = alloc_ctx_tensors(dctx, *backend_);
+    ASSERT_TRUE(dev.is_ok());
+    ASSERT_TRUE(tensor_copy(*y, *d).is_ok());
+    std::vector<float> back(111);
+    ASSERT_TRUE(tensor_get_async(*backend_, *d, back.data(), 0, d->nbytes()).is_ok());
+    backend_->synchronize();
+    ASSERT_TRUE(backend_->take_async_error().is_ok());
+    for (size_t i = 0; i < values.size(); ++i) EXPECT_EQ(back[i], 2.0f * values[i]) << i;
+    ASSERT_TRUE(tensor_copy(*d, *a).is_ok());  // device -> pinned
+    auto again = tensor_get_f32(*a);
+    ASSERT_TRUE(again.is_ok());
+    EXPECT_EQ(*again, back);
+}
+
+TEST_F(CudaDeviceTest, BuffersOverCallerMemory) {
+    if (!device_->caps().buffer_from_host_ptr) {
+        auto refused = device_->buffer_from_host_ptr(nullptr, 0, 0);
+        EXPECT_EQ(refused.status().code(), StatusCode::NotSupported);
+        GTEST_SKIP() << "this system cannot register host memory";
+    }
+    alignas(64) static float storage[1024] = {};
+    auto buf = device_->buffer_from_host_ptr(storage, sizeof storage, sizeof storage);
+    ASSERT_TRUE(buf.is_ok()) << buf.status().to_string();
+    EXPECT_TRUE((*buf)->is_host());
+    Context ctx;
+    Tensor* t = ctx.new_tensor(DType::F32, {1024});
+    ASSERT_TRUE(LinearAllocator(**buf).alloc(*t).is_ok());
+    const std::vector<float> v = uniform_values(1024, 5);
+    ASSERT_TRUE(tensor_set(*t, v.data(), 0, t->nbytes()).is_ok());
+    EXPECT_EQ(storage[7], v[7]) << "the buffer writes the caller's memory";
+    EXPECT_FALSE(device_->buffer_from_host_ptr(reinterpret_cast<std::byte*>(storage) + 4, 64, 64).is_ok());
+}
+
+// --- streams, copies, events -------------------------------------------------------------------------
+
+// src = x * 3 on one stream, copied to another stream (and GPU) that computes dst = src + 1.
+void expect_copy_between(Backend& from, Backend& to) {
+    Context ctx_a;
+    Tensor* x = ctx_a.new_tensor(DType::F32, {4096});
+    Tensor* src = scale(ctx_a, x, 3.0f);
+    auto ga = Graph::build({src});
+    auto buf_a = alloc_ctx_tensors(ctx_a, from);
+    Context ctx_b;
+    Tensor* copy = ctx_b.new_tensor(DType::F32, {4096});
+    Tensor* dst = scale(ctx_b, copy, 1.0f, 1.0f);
+    auto gb = Graph::build({dst});
+    auto buf_b = alloc_ctx_tensors(ctx_b, to);
+    ASSERT_TRUE(ga.is_ok() && gb.is_ok() && buf_a.is_ok() && buf_b.is_ok());
+    const std::vector<float> values = uniform_values(4096, 9);
+    ASSERT_TRUE(tensor_set_f32(*x, values).is_ok());
+    for (int round = 0; round < 3; ++round) {
+        ASSERT_TRUE(from.graph_compute_async(*ga).is_ok());
+        ASSERT_TRUE(tensor_copy_async(from, to, *src, *copy).is_ok());
+        ASSERT_TRUE(to.graph_compute_async(*gb).is_ok());
+        to.synchronize();
+        from.synchronize();
+        ASSERT_TRUE(to.take_async_error().is_ok());
+        ASSERT_TRUE(from.take_async_error().is_ok());
+        auto out = tensor_get_f32(*dst);
+        ASSERT_TRUE(out.is_ok());
+        for (size_t i = 0; i < values.size(); ++i) ASSERT_EQ((*out)[i], values[i] * 3.0f + 1.0f) << i;
+    }
+}
+
+TEST_F(CudaDeviceTest, CopiesBetweenStreamsOfOneGpu) {
+    auto other = device_->init_backend();
+    ASSERT_TRUE(other.is_ok()) << other.status().to_string();
+    expect_copy_between(*backend_, **other);
+    expect_copy_between(**other, *backend_);
+}
+
+TEST_F(CudaDeviceTest, CopiesBetweenGpus) {
+    Device* second = Registry::global().dev_by_name("CUDA1");
+    if (second == nullptr) GTEST_SKIP() << "one GPU only: no peer copies to test";
+    auto other = second->init_backend();
+    ASSERT_TRUE(other.is_ok()) << other.status().to_string();
+    expect_copy_between(*backend_, **other);
+    expect_copy_between(**other, *backend_);
+    // Synchronous copies between the two GPUs' buffers go through Buffer::copy_tensor.
+    Context ctx;
+    Tensor* a = ctx.new_tensor(DType::F32, {333});
+    Context ctx2;
+    Tensor* b = ctx2.new_tensor(DType::F32, {333});
+    auto ba = alloc_ctx_tensors(ctx, *backend_);
+    auto bb = alloc_ctx_tensors(ctx2, **other);
+    ASSERT_TRUE(ba.is_ok() && bb.is_ok());
+    const std::vector<float> v = uniform_values(333, 4);
+    ASSERT_TRUE(tensor_set_f32(*a, v).is_ok());
+    ASSERT_TRUE(tensor_copy(*a, *b).is_ok());
+    EXPECT_EQ(tensor_get_f32(*b).value(), v);
+}
+
+TEST_F(CudaDeviceTest, EventsRecordWaitAndRefuseOtherBackends) {
+    auto event = device_->event_new();
+    ASSERT_TRUE(event.is_ok()) << event.status().to_string();
+    EXPECT_TRUE((*event)->synchronize().is_ok()) << "never recorded: returns at once";
+    auto other = device_->init_backend();
+    ASSERT_TRUE(other.is_ok());
+    EXPECT_TRUE((*event)->record(*backend_).is_ok());
+    EXPECT_TRUE((*event)->wait(**other).is_ok());
+    EXPECT_TRUE((*event)->wait(*cpu_).is_ok()) << "the CPU waits on the host";
+    EXPECT_TRUE((*event)->synchronize().is_ok());
+    const Status on_cpu = (*event)->record(*cpu_);
+    EXPECT_EQ(on_cpu.code(), StatusCode::InvalidArgument);
+}
+
+// --- errors ------------------------------------------------------------------------------------------
+
+TEST_F(CudaDeviceTest, IndexOutOfRangeIsReportedWithTheNodeAndCleared) {
+    Context ctx;
+    Tensor* table = ctx.new_tensor(DType::F32, {16, 9});
+    Tensor* rows = ctx.new_tensor(DType::I32, {4});
+    Tensor* y = get_rows(ctx, table, rows);
+    y->name = "picked";
+    auto g = Graph::build({y});
+    auto buf = alloc_ctx_tensors(ctx, *backend_);
+    ASSERT_TRUE(g.is_ok() && buf.is_ok());
+    ASSERT_TRUE(tensor_set_f32(*table, uniform_values(144, 1)).is_ok());
+    const int32_t bad[4] = {1, 20, 3, 4};
+    ASSERT_TRUE(tensor_set(*rows, bad, 0, sizeof bad).is_ok());
+    const Status s = backend_->graph_compute(*g);
+    EXPECT_EQ(s.code(), StatusCode::OutOfRange);
+    EXPECT_NE(s.message().find("index 20 out of range [0, 9)"), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find("picked"), std::string::npos) << s.message();
+
+    const int32_t good[4] = {1, 2, 3, 8};
+    ASSERT_TRUE(tensor_set(*rows, good, 0, sizeof good).is_ok());
+    EXPECT_TRUE(backend_->graph_compute(*g).is_ok()) << "the error was reported once and cleared";
+}
+
+TEST_F(CudaDeviceTest, TensorsOutsideTheGpuAreRefusedBeforeAnyKernelRuns) {
+    Context ctx;
+    Tensor* a = ctx.new_tensor(DType::F32, {64});
+    Tensor* y = relu(ctx, a);
+    auto g = Graph::build({y});
+    ASSERT_TRUE(g.is_ok());
+    auto host = alloc_tensors(std::vector<Tensor*>{a}, cpu_->default_buffer_type());
+    auto dev = alloc_tensors(std::vector<Tensor*>{y}, backend_->default_buffer_type());
+    ASSERT_TRUE(host.is_ok() && dev.is_ok());
+    const Status s = backend_->graph_compute(*g);
+    EXPECT_EQ(s.code(), StatusCode::InvalidArgument);
+    EXPECT_NE(s.message().find("own memory"), std::string::npos) << s.message();
+    // The device is still healthy.
+    expect_matches_cpu(*backend_, *cpu_, [](Context& c, std::vector<Tensor*>& in) {
+        in.push_back(c.new_tensor(DType::F32, {100}));
+        return relu(c, in[0]);
+    }, 0.0);
+}
+
+// --- the scheduler ---------------------------------------------------------------------------------
+
+// A small MLP with weights in a CPU weights buffer.
+struct Mlp {
+    Context ctx;
+    Tensor* x = nullptr;
+    Tensor* product = nullptr;  // the first mul_mat
+    Tensor* y = nullptr;
+    Graph graph;
+    std::unique_ptr<Buffer> weights;
+};
+
+std::unique_ptr<Mlp> make_mlp(Backend& cpu) {
+    auto m = std::make_unique<Mlp>();
+    m->x = m->ctx.new_tensor(DType::F32, {128, 64});
+    m->x->set_input();
+    Tensor* w1 = m->ctx.new_tensor(DType::F16, {128, 256});
+    Tensor* w2 = m->ctx.new_tensor(DType::F32, {256, 96});
+    m->product = mul_mat(m->ctx, w1, m->x);
+    m->y = mul_mat(m->ctx, w2, gelu(m->ctx, m->product));
+    m->y->set_output();
+    auto g = Graph::build({m->y});
+    auto w = alloc_tensors(std::vector<Tensor*>{w1, w2}, cpu.default_buffer_type());
+    if (!g.is_ok() || !w.is_ok()) return nullptr;
+    m->graph = std::move(g).value();
+    m->weights = std::move(w).value();
+    m->weights->set_usage(BufferUsage::Weights);
+    if (!tensor_set_f32(*w1, uniform_values(128 * 256, 11, -0.1f, 0.1f)).is_ok() ||
+        !tensor_set_f32(*w2, uniform_values(256 * 96, 12, -0.1f, 0.1f)).is_ok()) {
+        return nullptr;
+    }
+    return m;
+}
+
+// The GPU takes the batch-64 products of weights on the CPU (offload_op); the scheduler copies the
+// weights and activations between the two, with two pipelined copies of every split input.
+TEST_F(CudaDeviceTest, SchedulerWithPipelinedCopiesMatchesTheCpu) {
+    auto on_gpu = make_mlp(*cpu_);
+    auto on_cpu = make_mlp(*cpu_);
+    ASSERT_TRUE(on_gpu != nullptr && on_cpu != nullptr);
+    SchedulerOptions options;
+    options.n_copies = 2;
+    auto sched = Scheduler::create({backend_.get(), cpu_.get()}, {}, options);
+    ASSERT_TRUE(sched.is_ok()) << sched.status().to_string();
+    auto reference = Scheduler::create({cpu_.get()});
+    ASSERT_TRUE(reference.is_ok());
+    ASSERT_TRUE((*sched)->alloc_graph(on_gpu->graph).is_ok());
+    ASSERT_TRUE((*reference)->alloc_graph(on_cpu->graph).is_ok());
+    EXPECT_EQ((*sched)->tensor_backend(*on_gpu->product), backend_.get()) << "offloaded from the CPU weights";
+    for (int round = 0; round < 3; ++round) {
+        const std::vector<float> input = uniform_values(128 * 64, 100 + round);
+        ASSERT_TRUE(tensor_set_f32(*on_gpu->x, input).is_ok());
+        ASSERT_TRUE(tensor_set_f32(*on_cpu->x, input).is_ok());
+        const Status s = (*sched)->graph_compute(on_gpu->graph);
+        ASSERT_TRUE(s.is_ok()) << s.to_string();
+        ASSERT_TRUE((*reference)->graph_compute(on_cpu->graph).is_ok());
+        auto gpu = tensor_get_f32(*on_gpu->y);
+        auto ref = tensor_get_f32(*on_cpu->y);
+        ASSERT_TRUE(gpu.is_ok() && ref.is_ok());
+        EXPECT_LE(nmse(*gpu, *ref), 1e-5);  // the f16 product rounds its activations to f16, as ggml
+    }
+}
+
+// --- larger problems than the conformance cases ------------------------------------------------------
+
+TEST_F(CudaDeviceTest, LargeMatMulsMatchTheCpu) {
+    struct Def {
+        DType weights;
+        double tolerance;
+    };
+    for (const Def d : {Def{DType::F32, 1e-10}, Def{DType::F16, 1e-6}, Def{DType::BF16, 3e-5}}) {
+        SCOPED_TRACE(dtype_name(d.weights));
+        expect_matches_cpu(*backend_, *cpu_, [&](Context& ctx, std::vector<Tensor*>& in) {
+            in.push_back(ctx.new_tensor(d.weights, {1024, 384, 2, 1}));
+            in.push_back(ctx.new_tensor(DType::F32, {1024, 67, 4, 3}));  // broadcast over both batch dims
+            return mul_mat(ctx, in[0], in[1]);
+        }, d.tolerance);
+    }
+    expect_matches_cpu(*backend_, *cpu_, [](Context& ctx, std::vector<Tensor*>& in) {
+        in.push_back(ctx.new_tensor(DType::F32, {200, 300}));
+        in.push_back(ctx.new_tensor(DType::F32, {64, 300}));
+        return out_prod(ctx, in[0], in[1]);
+    }, 1e-10);
+}
+
+TEST_F(CudaDeviceTest, LongRowsAndManyRowsMatchTheCpu) {
+    // Rows longer than a block (grid-stride within the row) and more rows than blocks.
+    expect_matches_cpu(*backend_, *cpu_, [](Context& ctx, std::vector<Tensor*>& in) {
+        in.push_back(ctx.new_tensor(DType::F32, {5000, 3}));
+        return soft_max(ctx, in[0]);
+    }, 1e-10);
+    expect_matches_cpu(*backend_, *cpu_, [](Context& ctx, std::vector<Tensor*>& in) {
+        in.push_back(ctx.new_tensor(DType::F32, {33, 70000}));
+        return rms_norm(ctx, in[0], 1e-6f);
+    }, 1e-10);
+    expect_matches_cpu(*backend_, *cpu_, [](Context& ctx, std::vector<Tensor*>& in) {
+        in.push_back(ctx.new_tensor(DType::F32, {3000, 700}));
+        return sum(ctx, in[0]);
+    }, 1e-10);
+    expect_matches_cpu(*backend_, *cpu_, [](Context& ctx, std::vector<Tensor*>& in) {
+        in.push_back(ctx.new_tensor(DType::F32, {4099, 65}));
+        return argmax(ctx, in[0]);
+    }, 0.0);
+    // More elements than the grid covers in one pass.
+    expect_matches_cpu(*backend_, *cpu_, [](Context& ctx, std::vector<Tensor*>& in) {
+        in.push_back(ctx.new_tensor(DType::F16, {4096, 4500}));
+        return silu(ctx, in[0]);
+    }, 1e-6);
+}
+
+TEST_F(CudaDeviceTest, FlashAttentionOnALongContextMatchesTheCpu) {
+    expect_matches_cpu(*backend_, *cpu_, [](Context& ctx, std::vector<Tensor*>& in) {
+        in.push_back(ctx.new_tensor(DType::F32, {128, 9, 8, 1}));
+        in.push_back(ctx.new_tensor(DType::F16, {128, 700, 2, 1}));
+        in.push_back(ctx.new_tensor(DType::F16, {128, 700, 2, 1}));
+        in.push_back(ctx.new_tensor(DType::F16, {700, 9}));
+        return flash_attn_ext(ctx, in[0], in[1], in[2], in[3], 1.0f / std::sqrt(128.0f));
+    }, 1e-6);
+}
+
+}  // namespace
+}  // namespace xb

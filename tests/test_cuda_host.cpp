@@ -1,0 +1,471 @@
+// The CUDA backend's host-side logic, which needs no GPU: launch sizes, tensor descriptors and their
+// stride arithmetic, the GEMM plan, supports_op, settings and error messages. These run wherever the
+// library is built with CUDA (CI compiles it with nvcc and has no GPU); the tests that need a GPU
+// are in test_cuda_device.cpp.
+#include <gtest/gtest.h>
+
+#if defined(XB_HAVE_CUDA)
+
+#include <climits>
+#include <string>
+#include <vector>
+
+#include "backend/registry.hpp"
+#include "core/context.hpp"
+#include "core/ops.hpp"
+#include "cuda/cuda.hpp"
+#include "cuda/cuda_check.hpp"
+#include "cuda/cuda_error.hpp"
+#include "cuda/cuda_settings.hpp"
+#include "cuda/cuda_support.hpp"
+#include "cuda/gemm_plan.hpp"
+#include "cuda/kernel_errors.hpp"
+#include "cuda/launch_config.hpp"
+#include "cuda/tensor_desc.hpp"
+
+namespace xb::cuda {
+namespace {
+
+// --- launch sizes --------------------------------------------------------------------------------
+
+TEST(CudaLaunch, ElementwiseBlocksCoverEveryItemUpToTheCap) {
+    EXPECT_EQ(elementwise_blocks(0), 1);
+    EXPECT_EQ(elementwise_blocks(1), 1);
+    EXPECT_EQ(elementwise_blocks(kBlockSize), 1);
+    EXPECT_EQ(elementwise_blocks(kBlockSize + 1), 2);
+    EXPECT_EQ(elementwise_blocks(1000, 128), 8);
+    // Past the cap the kernels' grid-stride loops cover the rest: 64-bit sizes never overflow.
+    EXPECT_EQ(elementwise_blocks(int64_t{1} << 40), kMaxBlocks);
+    EXPECT_EQ(elementwise_blocks(INT64_MAX), kMaxBlocks);
+}
+
+TEST(CudaLaunch, RowBlocksAndReductionBlockSizes) {
+    EXPECT_EQ(row_blocks(0), 1);
+    EXPECT_EQ(row_blocks(7), 7);
+    EXPECT_EQ(row_blocks(int64_t{1} << 33), kMaxBlocks);
+    EXPECT_EQ(reduction_block_size(0), kWarpSize);
+    EXPECT_EQ(reduction_block_size(1), kWarpSize);
+    EXPECT_EQ(reduction_block_size(32), 32);
+    EXPECT_EQ(reduction_block_size(33), 64);
+    EXPECT_EQ(reduction_block_size(67), 128);
+    EXPECT_EQ(reduction_block_size(1024), 1024);
+    EXPECT_EQ(reduction_block_size(100000), kMaxBlockSize);
+    for (int64_t n : {1, 5, 31, 100, 513, 4096}) {
+        const int b = reduction_block_size(n);
+        EXPECT_EQ(b % kWarpSize, 0) << n;       // block reductions work warp by warp
+        EXPECT_EQ(b & (b - 1), 0) << n;         // a power of two
+    }
+}
+
+TEST(CudaLaunch, FlashAttentionSharedMemoryPerWarp) {
+    EXPECT_EQ(flash_bytes_per_warp(128, 128), 1024u);
+    EXPECT_TRUE(flash_head_sizes_fit(128, 128));
+    EXPECT_TRUE(flash_head_sizes_fit(6144, 6144));   // exactly 48 KiB
+    EXPECT_FALSE(flash_head_sizes_fit(6144, 6145));
+    const WarpLaunch small = flash_launch(128, 128, 1000);
+    EXPECT_EQ(small.warps_per_block, 4);
+    EXPECT_EQ(small.blocks, 250);
+    EXPECT_EQ(small.shared_bytes, 4096u);
+    const WarpLaunch big = flash_launch(4096, 4096, 3);
+    EXPECT_EQ(big.warps_per_block, 1);
+    EXPECT_EQ(big.blocks, 3);
+    EXPECT_EQ(big.shared_bytes, 32768u);
+    EXPECT_LE(flash_launch(6144, 6144, 1).shared_bytes, kMaxSharedBytes);
+}
+
+// --- tensor descriptors --------------------------------------------------------------------------
+
+// Every element's address through the descriptor (flat index -> coordinates -> bytes) is the
+// tensor's own element address, visited in logical order.
+void expect_same_addresses(const Tensor& t) {
+    const TensorDesc d = describe(t);
+    EXPECT_EQ(element_count(d), t.nelements());
+    int64_t flat = 0;
+    for (int64_t i3 = 0; i3 < t.ne[3]; ++i3)
+        for (int64_t i2 = 0; i2 < t.ne[2]; ++i2)
+            for (int64_t i1 = 0; i1 < t.ne[1]; ++i1)
+                for (int64_t i0 = 0; i0 < t.ne[0]; ++i0, ++flat) {
+                    const Index4 idx = unravel(d, flat);
+                    ASSERT_EQ(idx.i[0], i0);
+                    ASSERT_EQ(idx.i[3], i3);
+                    ASSERT_EQ(static_cast<void*>(element_address(d, idx)),
+                              static_cast<void*>(t.element_ptr(i0, i1, i2, i3)))
+                        << t.display_name() << " at flat " << flat;
+                }
+}
+
+TEST(CudaTensorDesc, StridesOfContiguousPermutedTransposedAndOffsetViews) {
+    Context ctx({.alloc_data = true});
+    Tensor* x = ctx.new_tensor(DType::F16, {9, 8, 4, 3});
+    x->name = "x";
+    expect_same_addresses(*x);
+    Tensor* p = permute(ctx, x, {2, 0, 3, 1});
+    expect_same_addresses(*p);
+    Tensor* t = transpose(ctx, x);
+    expect_same_addresses(*t);
+    Tensor* v = view(ctx, x, {5, 3, 2, 1}, {x->nb[1], x->nb[2], x->nb[3]}, 1 * x->nb[0] + 2 * x->nb[1] + x->nb[2]);
+    expect_same_addresses(*v);
+    EXPECT_EQ(describe(*v).data, static_cast<char*>(x->data) + v->view_offs);
+}
+
+TEST(CudaTensorDesc, RowStartsWrapAndElementSizes) {
+    Context ctx({.alloc_data = true});
+    Tensor* a = ctx.new_tensor(DType::F32, {13, 6, 4, 3});
+    const TensorDesc d = describe(*a);
+    EXPECT_EQ(row_count(d), 6 * 4 * 3);
+    int64_t row = 0;
+    for (int64_t i3 = 0; i3 < 3; ++i3)
+        for (int64_t i2 = 0; i2 < 4; ++i2)
+            for (int64_t i1 = 0; i1 < 6; ++i1, ++row) {
+                const Index4 r = row_start(d, row);
+                EXPECT_EQ(r.i[0], 0);
+                EXPECT_EQ(r.i[1], i1);
+                EXPECT_EQ(r.i[2], i2);
+                EXPECT_EQ(r.i[3], i3);
+            }
+    // b [13, 3, 2, 1] tiled over a: every coordinate wraps around b's size (ggml's repeat rule).
+    Tensor* b = ctx.new_tensor(DType::F32, {13, 3, 2, 1});
+    const Index4 w = wrap(describe(*b), Index4{{12, 5, 3, 2}});
+    EXPECT_EQ(w.i[0], 12);
+    EXPECT_EQ(w.i[1], 2);
+    EXPECT_EQ(w.i[2], 1);
+    EXPECT_EQ(w.i[3], 0);
+    EXPECT_EQ(with_dim(w, 1, 7).i[1], 7);
+    for (int t = 0; t < kDTypeCount; ++t) {
+        EXPECT_EQ(static_cast<size_t>(element_bytes(static_cast<DType>(t))), type_size(static_cast<DType>(t)));
+    }
+}
+
+TEST(CudaTensorDesc, PackedDescriptorsAreContiguous) {
+    const std::array<int64_t, kMaxDims> ne{67, 5, 3, 2};
+    const TensorDesc d = packed_desc(nullptr, DType::BF16, ne);
+    const auto nb = contiguous_strides(DType::BF16, ne);
+    for (int k = 0; k < kMaxDims; ++k) EXPECT_EQ(static_cast<size_t>(d.nb[k]), nb[k]);
+}
+
+// --- error messages --------------------------------------------------------------------------------
+
+TEST(CudaErrors, SourcePathsAreShortened) {
+    EXPECT_EQ(short_source_path("/home/ci/work/main/lib/cuda/cuda_buffer.cpp"), "lib/cuda/cuda_buffer.cpp");
+    EXPECT_EQ(short_source_path("/x/tests/test_cuda_host.cpp"), "tests/test_cuda_host.cpp");
+    EXPECT_EQ(short_source_path("lib/cuda/matmul.cpp"), "lib/cuda/matmul.cpp");
+    EXPECT_EQ(short_source_path("/tmp/other/kernel.cu"), "kernel.cu");
+    EXPECT_EQ(short_source_path("kernel.cu"), "kernel.cu");
+}
+
+TEST(CudaErrors, CallErrorsNameTheErrorStatementFileAndLine) {
+    const std::string text = format_call_error("CUDA", "cudaErrorInvalidValue", "invalid argument",
+                                               CallSite{"cudaMemcpy(a, b, n, kind)", "set_tensor",
+                                                        "/src/xbackend/lib/cuda/cuda_buffer.cpp", 42});
+    EXPECT_EQ(text, "CUDA error cudaErrorInvalidValue (invalid argument) in `cudaMemcpy(a, b, n, kind)` at "
+                    "lib/cuda/cuda_buffer.cpp:42 (set_tensor)");
+}
+
+TEST(CudaErrors, SizesAreReadable) {
+    EXPECT_EQ(format_bytes(0), "0 B");
+    EXPECT_EQ(format_bytes(1023), "1023 B");
+    EXPECT_EQ(format_bytes(1024), "1.0 KiB");
+    EXPECT_EQ(format_bytes(1536), "1.5 KiB");
+    EXPECT_EQ(format_bytes(size_t{80} << 30), "80.0 GiB");
+    EXPECT_EQ(format_bytes(size_t{1} << 60), "1.0 EiB");
+}
+
+Status failing_cuda_call(int& line) {
+    line = __LINE__ + 1;
+    XB_CUDA_RETURN_IF_ERROR(static_cast<cudaError_t>(cudaErrorMemoryAllocation));
+    return Status::ok();
+}
+
+Status failing_cublas_call(int& line) {
+    line = __LINE__ + 1;
+    XB_CUBLAS_RETURN_IF_ERROR(static_cast<cublasStatus_t>(CUBLAS_STATUS_NOT_SUPPORTED));
+    return Status::ok();
+}
+
+Status succeeding_calls() {
+    XB_CUDA_RETURN_IF_ERROR(cudaSuccess);
+    XB_CUBLAS_RETURN_IF_ERROR(CUBLAS_STATUS_SUCCESS);
+    return Status::ok();
+}
+
+// The real macros with real runtime error values (the runtime's error names need no GPU).
+TEST(CudaErrors, CheckMacrosReturnStatusesWithTheCallSite) {
+    int line = 0;
+    const Status cuda = failing_cuda_call(line);
+    EXPECT_EQ(cuda.code(), StatusCode::OutOfMemory);
+    const std::string where = "tests/test_cuda_host.cpp:" + std::to_string(line);
+    EXPECT_NE(cuda.message().find("CUDA error cudaErrorMemoryAllocation"), std::string::npos) << cuda.message();
+    EXPECT_NE(cuda.message().find("static_cast<cudaError_t>(cudaErrorMemoryAllocation)"), std::string::npos)
+        << cuda.message();
+    EXPECT_NE(cuda.message().find(where), std::string::npos) << cuda.message();
+    EXPECT_NE(cuda.message().find("failing_cuda_call"), std::string::npos) << cuda.message();
+
+    const Status cublas = failing_cublas_call(line);
+    EXPECT_EQ(cublas.code(), StatusCode::NotSupported);
+    EXPECT_NE(cublas.message().find("cuBLAS error CUBLAS_STATUS_NOT_SUPPORTED"), std::string::npos)
+        << cublas.message();
+    EXPECT_NE(cublas.message().find("tests/test_cuda_host.cpp:" + std::to_string(line)), std::string::npos)
+        << cublas.message();
+
+    EXPECT_TRUE(succeeding_calls().is_ok());
+    EXPECT_TRUE(XB_CUDA_STATUS(cudaSuccess).is_ok());
+    EXPECT_EQ(status_code_for(cudaErrorIllegalAddress), StatusCode::Internal);
+    EXPECT_EQ(status_code_for(CUBLAS_STATUS_ALLOC_FAILED), StatusCode::OutOfMemory);
+}
+
+TEST(CudaErrors, KernelErrorsNameTheNode) {
+    KernelErrorRecord record;
+    record.kind = kKernelErrorIndexOutOfRange;
+    record.slot = 1;
+    record.value = 12;
+    record.bound = 9;
+    const std::vector<std::string> labels = {"set_rows of node 'a'", "get_rows of node 'tok_embd'"};
+    EXPECT_EQ(describe_kernel_error(record, labels, "CUDA0"),
+              "CUDA0: get_rows of node 'tok_embd': index 12 out of range [0, 9)");
+    record.slot = 5;
+    EXPECT_NE(describe_kernel_error(record, labels, "CUDA0").find("unknown node (slot 5)"), std::string::npos);
+    record.kind = kKernelErrorNone;
+    EXPECT_EQ(describe_kernel_error(record, labels, "CUDA0"), "");
+}
+
+// --- settings ------------------------------------------------------------------------------------
+
+TEST(CudaSettingsParse, KeysValuesAndErrors) {
+    auto none = parse_cuda_params("", "CUDA0");
+    ASSERT_TRUE(none.is_ok());
+    CudaSettings s;
+    none->apply_to(s);
+    EXPECT_EQ(format_cuda_settings(s), "offload_min_batch=32,tf32=0");
+
+    auto both = parse_cuda_params("offload_min_batch=8,tf32=on", "CUDA0");
+    ASSERT_TRUE(both.is_ok()) << both.status().to_string();
+    both->apply_to(s);
+    EXPECT_EQ(s.offload_min_batch, 8);
+    EXPECT_TRUE(s.tf32);
+    EXPECT_EQ(format_cuda_settings(s), "offload_min_batch=8,tf32=1");
+
+    for (const char* bad : {"offload_min_batch=-1", "offload_min_batch=x", "offload_min_batch=", "tf32=maybe"}) {
+        auto r = parse_cuda_params(bad, "CUDA0");
+        ASSERT_FALSE(r.is_ok()) << bad;
+        EXPECT_EQ(r.status().code(), StatusCode::InvalidArgument);
+        EXPECT_NE(r.status().message().find("CUDA0"), std::string::npos) << r.status().message();
+    }
+    auto unknown = parse_cuda_params("colour=blue", "CUDA1");
+    ASSERT_FALSE(unknown.is_ok());
+    EXPECT_NE(unknown.status().message().find("unknown parameter 'colour'"), std::string::npos);
+}
+
+// --- the GEMM plan -------------------------------------------------------------------------------
+
+Tensor* input(Context& ctx, DType t, std::initializer_list<int64_t> ne) { return ctx.new_tensor(t, ne); }
+
+TEST(CudaGemmPlan, InputTypes) {
+    EXPECT_EQ(gemm_input_type(DType::F32, DType::F32), DType::F32);
+    EXPECT_EQ(gemm_input_type(DType::F16, DType::F16), DType::F16);
+    EXPECT_EQ(gemm_input_type(DType::F16, DType::F32), DType::F16);    // b rounded to the weights' type
+    EXPECT_EQ(gemm_input_type(DType::BF16, DType::F32), DType::BF16);
+    EXPECT_EQ(gemm_input_type(DType::F32, DType::F16), DType::F32);    // exact widening of b
+    EXPECT_EQ(gemm_input_type(DType::F16, DType::BF16), DType::F32);
+}
+
+TEST(CudaGemmPlan, ContiguousF32MatMulIsOneGemmInPlace) {
+    Context ctx;
+    Tensor* y = mul_mat(ctx, input(ctx, DType::F32, {67, 13}), input(ctx, DType::F32, {67, 7}));
+    ASSERT_TRUE(gemm_supported(*y));
+    const GemmPlan p = plan_gemm(*y);
+    EXPECT_EQ(p.input_type, DType::F32);
+    EXPECT_EQ(p.m, 13);
+    EXPECT_EQ(p.n, 7);
+    EXPECT_EQ(p.k, 67);
+    EXPECT_TRUE(p.a.transposed);
+    EXPECT_FALSE(p.b.transposed);
+    EXPECT_FALSE(p.a.pack);
+    EXPECT_FALSE(p.b.pack);
+    EXPECT_EQ(p.a.ld, 67);
+    EXPECT_EQ(p.b.ld, 67);
+    EXPECT_EQ(p.c_ld, 13);
+    EXPECT_EQ(p.batching, GemmBatching::Single);
+    EXPECT_EQ(p.scratch_bytes, 0u);
+}
+
+TEST(CudaGemmPlan, MixedTypesPackTheOperandThatChanges) {
+    Context ctx;
+    Tensor* half_weights = mul_mat(ctx, input(ctx, DType::F16, {67, 13}), input(ctx, DType::F32, {67, 7}));
+    GemmPlan p = plan_gemm(*half_weights);
+    EXPECT_EQ(p.input_type, DType::F16);
+    EXPECT_FALSE(p.a.pack);
+    EXPECT_TRUE(p.b.pack);
+    EXPECT_EQ(p.b.scratch_bytes, 67u * 7u * 2u);
+    EXPECT_EQ(p.scratch_bytes, align_scratch(67 * 7 * 2));
+
+    Tensor* half_b = mul_mat(ctx, input(ctx, DType::F32, {33, 9}), input(ctx, DType::F16, {33, 5}));
+    p = plan_gemm(*half_b);
+    EXPECT_EQ(p.input_type, DType::F32);
+    EXPECT_FALSE(p.a.pack);
+    EXPECT_TRUE(p.b.pack);
+
+    Tensor* both = mul_mat(ctx, input(ctx, DType::F16, {33, 9}), input(ctx, DType::BF16, {33, 5}));
+    p = plan_gemm(*both);
+    EXPECT_TRUE(p.a.pack && p.b.pack);
+    EXPECT_EQ(p.b.scratch_offset, align_scratch(33 * 9 * 4));
+    EXPECT_EQ(p.scratch_bytes, align_scratch(33 * 9 * 4) + align_scratch(33 * 5 * 4));
+}
+
+TEST(CudaGemmPlan, StridedOperandsArePackedOrUsedWithTheirRowStride) {
+    Context ctx;
+    // b transposed: its elements are a row apart, which cuBLAS cannot read in place.
+    Tensor* tb = mul_mat(ctx, input(ctx, DType::F32, {67, 13}), transpose(ctx, input(ctx, DType::F32, {7, 67})));
+    GemmPlan p = plan_gemm(*tb);
+    EXPECT_FALSE(p.a.pack);
+    EXPECT_TRUE(p.b.pack);
+    EXPECT_EQ(p.b.ld, 67);
+
+    // A window of a wider matrix: rows packed, so its row stride becomes the leading dimension.
+    Tensor* wide = input(ctx, DType::F32, {25, 6});
+    Tensor* window = view_2d(ctx, wide, 21, 6, wide->nb[1], 2 * wide->nb[0]);
+    Tensor* w = mul_mat(ctx, input(ctx, DType::F32, {21, 4}), window);
+    p = plan_gemm(*w);
+    EXPECT_FALSE(p.b.pack);
+    EXPECT_EQ(p.b.ld, 25);
+}
+
+TEST(CudaGemmPlan, BatchesStridedPointerArraysAndBroadcast) {
+    Context ctx;
+    Tensor* batched = mul_mat(ctx, input(ctx, DType::F32, {64, 33, 2, 1}), input(ctx, DType::F32, {64, 17, 2, 1}));
+    GemmPlan p = plan_gemm(*batched);
+    EXPECT_EQ(p.batching, GemmBatching::Strided);
+    EXPECT_EQ(p.stride_a, 64 * 33);
+    EXPECT_EQ(p.stride_b, 64 * 17);
+    EXPECT_EQ(p.stride_c, 33 * 17);
+    EXPECT_EQ(p.batch_count(), 2);
+
+    // a broadcast over dims 2 and 3: pointer arrays, after the packed operands in scratch.
+    Tensor* bcast = mul_mat(ctx, input(ctx, DType::F16, {33, 9, 2, 3}), input(ctx, DType::F32, {33, 5, 4, 3}));
+    p = plan_gemm(*bcast);
+    EXPECT_EQ(p.batching, GemmBatching::Pointers);
+    EXPECT_EQ(p.r2, 2);
+    EXPECT_EQ(p.r3, 1);
+    EXPECT_EQ(p.batch_count(), 12);
+    EXPECT_EQ(p.pointers_offset, align_scratch(33 * 5 * 12 * 2));
+    EXPECT_EQ(p.scratch_bytes, p.pointers_offset + align_scratch(3 * 12 * sizeof(void*)));
+
+    // A permuted f16 a (heads before rows) reads in place with a row stride of 66 elements and a
+    // batch stride of 33.
+    Tensor* pa = permute(ctx, input(ctx, DType::F16, {33, 2, 9, 1}), {0, 2, 1, 3});
+    Tensor* permuted = mul_mat(ctx, pa, input(ctx, DType::F32, {33, 5, 2, 1}));
+    p = plan_gemm(*permuted);
+    EXPECT_FALSE(p.a.pack);
+    EXPECT_EQ(p.a.ld, 66);
+    EXPECT_EQ(p.batching, GemmBatching::Strided);
+    EXPECT_EQ(p.stride_a, 33);
+}
+
+TEST(CudaGemmPlan, OutProdUsesBTransposed) {
+    Context ctx;
+    Tensor* y = out_prod(ctx, input(ctx, DType::F32, {13, 9}), input(ctx, DType::F32, {7, 9}));
+    ASSERT_TRUE(gemm_supported(*y));
+    const GemmPlan p = plan_gemm(*y);
+    EXPECT_EQ(p.m, 13);
+    EXPECT_EQ(p.n, 7);
+    EXPECT_EQ(p.k, 9);
+    EXPECT_FALSE(p.a.transposed);
+    EXPECT_TRUE(p.b.transposed);
+    EXPECT_EQ(p.a.ld, 13);
+    EXPECT_EQ(p.b.ld, 7);
+}
+
+TEST(CudaGemmPlan, SizesBeyondCublasIntsAreNotSupported) {
+    Context ctx;
+    Tensor* tall = mul_mat(ctx, input(ctx, DType::F32, {2, int64_t{3} << 30}), input(ctx, DType::F32, {2, 1}));
+    ASSERT_TRUE(ctx.ok()) << ctx.status().to_string();
+    EXPECT_FALSE(gemm_supported(*tall));
+    EXPECT_FALSE(supports_node(*tall));
+}
+
+// --- supports_op -----------------------------------------------------------------------------------
+
+TEST(CudaSupport, EveryOpTheBuildersMake) {
+    Context ctx;
+    Tensor* x = input(ctx, DType::F32, {64, 8, 4, 1});
+    Tensor* h = input(ctx, DType::F16, {64, 8, 4, 1});
+    Tensor* rows = input(ctx, DType::I32, {5});
+    Tensor* rows64 = input(ctx, DType::I64, {3});
+    Tensor* pos = input(ctx, DType::I32, {4});
+    Tensor* mask = input(ctx, DType::F16, {8, 8});
+    RopeParams rp;
+    rp.n_dims = 32;
+    std::vector<Tensor*> nodes = {
+        add(ctx, x, input(ctx, DType::BF16, {64})), mul(ctx, h, x), add1(ctx, x, input(ctx, DType::F32, {1})),
+        scale(ctx, x, 0.5f), sqr(ctx, x), sqrt(ctx, x), log(ctx, x), clamp(ctx, h, -1.0f, 1.0f), silu(ctx, x),
+        gelu(ctx, h), swiglu(ctx, x), glu_split(ctx, x, x, GluOp::GeGlu), dup(ctx, transpose(ctx, x)),
+        cont(ctx, permute(ctx, h, {1, 0, 2, 3})), cast(ctx, x, DType::BF16), repeat(ctx, input(ctx, DType::F32, {64}), x),
+        concat(ctx, x, x, 2), pad(ctx, h, {1, 2, 0, 0}), arange(ctx, 0.0f, 10.0f, 1.0f),
+        get_rows(ctx, input(ctx, DType::F32, {16, 9}), rows), get_rows(ctx, input(ctx, DType::I32, {16, 9}), rows),
+        set_rows(ctx, input(ctx, DType::F16, {64, 9}), input(ctx, DType::F32, {64, 3}), rows64), sum(ctx, x),
+        sum_rows(ctx, h), mean(ctx, x), argmax(ctx, input(ctx, DType::F32, {10, 4})), norm(ctx, x, 1e-5f),
+        rms_norm(ctx, h, 1e-5f), soft_max_ext(ctx, input(ctx, DType::F32, {8, 8, 4}), mask, 0.5f, 0.0f),
+        diag_mask_inf(ctx, input(ctx, DType::F32, {8, 8}), 0), rope(ctx, h, pos, rp),
+        mul_mat(ctx, h, x), out_prod(ctx, input(ctx, DType::F32, {13, 9}), input(ctx, DType::F32, {7, 9})),
+        flash_attn_ext(ctx, input(ctx, DType::F32, {64, 7, 4, 1}), input(ctx, DType::F16, {64, 8, 2, 1}),
+                       input(ctx, DType::F16, {64, 8, 2, 1}), mask, 0.125f),
+    };
+    ASSERT_TRUE(ctx.ok()) << ctx.status().to_string();
+    for (const Tensor* n : nodes) EXPECT_TRUE(supports_node(*n)) << n->op_label() << " " << n->shape_string();
+    EXPECT_TRUE(supports_node(*x));                  // a leaf
+    EXPECT_TRUE(supports_node(*transpose(ctx, x)));  // a view computes nothing
+}
+
+TEST(CudaSupport, UnknownCodesHugeHeadsAndMisalignedViewsAreRefused) {
+    Context ctx;
+    Tensor* x = input(ctx, DType::F32, {64, 8});
+    Tensor* bad_unary = silu(ctx, x);
+    bad_unary->set_param_i32(0, 99);
+    EXPECT_FALSE(supports_node(*bad_unary));
+
+    Tensor* q = input(ctx, DType::F32, {8192, 2, 1, 1});
+    Tensor* kv = input(ctx, DType::F16, {8192, 4, 1, 1});
+    EXPECT_FALSE(supports_node(*flash_attn_ext(ctx, q, kv, kv, nullptr, 0.01f)));
+
+    // A float view 2 bytes into its storage: the device would fault on the misaligned loads.
+    Tensor* shifted = view_1d(ctx, x, 16, 2);
+    ASSERT_TRUE(ctx.ok()) << ctx.status().to_string();
+    EXPECT_FALSE(supports_node(*add(ctx, shifted, shifted)));
+    EXPECT_TRUE(supports_node(*add(ctx, view_1d(ctx, x, 16, 4), view_1d(ctx, x, 16, 8))));
+}
+
+TEST(CudaSupport, ScratchForRopeAndPackedOperands) {
+    Context ctx;
+    RopeParams rp;
+    rp.n_dims = 24;
+    Tensor* r = rope(ctx, input(ctx, DType::F32, {40, 3, 7}), input(ctx, DType::I32, {7}), rp);
+    EXPECT_EQ(node_scratch_bytes(*r), align_scratch(7 * 24 * sizeof(float)));
+    Tensor* mm = mul_mat(ctx, input(ctx, DType::F16, {67, 13}), input(ctx, DType::F32, {67, 7}));
+    EXPECT_EQ(node_scratch_bytes(*mm), align_scratch(67 * 7 * 2));
+    EXPECT_EQ(node_scratch_bytes(*add(ctx, input(ctx, DType::F32, {4}), input(ctx, DType::F32, {4}))), 0u);
+}
+
+// --- registration --------------------------------------------------------------------------------
+
+TEST(CudaRegistry, DevicesMatchTheRuntimeCount) {
+    const CudaAvailability available = cuda_availability();
+    if (available.device_count == 0) {
+        EXPECT_FALSE(available.reason.empty());
+        EXPECT_EQ(Registry::global().dev_by_name("CUDA0"), nullptr) << "no GPU: nothing is registered";
+        return;
+    }
+    for (int i = 0; i < available.device_count; ++i) {
+        Device* d = Registry::global().dev_by_name("CUDA" + std::to_string(i));
+        ASSERT_NE(d, nullptr);
+        EXPECT_EQ(d->type(), DeviceType::GPU);
+        EXPECT_FALSE(d->is_simulated());
+    }
+}
+
+}  // namespace
+}  // namespace xb::cuda
+
+#else
+
+TEST(CudaHost, NeedsACudaBuild) { GTEST_SKIP() << "built without CUDA"; }
+
+#endif
