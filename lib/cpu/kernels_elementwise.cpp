@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/op_math.hpp"
 #include "cpu/kernels.hpp"
@@ -18,10 +19,38 @@ namespace {
 
 // --- binary ----------------------------------------------------------------------------------------
 
+// Rows of packed, aligned floats of any float type: core's vectorised converters can read them.
+bool convertible_rows(const Tensor& t) {
+    const size_t size = type_size(t.type);
+    return is_float_type(t.type) && t.is_contiguous_rows() && reinterpret_cast<uintptr_t>(t.data) % size == 0 &&
+           t.nb[1] % size == 0 && t.nb[2] % size == 0 && t.nb[3] % size == 0;
+}
+
 // The op is a template argument so that binary_f32's switch folds away inside the loop.
 template <BinaryOp Op>
 void binary_span_f32(float* d, const float* x, const float* y, int64_t n) {
     for (int64_t i = 0; i < n; ++i) d[i] = binary_f32(Op, x[i], y[i]);
+}
+
+constexpr int64_t kConvertChunk = 256;  // floats converted at a time on the stack
+
+// One row of dst = a op b where a and dst are packed float rows of any float type and y is b's
+// row already in f32 (nb0 elements, repeated along the row). Chunk by chunk, so dst may alias a.
+template <BinaryOp Op>
+void binary_row_converted(const Tensor& dst, std::byte* d, const Tensor& a, const std::byte* x, const float* y,
+                          int64_t ne0, int64_t nb0) {
+    float buf[kConvertChunk];
+    const size_t dst_size = type_size(dst.type), a_size = type_size(a.type);
+    for (int64_t off = 0; off < ne0; off += kConvertChunk) {
+        const int64_t len = std::min(kConvertChunk, ne0 - off);
+        (void)convert_row(a.type, x + static_cast<size_t>(off) * a_size, DType::F32, buf, len);
+        if (nb0 == ne0) {
+            binary_span_f32<Op>(buf, buf, y + off, len);
+        } else {
+            for (int64_t i = 0; i < len; ++i) buf[i] = binary_f32(Op, buf[i], y[(off + i) % nb0]);
+        }
+        (void)convert_row(DType::F32, buf, dst.type, d + static_cast<size_t>(off) * dst_size, len);
+    }
 }
 
 template <BinaryOp Op>
@@ -29,6 +58,8 @@ void binary_rows(const ComputeParams& p, Tensor& dst, const Tensor& a, const Ten
     const int64_t ne0 = dst.ne[0];
     const int64_t nb0 = b.ne[0];  // a row of b repeats ne0 / nb0 times along a row of dst
     const bool fast = packed_f32_rows(dst) && packed_f32_rows(a) && packed_f32_rows(b);
+    const bool converted = !fast && convertible_rows(dst) && convertible_rows(a) && convertible_rows(b);
+    std::vector<float> b_row(converted ? static_cast<size_t>(nb0) : 0);
     const auto range = p.split(dst.nrows());
     for (int64_t row = range.begin; row < range.end; ++row) {
         const RowIndex r = row_index(dst, row);
@@ -43,6 +74,11 @@ void binary_rows(const ComputeParams& p, Tensor& dst, const Tensor& a, const Ten
         std::byte* d = row_ptr(dst, r);
         const std::byte* x = row_ptr(a, r);
         const std::byte* y = row_ptr(b, rb);
+        if (converted) {
+            (void)convert_row(b.type, y, DType::F32, b_row.data(), nb0);
+            binary_row_converted<Op>(dst, d, a, x, b_row.data(), ne0, nb0);
+            continue;
+        }
         for (int64_t i0 = 0, j = 0; i0 < ne0; ++i0) {
             store_at(dst, d, i0, binary_f32(Op, load_at(a, x, i0), load_at(b, y, j)));
             if (++j == nb0) j = 0;
@@ -52,22 +88,14 @@ void binary_rows(const ComputeParams& p, Tensor& dst, const Tensor& a, const Ten
 
 // --- maps ------------------------------------------------------------------------------------------
 
-// Rows of packed, aligned floats of any float type: core's vectorised converters can read them.
-bool convertible_rows(const Tensor& t) {
-    const size_t size = type_size(t.type);
-    return is_float_type(t.type) && t.is_contiguous_rows() && reinterpret_cast<uintptr_t>(t.data) % size == 0 &&
-           t.nb[1] % size == 0 && t.nb[2] % size == 0 && t.nb[3] % size == 0;
-}
-
 // One row of n elements through f, converted to f32 and back a chunk at a time (f16/bf16 rows
 // would otherwise pay a type dispatch per element). Chunk by chunk, so dst may alias src.
 template <typename F>
 void map_row_converted(const Tensor& dst, std::byte* d, const Tensor& src, const std::byte* x, int64_t n, F f) {
-    constexpr int64_t kChunk = 256;
-    float buf[kChunk];
+    float buf[kConvertChunk];
     const size_t dst_size = type_size(dst.type), src_size = type_size(src.type);
-    for (int64_t off = 0; off < n; off += kChunk) {
-        const int64_t len = std::min(kChunk, n - off);
+    for (int64_t off = 0; off < n; off += kConvertChunk) {
+        const int64_t len = std::min(kConvertChunk, n - off);
         (void)convert_row(src.type, x + static_cast<size_t>(off) * src_size, DType::F32, buf, len);
         for (int64_t i = 0; i < len; ++i) buf[i] = f(buf[i]);
         (void)convert_row(DType::F32, buf, dst.type, d + static_cast<size_t>(off) * dst_size, len);

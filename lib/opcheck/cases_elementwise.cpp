@@ -54,6 +54,8 @@ void add_binary_cases(std::vector<OpCase>& cases) {
         cases.push_back(binary_case(op, DType::F32, {67, 5, 1, 1}, DType::F16, {67, 1, 1, 1}, "row"));
         cases.push_back(binary_case(op, DType::F16, {33, 7, 2, 1}, DType::F32, {33, 7, 1, 1}, "bcast2"));
         cases.push_back(binary_case(op, DType::BF16, {33, 7, 2, 1}, DType::F16, {33, 1, 2, 1}, "bcast1"));
+        // Rows wider than the CPU's 256-float conversion chunks, b repeated along them.
+        cases.push_back(binary_case(op, DType::F16, {300, 5, 2, 1}, DType::BF16, {3, 5, 1, 1}, "bcast0_wide"));
     }
 }
 
@@ -157,6 +159,12 @@ void add_unary_cases(std::vector<OpCase>& cases) {
                              tolerance_for_output(t)});
         }
     }
+    cases.push_back({"gelu_wide_f16",  // rows wider than the CPU's 256-float conversion chunks
+                     [](CaseBuilder& b) {
+                         return xb::gelu(b.ctx(), b.input(DType::F16, {601, 3, 1, 1}, uniform(-3.0f, 3.0f)));
+                     },
+                     [](const std::vector<RefArray>& in) { return ref::map(in[0], ref::gelu); },
+                     tolerance_for_output(DType::F16)});
     cases.push_back({"silu_permuted",
                      [](CaseBuilder& b) {
                          Tensor* x = b.input(DType::F32, {7, 13, 3, 1}, uniform(-3.0f, 3.0f));
