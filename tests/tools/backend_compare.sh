@@ -4,21 +4,7 @@
 set -u
 bin=$1
 configs=$2
-failures=0
-check() {  # check NAME EXPECTED_EXIT COMMAND...
-  local name=$1 want=$2
-  shift 2
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$?
-  if [ "$got" -ne "$want" ]; then
-    echo "FAIL $name: exit $got, expected $want"; cat "$tmp/err"; failures=$((failures + 1))
-  fi
-}
-expect_in() {  # expect_in NAME FILE TEXT
-  if ! grep -q -- "$3" "$2"; then echo "FAIL $1: '$3' not in output"; cat "$2"; failures=$((failures + 1)); fi
-}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+source "$(dirname "$0")/check_lib.sh"
 
 # The default pair is the CPU against the first GPU, else SIM0; the checks below name SIM0 so that
 # they mean the same on a machine with a GPU.
@@ -66,5 +52,4 @@ expect_in help-example "$tmp/out" "Example:"
 check list 0 "$bin" --list-devices
 expect_in list-sim "$tmp/out" "SIM0"
 
-if [ "$failures" -ne 0 ]; then echo "$failures checks failed"; exit 1; fi
-echo "backend-compare: all checks passed"
+finish "backend-compare"

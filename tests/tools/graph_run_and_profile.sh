@@ -5,17 +5,7 @@ set -u
 run=$1
 profile=$2
 configs=$3
-failures=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-check() {  # check NAME EXPECTED_EXIT COMMAND...
-  local name=$1 want=$2
-  shift 2
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$?
-  if [ "$got" -ne "$want" ]; then echo "FAIL $name: exit $got, expected $want"; cat "$tmp/err"; failures=$((failures + 1)); fi
-}
-py() { python3 -c "$1" || { echo "FAIL $2"; failures=$((failures + 1)); }; }
+source "$(dirname "$0")/check_lib.sh"
 
 # graph-run: JSON report fields, trace, saved outputs.
 check run-json 0 "$run" -c "$configs/default.json" -b SIM0,CPU -P SIM0:unsupported=rope -r 3 --format json \
@@ -73,5 +63,4 @@ grep -q "bound by copies" "$tmp/err" || { echo "FAIL copy-bound hint"; cat "$tmp
 check not-copy-bound 0 "$profile" -c "$offload" --map CUDA0=SIM0 -r 1
 grep -q "bound by copies" "$tmp/err" && { echo "FAIL hint on a compute-bound run"; failures=$((failures + 1)); }
 
-if [ "$failures" -ne 0 ]; then echo "$failures checks failed"; exit 1; fi
-echo "graph-run, sched-profile: all checks passed"
+finish "graph-run, sched-profile"

@@ -4,20 +4,7 @@
 # Usage: op_check.sh BINARY
 set -u
 bin=$1
-failures=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-check() {  # check NAME EXPECTED_EXIT COMMAND...
-  local name=$1 want=$2
-  shift 2
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$?
-  if [ "$got" -ne "$want" ]; then echo "FAIL $name: exit $got, expected $want"; cat "$tmp/err"; failures=$((failures + 1)); fi
-}
-expect_in() {  # expect_in NAME FILE TEXT
-  if ! grep -q -- "$3" "$2"; then echo "FAIL $1: '$3' not in output"; cat "$2"; failures=$((failures + 1)); fi
-}
-py() { python3 -c "$1" || { echo "FAIL $2"; failures=$((failures + 1)); }; }
+source "$(dirname "$0")/check_lib.sh"
 
 # Test mode: every case on SIM0 passes against the CPU, and the report adds up.
 check test-sim0 0 "$bin" -b SIM0 --format json -o "$tmp/test.json"
@@ -97,5 +84,4 @@ check bad-mode 2 "$bin" --mode fast
 check help 0 "$bin" --help
 expect_in help-example "$tmp/out" "Examples:"
 
-if [ "$failures" -ne 0 ]; then echo "$failures checks failed"; exit 1; fi
-echo "op-check: all checks passed"
+finish "op-check"
