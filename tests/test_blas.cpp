@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "alloc/context_alloc.hpp"
+#include "backend/host_threads.hpp"
 #include "backend/registry.hpp"
 #include "backend/tensor_io.hpp"
 #include "blas/blas_backend.hpp"
@@ -298,7 +299,7 @@ TEST(BlasDevice, MinBatchKeepsSmallProductsOffTheDevice) {
 TEST(BlasDevice, ThreadSettingsAreValidated) {
     DeviceSettingsGuard guard;
     Device& blas = blas_device();
-    EXPECT_NE(blas.settings().find("threads=" + std::to_string(blas::default_thread_count())), std::string::npos)
+    EXPECT_NE(blas.settings().find("threads=" + std::to_string(default_host_threads())), std::string::npos)
         << "default: all cores; got " << blas.settings();
     for (const char* bad :
          {"threads=0", "threads=-2", "threads=abc", "threads=2x", "threads=", "threads", "threads=99999999999"}) {

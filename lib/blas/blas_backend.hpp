@@ -8,7 +8,8 @@
 //
 // Settings ("key=value,..."):
 //   threads=N    threads for this backend's products: each sgemm is split over N OpenMP threads
-//                (default: OpenBLAS's own default, all cores; see default_thread_count). Accepted by init_backend and Backend::set_n_threads, and
+//                (default: the CPU backend's, backend/host_threads.hpp: they share one OpenMP
+//                team). Accepted by init_backend and Backend::set_n_threads, and
 //                by Device::configure as the count of backends that were given none of their own.
 //   min_batch=N  device only: claim mul_mat only when m, n and k are all >= N (default 0: every
 //                size). ggml's BLAS backend uses 32 so that small products stay on the CPU.
@@ -101,9 +102,5 @@ private:
 // (its buffer type is shared); without it nothing is registered.
 void register_blas_backend(Registry& registry);
 
-// The default thread count: OpenBLAS's own at start-up, which is every core this process may run
-// on unless OPENBLAS_NUM_THREADS, GOTO_NUM_THREADS or OMP_NUM_THREADS says otherwise (OpenBLAS
-// reads them when it loads; the CI's ThreadSanitizer step relies on OMP_NUM_THREADS=1).
-int default_thread_count();
 
 }  // namespace xb::blas

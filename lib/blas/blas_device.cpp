@@ -2,6 +2,7 @@
 #include <charconv>
 #include <limits>
 
+#include "backend/host_threads.hpp"
 #include "blas/blas_backend.hpp"
 #include "blas/openblas.hpp"
 
@@ -45,10 +46,8 @@ Result<BlasOptions> parse_blas_options(std::string_view params) {
     return options;
 }
 
-int default_thread_count() { return std::max(openblas_threads(), 1); }
-
 BlasDevice::BlasDevice(BackendReg& reg, Device& host)
-    : Device(reg), host_(&host), description_(openblas_description()), n_threads_(default_thread_count()) {}
+    : Device(reg), host_(&host), description_(openblas_description()), n_threads_(default_host_threads()) {}
 
 DeviceCaps BlasDevice::caps() const {
     DeviceCaps c;

@@ -1,5 +1,7 @@
 #include "cpu/cpu_backend.hpp"
 
+#include "backend/host_threads.hpp"
+
 namespace xb::cpu {
 
 namespace {
@@ -14,7 +16,7 @@ public:
 }  // namespace
 
 CpuBackend::CpuBackend(Device& device, CpuOptions options)
-    : Backend(device), executor_(options.n_threads > 0 ? options.n_threads : default_thread_count()) {}
+    : Backend(device), executor_(options.n_threads > 0 ? options.n_threads : default_host_threads()) {}
 
 bool CpuBackend::set_n_threads(int n_threads) {
     if (n_threads < 1) return false;

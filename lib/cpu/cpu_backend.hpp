@@ -67,7 +67,4 @@ private:
 // Registers the "CPU" backend family and its device.
 void register_cpu_backend(Registry& registry);
 
-// Default thread count: OMP_NUM_THREADS when set, else the cores of the machine.
-int default_thread_count();
-
 }  // namespace xb::cpu

@@ -1,8 +1,7 @@
-#include <cstdlib>
 #include <fstream>
 #include <string>
-#include <thread>
 
+#include "backend/host_threads.hpp"
 #include "cpu/cpu_backend.hpp"
 #include "cpu/kernels.hpp"
 
@@ -60,7 +59,7 @@ Status CpuDevice::configure(std::string_view params) {
 }
 
 std::string CpuDevice::settings() const {
-    return "threads=" + std::to_string(defaults_.n_threads > 0 ? defaults_.n_threads : default_thread_count());
+    return "threads=" + std::to_string(defaults_.n_threads > 0 ? defaults_.n_threads : default_host_threads());
 }
 
 Result<std::unique_ptr<Backend>> CpuDevice::init_backend(std::string_view params) {
@@ -81,17 +80,6 @@ Result<std::unique_ptr<Buffer>> CpuDevice::buffer_from_host_ptr(void* ptr, size_
 }
 
 bool CpuDevice::supports_op(const Tensor& op) const { return supports_node(op); }
-
-int default_thread_count() {
-    // OMP_NUM_THREADS is the usual way to cap OpenMP programs (and how the ThreadSanitizer CI step
-    // keeps libgomp, which TSan cannot see into, single-threaded).
-    if (const char* env = std::getenv("OMP_NUM_THREADS")) {
-        const int n = std::atoi(env);
-        if (n > 0) return n;
-    }
-    const unsigned n = std::thread::hardware_concurrency();
-    return n == 0 ? 1 : static_cast<int>(n);
-}
 
 void register_cpu_backend(Registry& registry) {
     BackendReg& reg = registry.add(std::make_unique<BackendReg>("CPU"));
