@@ -4,7 +4,7 @@
 // conformance suite's (which runs on CUDA0 too, through the registry) against the CPU.
 //
 // Without a GPU every test here is skipped with the reason: "no CUDA device: <the CUDA error>" or
-// "built without CUDA" -- never passed.
+// "built without CUDA" -- never passed; under XB_REQUIRE_GPU=1 they fail instead (gpu_required.hpp).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -19,6 +19,7 @@
 #include "backend/registry.hpp"
 #include "backend/tensor_io.hpp"
 #include "core/ops.hpp"
+#include "gpu_required.hpp"
 #include "sched/scheduler.hpp"
 #if defined(XB_HAVE_CUDA)
 #include "cuda/cuda.hpp"
@@ -31,10 +32,10 @@ class CudaDeviceTest : public ::testing::Test {
 protected:
     void SetUp() override {
 #if !defined(XB_HAVE_CUDA)
-        GTEST_SKIP() << "built without CUDA";
+        XB_SKIP_WITHOUT_GPU("built without CUDA");
 #else
         const cuda::CudaAvailability available = cuda::cuda_availability();
-        if (available.device_count == 0) GTEST_SKIP() << "no CUDA device: " << available.reason;
+        if (available.device_count == 0) XB_SKIP_WITHOUT_GPU("no CUDA device: " << available.reason);
         device_ = Registry::global().dev_by_name("CUDA0");
         ASSERT_NE(device_, nullptr) << "the runtime reports a GPU but CUDA0 is not registered";
         auto b = device_->init_backend();

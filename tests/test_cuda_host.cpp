@@ -4,6 +4,8 @@
 // are in test_cuda_device.cpp.
 #include <gtest/gtest.h>
 
+#include "gpu_required.hpp"
+
 #if defined(XB_HAVE_CUDA)
 
 #include <climits>
@@ -466,6 +468,6 @@ TEST(CudaRegistry, DevicesMatchTheRuntimeCount) {
 
 #else
 
-TEST(CudaHost, NeedsACudaBuild) { GTEST_SKIP() << "built without CUDA"; }
+TEST(CudaHost, NeedsACudaBuild) { XB_SKIP_WITHOUT_GPU("built without CUDA"); }
 
 #endif

@@ -25,18 +25,6 @@ constexpr int64_t kTokens = 32;
 // which the builder fills itself after allocation (through `fill_after`).
 using OpBuilder = std::function<Tensor*(Context&, DType, std::vector<std::function<void()>>& fill_after)>;
 
-size_t bytes_moved(const Tensor& node) {
-    size_t bytes = node.nbytes();
-    for (const Tensor* src : node.src) {
-        if (src != nullptr) bytes += src->nbytes();
-    }
-    if (node.op == xb::Op::GetRows) {  // only the gathered rows of the table are read
-        bytes -= node.src[0]->nbytes();
-        bytes += static_cast<size_t>(node.nelements()) * xb::type_size(node.src[0]->type);
-    }
-    return bytes;
-}
-
 Tensor* positions(Context& ctx, int64_t n, std::vector<std::function<void()>>& fill_after) {
     Tensor* p = ctx.new_tensor(DType::I32, {n});
     fill_after.push_back([p, n] {

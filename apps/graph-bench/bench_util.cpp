@@ -28,4 +28,16 @@ void run_graph(benchmark::State& state, xb::Backend& backend, const xb::Graph& g
     if (flops > 0) state.counters["GFLOPS"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
+size_t bytes_moved(const xb::Tensor& node) {
+    size_t bytes = node.nbytes();
+    for (const xb::Tensor* src : node.src) {
+        if (src != nullptr) bytes += src->nbytes();
+    }
+    if (node.op == xb::Op::GetRows) {
+        bytes -= node.src[0]->nbytes();
+        bytes += static_cast<size_t>(node.nelements()) * xb::type_size(node.src[0]->type);
+    }
+    return bytes;
+}
+
 }  // namespace bench

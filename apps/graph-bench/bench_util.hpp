@@ -17,4 +17,8 @@ void fill_random(xb::Tensor& t, std::mt19937& rng, float lo, float hi);
 // Computes `graph` every iteration; adds a GFLOPS counter when flops > 0.
 void run_graph(benchmark::State& state, xb::Backend& backend, const xb::Graph& graph, double flops);
 
+// Bytes a memory-bound node moves: every source and the result (of a get_rows table only the rows
+// gathered).
+size_t bytes_moved(const xb::Tensor& node);
+
 }  // namespace bench

@@ -1,0 +1,174 @@
+// GPU benchmarks next to their references, measured in the same run:
+//   BM_CudaMemcpyD2D     cudaMemcpy device-to-device: the bandwidth the memory-bound kernels are read
+//                        against (bytes read + written per second, as the kernels count them);
+//   BM_CudaOp/<op>       xbackend's kernels on CUDA0 on 64M-element tensors, bytes moved per second;
+//   BM_CudaMulMat/<type> xbackend's mul_mat on CUDA0 (including its conversion of f32 activations to
+//                        the f16 weights' type), and BM_CublasGemm/<type> the same product called on
+//                        cuBLAS directly with operands already in the GEMM's types.
+// scripts/bench-report gpu turns a run into the ratios recorded in results/. Every benchmark is
+// skipped with a message when no CUDA0 is registered; none is built without CUDA.
+#if defined(XB_HAVE_CUDA)
+
+#include <benchmark/benchmark.h>
+#include <cublas_v2.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "alloc/context_alloc.hpp"
+#include "backend/registry.hpp"
+#include "bench_util.hpp"
+#include "core/ops.hpp"
+
+namespace bench {
+namespace {
+
+using xb::Context;
+using xb::DType;
+using xb::Tensor;
+
+constexpr int64_t kRow = 4096;
+constexpr int64_t kRows = 16384;  // 64M elements: large enough that launch costs vanish
+
+std::unique_ptr<xb::Backend> cuda_backend() {
+    auto b = xb::Registry::global().init_by_name("CUDA0");
+    if (!b.is_ok()) return nullptr;
+    return std::move(b).value();
+}
+
+// Device memory that frees itself; empty when cudaMalloc fails.
+struct DeviceMemory {
+    void* ptr = nullptr;
+    explicit DeviceMemory(size_t bytes) {
+        if (cudaMalloc(&ptr, bytes) != cudaSuccess) ptr = nullptr;
+    }
+    ~DeviceMemory() {
+        if (ptr != nullptr) static_cast<void>(cudaFree(ptr));
+    }
+    DeviceMemory(const DeviceMemory&) = delete;
+    DeviceMemory& operator=(const DeviceMemory&) = delete;
+};
+
+void BM_CudaMemcpyD2D(benchmark::State& state) {
+    const size_t bytes = static_cast<size_t>(kRow * kRows) * sizeof(float);
+    DeviceMemory src(bytes), dst(bytes);
+    if (src.ptr == nullptr || dst.ptr == nullptr) return state.SkipWithError("no GPU memory (no CUDA device?)");
+    static_cast<void>(cudaMemset(src.ptr, 1, bytes));
+    for (auto _ : state) {
+        if (cudaMemcpy(dst.ptr, src.ptr, bytes, cudaMemcpyDeviceToDevice) != cudaSuccess) {
+            return state.SkipWithError("cudaMemcpy failed");
+        }
+    }
+    state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * 2 * bytes));
+}
+
+using OpBuilder = std::function<Tensor*(Context&, DType)>;
+
+void BM_CudaOp(benchmark::State& state, const OpBuilder& build, DType type) {
+    auto backend = cuda_backend();
+    if (backend == nullptr) return state.SkipWithError("no CUDA0 device");
+    Context ctx;
+    Tensor* node = build(ctx, type);
+    auto graph = xb::Graph::build({node});
+    auto buffer = xb::alloc_ctx_tensors(ctx, *backend);
+    if (!graph.is_ok() || !buffer.is_ok()) return state.SkipWithError("setup failed");
+    std::mt19937 rng(3);
+    for (Tensor* leaf : graph->leafs()) fill_random(*leaf, rng, -1, 1);
+    run_graph(state, *backend, *graph, 0);
+    state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * bytes_moved(*node)));
+}
+
+Tensor* big(Context& ctx, DType type) { return ctx.new_tensor(type, {kRow, kRows}); }
+
+const OpBuilder kAdd = [](Context& ctx, DType t) { return xb::add(ctx, big(ctx, t), big(ctx, t)); };
+const OpBuilder kMulRow = [](Context& ctx, DType t) { return xb::mul(ctx, big(ctx, t), ctx.new_tensor(t, {kRow})); };
+const OpBuilder kScale = [](Context& ctx, DType t) { return xb::scale(ctx, big(ctx, t), 0.5f); };
+const OpBuilder kSilu = [](Context& ctx, DType t) { return xb::silu(ctx, big(ctx, t)); };
+const OpBuilder kCastF16 = [](Context& ctx, DType t) { return xb::cast(ctx, big(ctx, t), DType::F16); };
+const OpBuilder kCont = [](Context& ctx, DType t) { return xb::cont(ctx, xb::transpose(ctx, big(ctx, t))); };
+const OpBuilder kRmsNorm = [](Context& ctx, DType t) { return xb::rms_norm(ctx, big(ctx, t), 1e-5f); };
+const OpBuilder kSoftMax = [](Context& ctx, DType t) { return xb::soft_max(ctx, big(ctx, t)); };
+
+void OpArgs(benchmark::internal::Benchmark* b) { b->Unit(benchmark::kMicrosecond)->UseRealTime(); }
+
+BENCHMARK(BM_CudaMemcpyD2D)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_CudaOp, add/f32, kAdd, DType::F32)->Apply(OpArgs);
+BENCHMARK_CAPTURE(BM_CudaOp, add/f16, kAdd, DType::F16)->Apply(OpArgs);
+BENCHMARK_CAPTURE(BM_CudaOp, mul_row/f32, kMulRow, DType::F32)->Apply(OpArgs);
+BENCHMARK_CAPTURE(BM_CudaOp, scale/f32, kScale, DType::F32)->Apply(OpArgs);
+BENCHMARK_CAPTURE(BM_CudaOp, silu/f32, kSilu, DType::F32)->Apply(OpArgs);
+BENCHMARK_CAPTURE(BM_CudaOp, silu/bf16, kSilu, DType::BF16)->Apply(OpArgs);
+BENCHMARK_CAPTURE(BM_CudaOp, cast_to_f16/f32, kCastF16, DType::F32)->Apply(OpArgs);
+BENCHMARK_CAPTURE(BM_CudaOp, cont_transposed/f32, kCont, DType::F32)->Apply(OpArgs);
+BENCHMARK_CAPTURE(BM_CudaOp, rms_norm/f32, kRmsNorm, DType::F32)->Apply(OpArgs);
+BENCHMARK_CAPTURE(BM_CudaOp, soft_max/f32, kSoftMax, DType::F32)->Apply(OpArgs);
+
+// Decoder projections at batch 1 (memory-bound) to 512 (compute-bound): M x K weights, N columns.
+void GemmShapes(benchmark::internal::Benchmark* b) {
+    for (int64_t n : {1, 32, 512}) b->Args({4096, n, 4096})->Args({11008, n, 4096});
+    b->ArgNames({"M", "N", "K"})->Unit(benchmark::kMicrosecond)->UseRealTime();
+}
+
+double gemm_flops(const benchmark::State& state) {
+    return 2.0 * static_cast<double>(state.range(0)) * static_cast<double>(state.range(1)) *
+           static_cast<double>(state.range(2));
+}
+
+void BM_CudaMulMat(benchmark::State& state, DType weights) {
+    auto backend = cuda_backend();
+    if (backend == nullptr) return state.SkipWithError("no CUDA0 device");
+    Context ctx;
+    Tensor* a = ctx.new_tensor(weights, {state.range(2), state.range(0)});
+    Tensor* b = ctx.new_tensor(DType::F32, {state.range(2), state.range(1)});
+    auto graph = xb::Graph::build({xb::mul_mat(ctx, a, b)});
+    auto buffer = xb::alloc_ctx_tensors(ctx, *backend);
+    if (!graph.is_ok() || !buffer.is_ok()) return state.SkipWithError("setup failed");
+    std::mt19937 rng(4);
+    fill_random(*a, rng, -1, 1);
+    fill_random(*b, rng, -1, 1);
+    run_graph(state, *backend, *graph, gemm_flops(state));
+}
+
+// The same product on cuBLAS alone: C[M x N] = A^T B with A stored K x M, as xbackend's plan calls it,
+// f32 in and out (TF32 off, as xbackend's default) or f16 in, f32 out.
+void BM_CublasGemm(benchmark::State& state, DType weights) {
+    const int m = static_cast<int>(state.range(0)), n = static_cast<int>(state.range(1));
+    const int k = static_cast<int>(state.range(2));
+    const size_t in_size = weights == DType::F16 ? sizeof(__half) : sizeof(float);
+    DeviceMemory a(static_cast<size_t>(m) * k * in_size), b(static_cast<size_t>(n) * k * in_size);
+    DeviceMemory c(static_cast<size_t>(m) * n * sizeof(float));
+    if (a.ptr == nullptr || b.ptr == nullptr || c.ptr == nullptr) return state.SkipWithError("no GPU memory");
+    // Small values (bytes 0x22: about 0.0036 as f16, 2e-18 as f32) rather than zeros: some GEMM paths
+    // run faster on zeros.
+    static_cast<void>(cudaMemset(a.ptr, 0x22, static_cast<size_t>(m) * k * in_size));
+    static_cast<void>(cudaMemset(b.ptr, 0x22, static_cast<size_t>(n) * k * in_size));
+    cublasHandle_t handle = nullptr;
+    if (cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS) return state.SkipWithError("cublasCreate failed");
+    const cudaDataType type = weights == DType::F16 ? CUDA_R_16F : CUDA_R_32F;
+    const float alpha = 1.0f, beta = 0.0f;
+    for (auto _ : state) {
+        const cublasStatus_t s = cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &alpha, a.ptr, type, k, b.ptr,
+                                              type, k, &beta, c.ptr, CUDA_R_32F, m, CUBLAS_COMPUTE_32F,
+                                              CUBLAS_GEMM_DEFAULT);
+        if (s != CUBLAS_STATUS_SUCCESS || cudaDeviceSynchronize() != cudaSuccess) {
+            state.SkipWithError("cublasGemmEx failed");
+            break;
+        }
+    }
+    static_cast<void>(cublasDestroy(handle));
+    state.counters["GFLOPS"] = benchmark::Counter(gemm_flops(state) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+BENCHMARK_CAPTURE(BM_CudaMulMat, f32, DType::F32)->Apply(GemmShapes);
+BENCHMARK_CAPTURE(BM_CublasGemm, f32, DType::F32)->Apply(GemmShapes);
+BENCHMARK_CAPTURE(BM_CudaMulMat, f16, DType::F16)->Apply(GemmShapes);
+BENCHMARK_CAPTURE(BM_CublasGemm, f16, DType::F16)->Apply(GemmShapes);
+
+}  // namespace
+}  // namespace bench
+
+#endif  // XB_HAVE_CUDA
