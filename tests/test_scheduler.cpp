@@ -333,6 +333,41 @@ TEST(Scheduler, PipelineCopiesGiveCorrectResultsEveryTime) {
     }
 }
 
+// One allocation computed again and again with new inputs (no reset in between): the split nodes
+// read the copy slot they were allocated with, so every compute must copy into that slot. Found on
+// a GPU, where the second of three computes read the first one's inputs.
+TEST(Scheduler, PipelineCopiesRecomputeOneAllocationCorrectly) {
+    if (!has_device("SIM0")) GTEST_SKIP() << "no SIM0 device";
+    DeviceSettings sim_settings("SIM0", "unsupported=rms_norm");
+    auto sim = init("SIM0");
+    auto cpu = init("CPU");
+    auto setup = chain_with_weight_on(*sim);
+    auto& chain = setup->chain;
+    Graph& g = setup->graph;
+    SchedulerOptions opts;
+    opts.n_copies = 2;
+    auto sched = Scheduler::create({sim.get(), cpu.get()}, {}, opts).value();
+
+    auto cpu_ref = init("CPU");
+    Weights wr;
+    Tensor* wrt = wr.make({33, 5}, "w");
+    wr.place({wrt}, *cpu_ref, 7);
+    auto ref = make_chain(wrt);
+    auto gref = Graph::build({ref->ops.back()}).value();
+    auto ref_buf = alloc_ctx_tensors(ref->ctx, *cpu_ref).value();
+
+    ASSERT_TRUE(sched->alloc_graph(g).is_ok());
+    ASSERT_GT(sched->n_splits(), 1);
+    for (uint32_t step = 0; step < 4; ++step) {
+        const auto input = random_values(165, 2000 + step);
+        ASSERT_TRUE(tensor_set_f32(*chain->x, input).is_ok());
+        ASSERT_TRUE(sched->graph_compute(g).is_ok());
+        ASSERT_TRUE(tensor_set_f32(*ref->x, input).is_ok());
+        ASSERT_TRUE(cpu_ref->graph_compute(gref).is_ok());
+        ASSERT_EQ(tensor_get_f32(*chain->ops.back()).value(), tensor_get_f32(*ref->ops.back()).value()) << "step " << step;
+    }
+}
+
 TEST(Scheduler, ReserveTheLargestThenSmallerGraphsAllocateNothingNew) {
     if (!has_device("SIM0")) GTEST_SKIP() << "no SIM0 device";
     auto sim = init("SIM0");

@@ -140,7 +140,6 @@ Status Scheduler::compute_splits() {
             if (bytes > 0) report_.copy_bytes[{backends_[static_cast<size_t>(s)]->name(), backends_[static_cast<size_t>(d)]->name()}] += bytes;
         }
     }
-    cur_copy_ = (cur_copy_ + 1) % options_.n_copies;
     return Status::ok();
 }
 

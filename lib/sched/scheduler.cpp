@@ -110,6 +110,8 @@ Status Scheduler::reserve(Graph& graph) {
 
 Status Scheduler::alloc_graph(Graph& graph) {
     is_alloc_ = false;
+    cur_copy_ = next_copy_;
+    next_copy_ = (next_copy_ + 1) % options_.n_copies;
     XB_RETURN_IF_ERROR(split_graph(graph));
     XB_RETURN_IF_ERROR(alloc_splits());
     is_alloc_ = true;

@@ -7,7 +7,10 @@
 // the split's backend cannot read it gets a copy there, made once per split. Intermediate tensors
 // are placed by a GraphAllocator with one compute buffer per backend. With n_copies > 1, graph
 // inputs and split inputs rotate over n_copies buffers and backends synchronise with events, so
-// consecutive computes overlap across backends (pipeline parallelism).
+// consecutive computes overlap across backends (pipeline parallelism). The copy slot advances at
+// each alloc_graph, since the split nodes read the slot they were allocated with: an engine that
+// allocates per evaluation (as llama.cpp does) pipelines; computing one allocation again reuses its
+// slot, after the events say the previous compute is done with it.
 //
 // The scheduler rewrites the sources of split nodes to point at the copies while a graph is
 // allocated; reset() (and the destructor) restore them, so the same graph can be scheduled again.
@@ -169,7 +172,8 @@ private:
     std::vector<size_t> copy_bytes_;  // [src backend][dst backend], last compute
     Graph* current_graph_ = nullptr;
     bool is_alloc_ = false;
-    int cur_copy_ = 0;
+    int cur_copy_ = 0;   // the copy slot the allocated split graph reads
+    int next_copy_ = 0;  // the slot the next alloc_graph takes
     SchedEvalCallback eval_callback_;
     SchedReport report_;
     bool report_stale_ = true;
