@@ -52,11 +52,47 @@ TEST(CudaLaunch, RowBlocksAndReductionBlockSizes) {
     EXPECT_EQ(reduction_block_size(67), 128);
     EXPECT_EQ(reduction_block_size(1024), 1024);
     EXPECT_EQ(reduction_block_size(100000), kMaxBlockSize);
+    EXPECT_EQ(reduction_block_size(100000, kRowBlockSize), kRowBlockSize);
+    EXPECT_EQ(reduction_block_size(100, kRowBlockSize), 128);
     for (int64_t n : {1, 5, 31, 100, 513, 4096}) {
         const int b = reduction_block_size(n);
         EXPECT_EQ(b % kWarpSize, 0) << n;       // block reductions work warp by warp
         EXPECT_EQ(b & (b - 1), 0) << n;         // a power of two
     }
+}
+
+TEST(CudaLaunch, RowSegmentsCoverEveryElementOnce) {
+    EXPECT_EQ(row_segments(0, 5).count, 0);
+    EXPECT_EQ(row_segments(7, 0).count, 0);
+    const SegmentGrid small = row_segments(7, 3);
+    EXPECT_EQ(small.per_row, 1);
+    EXPECT_EQ(small.count, 3);
+    const SegmentGrid exact = row_segments(2 * kSegmentLength, 5);
+    EXPECT_EQ(exact.per_row, 2);
+    EXPECT_EQ(exact.count, 10);
+    const SegmentGrid odd = row_segments(2 * kSegmentLength + 1, 5);
+    EXPECT_EQ(odd.per_row, 3);  // a short last segment
+    EXPECT_EQ(segment_blocks(odd), 15);
+    EXPECT_EQ(segment_blocks(row_segments(kSegmentLength, int64_t{1} << 40)), kMaxBlocks);
+    EXPECT_EQ(segment_blocks(row_segments(0, 0)), 1);
+}
+
+TEST(CudaLaunch, FlashKeySplitsFillTheGpuWithChunksOfSeveralKeys) {
+    EXPECT_EQ(flash_splits(32, 13), 1);                   // few keys: one warp per row
+    EXPECT_EQ(flash_splits(32, kFlashMinChunk), 1);
+    EXPECT_EQ(flash_splits(32, 1024), 1024 / kFlashMinChunk);  // decoding: limited by the chunk size
+    EXPECT_EQ(flash_splits(4096, 1024), kFlashTargetWarps / 4096);  // a long prompt: by the warps
+    EXPECT_EQ(flash_splits(kFlashTargetWarps * 2, 1024), 1);
+    EXPECT_EQ(flash_splits(0, 1024), 1);
+    for (int64_t rows : {1, 7, 300}) {
+        for (int64_t n_kv : {33, 129, 1000, 100000}) {
+            const int64_t s = flash_splits(rows, n_kv);
+            EXPECT_GE(s, 1);
+            EXPECT_GE(n_kv / s, kFlashMinChunk) << rows << " " << n_kv;
+        }
+    }
+    EXPECT_EQ(flash_partial_bytes(10, 1, 128), 0u);
+    EXPECT_EQ(flash_partial_bytes(10, 4, 128), 10u * 4u * 130u * sizeof(float));
 }
 
 TEST(CudaLaunch, FlashAttentionSharedMemoryPerWarp) {

@@ -135,6 +135,12 @@ size_t node_scratch_bytes(const Tensor& node) {
             // cos and sin of every rotated pair at each token's position.
             return align_scratch(static_cast<size_t>(node.ne[2]) * static_cast<size_t>(RopeParams::load(node).n_dims) *
                                  sizeof(float));
+        case Op::FlashAttnExt: {
+            // Partial results of the key splits (launch_config.hpp).
+            const int64_t rows = node.src[0]->ne[1] * node.src[0]->ne[2] * node.src[0]->ne[3];
+            const int64_t splits = flash_splits(rows, node.src[1]->ne[1]);
+            return align_scratch(flash_partial_bytes(rows, splits, node.src[2]->ne[0]));
+        }
         default:
             return 0;
     }

@@ -21,6 +21,26 @@ __device__ __forceinline__ int64_t thread_index() {
 }
 __device__ __forceinline__ int64_t thread_count() { return static_cast<int64_t>(gridDim.x) * blockDim.x; }
 
+// --- row segments (launch_config.hpp): for (s = blockIdx.x; s < grid.count; s += gridDim.x) ---------
+
+struct RowSegment {
+    Index4 row;            // coordinates of the row's element 0
+    int64_t begin, end;    // the segment's range along dim 0
+};
+
+__device__ __forceinline__ RowSegment row_segment(const TensorDesc& shape, const SegmentGrid& grid, int64_t s) {
+    const int64_t row = s / grid.per_row;
+    RowSegment seg;
+    seg.row = row_start(shape, row);
+    seg.begin = (s - row * grid.per_row) * kSegmentLength;
+    seg.end = seg.begin + kSegmentLength < grid.row_length ? seg.begin + kSegmentLength : grid.row_length;
+    return seg;
+}
+
+// Element i0 of a row that starts at `row` (a byte address) in a tensor of stride nb0.
+__device__ __forceinline__ const char* at(const char* row, int64_t i0, int64_t nb0) { return row + i0 * nb0; }
+__device__ __forceinline__ char* at(char* row, int64_t i0, int64_t nb0) { return row + i0 * nb0; }
+
 // --- element access --------------------------------------------------------------------------------
 
 __device__ __forceinline__ float load_f32(const TensorDesc& t, const Index4& idx) {

@@ -1,5 +1,5 @@
 // Attention kernels: soft_max (mask, scale, ALiBi), diag_mask_inf, rope (normal and neox, YaRN)
-// and flash_attn_ext (one warp per query row, online softmax). The scalar math (ALiBi slopes,
+// and flash_attn_ext (one warp per query row and chunk of keys, online softmax, chunks merged). The scalar math (ALiBi slopes,
 // rope's YaRN angles) is op_math.hpp's, shared with the CPU.
 #include <cmath>
 
@@ -124,27 +124,33 @@ struct FlashArgs {
     float softcap;
 };
 
-// One warp per query row (iq, h, s), rows numbered head fastest. Lane l owns the elements
-// l, l + 32, ... of the row's q copy and V accumulator in shared memory, so no lane reads another
-// lane's slots and the warp needs no barrier besides its shuffles. Online softmax over the keys,
-// with the CPU's update rule.
+// One warp per (query row, key chunk). Query rows (iq, h, s) are numbered head fastest; chunk c of
+// `splits` covers keys [c * chunk, (c + 1) * chunk). Lane l owns the elements l, l + 32, ... of the
+// row's q copy and V accumulator in shared memory, so no lane reads another lane's slots and the
+// warp needs no barrier besides its shuffles. Online softmax over the chunk's keys, with the CPU's
+// update rule. With one split the warp writes dst; with more it writes its unnormalised
+// accumulator, running max and sum to `partial` ([row][split][dv + 2] floats) for
+// flash_combine_kernel.
 __global__ void flash_attn_kernel(TensorDesc q, TensorDesc k, TensorDesc v, TensorDesc mask, bool masked,
-                                  TensorDesc dst, FlashArgs args) {
+                                  TensorDesc dst, FlashArgs args, int64_t splits, int64_t chunk, float* partial) {
     extern __shared__ float flash_shared[];
     const int64_t d = q.ne[0];
     const int64_t dv = v.ne[0];
     const int64_t n_q = q.ne[1];
     const int64_t n_head = q.ne[2];
+    const int64_t n_kv = k.ne[1];
     const int64_t heads_per_kv = n_head / k.ne[2];
-    const int64_t rows = n_head * n_q * q.ne[3];
+    const int64_t units = n_head * n_q * q.ne[3] * splits;
     const int lane = static_cast<int>(threadIdx.x) % kWarpSize;
     const int warp = static_cast<int>(threadIdx.x) / kWarpSize;
     const int64_t warps_per_block = blockDim.x / kWarpSize;
     float* q_row = flash_shared + warp * (d + dv);
     float* acc = q_row + d;
 
-    for (int64_t row = static_cast<int64_t>(blockIdx.x) * warps_per_block + warp; row < rows;
-         row += static_cast<int64_t>(gridDim.x) * warps_per_block) {
+    for (int64_t unit = static_cast<int64_t>(blockIdx.x) * warps_per_block + warp; unit < units;
+         unit += static_cast<int64_t>(gridDim.x) * warps_per_block) {
+        const int64_t row = unit / splits;
+        const int64_t split = unit - row * splits;
         const int64_t h = row % n_head;
         const int64_t iq = (row / n_head) % n_q;
         const int64_t s = row / n_head / n_q;
@@ -155,14 +161,16 @@ __global__ void flash_attn_kernel(TensorDesc q, TensorDesc k, TensorDesc v, Tens
 
         float run_max = -INFINITY;
         float run_sum = 0.0f;
-        for (int64_t ic = 0; ic < k.ne[1]; ++ic) {
+        const int64_t first = split * chunk;
+        const int64_t last = first + chunk < n_kv ? first + chunk : n_kv;
+        for (int64_t ic = first; ic < last; ++ic) {
             // Every lane computes the same mask value: the branch is uniform over the warp.
             const float mv =
                 masked ? slope * load_f32(mask, Index4{{ic, iq, h % mask.ne[2], s % mask.ne[3]}}) : 0.0f;
             if (mv == -INFINITY) continue;  // masked out: contributes nothing
-            float partial = 0.0f;
-            for (int64_t i = lane; i < d; i += kWarpSize) partial += q_row[i] * load_f32(k, Index4{{i, ic, kvh, s}});
-            float score = warp_reduce(partial, SumOp{}) * args.scale;
+            float partial_dot = 0.0f;
+            for (int64_t i = lane; i < d; i += kWarpSize) partial_dot += q_row[i] * load_f32(k, Index4{{i, ic, kvh, s}});
+            float score = warp_reduce(partial_dot, SumOp{}) * args.scale;
             if (args.softcap != 0.0f) score = args.softcap * tanhf(score);
             score += mv;
             float ms = 1.0f;  // rescales what is accumulated so far
@@ -177,9 +185,50 @@ __global__ void flash_attn_kernel(TensorDesc q, TensorDesc k, TensorDesc v, Tens
             for (int64_t i = lane; i < dv; i += kWarpSize) acc[i] += vs * load_f32(v, Index4{{i, ic, kvh, s}});
             run_sum = run_sum * ms + vs;
         }
-        // Every key masked out: zeros rather than 0/0.
-        const float inv = run_sum == 0.0f ? 0.0f : 1.0f / run_sum;
-        for (int64_t i = lane; i < dv; i += kWarpSize) store_f32(dst, Index4{{i, h, iq, s}}, acc[i] * inv);
+        if (splits == 1) {
+            // Every key masked out: zeros rather than 0/0.
+            const float inv = run_sum == 0.0f ? 0.0f : 1.0f / run_sum;
+            for (int64_t i = lane; i < dv; i += kWarpSize) store_f32(dst, Index4{{i, h, iq, s}}, acc[i] * inv);
+            continue;
+        }
+        float* out = partial + unit * (dv + 2);
+        for (int64_t i = lane; i < dv; i += kWarpSize) out[i] = acc[i];
+        if (lane == 0) {
+            out[dv] = run_max;
+            out[dv + 1] = run_sum;
+        }
+    }
+}
+
+// One warp per query row: merges the row's splits, each weighted by exp(its max - the overall max).
+// A split that saw no unmasked key (max -inf) weighs nothing; a row with none at all gives zeros.
+__global__ void flash_combine_kernel(const float* partial, TensorDesc dst, int64_t n_head, int64_t n_q, int64_t rows,
+                                     int64_t splits, int64_t dv) {
+    const int lane = static_cast<int>(threadIdx.x) % kWarpSize;
+    const int64_t warps_per_block = blockDim.x / kWarpSize;
+    const int64_t stride = dv + 2;
+    for (int64_t row = static_cast<int64_t>(blockIdx.x) * warps_per_block + threadIdx.x / kWarpSize; row < rows;
+         row += static_cast<int64_t>(gridDim.x) * warps_per_block) {
+        const float* parts = partial + row * splits * stride;
+        float overall = -INFINITY;
+        for (int64_t c = 0; c < splits; ++c) overall = fmaxf(overall, parts[c * stride + dv]);
+        float total = 0.0f;
+        for (int64_t c = 0; c < splits; ++c) {
+            const float m = parts[c * stride + dv];
+            if (m != -INFINITY) total += parts[c * stride + dv + 1] * expf(m - overall);
+        }
+        const float inv = total == 0.0f ? 0.0f : 1.0f / total;
+        const int64_t h = row % n_head;
+        const int64_t iq = (row / n_head) % n_q;
+        const int64_t s = row / n_head / n_q;
+        for (int64_t i = lane; i < dv; i += kWarpSize) {
+            float o = 0.0f;
+            for (int64_t c = 0; c < splits; ++c) {
+                const float m = parts[c * stride + dv];
+                if (m != -INFINITY) o += parts[c * stride + i] * expf(m - overall);
+            }
+            store_f32(dst, Index4{{i, h, iq, s}}, o * inv);
+        }
     }
 }
 
@@ -188,7 +237,7 @@ __global__ void flash_attn_kernel(TensorDesc q, TensorDesc k, TensorDesc v, Tens
 Status launch_soft_max(const LaunchContext& ctx, const Tensor& dst) {
     const Tensor& src = *dst.src[0];
     const Tensor* mask = dst.src[1];
-    soft_max_kernel<<<row_blocks(src.nrows()), reduction_block_size(src.ne[0]), 0, ctx.stream>>>(
+    soft_max_kernel<<<row_blocks(src.nrows()), reduction_block_size(src.ne[0], kRowBlockSize), 0, ctx.stream>>>(
         describe(src), mask ? describe(*mask) : TensorDesc{}, mask != nullptr, describe(dst), dst.param_f32(0),
         dst.param_f32(1));
     XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
@@ -236,11 +285,24 @@ Status launch_flash_attn_ext(const LaunchContext& ctx, const Tensor& dst) {
     FlashArgs args{dst.param_f32(0), dst.param_f32(1), dst.param_f32(2)};
     if (args.softcap != 0.0f) args.scale /= args.softcap;
     const int64_t rows = q.ne[1] * q.ne[2] * q.ne[3];
-    const WarpLaunch launch = flash_launch(q.ne[0], v.ne[0], rows);
+    const int64_t n_kv = dst.src[1]->ne[1];
+    const int64_t splits = flash_splits(rows, n_kv);
+    const int64_t chunk = splits > 1 ? n_kv / splits + (n_kv % splits != 0 ? 1 : 0) : n_kv;
+    if (ctx.scratch_bytes < flash_partial_bytes(rows, splits, v.ne[0])) {
+        return Status(StatusCode::Internal, "flash_attn_ext: the scratch reserved for the key splits is too small");
+    }
+    auto* partial = reinterpret_cast<float*>(ctx.scratch);
+    const WarpLaunch launch = flash_launch(q.ne[0], v.ne[0], rows * splits);
     flash_attn_kernel<<<launch.blocks, launch.warps_per_block * kWarpSize, launch.shared_bytes, ctx.stream>>>(
         describe(q), describe(*dst.src[1]), describe(v), mask ? describe(*mask) : TensorDesc{}, mask != nullptr,
-        describe(dst), args);
+        describe(dst), args, splits, chunk, partial);
     XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+    if (splits > 1) {
+        constexpr int kCombineWarps = 4;
+        flash_combine_kernel<<<elementwise_blocks(rows, kCombineWarps), kCombineWarps * kWarpSize, 0, ctx.stream>>>(
+            partial, describe(dst), q.ne[2], q.ne[1], rows, splits, v.ne[0]);
+        XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+    }
     return Status::ok();
 }
 

@@ -1,6 +1,7 @@
 // Copy and layout kernels: copies with type conversion (dup, cont, cpy and GEMM operand packing),
-// repeat, concat, pad, arange, get_rows and set_rows. One thread per output element (grid-stride),
-// except set_rows, which gives each source row a block.
+// repeat, concat, pad, arange, get_rows and set_rows. Copies and get_rows work on row segments
+// (launch_config.hpp); repeat, concat, pad and arange take one thread per output element
+// (grid-stride); set_rows gives each source row a block.
 #include "cuda/cuda_check.hpp"
 #include "cuda/kernel_common.cuh"
 #include "cuda/kernels.hpp"
@@ -9,10 +10,25 @@ namespace xb::cuda {
 
 namespace {
 
-// Both tensors in their own logical order: element f of src goes to element f of dst.
-__global__ void copy_kernel(TensorDesc src, TensorDesc dst, int64_t n) {
-    for (int64_t f = thread_index(); f < n; f += thread_count()) {
-        copy_element(src.type, element_address(src, unravel(src, f)), dst.type, element_address(dst, unravel(dst, f)));
+// Both tensors in their own logical order: element f of src goes to element f of dst. When the two
+// shapes are equal (cont, casts, GEMM packing) that is the element with the same coordinates, found
+// per segment; otherwise (a copy that also reshapes) each element unravels its own index in src.
+__global__ void copy_kernel(TensorDesc src, TensorDesc dst, bool same_shape, SegmentGrid grid) {
+    for (int64_t s = blockIdx.x; s < grid.count; s += gridDim.x) {
+        const RowSegment seg = row_segment(dst, grid, s);
+        char* d_row = element_address(dst, seg.row);
+        if (same_shape) {
+            const char* s_row = element_address(src, seg.row);
+            for (int64_t i0 = seg.begin + threadIdx.x; i0 < seg.end; i0 += blockDim.x) {
+                copy_element(src.type, at(s_row, i0, src.nb[0]), dst.type, at(d_row, i0, dst.nb[0]));
+            }
+            continue;
+        }
+        const int64_t row = s / grid.per_row;
+        for (int64_t i0 = seg.begin + threadIdx.x; i0 < seg.end; i0 += blockDim.x) {
+            const char* from = element_address(src, unravel(src, row * grid.row_length + i0));
+            copy_element(src.type, from, dst.type, at(d_row, i0, dst.nb[0]));
+        }
     }
 }
 
@@ -53,15 +69,20 @@ __global__ void arange_kernel(TensorDesc dst, float start, float step, int64_t n
 // dst row (i1, i2, i3) is row rows[i1, i2, i3] of src matrix (i2, i3). Rows with an index out of
 // range are reported and left as they are (as the CPU does).
 __global__ void get_rows_kernel(TensorDesc src, TensorDesc rows, TensorDesc dst, KernelErrorRecord* errors, int slot,
-                                int64_t n) {
-    for (int64_t f = thread_index(); f < n; f += thread_count()) {
-        const Index4 i = unravel(dst, f);
+                                SegmentGrid grid) {
+    for (int64_t s = blockIdx.x; s < grid.count; s += gridDim.x) {
+        const RowSegment seg = row_segment(dst, grid, s);
+        const Index4& i = seg.row;
         const int64_t row = load_index(rows, Index4{{i.i[1], i.i[2], i.i[3], 0}});
         if (row < 0 || row >= src.ne[1]) {
-            if (i.i[0] == 0) report_index_error(errors, slot, row, src.ne[1]);
+            if (seg.begin == 0 && threadIdx.x == 0) report_index_error(errors, slot, row, src.ne[1]);
             continue;
         }
-        copy_element(src.type, element_address(src, with_dim(i, 1, row)), dst.type, element_address(dst, i));
+        const char* s_row = element_address(src, with_dim(i, 1, row));
+        char* d_row = element_address(dst, i);
+        for (int64_t i0 = seg.begin + threadIdx.x; i0 < seg.end; i0 += blockDim.x) {
+            copy_element(src.type, at(s_row, i0, src.nb[0]), dst.type, at(d_row, i0, dst.nb[0]));
+        }
     }
 }
 
@@ -96,9 +117,11 @@ __global__ void set_rows_kernel(TensorDesc src, TensorDesc rows, TensorDesc dst,
 }  // namespace
 
 Status launch_copy(const LaunchContext& ctx, const TensorDesc& src, const TensorDesc& dst) {
-    const int64_t n = element_count(dst);
-    if (n == 0) return Status::ok();
-    copy_kernel<<<elementwise_blocks(n), kBlockSize, 0, ctx.stream>>>(src, dst, n);
+    if (element_count(dst) == 0) return Status::ok();
+    bool same_shape = true;
+    for (int k = 0; k < kMaxDims; ++k) same_shape = same_shape && src.ne[k] == dst.ne[k];
+    const SegmentGrid grid = row_segments(dst.ne[0], row_count(dst));
+    copy_kernel<<<segment_blocks(grid), kBlockSize, 0, ctx.stream>>>(src, dst, same_shape, grid);
     XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
     return Status::ok();
 }
@@ -134,9 +157,9 @@ Status launch_arange(const LaunchContext& ctx, const Tensor& dst) {
 }
 
 Status launch_get_rows(const LaunchContext& ctx, const Tensor& dst) {
-    const int64_t n = dst.nelements();
-    get_rows_kernel<<<elementwise_blocks(n), kBlockSize, 0, ctx.stream>>>(
-        describe(*dst.src[0]), describe(*dst.src[1]), describe(dst), ctx.errors, ctx.error_slot, n);
+    const SegmentGrid grid = row_segments(dst.ne[0], dst.nrows());
+    get_rows_kernel<<<segment_blocks(grid), kBlockSize, 0, ctx.stream>>>(
+        describe(*dst.src[0]), describe(*dst.src[1]), describe(dst), ctx.errors, ctx.error_slot, grid);
     XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
     return Status::ok();
 }

@@ -9,11 +9,21 @@ namespace xb::cuda {
 
 namespace {
 
-// dst = a (op) b, b tiled over a (a has dst's shape).
-__global__ void binary_kernel(TensorDesc a, TensorDesc b, TensorDesc dst, BinaryOp op, int64_t n) {
-    for (int64_t f = thread_index(); f < n; f += thread_count()) {
-        const Index4 i = unravel(dst, f);
-        store_f32(dst, i, binary_f32(op, load_f32(a, i), load_f32(b, wrap(b, i))));
+// dst = a (op) b, b tiled over a (a has dst's shape). b's row is found once per segment; along
+// dim 0 it is read as is, as one broadcast element, or (rarely) tiled.
+__global__ void binary_kernel(TensorDesc a, TensorDesc b, TensorDesc dst, BinaryOp op, SegmentGrid grid) {
+    const int64_t b0 = b.ne[0];
+    for (int64_t s = blockIdx.x; s < grid.count; s += gridDim.x) {
+        const RowSegment seg = row_segment(dst, grid, s);
+        const char* a_row = element_address(a, seg.row);
+        const char* b_row = element_address(b, wrap(b, seg.row));
+        char* d_row = element_address(dst, seg.row);
+        for (int64_t i0 = seg.begin + threadIdx.x; i0 < seg.end; i0 += blockDim.x) {
+            const int64_t ib = b0 == grid.row_length ? i0 : (b0 == 1 ? 0 : i0 % b0);
+            const float x = load_as_f32(a.type, at(a_row, i0, a.nb[0]));
+            const float y = load_as_f32(b.type, at(b_row, ib, b.nb[0]));
+            store_from_f32(dst.type, at(d_row, i0, dst.nb[0]), binary_f32(op, x, y));
+        }
     }
 }
 
@@ -41,29 +51,35 @@ __device__ __forceinline__ float apply_map(const MapParams& p, float x) {
     return x;
 }
 
-__global__ void map_kernel(TensorDesc src, TensorDesc dst, MapParams params, int64_t n) {
-    for (int64_t f = thread_index(); f < n; f += thread_count()) {
-        const Index4 i = unravel(dst, f);
-        store_f32(dst, i, apply_map(params, load_f32(src, i)));
+// src has dst's shape.
+__global__ void map_kernel(TensorDesc src, TensorDesc dst, MapParams params, SegmentGrid grid) {
+    for (int64_t s = blockIdx.x; s < grid.count; s += gridDim.x) {
+        const RowSegment seg = row_segment(dst, grid, s);
+        const char* s_row = element_address(src, seg.row);
+        char* d_row = element_address(dst, seg.row);
+        for (int64_t i0 = seg.begin + threadIdx.x; i0 < seg.end; i0 += blockDim.x) {
+            const float x = load_as_f32(src.type, at(s_row, i0, src.nb[0]));
+            store_from_f32(dst.type, at(d_row, i0, dst.nb[0]), apply_map(params, x));
+        }
     }
 }
 
 // dst = act(x) * g. Split form: x from `a`, g from `g` (same shapes). Fused form (`g` unused): x
 // and g are the halves of a's rows, at act_offset and gate_offset along dim 0.
 __global__ void glu_kernel(TensorDesc a, TensorDesc g, TensorDesc dst, GluOp op, bool split, int64_t act_offset,
-                           int64_t gate_offset, int64_t n) {
-    for (int64_t f = thread_index(); f < n; f += thread_count()) {
-        const Index4 i = unravel(dst, f);
-        float x;
-        float y;
-        if (split) {
-            x = load_f32(a, i);
-            y = load_f32(g, i);
-        } else {
-            x = load_f32(a, with_dim(i, 0, i.i[0] + act_offset));
-            y = load_f32(a, with_dim(i, 0, i.i[0] + gate_offset));
+                           int64_t gate_offset, SegmentGrid grid) {
+    const TensorDesc& gate = split ? g : a;
+    if (split) act_offset = gate_offset = 0;
+    for (int64_t s = blockIdx.x; s < grid.count; s += gridDim.x) {
+        const RowSegment seg = row_segment(dst, grid, s);
+        const char* x_row = element_address(a, seg.row);
+        const char* g_row = element_address(gate, seg.row);
+        char* d_row = element_address(dst, seg.row);
+        for (int64_t i0 = seg.begin + threadIdx.x; i0 < seg.end; i0 += blockDim.x) {
+            const float x = load_as_f32(a.type, at(x_row, i0 + act_offset, a.nb[0]));
+            const float y = load_as_f32(gate.type, at(g_row, i0 + gate_offset, gate.nb[0]));
+            store_from_f32(dst.type, at(d_row, i0, dst.nb[0]), glu_activation_f32(op, x) * y);
         }
-        store_f32(dst, i, glu_activation_f32(op, x) * y);
     }
 }
 
@@ -108,30 +124,30 @@ BinaryOp binary_op(Op op) {
 }  // namespace
 
 Status launch_binary(const LaunchContext& ctx, const Tensor& dst) {
-    const int64_t n = dst.nelements();
-    binary_kernel<<<elementwise_blocks(n), kBlockSize, 0, ctx.stream>>>(describe(*dst.src[0]), describe(*dst.src[1]),
-                                                                        describe(dst), binary_op(dst.op), n);
+    const SegmentGrid grid = row_segments(dst.ne[0], dst.nrows());
+    binary_kernel<<<segment_blocks(grid), kBlockSize, 0, ctx.stream>>>(describe(*dst.src[0]), describe(*dst.src[1]),
+                                                                       describe(dst), binary_op(dst.op), grid);
     XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
     return Status::ok();
 }
 
 Status launch_map(const LaunchContext& ctx, const Tensor& dst) {
-    const int64_t n = dst.nelements();
-    map_kernel<<<elementwise_blocks(n), kBlockSize, 0, ctx.stream>>>(describe(*dst.src[0]), describe(dst),
-                                                                     map_params(dst), n);
+    const SegmentGrid grid = row_segments(dst.ne[0], dst.nrows());
+    map_kernel<<<segment_blocks(grid), kBlockSize, 0, ctx.stream>>>(describe(*dst.src[0]), describe(dst),
+                                                                    map_params(dst), grid);
     XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
     return Status::ok();
 }
 
 Status launch_glu(const LaunchContext& ctx, const Tensor& dst) {
-    const int64_t n = dst.nelements();
+    const SegmentGrid grid = row_segments(dst.ne[0], dst.nrows());
     const bool split = dst.src[1] != nullptr;
     const bool swapped = !split && dst.param_i32(1) != 0;
     const int64_t half = dst.ne[0];
     const TensorDesc gate = split ? describe(*dst.src[1]) : TensorDesc{};
-    glu_kernel<<<elementwise_blocks(n), kBlockSize, 0, ctx.stream>>>(
+    glu_kernel<<<segment_blocks(grid), kBlockSize, 0, ctx.stream>>>(
         describe(*dst.src[0]), gate, describe(dst), static_cast<GluOp>(dst.param_i32(0)), split, swapped ? half : 0,
-        swapped ? 0 : half, n);
+        swapped ? 0 : half, grid);
     XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
     return Status::ok();
 }

@@ -125,7 +125,7 @@ Status launch_sum(const LaunchContext& ctx, const Tensor& dst) {
 
 Status launch_sum_rows(const LaunchContext& ctx, const Tensor& dst) {
     const Tensor& src = *dst.src[0];
-    sum_rows_kernel<<<row_blocks(dst.nrows()), reduction_block_size(src.ne[0]), 0, ctx.stream>>>(
+    sum_rows_kernel<<<row_blocks(dst.nrows()), reduction_block_size(src.ne[0], kRowBlockSize), 0, ctx.stream>>>(
         describe(src), describe(dst), dst.op == Op::Mean);
     XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
     return Status::ok();
@@ -141,7 +141,7 @@ Status launch_argmax(const LaunchContext& ctx, const Tensor& dst) {
 
 Status launch_norm(const LaunchContext& ctx, const Tensor& dst) {
     const Tensor& src = *dst.src[0];
-    norm_kernel<<<row_blocks(dst.nrows()), reduction_block_size(src.ne[0]), 0, ctx.stream>>>(
+    norm_kernel<<<row_blocks(dst.nrows()), reduction_block_size(src.ne[0], kRowBlockSize), 0, ctx.stream>>>(
         describe(src), describe(dst), dst.param_f32(0), dst.op == Op::RmsNorm);
     XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
     return Status::ok();

@@ -15,10 +15,34 @@ int elementwise_blocks(int64_t n, int block) {
 
 int row_blocks(int64_t rows) { return clamp_blocks(rows); }
 
-int reduction_block_size(int64_t row_length) {
+int reduction_block_size(int64_t row_length, int cap) {
+    cap = std::clamp(cap, kWarpSize, kMaxBlockSize);
     int threads = kWarpSize;
-    while (threads < kMaxBlockSize && threads < row_length) threads *= 2;
+    while (threads < cap && threads < row_length) threads *= 2;
     return threads;
+}
+
+SegmentGrid row_segments(int64_t row_length, int64_t rows) {
+    SegmentGrid g;
+    if (row_length <= 0 || rows <= 0) return g;
+    g.row_length = row_length;
+    g.per_row = row_length / kSegmentLength + (row_length % kSegmentLength != 0 ? 1 : 0);
+    g.count = g.per_row * rows;
+    return g;
+}
+
+int segment_blocks(const SegmentGrid& grid) { return clamp_blocks(grid.count); }
+
+int64_t flash_splits(int64_t rows, int64_t n_kv) {
+    if (rows <= 0 || n_kv <= kFlashMinChunk) return 1;
+    const int64_t by_keys = n_kv / kFlashMinChunk;                    // chunks of at least kFlashMinChunk keys
+    const int64_t by_warps = std::max<int64_t>(1, kFlashTargetWarps / rows);  // no more warps than fill the GPU
+    return std::max<int64_t>(1, std::min(by_keys, by_warps));
+}
+
+size_t flash_partial_bytes(int64_t rows, int64_t splits, int64_t dv) {
+    if (splits <= 1) return 0;
+    return static_cast<size_t>(rows) * static_cast<size_t>(splits) * static_cast<size_t>(dv + 2) * sizeof(float);
 }
 
 size_t flash_bytes_per_warp(int64_t d, int64_t dv) {
@@ -30,12 +54,12 @@ bool flash_head_sizes_fit(int64_t d, int64_t dv) {
     return d >= 0 && dv >= 0 && flash_bytes_per_warp(d, dv) <= kMaxSharedBytes;
 }
 
-WarpLaunch flash_launch(int64_t d, int64_t dv, int64_t rows) {
+WarpLaunch flash_launch(int64_t d, int64_t dv, int64_t units) {
     constexpr int kMaxWarps = 4;
     const size_t per_warp = std::max<size_t>(flash_bytes_per_warp(d, dv), sizeof(float));
     WarpLaunch launch;
     launch.warps_per_block = static_cast<int>(std::clamp<size_t>(kMaxSharedBytes / per_warp, 1, kMaxWarps));
-    launch.blocks = elementwise_blocks(rows, launch.warps_per_block);
+    launch.blocks = elementwise_blocks(units, launch.warps_per_block);
     launch.shared_bytes = per_warp * static_cast<size_t>(launch.warps_per_block);
     return launch;
 }

@@ -14,14 +14,31 @@ inline constexpr int kBlockSize = 256;            // threads of element-wise blo
 inline constexpr int kMaxBlockSize = 1024;        // the hardware limit
 inline constexpr int kMaxBlocks = 65536;          // grid-stride loops cover the rest
 inline constexpr size_t kMaxSharedBytes = 48 * 1024;  // dynamic shared memory without an opt-in
+// Threads of a block that normalises rows (norm, rms_norm, soft_max): several blocks per SM and
+// several elements per thread keep enough loads in flight to reach the memory bandwidth.
+inline constexpr int kRowBlockSize = 256;
+// Elements of one row a block of an element-wise kernel takes at a time (8 per thread).
+inline constexpr int64_t kSegmentLength = 8 * kBlockSize;
 
 // Blocks of `block` threads for n independent items (at least 1, at most kMaxBlocks).
 int elementwise_blocks(int64_t n, int block = kBlockSize);
 // Blocks for kernels that give each block one row at a time (at least 1, at most kMaxBlocks).
 int row_blocks(int64_t rows);
 // Threads of a block that reduces a row of `row_length` elements: a power of two from one warp
-// up to kMaxBlockSize, no larger than the row needs.
-int reduction_block_size(int64_t row_length);
+// up to `cap` (a power of two, at most kMaxBlockSize), no larger than the row needs.
+int reduction_block_size(int64_t row_length, int cap = kMaxBlockSize);
+
+// Element-wise kernels work on row segments: up to kSegmentLength consecutive elements of one row
+// (dim 0). A block computes a segment's row coordinates once, so an element costs a multiply-add
+// instead of the 64-bit divisions of unravelling a flat index.
+struct SegmentGrid {
+    int64_t row_length = 0;  // ne[0]
+    int64_t per_row = 0;     // segments in one row
+    int64_t count = 0;       // segments in the tensor
+};
+SegmentGrid row_segments(int64_t row_length, int64_t rows);
+// Blocks for a segment grid (at least 1, at most kMaxBlocks).
+int segment_blocks(const SegmentGrid& grid);
 
 // flash_attn_ext: one warp per query row, each warp with (d + dv) floats of shared memory.
 struct WarpLaunch {
@@ -33,7 +50,16 @@ struct WarpLaunch {
 size_t flash_bytes_per_warp(int64_t d, int64_t dv);
 // True when one warp's shared memory fits a block (the head sizes the kernel can take).
 bool flash_head_sizes_fit(int64_t d, int64_t dv);
-// The launch for `rows` query rows; head sizes must fit.
-WarpLaunch flash_launch(int64_t d, int64_t dv, int64_t rows);
+// The launch for `units` warps' work (query rows, times the key splits); head sizes must fit.
+WarpLaunch flash_launch(int64_t d, int64_t dv, int64_t units);
+// Key splits per query row: a row's keys are cut into this many chunks of consecutive keys, each
+// done by its own warp (split-KV, "flash decoding"), then combined. Few query rows (decoding) get
+// many splits so that the GPU is full; a chunk keeps at least kFlashMinChunk keys.
+inline constexpr int64_t kFlashMinChunk = 32;
+inline constexpr int64_t kFlashTargetWarps = 16384;
+int64_t flash_splits(int64_t rows, int64_t n_kv);
+// Scratch for the splits' partial results when splits > 1: per row and split, dv accumulators plus
+// the running max and sum, as floats.
+size_t flash_partial_bytes(int64_t rows, int64_t splits, int64_t dv);
 
 }  // namespace xb::cuda

@@ -219,6 +219,13 @@ void add_flash_attn_cases(std::vector<OpCase>& cases) {
         // ALiBi over 6 heads (two slope series), GQA 2.
         {"alibi", 32, 32, 7, 13, 6, 3, 1, DType::F32, DType::F16, m, s32, 8.0f, 0.0f},
         {"alibi", 32, 32, 7, 13, 6, 3, 1, DType::F16, DType::F16, causal_mask(-1.0f, 1.0f, 6), s32, 8.0f, 0.0f},
+        // Enough keys that a GPU splits each row's keys over several warps and merges their partial
+        // softmax states: odd key counts (a short last chunk), chunks that are all masked out
+        // (causal over 200 keys with 7 past), ALiBi with softcap across chunks.
+        {"split_decode", 64, 64, 1, 301, 4, 2, 1, DType::F16, DType::F16, m, 0.125f, 0.0f, 0.0f},
+        {"split_causal", 32, 32, 5, 200, 2, 1, 2, DType::F16, DType::F32, causal_mask(-0.5f, 0.5f, 7), s32, 0.0f,
+         0.0f},
+        {"split_alibi_softcap", 32, 32, 3, 129, 6, 3, 1, DType::F32, DType::F16, m, s32, 8.0f, 1.5f},
     };
     for (const FlashDef& f : defs) cases.push_back(flash_case(f));
 }
