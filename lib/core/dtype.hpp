@@ -13,6 +13,10 @@
 
 #include "core/host_device.hpp"
 
+#if defined(__CUDACC__)
+#include <cuda_fp16.h>
+#endif
+
 namespace xb {
 
 enum class DType : uint8_t { F32, F16, BF16, I32, I64 };
@@ -48,8 +52,12 @@ XB_HD float bits_float(uint32_t u) {
     return f;
 }
 
-// IEEE half precision, round to nearest even; overflow gives inf, NaN stays NaN.
+// IEEE half precision, round to nearest even; overflow gives inf, NaN stays NaN. On a GPU the
+// conversion instruction rounds the same way (only NaN payloads may differ).
 XB_HD uint16_t f32_to_f16(float f) {
+#if defined(__CUDA_ARCH__)
+    return __half_as_ushort(__float2half_rn(f));
+#else
     const uint32_t x = float_bits(f);
     const uint32_t sign = (x >> 16) & 0x8000u;
     const uint32_t exp = (x >> 23) & 0xffu;
@@ -73,9 +81,13 @@ XB_HD uint16_t f32_to_f16(float f) {
     // A carry out of the mantissa correctly bumps the exponent (up to inf).
     if (rem > 0x1000u || (rem == 0x1000u && (half & 1u))) ++half;
     return static_cast<uint16_t>(half);
+#endif
 }
 
 XB_HD float f16_to_f32(uint16_t h) {
+#if defined(__CUDA_ARCH__)
+    return __half2float(__ushort_as_half(h));
+#else
     const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
     const uint32_t exp = (h >> 10) & 0x1fu;
     const uint32_t mant = h & 0x3ffu;
@@ -85,6 +97,7 @@ XB_HD float f16_to_f32(uint16_t h) {
     }
     if (exp == 0x1f) return bits_float(sign | 0x7f800000u | (mant << 13));
     return bits_float(sign | ((exp + 112u) << 23) | (mant << 13));
+#endif
 }
 
 // bfloat16: the top half of an f32, round to nearest even; NaN stays a (quiet) NaN.

@@ -26,10 +26,13 @@ __device__ __forceinline__ float soft_max_input(const TensorDesc& src, const Ten
     return w;
 }
 
-// One block per row: max, then the sum of exponentials in double, then the normalised values (the
-// inputs are recomputed in each pass, so dst may alias src).
+// One block per row: max, then the sum of exponentials in double, then the normalised values.
+// With `cached`, the row's inputs and then their exponentials are kept in shared memory (ne[0]
+// floats), so src and the mask are read once and exp runs once per element; otherwise the inputs
+// are recomputed in each pass. Each thread touches only its own elements, so dst may alias src.
 __global__ void soft_max_kernel(TensorDesc src, TensorDesc mask, bool masked, TensorDesc dst, float scale,
-                                float max_bias) {
+                                float max_bias, bool cached) {
+    extern __shared__ float soft_max_row[];
     __shared__ float max_scratch[kMaxBlockSize / kWarpSize];
     __shared__ double sum_scratch[kMaxBlockSize / kWarpSize];
     const int64_t n = src.ne[0];
@@ -39,20 +42,26 @@ __global__ void soft_max_kernel(TensorDesc src, TensorDesc mask, bool masked, Te
         const float slope = alibi_slope_f32(static_cast<int>(r.i[2]), static_cast<int>(src.ne[2]), max_bias);
         float max = -INFINITY;
         for (int64_t i0 = threadIdx.x; i0 < n; i0 += blockDim.x) {
-            max = fmaxf(max, soft_max_input(src, mask, masked, r, i0, scale, slope));
+            const float w = soft_max_input(src, mask, masked, r, i0, scale, slope);
+            if (cached) soft_max_row[i0] = w;
+            max = fmaxf(max, w);
         }
         max = block_reduce(max, MaxOp{}, -INFINITY, max_scratch);
         double sum = 0.0;
         for (int64_t i0 = threadIdx.x; i0 < n; i0 += blockDim.x) {
-            sum += static_cast<double>(expf(soft_max_input(src, mask, masked, r, i0, scale, slope) - max));
+            const float w = cached ? soft_max_row[i0] : soft_max_input(src, mask, masked, r, i0, scale, slope);
+            const float e = expf(w - max);
+            if (cached) soft_max_row[i0] = e;
+            sum += static_cast<double>(e);
         }
         sum = block_reduce(sum, SumOp{}, 0.0, sum_scratch);
         // A row of only -inf gives NaN (exp(-inf - -inf)), as on the CPU and in ggml.
         const float inv = static_cast<float>(1.0 / sum);
         // The barriers inside block_reduce come after every read of pass 2: writing now is safe.
         for (int64_t i0 = threadIdx.x; i0 < n; i0 += blockDim.x) {
-            const float v = expf(soft_max_input(src, mask, masked, r, i0, scale, slope) - max);
-            store_f32(dst, with_dim(r, 0, i0), v * inv);
+            const float e = cached ? soft_max_row[i0]
+                                   : expf(soft_max_input(src, mask, masked, r, i0, scale, slope) - max);
+            store_f32(dst, with_dim(r, 0, i0), e * inv);
         }
     }
 }
@@ -118,6 +127,9 @@ __global__ void rope_kernel(TensorDesc src, TensorDesc dst, RopeArgs args, const
 
 // --- flash_attn_ext -------------------------------------------------------------------------------
 
+// Keys a flash_attn_ext warp takes at a time.
+constexpr int kKeyGroup = 4;
+
 struct FlashArgs {
     float scale;  // applied to q.k (already divided by softcap when softcap is on, as ggml)
     float max_bias;
@@ -163,27 +175,58 @@ __global__ void flash_attn_kernel(TensorDesc q, TensorDesc k, TensorDesc v, Tens
         float run_sum = 0.0f;
         const int64_t first = split * chunk;
         const int64_t last = first + chunk < n_kv ? first + chunk : n_kv;
-        for (int64_t ic = first; ic < last; ++ic) {
-            // Every lane computes the same mask value: the branch is uniform over the warp.
-            const float mv =
-                masked ? slope * load_f32(mask, Index4{{ic, iq, h % mask.ne[2], s % mask.ne[3]}}) : 0.0f;
-            if (mv == -INFINITY) continue;  // masked out: contributes nothing
-            float partial_dot = 0.0f;
-            for (int64_t i = lane; i < d; i += kWarpSize) partial_dot += q_row[i] * load_f32(k, Index4{{i, ic, kvh, s}});
-            float score = warp_reduce(partial_dot, SumOp{}) * args.scale;
-            if (args.softcap != 0.0f) score = args.softcap * tanhf(score);
-            score += mv;
-            float ms = 1.0f;  // rescales what is accumulated so far
-            float vs = 1.0f;  // weight of this value row
-            if (score > run_max) {
-                ms = expf(run_max - score);
-                run_max = score;
-                for (int64_t i = lane; i < dv; i += kWarpSize) acc[i] *= ms;
-            } else {
-                vs = expf(score - run_max);
+        // kKeyGroup keys at a time: their loads are independent, so the warp waits for memory once
+        // per group rather than once per key. The group's scores update the online softmax together
+        // (the same result as key by key, up to rounding).
+        for (int64_t ic0 = first; ic0 < last; ic0 += kKeyGroup) {
+            bool live[kKeyGroup];
+            float score[kKeyGroup];
+            // Every lane computes the same mask values: branches on them are uniform over the warp.
+#pragma unroll
+            for (int g = 0; g < kKeyGroup; ++g) {
+                const int64_t ic = ic0 + g;
+                live[g] = ic < last;
+                score[g] = live[g] && masked
+                               ? slope * load_f32(mask, Index4{{ic, iq, h % mask.ne[2], s % mask.ne[3]}})
+                               : 0.0f;
+                live[g] = live[g] && score[g] != -INFINITY;  // masked out: contributes nothing
             }
-            for (int64_t i = lane; i < dv; i += kWarpSize) acc[i] += vs * load_f32(v, Index4{{i, ic, kvh, s}});
-            run_sum = run_sum * ms + vs;
+            float dot[kKeyGroup] = {};
+            for (int64_t i = lane; i < d; i += kWarpSize) {
+                const float qi = q_row[i];
+#pragma unroll
+                for (int g = 0; g < kKeyGroup; ++g) {
+                    if (live[g]) dot[g] += qi * load_f32(k, Index4{{i, ic0 + g, kvh, s}});
+                }
+            }
+            float group_max = -INFINITY;
+#pragma unroll
+            for (int g = 0; g < kKeyGroup; ++g) {
+                float sc = warp_reduce(dot[g], SumOp{}) * args.scale;
+                if (args.softcap != 0.0f) sc = args.softcap * tanhf(sc);
+                score[g] = live[g] ? sc + score[g] : -INFINITY;
+                group_max = fmaxf(group_max, score[g]);
+            }
+            if (group_max == -INFINITY) continue;
+            const float new_max = fmaxf(run_max, group_max);
+            const float ms = expf(run_max - new_max);  // rescales what is accumulated so far (0 at first)
+            float weight[kKeyGroup];
+            float weight_sum = 0.0f;
+#pragma unroll
+            for (int g = 0; g < kKeyGroup; ++g) {
+                weight[g] = live[g] ? expf(score[g] - new_max) : 0.0f;
+                weight_sum += weight[g];
+            }
+            for (int64_t i = lane; i < dv; i += kWarpSize) {
+                float a = acc[i] * ms;
+#pragma unroll
+                for (int g = 0; g < kKeyGroup; ++g) {
+                    if (live[g]) a += weight[g] * load_f32(v, Index4{{i, ic0 + g, kvh, s}});
+                }
+                acc[i] = a;
+            }
+            run_sum = run_sum * ms + weight_sum;
+            run_max = new_max;
         }
         if (splits == 1) {
             // Every key masked out: zeros rather than 0/0.
@@ -237,9 +280,11 @@ __global__ void flash_combine_kernel(const float* partial, TensorDesc dst, int64
 Status launch_soft_max(const LaunchContext& ctx, const Tensor& dst) {
     const Tensor& src = *dst.src[0];
     const Tensor* mask = dst.src[1];
-    soft_max_kernel<<<row_blocks(src.nrows()), reduction_block_size(src.ne[0], kRowBlockSize), 0, ctx.stream>>>(
-        describe(src), mask ? describe(*mask) : TensorDesc{}, mask != nullptr, describe(dst), dst.param_f32(0),
-        dst.param_f32(1));
+    const size_t row_bytes = static_cast<size_t>(src.ne[0]) * sizeof(float);
+    const bool cached = row_bytes <= kMaxSharedBytes;
+    soft_max_kernel<<<row_blocks(src.nrows()), reduction_block_size(src.ne[0], kRowBlockSize), cached ? row_bytes : 0,
+                      ctx.stream>>>(describe(src), mask ? describe(*mask) : TensorDesc{}, mask != nullptr, describe(dst),
+                                    dst.param_f32(0), dst.param_f32(1), cached);
     XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
     return Status::ok();
 }

@@ -32,6 +32,41 @@ __global__ void copy_kernel(TensorDesc src, TensorDesc dst, bool same_shape, Seg
     }
 }
 
+// A copy between float tensors of one shape whose source has dim 1 contiguous and dim 0 strided (a
+// transposed view made contiguous): 32 x 32 tiles are read along dim 1 and written along dim 0
+// through shared memory, so that both sides are coalesced. Values pass through f32, which is exact
+// for the float types.
+constexpr int kTile = 32;
+constexpr int kTileRows = 8;  // blockDim.y: each thread moves kTile / kTileRows elements of a tile
+
+__global__ void transpose_copy_kernel(TensorDesc src, TensorDesc dst, int64_t tiles0, int64_t tiles1) {
+    __shared__ float tile[kTile][kTile + 1];  // +1: the column reads hit distinct banks
+    const int64_t per_plane = tiles0 * tiles1;
+    const int64_t tiles = per_plane * src.ne[2] * src.ne[3];
+    const int tx = static_cast<int>(threadIdx.x);
+    for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+        const int64_t plane = t / per_plane;
+        const int64_t t1 = (t - plane * per_plane) / tiles0;
+        const int64_t t0 = t - plane * per_plane - t1 * tiles0;
+        const int64_t i2 = plane % src.ne[2];
+        const int64_t i3 = plane / src.ne[2];
+        for (int r = static_cast<int>(threadIdx.y); r < kTile; r += kTileRows) {
+            const int64_t i0 = t0 * kTile + r;
+            const int64_t i1 = t1 * kTile + tx;
+            if (i0 < src.ne[0] && i1 < src.ne[1]) tile[r][tx] = load_f32(src, Index4{{i0, i1, i2, i3}});
+        }
+        __syncthreads();
+        for (int r = static_cast<int>(threadIdx.y); r < kTile; r += kTileRows) {
+            const int64_t i0 = t0 * kTile + tx;
+            const int64_t i1 = t1 * kTile + r;
+            if (i0 < src.ne[0] && i1 < src.ne[1]) store_f32(dst, Index4{{i0, i1, i2, i3}}, tile[tx][r]);
+        }
+        __syncthreads();  // the next tile overwrites what this one's writers read
+    }
+}
+
+bool is_float(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16; }
+
 __global__ void repeat_kernel(TensorDesc src, TensorDesc dst, int64_t n) {
     for (int64_t f = thread_index(); f < n; f += thread_count()) {
         const Index4 i = unravel(dst, f);
@@ -120,6 +155,17 @@ Status launch_copy(const LaunchContext& ctx, const TensorDesc& src, const Tensor
     if (element_count(dst) == 0) return Status::ok();
     bool same_shape = true;
     for (int k = 0; k < kMaxDims; ++k) same_shape = same_shape && src.ne[k] == dst.ne[k];
+    const bool transposed = same_shape && is_float(src.type) && is_float(dst.type) &&
+                            src.nb[1] == element_bytes(src.type) && src.nb[0] != src.nb[1] &&
+                            dst.nb[0] == element_bytes(dst.type) && src.ne[1] > 1;
+    if (transposed) {
+        const int64_t tiles0 = src.ne[0] / kTile + (src.ne[0] % kTile != 0 ? 1 : 0);
+        const int64_t tiles1 = src.ne[1] / kTile + (src.ne[1] % kTile != 0 ? 1 : 0);
+        const int blocks = row_blocks(tiles0 * tiles1 * src.ne[2] * src.ne[3]);
+        transpose_copy_kernel<<<blocks, dim3(kTile, kTileRows), 0, ctx.stream>>>(src, dst, tiles0, tiles1);
+        XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+        return Status::ok();
+    }
     const SegmentGrid grid = row_segments(dst.ne[0], row_count(dst));
     copy_kernel<<<segment_blocks(grid), kBlockSize, 0, ctx.stream>>>(src, dst, same_shape, grid);
     XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());

@@ -55,7 +55,7 @@ WarpLaunch flash_launch(int64_t d, int64_t dv, int64_t units);
 // Key splits per query row: a row's keys are cut into this many chunks of consecutive keys, each
 // done by its own warp (split-KV, "flash decoding"), then combined. Few query rows (decoding) get
 // many splits so that the GPU is full; a chunk keeps at least kFlashMinChunk keys.
-inline constexpr int64_t kFlashMinChunk = 32;
+inline constexpr int64_t kFlashMinChunk = 16;
 inline constexpr int64_t kFlashTargetWarps = 16384;
 int64_t flash_splits(int64_t rows, int64_t n_kv);
 // Scratch for the splits' partial results when splits > 1: per row and split, dv accumulators plus

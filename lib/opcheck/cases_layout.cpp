@@ -47,6 +47,12 @@ void add_dup_cont_cases(std::vector<OpCase>& cases) {
                          return xb::dup(b.ctx(), xb::transpose(b.ctx(), b.input(DType::F32, {13, 7, 1, 1})));
                      },
                      [](const std::vector<RefArray>& in) { return ref::transpose(in[0]); }, kTolExact});
+    // Several 32 x 32 tiles with short last ones, over dims 2 and 3 (a GPU's tiled transpose).
+    cases.push_back({"cont_transposed_tiles_bf16",
+                     [](CaseBuilder& b) {
+                         return xb::cont(b.ctx(), xb::transpose(b.ctx(), b.input(DType::BF16, {45, 70, 3, 2})));
+                     },
+                     [](const std::vector<RefArray>& in) { return ref::transpose(in[0]); }, kTolExact});
     // A [5, 3, 2] block at (1, 2, 1) of a [9, 8, 4] tensor.
     cases.push_back(
         {"cont_view_offset_f16",
