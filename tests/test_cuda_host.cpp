@@ -132,6 +132,26 @@ void expect_same_addresses(const Tensor& t) {
                 }
 }
 
+TEST(CudaTensorDesc, PairableNeedsAFloatTypeEvenContiguousRowsAndAlignedStarts) {
+    alignas(16) static char storage[4096];
+    const TensorDesc f16 = packed_desc(storage, DType::F16, {64, 3, 2, 1});
+    EXPECT_TRUE(pairable(f16));
+    EXPECT_TRUE(pairable(packed_desc(storage, DType::F32, {2, 5, 1, 1})));
+    EXPECT_FALSE(pairable(packed_desc(storage, DType::F16, {63, 3, 1, 1})));       // odd rows
+    EXPECT_FALSE(pairable(packed_desc(storage, DType::I32, {64, 3, 1, 1})));       // not a float type
+    EXPECT_FALSE(pairable(packed_desc(storage + 2, DType::F16, {64, 3, 1, 1})));   // start not on a pair
+    EXPECT_TRUE(pairable(packed_desc(storage + 4, DType::F16, {64, 3, 1, 1})));
+    TensorDesc strided = f16;
+    strided.nb[0] = 4;  // every other element
+    EXPECT_FALSE(pairable(strided));
+    TensorDesc odd_rows = f16;
+    odd_rows.nb[1] = 130;  // rows 65 elements apart
+    EXPECT_FALSE(pairable(odd_rows));
+    odd_rows.ne[1] = 1;    // a row stride that is never used does not matter
+    odd_rows.nb[2] = 132;
+    EXPECT_TRUE(pairable(odd_rows));
+}
+
 TEST(CudaTensorDesc, StridesOfContiguousPermutedTransposedAndOffsetViews) {
     Context ctx({.alloc_data = true});
     Tensor* x = ctx.new_tensor(DType::F16, {9, 8, 4, 3});

@@ -2,6 +2,7 @@
 // TensorDesc, warp and block reductions, and the data-error report.
 #pragma once
 
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -48,6 +49,34 @@ __device__ __forceinline__ float load_f32(const TensorDesc& t, const Index4& idx
 }
 __device__ __forceinline__ void store_f32(const TensorDesc& t, const Index4& idx, float v) {
     store_from_f32(t.type, element_address(t, idx), v);
+}
+
+// Two consecutive elements of a pairable tensor (tensor_desc.hpp) with one load or store: for the
+// 16-bit types that doubles the bytes each memory instruction moves, which is what limits them.
+__device__ __forceinline__ float2 load_pair_f32(DType t, const char* p) {
+    switch (t) {
+        case DType::F32: return *reinterpret_cast<const float2*>(p);
+        case DType::F16: return __half22float2(*reinterpret_cast<const __half2*>(p));
+        case DType::BF16: {
+            const uint32_t u = *reinterpret_cast<const uint32_t*>(p);  // little-endian: element 0 low
+            return make_float2(bits_float(u << 16), bits_float(u & 0xffff0000u));
+        }
+        default: return make_float2(load_as_f32(t, p), load_as_f32(t, p + element_bytes(t)));
+    }
+}
+__device__ __forceinline__ void store_pair_from_f32(DType t, char* p, float2 v) {
+    switch (t) {
+        case DType::F32: *reinterpret_cast<float2*>(p) = v; return;
+        case DType::F16: *reinterpret_cast<__half2*>(p) = __floats2half2_rn(v.x, v.y); return;
+        case DType::BF16:
+            *reinterpret_cast<uint32_t*>(p) =
+                static_cast<uint32_t>(f32_to_bf16(v.x)) | (static_cast<uint32_t>(f32_to_bf16(v.y)) << 16);
+            return;
+        default:
+            store_from_f32(t, p, v.x);
+            store_from_f32(t, p + element_bytes(t), v.y);
+            return;
+    }
 }
 
 // One element from `src` to `dst`: bit for bit when the types are equal (integers too), through

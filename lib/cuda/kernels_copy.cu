@@ -13,10 +13,27 @@ namespace {
 // Both tensors in their own logical order: element f of src goes to element f of dst. When the two
 // shapes are equal (cont, casts, GEMM packing) that is the element with the same coordinates, found
 // per segment; otherwise (a copy that also reshapes) each element unravels its own index in src.
-__global__ void copy_kernel(TensorDesc src, TensorDesc dst, bool same_shape, SegmentGrid grid) {
+// `paired` (equal shapes, both pairable): two elements at a time.
+__global__ void copy_kernel(TensorDesc src, TensorDesc dst, bool same_shape, bool paired, SegmentGrid grid) {
     for (int64_t s = blockIdx.x; s < grid.count; s += gridDim.x) {
         const RowSegment seg = row_segment(dst, grid, s);
         char* d_row = element_address(dst, seg.row);
+        if (paired) {
+            const char* s_row = element_address(src, seg.row);
+            const bool same_type = src.type == dst.type;
+            for (int64_t i0 = seg.begin + 2 * threadIdx.x; i0 < seg.end; i0 += 2 * blockDim.x) {
+                const char* from = at(s_row, i0, src.nb[0]);
+                char* to = at(d_row, i0, dst.nb[0]);
+                if (!same_type) {
+                    store_pair_from_f32(dst.type, to, load_pair_f32(src.type, from));
+                } else if (element_bytes(src.type) == 2) {  // bit for bit, NaN payloads too
+                    *reinterpret_cast<uint32_t*>(to) = *reinterpret_cast<const uint32_t*>(from);
+                } else {
+                    *reinterpret_cast<uint64_t*>(to) = *reinterpret_cast<const uint64_t*>(from);
+                }
+            }
+            continue;
+        }
         if (same_shape) {
             const char* s_row = element_address(src, seg.row);
             for (int64_t i0 = seg.begin + threadIdx.x; i0 < seg.end; i0 += blockDim.x) {
@@ -167,7 +184,8 @@ Status launch_copy(const LaunchContext& ctx, const TensorDesc& src, const Tensor
         return Status::ok();
     }
     const SegmentGrid grid = row_segments(dst.ne[0], row_count(dst));
-    copy_kernel<<<segment_blocks(grid), kBlockSize, 0, ctx.stream>>>(src, dst, same_shape, grid);
+    const bool paired = same_shape && pairable(src) && pairable(dst);
+    copy_kernel<<<segment_blocks(grid), kBlockSize, 0, ctx.stream>>>(src, dst, same_shape, paired, grid);
     XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
     return Status::ok();
 }

@@ -11,13 +11,30 @@ namespace {
 
 // dst = a (op) b, b tiled over a (a has dst's shape). b's row is found once per segment; along
 // dim 0 it is read as is, as one broadcast element, or (rarely) tiled.
-__global__ void binary_kernel(TensorDesc a, TensorDesc b, TensorDesc dst, BinaryOp op, SegmentGrid grid) {
+// With `paired` (a, dst and a full-width b pairable, or b one broadcast element) two elements at a
+// time.
+__global__ void binary_kernel(TensorDesc a, TensorDesc b, TensorDesc dst, BinaryOp op, SegmentGrid grid,
+                              bool paired) {
     const int64_t b0 = b.ne[0];
     for (int64_t s = blockIdx.x; s < grid.count; s += gridDim.x) {
         const RowSegment seg = row_segment(dst, grid, s);
         const char* a_row = element_address(a, seg.row);
         const char* b_row = element_address(b, wrap(b, seg.row));
         char* d_row = element_address(dst, seg.row);
+        if (paired) {
+            for (int64_t i0 = seg.begin + 2 * threadIdx.x; i0 < seg.end; i0 += 2 * blockDim.x) {
+                const float2 x = load_pair_f32(a.type, at(a_row, i0, a.nb[0]));
+                float2 y;
+                if (b0 == 1) {
+                    y.x = y.y = load_as_f32(b.type, b_row);
+                } else {
+                    y = load_pair_f32(b.type, at(b_row, i0, b.nb[0]));
+                }
+                store_pair_from_f32(dst.type, at(d_row, i0, dst.nb[0]),
+                                    make_float2(binary_f32(op, x.x, y.x), binary_f32(op, x.y, y.y)));
+            }
+            continue;
+        }
         for (int64_t i0 = seg.begin + threadIdx.x; i0 < seg.end; i0 += blockDim.x) {
             const int64_t ib = b0 == grid.row_length ? i0 : (b0 == 1 ? 0 : i0 % b0);
             const float x = load_as_f32(a.type, at(a_row, i0, a.nb[0]));
@@ -51,12 +68,20 @@ __device__ __forceinline__ float apply_map(const MapParams& p, float x) {
     return x;
 }
 
-// src has dst's shape.
-__global__ void map_kernel(TensorDesc src, TensorDesc dst, MapParams params, SegmentGrid grid) {
+// src has dst's shape; `paired`: both pairable, two elements at a time.
+__global__ void map_kernel(TensorDesc src, TensorDesc dst, MapParams params, SegmentGrid grid, bool paired) {
     for (int64_t s = blockIdx.x; s < grid.count; s += gridDim.x) {
         const RowSegment seg = row_segment(dst, grid, s);
         const char* s_row = element_address(src, seg.row);
         char* d_row = element_address(dst, seg.row);
+        if (paired) {
+            for (int64_t i0 = seg.begin + 2 * threadIdx.x; i0 < seg.end; i0 += 2 * blockDim.x) {
+                const float2 x = load_pair_f32(src.type, at(s_row, i0, src.nb[0]));
+                store_pair_from_f32(dst.type, at(d_row, i0, dst.nb[0]),
+                                    make_float2(apply_map(params, x.x), apply_map(params, x.y)));
+            }
+            continue;
+        }
         for (int64_t i0 = seg.begin + threadIdx.x; i0 < seg.end; i0 += blockDim.x) {
             const float x = load_as_f32(src.type, at(s_row, i0, src.nb[0]));
             store_from_f32(dst.type, at(d_row, i0, dst.nb[0]), apply_map(params, x));
@@ -67,7 +92,7 @@ __global__ void map_kernel(TensorDesc src, TensorDesc dst, MapParams params, Seg
 // dst = act(x) * g. Split form: x from `a`, g from `g` (same shapes). Fused form (`g` unused): x
 // and g are the halves of a's rows, at act_offset and gate_offset along dim 0.
 __global__ void glu_kernel(TensorDesc a, TensorDesc g, TensorDesc dst, GluOp op, bool split, int64_t act_offset,
-                           int64_t gate_offset, SegmentGrid grid) {
+                           int64_t gate_offset, SegmentGrid grid, bool paired) {
     const TensorDesc& gate = split ? g : a;
     if (split) act_offset = gate_offset = 0;
     for (int64_t s = blockIdx.x; s < grid.count; s += gridDim.x) {
@@ -75,6 +100,15 @@ __global__ void glu_kernel(TensorDesc a, TensorDesc g, TensorDesc dst, GluOp op,
         const char* x_row = element_address(a, seg.row);
         const char* g_row = element_address(gate, seg.row);
         char* d_row = element_address(dst, seg.row);
+        if (paired) {
+            for (int64_t i0 = seg.begin + 2 * threadIdx.x; i0 < seg.end; i0 += 2 * blockDim.x) {
+                const float2 x = load_pair_f32(a.type, at(x_row, i0 + act_offset, a.nb[0]));
+                const float2 y = load_pair_f32(gate.type, at(g_row, i0 + gate_offset, gate.nb[0]));
+                store_pair_from_f32(dst.type, at(d_row, i0, dst.nb[0]),
+                                    make_float2(glu_activation_f32(op, x.x) * y.x, glu_activation_f32(op, x.y) * y.y));
+            }
+            continue;
+        }
         for (int64_t i0 = seg.begin + threadIdx.x; i0 < seg.end; i0 += blockDim.x) {
             const float x = load_as_f32(a.type, at(x_row, i0 + act_offset, a.nb[0]));
             const float y = load_as_f32(gate.type, at(g_row, i0 + gate_offset, gate.nb[0]));
@@ -125,16 +159,22 @@ BinaryOp binary_op(Op op) {
 
 Status launch_binary(const LaunchContext& ctx, const Tensor& dst) {
     const SegmentGrid grid = row_segments(dst.ne[0], dst.nrows());
-    binary_kernel<<<segment_blocks(grid), kBlockSize, 0, ctx.stream>>>(describe(*dst.src[0]), describe(*dst.src[1]),
-                                                                       describe(dst), binary_op(dst.op), grid);
+    const TensorDesc a = describe(*dst.src[0]);
+    const TensorDesc b = describe(*dst.src[1]);
+    const TensorDesc d = describe(dst);
+    const bool b_paired = (b.ne[0] == d.ne[0] && pairable(b)) || b.ne[0] == 1;
+    const bool paired = pairable(a) && pairable(d) && b_paired;
+    binary_kernel<<<segment_blocks(grid), kBlockSize, 0, ctx.stream>>>(a, b, d, binary_op(dst.op), grid, paired);
     XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
     return Status::ok();
 }
 
 Status launch_map(const LaunchContext& ctx, const Tensor& dst) {
     const SegmentGrid grid = row_segments(dst.ne[0], dst.nrows());
-    map_kernel<<<segment_blocks(grid), kBlockSize, 0, ctx.stream>>>(describe(*dst.src[0]), describe(dst),
-                                                                    map_params(dst), grid);
+    const TensorDesc src = describe(*dst.src[0]);
+    const TensorDesc d = describe(dst);
+    map_kernel<<<segment_blocks(grid), kBlockSize, 0, ctx.stream>>>(src, d, map_params(dst), grid,
+                                                                    pairable(src) && pairable(d));
     XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
     return Status::ok();
 }
@@ -145,9 +185,14 @@ Status launch_glu(const LaunchContext& ctx, const Tensor& dst) {
     const bool swapped = !split && dst.param_i32(1) != 0;
     const int64_t half = dst.ne[0];
     const TensorDesc gate = split ? describe(*dst.src[1]) : TensorDesc{};
-    glu_kernel<<<segment_blocks(grid), kBlockSize, 0, ctx.stream>>>(
-        describe(*dst.src[0]), gate, describe(dst), static_cast<GluOp>(dst.param_i32(0)), split, swapped ? half : 0,
-        swapped ? 0 : half, grid);
+    const TensorDesc a = describe(*dst.src[0]);
+    const TensorDesc d = describe(dst);
+    // Fused rows: a's halves start at 0 and ne[0] (even when dst is pairable), so a pairable a
+    // pairs both.
+    const bool paired = pairable(a) && pairable(d) && (!split || pairable(gate));
+    glu_kernel<<<segment_blocks(grid), kBlockSize, 0, ctx.stream>>>(a, gate, d, static_cast<GluOp>(dst.param_i32(0)),
+                                                                    split, swapped ? half : 0, swapped ? 0 : half,
+                                                                    grid, paired);
     XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
     return Status::ok();
 }

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstddef>
 
 #include "core/dtype.hpp"
 #include "core/host_device.hpp"
@@ -94,6 +95,19 @@ inline TensorDesc describe(const Tensor& t) {
         d.nb[k] = static_cast<int64_t>(t.nb[k]);
     }
     return d;
+}
+
+// True when a kernel may move `t`'s elements two at a time with one load or store: a float type,
+// dim 0 contiguous and of even length, and every row start aligned to two elements.
+inline bool pairable(const TensorDesc& t) {
+    if (t.type != DType::F32 && t.type != DType::F16 && t.type != DType::BF16) return false;
+    const int64_t size = element_bytes(t.type);
+    if (t.nb[0] != size || t.ne[0] % 2 != 0) return false;
+    if (reinterpret_cast<uintptr_t>(t.data) % static_cast<uintptr_t>(2 * size) != 0) return false;
+    for (int k = 1; k < kMaxDims; ++k) {
+        if (t.ne[k] > 1 && t.nb[k] % (2 * size) != 0) return false;
+    }
+    return true;
 }
 
 // A packed tensor of `type` and shape `ne` at `data` (scratch copies of operands).

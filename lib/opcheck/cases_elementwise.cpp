@@ -56,6 +56,10 @@ void add_binary_cases(std::vector<OpCase>& cases) {
         cases.push_back(binary_case(op, DType::BF16, {33, 7, 2, 1}, DType::F16, {33, 1, 2, 1}, "bcast1"));
         // Rows wider than the CPU's 256-float conversion chunks, b repeated along them.
         cases.push_back(binary_case(op, DType::F16, {300, 5, 2, 1}, DType::BF16, {3, 5, 1, 1}, "bcast0_wide"));
+        // Even row lengths: a GPU moves two elements per load or store.
+        cases.push_back(binary_case(op, DType::F16, {64, 3, 2, 1}, DType::F16, {64, 3, 2, 1}, "pairs"));
+        cases.push_back(binary_case(op, DType::BF16, {64, 5, 1, 1}, DType::BF16, {64, 1, 1, 1}, "row_pairs"));
+        cases.push_back(binary_case(op, DType::F32, {32, 4, 1, 1}, DType::F32, {1, 4, 1, 1}, "bcast0_pairs"));
     }
 }
 
@@ -112,6 +116,9 @@ void add_map_cases(std::vector<OpCase>& cases) {
         cases.push_back(map_case("sqr", t, ne, uniform(-2.0f, 2.0f), xb::sqr, [](double x) { return x * x; }));
         cases.push_back(map_case("sqrt", t, ne, uniform(0.05f, 4.0f), xb::sqrt, [](double x) { return std::sqrt(x); }));
         cases.push_back(map_case("log", t, ne, uniform(0.05f, 4.0f), xb::log, [](double x) { return std::log(x); }));
+        // An even row length: a GPU moves two elements per load or store.
+        cases.push_back(map_case("sqr_pairs", t, {128, 3, 1, 1}, uniform(-2.0f, 2.0f), xb::sqr,
+                                 [](double x) { return x * x; }));
     }
     for (DType t : kFloatTypes) {
         constexpr float s = 0.75f, bias = -0.25f;
@@ -201,6 +208,25 @@ void add_glu_cases(std::vector<OpCase>& cases) {
                              [=](const std::vector<RefArray>& in) { return ref::glu_split(in[0], in[1], op); },
                              tolerance_for_output(t)});
         }
+    }
+    // Even halves: a GPU moves two elements per load or store.
+    for (DType t : kFloatTypes) {
+        for (bool swapped : {false, true}) {
+            cases.push_back({std::string("swiglu_pairs") + (swapped ? "_swapped_" : "_") + type_tag(t),
+                             [=](CaseBuilder& b) {
+                                 return xb::glu(b.ctx(), b.input(t, {128, 3, 2, 1}, uniform(-3.0f, 3.0f)),
+                                                xb::GluOp::SwiGlu, swapped);
+                             },
+                             [=](const std::vector<RefArray>& in) { return ref::glu(in[0], xb::GluOp::SwiGlu, swapped); },
+                             tolerance_for_output(t)});
+        }
+        cases.push_back({"geglu_split_pairs_" + type_tag(t),
+                         [=](CaseBuilder& b) {
+                             Tensor* x = b.input(t, {64, 3, 1, 1}, uniform(-3.0f, 3.0f));
+                             return xb::glu_split(b.ctx(), x, b.input(t, {64, 3, 1, 1}), xb::GluOp::GeGlu);
+                         },
+                         [=](const std::vector<RefArray>& in) { return ref::glu_split(in[0], in[1], xb::GluOp::GeGlu); },
+                         tolerance_for_output(t)});
     }
     cases.push_back({"swiglu_shorthand",
                      [](CaseBuilder& b) {

@@ -83,6 +83,15 @@ void add_cpy_cases(std::vector<OpCase>& cases) {
                          },
                          identity, copy_tolerance(DType::F32, src)});
     }
+    // Even row lengths: a GPU moves two elements per load or store (bit for bit within one type).
+    for (DType t : kFloatTypes) {
+        cases.push_back({"cast_pairs_" + type_tag(t) + "_to_bf16",
+                         [=](CaseBuilder& b) { return xb::cast(b.ctx(), b.input(t, {96, 4, 2, 1}), DType::BF16); },
+                         identity, copy_tolerance(t, DType::BF16)});
+        cases.push_back({"dup_pairs_" + type_tag(t),
+                         [=](CaseBuilder& b) { return xb::dup(b.ctx(), b.input(t, {64, 3, 1, 1})); }, identity,
+                         kTolExact});
+    }
     // Equal element counts, different shapes: elements move in flat logical order.
     cases.push_back({"cpy_reshaping_f32_f16",
                      [](CaseBuilder& b) {
