@@ -97,6 +97,24 @@ std::unique_ptr<ChainSetup> chain_with_weight_on(Backend& backend) {
     return s;
 }
 
+// The chain on the CPU alone with chain_with_weight_on's weight: the expected output for any input.
+class CpuChainReference {
+public:
+    CpuChainReference() : cpu_(init("CPU")), setup_(chain_with_weight_on(*cpu_)) {
+        buffer_ = alloc_ctx_tensors(setup_->chain->ctx, *cpu_).value();
+    }
+    std::vector<float> output_for(const std::vector<float>& input) {
+        EXPECT_TRUE(tensor_set_f32(*setup_->chain->x, input).is_ok());
+        EXPECT_TRUE(cpu_->graph_compute(setup_->graph).is_ok());
+        return tensor_get_f32(*setup_->chain->ops.back()).value();
+    }
+
+private:
+    std::unique_ptr<Backend> cpu_;
+    std::unique_ptr<ChainSetup> setup_;
+    std::unique_ptr<Buffer> buffer_;
+};
+
 std::vector<float> compute_on_cpu_alone(uint32_t seed) {
     auto cpu = init("CPU");
     Weights w;
@@ -309,15 +327,7 @@ TEST(Scheduler, PipelineCopiesGiveCorrectResultsEveryTime) {
     opts.n_copies = 4;
     auto sched = Scheduler::create({sim.get(), cpu.get()}, {}, opts).value();
     EXPECT_EQ(sched->n_copies(), 4);
-
-    // The reference: the same chain on the CPU alone, for each step's input.
-    auto cpu_ref = init("CPU");
-    Weights wr;
-    Tensor* wrt = wr.make({33, 5}, "w");
-    wr.place({wrt}, *cpu_ref, 7);
-    auto ref = make_chain(wrt);
-    auto gref = Graph::build({ref->ops.back()}).value();
-    auto ref_buf = alloc_ctx_tensors(ref->ctx, *cpu_ref).value();
+    CpuChainReference reference;
 
     for (uint32_t step = 0; step < 12; ++step) {
         const auto input = random_values(165, 1000 + step);
@@ -327,9 +337,7 @@ TEST(Scheduler, PipelineCopiesGiveCorrectResultsEveryTime) {
         ASSERT_TRUE(tensor_set_f32(*chain->x, input).is_ok());
         ASSERT_TRUE(sched->graph_compute_async(g).is_ok());
         sched->synchronize();
-        ASSERT_TRUE(tensor_set_f32(*ref->x, input).is_ok());
-        ASSERT_TRUE(cpu_ref->graph_compute(gref).is_ok());
-        ASSERT_EQ(tensor_get_f32(*chain->ops.back()).value(), tensor_get_f32(*ref->ops.back()).value()) << "step " << step;
+        ASSERT_EQ(tensor_get_f32(*chain->ops.back()).value(), reference.output_for(input)) << "step " << step;
     }
 }
 
@@ -347,14 +355,7 @@ TEST(Scheduler, PipelineCopiesRecomputeOneAllocationCorrectly) {
     SchedulerOptions opts;
     opts.n_copies = 2;
     auto sched = Scheduler::create({sim.get(), cpu.get()}, {}, opts).value();
-
-    auto cpu_ref = init("CPU");
-    Weights wr;
-    Tensor* wrt = wr.make({33, 5}, "w");
-    wr.place({wrt}, *cpu_ref, 7);
-    auto ref = make_chain(wrt);
-    auto gref = Graph::build({ref->ops.back()}).value();
-    auto ref_buf = alloc_ctx_tensors(ref->ctx, *cpu_ref).value();
+    CpuChainReference reference;
 
     ASSERT_TRUE(sched->alloc_graph(g).is_ok());
     ASSERT_GT(sched->n_splits(), 1);
@@ -362,9 +363,7 @@ TEST(Scheduler, PipelineCopiesRecomputeOneAllocationCorrectly) {
         const auto input = random_values(165, 2000 + step);
         ASSERT_TRUE(tensor_set_f32(*chain->x, input).is_ok());
         ASSERT_TRUE(sched->graph_compute(g).is_ok());
-        ASSERT_TRUE(tensor_set_f32(*ref->x, input).is_ok());
-        ASSERT_TRUE(cpu_ref->graph_compute(gref).is_ok());
-        ASSERT_EQ(tensor_get_f32(*chain->ops.back()).value(), tensor_get_f32(*ref->ops.back()).value()) << "step " << step;
+        ASSERT_EQ(tensor_get_f32(*chain->ops.back()).value(), reference.output_for(input)) << "step " << step;
     }
 }
 
