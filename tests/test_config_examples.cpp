@@ -8,6 +8,7 @@
 #include <set>
 
 #include "config/op_table.hpp"
+#include "core/op_params.hpp"
 #include "report/metrics.hpp"
 #include "test_config_util.hpp"
 
@@ -182,7 +183,7 @@ TEST(ConfigExamples, AllOpsCoversEveryCoreOp) {
     for (int i = 0; i < kUnaryOpCount; ++i) {
         bool found = false;
         for (const Tensor* n : model->graph.nodes()) {
-            found = found || (n->op == Op::Unary && n->param_i32(0) == i);
+            found = found || (n->op == Op::Unary && static_cast<int>(UnaryParams::load(*n).op) == i);
         }
         EXPECT_TRUE(found) << "all-ops.json does not use unary " << unary_op_name(static_cast<UnaryOp>(i));
     }

@@ -477,7 +477,7 @@ TEST(CudaSupport, UnknownCodesHugeHeadsAndMisalignedViewsAreRefused) {
     Context ctx;
     Tensor* x = input(ctx, DType::F32, {64, 8});
     Tensor* bad_unary = silu(ctx, x);
-    bad_unary->set_param_i32(0, 99);
+    UnaryParams{.op = static_cast<UnaryOp>(99)}.store(*bad_unary);
     EXPECT_FALSE(supports_node(*bad_unary));
 
     Tensor* q = input(ctx, DType::F32, {8192, 2, 1, 1});

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "core/context.hpp"
+#include "core/op_params.hpp"
 #include "core/tensor.hpp"
 
 namespace xb {
@@ -80,20 +81,6 @@ Tensor* soft_max(Context& ctx, Tensor* a);
 Tensor* soft_max_ext(Context& ctx, Tensor* a, Tensor* mask, float scale, float max_bias);
 Tensor* diag_mask_inf(Context& ctx, Tensor* a, int n_past);  // a[i0, i1] = -inf where i0 > n_past + i1
 
-struct RopeParams {
-    int n_dims = 0;                 // rotated leading dims of each head (even, <= head size)
-    RopeMode mode = RopeMode::Normal;
-    int n_ctx_orig = 0;             // training context (YaRN)
-    float freq_base = 10000.0f;
-    float freq_scale = 1.0f;
-    float ext_factor = 0.0f;        // YaRN extrapolation mix; 0 disables YaRN ramps
-    float attn_factor = 1.0f;
-    float beta_fast = 32.0f;
-    float beta_slow = 1.0f;
-
-    void store(Tensor& t) const;
-    static RopeParams load(const Tensor& t);
-};
 // a [head_dim, n_head, n_tokens, 1], positions i32 [n_tokens].
 Tensor* rope(Context& ctx, Tensor* a, Tensor* positions, const RopeParams& params);
 

@@ -51,8 +51,7 @@ Tensor* add1(Context& ctx, Tensor* a, Tensor* scalar) {
 
 Tensor* scale(Context& ctx, Tensor* a, float s, float bias) {
     Tensor* t = unary_like(ctx, Op::Scale, a);
-    t->set_param_f32(0, s);
-    t->set_param_f32(1, bias);
+    ScaleParams{.scale = s, .bias = bias}.store(*t);
     return t;
 }
 
@@ -63,8 +62,7 @@ Tensor* log(Context& ctx, Tensor* a) { return unary_like(ctx, Op::Log, a); }
 Tensor* clamp(Context& ctx, Tensor* a, float min, float max) {
     if (!(min <= max)) return ctx.fail(op_error("clamp", "min must not exceed max"), a);
     Tensor* t = unary_like(ctx, Op::Clamp, a);
-    t->set_param_f32(0, min);
-    t->set_param_f32(1, max);
+    ClampParams{.min = min, .max = max}.store(*t);
     return t;
 }
 
@@ -73,7 +71,7 @@ Tensor* unary(Context& ctx, Tensor* a, UnaryOp op) {
         return ctx.fail(op_error("unary", "unknown unary op " + std::to_string(static_cast<int>(op))), a);
     }
     Tensor* t = unary_like(ctx, Op::Unary, a);
-    t->set_param_i32(0, static_cast<int32_t>(op));
+    UnaryParams{.op = op}.store(*t);
     return t;
 }
 Tensor* neg(Context& ctx, Tensor* a) { return unary(ctx, a, UnaryOp::Neg); }
@@ -97,8 +95,7 @@ Tensor* glu(Context& ctx, Tensor* a, GluOp op, bool swapped) {
     std::array<int64_t, kMaxDims> ne = a->ne;
     ne[0] /= 2;
     Tensor* t = make_node(ctx, Op::Glu, a->type, ne, {a});
-    t->set_param_i32(0, static_cast<int32_t>(op));
-    t->set_param_i32(1, swapped ? 1 : 0);
+    GluParams{.op = op, .swapped = swapped}.store(*t);
     return t;
 }
 
@@ -111,8 +108,7 @@ Tensor* glu_split(Context& ctx, Tensor* a, Tensor* b, GluOp op) {
                         a);
     }
     Tensor* t = make_node(ctx, Op::Glu, a->type, a->ne, {a, b});
-    t->set_param_i32(0, static_cast<int32_t>(op));
-    t->set_param_i32(1, 0);
+    GluParams{.op = op, .swapped = false}.store(*t);
     return t;
 }
 

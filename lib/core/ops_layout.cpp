@@ -127,7 +127,7 @@ Tensor* permute(Context& ctx, Tensor* a, std::array<int, kMaxDims> axes) {
         nb[axes[i]] = a->nb[i];
     }
     Tensor* t = view_node(ctx, Op::Permute, a, ne, nb, 0);
-    for (int i = 0; i < kMaxDims; ++i) t->set_param_i32(i, axes[i]);
+    PermuteParams{.axes = {axes[0], axes[1], axes[2], axes[3]}}.store(*t);
     return t;
 }
 
@@ -163,7 +163,7 @@ Tensor* concat(Context& ctx, Tensor* a, Tensor* b, int dim) {
     }
     ne[dim] += b->ne[dim];
     Tensor* t = make_node(ctx, Op::Concat, a->type, ne, {a, b});
-    t->set_param_i32(0, dim);
+    ConcatParams{.dim = dim}.store(*t);
     return t;
 }
 
@@ -176,7 +176,7 @@ Tensor* pad(Context& ctx, Tensor* a, std::array<int32_t, kMaxDims> after) {
         ne[i] += after[i];
     }
     Tensor* t = make_node(ctx, Op::Pad, a->type, ne, {a});
-    for (int i = 0; i < kMaxDims; ++i) t->set_param_i32(i, after[i]);
+    PadParams{.after = after}.store(*t);
     return t;
 }
 
@@ -187,9 +187,7 @@ Tensor* arange(Context& ctx, float start, float stop, float step) {
     }
     const auto n = static_cast<int64_t>(std::ceil((stop - start) / step));
     Tensor* t = make_node(ctx, Op::Arange, DType::F32, {n, 1, 1, 1}, {});
-    t->set_param_f32(0, start);
-    t->set_param_f32(1, stop);
-    t->set_param_f32(2, step);
+    ArangeParams{.start = start, .stop = stop, .step = step}.store(*t);
     return t;
 }
 

@@ -26,7 +26,7 @@ Tensor* normalization(Context& ctx, Op op, Tensor* a, float eps) {
     if (!check_float(ctx, name, "a", *a)) return ctx.placeholder(a);
     if (!(eps >= 0.0f)) return ctx.fail(op_error(name, "eps must not be negative"), a);
     Tensor* t = make_node(ctx, op, a->type, a->ne, {a});
-    t->set_param_f32(0, eps);
+    NormParams{.eps = eps}.store(*t);
     return t;
 }
 
@@ -73,8 +73,7 @@ Tensor* soft_max_ext(Context& ctx, Tensor* a, Tensor* mask, float scale, float m
         return ctx.fail(op_error("soft_max", "max_bias (ALiBi) needs a mask"), a);
     }
     Tensor* t = make_node(ctx, Op::SoftMax, DType::F32, a->ne, {a, mask});
-    t->set_param_f32(0, scale);
-    t->set_param_f32(1, max_bias);
+    SoftMaxParams{.scale = scale, .max_bias = max_bias}.store(*t);
     return t;
 }
 
@@ -83,34 +82,8 @@ Tensor* diag_mask_inf(Context& ctx, Tensor* a, int n_past) {
     if (a->type != DType::F32) return ctx.fail(op_error("diag_mask_inf", describe("a", *a) + " must be f32"), a);
     if (n_past < 0) return ctx.fail(op_error("diag_mask_inf", "n_past must not be negative"), a);
     Tensor* t = make_node(ctx, Op::DiagMaskInf, DType::F32, a->ne, {a});
-    t->set_param_i32(0, n_past);
+    DiagMaskInfParams{.n_past = n_past}.store(*t);
     return t;
-}
-
-void RopeParams::store(Tensor& t) const {
-    t.set_param_i32(0, n_dims);
-    t.set_param_i32(1, static_cast<int32_t>(mode));
-    t.set_param_i32(2, n_ctx_orig);
-    t.set_param_f32(3, freq_base);
-    t.set_param_f32(4, freq_scale);
-    t.set_param_f32(5, ext_factor);
-    t.set_param_f32(6, attn_factor);
-    t.set_param_f32(7, beta_fast);
-    t.set_param_f32(8, beta_slow);
-}
-
-RopeParams RopeParams::load(const Tensor& t) {
-    RopeParams p;
-    p.n_dims = t.param_i32(0);
-    p.mode = static_cast<RopeMode>(t.param_i32(1));
-    p.n_ctx_orig = t.param_i32(2);
-    p.freq_base = t.param_f32(3);
-    p.freq_scale = t.param_f32(4);
-    p.ext_factor = t.param_f32(5);
-    p.attn_factor = t.param_f32(6);
-    p.beta_fast = t.param_f32(7);
-    p.beta_slow = t.param_f32(8);
-    return p;
 }
 
 Tensor* rope(Context& ctx, Tensor* a, Tensor* positions, const RopeParams& params) {
@@ -191,9 +164,7 @@ Tensor* flash_attn_ext(Context& ctx, Tensor* q, Tensor* k, Tensor* v, Tensor* ma
     }
     if (softcap < 0.0f) return ctx.fail(op_error("flash_attn_ext", "softcap must not be negative"), q);
     Tensor* t = make_node(ctx, Op::FlashAttnExt, DType::F32, {v->ne[0], q->ne[2], q->ne[1], q->ne[3]}, {q, k, v, mask});
-    t->set_param_f32(0, scale);
-    t->set_param_f32(1, max_bias);
-    t->set_param_f32(2, softcap);
+    FlashAttnParams{.scale = scale, .max_bias = max_bias, .softcap = softcap}.store(*t);
     return t;
 }
 

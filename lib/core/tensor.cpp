@@ -2,6 +2,8 @@
 
 #include <sstream>
 
+#include "core/op_params.hpp"
+
 namespace xb {
 
 size_t Tensor::nbytes() const {
@@ -56,8 +58,8 @@ std::string Tensor::shape_string() const {
 }
 
 std::string Tensor::op_label() const {
-    if (op == Op::Unary) return std::string("unary(") + unary_op_name(static_cast<UnaryOp>(param_i32(0))) + ")";
-    if (op == Op::Glu) return std::string("glu(") + glu_op_name(static_cast<GluOp>(param_i32(0))) + ")";
+    if (op == Op::Unary) return std::string("unary(") + unary_op_name(UnaryParams::load(*this).op) + ")";
+    if (op == Op::Glu) return std::string("glu(") + glu_op_name(GluParams::load(*this).op) + ")";
     return op_name(op);
 }
 

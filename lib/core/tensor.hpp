@@ -39,7 +39,7 @@ struct Tensor {
     std::array<size_t, kMaxDims> nb{};             // bytes between consecutive indices of each dim
 
     Op op = Op::None;
-    std::array<int32_t, kMaxOpParams> op_params{};
+    std::array<int32_t, kMaxOpParams> op_params{};  // read and written only through core/op_params.hpp
     std::array<Tensor*, kMaxSrc> src{};
 
     Tensor* view_src = nullptr;  // the tensor whose storage this one aliases
@@ -75,12 +75,6 @@ struct Tensor {
     void set_input() { flags |= kFlagInput; }
     void set_output() { flags |= kFlagOutput; }
     void set_param() { flags |= kFlagParam; }
-
-    // --- op parameters, as 32-bit words ---
-    int32_t param_i32(int i) const { return op_params[i]; }
-    float param_f32(int i) const { return bits_float(static_cast<uint32_t>(op_params[i])); }
-    void set_param_i32(int i, int32_t v) { op_params[i] = v; }
-    void set_param_f32(int i, float v) { op_params[i] = static_cast<int32_t>(float_bits(v)); }
 
     // --- element access (host memory only) ---
     std::byte* element_ptr(int64_t i0, int64_t i1 = 0, int64_t i2 = 0, int64_t i3 = 0) const {

@@ -175,14 +175,8 @@ void axpy_any(float* acc, float s, const Tensor& v, const std::byte* row, int64_
     for (int64_t i = 0; i < n; ++i) acc[i] += s * load_as_f32(v.type, row + i * v.nb[0]);
 }
 
-struct FlashParams {
-    float scale;     // applied to q.k (divided by softcap when softcap is on)
-    float max_bias;
-    float softcap;
-};
-
 // One query row (iq, h, s): online softmax over all keys, V accumulated in `acc` (f32 scratch).
-void flash_attn_row(const Tensor& dst, const FlashParams& fp, int64_t iq, int64_t h, int64_t s, float* q_buf,
+void flash_attn_row(const Tensor& dst, const FlashAttnParams& fp, int64_t iq, int64_t h, int64_t s, float* q_buf,
                     float* acc) {
     const Tensor& q = *dst.src[0];
     const Tensor& k = *dst.src[1];
@@ -203,7 +197,7 @@ void flash_attn_row(const Tensor& dst, const FlashParams& fp, int64_t iq, int64_
     for (int64_t ic = 0; ic < k.ne[1]; ++ic) {
         const float mv = mrow ? slope * load_as_f32(mask->type, mrow + ic * mask->nb[0]) : 0.0f;
         if (mv == kNegInf) continue;  // masked out: contributes nothing
-        float score = dot_any(q_buf, k, k.element_ptr(0, ic, kvh, s), d) * fp.scale;
+        float score = dot_any(q_buf, k, k.element_ptr(0, ic, kvh, s), d) * fp.score_scale();
         if (fp.softcap != 0.0f) score = fp.softcap * std::tanh(score);
         score += mv;
         float ms = 1.0f;  // rescales what is accumulated so far
@@ -234,8 +228,7 @@ size_t flash_slice_bytes(const Tensor& dst) {
 void compute_soft_max(const ComputeParams& params, Tensor& dst) {
     const Tensor& src = *dst.src[0];
     const Tensor* mask = dst.src[1];
-    const float scale = dst.param_f32(0);
-    const float max_bias = dst.param_f32(1);
+    const auto [scale, max_bias] = SoftMaxParams::load(dst);
     const auto [r0, r1] = params.split(src.nrows());
     for (int64_t row = r0; row < r1; ++row) {
         const RowIndex r = row_index(src, row);
@@ -246,7 +239,7 @@ void compute_soft_max(const ComputeParams& params, Tensor& dst) {
 
 void compute_diag_mask_inf(const ComputeParams& params, Tensor& dst) {
     const Tensor& src = *dst.src[0];
-    const int64_t n_past = dst.param_i32(0);
+    const int64_t n_past = DiagMaskInfParams::load(dst).n_past;
     const auto [r0, r1] = params.split(src.nrows());
     for (int64_t row = r0; row < r1; ++row) {
         const RowIndex r = row_index(src, row);
@@ -285,9 +278,7 @@ size_t flash_attn_ext_work_size(const Tensor& dst, int nth) {
 
 void compute_flash_attn_ext(const ComputeParams& params, Tensor& dst) {
     const Tensor& q = *dst.src[0];
-    FlashParams fp{dst.param_f32(0), dst.param_f32(1), dst.param_f32(2)};
-    // As ggml: fold 1/softcap into the scale, then softcap * tanh(score).
-    if (fp.softcap != 0.0f) fp.scale /= fp.softcap;
+    const FlashAttnParams fp = FlashAttnParams::load(dst);
 
     std::byte* work = params.work.data();
     work += (kAlign - reinterpret_cast<uintptr_t>(work) % kAlign) % kAlign;

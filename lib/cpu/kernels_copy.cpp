@@ -9,6 +9,7 @@
 #include <string>
 #include <utility>
 
+#include "core/op_params.hpp"
 #include "cpu/kernels.hpp"
 #include "cpu/row_iter.hpp"
 
@@ -159,7 +160,7 @@ void compute_concat(const ComputeParams& p, Tensor& dst) {
     const Tensor& b = *dst.src[1];
     if (dst.is_empty()) return;
     if (a.type != dst.type || b.type != dst.type) return report_not_convertible(p, "concat", a.type, dst.type);
-    const int dim = dst.param_i32(0);
+    const int dim = ConcatParams::load(dst).dim;
     const auto range = p.split(dst.nrows());
     for (int64_t row = range.begin; row < range.end; ++row) {
         const RowIndex r = row_index(dst, row);
@@ -195,8 +196,9 @@ void compute_pad(const ComputeParams& p, Tensor& dst) {
 }
 
 void compute_arange(const ComputeParams& p, Tensor& dst) {
-    const float start = dst.param_f32(0);
-    const float step = dst.param_f32(2);
+    const ArangeParams arange = ArangeParams::load(dst);
+    const float start = arange.start;
+    const float step = arange.step;
     const auto range = p.split(dst.nelements());
     for (int64_t i = range.begin; i < range.end; ++i) {
         store_from_f32(dst.type, dst.element_ptr(i), start + step * static_cast<float>(i));

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/op_math.hpp"
+#include "core/op_params.hpp"
 #include "cpu/kernels.hpp"
 #include "cpu/row_iter.hpp"
 
@@ -133,7 +134,7 @@ void map_unary(const ComputeParams& p, Tensor& dst, const Tensor& src) {
 }
 
 void compute_unary(const ComputeParams& p, Tensor& dst, const Tensor& src) {
-    const auto op = static_cast<UnaryOp>(dst.param_i32(0));
+    const UnaryOp op = UnaryParams::load(dst).op;
     switch (op) {
         case UnaryOp::Neg: return map_unary<UnaryOp::Neg>(p, dst, src);
         case UnaryOp::Relu: return map_unary<UnaryOp::Relu>(p, dst, src);
@@ -209,7 +210,7 @@ void glu_any(const ComputeParams& p, Tensor& dst) {
     if (dst.src[1] != nullptr) {
         glu_split<G>(p, dst, *dst.src[0], *dst.src[1]);
     } else {
-        glu_fused<G>(p, dst, *dst.src[0], dst.param_i32(1) != 0);
+        glu_fused<G>(p, dst, *dst.src[0], GluParams::load(dst).swapped);
     }
 }
 
@@ -243,16 +244,14 @@ void compute_map(const ComputeParams& p, Tensor& dst) {
     const Tensor& src = *dst.src[0];
     switch (dst.op) {
         case Op::Scale: {
-            const float s = dst.param_f32(0);
-            const float b = dst.param_f32(1);
+            const auto [s, b] = ScaleParams::load(dst);
             return map_rows(p, dst, src, [s, b](float x) { return scale_f32(x, s, b); });
         }
         case Op::Sqr: return map_rows(p, dst, src, [](float x) { return x * x; });
         case Op::Sqrt: return map_rows(p, dst, src, [](float x) { return std::sqrt(x); });
         case Op::Log: return map_rows(p, dst, src, [](float x) { return std::log(x); });
         case Op::Clamp: {
-            const float lo = dst.param_f32(0);
-            const float hi = dst.param_f32(1);
+            const auto [lo, hi] = ClampParams::load(dst);
             return map_rows(p, dst, src, [lo, hi](float x) { return clamp_f32(x, lo, hi); });
         }
         case Op::Unary: return compute_unary(p, dst, src);
@@ -265,7 +264,7 @@ void compute_map(const ComputeParams& p, Tensor& dst) {
 
 void compute_glu(const ComputeParams& p, Tensor& dst) {
     if (dst.is_empty()) return;
-    const auto op = static_cast<GluOp>(dst.param_i32(0));
+    const GluOp op = GluParams::load(dst).op;
     switch (op) {
         case GluOp::SwiGlu: return glu_any<GluOp::SwiGlu>(p, dst);
         case GluOp::GeGlu: return glu_any<GluOp::GeGlu>(p, dst);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/op_params.hpp"
 #include "cpu/kernels.hpp"
 #include "cpu/row_iter.hpp"
 
@@ -126,7 +127,7 @@ void compute_norm(const ComputeParams& p, Tensor& dst) {
     const Tensor& src = *dst.src[0];
     if (dst.is_empty()) return;
     const bool rms = dst.op == Op::RmsNorm;
-    const float eps = dst.param_f32(0);
+    const float eps = NormParams::load(dst).eps;
     const int64_t n = src.ne[0];
     const bool fast = packed_f32_rows(dst) && packed_f32_rows(src);
     const auto range = p.split(dst.nrows());

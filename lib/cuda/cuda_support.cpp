@@ -40,7 +40,7 @@ bool all_float(std::initializer_list<const Tensor*> tensors) {
 }
 
 bool supports_glu(const Tensor& node) {
-    const int op = node.param_i32(0);
+    const int op = static_cast<int>(GluParams::load(node).op);
     if (op < 0 || op >= kGluOpCount || !all_float({&node, node.src[0]})) return false;
     if (node.src[1] != nullptr) return is_float(node.src[1]->type) && same_shape(*node.src[0], *node.src[1]);
     return node.src[0]->ne[0] == 2 * node.ne[0];
@@ -80,7 +80,8 @@ bool supports_op_types(const Tensor& node) {
         case Op::Scale: case Op::Sqr: case Op::Sqrt: case Op::Log: case Op::Clamp:
             return all_float({&node, a});
         case Op::Unary:
-            return all_float({&node, a}) && node.param_i32(0) >= 0 && node.param_i32(0) < kUnaryOpCount;
+            return all_float({&node, a}) && static_cast<int>(UnaryParams::load(node).op) >= 0 &&
+                   static_cast<int>(UnaryParams::load(node).op) < kUnaryOpCount;
         case Op::Glu:
             return supports_glu(node);
         case Op::Sum: case Op::SumRows: case Op::Mean:
@@ -91,7 +92,7 @@ bool supports_op_types(const Tensor& node) {
             return a != nullptr && a->type == node.type && can_repeat(*a, node);
         case Op::Concat:
             return a != nullptr && b != nullptr && a->type == node.type && b->type == node.type &&
-                   node.param_i32(0) >= 0 && node.param_i32(0) < kMaxDims;
+                   ConcatParams::load(node).dim >= 0 && ConcatParams::load(node).dim < kMaxDims;
         case Op::Pad:
             return a != nullptr && a->type == node.type;
         case Op::Arange:

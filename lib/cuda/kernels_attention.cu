@@ -282,9 +282,10 @@ Status launch_soft_max(const LaunchContext& ctx, const Tensor& dst) {
     const Tensor* mask = dst.src[1];
     const size_t row_bytes = static_cast<size_t>(src.ne[0]) * sizeof(float);
     const bool cached = row_bytes <= kMaxSharedBytes;
+    const SoftMaxParams params = SoftMaxParams::load(dst);
     soft_max_kernel<<<row_blocks(src.nrows()), reduction_block_size(src.ne[0], kRowBlockSize), cached ? row_bytes : 0,
                       ctx.stream>>>(describe(src), mask ? describe(*mask) : TensorDesc{}, mask != nullptr, describe(dst),
-                                    dst.param_f32(0), dst.param_f32(1), cached);
+                                    params.scale, params.max_bias, cached);
     XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
     return Status::ok();
 }
@@ -292,7 +293,7 @@ Status launch_soft_max(const LaunchContext& ctx, const Tensor& dst) {
 Status launch_diag_mask_inf(const LaunchContext& ctx, const Tensor& dst) {
     const int64_t n = dst.nelements();
     diag_mask_inf_kernel<<<elementwise_blocks(n), kBlockSize, 0, ctx.stream>>>(describe(*dst.src[0]), describe(dst),
-                                                                               dst.param_i32(0), n);
+                                                                               DiagMaskInfParams::load(dst).n_past, n);
     XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
     return Status::ok();
 }
@@ -327,8 +328,8 @@ Status launch_flash_attn_ext(const LaunchContext& ctx, const Tensor& dst) {
     const Tensor& q = *dst.src[0];
     const Tensor& v = *dst.src[2];
     const Tensor* mask = dst.src[3];
-    FlashArgs args{dst.param_f32(0), dst.param_f32(1), dst.param_f32(2)};
-    if (args.softcap != 0.0f) args.scale /= args.softcap;
+    const FlashAttnParams p = FlashAttnParams::load(dst);
+    const FlashArgs args{p.score_scale(), p.max_bias, p.softcap};
     const int64_t rows = q.ne[1] * q.ne[2] * q.ne[3];
     const int64_t n_kv = dst.src[1]->ne[1];
     const int64_t splits = flash_splits(rows, n_kv);

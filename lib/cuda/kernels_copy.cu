@@ -2,6 +2,7 @@
 // repeat, concat, pad, arange, get_rows and set_rows. Copies and get_rows work on row segments
 // (launch_config.hpp); repeat, concat, pad and arange take one thread per output element
 // (grid-stride); set_rows gives each source row a block.
+#include "core/op_params.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/kernel_common.cuh"
 #include "cuda/kernels.hpp"
@@ -200,7 +201,7 @@ Status launch_repeat(const LaunchContext& ctx, const Tensor& dst) {
 Status launch_concat(const LaunchContext& ctx, const Tensor& dst) {
     const int64_t n = dst.nelements();
     concat_kernel<<<elementwise_blocks(n), kBlockSize, 0, ctx.stream>>>(describe(*dst.src[0]), describe(*dst.src[1]),
-                                                                        describe(dst), dst.param_i32(0), n);
+                                                                        describe(dst), ConcatParams::load(dst).dim, n);
     XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
     return Status::ok();
 }
@@ -214,8 +215,8 @@ Status launch_pad(const LaunchContext& ctx, const Tensor& dst) {
 
 Status launch_arange(const LaunchContext& ctx, const Tensor& dst) {
     const int64_t n = dst.nelements();
-    arange_kernel<<<elementwise_blocks(n), kBlockSize, 0, ctx.stream>>>(describe(dst), dst.param_f32(0),
-                                                                        dst.param_f32(2), n);
+    const ArangeParams p = ArangeParams::load(dst);
+    arange_kernel<<<elementwise_blocks(n), kBlockSize, 0, ctx.stream>>>(describe(dst), p.start, p.step, n);
     XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
     return Status::ok();
 }

@@ -1,6 +1,7 @@
 // Element-wise kernels: binary ops with broadcasting, the maps (add1, scale, sqr, sqrt, log, clamp,
 // unary activations) and gated linear units. The scalar math is op_math.hpp's, shared with the CPU.
 #include "core/op_math.hpp"
+#include "core/op_params.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/kernel_common.cuh"
 #include "cuda/kernels.hpp"
@@ -127,20 +128,20 @@ MapParams map_params(const Tensor& dst) {
             break;
         case Op::Scale:
             p.kind = MapKind::Scale;
-            p.p0 = dst.param_f32(0);
-            p.p1 = dst.param_f32(1);
+            p.p0 = ScaleParams::load(dst).scale;
+            p.p1 = ScaleParams::load(dst).bias;
             break;
         case Op::Sqr: p.kind = MapKind::Sqr; break;
         case Op::Sqrt: p.kind = MapKind::Sqrt; break;
         case Op::Log: p.kind = MapKind::Log; break;
         case Op::Clamp:
             p.kind = MapKind::Clamp;
-            p.p0 = dst.param_f32(0);
-            p.p1 = dst.param_f32(1);
+            p.p0 = ClampParams::load(dst).min;
+            p.p1 = ClampParams::load(dst).max;
             break;
         default:
             p.kind = MapKind::Unary;
-            p.unary = static_cast<UnaryOp>(dst.param_i32(0));
+            p.unary = UnaryParams::load(dst).op;
             break;
     }
     return p;
@@ -182,7 +183,8 @@ Status launch_map(const LaunchContext& ctx, const Tensor& dst) {
 Status launch_glu(const LaunchContext& ctx, const Tensor& dst) {
     const SegmentGrid grid = row_segments(dst.ne[0], dst.nrows());
     const bool split = dst.src[1] != nullptr;
-    const bool swapped = !split && dst.param_i32(1) != 0;
+    const GluParams params = GluParams::load(dst);
+    const bool swapped = !split && params.swapped;
     const int64_t half = dst.ne[0];
     const TensorDesc gate = split ? describe(*dst.src[1]) : TensorDesc{};
     const TensorDesc a = describe(*dst.src[0]);
@@ -190,7 +192,7 @@ Status launch_glu(const LaunchContext& ctx, const Tensor& dst) {
     // Fused rows: a's halves start at 0 and ne[0] (even when dst is pairable), so a pairable a
     // pairs both.
     const bool paired = pairable(a) && pairable(d) && (!split || pairable(gate));
-    glu_kernel<<<segment_blocks(grid), kBlockSize, 0, ctx.stream>>>(a, gate, d, static_cast<GluOp>(dst.param_i32(0)),
+    glu_kernel<<<segment_blocks(grid), kBlockSize, 0, ctx.stream>>>(a, gate, d, params.op,
                                                                     split, swapped ? half : 0, swapped ? 0 : half,
                                                                     grid, paired);
     XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());

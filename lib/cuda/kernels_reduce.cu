@@ -1,5 +1,6 @@
 // Reductions: sum, sum_rows/mean, argmax, norm and rms_norm. One block per row (grid-stride over
 // rows); sums accumulate in double, as the CPU does, so both round the same exact-ish sums once.
+#include "core/op_params.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/kernel_common.cuh"
 #include "cuda/kernels.hpp"
@@ -142,7 +143,7 @@ Status launch_argmax(const LaunchContext& ctx, const Tensor& dst) {
 Status launch_norm(const LaunchContext& ctx, const Tensor& dst) {
     const Tensor& src = *dst.src[0];
     norm_kernel<<<row_blocks(dst.nrows()), reduction_block_size(src.ne[0], kRowBlockSize), 0, ctx.stream>>>(
-        describe(src), describe(dst), dst.param_f32(0), dst.op == Op::RmsNorm);
+        describe(src), describe(dst), NormParams::load(dst).eps, dst.op == Op::RmsNorm);
     XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
     return Status::ok();
 }

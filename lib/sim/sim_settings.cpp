@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "backend/registry.hpp"
+#include "core/op_params.hpp"
 
 namespace xb::sim {
 
@@ -159,9 +160,14 @@ std::string format_double(double v) {
 
 bool OpFilter::blocks(const Tensor& node) const {
     if (ops.test(static_cast<size_t>(node.op))) return true;
-    const auto sub = static_cast<size_t>(node.param_i32(0));
-    if (node.op == Op::Unary) return sub < unary.size() && unary.test(sub);
-    if (node.op == Op::Glu) return sub < glu.size() && glu.test(sub);
+    if (node.op == Op::Unary) {
+        const auto sub = static_cast<size_t>(UnaryParams::load(node).op);
+        return sub < unary.size() && unary.test(sub);
+    }
+    if (node.op == Op::Glu) {
+        const auto sub = static_cast<size_t>(GluParams::load(node).op);
+        return sub < glu.size() && glu.test(sub);
+    }
     return false;
 }
 
