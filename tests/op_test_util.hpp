@@ -16,6 +16,7 @@
 #include <tuple>
 #include <vector>
 
+#include "builtin/builtin_backends.hpp"
 #include "opcheck/case_runner.hpp"
 #include "opcheck/cases.hpp"
 #include "opcheck/compare.hpp"
@@ -30,7 +31,7 @@ namespace xbt {
 
 using namespace xb::opcheck;  // NOLINT: the tests speak the case library's vocabulary
 
-// The names of every device in xb::Registry::global().
+// The names of every device in xb::global_registry().
 std::vector<std::string> device_names();
 
 // Same shapes; non-finite values exactly where the reference has them (and equal there); NMSE within

@@ -10,13 +10,14 @@
 #include "alloc/context_alloc.hpp"
 #include "alloc/graph_allocator.hpp"
 #include "backend/registry.hpp"
+#include "builtin/builtin_backends.hpp"
 #include "backend/tensor_io.hpp"
 #include "core/ops.hpp"
 
 namespace xb {
 namespace {
 
-BufferType& cpu_buft() { return Registry::global().dev_by_name("CPU")->buffer_type(); }
+BufferType& cpu_buft() { return global_registry().dev_by_name("CPU")->buffer_type(); }
 
 // A second host buffer type with its own identity, so graphs can span two buffer types.
 class OtherHostBufferType final : public BufferType {
@@ -133,7 +134,7 @@ std::vector<std::vector<float>> run(RandomGraph& g, const Graph& graph, Backend&
 class AllocProperty : public ::testing::TestWithParam<int> {};
 
 TEST_P(AllocProperty, RandomGraphsAreSafeAndBitIdentical) {
-    auto cpu = Registry::global().init_by_name("CPU", "threads=1");
+    auto cpu = global_registry().init_by_name("CPU", "threads=1");
     ASSERT_TRUE(cpu.is_ok());
     OtherHostBufferType other;
     const int first_seed = GetParam() * 250;

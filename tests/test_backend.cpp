@@ -9,6 +9,7 @@
 #include "alloc/context_alloc.hpp"
 #include "alloc/linear_allocator.hpp"
 #include "backend/registry.hpp"
+#include "builtin/builtin_backends.hpp"
 #include "backend/tensor_io.hpp"
 #include "core/ops.hpp"
 
@@ -17,7 +18,7 @@ namespace {
 
 std::vector<std::string> device_names() {
     std::vector<std::string> names;
-    for (size_t i = 0; i < Registry::global().dev_count(); ++i) names.emplace_back(Registry::global().dev(i).name());
+    for (size_t i = 0; i < global_registry().dev_count(); ++i) names.emplace_back(global_registry().dev(i).name());
     return names;
 }
 
@@ -30,7 +31,7 @@ std::vector<float> iota_values(size_t n, float start) {
 class BackendConformance : public ::testing::TestWithParam<std::string> {
 protected:
     void SetUp() override {
-        device_ = Registry::global().dev_by_name(GetParam());
+        device_ = global_registry().dev_by_name(GetParam());
         ASSERT_NE(device_, nullptr);
         auto b = device_->init_backend();
         ASSERT_TRUE(b.is_ok()) << b.status().to_string();
@@ -56,7 +57,7 @@ TEST_P(BackendConformance, DevicePropertiesAreConsistent) {
     EXPECT_FALSE(p.description.empty());
     EXPECT_GT(p.memory_total, 0u);
     EXPECT_LE(p.memory_free, p.memory_total);
-    EXPECT_EQ(Registry::global().dev_by_name(p.name), device_);
+    EXPECT_EQ(global_registry().dev_by_name(p.name), device_);
     EXPECT_TRUE(device_->supports_buft(device_->buffer_type()));
     if (device_->type() == DeviceType::Accel) {
         // An accelerator over host memory (BLAS) shares the CPU's buffer type, as in ggml.
@@ -141,7 +142,7 @@ TEST_P(BackendConformance, CopiesBetweenBuffersAndToTheCpu) {
     Tensor* host = ctx.new_tensor(DType::F32, {9, 4});
     auto buf_a = place(*a);
     auto buf_b = place(*b);
-    auto cpu = Registry::global().init_by_name("CPU");
+    auto cpu = global_registry().init_by_name("CPU");
     ASSERT_TRUE(cpu.is_ok());
     auto buf_host = (*cpu)->alloc_buffer(host->nbytes());
     ASSERT_TRUE(buf_host.is_ok());
@@ -225,7 +226,7 @@ INSTANTIATE_TEST_SUITE_P(AllDevices, BackendConformance, ::testing::ValuesIn(dev
 // --- registry and CPU-specific behaviour ---------------------------------------------------------
 
 TEST(Registry, LookupByNameAndType) {
-    Registry& reg = Registry::global();
+    Registry& reg = global_registry();
     ASSERT_GE(reg.dev_count(), 1u);
     EXPECT_EQ(std::string(reg.dev(0).name()), "CPU");
     EXPECT_NE(reg.dev_by_name("cpu"), nullptr);
@@ -241,20 +242,20 @@ TEST(Registry, LookupByNameAndType) {
 }
 
 TEST(Registry, DeviceParamsAreValidated) {
-    auto ok = Registry::global().init_by_name("CPU", "threads=2");
+    auto ok = global_registry().init_by_name("CPU", "threads=2");
     ASSERT_TRUE(ok.is_ok());
-    auto unknown = Registry::global().init_by_name("CPU", "colour=blue");
+    auto unknown = global_registry().init_by_name("CPU", "colour=blue");
     ASSERT_FALSE(unknown.is_ok());
     EXPECT_EQ(unknown.status().code(), StatusCode::InvalidArgument);
-    EXPECT_FALSE(Registry::global().init_by_name("CPU", "threads=0").is_ok());
-    EXPECT_FALSE(Registry::global().init_by_name("CPU", "threads").is_ok());
+    EXPECT_FALSE(global_registry().init_by_name("CPU", "threads=0").is_ok());
+    EXPECT_FALSE(global_registry().init_by_name("CPU", "threads").is_ok());
 }
 
 // A 100-node chain of cheap ops: threads race through the barriers.
 struct ScaleChain {
     Context ctx;
     Graph graph;
-    std::unique_ptr<Buffer> buffer;
+    std::unique_ptr<MultiBuffer> buffer;
 };
 
 std::unique_ptr<ScaleChain> make_scale_chain(Backend& backend) {
@@ -270,7 +271,7 @@ std::unique_ptr<ScaleChain> make_scale_chain(Backend& backend) {
 }
 
 TEST(CpuBackend, AbortCallbackStopsTheGraph) {
-    auto cpu = Registry::global().init_by_name("CPU");
+    auto cpu = global_registry().init_by_name("CPU");
     ASSERT_TRUE(cpu.is_ok());
     auto chain = make_scale_chain(**cpu);
     ASSERT_NE(chain, nullptr);
@@ -284,7 +285,7 @@ TEST(CpuBackend, AbortCallbackStopsTheGraph) {
 // Every thread must take the same stop decision even when some run ahead: more threads than
 // cores makes stragglers likely. A wrong decision deadlocks at a barrier (the test times out).
 TEST(CpuBackend, AbortIsSeenByEveryThreadUnderOversubscription) {
-    auto cpu = Registry::global().init_by_name("CPU", "threads=6");
+    auto cpu = global_registry().init_by_name("CPU", "threads=6");
     ASSERT_TRUE(cpu.is_ok());
     auto chain = make_scale_chain(**cpu);
     ASSERT_NE(chain, nullptr);
@@ -297,7 +298,7 @@ TEST(CpuBackend, AbortIsSeenByEveryThreadUnderOversubscription) {
 }
 
 TEST(CpuBackend, BufferFromHostPointer) {
-    Device* cpu = Registry::global().dev_by_name("CPU");
+    Device* cpu = global_registry().dev_by_name("CPU");
     ASSERT_TRUE(cpu->caps().buffer_from_host_ptr);
     alignas(64) float storage[32] = {};
     auto buf = cpu->buffer_from_host_ptr(storage, sizeof storage, sizeof storage);
@@ -313,7 +314,7 @@ TEST(CpuBackend, BufferFromHostPointer) {
 }
 
 TEST(CpuBackend, UnallocatedNodeIsAnError) {
-    auto cpu = Registry::global().init_by_name("CPU");
+    auto cpu = global_registry().init_by_name("CPU");
     ASSERT_TRUE(cpu.is_ok());
     Context ctx;
     Tensor* y = relu(ctx, ctx.new_tensor(DType::F32, {4}));

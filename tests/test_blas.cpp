@@ -14,40 +14,33 @@
 #include "alloc/context_alloc.hpp"
 #include "backend/host_threads.hpp"
 #include "backend/registry.hpp"
+#include "builtin/builtin_backends.hpp"
 #include "backend/tensor_io.hpp"
 #include "blas/blas_backend.hpp"
 #include "blas/openblas.hpp"
 #include "core/ops.hpp"
-#include "cpu/host_buffer.hpp"
+#include "backend/host_buffer.hpp"
+#include "local_registry.hpp"
 
 namespace xb {
 namespace {
 
 Device& blas_device() {
-    Device* d = Registry::global().dev_by_name("BLAS");
+    Device* d = global_registry().dev_by_name("BLAS");
     XB_CHECK_MSG(d != nullptr, "the BLAS device is not registered");
     return *d;
 }
 
-Device& cpu_device() { return *Registry::global().dev_by_name("CPU"); }
+Device& cpu_device() { return *global_registry().dev_by_name("CPU"); }
 
-std::unique_ptr<blas::BlasBackend> make_blas(std::string_view params = {}) {
-    auto b = blas_device().init_backend(params);
+std::unique_ptr<blas::BlasBackend> make_blas(Device& device, std::string_view params = {}) {
+    auto b = device.init_backend(params);
     XB_CHECK_MSG(b.is_ok(), b.status().to_string().c_str());
     return std::unique_ptr<blas::BlasBackend>(static_cast<blas::BlasBackend*>(std::move(b).value().release()));
 }
 
-// Restores the device-wide settings that a test changes.
-class DeviceSettingsGuard {
-public:
-    DeviceSettingsGuard() : saved_(blas_device().settings()) {}
-    ~DeviceSettingsGuard() { XB_CHECK(blas_device().configure(saved_).is_ok()); }
-    DeviceSettingsGuard(const DeviceSettingsGuard&) = delete;
-    DeviceSettingsGuard& operator=(const DeviceSettingsGuard&) = delete;
+std::unique_ptr<blas::BlasBackend> make_blas(std::string_view params = {}) { return make_blas(blas_device(), params); }
 
-private:
-    std::string saved_;
-};
 
 // --- the double reference ------------------------------------------------------------------------
 
@@ -283,8 +276,8 @@ TEST(BlasDevice, ClaimsOnlyMatrixProductsAndViews) {
 }
 
 TEST(BlasDevice, MinBatchKeepsSmallProductsOffTheDevice) {
-    DeviceSettingsGuard guard;
-    Device& blas = blas_device();
+    xbt::LocalRegistry local;  // the settings changed here stay with this test
+    Device& blas = *local.device("BLAS");
     Context ctx;
     Tensor* small = mul_mat(ctx, ctx.new_tensor(DType::F32, {64, 64}), ctx.new_tensor(DType::F32, {64, 8}));
     Tensor* big = mul_mat(ctx, ctx.new_tensor(DType::F32, {64, 64}), ctx.new_tensor(DType::F32, {64, 32}));
@@ -297,8 +290,8 @@ TEST(BlasDevice, MinBatchKeepsSmallProductsOffTheDevice) {
 }
 
 TEST(BlasDevice, ThreadSettingsAreValidated) {
-    DeviceSettingsGuard guard;
-    Device& blas = blas_device();
+    xbt::LocalRegistry local;  // the settings changed here stay with this test
+    Device& blas = *local.device("BLAS");
     EXPECT_NE(blas.settings().find("threads=" + std::to_string(default_host_threads())), std::string::npos)
         << "default: all cores; got " << blas.settings();
     for (const char* bad :
@@ -316,9 +309,9 @@ TEST(BlasDevice, ThreadSettingsAreValidated) {
     EXPECT_EQ(blas.init_backend("min_batch=4").status().code(), StatusCode::InvalidArgument)
         << "min_batch is a device setting";
 
-    auto two = make_blas("threads=2");
+    auto two = make_blas(blas, "threads=2");
     EXPECT_EQ(two->n_threads(), 2);
-    auto follower = make_blas();
+    auto follower = make_blas(blas);
     ASSERT_TRUE(blas.configure("threads=3").is_ok());
     EXPECT_NE(blas.settings().find("threads=3"), std::string::npos) << blas.settings();
     EXPECT_EQ(follower->n_threads(), 3) << "a backend without its own count follows the device";
@@ -390,7 +383,7 @@ class NotHostBufferType final : public BufferType {
 public:
     const char* name() const override { return "NOT_HOST"; }
     Result<std::unique_ptr<Buffer>> alloc_buffer(size_t size) override {
-        return std::unique_ptr<Buffer>(std::make_unique<cpu::HostBuffer>(*this, AlignedBytes(size, 64)));
+        return std::unique_ptr<Buffer>(std::make_unique<HostBuffer>(*this, AlignedBytes(size, kHostAlignment)));
     }
     size_t alignment() const override { return 64; }
     Device& device() const override { return cpu_device(); }
@@ -415,7 +408,7 @@ TEST(BlasBackend, TensorsOutsideHostMemoryAreRefused) {
 // CPU backend, with no copies between them.
 TEST(BlasBackend, SharesCpuBuffersWithTheCpuBackend) {
     auto blas = make_blas();
-    auto cpu = Registry::global().init_by_name("CPU");
+    auto cpu = global_registry().init_by_name("CPU");
     ASSERT_TRUE(cpu.is_ok());
     Context ctx;
     Tensor* w = ctx.new_tensor(DType::F16, {96, 40});
@@ -428,7 +421,7 @@ TEST(BlasBackend, SharesCpuBuffersWithTheCpuBackend) {
     auto buffer = alloc_ctx_tensors(ctx, **cpu);
     ASSERT_TRUE(buffer.is_ok());
     fill_leafs(*graph, 5);
-    ASSERT_TRUE(blas->supports_buft((*buffer)->type()));
+    ASSERT_TRUE(blas->supports_buft((*buffer)->parts().front()->type()));
     ASSERT_TRUE(blas->graph_compute(graph->view(0, 1)).is_ok());
     ASSERT_TRUE((*cpu)->graph_compute(graph->view(1, 2)).is_ok());
     EXPECT_TRUE(matches_reference(*y));

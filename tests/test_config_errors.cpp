@@ -15,8 +15,8 @@ using testing::data_path;
 // The first error on the way from the file to a placed, initialised model.
 Status first_error(const std::string& path) {
     XB_ASSIGN_OR_RETURN(ConfigSpec spec, load_config(path));
-    XB_ASSIGN_OR_RETURN(Model model, build_model(spec));
-    XB_ASSIGN_OR_RETURN(auto backends, init_backends(model.placement));
+    XB_ASSIGN_OR_RETURN(Model model, build_model(spec, global_registry()));
+    XB_ASSIGN_OR_RETURN(auto backends, init_backends(model.placement, global_registry()));
     return place_and_init(model, testing::pointers(backends));
 }
 

@@ -28,7 +28,7 @@ const char* const kExamples[] = {"default.json",          "mlp.json",        "at
 // The offload example names CUDA0; without one it runs on the simulator.
 BuildOptions options_for(const std::string& name) {
     BuildOptions o;
-    if (name == "llama-decoder-offload.json" && Registry::global().dev_by_name("CUDA0") == nullptr) {
+    if (name == "llama-decoder-offload.json" && global_registry().dev_by_name("CUDA0") == nullptr) {
         o.device_map = {{"CUDA0", "SIM0"}};
     }
     return o;
@@ -72,10 +72,10 @@ struct SplitAndWhole {
 };
 
 Result<SplitAndWhole> compute_split_and_whole(const ConfigSpec& spec, const BuildOptions& split_options) {
-    XB_ASSIGN_OR_RETURN(Model split, build_model(spec, split_options));
+    XB_ASSIGN_OR_RETURN(Model split, build_model(spec, global_registry(), split_options));
     BuildOptions cpu_only;
     cpu_only.backends = {"CPU"};
-    XB_ASSIGN_OR_RETURN(Model whole, build_model(spec, cpu_only));
+    XB_ASSIGN_OR_RETURN(Model whole, build_model(spec, global_registry(), cpu_only));
     SplitAndWhole out;
     XB_ASSIGN_OR_RETURN(out.split, compute_scheduled(std::move(split)));
     XB_ASSIGN_OR_RETURN(out.whole, compute_on_cpu(std::move(whole)));

@@ -14,7 +14,7 @@ Result<ConfigSpec> parse(std::string_view text) { return parse_config(text, "tes
 
 Result<Model> build(std::string_view text, const BuildOptions& options = {}) {
     XB_ASSIGN_OR_RETURN(ConfigSpec spec, parse(text));
-    return build_model(spec, options);
+    return build_model(spec, global_registry(), options);
 }
 
 TEST(ConfigExpr, EvaluatesArithmeticOverParams) {
@@ -66,7 +66,7 @@ TEST(ConfigParse, ParamsShapesAndDefaults) {
     const TensorSpec* w = spec->find_tensor("w");
     ASSERT_NE(w, nullptr);
     EXPECT_EQ(*w->shape, (std::vector<int64_t>{8, 8}));
-    auto model = build_model(*spec);
+    auto model = build_model(*spec, global_registry());
     ASSERT_TRUE(model.is_ok()) << model.status().to_string();
     EXPECT_EQ(model->find("w")->type, DType::F16);
     EXPECT_EQ(model->find("x")->type, DType::F32);
@@ -111,7 +111,7 @@ TEST(ConfigParse, EveryOpParameterKind) {
     EXPECT_TRUE(std::get<bool>(spec->ops[1].params.at("swapped").value));
     EXPECT_TRUE(spec->ops[1].args[1].name.empty());
     EXPECT_TRUE(spec->ops[1].output);
-    auto model = build_model(*spec);
+    auto model = build_model(*spec, global_registry());
     ASSERT_TRUE(model.is_ok()) << model.status().to_string();
     const Tensor* v = model->find("v");
     EXPECT_EQ(v->view_offs, 16u);

@@ -9,10 +9,10 @@ namespace {
 
 Result<Model> build(std::string_view text, const BuildOptions& options = {}) {
     XB_ASSIGN_OR_RETURN(ConfigSpec spec, parse_config(text, "placement.json"));
-    return build_model(spec, options);
+    return build_model(spec, global_registry(), options);
 }
 
-bool have_sim() { return Registry::global().dev_by_name("SIM0") != nullptr && Registry::global().dev_by_name("SIM1") != nullptr; }
+bool have_sim() { return global_registry().dev_by_name("SIM0") != nullptr && global_registry().dev_by_name("SIM1") != nullptr; }
 
 const char* kMlp = R"({
     "graph": { "model": "mlp", "params": { "n_layers": 2, "n_embd": 16, "n_hidden": 32, "n_batch": 4 } },
@@ -44,10 +44,10 @@ TEST(ConfigPlacement, DeviceNamesAreCheckedCaseInsensitively) {
 
 TEST(ConfigPlacement, MissingDeviceListsThePresentOnesAndTheMapping) {
     const Status s = build(mlp_with(R"({"backends": ["CUDA0", "CPU"]})")).status();
-    if (Registry::global().dev_by_name("CUDA0") != nullptr) GTEST_SKIP() << "CUDA0 is present";
+    if (global_registry().dev_by_name("CUDA0") != nullptr) GTEST_SKIP() << "CUDA0 is present";
     EXPECT_EQ(s.code(), StatusCode::NotFound);
     EXPECT_NE(s.message().find("placement.json: /placement/backends/0: device 'CUDA0' is not present (present: " +
-                               Registry::global().device_names() + ")"),
+                               global_registry().device_names() + ")"),
               std::string::npos)
         << s.message();
     EXPECT_NE(s.message().find("--backends"), std::string::npos);
@@ -162,10 +162,10 @@ TEST(ConfigPlacement, ScheduledRunMatchesTheCpu) {
     auto run = testing::compute_scheduled(std::move(split).value());
     ASSERT_TRUE(run.is_ok()) << run.status().to_string();
     testing::Placed& p = **run;
-    EXPECT_STREQ(p.model.find("w1")->buffer->type().name(), Registry::global().dev_by_name("SIM0")->buffer_type().name());
+    EXPECT_STREQ(p.model.find("w1")->buffer->type().name(), global_registry().dev_by_name("SIM0")->buffer_type().name());
     EXPECT_EQ(p.model.find("w1")->buffer->usage(), BufferUsage::Weights);
-    EXPECT_EQ(&p.sched->tensor_backend(*p.model.find("a"))->device(), Registry::global().dev_by_name("CPU"));
-    EXPECT_EQ(&p.sched->tensor_backend(*p.model.find("h"))->device(), Registry::global().dev_by_name("SIM0"));
+    EXPECT_EQ(&p.sched->tensor_backend(*p.model.find("a"))->device(), global_registry().dev_by_name("CPU"));
+    EXPECT_EQ(&p.sched->tensor_backend(*p.model.find("h"))->device(), global_registry().dev_by_name("SIM0"));
     EXPECT_GE(p.sched->n_splits(), 3);
 
     BuildOptions cpu;
@@ -183,7 +183,7 @@ TEST(ConfigPlacement, PlacingNeedsABackendForEveryWeightDevice) {
     if (!have_sim()) GTEST_SKIP() << "no simulated devices";
     auto m = build(mlp_with(R"({"backends": ["SIM0", "CPU"]})"));
     ASSERT_TRUE(m.is_ok()) << m.status().to_string();
-    auto cpu = Registry::global().init_by_name("CPU").value();
+    auto cpu = global_registry().init_by_name("CPU").value();
     Backend* only_cpu[] = {cpu.get()};
     const Status s = place_and_init(*m, only_cpu);
     EXPECT_NE(s.message().find("weights go to device 'SIM0' but no backend of it was given"), std::string::npos) << s.message();

@@ -13,6 +13,7 @@
 #include "alloc/graph_allocator.hpp"
 #include "backend/registry.hpp"
 #include "backend/tensor_io.hpp"
+#include "builtin/builtin_backends.hpp"
 #include "config/config_parse.hpp"
 #include "config/model.hpp"
 #include "config/placement.hpp"
@@ -34,7 +35,7 @@ struct Placed {
 
 inline Result<Model> load_and_build(const std::string& path, const BuildOptions& options = {}) {
     XB_ASSIGN_OR_RETURN(ConfigSpec spec, load_config(path));
-    return build_model(spec, options);
+    return build_model(spec, global_registry(), options);
 }
 
 inline std::vector<Backend*> pointers(const std::vector<std::unique_ptr<Backend>>& backends) {
@@ -47,7 +48,7 @@ inline std::vector<Backend*> pointers(const std::vector<std::unique_ptr<Backend>
 inline Result<std::unique_ptr<Placed>> compute_on_cpu(Model model) {
     auto p = std::make_unique<Placed>();
     p->model = std::move(model);
-    XB_ASSIGN_OR_RETURN(p->backends, init_backends(p->model.placement));
+    XB_ASSIGN_OR_RETURN(p->backends, init_backends(p->model.placement, global_registry()));
     const std::vector<Backend*> ptrs = pointers(p->backends);
     XB_RETURN_IF_ERROR(place_and_init(p->model, ptrs));
     p->galloc = std::make_unique<GraphAllocator>(ptrs.front()->default_buffer_type());
@@ -61,7 +62,7 @@ inline Result<std::unique_ptr<Placed>> compute_on_cpu(Model model) {
 inline Result<std::unique_ptr<Placed>> compute_scheduled(Model model) {
     auto p = std::make_unique<Placed>();
     p->model = std::move(model);
-    XB_ASSIGN_OR_RETURN(p->backends, init_backends(p->model.placement));
+    XB_ASSIGN_OR_RETURN(p->backends, init_backends(p->model.placement, global_registry()));
     const std::vector<Backend*> ptrs = pointers(p->backends);
     XB_RETURN_IF_ERROR(place_and_init(p->model, ptrs));
     XB_ASSIGN_OR_RETURN(p->sched, Scheduler::create(ptrs, {}, p->model.placement.scheduler));

@@ -17,9 +17,11 @@
 #include "alloc/context_alloc.hpp"
 #include "alloc/linear_allocator.hpp"
 #include "backend/registry.hpp"
+#include "builtin/builtin_backends.hpp"
 #include "backend/tensor_io.hpp"
 #include "core/ops.hpp"
 #include "gpu_required.hpp"
+#include "local_registry.hpp"
 #include "sched/scheduler.hpp"
 #if defined(XB_HAVE_CUDA)
 #include "cuda/cuda.hpp"
@@ -36,12 +38,12 @@ protected:
 #else
         const cuda::CudaAvailability available = cuda::cuda_availability();
         if (available.device_count == 0) XB_SKIP_WITHOUT_GPU("no CUDA device: " << available.reason);
-        device_ = Registry::global().dev_by_name("CUDA0");
+        device_ = global_registry().dev_by_name("CUDA0");
         ASSERT_NE(device_, nullptr) << "the runtime reports a GPU but CUDA0 is not registered";
         auto b = device_->init_backend();
         ASSERT_TRUE(b.is_ok()) << b.status().to_string();
         backend_ = std::move(b).value();
-        auto c = Registry::global().init_by_name("CPU");
+        auto c = global_registry().init_by_name("CPU");
         ASSERT_TRUE(c.is_ok()) << c.status().to_string();
         cpu_ = std::move(c).value();
 #endif
@@ -118,7 +120,7 @@ TEST_F(CudaDeviceTest, PropertiesDescribeTheGpu) {
     EXPECT_TRUE(p.caps.host_buffer);
     EXPECT_TRUE(p.caps.events);
     EXPECT_EQ(device_->settings(), "offload_min_batch=32,tf32=0");
-    EXPECT_EQ(Registry::global().init_best().value()->device().type(), DeviceType::GPU);
+    EXPECT_EQ(global_registry().init_best().value()->device().type(), DeviceType::GPU);
 }
 
 TEST_F(CudaDeviceTest, OutOfMemoryIsAStatusWithTheSizes) {
@@ -137,19 +139,21 @@ TEST_F(CudaDeviceTest, OutOfMemoryIsAStatusWithTheSizes) {
 }
 
 TEST_F(CudaDeviceTest, SettingsAndOffloadThreshold) {
+    xbt::LocalRegistry local;  // the settings changed here stay with this test
+    Device* device = local.device("CUDA0");
+    ASSERT_NE(device, nullptr);
     Context ctx;
     Tensor* w = ctx.new_tensor(DType::F16, {64, 64});
     Tensor* x31 = ctx.new_tensor(DType::F32, {64, 31});
     Tensor* x32 = ctx.new_tensor(DType::F32, {64, 32});
-    EXPECT_FALSE(device_->offload_op(*mul_mat(ctx, w, x31)));
-    EXPECT_TRUE(device_->offload_op(*mul_mat(ctx, w, x32)));
-    EXPECT_FALSE(device_->offload_op(*get_rows(ctx, w, ctx.new_tensor(DType::I32, {64}))));
-    ASSERT_TRUE(device_->configure("offload_min_batch=8").is_ok());
-    EXPECT_TRUE(device_->offload_op(*mul_mat(ctx, w, x31)));
-    ASSERT_TRUE(device_->configure("offload_min_batch=32").is_ok());
-    EXPECT_FALSE(device_->configure("offload_min_batch=-3").is_ok());
-    EXPECT_TRUE(device_->init_backend("tf32=1").is_ok());
-    auto unknown = device_->init_backend("colour=blue");
+    EXPECT_FALSE(device->offload_op(*mul_mat(ctx, w, x31)));
+    EXPECT_TRUE(device->offload_op(*mul_mat(ctx, w, x32)));
+    EXPECT_FALSE(device->offload_op(*get_rows(ctx, w, ctx.new_tensor(DType::I32, {64}))));
+    ASSERT_TRUE(device->configure("offload_min_batch=8").is_ok());
+    EXPECT_TRUE(device->offload_op(*mul_mat(ctx, w, x31)));
+    EXPECT_FALSE(device->configure("offload_min_batch=-3").is_ok());
+    EXPECT_TRUE(device->init_backend("tf32=1").is_ok());
+    auto unknown = device->init_backend("colour=blue");
     ASSERT_FALSE(unknown.is_ok());
     EXPECT_EQ(unknown.status().code(), StatusCode::InvalidArgument);
 }
@@ -249,7 +253,7 @@ TEST_F(CudaDeviceTest, CopiesBetweenStreamsOfOneGpu) {
 }
 
 TEST_F(CudaDeviceTest, CopiesBetweenGpus) {
-    Device* second = Registry::global().dev_by_name("CUDA1");
+    Device* second = global_registry().dev_by_name("CUDA1");
     if (second == nullptr) GTEST_SKIP() << "one GPU only: no peer copies to test";
     auto other = second->init_backend();
     ASSERT_TRUE(other.is_ok()) << other.status().to_string();
@@ -335,7 +339,7 @@ struct Mlp {
     Tensor* product = nullptr;  // the first mul_mat
     Tensor* y = nullptr;
     Graph graph;
-    std::unique_ptr<Buffer> weights;
+    std::unique_ptr<MultiBuffer> weights;
 };
 
 std::unique_ptr<Mlp> make_mlp(Backend& cpu) {

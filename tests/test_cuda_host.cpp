@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "backend/registry.hpp"
+#include "builtin/builtin_backends.hpp"
 #include "core/context.hpp"
 #include "core/ops.hpp"
 #include "cuda/cuda.hpp"
@@ -508,11 +509,11 @@ TEST(CudaRegistry, DevicesMatchTheRuntimeCount) {
     const CudaAvailability available = cuda_availability();
     if (available.device_count == 0) {
         EXPECT_FALSE(available.reason.empty());
-        EXPECT_EQ(Registry::global().dev_by_name("CUDA0"), nullptr) << "no GPU: nothing is registered";
+        EXPECT_EQ(global_registry().dev_by_name("CUDA0"), nullptr) << "no GPU: nothing is registered";
         return;
     }
     for (int i = 0; i < available.device_count; ++i) {
-        Device* d = Registry::global().dev_by_name("CUDA" + std::to_string(i));
+        Device* d = global_registry().dev_by_name("CUDA" + std::to_string(i));
         ASSERT_NE(d, nullptr);
         EXPECT_EQ(d->type(), DeviceType::GPU);
         EXPECT_FALSE(d->is_simulated());

@@ -160,7 +160,7 @@ TEST(Gguf, SavedWeightsLoadBackIdentically) {
     })";
     auto spec = config::parse_config(decoder, "decoder.json");
     ASSERT_TRUE(spec.is_ok()) << spec.status().to_string();
-    auto first = config::testing::compute_on_cpu(config::build_model(*spec).value());
+    auto first = config::testing::compute_on_cpu(config::build_model(*spec, global_registry()).value());
     ASSERT_TRUE(first.is_ok()) << first.status().to_string();
     ASSERT_TRUE(config::save_weights((*first)->model, path).is_ok());
 
@@ -169,7 +169,7 @@ TEST(Gguf, SavedWeightsLoadBackIdentically) {
     reload.replace(reload.find("\"seed\": 3"), 9, "\"seed\": 99, \"defaults\": {\"init\": {\"kind\": \"gguf\", \"file\": \"" + path + "\"}}");
     auto spec2 = config::parse_config(reload, "reload.json");
     ASSERT_TRUE(spec2.is_ok()) << spec2.status().to_string();
-    auto second = config::testing::compute_on_cpu(config::build_model(*spec2).value());
+    auto second = config::testing::compute_on_cpu(config::build_model(*spec2, global_registry()).value());
     ASSERT_TRUE(second.is_ok()) << second.status().to_string();
     const config::Model& a = (*first)->model;
     const config::Model& b = (*second)->model;
@@ -193,7 +193,7 @@ TEST(Gguf, SavedWeightsLoadBackIdentically) {
 
 TEST(Gguf, SaveWeightsNeedsAPlacedModel) {
     auto spec = config::parse_config(R"({"tensors": {"w": {"shape": [2]}}, "graph": [{"name": "y", "op": "sqr", "args": ["w"]}]})", "x.json");
-    auto model = config::build_model(*spec).value();
+    auto model = config::build_model(*spec, global_registry()).value();
     EXPECT_FALSE(config::save_weights(model, temp_file("unplaced.gguf")).is_ok());
 }
 

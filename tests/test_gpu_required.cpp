@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "backend/registry.hpp"
+#include "builtin/builtin_backends.hpp"
 #include "gpu_required.hpp"
 
 namespace xbt {
@@ -17,7 +18,7 @@ bool gpu_required() {
 namespace {
 
 TEST(GpuRequired, CudaDeviceIsRegistered) {
-    if (xb::Registry::global().dev_by_name("CUDA0") != nullptr) return;
+    if (xb::global_registry().dev_by_name("CUDA0") != nullptr) return;
 #if defined(XB_HAVE_CUDA)
     XB_SKIP_WITHOUT_GPU("no CUDA0 device registered (no GPU or driver)");
 #else

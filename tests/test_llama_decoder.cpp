@@ -7,6 +7,7 @@
 #include "alloc/context_alloc.hpp"
 #include "alloc/graph_allocator.hpp"
 #include "backend/registry.hpp"
+#include "builtin/builtin_backends.hpp"
 #include "backend/tensor_io.hpp"
 #include "config/llama_decoder.hpp"
 
@@ -31,7 +32,7 @@ struct Instance {
     LlamaParams params;
     LlamaDecoder model{};
     Graph graph;
-    std::unique_ptr<Buffer> weights;
+    std::unique_ptr<MultiBuffer> weights;
     std::unique_ptr<GraphAllocator> galloc;
 };
 
@@ -42,7 +43,7 @@ std::unique_ptr<Instance> make_instance(const LlamaParams& p, uint32_t seed, con
     EXPECT_TRUE(m.is_ok()) << m.status().to_string();
     in->model = std::move(m).value();
     in->graph = Graph::build(in->model.graph_outputs).value();
-    BufferType& cpu = Registry::global().dev_by_name("CPU")->buffer_type();
+    BufferType& cpu = global_registry().dev_by_name("CPU")->buffer_type();
     in->weights = alloc_tensors(in->model.weights(), cpu).value();
     in->galloc = std::make_unique<GraphAllocator>(cpu);
     EXPECT_TRUE(in->galloc->alloc_graph(in->graph).is_ok());
@@ -61,7 +62,7 @@ std::unique_ptr<Instance> make_instance(const LlamaParams& p, uint32_t seed, con
 }
 
 std::vector<float> compute_logits(Instance& in) {
-    auto cpu = Registry::global().init_by_name("CPU");
+    auto cpu = global_registry().init_by_name("CPU");
     EXPECT_TRUE((*cpu)->graph_compute(in.graph).is_ok());
     return tensor_get_f32(*in.model.logits).value();
 }

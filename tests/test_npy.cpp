@@ -9,6 +9,7 @@
 
 #include "alloc/context_alloc.hpp"
 #include "backend/registry.hpp"
+#include "builtin/builtin_backends.hpp"
 #include "backend/tensor_io.hpp"
 #include "config/npy.hpp"
 #include "core/ops.hpp"
@@ -129,8 +130,8 @@ TEST(Npy, SavesTensorsFromAnyBackend) {
     Tensor* h = ctx.new_tensor(DType::F16, {3, 2});
     Tensor* b = ctx.new_tensor(DType::BF16, {4});
     Tensor* t = transpose(ctx, ctx.new_tensor(DType::F32, {2, 3}));  // not contiguous
-    Device* sim = Registry::global().dev_by_name("SIM0");
-    BufferType& buft = sim ? sim->buffer_type() : Registry::global().dev_by_name("CPU")->buffer_type();
+    Device* sim = global_registry().dev_by_name("SIM0");
+    BufferType& buft = sim ? sim->buffer_type() : global_registry().dev_by_name("CPU")->buffer_type();
     std::vector<Tensor*> all = {h, b, t->view_src};
     auto buffer = alloc_tensors(all, buft).value();
     ASSERT_TRUE(view_init(*t).is_ok());

@@ -6,6 +6,7 @@
 
 #include "alloc/context_alloc.hpp"
 #include "backend/registry.hpp"
+#include "builtin/builtin_backends.hpp"
 #include "backend/tensor_io.hpp"
 #include "op_test_util.hpp"
 
@@ -17,7 +18,7 @@ using xb::DType;
 using xb::Tensor;
 
 std::unique_ptr<xb::Backend> cpu_backend() {
-    auto backend = xb::Registry::global().init_by_name("CPU");
+    auto backend = xb::global_registry().init_by_name("CPU");
     EXPECT_TRUE(backend.is_ok()) << backend.status().to_string();
     return backend.is_ok() ? std::move(*backend) : nullptr;
 }

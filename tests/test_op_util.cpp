@@ -2,6 +2,7 @@
 #include <cctype>
 
 #include "backend/registry.hpp"
+#include "builtin/builtin_backends.hpp"
 #include "op_test_util.hpp"
 
 namespace xb::opcheck {
@@ -20,7 +21,7 @@ testing::AssertionResult matches_reference(const RefArray& out, const RefArray& 
 
 std::vector<std::string> device_names() {
     std::vector<std::string> names;
-    const xb::Registry& reg = xb::Registry::global();
+    const xb::Registry& reg = xb::global_registry();
     for (size_t i = 0; i < reg.dev_count(); ++i) names.emplace_back(reg.dev(i).name());
     return names;
 }
@@ -38,7 +39,7 @@ std::string op_param_name(const testing::TestParamInfo<OpParam>& info) {
 
 TEST_P(OpTest, Matches) {
     const auto& [device, op_case] = GetParam();
-    auto backend = xb::Registry::global().init_by_name(device);
+    auto backend = xb::global_registry().init_by_name(device);
     ASSERT_TRUE(backend.is_ok()) << backend.status().to_string();
     const CaseRun run = run_case(op_case, **backend);
     if (!run.unsupported.empty()) GTEST_SKIP() << run.unsupported;
@@ -63,8 +64,8 @@ std::vector<OpCase> threaded_cases() {
 }  // namespace
 
 TEST(OpThreads, CpuOnThreeThreadsMatchesReferenceAndOneThread) {
-    auto threaded = xb::Registry::global().init_by_name("CPU");
-    auto single = xb::Registry::global().init_by_name("CPU");
+    auto threaded = xb::global_registry().init_by_name("CPU");
+    auto single = xb::global_registry().init_by_name("CPU");
     ASSERT_TRUE(threaded.is_ok()) << threaded.status().to_string();
     ASSERT_TRUE(single.is_ok()) << single.status().to_string();
     ASSERT_TRUE((*threaded)->set_n_threads(3));

@@ -5,6 +5,7 @@
 
 #include "alloc/context_alloc.hpp"
 #include "backend/registry.hpp"
+#include "builtin/builtin_backends.hpp"
 #include "backend/tensor_io.hpp"
 #include "core/graph.hpp"
 #include "op_test_util.hpp"
@@ -161,7 +162,7 @@ xb::Status compute_get_rows(xb::Backend& backend, const std::vector<int32_t>& ro
 }
 
 TEST_P(OpRuntimeErrors, GetRowsIndexOutOfRangeIsAStatus) {
-    auto backend = xb::Registry::global().init_by_name(GetParam());
+    auto backend = xb::global_registry().init_by_name(GetParam());
     ASSERT_TRUE(backend.is_ok()) << backend.status().to_string();
     for (const std::vector<int32_t>& rows : {std::vector<int32_t>{1, 4, 0}, std::vector<int32_t>{-1, 2}}) {
         std::string skip;
@@ -173,7 +174,7 @@ TEST_P(OpRuntimeErrors, GetRowsIndexOutOfRangeIsAStatus) {
 }
 
 TEST_P(OpRuntimeErrors, GetRowsInRangeStillComputesAfterAnError) {
-    auto backend = xb::Registry::global().init_by_name(GetParam());
+    auto backend = xb::global_registry().init_by_name(GetParam());
     ASSERT_TRUE(backend.is_ok()) << backend.status().to_string();
     std::string skip;
     const xb::Status bad = compute_get_rows(**backend, {0, 7}, &skip);

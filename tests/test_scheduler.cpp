@@ -6,31 +6,24 @@
 
 #include "alloc/context_alloc.hpp"
 #include "backend/registry.hpp"
+#include "builtin/builtin_backends.hpp"
 #include "backend/tensor_io.hpp"
 #include "core/ops.hpp"
 #include "sched/graph_copy.hpp"
 #include "sched/scheduler.hpp"
+#include "local_registry.hpp"
 
 namespace xb {
 namespace {
 
 std::unique_ptr<Backend> init(const char* name, std::string_view params = {}) {
-    auto b = Registry::global().init_by_name(name, params);
+    auto b = global_registry().init_by_name(name, params);
     return b.is_ok() ? std::move(b).value() : nullptr;
 }
 
-bool has_device(const char* name) { return Registry::global().dev_by_name(name) != nullptr; }
+bool has_device(const char* name) { return global_registry().dev_by_name(name) != nullptr; }
 
-// Resets a device's settings when the test ends (devices are shared by the whole process).
-struct DeviceSettings {
-    DeviceSettings(const char* name, std::string_view params) : device(Registry::global().dev_by_name(name)) {
-        EXPECT_TRUE(device->configure(params).is_ok());
-    }
-    ~DeviceSettings() {
-        EXPECT_TRUE(device->configure("unsupported=,fault_node=,bandwidth_gbps=16,latency_us=10").is_ok());
-    }
-    Device* device;
-};
+using xbt::LocalRegistry;
 
 std::vector<float> random_values(size_t n, uint32_t seed) {
     std::mt19937 rng(seed);
@@ -43,7 +36,7 @@ std::vector<float> random_values(size_t n, uint32_t seed) {
 // Weights placed in a weights buffer of one device.
 struct Weights {
     Context ctx;
-    std::vector<std::unique_ptr<Buffer>> buffers;
+    std::vector<std::unique_ptr<MultiBuffer>> buffers;
     Tensor* make(std::initializer_list<int64_t> ne, const char* name) {
         Tensor* t = ctx.new_tensor(DType::F32, ne);
         t->name = name;
@@ -112,7 +105,7 @@ public:
 private:
     std::unique_ptr<Backend> cpu_;
     std::unique_ptr<ChainSetup> setup_;
-    std::unique_ptr<Buffer> buffer_;
+    std::unique_ptr<MultiBuffer> buffer_;
 };
 
 std::vector<float> compute_on_cpu_alone(uint32_t seed) {
@@ -130,9 +123,10 @@ std::vector<float> compute_on_cpu_alone(uint32_t seed) {
 
 TEST(Scheduler, UnsupportedOpInTheMiddleGivesThreeSplits) {
     if (!has_device("SIM0")) GTEST_SKIP() << "no SIM0 device";
-    DeviceSettings sim_settings("SIM0", "unsupported=rms_norm");
-    auto sim = init("SIM0");
-    auto cpu = init("CPU");
+    LocalRegistry devices;
+    devices.configure("SIM0", "unsupported=rms_norm");
+    auto sim = devices.init("SIM0");
+    auto cpu = devices.init("CPU");
     auto setup = chain_with_weight_on(*sim);
     auto& chain = setup->chain;
     Graph& g = setup->graph;
@@ -166,9 +160,10 @@ TEST(Scheduler, UnsupportedOpInTheMiddleGivesThreeSplits) {
 
 TEST(Scheduler, ProfileModeTimesSplitsAndModelsTheSimLink) {
     if (!has_device("SIM0")) GTEST_SKIP() << "no SIM0 device";
-    DeviceSettings sim_settings("SIM0", "unsupported=rms_norm,bandwidth_gbps=2,latency_us=100");
-    auto sim = init("SIM0");
-    auto cpu = init("CPU");
+    LocalRegistry devices;
+    devices.configure("SIM0", "unsupported=rms_norm,bandwidth_gbps=2,latency_us=100");
+    auto sim = devices.init("SIM0");
+    auto cpu = devices.init("CPU");
     auto setup = chain_with_weight_on(*sim);
     auto& chain = setup->chain;
     Graph& g = setup->graph;
@@ -317,9 +312,10 @@ TEST(Scheduler, EvalCallbackSeesTheAskedNodesInOrderAndCanCancel) {
 
 TEST(Scheduler, PipelineCopiesGiveCorrectResultsEveryTime) {
     if (!has_device("SIM0")) GTEST_SKIP() << "no SIM0 device";
-    DeviceSettings sim_settings("SIM0", "unsupported=rms_norm");
-    auto sim = init("SIM0");
-    auto cpu = init("CPU");
+    LocalRegistry devices;
+    devices.configure("SIM0", "unsupported=rms_norm");
+    auto sim = devices.init("SIM0");
+    auto cpu = devices.init("CPU");
     auto setup = chain_with_weight_on(*sim);
     auto& chain = setup->chain;
     Graph& g = setup->graph;
@@ -346,9 +342,10 @@ TEST(Scheduler, PipelineCopiesGiveCorrectResultsEveryTime) {
 // a GPU, where the second of three computes read the first one's inputs.
 TEST(Scheduler, PipelineCopiesRecomputeOneAllocationCorrectly) {
     if (!has_device("SIM0")) GTEST_SKIP() << "no SIM0 device";
-    DeviceSettings sim_settings("SIM0", "unsupported=rms_norm");
-    auto sim = init("SIM0");
-    auto cpu = init("CPU");
+    LocalRegistry devices;
+    devices.configure("SIM0", "unsupported=rms_norm");
+    auto sim = devices.init("SIM0");
+    auto cpu = devices.init("CPU");
     auto setup = chain_with_weight_on(*sim);
     auto& chain = setup->chain;
     Graph& g = setup->graph;
@@ -403,9 +400,10 @@ TEST(Scheduler, ReserveTheLargestThenSmallerGraphsAllocateNothingNew) {
 TEST(CompareGraphBackend, FaultOnNodeKIsTheFirstDivergence) {
     if (!has_device("SIM0")) GTEST_SKIP() << "no SIM0 device";
     // By name: compare_graph_backend computes one node at a time, so indices restart at 0.
-    DeviceSettings sim_settings("SIM0", "fault_node=op5");
-    auto cpu = init("CPU");
-    auto sim = init("SIM0");
+    LocalRegistry devices;
+    devices.configure("SIM0", "fault_node=op5");
+    auto cpu = devices.init("CPU");
+    auto sim = devices.init("SIM0");
     auto setup = chain_with_weight_on(*cpu);
     auto& chain = setup->chain;
     Graph& g = setup->graph;

@@ -12,6 +12,7 @@
 #include "alloc/context_alloc.hpp"
 #include "alloc/linear_allocator.hpp"
 #include "backend/registry.hpp"
+#include "builtin/builtin_backends.hpp"
 #include "backend/tensor_io.hpp"
 #include "core/ops.hpp"
 #include "sim/sim_backend.hpp"
@@ -65,7 +66,7 @@ private:
 
 TEST(SimDevice, IsARegisteredGpuLabelledAsASimulator) {
     for (const char* name : {"SIM0", "SIM1"}) {
-        Device* dev = Registry::global().dev_by_name(name);
+        Device* dev = global_registry().dev_by_name(name);
         ASSERT_NE(dev, nullptr) << name;
         EXPECT_EQ(dev->type(), DeviceType::GPU);
         EXPECT_NE(dev->description().find("simulated"), std::string::npos);
@@ -80,14 +81,14 @@ TEST(SimDevice, IsARegisteredGpuLabelledAsASimulator) {
         EXPECT_STREQ(dev->buffer_type().name(), name);
         EXPECT_FALSE(dev->buffer_type().is_host());
         EXPECT_EQ(dev->buffer_type().alignment(), 256u);
-        EXPECT_FALSE(dev->supports_buft(Registry::global().dev_by_name("CPU")->buffer_type()))
+        EXPECT_FALSE(dev->supports_buft(global_registry().dev_by_name("CPU")->buffer_type()))
             << "a discrete device cannot read host buffers";
         auto backend = init(*dev);
         ASSERT_NE(backend, nullptr);
         EXPECT_STREQ(backend->name(), name);
         EXPECT_FALSE(backend->offload_op(*Context().new_tensor(DType::F32, {4})));
     }
-    EXPECT_NE(Registry::global().dev_by_name("SIM0"), Registry::global().dev_by_name("SIM1"));
+    EXPECT_NE(global_registry().dev_by_name("SIM0"), global_registry().dev_by_name("SIM1"));
 }
 
 TEST(SimDevice, SettingsHaveDefaultsAndRoundTrip) {
@@ -194,7 +195,7 @@ TEST(SimDevice, MemoryLimitIsEnforcedAndFreedBuffersGiveMemoryBack) {
     auto half = dev.buffer_type().alloc_buffer(512 << 10);
     ASSERT_TRUE(half.is_ok()) << half.status().to_string();
     EXPECT_EQ(dev.memory().free, size_t{512} << 10);
-    EXPECT_EQ(Registry::global().dev_by_name("SIM0")->memory().free, Registry::global().dev_by_name("SIM0")->memory().total)
+    EXPECT_EQ(global_registry().dev_by_name("SIM0")->memory().free, global_registry().dev_by_name("SIM0")->memory().total)
         << "another device's memory is untouched";
     auto more = dev.buffer_type().alloc_buffer(768 << 10);
     ASSERT_FALSE(more.is_ok());
@@ -219,12 +220,13 @@ float read_from_host(const Tensor& t) { return *static_cast<const volatile float
 
 TEST(SimDeathTest, HostDereferenceOfADeviceAddressFaults) {
     testing::FLAGS_gtest_death_test_style = "threadsafe";
-    Device& dev = *Registry::global().dev_by_name("SIM0");
+    Device& dev = *global_registry().dev_by_name("SIM0");
     Context ctx;
     Tensor* t = ctx.new_tensor(DType::F32, {64});
     auto buf = alloc_ctx_tensors(ctx, dev.buffer_type());
     ASSERT_TRUE(buf.is_ok()) << buf.status().to_string();
-    EXPECT_EQ((*buf)->base(), t->data);
+    ASSERT_EQ((*buf)->parts().size(), 1u);
+    EXPECT_EQ((*buf)->parts().front()->base(), t->data);
     const std::vector<float> values = ramp(64, 1.0f);
     ASSERT_TRUE(tensor_set_f32(*t, values).is_ok());
     auto back = tensor_get_f32(*t);
@@ -254,11 +256,11 @@ struct HalfPlusThree {
     Tensor* x;
     Tensor* y;
     Graph graph;
-    std::unique_ptr<Buffer> buffer;
+    std::unique_ptr<MultiBuffer> buffer;
 };
 
 TEST(SimBackend, WorkIsQueuedAndReturnsBeforeItRuns) {
-    auto backend = init(*Registry::global().dev_by_name("SIM0"));
+    auto backend = init(*global_registry().dev_by_name("SIM0"));
     HalfPlusThree f(*backend);
     const std::vector<float> in = ramp(64, -8.0f);
     std::vector<float> out(64, -1.0f);
@@ -275,7 +277,7 @@ TEST(SimBackend, WorkIsQueuedAndReturnsBeforeItRuns) {
 }
 
 TEST(SimBackend, ALongQueueRunsInOrder) {
-    auto backend = init(*Registry::global().dev_by_name("SIM1"));
+    auto backend = init(*global_registry().dev_by_name("SIM1"));
     HalfPlusThree f(*backend);
     Context copy_ctx;
     Tensor* y_copy = copy_ctx.new_tensor(DType::F32, {64});
@@ -301,7 +303,7 @@ TEST(SimBackend, ALongQueueRunsInOrder) {
 }
 
 TEST(SimBackend, ComputeErrorsAreReportedByGraphComputeAndDoNotStick) {
-    auto backend = init(*Registry::global().dev_by_name("SIM0"));
+    auto backend = init(*global_registry().dev_by_name("SIM0"));
     Context ctx;
     Tensor* a = ctx.new_tensor(DType::F32, {4, 3});
     Tensor* idx = ctx.new_tensor(DType::I32, {2});
@@ -331,8 +333,8 @@ TEST(SimBackend, ComputeErrorsAreReportedByGraphComputeAndDoNotStick) {
 }
 
 TEST(SimBackend, TensorsOutsideTheDeviceOrUnallocatedAreErrors) {
-    auto backend = init(*Registry::global().dev_by_name("SIM0"));
-    auto cpu = Registry::global().init_by_name("CPU");
+    auto backend = init(*global_registry().dev_by_name("SIM0"));
+    auto cpu = global_registry().init_by_name("CPU");
     ASSERT_TRUE(cpu.is_ok());
     Context ctx;
     Tensor* host_x = ctx.new_tensor(DType::F32, {16});
@@ -357,7 +359,7 @@ TEST(SimBackend, TensorsOutsideTheDeviceOrUnallocatedAreErrors) {
     EXPECT_NE(host_memory.message().find("'host_x' is in CPU memory"), std::string::npos) << host_memory.message();
 
     // A plan belongs to the backend that made it.
-    auto other = init(*Registry::global().dev_by_name("SIM0"));
+    auto other = init(*global_registry().dev_by_name("SIM0"));
     Context ok_ctx;
     Tensor* z = relu(ok_ctx, ok_ctx.new_tensor(DType::F32, {4}));
     auto g2 = Graph::build({z});
@@ -373,8 +375,8 @@ TEST(SimBackend, MoreThreadsComputeTheSameResult) {
 #if defined(__SANITIZE_THREAD__)
     GTEST_SKIP() << "libgomp is not instrumented for ThreadSanitizer: the sim runs one OpenMP thread under TSan";
 #endif
-    auto one = init(*Registry::global().dev_by_name("SIM0"));
-    auto two = init(*Registry::global().dev_by_name("SIM0"), "threads=2");
+    auto one = init(*global_registry().dev_by_name("SIM0"));
+    auto two = init(*global_registry().dev_by_name("SIM0"), "threads=2");
     ASSERT_TRUE(one && two);
     EXPECT_EQ(as_sim(*two).settings().threads, 2);
     std::vector<std::vector<float>> results;
@@ -402,8 +404,8 @@ TEST(SimBackend, MoreThreadsComputeTheSameResult) {
 // SIM0 computes y0 = 0.5 x0 + 3 and records an event; SIM1 waits for it, copies y0 into its own
 // memory and computes z = 0.5 y0 + 3 there.
 TEST(SimEvents, OneDeviceWaitsForAnotherAcrossACopy) {
-    auto b0 = init(*Registry::global().dev_by_name("SIM0"));
-    auto b1 = init(*Registry::global().dev_by_name("SIM1"));
+    auto b0 = init(*global_registry().dev_by_name("SIM0"));
+    auto b1 = init(*global_registry().dev_by_name("SIM1"));
     HalfPlusThree first(*b0);
     HalfPlusThree second(*b1);
     auto event = b0->device().event_new();
@@ -433,7 +435,7 @@ TEST(SimEvents, OneDeviceWaitsForAnotherAcrossACopy) {
 }
 
 TEST(SimEvents, SynchronizeBlocksTheHostUntilTheStreamReachesTheEvent) {
-    auto b0 = init(*Registry::global().dev_by_name("SIM0"));
+    auto b0 = init(*global_registry().dev_by_name("SIM0"));
     HalfPlusThree f(*b0);
     auto event = b0->device().event_new();
     ASSERT_TRUE(event.is_ok());
@@ -449,11 +451,11 @@ TEST(SimEvents, SynchronizeBlocksTheHostUntilTheStreamReachesTheEvent) {
     for (size_t i = 0; i < 64; ++i) EXPECT_EQ(out[i], in[i] * 0.5f + 3.0f) << i;
 
     // A synchronous backend "waits" by blocking the host; recording needs a stream of the device.
-    auto cpu = Registry::global().init_by_name("CPU");
+    auto cpu = global_registry().init_by_name("CPU");
     ASSERT_TRUE(cpu.is_ok());
     EXPECT_TRUE((*event)->wait(**cpu).is_ok());
     EXPECT_EQ((*event)->record(**cpu).code(), StatusCode::InvalidArgument);
-    auto b1 = init(*Registry::global().dev_by_name("SIM1"));
+    auto b1 = init(*global_registry().dev_by_name("SIM1"));
     EXPECT_EQ((*event)->record(*b1).code(), StatusCode::InvalidArgument);
 }
 
@@ -571,16 +573,16 @@ struct Branches {
     Tensor* a;
     Tensor* b;
     Graph graph;
-    std::unique_ptr<Buffer> buffer;
+    std::unique_ptr<MultiBuffer> buffer;
 };
 
 TEST(SimFault, PerturbsExactlyTheChosenNodeAndWhatDependsOnIt) {
-    auto cpu = Registry::global().init_by_name("CPU", "threads=1");
+    auto cpu = global_registry().init_by_name("CPU", "threads=1");
     ASSERT_TRUE(cpu.is_ok());
     Branches on_cpu(**cpu);
     const auto expected = on_cpu.run(**cpu);
 
-    auto clean = init(*Registry::global().dev_by_name("SIM0"));
+    auto clean = init(*global_registry().dev_by_name("SIM0"));
     EXPECT_EQ(Branches(*clean).run(*clean), expected) << "without a fault every node matches the CPU bit for bit";
 
     const int n_nodes = on_cpu.graph.n_nodes();
@@ -590,7 +592,7 @@ TEST(SimFault, PerturbsExactlyTheChosenNodeAndWhatDependsOnIt) {
         const std::string by_name = "fault_node=" + on_cpu.graph.node(k)->name;
         for (const std::string& params : {by_index, by_name}) {
             SCOPED_TRACE(params);
-            auto faulty = init(*Registry::global().dev_by_name("SIM1"), params);
+            auto faulty = init(*global_registry().dev_by_name("SIM1"), params);
             ASSERT_NE(faulty, nullptr);
             const auto got = Branches(*faulty).run(*faulty);
             const std::vector<bool> depends = on_cpu.dependents_of(k);

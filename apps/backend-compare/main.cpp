@@ -8,6 +8,7 @@
 #include "alloc/context_alloc.hpp"
 #include "backend/registry.hpp"
 #include "backend/tensor_io.hpp"
+#include "builtin/builtin_backends.hpp"
 #include "cli.hpp"
 #include "progress.hpp"
 #include "session.hpp"
@@ -47,7 +48,7 @@ Result<std::pair<std::string, std::string>> pick_pair(const CompareOptions& opts
     if (!o.backends.empty()) {
         return Status(StatusCode::InvalidArgument, "-b takes exactly two devices: REFERENCE,TARGET (e.g. CPU,SIM0)");
     }
-    Registry& reg = Registry::global();
+    Registry& reg = global_registry();
     for (size_t i = 0; i < reg.dev_count(); ++i) {
         if (reg.dev(i).type() == DeviceType::GPU && !reg.dev(i).is_simulated()) return std::pair{std::string("CPU"), std::string(reg.dev(i).name())};
     }
@@ -143,7 +144,7 @@ Status fault_indices_to_names(const CommonOptions& o, const Graph& graph) {
         if (index >= graph.n_nodes()) {
             return Status(StatusCode::InvalidArgument, "-P " + p + ": the graph has " + std::to_string(graph.n_nodes()) + " nodes");
         }
-        Device* d = Registry::global().dev_by_name(p.substr(0, colon));
+        Device* d = global_registry().dev_by_name(p.substr(0, colon));
         XB_RETURN_IF_ERROR(d->configure("fault_node=" + graph.node(index)->name));
     }
     return Status::ok();
@@ -195,14 +196,14 @@ int run(const CompareOptions& opts) {
     auto build = build_options(o);
     if (!build.is_ok()) return fail(kTool, build.status());
     build->backends = {pair->first};  // the reference holds the weights; the target gets a copy
-    auto model = config::build_model(*spec, *build);
+    auto model = config::build_model(*spec, global_registry(), *build);
     if (!model.is_ok()) return fail(kTool, model.status());
     name_nodes(model->graph);
     if (Status s = fault_indices_to_names(o, model->graph); !s.is_ok()) return fail(kTool, s);
-    auto ref = Registry::global().init_by_name(pair->first);
+    auto ref = global_registry().init_by_name(pair->first);
     if (!ref.is_ok()) return fail(kTool, ref.status());
     if (!opts.load_reference.empty()) return run_against_file(opts, *model, **ref, tol);
-    auto target = Registry::global().init_by_name(pair->second);
+    auto target = global_registry().init_by_name(pair->second);
     if (!target.is_ok()) return fail(kTool, Status(target.status().code(), target.status().message() +
                                                                            " (choose another with -b CPU,<device>)"));
     Backend* placed[] = {ref->get()};

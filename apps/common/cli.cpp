@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "backend/registry.hpp"
+#include "builtin/builtin_backends.hpp"
 
 namespace xb::tools {
 
@@ -46,7 +47,7 @@ int run_tool(CLI::App& app, int argc, char** argv, const CommonOptions& options,
 }
 
 Status apply_device_params(const CommonOptions& o) {
-    Registry& reg = Registry::global();
+    Registry& reg = global_registry();
     for (const std::string& p : o.device_params) {
         const size_t colon = p.find(':');
         if (colon == std::string::npos || colon == 0) {
@@ -69,7 +70,7 @@ Status apply_device_params(const CommonOptions& o) {
 
 report::Table device_table() {
     report::Table t({"name", "type", "description", "memory_free_MiB", "memory_total_MiB", "settings"});
-    Registry& reg = Registry::global();
+    Registry& reg = global_registry();
     for (size_t i = 0; i < reg.dev_count(); ++i) {
         Device& d = reg.dev(i);
         const MemoryInfo m = d.memory();

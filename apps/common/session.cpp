@@ -1,5 +1,8 @@
 #include "session.hpp"
 
+#include <cstdlib>
+
+#include "builtin/builtin_backends.hpp"
 #include "config/config_parse.hpp"
 #include "config/placement.hpp"
 
@@ -9,6 +12,11 @@ std::vector<std::string> Session::backend_names() const {
     std::vector<std::string> names;
     for (const auto& b : backends) names.emplace_back(b->name());
     return names;
+}
+
+int scheduler_debug_level() {
+    const char* v = std::getenv("XB_SCHED_DEBUG");
+    return v == nullptr ? 0 : std::atoi(v);
 }
 
 Result<config::BuildOptions> build_options(const CommonOptions& o) {
@@ -32,14 +40,14 @@ Result<std::unique_ptr<Session>> open_session(const CommonOptions& o, bool profi
     if (edit) edit(spec);
     XB_ASSIGN_OR_RETURN(config::BuildOptions build, build_options(o));
     auto s = std::make_unique<Session>();
-    XB_ASSIGN_OR_RETURN(s->model, config::build_model(spec, build));
-    XB_ASSIGN_OR_RETURN(s->backends, config::init_backends(s->model.placement));
+    XB_ASSIGN_OR_RETURN(s->model, config::build_model(spec, global_registry(), build));
+    XB_ASSIGN_OR_RETURN(s->backends, config::init_backends(s->model.placement, global_registry()));
     std::vector<Backend*> raw;
     for (const auto& b : s->backends) raw.push_back(b.get());
     XB_RETURN_IF_ERROR(config::place_and_init(s->model, raw));
     SchedulerOptions sopts = s->model.placement.scheduler;
     sopts.profile = profile;
-    sopts.debug = SchedulerOptions::from_env().debug;
+    sopts.debug = scheduler_debug_level();
     XB_ASSIGN_OR_RETURN(s->sched, Scheduler::create(raw, {}, sopts));
     XB_RETURN_IF_ERROR(config::assign_nodes(s->model, *s->sched));
     if (allocate) {

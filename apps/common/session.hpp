@@ -24,6 +24,10 @@ struct Session {
 // -b, --map and --seed as the config builder's options (InvalidArgument for a malformed --map).
 Result<config::BuildOptions> build_options(const CommonOptions& options);
 
+// The scheduler's debug printing level from XB_SCHED_DEBUG (0 when unset): 1 prints the splits
+// after each split, 2 also every node.
+int scheduler_debug_level();
+
 // Changes a loaded config before it is built (sched-profile's --sweep).
 using SpecEdit = std::function<void(config::ConfigSpec&)>;
 

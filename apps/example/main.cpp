@@ -6,6 +6,7 @@
 #include "alloc/context_alloc.hpp"
 #include "backend/registry.hpp"
 #include "backend/tensor_io.hpp"
+#include "builtin/builtin_backends.hpp"
 #include "core/graph.hpp"
 #include "core/ops.hpp"
 
@@ -19,7 +20,7 @@ int fail(const xb::Status& status) {
 }  // namespace
 
 int main() {
-    auto backend = xb::Registry::global().init_by_name("CPU");
+    auto backend = xb::global_registry().init_by_name("CPU");
     if (!backend) return fail(backend.status());
 
     xb::Context ctx;

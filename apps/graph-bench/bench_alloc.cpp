@@ -13,6 +13,7 @@
 #include "alloc/graph_allocator.hpp"
 #include "backend/registry.hpp"
 #include "bench_util.hpp"
+#include "builtin/builtin_backends.hpp"
 #include "config/llama_decoder.hpp"
 #include "config/mlp.hpp"
 
@@ -22,10 +23,10 @@ namespace {
 struct AllocCase {
     xb::Context ctx;
     xb::Graph graph;
-    std::unique_ptr<xb::Buffer> weights;
+    std::unique_ptr<xb::MultiBuffer> weights;
 };
 
-xb::BufferType& cpu_buft() { return xb::Registry::global().dev_by_name("CPU")->buffer_type(); }
+xb::BufferType& cpu_buft() { return xb::global_registry().dev_by_name("CPU")->buffer_type(); }
 
 std::unique_ptr<AllocCase> finish(std::unique_ptr<AllocCase> c, std::span<xb::Tensor* const> outputs,
                                   std::span<xb::Tensor* const> weights) {

@@ -22,6 +22,7 @@
 #include "alloc/context_alloc.hpp"
 #include "backend/registry.hpp"
 #include "bench_util.hpp"
+#include "builtin/builtin_backends.hpp"
 #include "core/ops.hpp"
 
 namespace bench {
@@ -35,7 +36,7 @@ constexpr int64_t kRow = 4096;
 constexpr int64_t kRows = 16384;  // 64M elements: large enough that launch costs vanish
 
 std::unique_ptr<xb::Backend> cuda_backend() {
-    auto b = xb::Registry::global().init_by_name("CUDA0");
+    auto b = xb::global_registry().init_by_name("CUDA0");
     if (!b.is_ok()) return nullptr;
     return std::move(b).value();
 }

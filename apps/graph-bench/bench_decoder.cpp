@@ -7,6 +7,7 @@
 #include "backend/tensor_io.hpp"
 #include "bench_util.hpp"
 #include "backend/registry.hpp"
+#include "builtin/builtin_backends.hpp"
 #include "config/llama_decoder.hpp"
 #include "sched/scheduler.hpp"
 
@@ -47,7 +48,7 @@ void BM_LlamaDecoder(benchmark::State& state, xb::DType weight_type, bool flash_
 // accelerator takes what it supports (BLAS: the matrix products) and the CPU the rest.
 void BM_LlamaDecoderSched(benchmark::State& state, const char* accel) {
     xb::LlamaParams p;
-    auto a = xb::Registry::global().init_by_name(accel);
+    auto a = xb::global_registry().init_by_name(accel);
     if (!a.is_ok()) return state.SkipWithError("device missing");
     auto cpu = cpu_backend();
     xb::Context ctx;

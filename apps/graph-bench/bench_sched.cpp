@@ -9,6 +9,7 @@
 #include "alloc/context_alloc.hpp"
 #include "backend/registry.hpp"
 #include "bench_util.hpp"
+#include "builtin/builtin_backends.hpp"
 #include "config/llama_decoder.hpp"
 #include "sched/scheduler.hpp"
 
@@ -20,7 +21,7 @@ struct SchedCase {
     std::unique_ptr<xb::Backend> cpu;
     xb::Context ctx;
     xb::Graph graph;
-    std::vector<std::unique_ptr<xb::Buffer>> weights;
+    std::vector<std::unique_ptr<xb::MultiBuffer>> weights;
     std::unique_ptr<xb::Scheduler> sched;
 };
 
@@ -36,7 +37,7 @@ bool place(SchedCase& c, const std::vector<xb::Tensor*>& tensors, xb::Backend& b
 // accel "BLAS": every weight on the CPU; accel "SIM0": the last half of the layers on SIM0.
 std::unique_ptr<SchedCase> make_case(const char* accel, int n_layers) {
     auto c = std::make_unique<SchedCase>();
-    auto a = xb::Registry::global().init_by_name(accel);
+    auto a = xb::global_registry().init_by_name(accel);
     if (!a.is_ok()) return nullptr;
     c->accel = std::move(a).value();
     c->cpu = cpu_backend();

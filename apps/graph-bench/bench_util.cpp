@@ -5,11 +5,12 @@
 
 #include "backend/registry.hpp"
 #include "backend/tensor_io.hpp"
+#include "builtin/builtin_backends.hpp"
 
 namespace bench {
 
 std::unique_ptr<xb::Backend> cpu_backend() {
-    auto b = xb::Registry::global().init_by_name("CPU");
+    auto b = xb::global_registry().init_by_name("CPU");
     if (!b.is_ok()) std::abort();
     return std::move(b).value();
 }

@@ -4,13 +4,14 @@
 #include <thread>
 
 #include "backend/registry.hpp"
+#include "builtin/builtin_backends.hpp"
 
 namespace xb::tools::opcheck {
 
 namespace {
 
 Result<std::unique_ptr<Backend>> make(const std::string& name) {
-    auto backend = Registry::global().init_by_name(name);
+    auto backend = global_registry().init_by_name(name);
     if (!backend.is_ok()) return Status(backend.status().code(), name + ": " + backend.status().message());
     return backend;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "backend/registry.hpp"
+#include "builtin/builtin_backends.hpp"
 #include "core/op.hpp"
 #include "name_pattern.hpp"
 #include "opcheck/case_graph.hpp"
@@ -69,7 +70,7 @@ Result<std::vector<SelectedCase>> select_cases(const std::vector<OpCase>& set, c
 }
 
 Result<std::vector<std::string>> pick_backends(const OpCheckOptions& o) {
-    const Registry& reg = Registry::global();
+    const Registry& reg = global_registry();
     const std::vector<std::string>& given = o.common.backends;
     if (!given.empty()) {
         for (auto it = given.begin(); it != given.end(); ++it) {

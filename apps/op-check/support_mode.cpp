@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "backend/registry.hpp"
+#include "builtin/builtin_backends.hpp"
 #include "opcheck/case_graph.hpp"
 
 namespace xb::tools::opcheck {
@@ -43,7 +44,7 @@ Result<SupportMap> survey(const std::vector<SelectedCase>& cases, const std::vec
 int run_support_mode(const OpCheckOptions& o, const std::vector<SelectedCase>& cases,
                      const std::vector<std::string>& backends) {
     std::vector<const Device*> devices;
-    for (const std::string& name : backends) devices.push_back(Registry::global().dev_by_name(name));
+    for (const std::string& name : backends) devices.push_back(global_registry().dev_by_name(name));
     auto map = survey(cases, devices);
     if (!map.is_ok()) return fail(kTool, map.status());
     std::vector<std::string> columns = {"op", "type", "cases"};

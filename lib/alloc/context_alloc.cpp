@@ -26,7 +26,7 @@ Status alloc_batch(BufferType& buft, std::span<Tensor* const> tensors, size_t fi
 
 }  // namespace
 
-Result<std::unique_ptr<Buffer>> alloc_tensors(std::span<Tensor* const> tensors, BufferType& buft) {
+Result<std::unique_ptr<MultiBuffer>> alloc_tensors(std::span<Tensor* const> tensors, BufferType& buft) {
     const size_t alignment = buft.alignment();
     const size_t max_size = buft.max_size();
     std::vector<std::unique_ptr<Buffer>> buffers;
@@ -52,12 +52,10 @@ Result<std::unique_ptr<Buffer>> alloc_tensors(std::span<Tensor* const> tensors, 
     for (Tensor* t : tensors) {
         if (t->view_src != nullptr && t->data == nullptr) XB_RETURN_IF_ERROR(view_init(*t));
     }
-    if (buffers.empty()) return std::unique_ptr<Buffer>();
-    if (buffers.size() == 1) return std::move(buffers.front());
-    return std::unique_ptr<Buffer>(std::make_unique<MultiBuffer>(std::move(buffers)));
+    return std::make_unique<MultiBuffer>(std::move(buffers));
 }
 
-Result<std::unique_ptr<Buffer>> alloc_ctx_tensors(Context& ctx, BufferType& buft) {
+Result<std::unique_ptr<MultiBuffer>> alloc_ctx_tensors(Context& ctx, BufferType& buft) {
     if (!ctx.ok()) return ctx.status();
     std::vector<Tensor*> all;
     all.reserve(ctx.tensor_count());
@@ -65,7 +63,7 @@ Result<std::unique_ptr<Buffer>> alloc_ctx_tensors(Context& ctx, BufferType& buft
     return alloc_tensors(all, buft);
 }
 
-Result<std::unique_ptr<Buffer>> alloc_ctx_tensors(Context& ctx, Backend& backend) {
+Result<std::unique_ptr<MultiBuffer>> alloc_ctx_tensors(Context& ctx, Backend& backend) {
     return alloc_ctx_tensors(ctx, backend.default_buffer_type());
 }
 

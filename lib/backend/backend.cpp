@@ -1,16 +1,16 @@
 #include "backend/backend.hpp"
 
-#include "backend/tensor_io.hpp"
+#include "backend/buffer.hpp"
 
 namespace xb {
 
-void Backend::set_tensor_async(Tensor& t, const void* data, size_t offset, size_t size) {
+Status Backend::set_tensor_async(Tensor& t, const void* data, size_t offset, size_t size) {
     // No queue: the synchronous path is already ordered with everything before it.
-    storage_buffer(t)->set_tensor(t, data, offset, size);
+    return storage_buffer(t)->set_tensor(t, data, offset, size);
 }
 
-void Backend::get_tensor_async(const Tensor& t, void* data, size_t offset, size_t size) {
-    storage_buffer(t)->get_tensor(t, data, offset, size);
+Status Backend::get_tensor_async(const Tensor& t, void* data, size_t offset, size_t size) {
+    return storage_buffer(t)->get_tensor(t, data, offset, size);
 }
 
 Status Backend::graph_compute(const Graph& graph) {

@@ -42,8 +42,10 @@ public:
     size_t max_size() const { return default_buffer_type().max_size(); }
 
     // --- asynchronous transfers; the arguments are checked by tensor_io.hpp's wrappers ---
-    virtual void set_tensor_async(Tensor& t, const void* data, size_t offset, size_t size);
-    virtual void get_tensor_async(const Tensor& t, void* data, size_t offset, size_t size);
+    // The status of queueing; errors the queued transfer meets later come from take_async_error.
+    // Default (no queue): the buffer's synchronous transfer.
+    virtual Status set_tensor_async(Tensor& t, const void* data, size_t offset, size_t size);
+    virtual Status get_tensor_async(const Tensor& t, void* data, size_t offset, size_t size);
     // Copies src (owned by `src_backend`'s device) into dst (this backend's) on this stream; false
     // when this backend cannot do it, and the caller falls back to a synchronous copy.
     virtual bool cpy_tensor_async(Backend& src_backend, const Tensor& src, Tensor& dst) {

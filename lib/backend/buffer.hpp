@@ -1,7 +1,10 @@
 // Buffer: one allocation of a BufferType (ggml_backend_buffer).
 //
-// Public members check their arguments once and dispatch to the *_impl virtuals that each backend
-// implements. Buffers are owned by std::unique_ptr; tensors point at them without owning them.
+// The public members are the buffer's contract and check their arguments once: byte access takes
+// a tensor that lives in this buffer (itself or through its view source) and a byte range inside
+// it, else it returns InvalidArgument or OutOfRange. Each backend implements the protected *_impl
+// hooks, which may assume checked arguments. Buffers are owned by std::unique_ptr; tensors point at
+// them without owning them.
 #pragma once
 
 #include <cstddef>
@@ -34,33 +37,38 @@ public:
     bool is_host() const { return type_->is_host(); }
 
     // Start of the buffer's memory as the device addresses it (not host-readable unless is_host).
-    virtual void* base() = 0;
+    void* base() { return base_impl(); }
 
-    virtual BufferUsage usage() const { return usage_; }
-    virtual void set_usage(BufferUsage usage) { usage_ = usage; }
+    BufferUsage usage() const { return usage_; }
+    void set_usage(BufferUsage usage) { usage_ = usage; }
 
-    // Prepares a tensor placed in this buffer (tensor->data and ->buffer already set).
-    virtual Status init_tensor(Tensor& t) {
-        (void)t;
-        return Status::ok();
-    }
+    // Prepares a tensor placed in this buffer (t.data and t.buffer already set).
+    [[nodiscard]] Status init_tensor(Tensor& t);
 
-    // Byte access to a tensor of this buffer; offset/size are relative to the tensor's data and are
-    // checked by the public tensor_set/tensor_get/tensor_memset (backend/tensor_io.hpp).
-    virtual void set_tensor(Tensor& t, const void* data, size_t offset, size_t size) = 0;
-    virtual void get_tensor(const Tensor& t, void* data, size_t offset, size_t size) = 0;
-    virtual void memset_tensor(Tensor& t, uint8_t value, size_t offset, size_t size) = 0;
-    // Copies src (in any buffer) into dst (in this buffer) when this buffer knows how to do it
-    // directly; false means the caller must stage through host memory.
-    virtual bool copy_tensor(const Tensor& src, Tensor& dst) {
-        (void)src;
-        (void)dst;
-        return false;
-    }
+    // Byte access to [offset, offset + size) of tensor t's bytes.
+    [[nodiscard]] Status set_tensor(Tensor& t, const void* data, size_t offset, size_t size);
+    [[nodiscard]] Status get_tensor(const Tensor& t, void* data, size_t offset, size_t size);
+    [[nodiscard]] Status memset_tensor(Tensor& t, uint8_t value, size_t offset, size_t size);
+    // Copies all of src (in any buffer, same layout) into dst (in this buffer) when this buffer knows
+    // a direct way; false means the caller must stage through host memory.
+    [[nodiscard]] Result<bool> copy_tensor(const Tensor& src, Tensor& dst);
     // Sets every byte of the buffer to `value`.
-    virtual void clear(uint8_t value) = 0;
+    void clear(uint8_t value) { clear_impl(value); }
     // Forgets per-tensor state (ggml_backend_buffer_reset); the memory is kept.
-    virtual void reset() {}
+    void reset() { reset_impl(); }
+
+protected:
+    virtual void* base_impl() = 0;
+    // Default: nothing to prepare.
+    virtual Status init_tensor_impl(Tensor& t);
+    virtual Status set_tensor_impl(Tensor& t, const void* data, size_t offset, size_t size) = 0;
+    virtual Status get_tensor_impl(const Tensor& t, void* data, size_t offset, size_t size) = 0;
+    virtual Status memset_tensor_impl(Tensor& t, uint8_t value, size_t offset, size_t size) = 0;
+    // Default: no direct way.
+    virtual Result<bool> copy_tensor_impl(const Tensor& src, Tensor& dst);
+    virtual void clear_impl(uint8_t value) = 0;
+    // Default: no per-tensor state.
+    virtual void reset_impl() {}
 
 private:
     BufferType* type_;
@@ -68,27 +76,30 @@ private:
     BufferUsage usage_ = BufferUsage::Any;
 };
 
-// Several buffers handled as one (ggml's multi-buffer), e.g. when a context needs more memory
-// than one buffer of its type can hold. Tensors live in the parts; usage and clear apply to all.
-class MultiBuffer final : public Buffer {
+// The buffer that holds t's bytes (its view source's buffer for views); nullptr when unallocated.
+Buffer* storage_buffer(const Tensor& t);
+
+// Ok when t is allocated and [offset, offset + size) lies inside its bytes; `what` names the caller
+// in the error.
+[[nodiscard]] Status check_tensor_range(const Tensor& t, size_t offset, size_t size, const char* what);
+
+// Several buffers holding one set of tensors (ggml's multi-buffer), for when they need more memory
+// than one buffer of their type can hold. Not a Buffer: its tensors live in the parts, and usage,
+// clear and reset apply to all of them.
+class MultiBuffer {
 public:
-    explicit MultiBuffer(std::vector<std::unique_ptr<Buffer>> parts);
+    explicit MultiBuffer(std::vector<std::unique_ptr<Buffer>> parts) : parts_(std::move(parts)) {}
 
     const std::vector<std::unique_ptr<Buffer>>& parts() const { return parts_; }
-    void* base() override { return nullptr; }
-    void set_usage(BufferUsage usage) override;
-    void set_tensor(Tensor& t, const void* data, size_t offset, size_t size) override;
-    void get_tensor(const Tensor& t, void* data, size_t offset, size_t size) override;
-    void memset_tensor(Tensor& t, uint8_t value, size_t offset, size_t size) override;
-    void clear(uint8_t value) override;
-    void reset() override;
+    bool empty() const { return parts_.empty(); }
+    // Bytes of all parts together.
+    size_t size() const;
+    void set_usage(BufferUsage usage);
+    void clear(uint8_t value);
+    void reset();
 
 private:
-    static size_t total_size(const std::vector<std::unique_ptr<Buffer>>& parts);
     std::vector<std::unique_ptr<Buffer>> parts_;
 };
-
-// True when `buffer` is a MultiBuffer.
-bool is_multi_buffer(const Buffer& buffer);
 
 }  // namespace xb

@@ -1,19 +1,16 @@
 #include "backend/host_threads.hpp"
 
-#include <cstdlib>
-#include <thread>
+#include <omp.h>
+
+#include <algorithm>
 
 namespace xb {
 
 int default_host_threads() {
-    // OMP_NUM_THREADS is the usual way to cap OpenMP programs (and how the ThreadSanitizer CI step
-    // keeps libgomp, which TSan cannot see into, single-threaded).
-    if (const char* env = std::getenv("OMP_NUM_THREADS")) {
-        const int n = std::atoi(env);
-        if (n > 0) return n;
-    }
-    const unsigned n = std::thread::hardware_concurrency();
-    return n == 0 ? 1 : static_cast<int>(n);
+    // OpenMP's own default team size: OMP_NUM_THREADS when set (the usual way to cap OpenMP programs,
+    // and how the ThreadSanitizer CI step keeps libgomp, which TSan cannot see into, to one
+    // thread), else the cores this process may run on. The runtime reads the variable, not us.
+    return std::max(1, omp_get_max_threads());
 }
 
 }  // namespace xb

@@ -4,7 +4,7 @@
 
 namespace xb {
 
-// OMP_NUM_THREADS when set to a positive number, else the cores of the machine.
+// OpenMP's default team size: OMP_NUM_THREADS when set, else the cores this process may use.
 int default_host_threads();
 
 }  // namespace xb

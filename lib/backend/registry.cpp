@@ -10,14 +10,6 @@ Device& BackendReg::add_device(std::unique_ptr<Device> device) {
     return *devices_.back();
 }
 
-Registry& Registry::global() {
-    // Function-local statics: initialised once, thread-safely, on first use.
-    static Registry registry;
-    static const bool registered = (register_builtin_backends(registry), true);
-    (void)registered;
-    return registry;
-}
-
 BackendReg& Registry::add(std::unique_ptr<BackendReg> reg) {
     regs_.push_back(std::move(reg));
     return *regs_.back();

@@ -1,8 +1,8 @@
 // Registry: every backend family (BackendReg) and its devices (ggml_backend_reg / registry).
 //
-// The global registry is the one piece of global state in xbackend. It is built on first use
-// with the backends compiled into the library (registry_builtin.cpp); more can be added with
-// add(). Registration is not thread-safe with concurrent lookups: register before use.
+// A registry knows only the interfaces: the built-in backends are added to one by
+// builtin/builtin_backends.hpp (which also holds the process's global registry); more can be added
+// with add(). Registration is not thread-safe with concurrent lookups: register before use.
 #pragma once
 
 #include <memory>
@@ -40,9 +40,6 @@ public:
     Registry(const Registry&) = delete;
     Registry& operator=(const Registry&) = delete;
 
-    // The process-wide registry holding the built-in backends.
-    static Registry& global();
-
     BackendReg& add(std::unique_ptr<BackendReg> reg);
 
     size_t reg_count() const { return regs_.size(); }
@@ -66,9 +63,6 @@ public:
 private:
     std::vector<std::unique_ptr<BackendReg>> regs_;
 };
-
-// Adds the backends compiled into the library to `registry` (registry_builtin.cpp).
-void register_builtin_backends(Registry& registry);
 
 // Parses "key=value,key2=value2" device parameter strings; an item without '=' continues the
 // previous value, so values may be lists ("unsupported=rope,get_rows").

@@ -5,45 +5,36 @@
 
 namespace xb {
 
-Buffer* storage_buffer(const Tensor& t) { return t.view_src ? t.view_src->buffer : t.buffer; }
-
 namespace {
 
-Status check_access(const Tensor& t, size_t offset, size_t size, const char* what) {
-    if (storage_buffer(t) == nullptr || t.data == nullptr) {
+// The buffer of t, or an error when t is not allocated.
+Result<Buffer*> buffer_of(const Tensor& t, const char* what) {
+    Buffer* buffer = storage_buffer(t);
+    if (buffer == nullptr || t.data == nullptr) {
         return Status(StatusCode::InvalidArgument, std::string(what) + ": tensor '" + t.display_name() +
                                                        "' is not allocated in a buffer");
     }
-    const size_t nbytes = t.nbytes();
-    if (offset > nbytes || size > nbytes - offset) {
-        return Status(StatusCode::OutOfRange, std::string(what) + ": bytes [" + std::to_string(offset) + ", " +
-                                                  std::to_string(offset + size) + ") are outside tensor '" +
-                                                  t.display_name() + "' of " + std::to_string(nbytes) + " bytes");
-    }
-    return Status::ok();
+    return buffer;
 }
 
 }  // namespace
 
 Status tensor_set(Tensor& t, const void* data, size_t offset, size_t size) {
     if (size == 0) return Status::ok();
-    XB_RETURN_IF_ERROR(check_access(t, offset, size, "tensor_set"));
-    storage_buffer(t)->set_tensor(t, data, offset, size);
-    return Status::ok();
+    XB_ASSIGN_OR_RETURN(Buffer * buffer, buffer_of(t, "tensor_set"));
+    return buffer->set_tensor(t, data, offset, size);
 }
 
 Status tensor_get(const Tensor& t, void* data, size_t offset, size_t size) {
     if (size == 0) return Status::ok();
-    XB_RETURN_IF_ERROR(check_access(t, offset, size, "tensor_get"));
-    storage_buffer(t)->get_tensor(t, data, offset, size);
-    return Status::ok();
+    XB_ASSIGN_OR_RETURN(Buffer * buffer, buffer_of(t, "tensor_get"));
+    return buffer->get_tensor(t, data, offset, size);
 }
 
 Status tensor_memset(Tensor& t, uint8_t value, size_t offset, size_t size) {
     if (size == 0) return Status::ok();
-    XB_RETURN_IF_ERROR(check_access(t, offset, size, "tensor_memset"));
-    storage_buffer(t)->memset_tensor(t, value, offset, size);
-    return Status::ok();
+    XB_ASSIGN_OR_RETURN(Buffer * buffer, buffer_of(t, "tensor_memset"));
+    return buffer->memset_tensor(t, value, offset, size);
 }
 
 Status tensor_copy(const Tensor& src, Tensor& dst) {
@@ -54,13 +45,18 @@ Status tensor_copy(const Tensor& src, Tensor& dst) {
     }
     if (&src == &dst) return Status::ok();
     const size_t nbytes = src.nbytes();
-    XB_RETURN_IF_ERROR(check_access(src, 0, nbytes, "tensor_copy"));
-    XB_RETURN_IF_ERROR(check_access(dst, 0, nbytes, "tensor_copy"));
-    Buffer* src_buf = storage_buffer(src);
-    Buffer* dst_buf = storage_buffer(dst);
-    if (src_buf->is_host()) return tensor_set(dst, src.data, 0, nbytes);
-    if (dst_buf->is_host()) return tensor_get(src, dst.data, 0, nbytes);
-    if (dst_buf->copy_tensor(src, dst)) return Status::ok();
+    XB_ASSIGN_OR_RETURN(Buffer * src_buf, buffer_of(src, "tensor_copy"));
+    XB_ASSIGN_OR_RETURN(Buffer * dst_buf, buffer_of(dst, "tensor_copy"));
+    if (src_buf->is_host()) {
+        XB_RETURN_IF_ERROR(check_tensor_range(src, 0, nbytes, "tensor_copy"));
+        return dst_buf->set_tensor(dst, src.data, 0, nbytes);
+    }
+    if (dst_buf->is_host()) {
+        XB_RETURN_IF_ERROR(check_tensor_range(dst, 0, nbytes, "tensor_copy"));
+        return src_buf->get_tensor(src, dst.data, 0, nbytes);
+    }
+    XB_ASSIGN_OR_RETURN(const bool direct, dst_buf->copy_tensor(src, dst));
+    if (direct) return Status::ok();
     // Neither side is host memory and there is no direct path: stage through the host.
     std::vector<std::byte> staging(nbytes);
     XB_RETURN_IF_ERROR(tensor_get(src, staging.data(), 0, nbytes));
@@ -69,16 +65,14 @@ Status tensor_copy(const Tensor& src, Tensor& dst) {
 
 Status tensor_set_async(Backend& backend, Tensor& t, const void* data, size_t offset, size_t size) {
     if (size == 0) return Status::ok();
-    XB_RETURN_IF_ERROR(check_access(t, offset, size, "tensor_set_async"));
-    backend.set_tensor_async(t, data, offset, size);
-    return Status::ok();
+    XB_RETURN_IF_ERROR(check_tensor_range(t, offset, size, "tensor_set_async"));
+    return backend.set_tensor_async(t, data, offset, size);
 }
 
 Status tensor_get_async(Backend& backend, const Tensor& t, void* data, size_t offset, size_t size) {
     if (size == 0) return Status::ok();
-    XB_RETURN_IF_ERROR(check_access(t, offset, size, "tensor_get_async"));
-    backend.get_tensor_async(t, data, offset, size);
-    return Status::ok();
+    XB_RETURN_IF_ERROR(check_tensor_range(t, offset, size, "tensor_get_async"));
+    return backend.get_tensor_async(t, data, offset, size);
 }
 
 Status tensor_copy_async(Backend& src_backend, Backend& dst_backend, const Tensor& src, Tensor& dst) {

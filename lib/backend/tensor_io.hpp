@@ -1,7 +1,8 @@
 // Reading, writing and copying tensor data wherever it lives (ggml_backend_tensor_set & co.).
 //
-// These are the one place where access is checked: the tensor must be allocated and the byte range
-// [offset, offset + size) must lie inside it. Violations are OutOfRange / InvalidArgument statuses.
+// The tensor must be allocated and the byte range [offset, offset + size) must lie inside it;
+// violations are OutOfRange / InvalidArgument statuses (checked by Buffer's public members, and here
+// for the asynchronous forms, which go to a backend).
 #pragma once
 
 #include <cstddef>
@@ -15,9 +16,6 @@
 #include "core/tensor.hpp"
 
 namespace xb {
-
-// The buffer that holds t's bytes (its view source's buffer for views); nullptr when unallocated.
-Buffer* storage_buffer(const Tensor& t);
 
 Status tensor_set(Tensor& t, const void* data, size_t offset, size_t size);
 Status tensor_get(const Tensor& t, void* data, size_t offset, size_t size);

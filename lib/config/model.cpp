@@ -131,7 +131,7 @@ Result<BuiltGraph> build_explicit_graph(const ConfigSpec& spec, Context& ctx) {
 
 }  // namespace detail
 
-Result<Model> build_model(const ConfigSpec& spec, const BuildOptions& options) {
+Result<Model> build_model(const ConfigSpec& spec, const Registry& registry, const BuildOptions& options) {
     Model m;
     m.name = spec.name;
     m.source = spec.source;
@@ -170,7 +170,7 @@ Result<Model> build_model(const ConfigSpec& spec, const BuildOptions& options) {
         }
     }
     for (Tensor* o : m.outputs) m.by_name.emplace(o->name, o);
-    XB_ASSIGN_OR_RETURN(m.placement, detail::resolve_placement(spec, options, built, m.graph, m.weights, m.notes));
+    XB_ASSIGN_OR_RETURN(m.placement, detail::resolve_placement(spec, registry, options, built, m.graph, m.weights, m.notes));
     return m;
 }
 

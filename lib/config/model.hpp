@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "backend/buffer.hpp"
+#include "backend/registry.hpp"
 #include "config/config_spec.hpp"
 #include "core/context.hpp"
 #include "core/graph.hpp"
@@ -80,7 +81,7 @@ public:
     std::vector<std::string> notes;  // things worth telling the user (unused tensors, dropped rules)
 
     // Filled by place_and_init.
-    std::vector<std::unique_ptr<Buffer>> weight_buffers;
+    std::vector<std::unique_ptr<MultiBuffer>> weight_buffers;
     std::vector<std::pair<Tensor*, std::vector<std::byte>>> input_values;
 
     // A weight, input, output or named op result; nullptr when there is none.
@@ -91,9 +92,9 @@ public:
     std::unordered_map<std::string, Tensor*> by_name;
 };
 
-// Builds the model's tensors and graph, and resolves its placement against the registry: a device
+// Builds the model's tensors and graph, and resolves its placement against `registry`: a device
 // that is not present is NotFound, with the devices that are and how to map one.
-Result<Model> build_model(const ConfigSpec& spec, const BuildOptions& options = {});
+Result<Model> build_model(const ConfigSpec& spec, const Registry& registry, const BuildOptions& options = {});
 
 // Flops of the mul_mat and flash_attn_ext nodes of a graph (2 per multiply-add).
 double graph_matmul_flops(const Graph& graph);

@@ -42,7 +42,8 @@ Result<BuiltGraph> build_model_builder(const ConfigSpec& spec, Context& ctx);
 
 // Backends, each weight's device and the node overrides; devices are checked against the registry.
 // `weights` are the builder's weights that the graph uses.
-Result<ModelPlacement> resolve_placement(const ConfigSpec& spec, const BuildOptions& options, const BuiltGraph& built,
+Result<ModelPlacement> resolve_placement(const ConfigSpec& spec, const Registry& registry, const BuildOptions& options,
+                                         const BuiltGraph& built,
                                          const Graph& graph, const std::vector<Tensor*>& weights,
                                          std::vector<std::string>& notes);
 

@@ -30,15 +30,18 @@ bool same_name(std::string_view a, std::string_view b) {
 // Resolves device names of the config to the backends taking part.
 class DeviceResolver {
 public:
-    DeviceResolver(const ConfigSpec& spec, const BuildOptions& options, std::vector<std::string>& notes)
-        : spec_(spec), options_(options), notes_(notes) {}
+    DeviceResolver(const ConfigSpec& spec, const Registry& registry, const BuildOptions& options,
+                   std::vector<std::string>& notes)
+        : spec_(spec), registry_(registry), options_(options), notes_(notes) {}
+
+    const Registry& registry() const { return registry_; }
 
     Status resolve_backends(std::vector<std::string>& out) {
         const bool overridden = !options_.backends.empty();
         const std::vector<std::string>& names = overridden ? options_.backends : spec_.placement.backends;
         for (size_t i = 0; i < names.size(); ++i) {
             const std::string path = overridden ? "--backends" : child_path(spec_.placement.backends_path, i);
-            Device* dev = Registry::global().dev_by_name(mapped(names[i]));
+            Device* dev = registry_.dev_by_name(mapped(names[i]));
             if (dev == nullptr) return config_error(StatusCode::NotFound, spec_.source, path, missing(names[i]));
             for (const std::string& b : out) {
                 if (b == dev->name()) return config_error(spec_.source, path, "device '" + b + "' is listed twice");
@@ -53,7 +56,7 @@ public:
     // --backends left out).
     Result<std::optional<std::string>> rule_device(const DeviceRule& rule) {
         const std::string path = child_path(rule.path, "device");
-        Device* dev = Registry::global().dev_by_name(mapped(rule.device));
+        Device* dev = registry_.dev_by_name(mapped(rule.device));
         if (dev != nullptr) {
             for (const std::string& b : backends_) {
                 if (b == dev->name()) return std::optional<std::string>(b);
@@ -78,19 +81,20 @@ private:
 
     std::string missing(const std::string& name) const {
         const std::string target = mapped(name);
-        if (same_name(target, name)) return missing_device_message(name);
-        return missing_device_message(target) + " (the config's '" + name + "' is mapped onto it)";
+        if (same_name(target, name)) return missing_device_message(name, registry_);
+        return missing_device_message(target, registry_) + " (the config's '" + name + "' is mapped onto it)";
     }
 
     const ConfigSpec& spec_;
+    const Registry& registry_;
     const BuildOptions& options_;
     std::vector<std::string>& notes_;
     std::vector<std::string> backends_;
 };
 
-int first_gpu(const std::vector<std::string>& backends) {
+int first_gpu(const Registry& registry, const std::vector<std::string>& backends) {
     for (size_t i = 0; i < backends.size(); ++i) {
-        const Device* dev = Registry::global().dev_by_name(backends[i]);
+        const Device* dev = registry.dev_by_name(backends[i]);
         if (dev != nullptr && dev->type() == DeviceType::GPU) return static_cast<int>(i);
     }
     return -1;
@@ -130,7 +134,7 @@ Status place_weights(const ConfigSpec& spec, DeviceResolver& devices, const deta
     const std::optional<int> offload = spec.placement.offload_layers;
     std::string gpu = p.backends.back();
     if (offload) {
-        const int g = first_gpu(p.backends);
+        const int g = first_gpu(devices.registry(), p.backends);
         if (g >= 0) {
             gpu = p.backends[static_cast<size_t>(g)];
         } else if (*offload > 0) {
@@ -176,8 +180,7 @@ Status place_nodes(const ConfigSpec& spec, DeviceResolver& devices, const Graph&
 
 }  // namespace
 
-std::string missing_device_message(const std::string& device) {
-    const Registry& reg = Registry::global();
+std::string missing_device_message(const std::string& device, const Registry& reg) {
     std::string example = "CPU";
     for (size_t i = 0; i < reg.dev_count(); ++i) {
         if (reg.dev(i).type() == DeviceType::GPU) {
@@ -193,15 +196,14 @@ std::string missing_device_message(const std::string& device) {
 
 namespace detail {
 
-Result<ModelPlacement> resolve_placement(const ConfigSpec& spec, const BuildOptions& options, const BuiltGraph& built,
-                                         const Graph& graph, const std::vector<Tensor*>& weights,
-                                         std::vector<std::string>& notes) {
+Result<ModelPlacement> resolve_placement(const ConfigSpec& spec, const Registry& registry, const BuildOptions& options,
+                                         const BuiltGraph& built, const Graph& graph,
+                                         const std::vector<Tensor*>& weights, std::vector<std::string>& notes) {
     ModelPlacement p;
-    DeviceResolver devices(spec, options, notes);
+    DeviceResolver devices(spec, registry, options, notes);
     XB_RETURN_IF_ERROR(devices.resolve_backends(p.backends));
     XB_RETURN_IF_ERROR(place_weights(spec, devices, built, weights, notes, p));
     XB_RETURN_IF_ERROR(place_nodes(spec, devices, graph, p));
-    p.scheduler = SchedulerOptions::from_env();
     p.scheduler.n_copies = spec.placement.n_copies;
     p.scheduler.op_offload = spec.placement.op_offload;
     return p;
@@ -209,10 +211,10 @@ Result<ModelPlacement> resolve_placement(const ConfigSpec& spec, const BuildOpti
 
 }  // namespace detail
 
-Result<std::vector<std::unique_ptr<Backend>>> init_backends(const ModelPlacement& placement) {
+Result<std::vector<std::unique_ptr<Backend>>> init_backends(const ModelPlacement& placement, const Registry& registry) {
     std::vector<std::unique_ptr<Backend>> out;
     for (const std::string& name : placement.backends) {
-        XB_ASSIGN_OR_RETURN(std::unique_ptr<Backend> b, Registry::global().init_by_name(name));
+        XB_ASSIGN_OR_RETURN(std::unique_ptr<Backend> b, registry.init_by_name(name));
         out.push_back(std::move(b));
     }
     return out;
@@ -234,11 +236,11 @@ Status place_and_init(Model& model, std::span<Backend* const> backends) {
             return Status(StatusCode::InvalidArgument, model.source + ": weights go to device '" + device +
                                                            "' but no backend of it was given");
         }
-        Result<std::unique_ptr<Buffer>> buffer = alloc_tensors(by_device[device], backend->default_buffer_type());
+        Result<std::unique_ptr<MultiBuffer>> buffer = alloc_tensors(by_device[device], backend->default_buffer_type());
         if (!buffer.is_ok()) {
             return Status(buffer.status().code(), model.source + ": weights on " + device + ": " + buffer.status().message());
         }
-        if (*buffer) {
+        if (!(*buffer)->empty()) {
             (*buffer)->set_usage(BufferUsage::Weights);
             model.weight_buffers.push_back(std::move(buffer).value());
         }

@@ -9,14 +9,16 @@
 #include <vector>
 
 #include "backend/backend.hpp"
+#include "backend/registry.hpp"
 #include "config/model.hpp"
 #include "core/status.hpp"
 #include "sched/scheduler.hpp"
 
 namespace xb::config {
 
-// One backend per device of placement.backends, in the same (priority) order.
-Result<std::vector<std::unique_ptr<Backend>>> init_backends(const ModelPlacement& placement);
+// One backend per device of placement.backends, in the same (priority) order, from `registry` (the
+// one the model was built against).
+Result<std::vector<std::unique_ptr<Backend>>> init_backends(const ModelPlacement& placement, const Registry& registry);
 
 // Allocates each weight in a weights buffer of the backend of its device (backends are matched to
 // devices by name; every device that holds weights needs one), writes every weight's initial
@@ -30,6 +32,6 @@ Status assign_nodes(const Model& model, Scheduler& sched);
 
 // The message for a device that is not present: the devices that are, and how to run the config
 // on them (--backends) or map the device onto one (--map).
-std::string missing_device_message(const std::string& device);
+std::string missing_device_message(const std::string& device, const Registry& registry);
 
 }  // namespace xb::config

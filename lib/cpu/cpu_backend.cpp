@@ -8,7 +8,7 @@ namespace {
 
 class CpuGraphPlan final : public GraphPlan {
 public:
-    CpuGraphPlan(const Graph& graph, size_t work_bytes) : graph(graph), work(work_bytes, CpuBufferType::kAlignment) {}
+    CpuGraphPlan(const Graph& graph, size_t work_bytes) : graph(graph), work(work_bytes, kHostAlignment) {}
     Graph graph;
     AlignedBytes work;
 };

@@ -8,8 +8,8 @@
 #include "backend/backend.hpp"
 #include "backend/registry.hpp"
 #include "core/aligned_bytes.hpp"
-#include "cpu/graph_executor.hpp"
-#include "cpu/host_buffer.hpp"
+#include "host/graph_executor.hpp"
+#include "cpu/cpu_buffer_type.hpp"
 
 namespace xb::cpu {
 
@@ -60,8 +60,8 @@ public:
     bool set_abort_callback(AbortCallback callback) override;
 
 private:
-    GraphExecutor executor_;
-    ExecutorHooks hooks_;
+    host::GraphExecutor executor_;
+    host::ExecutorHooks hooks_;
 };
 
 // Registers the "CPU" backend family and its device.

@@ -3,7 +3,7 @@
 
 #include "backend/host_threads.hpp"
 #include "cpu/cpu_backend.hpp"
-#include "cpu/kernels.hpp"
+#include "host/kernels.hpp"
 
 namespace xb::cpu {
 
@@ -72,14 +72,14 @@ Result<std::unique_ptr<Buffer>> CpuDevice::buffer_from_host_ptr(void* ptr, size_
     if (ptr == nullptr && size > 0) {
         return Status(StatusCode::InvalidArgument, "CPU: buffer_from_host_ptr needs a non-null pointer");
     }
-    if (reinterpret_cast<uintptr_t>(ptr) % CpuBufferType::kAlignment != 0) {
+    if (reinterpret_cast<uintptr_t>(ptr) % kHostAlignment != 0) {
         return Status(StatusCode::InvalidArgument, "CPU: host pointer must be " +
-                                                       std::to_string(CpuBufferType::kAlignment) + "-byte aligned");
+                                                       std::to_string(kHostAlignment) + "-byte aligned");
     }
     return std::unique_ptr<Buffer>(std::make_unique<HostBuffer>(from_ptr_type_, ptr, size));
 }
 
-bool CpuDevice::supports_op(const Tensor& op) const { return supports_node(op); }
+bool CpuDevice::supports_op(const Tensor& op) const { return host::supports_node(op); }
 
 void register_cpu_backend(Registry& registry) {
     BackendReg& reg = registry.add(std::make_unique<BackendReg>("CPU"));

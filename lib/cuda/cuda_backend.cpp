@@ -63,35 +63,29 @@ void CudaBackend::keep(Status error) {
 
 // --- transfers -----------------------------------------------------------------------------------
 
-void CudaBackend::set_tensor_async(Tensor& t, const void* data, size_t offset, size_t size) {
+Status CudaBackend::set_tensor_async(Tensor& t, const void* data, size_t offset, size_t size) {
     const CudaBuffer* buffer = cuda_storage(t);
     if (buffer == nullptr || buffer->device_id() != device_->id()) {
         // Not this GPU's memory: no place on this stream. Synchronously, after the queued work.
         synchronize();
-        storage_buffer(t)->set_tensor(t, data, offset, size);
-        return;
+        return storage_buffer(t)->set_tensor(t, data, offset, size);
     }
-    Status s = use_device(device_->id());
-    if (s.is_ok()) {
-        s = XB_CUDA_STATUS(cudaMemcpyAsync(static_cast<char*>(t.data) + offset, data, size, cudaMemcpyDefault,
-                                           stream_.get()));
-    }
-    keep(std::move(s));
+    XB_RETURN_IF_ERROR(use_device(device_->id()));
+    XB_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(static_cast<char*>(t.data) + offset, data, size, cudaMemcpyDefault,
+                                            stream_.get()));
+    return Status::ok();
 }
 
-void CudaBackend::get_tensor_async(const Tensor& t, void* data, size_t offset, size_t size) {
+Status CudaBackend::get_tensor_async(const Tensor& t, void* data, size_t offset, size_t size) {
     const CudaBuffer* buffer = cuda_storage(t);
     if (buffer == nullptr || buffer->device_id() != device_->id()) {
         synchronize();
-        storage_buffer(t)->get_tensor(t, data, offset, size);
-        return;
+        return storage_buffer(t)->get_tensor(t, data, offset, size);
     }
-    Status s = use_device(device_->id());
-    if (s.is_ok()) {
-        s = XB_CUDA_STATUS(cudaMemcpyAsync(data, static_cast<const char*>(t.data) + offset, size, cudaMemcpyDefault,
-                                           stream_.get()));
-    }
-    keep(std::move(s));
+    XB_RETURN_IF_ERROR(use_device(device_->id()));
+    XB_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(data, static_cast<const char*>(t.data) + offset, size, cudaMemcpyDefault,
+                                            stream_.get()));
+    return Status::ok();
 }
 
 bool CudaBackend::cpy_tensor_async(Backend& src_backend, const Tensor& src, Tensor& dst) {

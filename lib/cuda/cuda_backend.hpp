@@ -31,8 +31,8 @@ public:
 
     const char* name() const override { return device_->name(); }
 
-    void set_tensor_async(Tensor& t, const void* data, size_t offset, size_t size) override;
-    void get_tensor_async(const Tensor& t, void* data, size_t offset, size_t size) override;
+    Status set_tensor_async(Tensor& t, const void* data, size_t offset, size_t size) override;
+    Status get_tensor_async(const Tensor& t, void* data, size_t offset, size_t size) override;
     // dst in this GPU's memory, src in the memory of any CUDA backend's GPU (the same stream, another
     // stream of this GPU, or a peer GPU). The copy runs on src's stream after the work queued on
     // both streams, and later work on both streams runs after it, so neither side's buffers are

@@ -51,25 +51,25 @@ CudaDevice& CudaBuffer::cuda_device() const { return static_cast<CudaBufferType&
 
 int CudaBuffer::device_id() const { return cuda_device().id(); }
 
-void CudaBuffer::set_tensor(Tensor& t, const void* data, size_t offset, size_t size) {
-    cuda_device().record_error(run_and_wait(device_id(), [&](cudaStream_t s) {
+Status CudaBuffer::set_tensor_impl(Tensor& t, const void* data, size_t offset, size_t size) {
+    return run_and_wait(device_id(), [&](cudaStream_t s) {
         return XB_CUDA_STATUS(cudaMemcpyAsync(at(t, offset), data, size, cudaMemcpyDefault, s));
-    }));
+    });
 }
 
-void CudaBuffer::get_tensor(const Tensor& t, void* data, size_t offset, size_t size) {
-    cuda_device().record_error(run_and_wait(device_id(), [&](cudaStream_t s) {
+Status CudaBuffer::get_tensor_impl(const Tensor& t, void* data, size_t offset, size_t size) {
+    return run_and_wait(device_id(), [&](cudaStream_t s) {
         return XB_CUDA_STATUS(cudaMemcpyAsync(data, at(t, offset), size, cudaMemcpyDefault, s));
-    }));
+    });
 }
 
-void CudaBuffer::memset_tensor(Tensor& t, uint8_t value, size_t offset, size_t size) {
-    cuda_device().record_error(run_and_wait(device_id(), [&](cudaStream_t s) {
+Status CudaBuffer::memset_tensor_impl(Tensor& t, uint8_t value, size_t offset, size_t size) {
+    return run_and_wait(device_id(), [&](cudaStream_t s) {
         return XB_CUDA_STATUS(cudaMemsetAsync(at(t, offset), value, size, s));
-    }));
+    });
 }
 
-bool CudaBuffer::copy_tensor(const Tensor& src, Tensor& dst) {
+Result<bool> CudaBuffer::copy_tensor_impl(const Tensor& src, Tensor& dst) {
     const CudaBuffer* from = cuda_storage(src);
     if (from == nullptr) return false;
     const size_t bytes = src.nbytes();
@@ -79,7 +79,7 @@ bool CudaBuffer::copy_tensor(const Tensor& src, Tensor& dst) {
         cuda_device().enable_peer_access(src_device);
         from->cuda_device().enable_peer_access(dst_device);
     }
-    cuda_device().record_error(run_and_wait(dst_device, [&](cudaStream_t s) {
+    XB_RETURN_IF_ERROR(run_and_wait(dst_device, [&](cudaStream_t s) {
         if (src_device == dst_device) {
             return XB_CUDA_STATUS(cudaMemcpyAsync(dst.data, src.data, bytes, cudaMemcpyDeviceToDevice, s));
         }
@@ -88,7 +88,7 @@ bool CudaBuffer::copy_tensor(const Tensor& src, Tensor& dst) {
     return true;
 }
 
-void CudaBuffer::clear(uint8_t value) {
+void CudaBuffer::clear_impl(uint8_t value) {
     if (memory_.get() == nullptr) return;
     cuda_device().record_error(run_and_wait(device_id(), [&](cudaStream_t s) {
         return XB_CUDA_STATUS(cudaMemsetAsync(memory_.get(), value, memory_.size(), s));
@@ -111,7 +111,7 @@ Result<std::unique_ptr<Buffer>> CudaHostBufferType::alloc_buffer(size_t size) {
                       name_ + ": cannot allocate " + sized(size) + " of pinned host memory (" +
                           memory.status().message() + ")");
     }
-    return std::unique_ptr<Buffer>(std::make_unique<CudaHostBuffer>(*this, *device_, std::move(memory).value()));
+    return std::unique_ptr<Buffer>(std::make_unique<CudaHostBuffer>(*this, std::move(memory).value()));
 }
 
 CudaHostRegisteredBufferType::CudaHostRegisteredBufferType(CudaDevice& device)
@@ -123,39 +123,19 @@ Result<std::unique_ptr<Buffer>> CudaHostRegisteredBufferType::alloc_buffer(size_
     return Status(StatusCode::NotSupported, name_ + " buffers are made from host pointers (buffer_from_host_ptr)");
 }
 
-CudaHostBuffer::CudaHostBuffer(BufferType& type, CudaDevice& device, PinnedHostMemory memory)
-    : Buffer(type, memory.size()), device_(&device), memory_(std::move(memory)) {}
+CudaHostBuffer::CudaHostBuffer(BufferType& type, PinnedHostMemory memory)
+    : HostMemoryBuffer(type, memory.get(), memory.size()), memory_(std::move(memory)) {}
 
-void CudaHostBuffer::set_tensor(Tensor& t, const void* data, size_t offset, size_t size) {
-    std::memcpy(at(t, offset), data, size);
-}
-
-void CudaHostBuffer::get_tensor(const Tensor& t, void* data, size_t offset, size_t size) {
-    std::memcpy(data, at(t, offset), size);
-}
-
-void CudaHostBuffer::memset_tensor(Tensor& t, uint8_t value, size_t offset, size_t size) {
-    std::memset(at(t, offset), value, size);
-}
-
-bool CudaHostBuffer::copy_tensor(const Tensor& src, Tensor& dst) {
+Result<bool> CudaHostBuffer::copy_tensor_impl(const Tensor& src, Tensor& dst) {
     const Buffer* from = storage_buffer(src);
     if (from == nullptr) return false;
-    const size_t bytes = src.nbytes();
-    if (from->is_host()) {
-        std::memcpy(dst.data, src.data, bytes);
-        return true;
-    }
+    if (from->is_host()) return HostMemoryBuffer::copy_tensor_impl(src, dst);
     const CudaBuffer* device_memory = cuda_storage(src);
     if (device_memory == nullptr) return false;
-    device_->record_error(run_and_wait(device_memory->device_id(), [&](cudaStream_t s) {
-        return XB_CUDA_STATUS(cudaMemcpyAsync(dst.data, src.data, bytes, cudaMemcpyDeviceToHost, s));
+    XB_RETURN_IF_ERROR(run_and_wait(device_memory->device_id(), [&](cudaStream_t s) {
+        return XB_CUDA_STATUS(cudaMemcpyAsync(dst.data, src.data, src.nbytes(), cudaMemcpyDeviceToHost, s));
     }));
     return true;
-}
-
-void CudaHostBuffer::clear(uint8_t value) {
-    if (memory_.get() != nullptr) std::memset(memory_.get(), value, memory_.size());
 }
 
 }  // namespace xb::cuda

@@ -5,8 +5,8 @@
 // The synchronous members (set/get/memset/copy/clear) run on the calling thread's per-thread
 // default stream and wait for it; they are not ordered with work queued on backends' streams, so
 // callers synchronize those first (as tensor_copy_async's fallback and the scheduler do). Their
-// failures cannot be returned (the Buffer interface has no status there): they are recorded on the
-// device and reported by the next take_async_error of any of its backends.
+// failures are returned, except clear's (the Buffer interface has no status there), which is
+// recorded on the device and reported by the next take_async_error of any of its backends.
 #pragma once
 
 #include <cstddef>
@@ -15,6 +15,7 @@
 
 #include "backend/buffer.hpp"
 #include "backend/buffer_type.hpp"
+#include "backend/host_buffer.hpp"
 #include "cuda/cuda_handles.hpp"
 
 namespace xb::cuda {
@@ -43,16 +44,17 @@ class CudaBuffer final : public Buffer {
 public:
     CudaBuffer(CudaBufferType& type, DeviceMemory memory);
 
-    void* base() override { return memory_.get(); }
     CudaDevice& cuda_device() const;
     int device_id() const;
 
-    void set_tensor(Tensor& t, const void* data, size_t offset, size_t size) override;
-    void get_tensor(const Tensor& t, void* data, size_t offset, size_t size) override;
-    void memset_tensor(Tensor& t, uint8_t value, size_t offset, size_t size) override;
+protected:
+    void* base_impl() override { return memory_.get(); }
+    Status set_tensor_impl(Tensor& t, const void* data, size_t offset, size_t size) override;
+    Status get_tensor_impl(const Tensor& t, void* data, size_t offset, size_t size) override;
+    Status memset_tensor_impl(Tensor& t, uint8_t value, size_t offset, size_t size) override;
     // From device memory of any CUDA device (peer copy across devices); false for other memory.
-    bool copy_tensor(const Tensor& src, Tensor& dst) override;
-    void clear(uint8_t value) override;
+    Result<bool> copy_tensor_impl(const Tensor& src, Tensor& dst) override;
+    void clear_impl(uint8_t value) override;
 
 private:
     DeviceMemory memory_;
@@ -92,20 +94,16 @@ private:
     std::string name_;
 };
 
-class CudaHostBuffer final : public Buffer {
+// Pinned host memory: host byte access, plus copies from the GPU.
+class CudaHostBuffer final : public HostMemoryBuffer {
 public:
-    CudaHostBuffer(BufferType& type, CudaDevice& device, PinnedHostMemory memory);
+    CudaHostBuffer(BufferType& type, PinnedHostMemory memory);
 
-    void* base() override { return memory_.get(); }
-    void set_tensor(Tensor& t, const void* data, size_t offset, size_t size) override;
-    void get_tensor(const Tensor& t, void* data, size_t offset, size_t size) override;
-    void memset_tensor(Tensor& t, uint8_t value, size_t offset, size_t size) override;
+protected:
     // From host memory, or from device memory of any CUDA device.
-    bool copy_tensor(const Tensor& src, Tensor& dst) override;
-    void clear(uint8_t value) override;
+    Result<bool> copy_tensor_impl(const Tensor& src, Tensor& dst) override;
 
 private:
-    CudaDevice* device_;
     PinnedHostMemory memory_;
 };
 

@@ -96,7 +96,7 @@ Result<std::unique_ptr<Buffer>> CudaDevice::buffer_from_host_ptr(void* ptr, size
                       name_ + ": host pointer must be " + std::to_string(align) + "-byte aligned");
     }
     XB_ASSIGN_OR_RETURN(PinnedHostMemory pinned, PinnedHostMemory::register_range(ptr, size));
-    return std::unique_ptr<Buffer>(std::make_unique<CudaHostBuffer>(registered_buffer_type_, *this, std::move(pinned)));
+    return std::unique_ptr<Buffer>(std::make_unique<CudaHostBuffer>(registered_buffer_type_, std::move(pinned)));
 }
 
 bool CudaDevice::supports_op(const Tensor& op) const { return supports_node(op); }

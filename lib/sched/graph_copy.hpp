@@ -16,7 +16,7 @@ namespace xb {
 struct GraphCopy {
     std::unique_ptr<Context> allocated;    // copies that own memory
     std::unique_ptr<Context> unallocated;  // copies of views
-    std::unique_ptr<Buffer> buffer;        // on the target backend
+    std::unique_ptr<MultiBuffer> buffer;   // on the target backend
     Graph graph;                           // node i is the copy of the original's node i
 };
 

@@ -5,12 +5,6 @@
 
 namespace xb {
 
-SchedulerOptions SchedulerOptions::from_env() {
-    SchedulerOptions o;
-    if (const char* v = std::getenv("XB_SCHED_DEBUG")) o.debug = std::atoi(v);
-    return o;
-}
-
 Result<std::unique_ptr<Scheduler>> Scheduler::create(std::vector<Backend*> backends, std::vector<BufferType*> bufts,
                                                      SchedulerOptions options) {
     if (backends.empty()) return Status(StatusCode::InvalidArgument, "scheduler: no backends given");

@@ -38,9 +38,6 @@ struct SchedulerOptions {
     bool op_offload = true;   // let a higher-priority backend take ops whose weights are on the CPU
     bool profile = false;     // time copies and computes per split (synchronises between them)
     int debug = 0;            // 1: print splits after each split_graph, 2: also every node
-
-    // Defaults, with `debug` from the XB_SCHED_DEBUG environment variable.
-    static SchedulerOptions from_env();
 };
 
 // Called for each node the scheduler is about to compute (ask = true: "do you want to see this

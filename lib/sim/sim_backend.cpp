@@ -41,24 +41,24 @@ void SimBackend::enqueue_copy(void* to, const void* from, size_t bytes, CopyKind
 
 // A tensor of another device has no place on this stream: do what a synchronous backend does,
 // after the work queued so far.
-void SimBackend::set_tensor_async(Tensor& t, const void* data, size_t offset, size_t size) {
+Status SimBackend::set_tensor_async(Tensor& t, const void* data, size_t offset, size_t size) {
     SimBuffer* buffer = sim_storage(t);
     if (buffer == nullptr || &buffer->sim_device() != sim_device_) {
         synchronize();
-        storage_buffer(t)->set_tensor(t, data, offset, size);
-        return;
+        return storage_buffer(t)->set_tensor(t, data, offset, size);
     }
     enqueue_copy(buffer->host_address(t.data) + offset, data, size, CopyKind::HostToDevice);
+    return Status::ok();
 }
 
-void SimBackend::get_tensor_async(const Tensor& t, void* data, size_t offset, size_t size) {
+Status SimBackend::get_tensor_async(const Tensor& t, void* data, size_t offset, size_t size) {
     SimBuffer* buffer = sim_storage(t);
     if (buffer == nullptr || &buffer->sim_device() != sim_device_) {
         synchronize();
-        storage_buffer(t)->get_tensor(t, data, offset, size);
-        return;
+        return storage_buffer(t)->get_tensor(t, data, offset, size);
     }
     enqueue_copy(data, buffer->host_address(t.data) + offset, size, CopyKind::DeviceToHost);
+    return Status::ok();
 }
 
 bool SimBackend::cpy_tensor_async(Backend& src_backend, const Tensor& src, Tensor& dst) {
@@ -115,7 +115,7 @@ Status SimBackend::check_supported(const Graph& graph) const {
 }
 
 Status SimBackend::compute(const HostMirror& mirror) {
-    cpu::ExecutorHooks hooks;
+    host::ExecutorHooks hooks;
     if (settings_.fault.kind != FaultTarget::Kind::None) {
         hooks.after_node = [this, &mirror](int index, Tensor& node) {
             if (settings_.fault.matches(mirror.original_index(index), node)) perturb_output(node);

@@ -15,7 +15,7 @@
 
 #include "backend/backend.hpp"
 #include "backend/registry.hpp"
-#include "cpu/graph_executor.hpp"
+#include "host/graph_executor.hpp"
 #include "sim/sim_device.hpp"
 #include "sim/sim_link.hpp"
 #include "sim/sim_settings.hpp"
@@ -31,8 +31,8 @@ public:
 
     const char* name() const override { return sim_device_->name(); }
 
-    void set_tensor_async(Tensor& t, const void* data, size_t offset, size_t size) override;
-    void get_tensor_async(const Tensor& t, void* data, size_t offset, size_t size) override;
+    Status set_tensor_async(Tensor& t, const void* data, size_t offset, size_t size) override;
+    Status get_tensor_async(const Tensor& t, void* data, size_t offset, size_t size) override;
     // dst in this device's memory; src in host memory or in any sim device's memory. A copy from
     // another sim stream runs on that stream (after the work that makes src) and this stream waits
     // for it, as CUDA does between streams.
@@ -69,7 +69,7 @@ private:
 
     SimDevice* sim_device_;
     const SimSettings settings_;
-    cpu::GraphExecutor executor_;  // used by the worker only
+    host::GraphExecutor executor_;  // used by the worker only
     CopyCounter copies_;
     Stream stream_;  // last: destroyed (drained and joined) before what its operations use
 };

@@ -58,21 +58,24 @@ std::byte* SimBuffer::host_address(const void* addr) const {
     return storage_.data() + (static_cast<const std::byte*>(addr) - addresses_.base());
 }
 
-void SimBuffer::set_tensor(Tensor& t, const void* data, size_t offset, size_t size) {
+Status SimBuffer::set_tensor_impl(Tensor& t, const void* data, size_t offset, size_t size) {
     std::memcpy(host_address(t.data) + offset, data, size);
     sim_device().record_copy(CopyKind::HostToDevice, size);
+    return Status::ok();
 }
 
-void SimBuffer::get_tensor(const Tensor& t, void* data, size_t offset, size_t size) {
+Status SimBuffer::get_tensor_impl(const Tensor& t, void* data, size_t offset, size_t size) {
     std::memcpy(data, host_address(t.data) + offset, size);
     sim_device().record_copy(CopyKind::DeviceToHost, size);
+    return Status::ok();
 }
 
-void SimBuffer::memset_tensor(Tensor& t, uint8_t value, size_t offset, size_t size) {
+Status SimBuffer::memset_tensor_impl(Tensor& t, uint8_t value, size_t offset, size_t size) {
     std::memset(host_address(t.data) + offset, value, size);
+    return Status::ok();
 }
 
-bool SimBuffer::copy_tensor(const Tensor& src, Tensor& dst) {
+Result<bool> SimBuffer::copy_tensor_impl(const Tensor& src, Tensor& dst) {
     const SimBuffer* from = sim_storage(src);
     if (from == nullptr) return false;
     const size_t bytes = src.nbytes();
@@ -81,7 +84,7 @@ bool SimBuffer::copy_tensor(const Tensor& src, Tensor& dst) {
     return true;
 }
 
-void SimBuffer::clear(uint8_t value) {
+void SimBuffer::clear_impl(uint8_t value) {
     if (storage_.data() != nullptr) std::memset(storage_.data(), value, size());
 }
 

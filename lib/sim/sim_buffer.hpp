@@ -38,20 +38,21 @@ class SimBuffer final : public Buffer {
 public:
     SimBuffer(SimBufferType& type, size_t size, AddressRange addresses, AlignedBytes storage, Reservation reservation);
 
-    void* base() override { return addresses_.base(); }
     SimDevice& sim_device() const;
-
-    void set_tensor(Tensor& t, const void* data, size_t offset, size_t size) override;
-    void get_tensor(const Tensor& t, void* data, size_t offset, size_t size) override;
-    void memset_tensor(Tensor& t, uint8_t value, size_t offset, size_t size) override;
-    // Copies from any sim buffer (this device or a peer); false for other memory.
-    bool copy_tensor(const Tensor& src, Tensor& dst) override;
-    void clear(uint8_t value) override;
 
     // True when [addr, addr + bytes) lies inside this buffer's device addresses.
     bool contains(const void* addr, size_t bytes) const;
     // The host storage behind device address `addr` of this buffer (which must contain it).
     std::byte* host_address(const void* addr) const;
+
+protected:
+    void* base_impl() override { return addresses_.base(); }
+    Status set_tensor_impl(Tensor& t, const void* data, size_t offset, size_t size) override;
+    Status get_tensor_impl(const Tensor& t, void* data, size_t offset, size_t size) override;
+    Status memset_tensor_impl(Tensor& t, uint8_t value, size_t offset, size_t size) override;
+    // Copies from any sim buffer (this device or a peer); false for other memory.
+    Result<bool> copy_tensor_impl(const Tensor& src, Tensor& dst) override;
+    void clear_impl(uint8_t value) override;
 
 private:
     AddressRange addresses_;

@@ -1,6 +1,6 @@
 #include "sim/sim_device.hpp"
 
-#include "cpu/kernels.hpp"
+#include "host/kernels.hpp"
 #include "sim/sim_backend.hpp"
 #include "sim/sim_event.hpp"
 
@@ -58,7 +58,7 @@ Result<std::unique_ptr<Backend>> SimDevice::init_backend(std::string_view params
 }
 
 bool SimDevice::supports_op(const Tensor& op) const {
-    if (!cpu::supports_node(op)) return false;
+    if (!host::supports_node(op)) return false;
     std::lock_guard<std::mutex> lock(mutex_);
     return !settings_.unsupported.blocks(op);
 }

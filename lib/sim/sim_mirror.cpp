@@ -3,7 +3,7 @@
 #include <string>
 
 #include "backend/tensor_io.hpp"
-#include "cpu/graph_executor.hpp"
+#include "host/graph_executor.hpp"
 #include "sim/sim_buffer.hpp"
 #include "sim/sim_device.hpp"
 
@@ -69,7 +69,7 @@ Result<Tensor*> HostMirror::shadow_of(const Tensor& t) {
 // nodes reads (the scheduler points readers at a copy), and a view that is read gets its shadow
 // as that reader's source.
 Status HostMirror::add_node(const Tensor& node, int index) {
-    const bool computes = !cpu::computes_nothing(node);
+    const bool computes = !host::computes_nothing(node);
     if (!computes) return Status::ok();
     if (node.data == nullptr) {
         return Status(StatusCode::InvalidArgument, std::string(device_->name()) + ": node '" + node.display_name() +

@@ -11,10 +11,10 @@
 
 #include "core/op_math.hpp"
 #include "core/op_params.hpp"
-#include "cpu/kernels.hpp"
-#include "cpu/row_iter.hpp"
+#include "host/kernels.hpp"
+#include "host/row_iter.hpp"
 
-namespace xb::cpu {
+namespace xb::host {
 
 namespace {
 
@@ -274,4 +274,4 @@ void compute_glu(const ComputeParams& p, Tensor& dst) {
     }
 }
 
-}  // namespace xb::cpu
+}  // namespace xb::host

@@ -1,6 +1,5 @@
-// The one place that knows the concrete backends compiled into the library (as ggml's
-// ggml-backend-reg.cpp): everything else finds them through the Registry.
-#include "backend/registry.hpp"
+#include "builtin/builtin_backends.hpp"
+
 #include "cpu/cpu_backend.hpp"
 #include "sim/sim_backend.hpp"
 #if defined(XB_HAVE_BLAS)
@@ -13,16 +12,22 @@
 namespace xb {
 
 void register_builtin_backends(Registry& registry) {
-    // The CPU comes first so that it is device 0 everywhere.
     cpu::register_cpu_backend(registry);
 #if defined(XB_HAVE_BLAS)
     blas::register_blas_backend(registry);
 #endif
 #if defined(XB_HAVE_CUDA)
-    // One device per GPU present; none (and no failure) without a GPU or driver.
     cuda::register_cuda_backend(registry);
 #endif
     sim::register_sim_backend(registry);
+}
+
+Registry& global_registry() {
+    // Function-local statics: initialised once, thread-safely, on first use.
+    static Registry registry;
+    static const bool registered = (register_builtin_backends(registry), true);
+    static_cast<void>(registered);
+    return registry;
 }
 
 }  // namespace xb

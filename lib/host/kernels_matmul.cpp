@@ -15,9 +15,9 @@
 #include <immintrin.h>
 #endif
 
-#include "cpu/kernels.hpp"
+#include "host/kernels.hpp"
 
-namespace xb::cpu {
+namespace xb::host {
 
 namespace {
 
@@ -405,4 +405,4 @@ void compute_out_prod(const ComputeParams& params, Tensor& dst) {
     }
 }
 
-}  // namespace xb::cpu
+}  // namespace xb::host

@@ -15,10 +15,10 @@
 
 #include "core/op_math.hpp"
 #include "core/ops.hpp"
-#include "cpu/kernels.hpp"
-#include "cpu/row_iter.hpp"
+#include "host/kernels.hpp"
+#include "host/row_iter.hpp"
 
-namespace xb::cpu {
+namespace xb::host {
 
 namespace {
 
@@ -297,4 +297,4 @@ void compute_flash_attn_ext(const ComputeParams& params, Tensor& dst) {
     }
 }
 
-}  // namespace xb::cpu
+}  // namespace xb::host

@@ -1,4 +1,4 @@
-#include "cpu/graph_executor.hpp"
+#include "host/graph_executor.hpp"
 
 #include <omp.h>
 
@@ -7,10 +7,10 @@
 #include <mutex>
 #include <string>
 
-#include "cpu/host_buffer.hpp"
-#include "cpu/kernels.hpp"
+#include "backend/host_buffer.hpp"
+#include "host/kernels.hpp"
 
-namespace xb::cpu {
+namespace xb::host {
 
 namespace {
 
@@ -84,7 +84,7 @@ size_t GraphExecutor::work_size(const Graph& graph) const {
 Status GraphExecutor::compute(const Graph& graph, const ExecutorHooks& hooks) {
     const size_t need = work_size(graph);
     if (need > work_.size()) {
-        work_ = AlignedBytes(need, CpuBufferType::kAlignment);
+        work_ = AlignedBytes(need, kHostAlignment);
         if (work_.data() == nullptr) {
             return Status(StatusCode::OutOfMemory, "CPU: cannot allocate " + std::to_string(need) + " bytes of scratch");
         }
@@ -131,4 +131,4 @@ Status GraphExecutor::compute(const Graph& graph, std::span<std::byte> work, con
     return Status::ok();
 }
 
-}  // namespace xb::cpu
+}  // namespace xb::host

@@ -1,31 +1,14 @@
-// Buffers in host memory: the CPU buffer type, and buffers over memory the caller owns.
+// The CPU buffer types: aligned host memory, and buffers over memory the caller owns (both make
+// backend/host_buffer.hpp's HostBuffer).
 #pragma once
 
 #include <cstddef>
 #include <memory>
 
 #include "backend/buffer.hpp"
-#include "core/aligned_bytes.hpp"
+#include "backend/host_buffer.hpp"
 
 namespace xb::cpu {
-
-// A buffer whose memory the host addresses directly: either owned (AlignedBytes) or borrowed.
-class HostBuffer final : public Buffer {
-public:
-    HostBuffer(BufferType& type, AlignedBytes memory);
-    HostBuffer(BufferType& type, void* borrowed, size_t size);
-
-    void* base() override { return base_; }
-    void set_tensor(Tensor& t, const void* data, size_t offset, size_t size) override;
-    void get_tensor(const Tensor& t, void* data, size_t offset, size_t size) override;
-    void memset_tensor(Tensor& t, uint8_t value, size_t offset, size_t size) override;
-    bool copy_tensor(const Tensor& src, Tensor& dst) override;
-    void clear(uint8_t value) override;
-
-private:
-    AlignedBytes owned_;
-    std::byte* base_;
-};
 
 // "CPU": aligned host memory (ggml_backend_cpu_buffer_type).
 class CpuBufferType final : public BufferType {
@@ -34,11 +17,9 @@ public:
 
     const char* name() const override { return "CPU"; }
     Result<std::unique_ptr<Buffer>> alloc_buffer(size_t size) override;
-    size_t alignment() const override { return kAlignment; }
+    size_t alignment() const override { return kHostAlignment; }
     bool is_host() const override { return true; }
     Device& device() const override { return *device_; }
-
-    static constexpr size_t kAlignment = 64;  // a cache line: whole AVX-512 vectors
 
 private:
     Device* device_;
@@ -51,7 +32,7 @@ public:
 
     const char* name() const override { return "CPU_Mapped"; }
     Result<std::unique_ptr<Buffer>> alloc_buffer(size_t size) override;
-    size_t alignment() const override { return CpuBufferType::kAlignment; }
+    size_t alignment() const override { return kHostAlignment; }
     bool is_host() const override { return true; }
     Device& device() const override { return *device_; }
 

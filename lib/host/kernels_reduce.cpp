@@ -6,10 +6,10 @@
 #include <limits>
 
 #include "core/op_params.hpp"
-#include "cpu/kernels.hpp"
-#include "cpu/row_iter.hpp"
+#include "host/kernels.hpp"
+#include "host/row_iter.hpp"
 
-namespace xb::cpu {
+namespace xb::host {
 
 namespace {
 
@@ -143,4 +143,4 @@ void compute_norm(const ComputeParams& p, Tensor& dst) {
     }
 }
 
-}  // namespace xb::cpu
+}  // namespace xb::host

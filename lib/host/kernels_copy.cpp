@@ -10,10 +10,10 @@
 #include <utility>
 
 #include "core/op_params.hpp"
-#include "cpu/kernels.hpp"
-#include "cpu/row_iter.hpp"
+#include "host/kernels.hpp"
+#include "host/row_iter.hpp"
 
-namespace xb::cpu {
+namespace xb::host {
 
 namespace {
 
@@ -252,4 +252,4 @@ void compute_set_rows(const ComputeParams& p, Tensor& dst) {
     }
 }
 
-}  // namespace xb::cpu
+}  // namespace xb::host

@@ -8,7 +8,7 @@
 
 #include "core/tensor.hpp"
 
-namespace xb::cpu {
+namespace xb::host {
 
 struct RowIndex {
     int64_t i1;
@@ -46,4 +46,4 @@ inline void store_at(const Tensor& t, std::byte* row, int64_t i0, float v) {
     store_from_f32(t.type, row + i0 * static_cast<int64_t>(t.nb[0]), v);
 }
 
-}  // namespace xb::cpu
+}  // namespace xb::host

@@ -9,7 +9,7 @@
 
 #include "core/status.hpp"
 
-namespace xb::cpu {
+namespace xb::host {
 
 // Shared by the threads that compute one graph; implemented by the CPU backend.
 class ThreadTeam {
@@ -48,4 +48,4 @@ struct ComputeParams {
     }
 };
 
-}  // namespace xb::cpu
+}  // namespace xb::host

@@ -7,9 +7,9 @@
 #include <cstddef>
 
 #include "core/tensor.hpp"
-#include "cpu/compute_params.hpp"
+#include "host/compute_params.hpp"
 
-namespace xb::cpu {
+namespace xb::host {
 
 using KernelFn = void (*)(const ComputeParams& params, Tensor& dst);
 
@@ -54,4 +54,4 @@ void compute_rope(const ComputeParams& p, Tensor& dst);
 void compute_flash_attn_ext(const ComputeParams& p, Tensor& dst);
 size_t flash_attn_ext_work_size(const Tensor& dst, int nth);
 
-}  // namespace xb::cpu
+}  // namespace xb::host

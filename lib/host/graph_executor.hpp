@@ -10,7 +10,7 @@
 #include "core/graph.hpp"
 #include "core/status.hpp"
 
-namespace xb::cpu {
+namespace xb::host {
 
 struct ExecutorHooks {
     // Polled by one thread after each node; true stops the computation (status Aborted).
@@ -41,4 +41,4 @@ private:
 // Nodes without a kernel call: leafs, views and empty tensors.
 bool computes_nothing(const Tensor& node);
 
-}  // namespace xb::cpu
+}  // namespace xb::host

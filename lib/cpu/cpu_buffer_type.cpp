@@ -1,42 +1,12 @@
-#include "cpu/host_buffer.hpp"
+#include "cpu/cpu_buffer_type.hpp"
 
 #include <unistd.h>
 
-#include <cstring>
 #include <string>
 
 #include "backend/device.hpp"
 
 namespace xb::cpu {
-
-HostBuffer::HostBuffer(BufferType& type, AlignedBytes memory)
-    : Buffer(type, memory.size()), owned_(std::move(memory)), base_(owned_.data()) {}
-
-HostBuffer::HostBuffer(BufferType& type, void* borrowed, size_t size)
-    : Buffer(type, size), base_(static_cast<std::byte*>(borrowed)) {}
-
-void HostBuffer::set_tensor(Tensor& t, const void* data, size_t offset, size_t size) {
-    std::memcpy(static_cast<std::byte*>(t.data) + offset, data, size);
-}
-
-void HostBuffer::get_tensor(const Tensor& t, void* data, size_t offset, size_t size) {
-    std::memcpy(data, static_cast<const std::byte*>(t.data) + offset, size);
-}
-
-void HostBuffer::memset_tensor(Tensor& t, uint8_t value, size_t offset, size_t size) {
-    std::memset(static_cast<std::byte*>(t.data) + offset, value, size);
-}
-
-bool HostBuffer::copy_tensor(const Tensor& src, Tensor& dst) {
-    const Buffer* src_buffer = src.view_src ? src.view_src->buffer : src.buffer;
-    if (src_buffer == nullptr || !src_buffer->is_host()) return false;
-    std::memcpy(dst.data, src.data, src.nbytes());
-    return true;
-}
-
-void HostBuffer::clear(uint8_t value) {
-    if (base_ != nullptr) std::memset(base_, value, size());
-}
 
 size_t physical_memory_bytes() {
     return static_cast<size_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<size_t>(sysconf(_SC_PAGE_SIZE));
@@ -54,7 +24,7 @@ Result<std::unique_ptr<Buffer>> CpuBufferType::alloc_buffer(size_t size) {
                                                    " bytes: the machine has " +
                                                    std::to_string(physical_memory_bytes()) + " bytes of memory");
     }
-    AlignedBytes memory(size, kAlignment);
+    AlignedBytes memory(size, kHostAlignment);
     if (size > 0 && memory.data() == nullptr) {
         return Status(StatusCode::OutOfMemory, "CPU: cannot allocate a buffer of " + std::to_string(size) + " bytes");
     }

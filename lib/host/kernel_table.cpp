@@ -1,7 +1,7 @@
 // Op -> CPU kernel dispatch, the CPU's type support, and scratch sizes.
-#include "cpu/kernels.hpp"
+#include "host/kernels.hpp"
 
-namespace xb::cpu {
+namespace xb::host {
 
 KernelFn find_kernel(const Tensor& dst) {
     switch (dst.op) {
@@ -49,4 +49,4 @@ size_t kernel_work_size(const Tensor& node, int nth) {
     }
 }
 
-}  // namespace xb::cpu
+}  // namespace xb::host
