@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <string>
-#include <unordered_map>
 
 #include "backend/buffer.hpp"
+#include "core/pointer_map.hpp"
 
 namespace xb {
 
@@ -31,13 +31,13 @@ Status check_placement(const Tensor& t) {
 
 Result<std::vector<StorageLifetime>> storage_lifetimes(const Graph& graph) {
     const int n = graph.n_nodes();
-    std::unordered_map<const Tensor*, size_t> index;
+    PointerMap index;  // storage root -> its entry of out
     std::vector<StorageLifetime> out;
     // keep: the storage is read by the user after the graph (an output seen through a view).
     auto touch = [&](const Tensor* t, int at, bool keep = false) -> Status {
         const Tensor* r = root_of(t);
         if (r->data == nullptr || r->buffer == nullptr) return Status::ok();
-        auto [it, fresh] = index.try_emplace(r, out.size());
+        const auto [entry, fresh] = index.insert(r, static_cast<int32_t>(out.size()));
         if (fresh) {
             XB_RETURN_IF_ERROR(check_placement(*r));
             const auto* begin = static_cast<const std::byte*>(r->data);
@@ -46,7 +46,7 @@ Result<std::vector<StorageLifetime>> storage_lifetimes(const Graph& graph) {
             const bool survives = exists_before || r->is_output();
             out.push_back({r, begin, begin + r->buffer->alloc_size(*r), exists_before ? -1 : at, survives ? n : at});
         }
-        StorageLifetime& s = out[it->second];
+        StorageLifetime& s = out[static_cast<size_t>(entry)];
         s.last = keep ? n : std::max(s.last, at);
         return Status::ok();
     };

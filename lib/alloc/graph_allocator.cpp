@@ -1,8 +1,7 @@
 #include "alloc/graph_allocator.hpp"
 
-#include <limits>
+#include <deque>
 #include <string>
-#include <unordered_map>
 
 #include "alloc/allocation_checker.hpp"
 #include "backend/tensor_io.hpp"
@@ -10,9 +9,6 @@
 namespace xb {
 
 namespace {
-
-// The reference of a tensor that is neither a node nor a leaf of the planned graph.
-constexpr int32_t kOutsideGraph = std::numeric_limits<int32_t>::min();
 
 // Per-tensor bookkeeping of one planning pass.
 struct TensorState {
@@ -36,9 +32,9 @@ bool is_protected(const Tensor& t, const TensorState& s) {
 // One planning pass over a graph: the ggml-alloc walk with xbackend's input protection.
 class GraphAllocator::Planner {
 public:
-    Planner(GraphAllocator& owner, const Graph& graph) : owner_(owner), graph_(graph) {
-        states_.reserve(static_cast<size_t>(graph.n_nodes() + graph.n_leafs()) * 2);
-        for (Tensor* leaf : graph.leafs()) states_[leaf].pinned = true;
+    Planner(GraphAllocator& owner, const Graph& graph)
+        : owner_(owner), graph_(graph), states_(graph.n_tensors()) {
+        for (Tensor* leaf : graph.leafs()) state(leaf).pinned = true;
     }
 
     void run(std::span<const int> node_ids, std::span<const int> leaf_ids) {
@@ -59,7 +55,7 @@ public:
 
     Placement placement(const Tensor* t) {
         if (t == nullptr || owner_.is_preallocated(*t) || t->view_src != nullptr) return {};
-        const TensorState& s = states_[t];
+        const TensorState& s = state(t);
         return {s.planner, s.offset, owner_.planner_bufts_[static_cast<size_t>(s.planner)]->alloc_size(*t)};
     }
 
@@ -68,7 +64,7 @@ private:
         for (size_t i = 0; i < graph_.nodes().size(); ++i) {
             Tensor& node = *graph_.nodes()[i];
             if (node.view_src != nullptr && node.op != Op::None) {
-                TensorState& root = states_[node.view_src];
+                TensorState& root = state(node.view_src);
                 root.n_views += 1;
                 // The user reads (or sets) the storage through this view: it must survive the graph.
                 if (node.is_output() || node.is_input()) root.pinned = true;
@@ -78,7 +74,7 @@ private:
             if (node.is_input()) allocate(node, planner);
             for (Tensor* src : node.src) {
                 if (src == nullptr) continue;
-                states_[src].n_children += 1;
+                state(src).n_children += 1;
                 if (src->is_input()) allocate(*src, planner);
             }
         }
@@ -86,7 +82,7 @@ private:
 
     void allocate(Tensor& t, int planner) {
         if (t.view_src != nullptr || owner_.is_preallocated(t)) return;
-        TensorState& s = states_[&t];
+        TensorState& s = state(&t);
         if (s.placed) return;
         s.placed = true;
         if (try_inplace(t, s, planner)) return;
@@ -98,16 +94,12 @@ private:
 
     // Takes over the memory of a parent that dies here; see the class comment for the rules.
     bool try_inplace(Tensor& node, TensorState& s, int planner) {
-        if (!op_can_inplace(node.op)) return false;
-        // Element-wise binary ops read both sources at the position they write; the others read
-        // src0 only at that position, so only src0 may be overwritten.
-        const bool any_src = node.op == Op::Add || node.op == Op::Sub || node.op == Op::Mul || node.op == Op::Div;
-        for (int j = 0; j < (any_src ? kMaxSrc : 1); ++j) {
+        for (int j = 0; j < op_inplace_sources(node.op); ++j) {
             Tensor* parent = node.src[j];
             if (parent == nullptr || !same_layout(node, *parent)) continue;
-            TensorState& ps = states_[parent];
+            TensorState& ps = state(parent);
             if (is_protected(*parent, ps)) continue;
-            if (ps.planner != planner && !(parent->view_src && states_[parent->view_src].planner == planner)) continue;
+            if (ps.planner != planner && !(parent->view_src && state(parent->view_src).planner == planner)) continue;
             if (ps.n_children != 1 || ps.n_views != 0) continue;
             if (parent->view_src == nullptr) {
                 if (!ps.owns_memory) continue;
@@ -115,7 +107,7 @@ private:
                 return true;
             }
             // A view parent: reuse its root when this view is the root's only remaining use.
-            TensorState& root = states_[parent->view_src];
+            TensorState& root = state(parent->view_src);
             if (root.owns_memory && root.n_views == 1 && root.n_children == 0 && parent->view_offs == 0 &&
                 !is_protected(*parent->view_src, root) &&
                 owner_.planner_bufts_[static_cast<size_t>(root.planner)]->alloc_size(node) <=
@@ -136,11 +128,11 @@ private:
 
     // One consumer of `src` is done: free its memory (or its view root's) once nothing needs it.
     void release_use(Tensor& src) {
-        TensorState& s = states_[&src];
+        TensorState& s = state(&src);
         s.n_children -= 1;
         if (s.n_children != 0 || s.n_views != 0) return;
         if (src.view_src != nullptr) {
-            TensorState& root = states_[src.view_src];
+            TensorState& root = state(src.view_src);
             root.n_views -= 1;
             if (root.n_views == 0 && root.n_children == 0) free_memory(*src.view_src, root);
         } else {
@@ -155,9 +147,21 @@ private:
         s.owns_memory = false;
     }
 
+    // The state of t: graph tensors by their dense index; others (view sources held outside the
+    // graph, e.g. a preallocated cache that set_rows writes) in the order first met.
+    TensorState& state(const Tensor* t) {
+        const GraphRef r = graph_.ref_of(t);
+        if (r.in_graph()) return states_[r.dense(graph_)];
+        const auto [id, inserted] = outside_ids_.insert(t, static_cast<int32_t>(outside_states_.size()));
+        if (inserted) outside_states_.emplace_back();
+        return outside_states_[static_cast<size_t>(id)];
+    }
+
     GraphAllocator& owner_;
     const Graph& graph_;
-    std::unordered_map<const Tensor*, TensorState> states_;
+    std::vector<TensorState> states_;
+    PointerMap outside_ids_;
+    std::deque<TensorState> outside_states_;  // a deque: references stay valid as it grows
 };
 
 GraphAllocator::GraphAllocator(std::vector<BufferType*> bufts) : bufts_(std::move(bufts)) {
@@ -230,15 +234,6 @@ Status GraphAllocator::reserve(const Graph& graph, std::span<const int> node_buf
 }
 
 void GraphAllocator::record_plan(const Graph& graph, Planner& planner) {
-    std::unordered_map<const Tensor*, int32_t> refs;
-    refs.reserve(graph.nodes().size() + graph.leafs().size());
-    for (size_t i = 0; i < graph.nodes().size(); ++i) refs[graph.nodes()[i]] = static_cast<int32_t>(i);
-    for (size_t i = 0; i < graph.leafs().size(); ++i) refs[graph.leafs()[i]] = -static_cast<int32_t>(i) - 2;
-    auto ref_of = [&](const Tensor* t) -> int32_t {
-        if (t == nullptr) return -1;
-        auto it = refs.find(t);
-        return it == refs.end() ? kOutsideGraph : it->second;
-    };
     node_plans_.assign(graph.nodes().size(), NodePlan{});
     for (size_t i = 0; i < graph.nodes().size(); ++i) {
         const Tensor* node = graph.nodes()[i];
@@ -246,9 +241,9 @@ void GraphAllocator::record_plan(const Graph& graph, Planner& planner) {
         plan.dst = planner.placement(node);
         for (int j = 0; j < kMaxSrc; ++j) {
             plan.src[static_cast<size_t>(j)] = planner.placement(node->src[j]);
-            plan.src_ref[static_cast<size_t>(j)] = ref_of(node->src[j]);
+            plan.src_ref[static_cast<size_t>(j)] = graph.ref_of(node->src[j]);
         }
-        plan.view_ref = ref_of(node->view_src);
+        plan.view_ref = graph.ref_of(node->view_src);
         plan.flags = node->flags;
     }
     leaf_plans_.clear();
@@ -281,12 +276,15 @@ bool GraphAllocator::placement_fits(const Tensor* t, const Placement& p) const {
 
 bool GraphAllocator::needs_replan(const Graph& graph) const {
     if (node_plans_.size() != graph.nodes().size() || leaf_plans_.size() != graph.leafs().size()) return true;
-    auto same_ref = [&](const Tensor* t, int32_t ref) {
-        if (ref == -1) return t == nullptr;
-        // Not planned by this allocator, so which tensor it is does not change the plan.
-        if (ref == kOutsideGraph) return t != nullptr;
-        if (ref >= 0) return graph.nodes()[static_cast<size_t>(ref)] == t;
-        return graph.leafs()[static_cast<size_t>(-ref - 2)] == t;
+    auto same_ref = [&](const Tensor* t, GraphRef ref) {
+        switch (ref.kind()) {
+            case GraphRef::Kind::Absent: return t == nullptr;
+            // Not planned by this allocator, so which tensor it is does not change the plan.
+            case GraphRef::Kind::Outside: return t != nullptr;
+            case GraphRef::Kind::Node: return graph.nodes()[static_cast<size_t>(ref.index())] == t;
+            case GraphRef::Kind::Leaf: return graph.leafs()[static_cast<size_t>(ref.index())] == t;
+        }
+        return false;
     };
     for (size_t i = 0; i < graph.nodes().size(); ++i) {
         const Tensor* node = graph.nodes()[i];

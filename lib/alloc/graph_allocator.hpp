@@ -65,10 +65,8 @@ private:
     struct NodePlan {
         Placement dst;
         std::array<Placement, kMaxSrc> src;
-        // >= 0 node index, <= -2 leaf -(ref + 2), -1 none, kOutsideGraph a tensor that is neither
-        // (a view's source held elsewhere, e.g. set_rows into a preallocated cache).
-        std::array<int32_t, kMaxSrc> src_ref;
-        int32_t view_ref = -1;  // the same for view_src
+        std::array<GraphRef, kMaxSrc> src_ref;
+        GraphRef view_ref;  // the same for view_src
         uint32_t flags = 0;
     };
     class Planner;

@@ -25,22 +25,22 @@ Status Graph::visit(Tensor* root) {
         Tensor* t;
         int next_src;
     };
-    if (!visited_.insert(root, 0).second) return Status::ok();
+    if (!visited_.insert(root, kOnStack).second) return Status::ok();
     std::vector<Frame> stack{{root, 0}};
     while (!stack.empty()) {
         Frame& f = stack.back();
         if (f.t->ctx != nullptr && !f.t->ctx->ok()) return f.t->ctx->status();
         if (f.next_src < kMaxSrc) {
             Tensor* s = f.t->src[f.next_src++];
-            if (s != nullptr && visited_.insert(s, 0).second) stack.push_back({s, 0});
+            if (s != nullptr && visited_.insert(s, kOnStack).second) stack.push_back({s, 0});
             continue;
         }
         Tensor* t = f.t;
         stack.pop_back();
         if (t->op == Op::None && !t->is_param()) {
-            leafs_.push_back(t);
+            emit_leaf(t);
         } else {
-            nodes_.push_back(t);
+            emit_node(t);
         }
     }
     return Status::ok();
@@ -61,22 +61,47 @@ Graph Graph::view(int i0, int i1) const {
     return g;
 }
 
-bool Graph::contains(const Tensor* t) const {
-    if (indexed_) return visited_.find(t) != PointerMap::kMissing;
-    return std::find(nodes_.begin(), nodes_.end(), t) != nodes_.end() ||
-           std::find(leafs_.begin(), leafs_.end(), t) != leafs_.end();
+size_t GraphRef::dense(const Graph& graph) const {
+    XB_CHECK_MSG(in_graph(), "a dense index of a tensor outside the graph");
+    return is_node() ? static_cast<size_t>(index_) : graph.nodes().size() + static_cast<size_t>(index_);
+}
+
+GraphRef Graph::ref_of(const Tensor* t) const {
+    if (t == nullptr) return GraphRef::absent();
+    if (!indexed_) {
+        const auto n = std::find(nodes_.begin(), nodes_.end(), t);
+        if (n != nodes_.end()) return GraphRef::node(static_cast<int>(n - nodes_.begin()));
+        const auto l = std::find(leafs_.begin(), leafs_.end(), t);
+        if (l != leafs_.end()) return GraphRef::leaf(static_cast<int>(l - leafs_.begin()));
+        return GraphRef::outside();
+    }
+    const int32_t code = visited_.find(t);
+    if (code < 0) return GraphRef::outside();  // absent, or reached by a build that failed
+    return code % 2 == 0 ? GraphRef::node(code / 2) : GraphRef::leaf(code / 2);
+}
+
+void Graph::emit_node(Tensor* t) {
+    const GraphRef r = GraphRef::node(n_nodes());
+    nodes_.push_back(t);
+    visited_.set(t, encode(r));
+}
+
+void Graph::emit_leaf(Tensor* t) {
+    const GraphRef r = GraphRef::leaf(n_leafs());
+    leafs_.push_back(t);
+    visited_.set(t, encode(r));
 }
 
 void Graph::add_node(Tensor* t) {
     XB_CHECK(t != nullptr);
     XB_CHECK_MSG(indexed_, "nodes cannot be added to a graph view");
-    if (visited_.insert(t, 0).second) nodes_.push_back(t);
+    if (visited_.find(t) == PointerMap::kMissing) emit_node(t);
 }
 
 void Graph::add_leaf(Tensor* t) {
     XB_CHECK(t != nullptr);
     XB_CHECK_MSG(indexed_, "leafs cannot be added to a graph view");
-    if (visited_.insert(t, 0).second) leafs_.push_back(t);
+    if (visited_.find(t) == PointerMap::kMissing) emit_leaf(t);
 }
 
 void Graph::clear() {

@@ -17,6 +17,38 @@
 
 namespace xb {
 
+class Graph;
+
+// Where a tensor is in a graph: node i, leaf i, outside the graph, or absent (a null source).
+class GraphRef {
+public:
+    enum class Kind : uint8_t { Absent, Outside, Node, Leaf };
+
+    constexpr GraphRef() : GraphRef(Kind::Absent, -1) {}
+
+    static constexpr GraphRef absent() { return GraphRef(Kind::Absent, -1); }
+    static constexpr GraphRef outside() { return GraphRef(Kind::Outside, -1); }
+    static constexpr GraphRef node(int index) { return GraphRef(Kind::Node, index); }
+    static constexpr GraphRef leaf(int index) { return GraphRef(Kind::Leaf, index); }
+
+    Kind kind() const { return kind_; }
+    bool is_node() const { return kind_ == Kind::Node; }
+    bool is_leaf() const { return kind_ == Kind::Leaf; }
+    bool in_graph() const { return is_node() || is_leaf(); }
+    // The index in nodes() or leafs() (in_graph() only).
+    int index() const { return index_; }
+    // One index over nodes and leafs together, nodes first: [0, n_nodes + n_leafs). For vectors of
+    // per-tensor state; valid while the graph does not change.
+    size_t dense(const Graph& graph) const;
+
+    bool operator==(const GraphRef&) const = default;
+
+private:
+    constexpr GraphRef(Kind kind, int index) : kind_(kind), index_(index) {}
+    Kind kind_;
+    int32_t index_;
+};
+
 class Graph {
 public:
     Graph() = default;
@@ -37,7 +69,12 @@ public:
     int n_leafs() const { return static_cast<int>(leafs_.size()); }
     // Node i; negative i counts from the end (-1 is the last node).
     Tensor* node(int i) const;
-    bool contains(const Tensor* t) const;
+    bool contains(const Tensor* t) const { return ref_of(t).in_graph(); }
+    // Where t is: a node, a leaf, outside the graph, or absent (t null). Constant time (a linear
+    // scan on views, which are small).
+    GraphRef ref_of(const Tensor* t) const;
+    // Nodes and leafs together: the range of GraphRef::dense.
+    size_t n_tensors() const { return nodes_.size() + leafs_.size(); }
 
     // The nodes [i0, i1) without leafs, as ggml_graph_view; used to compute part of a graph.
     Graph view(int i0, int i1) const;
@@ -55,9 +92,16 @@ public:
 private:
     Status visit(Tensor* t);
 
+    // A tensor's GraphRef as one word in visited_: node i is 2i, leaf i is 2i + 1, and kOnStack a
+    // tensor the build has reached but not emitted yet.
+    static constexpr int32_t kOnStack = -2;
+    static int32_t encode(GraphRef r) { return 2 * r.index() + (r.is_leaf() ? 1 : 0); }
+    void emit_node(Tensor* t);
+    void emit_leaf(Tensor* t);
+
     std::vector<Tensor*> nodes_;
     std::vector<Tensor*> leafs_;
-    PointerMap visited_;  // every tensor in nodes_ or leafs_ (when indexed_)
+    PointerMap visited_;  // every tensor reached, with its code (when indexed_)
     bool indexed_ = true; // false for views, which are never extended
 };
 

@@ -38,6 +38,13 @@ bool op_is_view(Op op) {
     return op == Op::Reshape || op == Op::View || op == Op::Permute || op == Op::Transpose;
 }
 
+int op_inplace_sources(Op op) {
+    switch (op) {
+        case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: return 2;
+        default: return op_can_inplace(op) ? 1 : 0;
+    }
+}
+
 bool op_can_inplace(Op op) {
     switch (op) {
         case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Add1: case Op::Scale:

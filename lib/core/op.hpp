@@ -63,5 +63,8 @@ bool op_is_view(Op op);
 // The op's result may be written over src0's memory (element-wise in the same layout); the graph
 // allocator uses this to reuse a parent's memory in place.
 bool op_can_inplace(Op op);
+// Of an in-place op, the sources its result may overwrite: every source for the binary
+// element-wise ops (they read each at the position they write), src0 alone for the others.
+int op_inplace_sources(Op op);
 
 }  // namespace xb

@@ -19,16 +19,14 @@ const Buffer* Scheduler::fixed_storage(const Tensor& t) const {
     return b != nullptr && !galloc_->owns(t) ? b : nullptr;
 }
 
-// The highest-priority backend that can read t's buffer and compute `op`; -1 when none.
-int Scheduler::backend_from_buffer(const Tensor& t, const Tensor& op) const {
-    if (t.buffer == nullptr || galloc_->owns(t)) return -1;
-    for (int b = 0; b < n_backends(); ++b) {
-        if (backends_[static_cast<size_t>(b)]->supports_buft(t.buffer->type()) &&
-            backends_[static_cast<size_t>(b)]->supports_op(op)) {
-            return b;
-        }
+// The highest-priority backend that can read t's buffer and compute `op`; none when none can.
+BackendId Scheduler::backend_from_buffer(const Tensor& t, const Tensor& op) const {
+    if (t.buffer == nullptr || galloc_->owns(t)) return BackendId::none();
+    for (int i = 0; i < n_backends(); ++i) {
+        const BackendId b(i);
+        if (backend_at(b).supports_buft(t.buffer->type()) && backend_at(b).supports_op(op)) return b;
     }
-    return -1;
+    return BackendId::none();
 }
 
 // A tensor in a buffer the user marked as weights (ggml's rule: its own buffer, not a view's).
@@ -37,15 +35,15 @@ bool Scheduler::is_weight(const Tensor& t) const {
 }
 
 // Pass 1 for one tensor: where its memory or its weights already are.
-Result<int> Scheduler::backend_from_current(const Tensor& t, AssignReason& why) {
-    int b = backend_from_buffer(t, t);
-    if (b != -1) {
+Result<BackendId> Scheduler::backend_from_current(const Tensor& t, AssignReason& why) {
+    BackendId b = backend_from_buffer(t, t);
+    if (b.valid()) {
         why = AssignReason::PreallocDst;
         return b;
     }
     if (t.view_src != nullptr) {
         b = backend_from_buffer(*t.view_src, t);
-        if (b != -1) {
+        if (b.valid()) {
             why = AssignReason::PreallocView;
             return b;
         }
@@ -58,16 +56,17 @@ Result<int> Scheduler::backend_from_current(const Tensor& t, AssignReason& why) 
     }
     if (t.is_input()) {
         why = AssignReason::GraphInput;
-        return n_backends() - 1;
+        return cpu_id();
     }
     // Ops with weights run where the weights are. Rope is skipped: its frequency-factor tensor is
     // too small to decide by.
     for (const Tensor* src : t.src) {
         if (src == nullptr || t.op == Op::Rope || !is_weight(*src)) continue;
-        const int src_backend = backend_from_buffer(*src, t);
-        if (options_.op_offload && src_backend == n_backends() - 1) {
-            for (int h = 0; h < src_backend; ++h) {
-                if (backends_[static_cast<size_t>(h)]->supports_op(t) && backends_[static_cast<size_t>(h)]->offload_op(t)) {
+        const BackendId src_backend = backend_from_buffer(*src, t);
+        if (options_.op_offload && src_backend == cpu_id()) {
+            for (int i = 0; i < src_backend.value(); ++i) {
+                const BackendId h(i);
+                if (backend_at(h).supports_op(t) && backend_at(h).offload_op(t)) {
                     why = AssignReason::Offload;
                     return h;
                 }
@@ -76,21 +75,21 @@ Result<int> Scheduler::backend_from_current(const Tensor& t, AssignReason& why) 
         why = AssignReason::Weight;
         return src_backend;
     }
-    return -1;
+    return BackendId::none();
 }
 
 // Whether backend b can use t where it is (its buffer, or the buffer type of its assignment).
-bool Scheduler::buffer_supported(const Tensor& t, int b) {
+bool Scheduler::buffer_supported(const Tensor& t, BackendId b) {
     const Buffer* buf = fixed_storage(t);
     const BufferType* buft = nullptr;
     if (buf != nullptr) {
         buft = &buf->type();
     } else {
-        int tb = backend_of(&t);
-        if (tb == -1 && t.view_src != nullptr) tb = backend_of(t.view_src);
-        if (tb != -1) buft = bufts_[static_cast<size_t>(tb)];
+        BackendId tb = backend_of(&t);
+        if (!tb.valid() && t.view_src != nullptr) tb = backend_of(t.view_src);
+        if (tb.valid()) buft = buft_at(tb);
     }
-    return buft != nullptr && backends_[static_cast<size_t>(b)]->supports_buft(*buft);
+    return buft != nullptr && backend_at(b).supports_buft(*buft);
 }
 
 // Pass 2: unassigned nodes follow their neighbour's backend where it supports them. With
@@ -98,16 +97,16 @@ bool Scheduler::buffer_supported(const Tensor& t, int b) {
 void Scheduler::expand(const Graph& graph, bool gpu_only, bool down) {
     const AssignReason why = gpu_only ? (down ? AssignReason::ExpandGpuDown : AssignReason::ExpandGpuUp)
                                       : (down ? AssignReason::ExpandDown : AssignReason::ExpandUp);
-    int cur = -1;
+    BackendId cur;
     const int n = graph.n_nodes();
     for (int k = 0; k < n; ++k) {
         const int i = down ? k : n - 1 - k;
         const Tensor* node = graph.nodes()[static_cast<size_t>(i)];
         if (is_view_op(*node)) continue;
-        const int b = node_backend(i);
-        if (b != -1) {
-            cur = (gpu_only && b == n_backends() - 1) ? -1 : b;
-        } else if (cur != -1 && backends_[static_cast<size_t>(cur)]->supports_op(*node)) {
+        const BackendId b = node_backend(i);
+        if (b.valid()) {
+            cur = (gpu_only && b == cpu_id()) ? BackendId::none() : b;
+        } else if (cur.valid() && backend_at(cur).supports_op(*node)) {
             assign(node, cur, why);
         }
     }
@@ -119,15 +118,17 @@ void Scheduler::expand(const Graph& graph, bool gpu_only, bool down) {
 void Scheduler::upgrade_or_pick(const Graph& graph) {
     for (const Tensor* node : graph.nodes()) {
         if (is_view_op(*node)) continue;
-        const int cur = backend_of(node);
-        if (cur == -1) {
+        const BackendId cur = backend_of(node);
+        if (!cur.valid()) {
             int best_count = -1;
-            for (int b = 0; b < n_backends(); ++b) {
-                if (!backends_[static_cast<size_t>(b)]->supports_op(*node)) continue;
+            for (int i = 0; i < n_backends(); ++i) {
+                const BackendId b(i);
+                if (!backend_at(b).supports_op(*node)) continue;
                 int count = 0;
                 for (const Tensor* src : node->src) {
                     if (src == nullptr) continue;
-                    const bool placed = backend_of(src) != -1 || (src->view_src && backend_of(src->view_src) != -1);
+                    const bool placed =
+                        backend_of(src).valid() || (src->view_src && backend_of(src->view_src).valid());
                     if (placed && buffer_supported(*src, b)) ++count;
                 }
                 if (count > best_count) {
@@ -137,11 +138,9 @@ void Scheduler::upgrade_or_pick(const Graph& graph) {
             }
             continue;
         }
-        for (int b = 0; b < cur; ++b) {
-            if (bufts_[static_cast<size_t>(b)] != bufts_[static_cast<size_t>(cur)] ||
-                !backends_[static_cast<size_t>(b)]->supports_op(*node)) {
-                continue;
-            }
+        for (int i = 0; i < cur.value(); ++i) {
+            const BackendId b(i);
+            if (buft_at(b) != buft_at(cur) || !backend_at(b).supports_op(*node)) continue;
             bool all_sources = true;
             for (const Tensor* src : node->src) {
                 if (src != nullptr && !buffer_supported(*src, b)) {
@@ -160,11 +159,11 @@ void Scheduler::upgrade_or_pick(const Graph& graph) {
 // Pass 4: views go with their source; unassigned sources go with their consumer.
 void Scheduler::assign_remaining_sources(const Graph& graph) {
     for (const Tensor* node : graph.nodes()) {
-        if (node->view_src != nullptr && backend_of(node) == -1) {
+        if (node->view_src != nullptr && !backend_of(node).valid()) {
             assign(node, backend_of(node->view_src), AssignReason::FromView);
         }
         for (const Tensor* src : node->src) {
-            if (src == nullptr || backend_of(src) != -1) continue;
+            if (src == nullptr || backend_of(src).valid()) continue;
             if (src->view_src != nullptr) {
                 assign(src, backend_of(src->view_src), AssignReason::FromView);
             } else {
@@ -176,10 +175,10 @@ void Scheduler::assign_remaining_sources(const Graph& graph) {
 
 Status Scheduler::assign_backends(const Graph& graph) {
     auto pass1 = [&](const Tensor* t) -> Status {
-        if (backend_of(t) != -1) return Status::ok();  // a user assignment
+        if (backend_of(t).valid()) return Status::ok();  // a user assignment
         AssignReason why = AssignReason::None;
-        XB_ASSIGN_OR_RETURN(const int b, backend_from_current(*t, why));
-        if (b != -1) assign(t, b, why);
+        XB_ASSIGN_OR_RETURN(const BackendId b, backend_from_current(*t, why));
+        if (b.valid()) assign(t, b, why);
         return Status::ok();
     };
     for (const Tensor* leaf : graph.leafs()) XB_RETURN_IF_ERROR(pass1(leaf));
@@ -191,7 +190,7 @@ Status Scheduler::assign_backends(const Graph& graph) {
     upgrade_or_pick(graph);
     assign_remaining_sources(graph);
     for (const Tensor* node : graph.nodes()) {
-        if (!is_view_op(*node) && backend_of(node) == -1) {
+        if (!is_view_op(*node) && !backend_of(node).valid()) {
             return Status(StatusCode::NotSupported, "scheduler: no backend supports '" + node->display_name() + "' (" +
                                                         node->op_label() + ")");
         }

@@ -17,9 +17,9 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 }  // namespace
 
-Event* Scheduler::event(int backend, int copy) const {
+Event* Scheduler::event(BackendId backend, int copy) const {
     if (events_.empty()) return nullptr;
-    return events_[static_cast<size_t>(backend)][static_cast<size_t>(copy)].get();
+    return events_[backend.index()][static_cast<size_t>(copy)].get();
 }
 
 // Allocates the split graph, planning again when node assignments moved between buffer types or
@@ -28,7 +28,7 @@ Status Scheduler::alloc_splits() {
     bool moved = prev_node_ids_.size() != alloc_node_ids_.size() || prev_leaf_ids_.size() != alloc_leaf_ids_.size();
     auto changed = [&](const std::vector<int>& now, const std::vector<int>& before) {
         for (size_t i = 0; i < now.size() && !moved; ++i) {
-            if (now[i] != before[i] && bufts_[static_cast<size_t>(now[i])] != bufts_[static_cast<size_t>(before[i])]) {
+            if (now[i] != before[i] && buft_at(BackendId(now[i])) != buft_at(BackendId(before[i]))) {
                 moved = true;
             }
         }
@@ -47,12 +47,12 @@ Status Scheduler::alloc_splits() {
 }
 
 Status Scheduler::copy_split_inputs(const Split& split, SplitReport& report) {
-    Backend& dst_backend = *backends_[static_cast<size_t>(split.backend)];
+    Backend& dst_backend = backend_at(split.backend);
     Event* ev = event(split.backend, cur_copy_);
     for (Tensor* input : split.inputs) {
-        const int src_b = backend_of(input);
-        Backend& src_backend = *backends_[static_cast<size_t>(src_b)];
-        Tensor& copy = *copy_of(id_of(input), split.backend, cur_copy_);
+        const BackendId src_b = backend_of(input);
+        Backend& src_backend = backend_at(src_b);
+        Tensor& copy = *copy_of(slot_of(input), split.backend, cur_copy_);
         if (input->is_input()) {
             // User inputs are copied right away, so the user may overwrite them once compute returns.
             if (ev != nullptr) {
@@ -78,7 +78,7 @@ Status Scheduler::copy_split_inputs(const Split& split, SplitReport& report) {
                 XB_RETURN_IF_ERROR(tensor_copy(*input, copy));
             }
         }
-        copy_bytes_[static_cast<size_t>(src_b * n_backends() + split.backend)] += input->nbytes();
+        copy_bytes_[src_b.index() * backends_.size() + split.backend.index()] += input->nbytes();
         if (options_.profile) {
             // A simulated link is modelled by whichever side simulates it.
             double modelled = dst_backend.modelled_copy_seconds(input->nbytes());
@@ -91,7 +91,7 @@ Status Scheduler::copy_split_inputs(const Split& split, SplitReport& report) {
 
 // Computes one split; with an eval callback, in runs of nodes up to each node the user asks for.
 Status Scheduler::compute_split(const Split& split) {
-    Backend& backend = *backends_[static_cast<size_t>(split.backend)];
+    Backend& backend = backend_at(split.backend);
     if (!eval_callback_) return backend.graph_compute_async(split.graph);
     const int n = split.graph.n_nodes();
     for (int j0 = 0; j0 < n; ++j0) {
@@ -109,7 +109,7 @@ Status Scheduler::compute_split(const Split& split) {
 }
 
 Status Scheduler::compute_splits() {
-    copy_bytes_.assign(static_cast<size_t>(n_backends() * n_backends()), 0);
+    copy_bytes_.assign(backends_.size() * backends_.size(), 0);
     if (options_.profile) report();  // the per-split timings are written into the report
     for (size_t i = 0; i < splits_.size(); ++i) {
         const Split& split = splits_[i];
@@ -129,15 +129,15 @@ Status Scheduler::compute_splits() {
         }
         if (!split.inputs.empty()) {
             if (Event* ev = event(split.backend, cur_copy_); ev != nullptr) {
-                XB_RETURN_IF_ERROR(ev->record(*backends_[static_cast<size_t>(split.backend)]));
+                XB_RETURN_IF_ERROR(ev->record(backend_at(split.backend)));
             }
         }
     }
     report_.copy_bytes.clear();
-    for (int s = 0; s < n_backends(); ++s) {
-        for (int d = 0; d < n_backends(); ++d) {
-            const size_t bytes = copy_bytes_[static_cast<size_t>(s * n_backends() + d)];
-            if (bytes > 0) report_.copy_bytes[{backends_[static_cast<size_t>(s)]->name(), backends_[static_cast<size_t>(d)]->name()}] += bytes;
+    for (size_t s = 0; s < backends_.size(); ++s) {
+        for (size_t d = 0; d < backends_.size(); ++d) {
+            const size_t bytes = copy_bytes_[s * backends_.size() + d];
+            if (bytes > 0) report_.copy_bytes[{backends_[s]->name(), backends_[d]->name()}] += bytes;
         }
     }
     return Status::ok();

@@ -93,23 +93,23 @@ void Scheduler::build_report(const Graph& graph) {
         const Split& s = splits_[i];
         SplitReport r;
         r.index = static_cast<int>(i);
-        r.backend = backends_[static_cast<size_t>(s.backend)]->name();
+        r.backend = backend_at(s.backend).name();
         r.node_begin = s.begin;
         r.node_end = s.end;
         for (int k = s.begin; k < s.end; ++k) r.n_nodes += op_is_view(graph.node(k)->op) ? 0 : 1;
         for (const Tensor* in : s.inputs) {
-            const int b = backend_of(in);
-            r.inputs.push_back({in->display_name(), in->nbytes(), b < 0 ? "?" : backends_[static_cast<size_t>(b)]->name(), true});
+            const BackendId b = backend_of(in);
+            r.inputs.push_back({in->display_name(), in->nbytes(), b.valid() ? backend_at(b).name() : "?", true});
         }
         report_.splits.push_back(std::move(r));
     }
     for (int i = 0; i < graph.n_nodes(); ++i) {
         const Tensor* node = graph.node(i);
         if (op_is_view(node->op)) continue;
-        const int id = id_of(node);
-        const int b = backend_of_[static_cast<size_t>(id)];
-        report_.nodes.push_back({i, node->display_name(), node->op_label(),
-                                 b < 0 ? "?" : backends_[static_cast<size_t>(b)]->name(), reason_of_[static_cast<size_t>(id)]});
+        const size_t slot = static_cast<size_t>(slot_of(node));
+        const BackendId b = backend_of_[slot];
+        report_.nodes.push_back({i, node->display_name(), node->op_label(), b.valid() ? backend_at(b).name() : "?",
+                                 reason_of_[slot]});
     }
 }
 

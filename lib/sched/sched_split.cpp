@@ -7,32 +7,44 @@
 
 namespace xb {
 
-int Scheduler::id_of(const Tensor* t) {
-    auto [id, inserted] = ids_.insert(t, static_cast<int32_t>(tensors_.size()));
-    if (inserted) {
-        tensors_.push_back(t);
-        const int32_t user = user_assignments_.find(t);
-        backend_of_.push_back(user);  // -1 (kMissing) when the user did not assign it
-        reason_of_.push_back(user == PointerMap::kMissing ? AssignReason::None : AssignReason::User);
-        copies_.resize(tensors_.size() * static_cast<size_t>(n_backends() * options_.n_copies), nullptr);
-    }
-    return id;
+void Scheduler::add_slot(const Tensor* t) {
+    tensors_.push_back(t);
+    const BackendId user(user_assignments_.find(t));  // none when the user did not assign it
+    backend_of_.push_back(user);
+    reason_of_.push_back(user.valid() ? AssignReason::User : AssignReason::None);
+    copies_.resize(tensors_.size() * static_cast<size_t>(n_backends() * options_.n_copies), nullptr);
 }
 
-void Scheduler::assign(const Tensor* t, int backend, AssignReason why) {
-    const int id = id_of(t);
-    backend_of_[static_cast<size_t>(id)] = backend;
-    reason_of_[static_cast<size_t>(id)] = why;
+int Scheduler::slot_of(const Tensor* t) {
+    const GraphRef r = current_graph_->ref_of(t);
+    if (r.in_graph()) return static_cast<int>(r.dense(*current_graph_));
+    const auto [slot, inserted] = outside_slots_.insert(t, static_cast<int32_t>(tensors_.size()));
+    if (inserted) add_slot(t);
+    return slot;
 }
 
-Tensor*& Scheduler::copy_of(int id, int backend, int copy) {
+int Scheduler::find_slot(const Tensor* t) const {
+    if (current_graph_ == nullptr || tensors_.empty()) return -1;
+    const GraphRef r = current_graph_->ref_of(t);
+    if (r.in_graph()) return static_cast<int>(r.dense(*current_graph_));
+    return outside_slots_.find(t);
+}
+
+void Scheduler::assign(const Tensor* t, BackendId backend, AssignReason why) {
+    const size_t slot = static_cast<size_t>(slot_of(t));
+    backend_of_[slot] = backend;
+    reason_of_[slot] = why;
+}
+
+Tensor*& Scheduler::copy_of(int slot, BackendId backend, int copy) {
     const size_t per_tensor = static_cast<size_t>(n_backends() * options_.n_copies);
-    return copies_[static_cast<size_t>(id) * per_tensor + static_cast<size_t>(backend * options_.n_copies + copy)];
+    return copies_[static_cast<size_t>(slot) * per_tensor + backend.index() * static_cast<size_t>(options_.n_copies) +
+                   static_cast<size_t>(copy)];
 }
 
-Tensor* Scheduler::make_copy(const Tensor& src, int backend, int copy) {
+Tensor* Scheduler::make_copy(const Tensor& src, BackendId backend, int copy) {
     Tensor* t = copy_ctx_->dup_tensor_layout(src);
-    t->name = std::string(backends_[static_cast<size_t>(backend)]->name()) + "#" + src.display_name() + "#" +
+    t->name = std::string(backend_at(backend).name()) + "#" + src.display_name() + "#" +
               std::to_string(copy);
     if (options_.n_copies > 1) {
         // Each copy must keep its bytes until its turn comes round again.
@@ -50,7 +62,7 @@ void Scheduler::restore_sources() {
 // A new split starts where the backend changes, or where a weight of another, incompatible
 // backend would have to be copied into a split that already has inputs (starting over lets the
 // memory of earlier copies be reused).
-bool Scheduler::needs_new_split(int index, const Tensor& node, const Split& split, int cur_backend) {
+bool Scheduler::needs_new_split(int index, const Tensor& node, const Split& split, BackendId cur_backend) {
     if (node_backend(index) != cur_backend) return true;
     if (split.inputs.empty()) return false;
     for (const Tensor* src : node.src) {
@@ -61,8 +73,8 @@ bool Scheduler::needs_new_split(int index, const Tensor& node, const Split& spli
 }
 
 // User inputs rotate over n_copies copies on their own backend (pipeline parallelism).
-void Scheduler::add_graph_input_copies(Tensor& input, int backend) {
-    const int id = id_of(&input);
+void Scheduler::add_graph_input_copies(Tensor& input, BackendId backend) {
+    const int id = slot_of(&input);
     if (copy_of(id, backend, 0) != nullptr) return;
     for (int c = 0; c < options_.n_copies; ++c) {
         Tensor* t = c == cur_copy_ ? &input : make_copy(input, backend, c);
@@ -77,15 +89,15 @@ void Scheduler::add_graph_input_copies(Tensor& input, int backend) {
 
 // Source `slot` of node lives where the split's backend cannot read it: copy it into the split
 // (once per split) and point the node at the copy.
-void Scheduler::add_split_input(Tensor& node, int slot, Split& split) {
-    Tensor* src = node.src[slot];
-    const int id = id_of(src);
+void Scheduler::add_split_input(Tensor& node, int src_slot, Split& split) {
+    Tensor* src = node.src[src_slot];
+    const int id = slot_of(src);
     if (copy_of(id, split.backend, 0) == nullptr) {
         for (int c = 0; c < options_.n_copies; ++c) copy_of(id, split.backend, c) = make_copy(*src, split.backend, c);
         split.inputs.push_back(src);
     }
-    rewrites_.push_back({&node, slot, src});
-    node.src[slot] = copy_of(id, split.backend, cur_copy_);
+    rewrites_.push_back({&node, src_slot, src});
+    node.src[src_slot] = copy_of(id, split.backend, cur_copy_);
 }
 
 void Scheduler::cut_splits(const Graph& graph) {
@@ -94,7 +106,7 @@ void Scheduler::cut_splits(const Graph& graph) {
     int i = 0;
     while (i < n && op_is_view(graph.node(i)->op)) ++i;
     if (i == n) {
-        splits_.push_back(Split{n_backends() - 1, 0, n, {}, {}});
+        splits_.push_back(Split{cpu_id(), 0, n, {}, {}});
         return;
     }
     splits_.push_back(Split{node_backend(i), 0, 0, {}, {}});
@@ -109,7 +121,7 @@ void Scheduler::cut_splits(const Graph& graph) {
         for (int j = 0; j < kMaxSrc; ++j) {
             Tensor* src = node.src[j];
             if (src == nullptr) continue;
-            const int src_backend = backend_of(src);
+            const BackendId src_backend = backend_of(src);
             if (src->is_input() && options_.n_copies > 1) add_graph_input_copies(*src, src_backend);
             if (src_backend != split.backend && !buffer_supported(*src, split.backend)) add_split_input(node, j, split);
         }
@@ -127,46 +139,46 @@ void Scheduler::build_alloc_graph(const Graph& graph) {
     alloc_leaf_ids_.clear();
     for (const Split& split : splits_) {
         for (Tensor* input : split.inputs) {
-            const int id = id_of(input);
+            const int id = slot_of(input);
             Tensor* dep = copy_ctx_->new_view(*input, input->ne, input->nb, 0);
             dep->src[0] = input;
             dep->name = "dep#" + input->display_name();
             alloc_graph_.add_node(dep);
-            alloc_node_ids_.push_back(backend_of_[static_cast<size_t>(id)]);
+            alloc_node_ids_.push_back(backend_of_[static_cast<size_t>(id)].value());
             alloc_graph_.add_node(copy_of(id, split.backend, cur_copy_));
-            alloc_node_ids_.push_back(split.backend);
+            alloc_node_ids_.push_back(split.backend.value());
         }
         for (int i = split.begin; i < split.end; ++i) {
             alloc_graph_.add_node(graph.node(i));
-            alloc_node_ids_.push_back(node_backend(i));
+            alloc_node_ids_.push_back(node_backend(i).value());
         }
     }
-    auto add_leaf = [&](Tensor* t, int backend) {
+    auto add_leaf = [&](Tensor* t, BackendId backend) {
         const size_t before = static_cast<size_t>(alloc_graph_.n_leafs());
         alloc_graph_.add_leaf(t);
-        if (static_cast<size_t>(alloc_graph_.n_leafs()) > before) alloc_leaf_ids_.push_back(backend);
+        if (static_cast<size_t>(alloc_graph_.n_leafs()) > before) alloc_leaf_ids_.push_back(backend.value());
     };
     if (options_.n_copies > 1) {
         for (Tensor* input : graph_inputs_) {
-            const int id = id_of(input);
-            const int b = backend_of_[static_cast<size_t>(id)];
+            const int id = slot_of(input);
+            const BackendId b = backend_of_[static_cast<size_t>(id)];
             for (int c = 0; c < options_.n_copies; ++c) add_leaf(copy_of(id, b, c), b);
         }
         for (const Split& split : splits_) {
             for (Tensor* input : split.inputs) {
-                for (int c = 0; c < options_.n_copies; ++c) add_leaf(copy_of(id_of(input), split.backend, c), split.backend);
+                for (int c = 0; c < options_.n_copies; ++c) add_leaf(copy_of(slot_of(input), split.backend, c), split.backend);
             }
         }
     }
     for (Tensor* leaf : graph.leafs()) {
-        const int b = backend_of(leaf);
-        add_leaf(leaf, b == -1 ? n_backends() - 1 : b);
+        const BackendId b = backend_of(leaf);
+        add_leaf(leaf, b.valid() ? b : cpu_id());
     }
 }
 
 Status Scheduler::split_graph(Graph& graph) {
     restore_sources();
-    ids_.clear();
+    outside_slots_.clear();
     tensors_.clear();
     backend_of_.clear();
     reason_of_.clear();
@@ -175,8 +187,10 @@ Status Scheduler::split_graph(Graph& graph) {
     copy_ctx_ = std::make_unique<Context>();
     current_graph_ = &graph;
 
-    // Nodes take ids 0..n-1, so passes that walk the nodes index their state directly.
-    for (const Tensor* node : graph.nodes()) id_of(node);
+    // The graph's tensors take slots in their dense order: node i is slot i, so passes that walk
+    // the nodes index their state directly.
+    for (const Tensor* node : graph.nodes()) add_slot(node);
+    for (const Tensor* leaf : graph.leafs()) add_slot(leaf);
     XB_RETURN_IF_ERROR(assign_backends(graph));
     cut_splits(graph);
     build_alloc_graph(graph);

@@ -50,36 +50,35 @@ Scheduler::~Scheduler() {
     restore_sources();
 }
 
-int Scheduler::backend_index(const Backend& b) const {
+BackendId Scheduler::id_of_backend(const Backend& b) const {
     for (size_t i = 0; i < backends_.size(); ++i) {
-        if (backends_[i] == &b) return static_cast<int>(i);
+        if (backends_[i] == &b) return BackendId(static_cast<int>(i));
     }
-    return -1;
+    return BackendId::none();
 }
 
 size_t Scheduler::buffer_size(const Backend& backend) const {
-    const int i = backend_index(backend);
-    return i < 0 ? 0 : galloc_->buffer_size(i);
+    const BackendId b = id_of_backend(backend);
+    return b.valid() ? galloc_->buffer_size(b.value()) : 0;
 }
 
 Status Scheduler::set_tensor_backend(const Tensor& node, Backend& backend) {
-    const int i = backend_index(backend);
-    if (i < 0) {
+    const BackendId b = id_of_backend(backend);
+    if (!b.valid()) {
         return Status(StatusCode::InvalidArgument, std::string("scheduler: backend ") + backend.name() +
                                                        " is not one of the scheduler's backends");
     }
-    user_assignments_.set(&node, i);
-    if (ids_.find(&node) != PointerMap::kMissing) assign(&node, i, AssignReason::User);
+    user_assignments_.set(&node, b.value());
+    if (find_slot(&node) >= 0) assign(&node, b, AssignReason::User);
     is_alloc_ = false;
     return Status::ok();
 }
 
 Backend* Scheduler::tensor_backend(const Tensor& t) const {
-    int32_t b = PointerMap::kMissing;
-    const int32_t id = ids_.find(&t);
-    if (id != PointerMap::kMissing) b = backend_of_[static_cast<size_t>(id)];
-    if (b == PointerMap::kMissing) b = user_assignments_.find(&t);
-    return b == PointerMap::kMissing ? nullptr : backends_[static_cast<size_t>(b)];
+    BackendId b;
+    if (const int slot = find_slot(&t); slot >= 0) b = backend_of_[static_cast<size_t>(slot)];
+    if (!b.valid()) b = BackendId(user_assignments_.find(&t));
+    return b.valid() ? &backend_at(b) : nullptr;
 }
 
 void Scheduler::reset() {

@@ -29,6 +29,7 @@
 #include "core/graph.hpp"
 #include "core/pointer_map.hpp"
 #include "core/status.hpp"
+#include "sched/backend_id.hpp"
 #include "sched/sched_report.hpp"
 
 namespace xb {
@@ -85,7 +86,7 @@ public:
 
 private:
     struct Split {
-        int backend = -1;
+        BackendId backend;
         int begin = 0;  // node range [begin, end) of the graph
         int end = 0;
         std::vector<Tensor*> inputs;  // tensors of other backends that this split's nodes read
@@ -94,21 +95,33 @@ private:
 
     Scheduler(std::vector<Backend*> backends, std::vector<BufferType*> bufts, SchedulerOptions options);
 
-    // --- per-tensor state (dense ids) ---
-    int id_of(const Tensor* t);
-    int& backend_of(const Tensor* t) { return backend_of_[static_cast<size_t>(id_of(t))]; }
-    // Node i of the graph being split (nodes are registered first, so their id is their index).
-    int node_backend(int i) const { return backend_of_[static_cast<size_t>(i)]; }
-    void assign(const Tensor* t, int backend, AssignReason why);
-    Tensor*& copy_of(int id, int backend, int copy);
+    // --- backends by id ---
+    Backend& backend_at(BackendId b) const { return *backends_[b.index()]; }
+    BufferType* buft_at(BackendId b) const { return bufts_[b.index()]; }
+    // The last backend: the CPU.
+    BackendId cpu_id() const { return BackendId(n_backends() - 1); }
+    // The id of `b`, or none when it is not one of the scheduler's backends.
+    BackendId id_of_backend(const Backend& b) const;
+
+    // --- per-tensor state, by slot: the graph's tensors by their dense index (GraphRef::dense),
+    // then the tensors outside it that the passes meet (a view's source held elsewhere) ---
+    int slot_of(const Tensor* t);
+    // slot_of without adding a slot: -1 for a tensor the last split did not meet.
+    int find_slot(const Tensor* t) const;
+    void add_slot(const Tensor* t);
+    BackendId& backend_of(const Tensor* t) { return backend_of_[static_cast<size_t>(slot_of(t))]; }
+    // Node i of the graph being split (a node's slot is its index).
+    BackendId node_backend(int i) const { return backend_of_[static_cast<size_t>(i)]; }
+    void assign(const Tensor* t, BackendId backend, AssignReason why);
+    Tensor*& copy_of(int slot, BackendId backend, int copy);
 
     // --- assignment passes (sched_assign.cpp) ---
     Status assign_backends(const Graph& graph);
-    Result<int> backend_from_current(const Tensor& t, AssignReason& why);
-    int backend_from_buffer(const Tensor& t, const Tensor& op) const;
+    Result<BackendId> backend_from_current(const Tensor& t, AssignReason& why);
+    BackendId backend_from_buffer(const Tensor& t, const Tensor& op) const;
     const Buffer* fixed_storage(const Tensor& t) const;
     bool is_weight(const Tensor& t) const;
-    bool buffer_supported(const Tensor& t, int backend);
+    bool buffer_supported(const Tensor& t, BackendId backend);
     void expand(const Graph& graph, bool gpu_only, bool down);
     void upgrade_or_pick(const Graph& graph);
     void assign_remaining_sources(const Graph& graph);
@@ -116,10 +129,10 @@ private:
     // --- splitting (sched_split.cpp) ---
     Status split_graph(Graph& graph);
     void cut_splits(const Graph& graph);
-    bool needs_new_split(int index, const Tensor& node, const Split& split, int cur_backend);
-    void add_split_input(Tensor& node, int slot, Split& split);
-    void add_graph_input_copies(Tensor& input, int backend);
-    Tensor* make_copy(const Tensor& src, int backend, int copy);
+    bool needs_new_split(int index, const Tensor& node, const Split& split, BackendId cur_backend);
+    void add_split_input(Tensor& node, int src_slot, Split& split);
+    void add_graph_input_copies(Tensor& input, BackendId backend);
+    Tensor* make_copy(const Tensor& src, BackendId backend, int copy);
     void build_alloc_graph(const Graph& graph);
     void restore_sources();
 
@@ -130,9 +143,8 @@ private:
     Status compute_split(const Split& split);
     // Waits for every backend; the first error their queued work met (take_async_error).
     Status synchronize_and_collect();
-    Event* event(int backend, int copy) const;
+    Event* event(BackendId backend, int copy) const;
 
-    int backend_index(const Backend& b) const;
     void build_report(const Graph& graph);
 
     std::vector<Backend*> backends_;
@@ -141,13 +153,13 @@ private:
     std::unique_ptr<GraphAllocator> galloc_;
     std::vector<std::vector<std::unique_ptr<Event>>> events_;  // [backend][copy]; null where unsupported
 
-    // Per-tensor state of the current graph, by dense id.
-    PointerMap ids_;
+    // Per-tensor state of the current graph, by slot.
+    PointerMap outside_slots_;  // tensors outside the graph -> their slot
     std::vector<const Tensor*> tensors_;
-    std::vector<int> backend_of_;
+    std::vector<BackendId> backend_of_;
     std::vector<AssignReason> reason_of_;
-    std::vector<Tensor*> copies_;  // [id][backend][copy]
-    PointerMap user_assignments_;  // tensor -> backend index, until reset
+    std::vector<Tensor*> copies_;  // [slot][backend][copy]
+    PointerMap user_assignments_;  // tensor -> BackendId value, until reset
 
     std::unique_ptr<Context> copy_ctx_;  // the copies of split inputs
     std::vector<Split> splits_;
