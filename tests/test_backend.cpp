@@ -127,6 +127,14 @@ TEST_P(BackendConformance, OutOfBoundsAndUnallocatedAccessAreErrors) {
     EXPECT_EQ(tensor_get(*t, data.data(), SIZE_MAX - 2, 4).code(), StatusCode::OutOfRange);
     EXPECT_EQ(tensor_set(*unplaced, data.data(), 0, 4).code(), StatusCode::InvalidArgument);
     EXPECT_EQ(tensor_set_async(*backend_, *t, data.data(), 0, t->nbytes() * 2).code(), StatusCode::OutOfRange);
+    // Buffer's own members check as tensor_io does, and refuse a tensor of another buffer.
+    Tensor* other = ctx.new_tensor(DType::F32, {8});
+    auto other_buf = place(*other);
+    EXPECT_EQ(buf->set_tensor(*other, data.data(), 0, 4).code(), StatusCode::InvalidArgument);
+    EXPECT_EQ(buf->get_tensor(*t, data.data(), 28, 8).code(), StatusCode::OutOfRange);
+    EXPECT_EQ(buf->memset_tensor(*unplaced, 0, 0, 4).code(), StatusCode::InvalidArgument);
+    EXPECT_EQ(buf->copy_tensor(*t, *other).status().code(), StatusCode::InvalidArgument) << "dst is not in buf";
+    EXPECT_TRUE(buf->set_tensor(*t, data.data(), 4, 28).is_ok());
 }
 
 TEST_P(BackendConformance, OutOfMemoryIsAStatus) {
@@ -239,6 +247,10 @@ TEST(Registry, LookupByNameAndType) {
     auto best = reg.init_best();
     ASSERT_TRUE(best.is_ok());
     EXPECT_FALSE(best.value()->device().is_simulated()) << "a simulator is never the best device";
+    auto cpu = reg.init_by_type(DeviceType::CPU, "threads=1");
+    ASSERT_TRUE(cpu.is_ok()) << cpu.status().to_string();
+    EXPECT_STREQ(cpu.value()->name(), "CPU");
+    EXPECT_EQ(reg.init_by_type(DeviceType::CPU, "colour=blue").status().code(), StatusCode::InvalidArgument);
 }
 
 TEST(Registry, DeviceParamsAreValidated) {

@@ -33,11 +33,10 @@ Result<config::BuildOptions> build_options(const CommonOptions& o) {
     return build;
 }
 
-Result<std::unique_ptr<Session>> open_session(const CommonOptions& o, bool profile, bool allocate,
-                                              const SpecEdit& edit) {
+Result<std::unique_ptr<Session>> open_session(const CommonOptions& o, const SessionOptions& session) {
     XB_RETURN_IF_ERROR(apply_device_params(o));
     XB_ASSIGN_OR_RETURN(config::ConfigSpec spec, config::load_config(o.config));
-    if (edit) edit(spec);
+    if (session.edit) session.edit(spec);
     XB_ASSIGN_OR_RETURN(config::BuildOptions build, build_options(o));
     auto s = std::make_unique<Session>();
     XB_ASSIGN_OR_RETURN(s->model, config::build_model(spec, global_registry(), build));
@@ -46,11 +45,11 @@ Result<std::unique_ptr<Session>> open_session(const CommonOptions& o, bool profi
     for (const auto& b : s->backends) raw.push_back(b.get());
     XB_RETURN_IF_ERROR(config::place_and_init(s->model, raw));
     SchedulerOptions sopts = s->model.placement.scheduler;
-    sopts.profile = profile;
+    sopts.profile = session.profile;
     sopts.debug = scheduler_debug_level();
     XB_ASSIGN_OR_RETURN(s->sched, Scheduler::create(raw, {}, sopts));
     XB_RETURN_IF_ERROR(config::assign_nodes(s->model, *s->sched));
-    if (allocate) {
+    if (session.allocate) {
         XB_RETURN_IF_ERROR(s->sched->alloc_graph(s->model.graph));
         XB_RETURN_IF_ERROR(s->model.set_inputs());
     }

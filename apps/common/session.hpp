@@ -31,10 +31,15 @@ int scheduler_debug_level();
 // Changes a loaded config before it is built (sched-profile's --sweep).
 using SpecEdit = std::function<void(config::ConfigSpec&)>;
 
+struct SessionOptions {
+    bool profile = false;   // the scheduler times copies and computes per split
+    bool allocate = true;   // allocate the graph and set its inputs (false: a dry run)
+    SpecEdit edit;          // applied to the loaded config before it is built
+};
+
 // Loads -c, applies `edit` and -b/--map/--seed, makes the backends, places the weights, creates
-// the scheduler with the config's options (profile as given), pins per-node overrides, and,
-// unless `allocate` is false, allocates the graph and sets its inputs.
-Result<std::unique_ptr<Session>> open_session(const CommonOptions& options, bool profile, bool allocate = true,
-                                              const SpecEdit& edit = {});
+// the scheduler with the config's options, pins per-node overrides, and allocates the graph and
+// sets its inputs when asked to.
+Result<std::unique_ptr<Session>> open_session(const CommonOptions& options, const SessionOptions& session = {});
 
 }  // namespace xb::tools

@@ -94,7 +94,9 @@ report::Table table_report(const nlohmann::ordered_json& j) {
 }
 
 int run(const RunOptions& opts) {
-    auto session = open_session(opts.common, !opts.trace.empty());
+    SessionOptions session_options;
+    session_options.profile = !opts.trace.empty();  // the trace shows per-split times
+    auto session = open_session(opts.common, session_options);
     if (!session.is_ok()) return fail(kTool, session.status());
     Session& s = **session;
     for (const std::string& note : s.model.notes) std::cerr << kTool << ": note: " << note << '\n';

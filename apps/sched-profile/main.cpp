@@ -71,7 +71,7 @@ void print_summary(const ProfileSummary& p) {
 // Opens the config (edited by `edit`), computes it `reps` times in profiling mode unless this
 // is a dry run, and writes the DOT file when asked.
 Result<std::unique_ptr<Session>> profile(const ProfileOptions& opts, const SpecEdit& edit = {}) {
-    XB_ASSIGN_OR_RETURN(auto session, open_session(opts.common, !opts.dry_run, true, edit));
+    XB_ASSIGN_OR_RETURN(auto session, open_session(opts.common, {.profile = !opts.dry_run, .allocate = true, .edit = edit}));
     if (!opts.dry_run) {
         for (int i = 0; i < opts.reps; ++i) XB_RETURN_IF_ERROR(session->sched->graph_compute(session->model.graph));
     }

@@ -10,7 +10,7 @@ namespace xb {
 
 namespace {
 
-bool needs_memory(const Tensor& t) { return t.data == nullptr && t.view_src == nullptr; }
+bool needs_memory(const Tensor& t) { return t.data == nullptr && !t.is_view(); }
 
 // Allocates one buffer for tensors [first, last) and places those that need memory in it.
 Status alloc_batch(BufferType& buft, std::span<Tensor* const> tensors, size_t first, size_t last, size_t size,
@@ -50,7 +50,7 @@ Result<std::unique_ptr<MultiBuffer>> alloc_tensors(std::span<Tensor* const> tens
     if (batch_size > 0) XB_RETURN_IF_ERROR(alloc_batch(buft, tensors, batch_first, tensors.size(), batch_size, buffers));
 
     for (Tensor* t : tensors) {
-        if (t->view_src != nullptr && t->data == nullptr) XB_RETURN_IF_ERROR(view_init(*t));
+        if (t->is_view() && t->data == nullptr) XB_RETURN_IF_ERROR(view_init(*t));
     }
     return std::make_unique<MultiBuffer>(std::move(buffers));
 }

@@ -24,7 +24,7 @@ struct TensorState {
 // Memory that must survive the whole graph: what the user sets before and reads after compute.
 bool is_protected(const Tensor& t, const TensorState& s) {
     return s.pinned || t.is_input() || t.is_output() ||
-           (t.view_src != nullptr && (t.view_src->is_input() || t.view_src->is_output()));
+           (t.is_view() && (t.view_src->is_input() || t.view_src->is_output()));
 }
 
 }  // namespace
@@ -54,7 +54,7 @@ public:
     }
 
     Placement placement(const Tensor* t) {
-        if (t == nullptr || owner_.is_preallocated(*t) || t->view_src != nullptr) return {};
+        if (t == nullptr || owner_.is_preallocated(*t) || t->is_view()) return {};
         const TensorState& s = state(t);
         return {s.planner, s.offset, owner_.planner_bufts_[static_cast<size_t>(s.planner)]->alloc_size(*t)};
     }
@@ -63,7 +63,7 @@ private:
     void count_uses_and_place_inputs(std::span<const int> node_ids) {
         for (size_t i = 0; i < graph_.nodes().size(); ++i) {
             Tensor& node = *graph_.nodes()[i];
-            if (node.view_src != nullptr && node.op != Op::None) {
+            if (node.is_view() && node.op != Op::None) {
                 TensorState& root = state(node.view_src);
                 root.n_views += 1;
                 // The user reads (or sets) the storage through this view: it must survive the graph.
@@ -81,7 +81,7 @@ private:
     }
 
     void allocate(Tensor& t, int planner) {
-        if (t.view_src != nullptr || owner_.is_preallocated(t)) return;
+        if (t.is_view() || owner_.is_preallocated(t)) return;
         TensorState& s = state(&t);
         if (s.placed) return;
         s.placed = true;
@@ -101,7 +101,7 @@ private:
             if (is_protected(*parent, ps)) continue;
             if (ps.planner != planner && !(parent->view_src && state(parent->view_src).planner == planner)) continue;
             if (ps.n_children != 1 || ps.n_views != 0) continue;
-            if (parent->view_src == nullptr) {
+            if (!parent->is_view()) {
                 if (!ps.owns_memory) continue;
                 take_over(s, ps);
                 return true;
@@ -131,7 +131,7 @@ private:
         TensorState& s = state(&src);
         s.n_children -= 1;
         if (s.n_children != 0 || s.n_views != 0) return;
-        if (src.view_src != nullptr) {
+        if (src.is_view()) {
             TensorState& root = state(src.view_src);
             root.n_views -= 1;
             if (root.n_views == 0 && root.n_children == 0) free_memory(*src.view_src, root);
@@ -269,7 +269,7 @@ Status GraphAllocator::allocate_buffers() {
 }
 
 bool GraphAllocator::placement_fits(const Tensor* t, const Placement& p) const {
-    if (t == nullptr || t->view_src != nullptr || is_preallocated(*t)) return true;
+    if (t == nullptr || t->is_view() || is_preallocated(*t)) return true;
     if (p.planner < 0) return false;  // it needs memory now but had none in the plan
     return planner_bufts_[static_cast<size_t>(p.planner)]->alloc_size(*t) <= p.size_max;
 }
@@ -303,7 +303,7 @@ bool GraphAllocator::needs_replan(const Graph& graph) const {
 }
 
 Status GraphAllocator::place(Tensor& t, const Placement& p) const {
-    if (t.view_src != nullptr) {
+    if (t.is_view()) {
         // Views follow their source, which may have moved since the last placement.
         return t.view_src->data != nullptr ? view_init(t) : Status::ok();
     }

@@ -1,6 +1,7 @@
 #include "backend/backend.hpp"
 
 #include "backend/buffer.hpp"
+#include "backend/modelled_link.hpp"
 
 namespace xb {
 
@@ -12,6 +13,8 @@ Status Backend::set_tensor_async(Tensor& t, const void* data, size_t offset, siz
 Status Backend::get_tensor_async(const Tensor& t, void* data, size_t offset, size_t size) {
     return storage_buffer(t)->get_tensor(t, data, offset, size);
 }
+
+const ModelledLink* modelled_link(const Backend& backend) { return dynamic_cast<const ModelledLink*>(&backend); }
 
 Status Backend::graph_compute(const Graph& graph) {
     Status status = graph_compute_async(graph);

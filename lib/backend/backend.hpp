@@ -81,13 +81,6 @@ public:
     bool supports_buft(const BufferType& buft) const { return device_->supports_buft(buft); }
     bool offload_op(const Tensor& op) const { return device_->offload_op(op); }
 
-    // Modelled seconds of one copy of `bytes` over this backend's link, for simulated devices that
-    // model their link instead of having one; -1 when the backend does not model it.
-    virtual double modelled_copy_seconds(size_t bytes) const {
-        (void)bytes;
-        return -1.0;
-    }
-
     // --- optional settings; false when the backend has no such setting ---
     virtual bool set_n_threads(int n_threads) {
         (void)n_threads;

@@ -107,7 +107,7 @@ Status tensor_alloc(Buffer& buffer, Tensor& t, void* addr) {
 }
 
 Status view_init(Tensor& t) {
-    if (t.view_src == nullptr || t.view_src->buffer == nullptr || t.view_src->data == nullptr) {
+    if (!t.is_view() || t.view_src->buffer == nullptr || t.view_src->data == nullptr) {
         return Status(StatusCode::InvalidArgument, "view_init: the source of view '" + t.display_name() +
                                                        "' is not allocated");
     }

@@ -149,7 +149,7 @@ Result<Model> build_model(const ConfigSpec& spec, const Registry& registry, cons
     // them as a source.
     std::set<const Tensor*> view_roots;
     for (const Tensor* n : m.graph.nodes()) {
-        if (n->view_src != nullptr) view_roots.insert(n->view_src);
+        if (n->is_view()) view_roots.insert(n->view_src);
     }
     for (const detail::Leaf& leaf : built.leaves) {
         Tensor* t = leaf.tensor;

@@ -7,7 +7,7 @@ Context::Context(ContextParams params) : params_(params) {}
 Tensor* Context::new_tensor_impl(DType type, const std::array<int64_t, kMaxDims>& ne, Tensor* view_src,
                                  size_t view_offs) {
     // The view chain always points at the root that owns storage, as in ggml.
-    if (view_src != nullptr && view_src->view_src != nullptr) {
+    if (view_src != nullptr && view_src->is_view()) {
         view_offs += view_src->view_offs;
         view_src = view_src->view_src;
     }
@@ -55,7 +55,6 @@ Tensor* Context::new_tensor(DType type, std::span<const int64_t> ne) {
     return new_tensor_impl(type, dims, nullptr, 0);
 }
 
-Tensor* Context::dup_tensor(const Tensor& t) { return new_tensor_impl(t.type, t.ne, nullptr, 0); }
 
 Tensor* Context::dup_tensor_layout(const Tensor& t) {
     Tensor* d = new_tensor_impl(t.type, t.ne, nullptr, 0);

@@ -38,8 +38,6 @@ public:
     Tensor* new_tensor(DType type, std::initializer_list<int64_t> ne) {
         return new_tensor(type, std::span<const int64_t>(ne.begin(), ne.size()));
     }
-    // Same type and shape as `t`, contiguous, no op.
-    Tensor* dup_tensor(const Tensor& t);
     // Same type, shape and strides as `t`; for copies that must keep t's layout.
     Tensor* dup_tensor_layout(const Tensor& t);
     // A tensor that aliases `src` (its view_src root) at byte `offset` with the given shape/strides.

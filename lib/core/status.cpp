@@ -21,6 +21,11 @@ std::string Status::to_string() const {
     return std::string(status_code_name(code_)) + ": " + message_;
 }
 
+void value_of_error(const Status& status) {
+    std::fprintf(stderr, "xbackend: the value of a failed Result was used: %s\n", status.to_string().c_str());
+    std::abort();
+}
+
 void check_failed(const char* expr, const char* file, int line, const char* msg) {
     std::fprintf(stderr, "xbackend: internal check failed: %s at %s:%d%s%s\n", expr, file, line,
                  msg ? ": " : "", msg ? msg : "");

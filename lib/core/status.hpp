@@ -45,6 +45,9 @@ private:
     std::string message_;
 };
 
+// Aborts: Result::value() of an error, with the status's message.
+[[noreturn]] void value_of_error(const Status& status);
+
 // A value or the Status that explains why there is none.
 template <typename T>
 class [[nodiscard]] Result {
@@ -60,13 +63,27 @@ public:
     explicit operator bool() const { return is_ok(); }
 
     Status status() const { return is_ok() ? Status::ok() : std::get<Status>(v_); }
-    T& value() & { return std::get<T>(v_); }
-    const T& value() const& { return std::get<T>(v_); }
-    T&& value() && { return std::get<T>(std::move(v_)); }
+    // The value; asking for the value of an error is a programmer error, which aborts with the
+    // status's message (check is_ok() or use XB_ASSIGN_OR_RETURN first).
+    T& value() & {
+        check_has_value();
+        return std::get<T>(v_);
+    }
+    const T& value() const& {
+        check_has_value();
+        return std::get<T>(v_);
+    }
+    T&& value() && {
+        check_has_value();
+        return std::get<T>(std::move(v_));
+    }
     T* operator->() { return &value(); }
     T& operator*() & { return value(); }
 
 private:
+    void check_has_value() const {
+        if (!is_ok()) value_of_error(std::get<Status>(v_));
+    }
     std::variant<T, Status> v_;
 };
 

@@ -43,7 +43,7 @@ private:
     std::string description_;
     CpuOptions defaults_;
     CpuBufferType buffer_type_;
-    CpuFromPtrBufferType from_ptr_type_;
+    CpuBufferType from_ptr_type_;
 };
 
 class CpuBackend final : public Backend {

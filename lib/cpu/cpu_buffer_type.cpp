@@ -17,6 +17,9 @@ size_t available_memory_bytes() {
 }
 
 Result<std::unique_ptr<Buffer>> CpuBufferType::alloc_buffer(size_t size) {
+    if (memory_ == Memory::CallerOwned) {
+        return Status(StatusCode::NotSupported, "CPU_Mapped buffers are made from host pointers, not allocated");
+    }
     // Refuse sizes the machine cannot have before asking the allocator: some allocators (and the
     // sanitizers' ones) abort on absurd requests instead of failing.
     if (size > physical_memory_bytes()) {
@@ -29,10 +32,6 @@ Result<std::unique_ptr<Buffer>> CpuBufferType::alloc_buffer(size_t size) {
         return Status(StatusCode::OutOfMemory, "CPU: cannot allocate a buffer of " + std::to_string(size) + " bytes");
     }
     return std::unique_ptr<Buffer>(std::make_unique<HostBuffer>(*this, std::move(memory)));
-}
-
-Result<std::unique_ptr<Buffer>> CpuFromPtrBufferType::alloc_buffer(size_t) {
-    return Status(StatusCode::NotSupported, "CPU_Mapped buffers are made from host pointers, not allocated");
 }
 
 }  // namespace xb::cpu

@@ -10,12 +10,15 @@
 
 namespace xb::cpu {
 
-// "CPU": aligned host memory (ggml_backend_cpu_buffer_type).
+// The CPU's buffer types: "CPU", aligned host memory (ggml_backend_cpu_buffer_type), and
+// "CPU_Mapped", whose buffers are made over caller-owned memory (ggml_backend_cpu_buffer_from_ptr)
+// and never allocated.
 class CpuBufferType final : public BufferType {
 public:
-    explicit CpuBufferType(Device& device) : device_(&device) {}
+    enum class Memory { Allocated, CallerOwned };
+    CpuBufferType(Device& device, Memory memory) : device_(&device), memory_(memory) {}
 
-    const char* name() const override { return "CPU"; }
+    const char* name() const override { return memory_ == Memory::Allocated ? "CPU" : "CPU_Mapped"; }
     Result<std::unique_ptr<Buffer>> alloc_buffer(size_t size) override;
     size_t alignment() const override { return kHostAlignment; }
     bool is_host() const override { return true; }
@@ -23,21 +26,7 @@ public:
 
 private:
     Device* device_;
-};
-
-// The type of buffers made over caller-owned memory (ggml_backend_cpu_buffer_from_ptr).
-class CpuFromPtrBufferType final : public BufferType {
-public:
-    explicit CpuFromPtrBufferType(Device& device) : device_(&device) {}
-
-    const char* name() const override { return "CPU_Mapped"; }
-    Result<std::unique_ptr<Buffer>> alloc_buffer(size_t size) override;
-    size_t alignment() const override { return kHostAlignment; }
-    bool is_host() const override { return true; }
-    Device& device() const override { return *device_; }
-
-private:
-    Device* device_;
+    Memory memory_;
 };
 
 // Total physical memory of the machine, in bytes.

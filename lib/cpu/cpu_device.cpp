@@ -42,7 +42,8 @@ Result<CpuOptions> parse_cpu_options(std::string_view params) {
 }
 
 CpuDevice::CpuDevice(BackendReg& reg)
-    : Device(reg), description_(cpu_model_name()), buffer_type_(*this), from_ptr_type_(*this) {}
+    : Device(reg), description_(cpu_model_name()), buffer_type_(*this, CpuBufferType::Memory::Allocated),
+      from_ptr_type_(*this, CpuBufferType::Memory::CallerOwned) {}
 
 MemoryInfo CpuDevice::memory() const { return {available_memory_bytes(), physical_memory_bytes()}; }
 

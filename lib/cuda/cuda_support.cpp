@@ -17,7 +17,7 @@ bool convertible(DType from, DType to) { return from == to || (is_float(from) &&
 // the view offset and the strides decide).
 bool elements_aligned(const Tensor& t) {
     const size_t size = type_size(t.type);
-    if (t.view_src != nullptr && t.view_offs % size != 0) return false;
+    if (t.is_view() && t.view_offs % size != 0) return false;
     for (int d = 0; d < kMaxDims; ++d) {
         if (t.ne[d] > 1 && t.nb[d] % size != 0) return false;
     }

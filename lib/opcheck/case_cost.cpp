@@ -12,7 +12,7 @@ double logical_bytes(const Tensor& t) {
            static_cast<double>(type_size(t.type));
 }
 
-const Tensor* storage_root(const Tensor& t) { return t.view_src != nullptr ? t.view_src : &t; }
+const Tensor* storage_root(const Tensor& t) { return t.is_view() ? t.view_src : &t; }
 
 // Default: every source read once, the output written once. A source that is the output's own
 // storage (cpy's destination) is written, not read.

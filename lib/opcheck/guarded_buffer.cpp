@@ -12,7 +12,7 @@ namespace {
 
 size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
-bool needs_memory(const Tensor& t) { return t.data == nullptr && t.view_src == nullptr; }
+bool needs_memory(const Tensor& t) { return t.data == nullptr && !t.is_view(); }
 
 // Where each tensor and guard goes: offsets of the tensors and the buffer's size.
 struct Layout {
@@ -57,7 +57,7 @@ Result<GuardedBuffer> GuardedBuffer::allocate(Context& ctx, BufferType& buft, si
     GuardedBuffer g;
     XB_RETURN_IF_ERROR(g.place(ctx, buft, min_guard_bytes));
     for (Tensor& t : ctx.tensors()) {
-        if (t.view_src != nullptr && t.data == nullptr) XB_RETURN_IF_ERROR(view_init(t));
+        if (t.is_view() && t.data == nullptr) XB_RETURN_IF_ERROR(view_init(t));
     }
     return g;
 }

@@ -20,9 +20,9 @@ public:
         if (t.data == nullptr) {
             return Status(StatusCode::InvalidArgument, "graph_copy: '" + t.display_name() + "' is not allocated");
         }
-        Context& ctx = t.view_src != nullptr ? *out_.unallocated : *out_.allocated;
+        Context& ctx = t.is_view() ? *out_.unallocated : *out_.allocated;
         Tensor* dst = ctx.dup_tensor_layout(t);
-        if (t.view_src != nullptr) {
+        if (t.is_view()) {
             XB_ASSIGN_OR_RETURN(dst->view_src, copy(*t.view_src));
             dst->view_offs = t.view_offs;
         }
@@ -44,10 +44,10 @@ public:
     // Views point into their sources' new memory; everything else gets the original's bytes.
     Status init_data() {
         for (size_t i = 0; i < copies_.size(); ++i) {
-            if (copies_[i]->view_src == nullptr) XB_RETURN_IF_ERROR(tensor_copy(*originals_[i], *copies_[i]));
+            if (!copies_[i]->is_view()) XB_RETURN_IF_ERROR(tensor_copy(*originals_[i], *copies_[i]));
         }
         for (Tensor* c : copies_) {
-            if (c->view_src != nullptr) XB_RETURN_IF_ERROR(view_init(*c));
+            if (c->is_view()) XB_RETURN_IF_ERROR(view_init(*c));
         }
         return Status::ok();
     }

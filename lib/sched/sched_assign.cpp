@@ -41,7 +41,7 @@ Result<BackendId> Scheduler::backend_from_current(const Tensor& t, AssignReason&
         why = AssignReason::PreallocDst;
         return b;
     }
-    if (t.view_src != nullptr) {
+    if (t.is_view()) {
         b = backend_from_buffer(*t.view_src, t);
         if (b.valid()) {
             why = AssignReason::PreallocView;
@@ -86,15 +86,17 @@ bool Scheduler::buffer_supported(const Tensor& t, BackendId b) {
         buft = &buf->type();
     } else {
         BackendId tb = backend_of(&t);
-        if (!tb.valid() && t.view_src != nullptr) tb = backend_of(t.view_src);
+        if (!tb.valid() && t.is_view()) tb = backend_of(t.view_src);
         if (tb.valid()) buft = buft_at(tb);
     }
     return buft != nullptr && backend_at(b).supports_buft(*buft);
 }
 
 // Pass 2: unassigned nodes follow their neighbour's backend where it supports them. With
-// gpu_only, CPU assignments do not spread: the CPU is used only where weights or inputs put it.
-void Scheduler::expand(const Graph& graph, bool gpu_only, bool down) {
+// Spread::GpuOnly, CPU assignments do not spread: the CPU is used only where weights or inputs put it.
+void Scheduler::expand(const Graph& graph, Spread spread, Direction direction) {
+    const bool gpu_only = spread == Spread::GpuOnly;
+    const bool down = direction == Direction::Down;
     const AssignReason why = gpu_only ? (down ? AssignReason::ExpandGpuDown : AssignReason::ExpandGpuUp)
                                       : (down ? AssignReason::ExpandDown : AssignReason::ExpandUp);
     BackendId cur;
@@ -159,12 +161,12 @@ void Scheduler::upgrade_or_pick(const Graph& graph) {
 // Pass 4: views go with their source; unassigned sources go with their consumer.
 void Scheduler::assign_remaining_sources(const Graph& graph) {
     for (const Tensor* node : graph.nodes()) {
-        if (node->view_src != nullptr && !backend_of(node).valid()) {
+        if (node->is_view() && !backend_of(node).valid()) {
             assign(node, backend_of(node->view_src), AssignReason::FromView);
         }
         for (const Tensor* src : node->src) {
             if (src == nullptr || backend_of(src).valid()) continue;
-            if (src->view_src != nullptr) {
+            if (src->is_view()) {
                 assign(src, backend_of(src->view_src), AssignReason::FromView);
             } else {
                 assign(src, backend_of(node), AssignReason::FromConsumer);
@@ -183,10 +185,10 @@ Status Scheduler::assign_backends(const Graph& graph) {
     };
     for (const Tensor* leaf : graph.leafs()) XB_RETURN_IF_ERROR(pass1(leaf));
     for (const Tensor* node : graph.nodes()) XB_RETURN_IF_ERROR(pass1(node));
-    expand(graph, /*gpu_only=*/true, /*down=*/true);
-    expand(graph, /*gpu_only=*/true, /*down=*/false);
-    expand(graph, /*gpu_only=*/false, /*down=*/true);
-    expand(graph, /*gpu_only=*/false, /*down=*/false);
+    expand(graph, Spread::GpuOnly, Direction::Down);
+    expand(graph, Spread::GpuOnly, Direction::Up);
+    expand(graph, Spread::All, Direction::Down);
+    expand(graph, Spread::All, Direction::Up);
     upgrade_or_pick(graph);
     assign_remaining_sources(graph);
     for (const Tensor* node : graph.nodes()) {

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <string>
 
+#include "backend/modelled_link.hpp"
 #include "backend/tensor_io.hpp"
 #include "sched/scheduler.hpp"
 
@@ -81,9 +82,12 @@ Status Scheduler::copy_split_inputs(const Split& split, SplitReport& report) {
         copy_bytes_[src_b.index() * backends_.size() + split.backend.index()] += input->nbytes();
         if (options_.profile) {
             // A simulated link is modelled by whichever side simulates it.
-            double modelled = dst_backend.modelled_copy_seconds(input->nbytes());
-            if (modelled < 0) modelled = src_backend.modelled_copy_seconds(input->nbytes());
-            if (modelled >= 0) report.modelled_copy_seconds = std::max(report.modelled_copy_seconds, 0.0) + modelled;
+            const ModelledLink* link = modelled_link(dst_backend);
+            if (link == nullptr) link = modelled_link(src_backend);
+            if (link != nullptr) {
+                report.modelled_copy_seconds =
+                    std::max(report.modelled_copy_seconds, 0.0) + link->modelled_copy_seconds(input->nbytes());
+            }
         }
     }
     return Status::ok();

@@ -1,4 +1,4 @@
-// The scheduler's report of its last split, and the debug print in the seeds' style.
+// The scheduler's report of its last split, and its debug print (the layout of ggml's GGML_SCHED_DEBUG output).
 #include "sched/sched_report.hpp"
 
 #include "sched/scheduler.hpp"

@@ -29,7 +29,7 @@ enum class AssignReason {
     FromView,       // 4: a view goes with its source
     FromConsumer,   // 4: a source goes with its first consumer
 };
-const char* assign_reason_code(AssignReason r);   // "1.wgt", "2.gpu-down", ... (the seeds' style)
+const char* assign_reason_code(AssignReason r);   // "1.wgt", "2.gpu-down", ... (ggml's debug codes)
 const char* assign_reason_text(AssignReason r);   // a sentence for people
 
 struct SplitInputReport {
@@ -67,7 +67,8 @@ struct SchedReport {
     // Bytes copied per (source backend, destination backend) by the last compute.
     std::map<std::pair<std::string, std::string>, size_t> copy_bytes;
 
-    // The seeds' debug print: level 1 splits and inputs, level 2 also every node.
+    // The debug print, laid out as ggml's GGML_SCHED_DEBUG output: level 1 splits and inputs, level 2
+    // also every node.
     void print(std::FILE* out, int level) const;
 };
 

@@ -122,7 +122,11 @@ private:
     const Buffer* fixed_storage(const Tensor& t) const;
     bool is_weight(const Tensor& t) const;
     bool buffer_supported(const Tensor& t, BackendId backend);
-    void expand(const Graph& graph, bool gpu_only, bool down);
+    // Pass 2 spreads GPU assignments first (the CPU's do not spread), then all of them, each
+    // down the node order and then up.
+    enum class Spread { GpuOnly, All };
+    enum class Direction { Down, Up };
+    void expand(const Graph& graph, Spread spread, Direction direction);
     void upgrade_or_pick(const Graph& graph);
     void assign_remaining_sources(const Graph& graph);
 

@@ -14,6 +14,7 @@
 #include <memory>
 
 #include "backend/backend.hpp"
+#include "backend/modelled_link.hpp"
 #include "backend/registry.hpp"
 #include "host/graph_executor.hpp"
 #include "sim/sim_device.hpp"
@@ -25,7 +26,7 @@ namespace xb::sim {
 
 class HostMirror;
 
-class SimBackend final : public Backend {
+class SimBackend final : public Backend, public ModelledLink {
 public:
     SimBackend(SimDevice& device, SimSettings settings);
 
@@ -48,6 +49,7 @@ public:
 
     // Takes effect for graphs queued after the call.
     bool set_n_threads(int n_threads) override;
+    // ModelledLink: the device's bandwidth and latency settings.
     double modelled_copy_seconds(size_t bytes) const override { return settings_.link.seconds(bytes); }
 
     // --- the simulator's own interface ---
