@@ -84,6 +84,13 @@ Backend* Scheduler::tensor_backend(const Tensor& t) const {
 void Scheduler::reset() {
     restore_sources();
     user_assignments_.clear();
+    // The per-tensor state of the last split goes with it: that graph may be gone after a reset.
+    current_graph_ = nullptr;
+    tensors_.clear();
+    backend_of_.clear();
+    reason_of_.clear();
+    copies_.clear();
+    outside_slots_.clear();
     is_alloc_ = false;
 }
 

@@ -14,8 +14,9 @@
 //
 // The scheduler rewrites the sources of split nodes to point at the copies while a graph is
 // allocated; reset() (and the destructor) restore them, so the same graph can be scheduled again.
-// Contract: the graph's tensors must outlive the scheduler, or reset() must be called before
-// their context is destroyed.
+// Contract: a scheduled graph (the Graph and its tensors) must outlive the scheduler, or reset()
+// must be called before either is destroyed: the scheduler keeps per-tensor state by the graph's
+// dense indices (Graph::ref_of) until then.
 #pragma once
 
 #include <functional>
