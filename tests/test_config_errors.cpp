@@ -91,7 +91,7 @@ const BadCase kCases[] = {
     {"bad_gguf_bad_dims.json", kInvalid, {"bad_dims.gguf: offset 33: tensor 'w' has 5 dims"}},
     {"bad_gguf_shape.json", kInvalid, {": /tensors/w/init: ", "small.gguf: offset ", "tensor 'w' has shape [4, 3], the config wants [3, 4]"}},
     {"bad_gguf_type.json", kInvalid, {"small.gguf: offset ", "tensor 'w' is f32, the config wants f16"}},
-    {"bad_gguf_quantized.json", kInvalid, {"tensor 'q' is q4_0, the config wants f32", "cannot use q4_0 tensors yet"}},
+    {"bad_gguf_quantized.json", kInvalid, {"tensor 'q' is q4_0, the config wants f32", "give the tensor \"type\": \"q4_0\""}},
     {"bad_gguf_tensor.json", kNotFound, {"small.gguf: no tensor 'ww' in the file", "did you mean 'w'?", "(it has: w, b, q)"}},
 };
 

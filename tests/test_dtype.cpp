@@ -21,7 +21,30 @@ TEST(DType, TraitsAndNames) {
         ASSERT_TRUE(parsed.has_value());
         EXPECT_EQ(*parsed, t);
     }
-    EXPECT_FALSE(dtype_from_name("q4_0").has_value());
+    // The quantized types: ggml's names and block geometry; names match whatever their case.
+    struct Block {
+        DType type;
+        const char* name;
+        int64_t elements;
+        size_t bytes;
+    };
+    for (const Block& b : {Block{DType::Q4_0, "q4_0", 32, 18}, Block{DType::Q4_1, "q4_1", 32, 20},
+                           Block{DType::Q5_0, "q5_0", 32, 22}, Block{DType::Q5_1, "q5_1", 32, 24},
+                           Block{DType::Q8_0, "q8_0", 32, 34}, Block{DType::Q4_K, "q4_K", 256, 144},
+                           Block{DType::Q5_K, "q5_K", 256, 176}, Block{DType::Q6_K, "q6_K", 256, 210},
+                           Block{DType::Q8_K, "q8_K", 256, 292}}) {
+        EXPECT_STREQ(dtype_name(b.type), b.name);
+        EXPECT_EQ(blck_size(b.type), b.elements) << b.name;
+        EXPECT_EQ(type_size(b.type), b.bytes) << b.name;
+        EXPECT_TRUE(is_quantized(b.type)) << b.name;
+        EXPECT_FALSE(is_float_type(b.type)) << b.name;
+        EXPECT_EQ(row_size(b.type, 3 * b.elements), 3 * b.bytes) << b.name;
+    }
+    EXPECT_EQ(dtype_from_name("Q4_K"), DType::Q4_K);
+    EXPECT_EQ(dtype_from_name("q4_k"), DType::Q4_K);
+    EXPECT_EQ(dtype_from_name("q8_0"), DType::Q8_0);
+    EXPECT_FALSE(dtype_from_name("q2_K").has_value()) << "a GGUF type xbackend does not compute";
+    EXPECT_FALSE(is_quantized(DType::F16));
 }
 
 // Every half value converts to float and back to itself (NaNs stay NaN).

@@ -13,16 +13,16 @@ namespace xb {
 
 namespace {
 
-// ggml's type ids with their block geometry; quantized ones are listed so that files holding them
-// can be read and their tensors sized, even though no kernel takes them yet.
+// ggml's type ids with their block geometry. Types without an xbackend type (q8_1, q2_K, q3_K, i8,
+// ...) are listed so that files holding them can be read and their tensors sized and named.
 constexpr GgmlTypeInfo kGgmlTypes[] = {
     {0, "f32", 1, 4, DType::F32},          {1, "f16", 1, 2, DType::F16},
-    {2, "q4_0", 32, 18, std::nullopt},     {3, "q4_1", 32, 20, std::nullopt},
-    {6, "q5_0", 32, 22, std::nullopt},     {7, "q5_1", 32, 24, std::nullopt},
-    {8, "q8_0", 32, 34, std::nullopt},     {9, "q8_1", 32, 36, std::nullopt},
+    {2, "q4_0", 32, 18, DType::Q4_0},     {3, "q4_1", 32, 20, DType::Q4_1},
+    {6, "q5_0", 32, 22, DType::Q5_0},     {7, "q5_1", 32, 24, DType::Q5_1},
+    {8, "q8_0", 32, 34, DType::Q8_0},     {9, "q8_1", 32, 36, std::nullopt},
     {10, "q2_K", 256, 84, std::nullopt},   {11, "q3_K", 256, 110, std::nullopt},
-    {12, "q4_K", 256, 144, std::nullopt},  {13, "q5_K", 256, 176, std::nullopt},
-    {14, "q6_K", 256, 210, std::nullopt},  {15, "q8_K", 256, 292, std::nullopt},
+    {12, "q4_K", 256, 144, DType::Q4_K},  {13, "q5_K", 256, 176, DType::Q5_K},
+    {14, "q6_K", 256, 210, DType::Q6_K},  {15, "q8_K", 256, 292, DType::Q8_K},
     {24, "i8", 1, 1, std::nullopt},        {25, "i16", 1, 2, std::nullopt},
     {26, "i32", 1, 4, DType::I32},         {27, "i64", 1, 8, DType::I64},
     {28, "f64", 1, 8, std::nullopt},       {30, "bf16", 1, 2, DType::BF16},
@@ -394,8 +394,10 @@ Result<std::vector<std::byte>> GgufReader::read_tensor(std::string_view name, DT
     const GgmlTypeInfo* ti = ggml_type_info(info->type);
     if (ti == nullptr || ti->dtype != type) {
         const std::string have = ti ? ti->name : "unknown type id " + std::to_string(info->type);
-        return Status(StatusCode::InvalidArgument, where + " is " + have + ", the config wants " + dtype_name(type) +
-                                                       (ti && !ti->dtype ? " (xbackend cannot use " + have + " tensors yet)" : ""));
+        const std::string hint = ti && !ti->dtype ? " (xbackend cannot use " + have + " tensors)"
+                                 : ti        ? " (give the tensor \"type\": \"" + have + "\")"
+                                             : "";
+        return Status(StatusCode::InvalidArgument, where + " is " + have + ", the config wants " + dtype_name(type) + hint);
     }
     if (info->ne != ne) {
         return Status(StatusCode::InvalidArgument, where + " has shape " + ne_text(info->ne, info->n_dims) +

@@ -74,6 +74,7 @@ void generate(DType type, int64_t n, std::span<std::byte> out, F f) {
         case DType::BF16: generate_as<DType::BF16>(out.data(), n, f); break;
         case DType::I32: generate_as<DType::I32>(out.data(), n, f); break;
         case DType::I64: generate_as<DType::I64>(out.data(), n, f); break;
+        default: break;  // quantized types are initialised through f32 (init_into)
     }
 }
 
@@ -107,6 +108,7 @@ void generate_normal(DType type, int64_t n, std::span<std::byte> out, uint64_t s
         case DType::BF16: normal_as<DType::BF16>(out.data(), n, seed, m, s, false); break;
         case DType::I32: normal_as<DType::I32>(out.data(), n, seed, m, s, true); break;
         case DType::I64: normal_as<DType::I64>(out.data(), n, seed, m, s, true); break;
+        default: break;  // quantized types are initialised through f32 (init_into)
     }
 }
 
@@ -198,11 +200,34 @@ Result<const GgufReader*> InitFiles::gguf(const std::string& path) {
     return it->second.get();
 }
 
+namespace {
+
+// A quantized tensor's values: those an f32 tensor of the same name and shape would get, quantized
+// (so a q4_K weight is the quantization of the f32 weight the config would otherwise have).
+Status init_quantized(const Tensor& t, const InitSpec& init, uint64_t seed, InitFiles& files, std::string_view source,
+                      std::span<std::byte> out) {
+    Tensor as_f32;
+    as_f32.type = DType::F32;
+    as_f32.ne = t.ne;
+    as_f32.nb = contiguous_strides(DType::F32, t.ne);
+    as_f32.name = t.name;
+    std::vector<std::byte> values(as_f32.nbytes());
+    XB_RETURN_IF_ERROR(init_into(as_f32, init, seed, files, source, values));
+    if (!convert_row(DType::F32, values.data(), t.type, out.data(), t.nelements())) {
+        return config_error(source, init.path, std::string("cannot quantize to ") + dtype_name(t.type));
+    }
+    return Status::ok();
+}
+
+}  // namespace
+
 Status init_into(const Tensor& t, const InitSpec& init, uint64_t seed, InitFiles& files, std::string_view source,
                  std::span<std::byte> out) {
-    if (out.size() != static_cast<size_t>(t.nelements()) * type_size(t.type)) {
+    if (out.size() != row_size(t.type, t.ne[0]) * static_cast<size_t>(t.nrows())) {
         return Status(StatusCode::Internal, "init: the output does not fit tensor '" + t.name + "'");
     }
+    // Files hold the bytes of their own type; everything else is made as f32 and quantized.
+    if (is_quantized(t.type) && init.kind != InitKind::Gguf) return init_quantized(t, init, seed, files, source, out);
     switch (init.kind) {
         case InitKind::Uniform:
         case InitKind::Normal: return random_values(t, init, seed, source, out);
@@ -228,7 +253,7 @@ Status init_into(const Tensor& t, const InitSpec& init, uint64_t seed, InitFiles
 
 Result<std::vector<std::byte>> init_values(const Tensor& t, const InitSpec& init, uint64_t seed, InitFiles& files,
                                            std::string_view source) {
-    std::vector<std::byte> out(static_cast<size_t>(t.nelements()) * type_size(t.type));
+    std::vector<std::byte> out(row_size(t.type, t.ne[0]) * static_cast<size_t>(t.nrows()));
     XB_RETURN_IF_ERROR(init_into(t, init, seed, files, source, out));
     return out;
 }

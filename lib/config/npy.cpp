@@ -45,9 +45,8 @@ const char* descr_of(DType t) {
         case DType::F16: return "<f2";
         case DType::I32: return "<i4";
         case DType::I64: return "<i8";
-        case DType::BF16: return nullptr;
+        default: return nullptr;  // bf16 and the quantized types have no numpy dtype
     }
-    return nullptr;
 }
 
 // The header is a Python dict literal: {'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }

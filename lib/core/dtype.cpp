@@ -1,6 +1,11 @@
 #include "core/dtype.hpp"
 
+#include <algorithm>
 #include <array>
+#include <cctype>
+#include <cstddef>
+
+#include "core/quant.hpp"
 
 #if defined(__AVX__) || defined(__AVX2__)
 #include <immintrin.h>
@@ -10,12 +15,31 @@ namespace xb {
 
 namespace {
 constexpr std::array<DTypeTraits, kDTypeCount> kTraits = {{
-    {"f32", 1, 4, true},
-    {"f16", 1, 2, true},
-    {"bf16", 1, 2, true},
-    {"i32", 1, 4, false},
-    {"i64", 1, 8, false},
+    {"f32", 1, 4, true, false},
+    {"f16", 1, 2, true, false},
+    {"bf16", 1, 2, true, false},
+    {"i32", 1, 4, false, false},
+    {"i64", 1, 8, false, false},
+    {"q4_0", 32, 18, false, true},
+    {"q4_1", 32, 20, false, true},
+    {"q5_0", 32, 22, false, true},
+    {"q5_1", 32, 24, false, true},
+    {"q8_0", 32, 34, false, true},
+    {"q4_K", 256, 144, false, true},
+    {"q5_K", 256, 176, false, true},
+    {"q6_K", 256, 210, false, true},
+    {"q8_K", 256, 292, false, true},
 }};
+
+bool same_name(std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i) {
+        if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) {
+            return false;
+        }
+    }
+    return true;
+}
 }  // namespace
 
 const DTypeTraits& dtype_traits(DType t) { return kTraits[static_cast<size_t>(t)]; }
@@ -26,7 +50,7 @@ size_t row_size(DType t, int64_t n) {
 
 std::optional<DType> dtype_from_name(std::string_view name) {
     for (int i = 0; i < kDTypeCount; ++i) {
-        if (name == kTraits[i].name) return static_cast<DType>(i);
+        if (same_name(name, kTraits[static_cast<size_t>(i)].name)) return static_cast<DType>(i);
     }
     return std::nullopt;
 }
@@ -66,12 +90,42 @@ void f32_to_bf16_row(const float* src, uint16_t* dst, int64_t n) {
     for (int64_t i = 0; i < n; ++i) dst[i] = f32_to_bf16(src[i]);
 }
 
+namespace {
+
+// Through f32, a chunk at a time: 256 elements are whole blocks of every quantized type.
+bool convert_quantized_row(DType src_type, const void* src, DType dst_type, void* dst, int64_t n) {
+    constexpr int64_t kChunk = 256;
+    float buf[kChunk];
+    const auto* s = static_cast<const std::byte*>(src);
+    auto* d = static_cast<std::byte*>(dst);
+    for (int64_t i = 0; i < n; i += kChunk) {
+        const int64_t len = std::min(kChunk, n - i);
+        const std::byte* from = s + row_size(src_type, i);
+        std::byte* to = d + row_size(dst_type, i);
+        if (is_quantized(src_type)) {
+            dequantize_row(src_type, from, buf, len);
+        } else {
+            static_cast<void>(convert_row(src_type, from, DType::F32, buf, len));
+        }
+        if (is_quantized(dst_type)) {
+            quantize_row(dst_type, buf, to, len);
+        } else {
+            static_cast<void>(convert_row(DType::F32, buf, dst_type, to, len));
+        }
+    }
+    return true;
+}
+
+}  // namespace
+
 bool convert_row(DType src_type, const void* src, DType dst_type, void* dst, int64_t n) {
     if (src_type == dst_type) {
         std::memcpy(dst, src, row_size(src_type, n));
         return true;
     }
-    if (!is_float_type(src_type) || !is_float_type(dst_type)) return false;
+    const auto numeric = [](DType t) { return is_float_type(t) || is_quantized(t); };
+    if (!numeric(src_type) || !numeric(dst_type)) return false;
+    if (is_quantized(src_type) || is_quantized(dst_type)) return convert_quantized_row(src_type, src, dst_type, dst, n);
     if (src_type == DType::F32 && dst_type == DType::F16) {
         f32_to_f16_row(static_cast<const float*>(src), static_cast<uint16_t*>(dst), n);
     } else if (src_type == DType::F32 && dst_type == DType::BF16) {

@@ -1,8 +1,8 @@
 // Element types and conversions between them.
 //
-// Types are described by a block size and the bytes per block, as in ggml, so that block-quantized
-// types can be added later without changing tensor arithmetic: a row of n elements of type t takes
-// n / blck_size(t) * type_size(t) bytes.
+// Types are described by a block size and the bytes per block, as in ggml: a row of n elements of
+// type t takes n / blck_size(t) * type_size(t) bytes. The quantized types (GGUF's block formats,
+// core/quant_blocks.hpp) have blocks of 32 or 256 elements; every other type has blocks of one.
 #pragma once
 
 #include <cstddef>
@@ -19,14 +19,19 @@
 
 namespace xb {
 
-enum class DType : uint8_t { F32, F16, BF16, I32, I64 };
-inline constexpr int kDTypeCount = 5;
+enum class DType : uint8_t {
+    F32, F16, BF16, I32, I64,
+    Q4_0, Q4_1, Q5_0, Q5_1, Q8_0,  // 32-element blocks
+    Q4_K, Q5_K, Q6_K, Q8_K,        // 256-element super-blocks (q8_K: the k-quants' activation format)
+};
+inline constexpr int kDTypeCount = 14;
 
 struct DTypeTraits {
     const char* name;
     int64_t blck_size;   // elements per block (1 for plain types)
     size_t type_size;    // bytes per block
-    bool is_float;       // holds floating-point values (convertible to and from f32)
+    bool is_float;       // holds floating-point values element by element (convertible to and from f32)
+    bool is_quantized;   // a block format: converts to and from f32 a whole block at a time
 };
 
 const DTypeTraits& dtype_traits(DType t);
@@ -34,9 +39,10 @@ inline const char* dtype_name(DType t) { return dtype_traits(t).name; }
 inline int64_t blck_size(DType t) { return dtype_traits(t).blck_size; }
 inline size_t type_size(DType t) { return dtype_traits(t).type_size; }
 inline bool is_float_type(DType t) { return dtype_traits(t).is_float; }
+inline bool is_quantized(DType t) { return dtype_traits(t).is_quantized; }
 // Bytes of a row of n elements; n must be a multiple of the block size.
 size_t row_size(DType t, int64_t n);
-// "f32" -> DType::F32; nullopt for an unknown name.
+// "f32" -> DType::F32, "q4_K" (or "Q4_K", "q4_k") -> DType::Q4_K; nullopt for an unknown name.
 std::optional<DType> dtype_from_name(std::string_view name);
 
 // --- scalar conversions, shared with CUDA ---------------------------------------------------------
@@ -117,8 +123,8 @@ XB_HD float load_as_f32(DType t, const void* p) {
         case DType::BF16: return bf16_to_f32(*static_cast<const uint16_t*>(p));
         case DType::I32: return static_cast<float>(*static_cast<const int32_t*>(p));
         case DType::I64: return static_cast<float>(*static_cast<const int64_t*>(p));
+        default: return 0.0f;  // quantized types convert a block at a time (core/quant.hpp)
     }
-    return 0.0f;
 }
 
 // Writes v at `p` as type t (integers are truncated toward zero).
@@ -129,6 +135,7 @@ XB_HD void store_from_f32(DType t, void* p, float v) {
         case DType::BF16: *static_cast<uint16_t*>(p) = f32_to_bf16(v); return;
         case DType::I32: *static_cast<int32_t*>(p) = static_cast<int32_t>(v); return;
         case DType::I64: *static_cast<int64_t*>(p) = static_cast<int64_t>(v); return;
+        default: return;  // quantized types convert a block at a time (core/quant.hpp)
     }
 }
 
@@ -138,8 +145,9 @@ void f16_to_f32_row(const uint16_t* src, float* dst, int64_t n);
 void f32_to_f16_row(const float* src, uint16_t* dst, int64_t n);
 void bf16_to_f32_row(const uint16_t* src, float* dst, int64_t n);
 void f32_to_bf16_row(const float* src, uint16_t* dst, int64_t n);
-// Converts n contiguous elements between any two float types (and i32 <-> i32).
-// Returns false when the pair is not convertible (an integer and a float type).
+// Converts n contiguous elements between any two float or quantized types (and a type to itself);
+// n must be a multiple of the block size of a quantized side. Returns false when the pair is not
+// convertible (an integer and another type).
 [[nodiscard]] bool convert_row(DType src_type, const void* src, DType dst_type, void* dst, int64_t n);
 
 }  // namespace xb

@@ -1,0 +1,25 @@
+// Quantization and dequantization of rows of the quantized types (core/quant_blocks.hpp).
+//
+// Dequantization is ggml's arithmetic, bit for bit. Quantization of the legacy types (q4_0, q4_1,
+// q5_0, q5_1, q8_0) is ggml's reference rounding, byte for byte; the k-quants (q4_K, q5_K, q6_K) use
+// xbackend's own search for scales and mins, whose error is bounded per type (tests/test_quant.cpp).
+// q8_K is the activation format of the k-quant dot products. Row lengths must be multiples of the
+// type's block size.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/dtype.hpp"
+
+namespace xb {
+
+// Whether `type` can be made from f32 by quantize_row (every quantized type).
+bool can_quantize(DType type);
+
+// n elements of `type` at src, as f32 at dst.
+void dequantize_row(DType type, const void* src, float* dst, int64_t n);
+// n f32 elements at src, as `type` at dst (row_size(type, n) bytes).
+void quantize_row(DType type, const float* src, void* dst, int64_t n);
+
+}  // namespace xb

@@ -1,0 +1,50 @@
+#include "host/isa.hpp"
+
+#include <vector>
+
+namespace xb::host {
+
+const char* isa_name(Isa isa) {
+    switch (isa) {
+        case Isa::Scalar: return "scalar";
+        case Isa::Avx2: return "avx2";
+        case Isa::Avx512: return "avx512";
+    }
+    return "?";
+}
+
+bool isa_supported(Isa isa) {
+#if defined(__x86_64__) || defined(__i386__)
+    switch (isa) {
+        case Isa::Scalar: return true;
+        case Isa::Avx2:
+            return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+        case Isa::Avx512:
+            return isa_supported(Isa::Avx2) && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                   __builtin_cpu_supports("avx512vl");
+    }
+    return false;
+#else
+    return isa == Isa::Scalar;
+#endif
+}
+
+Isa best_isa() {
+    for (Isa isa : {Isa::Avx512, Isa::Avx2}) {
+        if (isa_supported(isa)) return isa;
+    }
+    return Isa::Scalar;
+}
+
+std::span<const Isa> supported_isas() {
+    static const std::vector<Isa> isas = [] {
+        std::vector<Isa> out;
+        for (Isa isa : {Isa::Scalar, Isa::Avx2, Isa::Avx512}) {
+            if (isa_supported(isa)) out.push_back(isa);
+        }
+        return out;
+    }();
+    return isas;
+}
+
+}  // namespace xb::host
