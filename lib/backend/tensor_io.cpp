@@ -116,35 +116,55 @@ Status view_init(Tensor& t) {
     return t.buffer->init_tensor(t);
 }
 
+namespace {
+
+// Types whose values convert to and from f32: element by element or a block at a time.
+bool f32_convertible(DType t) { return is_float_type(t) || is_quantized(t); }
+
+}  // namespace
+
 Status tensor_set_f32(Tensor& t, std::span<const float> values) {
-    if (static_cast<int64_t>(values.size()) != t.nelements() || !t.is_contiguous() || !is_float_type(t.type)) {
+    if (static_cast<int64_t>(values.size()) != t.nelements() || !t.is_contiguous() || !f32_convertible(t.type)) {
         return Status(StatusCode::InvalidArgument, "tensor_set_f32: '" + t.display_name() + "' " + t.shape_string() +
                                                        " needs " + std::to_string(t.nelements()) +
                                                        " values and a contiguous float layout");
     }
     if (t.type == DType::F32) return tensor_set(t, values.data(), 0, values.size_bytes());
     std::vector<std::byte> converted(t.nbytes());
-    if (!convert_row(DType::F32, values.data(), t.type, converted.data(), t.nelements())) {
-        return Status(StatusCode::NotSupported, "tensor_set_f32: cannot convert to " + std::string(dtype_name(t.type)));
+    // Row by row, so that a quantized row whose length is not a whole number of blocks is refused.
+    const size_t row_bytes = t.row_bytes();
+    for (int64_t r = 0; r < t.nrows(); ++r) {
+        if (!convert_row(DType::F32, values.data() + r * t.ne[0], t.type, converted.data() + r * row_bytes, t.ne[0])) {
+            return Status(StatusCode::NotSupported,
+                          "tensor_set_f32: cannot convert to " + std::string(dtype_name(t.type)));
+        }
     }
     return tensor_set(t, converted.data(), 0, converted.size());
 }
 
 Result<std::vector<float>> tensor_get_f32(const Tensor& t) {
-    if (!is_float_type(t.type) && t.type != DType::I32) {
+    if (!f32_convertible(t.type) && t.type != DType::I32) {
         return Status(StatusCode::NotSupported, std::string("tensor_get_f32: cannot read ") + dtype_name(t.type));
     }
     std::vector<std::byte> raw(t.nbytes());
     XB_RETURN_IF_ERROR(tensor_get(t, raw.data(), 0, raw.size()));
-    std::vector<float> out;
-    out.reserve(static_cast<size_t>(t.nelements()));
+    std::vector<float> out(static_cast<size_t>(t.nelements()));
+    float* dst = out.data();
     for (int64_t i3 = 0; i3 < t.ne[3]; ++i3)
         for (int64_t i2 = 0; i2 < t.ne[2]; ++i2)
-            for (int64_t i1 = 0; i1 < t.ne[1]; ++i1)
-                for (int64_t i0 = 0; i0 < t.ne[0]; ++i0) {
-                    const size_t off = i0 * t.nb[0] + i1 * t.nb[1] + i2 * t.nb[2] + i3 * t.nb[3];
-                    out.push_back(load_as_f32(t.type, raw.data() + off));
+            for (int64_t i1 = 0; i1 < t.ne[1]; ++i1) {
+                const std::byte* row = raw.data() + i1 * t.nb[1] + i2 * t.nb[2] + i3 * t.nb[3];
+                if (is_quantized(t.type)) {
+                    // Quantized rows are whole blocks, contiguous within the row.
+                    if (!convert_row(t.type, row, DType::F32, dst, t.ne[0])) {
+                        return Status(StatusCode::NotSupported,
+                                      std::string("tensor_get_f32: cannot read ") + dtype_name(t.type));
+                    }
+                    dst += t.ne[0];
+                    continue;
                 }
+                for (int64_t i0 = 0; i0 < t.ne[0]; ++i0) *dst++ = load_as_f32(t.type, row + i0 * t.nb[0]);
+            }
     return out;
 }
 

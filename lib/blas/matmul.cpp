@@ -32,7 +32,8 @@ Matrix slice(const Tensor& t, int64_t i2, int64_t i3) {
     return {base, t.type, t.ne[0], t.ne[1], t.nb[0], t.nb[1]};
 }
 
-bool is_operand_type(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16; }
+// Quantized a (weights) is dequantized a row at a time, as f16 and bf16 are converted.
+bool is_operand_type(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16 || is_quantized(t); }
 
 // A stride in bytes as a cblas leading dimension of at least `min_ld` floats, when it is one.
 std::optional<int> leading_dim(size_t stride, int64_t min_ld) {
@@ -70,7 +71,8 @@ float load_element(DType type, const std::byte* p) {
 // n elements `stride` bytes apart, as f32; packed aligned runs use core's vectorised converters.
 void load_run(DType type, const std::byte* src, size_t stride, int64_t n, float* dst) {
     const size_t size = type_size(type);
-    if (stride == size && reinterpret_cast<uintptr_t>(src) % size == 0) {
+    // A quantized row is whole consecutive blocks (the op builders check it), read a block at a time.
+    if (is_quantized(type) || (stride == size && reinterpret_cast<uintptr_t>(src) % size == 0)) {
         (void)convert_row(type, src, DType::F32, dst, n);  // every operand type converts to f32
         return;
     }

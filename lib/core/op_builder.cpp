@@ -26,8 +26,23 @@ bool check_not_null(Context& ctx, const char* op, std::initializer_list<const Te
 
 bool check_float(Context& ctx, const char* op, const char* role, const Tensor& t) {
     if (is_float_type(t.type)) return true;
-    ctx.fail(op_error(op, describe(role, t) + " must have a float type (f32, f16, bf16)"));
+    const std::string hint = is_quantized(t.type) ? " (quantized tensors go to mul_mat, get_rows and copies; cast first)" : "";
+    ctx.fail(op_error(op, describe(role, t) + " must have a float type (f32, f16, bf16)" + hint));
     return false;
+}
+
+bool check_float_or_quantized(Context& ctx, const char* op, const char* role, const Tensor& t) {
+    if (is_float_type(t.type)) return true;
+    if (!is_quantized(t.type)) {
+        ctx.fail(op_error(op, describe(role, t) + " must have a float or quantized type"));
+        return false;
+    }
+    if (t.nb[0] != type_size(t.type)) {
+        ctx.fail(op_error(op, describe(role, t) + " must have rows of consecutive blocks (nb[0] = " +
+                                  std::to_string(type_size(t.type)) + " bytes)"));
+        return false;
+    }
+    return true;
 }
 
 Tensor* make_node(Context& ctx, Op op, DType type, const std::array<int64_t, kMaxDims>& ne,

@@ -17,6 +17,9 @@ std::string describe(const char* role, const Tensor& t);
 // True when every tensor is non-null; otherwise records an error naming the op.
 bool check_not_null(Context& ctx, const char* op, std::initializer_list<const Tensor*> srcs);
 bool check_float(Context& ctx, const char* op, const char* role, const Tensor& t);
+// A float type, or a quantized type whose rows are consecutive blocks (nb[0] the block's bytes): what
+// the ops that take quantized tensors (mul_mat's a, get_rows' a, copies) accept.
+bool check_float_or_quantized(Context& ctx, const char* op, const char* role, const Tensor& t);
 
 // A new contiguous node of `type` and shape `ne` computing `op` over `srcs`.
 Tensor* make_node(Context& ctx, Op op, DType type, const std::array<int64_t, kMaxDims>& ne,

@@ -8,6 +8,7 @@
 namespace xb {
 
 using detail::check_float;
+using detail::check_float_or_quantized;
 using detail::check_not_null;
 using detail::describe;
 using detail::make_node;
@@ -39,11 +40,13 @@ bool check_index_type(Context& ctx, const char* op, const Tensor& idx, bool allo
 
 Tensor* dup(Context& ctx, Tensor* a) {
     if (!check_not_null(ctx, "dup", {a})) return ctx.placeholder();
+    if (is_quantized(a->type) && !check_float_or_quantized(ctx, "dup", "a", *a)) return ctx.placeholder(a);
     return make_node(ctx, Op::Dup, a->type, a->ne, {a});
 }
 
 Tensor* cont(Context& ctx, Tensor* a) {
     if (!check_not_null(ctx, "cont", {a})) return ctx.placeholder();
+    if (is_quantized(a->type) && !check_float_or_quantized(ctx, "cont", "a", *a)) return ctx.placeholder(a);
     return make_node(ctx, Op::Cont, a->type, a->ne, {a});
 }
 
@@ -54,11 +57,23 @@ Tensor* cpy(Context& ctx, Tensor* a, Tensor* b) {
                                             " must have the same number of elements"),
                         b);
     }
-    const bool convertible = a->type == b->type || (is_float_type(a->type) && is_float_type(b->type));
+    const auto numeric = [](DType t) { return is_float_type(t) || is_quantized(t); };
+    const bool convertible = a->type == b->type || (numeric(a->type) && numeric(b->type));
     if (!convertible) {
         return ctx.fail(op_error("cpy", std::string("cannot convert ") + dtype_name(a->type) + " to " +
                                             dtype_name(b->type)),
                         b);
+    }
+    // Quantizing or dequantizing converts whole rows of blocks.
+    if (is_quantized(a->type) || is_quantized(b->type)) {
+        if (a->ne[0] != b->ne[0]) {
+            return ctx.fail(op_error("cpy", describe("a", *a) + " and " + describe("b", *b) +
+                                                ": a quantized copy keeps the row length"),
+                            b);
+        }
+        if (!check_float_or_quantized(ctx, "cpy", "a", *a) || !check_float_or_quantized(ctx, "cpy", "b", *b)) {
+            return ctx.placeholder(b);
+        }
     }
     Tensor* t = ctx.new_view(*b, b->ne, b->nb, 0);
     t->op = Op::Cpy;
@@ -194,6 +209,7 @@ Tensor* arange(Context& ctx, float start, float stop, float step) {
 Tensor* get_rows(Context& ctx, Tensor* a, Tensor* rows) {
     if (!check_not_null(ctx, "get_rows", {a, rows})) return ctx.placeholder(a);
     if (!check_index_type(ctx, "get_rows", *rows, false)) return ctx.placeholder(a);
+    if (is_quantized(a->type) && !check_float_or_quantized(ctx, "get_rows", "a", *a)) return ctx.placeholder(a);
     if (a->ne[2] != rows->ne[1] || a->ne[3] != rows->ne[2] || rows->ne[3] != 1) {
         return ctx.fail(op_error("get_rows", describe("indices", *rows) + " must be [m, a.ne2, a.ne3] for " +
                                                  describe("a", *a)),

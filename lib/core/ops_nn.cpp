@@ -6,6 +6,7 @@
 namespace xb {
 
 using detail::check_float;
+using detail::check_float_or_quantized;
 using detail::check_not_null;
 using detail::describe;
 using detail::make_node;
@@ -112,7 +113,9 @@ Tensor* rope(Context& ctx, Tensor* a, Tensor* positions, const RopeParams& param
 
 Tensor* mul_mat(Context& ctx, Tensor* a, Tensor* b) {
     if (!check_not_null(ctx, "mul_mat", {a, b})) return ctx.placeholder();
-    if (!check_float(ctx, "mul_mat", "a", *a) || !check_float(ctx, "mul_mat", "b", *b)) return ctx.placeholder(a);
+    if (!check_float_or_quantized(ctx, "mul_mat", "a", *a) || !check_float(ctx, "mul_mat", "b", *b)) {
+        return ctx.placeholder(a);
+    }
     const bool ok = a->ne[0] == b->ne[0] && a->ne[2] > 0 && a->ne[3] > 0 && b->ne[2] % a->ne[2] == 0 &&
                     b->ne[3] % a->ne[3] == 0;
     if (!ok) {

@@ -45,6 +45,9 @@ void compute_norm(const ComputeParams& p, Tensor& dst);       // Norm, RmsNorm
 // --- kernels_matmul.cpp ---
 void compute_mul_mat(const ComputeParams& p, Tensor& dst);
 size_t mul_mat_work_size(const Tensor& dst, int nth);
+// --- kernels_matmul_quant.cpp: mul_mat with quantized src0 (compute_mul_mat sends it there) ---
+void compute_mul_mat_quant(const ComputeParams& p, Tensor& dst);
+size_t mul_mat_quant_work_size(const Tensor& dst, int nth);
 void compute_out_prod(const ComputeParams& p, Tensor& dst);
 
 // --- kernels_attention.cpp ---

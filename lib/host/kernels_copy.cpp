@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "core/op_params.hpp"
+#include "core/quant.hpp"
 #include "host/kernels.hpp"
 #include "host/row_iter.hpp"
 
@@ -17,7 +18,8 @@ namespace xb::host {
 
 namespace {
 
-bool convertible(DType from, DType to) { return from == to || (is_float_type(from) && is_float_type(to)); }
+bool numeric(DType t) { return is_float_type(t) || is_quantized(t); }
+bool convertible(DType from, DType to) { return from == to || (numeric(from) && numeric(to)); }
 
 // Reports (once, from thread 0) that a kernel cannot convert between the types of its tensors.
 void report_not_convertible(const ComputeParams& p, const char* op, DType from, DType to) {
@@ -31,8 +33,28 @@ void copy_strided_bits(const std::byte* s, size_t ss, std::byte* d, size_t ds, i
     for (int64_t i = 0; i < n; ++i) std::memcpy(d + i * ds, s + i * ss, sizeof(T));
 }
 
+// A run with a quantized side (whole blocks, consecutive) and a strided float side: through f32, a
+// chunk of 256 elements (whole blocks of every type) at a time.
+void copy_quantized_run(DType st, const std::byte* s, size_t ss, DType dt, std::byte* d, size_t ds, int64_t n) {
+    constexpr int64_t kChunk = 256;
+    float buf[kChunk];
+    for (int64_t c = 0; c < n; c += kChunk) {
+        const int64_t len = std::min(kChunk, n - c);
+        if (is_quantized(st)) {
+            dequantize_row(st, s + row_size(st, c), buf, len);
+        } else {
+            for (int64_t i = 0; i < len; ++i) buf[i] = load_as_f32(st, s + (c + i) * static_cast<int64_t>(ss));
+        }
+        if (is_quantized(dt)) {
+            quantize_row(dt, buf, d + row_size(dt, c), len);
+        } else {
+            for (int64_t i = 0; i < len; ++i) store_from_f32(dt, d + (c + i) * static_cast<int64_t>(ds), buf[i]);
+        }
+    }
+}
+
 // Copies n elements from a strided source run to a strided destination run. The types must be
-// convertible (see convertible()).
+// convertible (see convertible()); a quantized side holds whole blocks.
 void copy_run(DType st, const std::byte* s, size_t ss, DType dt, std::byte* d, size_t ds, int64_t n) {
     if (n <= 0) return;
     const size_t s_size = type_size(st);
@@ -41,6 +63,7 @@ void copy_run(DType st, const std::byte* s, size_t ss, DType dt, std::byte* d, s
         static_cast<void>(convert_row(st, s, dt, d, n));
         return;
     }
+    if (is_quantized(st) || is_quantized(dt)) return copy_quantized_run(st, s, ss, dt, d, ds, n);
     if (st == dt) {
         switch (s_size) {
             case 2: return copy_strided_bits<uint16_t>(s, ss, d, ds, n);
@@ -111,6 +134,15 @@ void report_index(const ComputeParams& p, const char* op, int64_t index, int64_t
                                                 " out of range [0, " + std::to_string(n) + ")"));
 }
 
+// Copies with a quantized side go a row at a time (rows of equal length on both sides: the builders
+// check it), so that no thread's share cuts a block.
+void copy_rows(const ComputeParams& p, const Tensor& src, Tensor& dst) {
+    const auto range = p.split(dst.nrows());
+    for (int64_t row = range.begin; row < range.end; ++row) {
+        copy_run(src, row_ptr(src, row_index(src, row)), dst, row_ptr(dst, row_index(dst, row)), dst.ne[0]);
+    }
+}
+
 }  // namespace
 
 void compute_copy(const ComputeParams& p, Tensor& dst) {
@@ -118,6 +150,7 @@ void compute_copy(const ComputeParams& p, Tensor& dst) {
     if (!convertible(src.type, dst.type)) return report_not_convertible(p, op_name(dst.op), src.type, dst.type);
     const int64_t n = dst.nelements();
     if (n == 0 || src.nelements() != n) return;
+    if (is_quantized(src.type) || is_quantized(dst.type)) return copy_rows(p, src, dst);
     const auto range = p.split(n);
     if (range.begin >= range.end) return;
 

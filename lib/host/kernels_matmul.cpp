@@ -344,11 +344,13 @@ void out_prod_row(const Tensor& a, const Tensor& b, Tensor& dst, int64_t j, int6
 }  // namespace
 
 size_t mul_mat_work_size(const Tensor& dst, int nth) {
+    if (is_quantized(dst.src[0]->type)) return mul_mat_quant_work_size(dst, nth);
     const MatMulPlan plan = make_plan(dst);
     return plan.b_bytes + static_cast<size_t>(std::max(nth, 1)) * plan.a_slice + kAlign;
 }
 
 void compute_mul_mat(const ComputeParams& params, Tensor& dst) {
+    if (is_quantized(dst.src[0]->type)) return compute_mul_mat_quant(params, dst);
     const Tensor& a = *dst.src[0];
     const Tensor& b = *dst.src[1];
     const MatMulPlan plan = make_plan(dst);

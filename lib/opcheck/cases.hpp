@@ -14,6 +14,7 @@ std::vector<OpCase> layout_cases();       // cases_layout.cpp
 std::vector<OpCase> reduce_cases();       // cases_reduce.cpp
 std::vector<OpCase> attention_cases();    // cases_attention.cpp
 std::vector<OpCase> matmul_cases();       // cases_matmul.cpp
+std::vector<OpCase> quant_cases();        // cases_quant.cpp
 
 // Every conformance case, family by family in the order above.
 std::vector<OpCase> all_cases();

@@ -1,0 +1,149 @@
+// Op cases of the quantized types: mul_mat with quantized weights (gemv, batches, broadcasting,
+// permuted weights, strided activations), get_rows of quantized rows (embedding look-up), and
+// copies into and out of the block formats.
+//
+// Rows of a quantized tensor are whole blocks: K is a multiple of 32 for the legacy types and of 256
+// for the k-quants, so sizes are odd in blocks and in every other dimension instead. The reference
+// sees the weights as stored (dequantized), so only the backend's own arithmetic counts as error.
+#include "core/quant.hpp"
+#include "opcheck/cases.hpp"
+#include "opcheck/reference.hpp"
+
+namespace xb::opcheck {
+
+namespace {
+
+using xb::DType;
+using xb::Tensor;
+
+constexpr DType kQuantTypes[] = {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1,
+                                 DType::Q8_0, DType::Q4_K, DType::Q5_K, DType::Q6_K};
+
+// CPUs multiply quantized weights by activations rounded to 8-bit blocks (ggml's vec_dot_type:
+// q8_0 or q8_K, a step of max|x|/127 per block): on uniform data that is an NMSE of about
+// (1/127)^2 / 12 * 3 = 1.6e-5 per product. GPUs that round activations to f16 do better. 1e-4
+// leaves room for the larger block maxima of q8_K; a wrong scale or nibble order gives ~1.
+constexpr double kTolMatMulQuant = 1e-4;
+
+// Quantizing uniform [-1, 1] values: the NMSE of each format's rounding as measured on these cases
+// (q4_0 4.3e-3, q4_1 3.8e-3, q5_0 9.7e-4, q5_1 8.6e-4, q8_0 1.5e-5, q4_K 3.1e-3, q5_K 7.5e-4,
+// q6_K 1.5e-4) with about 1.6x to spare. A quantizer that picks the wrong scale or drops a bit
+// plane misses these by an order of magnitude.
+double quantize_tolerance(DType t) {
+    switch (t) {
+        case DType::Q4_0: return 7e-3;
+        case DType::Q4_1: return 6e-3;
+        case DType::Q5_0: return 1.5e-3;
+        case DType::Q5_1: return 1.3e-3;
+        case DType::Q8_0: return 2.5e-5;
+        case DType::Q4_K: return 5e-3;
+        case DType::Q5_K: return 1.2e-3;
+        case DType::Q6_K: return 2.5e-4;
+        default: return kTolExact;
+    }
+}
+
+// K for a row of `blocks` blocks of t.
+int64_t row_of_blocks(DType t, int64_t blocks) { return blocks * blck_size(t); }
+
+RefArray mul_mat_ref(const std::vector<RefArray>& in) { return ref::mul_mat(in[0], in[1]); }
+RefArray identity(const std::vector<RefArray>& in) { return in[0]; }
+
+void add_mul_mat_cases(std::vector<OpCase>& cases) {
+    for (DType t : kQuantTypes) {
+        const std::string tag = type_tag(t);
+        const int64_t k = row_of_blocks(t, t == DType::Q4_K || t == DType::Q5_K || t == DType::Q6_K ? 2 : 3);
+        struct Def {
+            const char* name;
+            Shape a;
+            Shape b;
+        };
+        // gemv (a decode step), a small batch, a batch big enough for a GPU's matrix path and BLAS's
+        // default minimum, and a
+        // broadcast of a over dims 2 and 3 (grouped-query attention's shape).
+        for (const Def& d : {Def{"gemv", {k, 37, 1, 1}, {k, 1, 1, 1}}, Def{"batch7", {k, 13, 1, 1}, {k, 7, 1, 1}},
+                             Def{"batch33", {k, 35, 1, 1}, {k, 33, 1, 1}},
+                             Def{"bcast23", {k, 9, 2, 3}, {k, 5, 4, 3}}}) {
+            cases.push_back({std::string("mul_mat_") + d.name + "_" + tag,
+                             [=](CaseBuilder& c) {
+                                 Tensor* a = c.input(t, d.a);
+                                 return xb::mul_mat(c.ctx(), a, c.input(DType::F32, d.b));
+                             },
+                             mul_mat_ref, kTolMatMulQuant});
+        }
+    }
+    // Rows of a apart (a permuted: dims 1 and 2 swapped) and f16 activations.
+    cases.push_back({"mul_mat_permuted_a_q4_0",
+                     [](CaseBuilder& c) {
+                         Tensor* a = xb::permute(c.ctx(), c.input(DType::Q4_0, {64, 2, 9, 1}), {0, 2, 1, 3});
+                         return xb::mul_mat(c.ctx(), a, c.input(DType::F16, {64, 5, 2, 1}));
+                     },
+                     [](const std::vector<RefArray>& in) {
+                         return ref::mul_mat(ref::permute(in[0], {0, 2, 1, 3}), in[1]);
+                     },
+                     kTolMatMulQuant});
+    // Activations strided: b a transposed matrix, every element of a column apart.
+    cases.push_back({"mul_mat_transposed_b_q6_K",
+                     [](CaseBuilder& c) {
+                         Tensor* a = c.input(DType::Q6_K, {256, 11, 1, 1});
+                         return xb::mul_mat(c.ctx(), a, xb::transpose(c.ctx(), c.input(DType::F32, {3, 256, 1, 1})));
+                     },
+                     [](const std::vector<RefArray>& in) { return ref::mul_mat(in[0], ref::transpose(in[1])); },
+                     kTolMatMulQuant});
+}
+
+void add_get_rows_cases(std::vector<OpCase>& cases) {
+    for (DType t : kQuantTypes) {
+        // Dequantizing a stored row is exact: the output is the row as the reference reads it.
+        cases.push_back({"get_rows_" + type_tag(t),
+                         [=](CaseBuilder& b) {
+                             Tensor* a = b.input(t, {row_of_blocks(t, 1), 9, 2, 1});
+                             return xb::get_rows(b.ctx(), a, b.input(DType::I32, {5, 2, 1, 1}, random_indices(9)));
+                         },
+                         [](const std::vector<RefArray>& in) { return ref::get_rows(in[0], in[1]); }, kTolExact});
+    }
+}
+
+void add_copy_cases(std::vector<OpCase>& cases) {
+    for (DType t : kQuantTypes) {
+        const std::string tag = type_tag(t);
+        const int64_t k = row_of_blocks(t, 2);
+        cases.push_back({"cast_" + tag + "_f32",
+                         [=](CaseBuilder& b) { return xb::cast(b.ctx(), b.input(t, {k, 3, 2, 1}), DType::F32); },
+                         identity, kTolExact});
+        cases.push_back({"cast_f32_" + tag,
+                         [=](CaseBuilder& b) { return xb::cast(b.ctx(), b.input(DType::F32, {k, 3, 2, 1}), t); },
+                         identity, quantize_tolerance(t)});
+    }
+    // Dequantizing into f16 rounds once more; into a transposed f32 destination, element by element.
+    cases.push_back({"cast_q8_0_f16",
+                     [](CaseBuilder& b) { return xb::cast(b.ctx(), b.input(DType::Q8_0, {64, 5, 1, 1}), DType::F16); },
+                     identity, kTolF16});
+    cases.push_back({"cpy_q4_K_into_transposed_f32",
+                     [](CaseBuilder& b) {
+                         Tensor* x = b.input(DType::Q4_K, {256, 3, 1, 1});
+                         Tensor* dst = b.input(DType::F32, {3, 256, 1, 1});
+                         return xb::cpy(b.ctx(), x, xb::transpose(b.ctx(), dst));
+                     },
+                     identity, kTolExact});
+    // Quantizing the rows of a permuted f16 tensor (a KV cache written in another layout).
+    cases.push_back({"cpy_permuted_f16_q8_0",
+                     [](CaseBuilder& b) {
+                         Tensor* x = xb::permute(b.ctx(), b.input(DType::F16, {64, 3, 2, 1}), {0, 2, 1, 3});
+                         return xb::cpy(b.ctx(), x, b.input(DType::Q8_0, {64, 2, 3, 1}));
+                     },
+                     [](const std::vector<RefArray>& in) { return ref::permute(in[0], {0, 2, 1, 3}); },
+                     quantize_tolerance(DType::Q8_0)});
+}
+
+}  // namespace
+
+std::vector<OpCase> quant_cases() {
+    std::vector<OpCase> cases;
+    add_mul_mat_cases(cases);
+    add_get_rows_cases(cases);
+    add_copy_cases(cases);
+    return cases;
+}
+
+}  // namespace xb::opcheck
