@@ -372,6 +372,29 @@ TEST(CudaGemmPlan, MixedTypesPackTheOperandThatChanges) {
     EXPECT_EQ(p.scratch_bytes, align_scratch(33 * 9 * 4) + align_scratch(33 * 5 * 4));
 }
 
+TEST(CudaGemmPlan, QuantizedWeightsAreDequantizedToF16OrReadByTheMatVecKernel) {
+    Context ctx;
+    EXPECT_EQ(gemm_input_type(DType::Q4_K, DType::F32), DType::F16);
+    EXPECT_EQ(gemm_input_type(DType::Q8_0, DType::F16), DType::F16);
+    Tensor* batch = mul_mat(ctx, input(ctx, DType::Q4_0, {96, 13}), input(ctx, DType::F32, {96, 7}));
+    ASSERT_TRUE(ctx.ok()) << ctx.status().to_string();
+    ASSERT_TRUE(gemm_supported(*batch));
+    EXPECT_FALSE(uses_quant_mat_vec(*batch));
+    const GemmPlan p = plan_gemm(*batch);
+    EXPECT_EQ(p.input_type, DType::F16);
+    EXPECT_TRUE(p.a.pack && p.b.pack);
+    EXPECT_EQ(p.a.scratch_bytes, 96u * 13u * 2u);  // the dequantized weights, f16
+    EXPECT_EQ(p.a.ld, 96);
+    EXPECT_EQ(node_scratch_bytes(*batch), p.scratch_bytes);
+
+    // One column per batch: the mat-vec kernel reads the blocks, no scratch.
+    Tensor* decode = mul_mat(ctx, input(ctx, DType::Q6_K, {512, 9, 2}), input(ctx, DType::F32, {512, 1, 4}));
+    ASSERT_TRUE(ctx.ok()) << ctx.status().to_string();
+    EXPECT_TRUE(uses_quant_mat_vec(*decode));
+    EXPECT_TRUE(supports_node(*decode));
+    EXPECT_EQ(node_scratch_bytes(*decode), 0u);
+}
+
 TEST(CudaGemmPlan, StridedOperandsArePackedOrUsedWithTheirRowStride) {
     Context ctx;
     // b transposed: its elements are a row apart, which cuBLAS cannot read in place.
@@ -474,6 +497,20 @@ TEST(CudaSupport, EveryOpTheBuildersMake) {
     for (const Tensor* n : nodes) EXPECT_TRUE(supports_node(*n)) << n->op_label() << " " << n->shape_string();
     EXPECT_TRUE(supports_node(*x));                  // a leaf
     EXPECT_TRUE(supports_node(*transpose(ctx, x)));  // a view computes nothing
+}
+
+TEST(CudaSupport, QuantizedTypesDequantizeButDoNotQuantize) {
+    Context ctx;
+    Tensor* q = input(ctx, DType::Q5_K, {256, 6, 2});
+    Tensor* rows = input(ctx, DType::I32, {3, 2});
+    EXPECT_TRUE(supports_node(*get_rows(ctx, q, rows)));
+    EXPECT_TRUE(supports_node(*cast(ctx, q, DType::F32)));
+    EXPECT_TRUE(supports_node(*cpy(ctx, q, input(ctx, DType::F16, {256, 12}))));
+    EXPECT_TRUE(supports_node(*dup(ctx, q)));  // same type, both packed: a memcpy
+    EXPECT_TRUE(supports_node(*mul_mat(ctx, q, input(ctx, DType::F32, {256, 5, 2}))));
+    EXPECT_FALSE(supports_node(*cast(ctx, input(ctx, DType::F32, {256, 2}), DType::Q4_K)));
+    EXPECT_FALSE(supports_node(*cont(ctx, permute(ctx, q, {0, 2, 1, 3}))));  // a strided block copy
+    ASSERT_TRUE(ctx.ok()) << ctx.status().to_string();
 }
 
 TEST(CudaSupport, UnknownCodesHugeHeadsAndMisalignedViewsAreRefused) {

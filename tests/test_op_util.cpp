@@ -58,6 +58,10 @@ std::vector<OpCase> threaded_cases() {
     for (OpCase& c : attention_cases()) {
         if (c.name.starts_with("soft_max")) cases.push_back(std::move(c));
     }
+    // Quantized products: columns quantized by every thread, then a barrier, then the dots.
+    for (OpCase& c : quant_cases()) {
+        if (c.name.starts_with("mul_mat") || c.name.starts_with("cast_f32")) cases.push_back(std::move(c));
+    }
     return cases;
 }
 

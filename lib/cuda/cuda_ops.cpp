@@ -1,5 +1,6 @@
 // Op -> launcher dispatch for one graph node.
 #include "cuda/cuda_check.hpp"
+#include "cuda/gemm_plan.hpp"
 #include "cuda/kernels.hpp"
 
 namespace xb::cuda {
@@ -7,14 +8,24 @@ namespace xb::cuda {
 namespace {
 
 // dup, cont, cpy: a plain memcpy when both sides are packed in the same type (elements then sit
-// at the same byte offsets whatever the shapes), the converting copy kernel otherwise.
+// at the same byte offsets whatever the shapes), dequantization from a quantized source, the
+// converting copy kernel otherwise.
 Status launch_copy_node(const LaunchContext& ctx, const Tensor& dst) {
     const Tensor& src = *dst.src[0];
     if (src.type == dst.type && src.is_contiguous() && dst.is_contiguous()) {
         XB_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(dst.data, src.data, dst.nbytes(), cudaMemcpyDeviceToDevice, ctx.stream));
         return Status::ok();
     }
+    if (is_quantized(src.type)) return launch_dequantize(ctx, describe(src), describe(dst));
     return launch_copy(ctx, describe(src), describe(dst));
+}
+
+Status launch_get_rows_node(const LaunchContext& ctx, const Tensor& dst) {
+    return is_quantized(dst.src[0]->type) ? launch_get_rows_quant(ctx, dst) : launch_get_rows(ctx, dst);
+}
+
+Status launch_mul_mat_node(const LaunchContext& ctx, const Tensor& dst) {
+    return uses_quant_mat_vec(dst) ? launch_mul_mat_vec_quant(ctx, dst) : launch_gemm(ctx, dst);
 }
 
 }  // namespace
@@ -35,13 +46,13 @@ Status launch_node(const LaunchContext& ctx, const Tensor& node) {
         case Op::Concat: return launch_concat(ctx, node);
         case Op::Pad: return launch_pad(ctx, node);
         case Op::Arange: return launch_arange(ctx, node);
-        case Op::GetRows: return launch_get_rows(ctx, node);
+        case Op::GetRows: return launch_get_rows_node(ctx, node);
         case Op::SetRows: return launch_set_rows(ctx, node);
         case Op::Norm: case Op::RmsNorm: return launch_norm(ctx, node);
         case Op::SoftMax: return launch_soft_max(ctx, node);
         case Op::DiagMaskInf: return launch_diag_mask_inf(ctx, node);
         case Op::Rope: return launch_rope(ctx, node);
-        case Op::MulMat: case Op::OutProd: return launch_gemm(ctx, node);
+        case Op::MulMat: case Op::OutProd: return launch_mul_mat_node(ctx, node);
         case Op::FlashAttnExt: return launch_flash_attn_ext(ctx, node);
     }
     return Status(StatusCode::NotSupported, std::string("no CUDA kernel for op ") + op_name(node.op));

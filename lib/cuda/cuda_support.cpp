@@ -11,7 +11,8 @@ namespace xb::cuda {
 namespace {
 
 bool is_float(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16; }
-bool convertible(DType from, DType to) { return from == to || (is_float(from) && is_float(to)); }
+// Element by element (launch_copy): float types, or the same non-block type.
+bool convertible(DType from, DType to) { return (from == to && !is_quantized(from)) || (is_float(from) && is_float(to)); }
 
 // Every element address is a multiple of the element size (allocations are 256-byte aligned, so
 // the view offset and the strides decide).
@@ -72,7 +73,10 @@ bool supports_op_types(const Tensor& node) {
         case Op::None: case Op::Reshape: case Op::View: case Op::Permute: case Op::Transpose:
             return true;
         case Op::Dup: case Op::Cont: case Op::Cpy:
-            return a != nullptr && convertible(a->type, node.type);
+            // Quantized sources dequantize; quantizing is left to the CPU (as in ggml, where only a
+            // few types have GPU quantizers).
+            return a != nullptr && (convertible(a->type, node.type) || (is_quantized(a->type) && is_float(node.type)) ||
+                                    (a->type == node.type && a->is_contiguous() && node.is_contiguous()));
         case Op::Add: case Op::Sub: case Op::Mul: case Op::Div:
             return all_float({&node, a, b}) && same_shape(node, *a) && can_repeat(*b, node);
         case Op::Add1:
@@ -98,7 +102,8 @@ bool supports_op_types(const Tensor& node) {
         case Op::Arange:
             return is_float(node.type);
         case Op::GetRows:
-            return a != nullptr && b != nullptr && b->type == DType::I32 && convertible(a->type, node.type);
+            return a != nullptr && b != nullptr && b->type == DType::I32 &&
+                   (convertible(a->type, node.type) || (is_quantized(a->type) && is_float(node.type)));
         case Op::SetRows:
             return all_float({&node, a}) && b != nullptr && (b->type == DType::I32 || b->type == DType::I64);
         case Op::Norm: case Op::RmsNorm:
@@ -131,7 +136,7 @@ size_t node_scratch_bytes(const Tensor& node) {
     if (computes_nothing(node)) return 0;
     switch (node.op) {
         case Op::MulMat: case Op::OutProd:
-            return plan_gemm(node).scratch_bytes;
+            return uses_quant_mat_vec(node) ? 0 : plan_gemm(node).scratch_bytes;
         case Op::Rope:
             // cos and sin of every rotated pair at each token's position.
             return align_scratch(static_cast<size_t>(node.ne[2]) * static_cast<size_t>(RopeParams::load(node).n_dims) *

@@ -70,6 +70,7 @@ std::optional<int64_t> flat_batch_stride(int64_t ne2, int64_t ne3, int64_t nb2, 
 size_t align_scratch(size_t bytes) { return (bytes + kScratchAlignment - 1) / kScratchAlignment * kScratchAlignment; }
 
 DType gemm_input_type(DType ta, DType tb) {
+    if (is_quantized(ta)) return DType::F16;
     if (ta == tb) return ta;
     if ((ta == DType::F16 || ta == DType::BF16) && tb == DType::F32) return ta;
     return DType::F32;
@@ -79,13 +80,18 @@ bool gemm_supported(const Tensor& dst) {
     if (dst.op != Op::MulMat && dst.op != Op::OutProd) return false;
     const Tensor* a = dst.src[0];
     const Tensor* b = dst.src[1];
-    if (a == nullptr || b == nullptr || !is_float(a->type) || !is_float(b->type)) return false;
+    if (a == nullptr || b == nullptr || !is_float(b->type)) return false;
+    if (!is_float(a->type) && !(is_quantized(a->type) && dst.op == Op::MulMat)) return false;
     if (dst.type != DType::F32 || !dst.is_contiguous()) return false;
     if (a->ne[2] <= 0 || a->ne[3] <= 0 || dst.ne[2] % a->ne[2] != 0 || dst.ne[3] % a->ne[3] != 0) return false;
     const int64_t k = dst.op == Op::MulMat ? a->ne[0] : a->ne[1];
     // Operands that cannot be used in place are packed with ld = ne[0], which must fit too.
     return fits_int(dst.ne[0]) && fits_int(dst.ne[1]) && fits_int(k) && fits_int(a->ne[0]) && fits_int(b->ne[0]) &&
            fits_int(dst.ne[2] * dst.ne[3]);
+}
+
+bool uses_quant_mat_vec(const Tensor& dst) {
+    return dst.op == Op::MulMat && is_quantized(dst.src[0]->type) && dst.ne[1] == 1;
 }
 
 GemmPlan plan_gemm(const Tensor& dst) {

@@ -34,7 +34,7 @@ Status launch_node(const LaunchContext& ctx, const Tensor& node);
 
 // --- kernels_copy.cu ---
 // src's elements into dst in logical (flat) order, converting between float types; same-type
-// copies move bits. src and dst have the same number of elements, any shapes and strides.
+// copies move bits. (Quantized sources go to launch_dequantize.) src and dst have the same number of elements, any shapes and strides.
 Status launch_copy(const LaunchContext& ctx, const TensorDesc& src, const TensorDesc& dst);
 Status launch_repeat(const LaunchContext& ctx, const Tensor& dst);
 Status launch_concat(const LaunchContext& ctx, const Tensor& dst);
@@ -59,6 +59,14 @@ Status launch_soft_max(const LaunchContext& ctx, const Tensor& dst);
 Status launch_diag_mask_inf(const LaunchContext& ctx, const Tensor& dst);
 Status launch_rope(const LaunchContext& ctx, const Tensor& dst);  // uses scratch (cos/sin table)
 Status launch_flash_attn_ext(const LaunchContext& ctx, const Tensor& dst);
+
+// --- kernels_quant.cu: the quantized types (core/quant_blocks.hpp) ---
+// src (quantized, whole rows of consecutive blocks) into dst (a float type, any strides) with the
+// same row length and number of rows.
+Status launch_dequantize(const LaunchContext& ctx, const TensorDesc& src, const TensorDesc& dst);
+Status launch_get_rows_quant(const LaunchContext& ctx, const Tensor& dst);
+// mul_mat of quantized a with a single column of b (uses_quant_mat_vec in gemm_plan.hpp).
+Status launch_mul_mat_vec_quant(const LaunchContext& ctx, const Tensor& dst);
 
 // --- matmul.cpp (cuBLAS) and kernels_matmul.cu ---
 Status launch_gemm(const LaunchContext& ctx, const Tensor& dst);  // mul_mat, out_prod; uses scratch

@@ -35,15 +35,18 @@ __device__ __forceinline__ const char* row_address(const TensorDesc& t, int64_t 
     return t.data + i1 * t.nb[1] + i2 * t.nb[2] + i3 * t.nb[3];
 }
 
-// One thread per block: src (quantized, dst's shape) into dst (a float type, any strides).
+// One thread per block: src (quantized) into dst (a float type, any strides, the same row length
+// and number of rows; its dims 1-3 may be cut differently, as a copy's may).
 __global__ void dequantize_kernel(TensorDesc src, TensorDesc dst, int64_t blocks_per_row, int block_elems,
                                   int block_bytes, int64_t n_blocks) {
     float y[kMaxBlock];
     for (int64_t u = thread_index(); u < n_blocks; u += thread_count()) {
-        const Index4 r = row_start(dst, u / blocks_per_row);
+        const int64_t row = u / blocks_per_row;
+        const Index4 s = row_start(src, row);
+        const Index4 d = row_start(dst, row);
         const int64_t b = u % blocks_per_row;
-        const int n = dequantize_any(src.type, row_address(src, r.i[1], r.i[2], r.i[3]) + b * block_bytes, y);
-        for (int j = 0; j < n && j < block_elems; ++j) store_f32(dst, with_dim(r, 0, b * block_elems + j), y[j]);
+        const int n = dequantize_any(src.type, row_address(src, s.i[1], s.i[2], s.i[3]) + b * block_bytes, y);
+        for (int j = 0; j < n && j < block_elems; ++j) store_f32(dst, with_dim(d, 0, b * block_elems + j), y[j]);
     }
 }
 
@@ -100,13 +103,13 @@ BlockShape block_shape(DType t) {
 
 }  // namespace
 
-Status launch_dequantize(const LaunchContext& ctx, const Tensor& src, const TensorDesc& dst) {
+Status launch_dequantize(const LaunchContext& ctx, const TensorDesc& src, const TensorDesc& dst) {
     const BlockShape bs = block_shape(src.type);
     const int64_t blocks_per_row = src.ne[0] / bs.elems;
-    const int64_t n_blocks = blocks_per_row * src.nrows();
+    const int64_t n_blocks = blocks_per_row * src.ne[1] * src.ne[2] * src.ne[3];
     if (n_blocks == 0) return Status::ok();
-    dequantize_kernel<<<elementwise_blocks(n_blocks), kBlockSize, 0, ctx.stream>>>(describe(src), dst, blocks_per_row,
-                                                                                   bs.elems, bs.bytes, n_blocks);
+    dequantize_kernel<<<elementwise_blocks(n_blocks), kBlockSize, 0, ctx.stream>>>(src, dst, blocks_per_row, bs.elems,
+                                                                                   bs.bytes, n_blocks);
     XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
     return Status::ok();
 }
