@@ -91,6 +91,10 @@ const BadCase kCases[] = {
     {"bad_gguf_bad_dims.json", kInvalid, {"bad_dims.gguf: offset 33: tensor 'w' has 5 dims"}},
     {"bad_gguf_shape.json", kInvalid, {": /tensors/w/init: ", "small.gguf: offset ", "tensor 'w' has shape [4, 3], the config wants [3, 4]"}},
     {"bad_gguf_type.json", kInvalid, {"small.gguf: offset ", "tensor 'w' is f32, the config wants f16"}},
+    {"bad_gguf_block_rows.json", kInvalid, {"bad_block_rows.gguf: offset 53: tensor 'q' of type q4_0 has 40 columns, not a multiple of the block size 32"}},
+    {"bad_gguf_unknown_type.json", kInvalid, {"unknown_type.gguf: offset 24: tensor 'x' is unknown type id 99, the config wants f32"}},
+    {"bad_quant_rows.json", kInvalid, {": /tensors/w/shape: q4_0 rows are blocks of 32 values: shape[0] = 40 is not a multiple"}},
+    {"bad_builder_quant_rows.json", kInvalid, {": /graph/params: llama_decoder: weight_type q4_K stores rows in blocks of 256 values; n_embd (32) and n_ff (64) are not multiples of 256"}},
     {"bad_gguf_quantized.json", kInvalid, {"tensor 'q' is q4_0, the config wants f32", "give the tensor \"type\": \"q4_0\""}},
     {"bad_gguf_tensor.json", kNotFound, {"small.gguf: no tensor 'ww' in the file", "did you mean 'w'?", "(it has: w, b, q)"}},
 };

@@ -1,5 +1,5 @@
-// GGUF v3: every metadata type read, write-then-read round trips bit for bit, alignment, the
-// quantized types listed but refused, corrupt files rejected with offsets, and a config's weights
+// GGUF v3: every metadata type read, write-then-read round trips bit for bit (quantized types too),
+// alignment, corrupt files rejected with offsets, and a config's weights (float or quantized)
 // exported with save_weights and loaded back.
 #include <gtest/gtest.h>
 
@@ -71,6 +71,7 @@ TEST(Gguf, ReadsEveryMetadataType) {
     EXPECT_EQ(ggml_type_info(q->type)->name, std::string("q4_0"));
     EXPECT_EQ(q->nbytes, 36u);  // two blocks of 32 4-bit values and a scale
     EXPECT_EQ(r->read_tensor("q", DType::F32, {32, 2, 1, 1}).status().code(), StatusCode::InvalidArgument);
+    EXPECT_EQ(r->read_tensor("q", DType::Q4_0, {32, 2, 1, 1}).value().size(), 36u);
 }
 
 TEST(Gguf, WriteThenReadIsBitIdentical) {
@@ -86,14 +87,17 @@ TEST(Gguf, WriteThenReadIsBitIdentical) {
     w.set_kv("t.strings", GgufValue::array(GgufValueType::String, {GgufValue::string("x"), GgufValue::string("")}));
     w.set_kv("t.u32", GgufValue::u32(8));  // replaces
     const std::vector<std::pair<DType, std::array<int64_t, 4>>> tensors = {
-        {DType::F32, {5, 3, 1, 1}}, {DType::F16, {7, 1, 1, 1}}, {DType::BF16, {2, 2, 2, 2}}, {DType::I32, {3, 1, 1, 1}}};
+        {DType::F32, {5, 3, 1, 1}},  {DType::F16, {7, 1, 1, 1}},    {DType::BF16, {2, 2, 2, 2}},
+        {DType::I32, {3, 1, 1, 1}},  {DType::Q4_0, {64, 3, 1, 1}},  {DType::Q5_1, {32, 1, 2, 1}},
+        {DType::Q8_0, {96, 1, 1, 1}}, {DType::Q4_K, {256, 2, 1, 1}}, {DType::Q6_K, {512, 1, 1, 1}}};
     std::vector<std::vector<std::byte>> data;
     for (size_t i = 0; i < tensors.size(); ++i) {
         const auto& [type, ne] = tensors[i];
-        data.push_back(pattern(static_cast<size_t>(ne[0] * ne[1] * ne[2] * ne[3]) * type_size(type), static_cast<uint32_t>(i)));
+        data.push_back(pattern(row_size(type, ne[0]) * static_cast<size_t>(ne[1] * ne[2] * ne[3]), static_cast<uint32_t>(i)));
         ASSERT_TRUE(w.add_tensor("t" + std::to_string(i), type, ne, data.back()).is_ok());
     }
     EXPECT_FALSE(w.add_tensor("t0", DType::F32, {1, 1, 1, 1}, std::vector<std::byte>(4)).is_ok());  // twice
+    EXPECT_FALSE(w.add_tensor("part", DType::Q4_0, {40, 1, 1, 1}, std::vector<std::byte>(18)).is_ok());  // not whole blocks
     ASSERT_TRUE(w.set_alignment(64).is_ok());
     EXPECT_FALSE(w.set_alignment(48).is_ok());
     const std::string path = temp_file("rt.gguf");
@@ -150,13 +154,18 @@ TEST(Gguf, MismatchesNameTheTensorAndFile) {
     EXPECT_EQ(missing.code(), StatusCode::NotFound);
 }
 
-// --save-weights: a config's random weights exported and used again by another config.
-TEST(Gguf, SavedWeightsLoadBackIdentically) {
-    const std::string path = temp_file("weights.gguf");
-    const char* decoder = R"({
+// --save-weights: a config's random weights exported and used again by another config, for a float
+// and two quantized weight types (their blocks are saved as they are).
+class SavedWeights : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(SavedWeights, LoadBackIdentically) {
+    const std::string type = GetParam();
+    const std::string path = temp_file("weights-" + type + ".gguf");
+    const std::string decoder = R"({
         "seed": 3,
         "graph": { "model": "llama_decoder",
-                   "params": { "n_layers": 2, "n_embd": 32, "n_head": 4, "n_ff": 48, "n_tokens": 3, "n_vocab": 40, "weight_type": "f16" } }
+                   "params": { "n_layers": 2, "n_embd": 32, "n_head": 4, "n_ff": 64, "n_tokens": 3, "n_vocab": 40, "weight_type": ")" +
+                                type + R"(" } }
     })";
     auto spec = config::parse_config(decoder, "decoder.json");
     ASSERT_TRUE(spec.is_ok()) << spec.status().to_string();
@@ -187,9 +196,12 @@ TEST(Gguf, SavedWeightsLoadBackIdentically) {
     EXPECT_EQ(*file.find_kv("general.architecture")->as_string(), "xbackend");
     EXPECT_EQ(file.find_kv("xbackend.seed")->as_int(), 3);
     EXPECT_EQ(file.tensors().size(), a.weights.size());
-    EXPECT_EQ(ggml_type_info(file.find_tensor("blk.0.attn_q")->type)->name, std::string("f16"));
+    EXPECT_EQ(ggml_type_info(file.find_tensor("blk.0.attn_q")->type)->name, type);
+    EXPECT_EQ(ggml_type_info(file.find_tensor("blk.0.attn_norm")->type)->name, std::string("f32"));  // norms stay f32
     std::filesystem::remove(path);
 }
+
+INSTANTIATE_TEST_SUITE_P(Types, SavedWeights, ::testing::Values("f16", "q8_0", "q4_1"));
 
 TEST(Gguf, SaveWeightsNeedsAPlacedModel) {
     auto spec = config::parse_config(R"({"tensors": {"w": {"shape": [2]}}, "graph": [{"name": "y", "op": "sqr", "args": ["w"]}]})", "x.json");

@@ -1,18 +1,23 @@
 // The quantized types against an independent reference: the gguf Python package (llama.cpp's own
 // implementation of ggml's block formats) wrote tests/data/quant/<type>.gguf (scripts/
 // quant_fixtures.py). xbackend's quantize must give the same bytes for the legacy types and its
-// dequantize the same bits for all eight types. The k-quants' quantize, which gguf lacks, is held
+// dequantize the same bits for all eight types, also end to end through a config (blocks loaded from
+// the file, or an f32 .npy quantized on loading). The k-quants' quantize, which gguf lacks, is held
 // to error bounds; the CPU's dot products (every instruction set this CPU runs) to the dot of the
 // dequantized operands.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <random>
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "config/gguf.hpp"
+#include "config/npy.hpp"
 #include "core/quant.hpp"
 #include "core/quant_blocks.hpp"
 #include "host/quant_dot.hpp"
@@ -102,6 +107,77 @@ TEST_P(LegacyQuantFixture, QuantizeGivesTheReferenceBytes) {
                 << dtype_name(type) << " row " << r << " byte " << i << " (block " << i / type_size(type) << ")";
         }
     }
+}
+
+// End to end as a user runs it: a config whose tensor takes the gguf package's quantized blocks
+// ({"kind": "gguf"}), dequantized by a cast and gathered by get_rows on the CPU backend, gives the
+// package's dequantized values bit for bit.
+TEST_P(QuantFixture, ConfigLoadsTheBlocksAndComputesWithThem) {
+    const DType type = GetParam();
+    const Fixture f = load_fixture(type);
+    ASSERT_GT(f.rows, 2);
+    const std::string file = config::testing::data_path(std::string("quant/") + dtype_name(type) + ".gguf");
+    const std::string text = R"({
+        "tensors": {
+            "w": { "shape": [)" + std::to_string(f.n) + ", " + std::to_string(f.rows) + R"(], "type": ")" +
+                             dtype_name(type) + R"(", "init": { "kind": "gguf", "file": ")" + file + R"(", "tensor": "quantized" } },
+            "rows": { "shape": [2], "type": "i32", "role": "input", "init": { "kind": "constant", "value": 2 } },
+            "all": { "role": "output" },
+            "picked": { "role": "output" }
+        },
+        "graph": [
+            { "name": "all", "op": "cast", "args": ["w"], "params": { "type": "f32" } },
+            { "name": "picked", "op": "get_rows", "args": ["w", "rows"] }
+        ]
+    })";
+    auto spec = config::parse_config(text, "fixture.json");
+    ASSERT_TRUE(spec.is_ok()) << spec.status().to_string();
+    auto model = config::build_model(*spec, global_registry());
+    ASSERT_TRUE(model.is_ok()) << model.status().to_string();
+    auto placed = config::testing::compute_on_cpu(std::move(model).value());
+    ASSERT_TRUE(placed.is_ok()) << placed.status().to_string();
+    auto all_values = tensor_get_f32(*(*placed)->model.find("all"));
+    auto picked_values = tensor_get_f32(*(*placed)->model.find("picked"));
+    ASSERT_TRUE(all_values.is_ok() && picked_values.is_ok()) << all_values.status().to_string();
+    const std::vector<float>& all = *all_values;
+    const std::vector<float>& picked = *picked_values;
+    ASSERT_EQ(all.size(), f.dequantized.size());
+    for (size_t i = 0; i < all.size(); ++i) ASSERT_EQ(float_bits(all[i]), float_bits(f.dequantized[i])) << i;
+    for (size_t i = 0; i < picked.size(); ++i) {
+        ASSERT_EQ(float_bits(picked[i]), float_bits(f.dequantized[static_cast<size_t>(2 * f.n) + i % f.n])) << i;
+    }
+}
+
+// An f32 .npy loaded into a quantized config tensor is quantized on the way in: for the legacy types
+// the blocks are the gguf package's, byte for byte.
+TEST_P(LegacyQuantFixture, ConfigQuantizesAnF32NpyIntoTheReferenceBlocks) {
+    const DType type = GetParam();
+    const Fixture f = load_fixture(type);
+    ASSERT_FALSE(f.input.empty());
+    NpyArray input;
+    input.shape = {f.rows, f.n};
+    input.data.resize(f.input.size() * sizeof(float));
+    std::memcpy(input.data.data(), f.input.data(), input.data.size());
+    const std::string npy = (std::filesystem::temp_directory_path() /
+                             ("xb-quant-" + std::to_string(::getpid()) + "-" + dtype_name(type) + ".npy")).string();
+    ASSERT_TRUE(write_npy(npy, input).is_ok());
+    const std::string text = R"({
+        "tensors": { "w": { "shape": [)" + std::to_string(f.n) + ", " + std::to_string(f.rows) + R"(], "type": ")" +
+                             dtype_name(type) + R"(", "init": { "kind": "npy", "file": ")" + npy + R"(" } },
+                     "y": { "role": "output" } },
+        "graph": [ { "name": "y", "op": "cast", "args": ["w"], "params": { "type": "f32" } } ]
+    })";
+    auto spec = config::parse_config(text, "npy.json");
+    ASSERT_TRUE(spec.is_ok()) << spec.status().to_string();
+    auto model = config::build_model(*spec, global_registry());
+    ASSERT_TRUE(model.is_ok()) << model.status().to_string();
+    auto placed = config::testing::compute_on_cpu(std::move(model).value());
+    std::filesystem::remove(npy);
+    ASSERT_TRUE(placed.is_ok()) << placed.status().to_string();
+    const Tensor& w = *(*placed)->model.find("w");
+    std::vector<std::byte> blocks(w.nbytes());
+    ASSERT_TRUE(tensor_get(w, blocks.data(), 0, blocks.size()).is_ok());
+    EXPECT_EQ(blocks, f.quantized);
 }
 
 std::string type_param_name(const testing::TestParamInfo<DType>& info) { return dtype_name(info.param); }

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string>
 
+#include "config/weight_rows.hpp"
 #include "core/ops.hpp"
 
 namespace xb {
@@ -40,6 +41,7 @@ Result<AttentionBlock> build_attention(Context& ctx, const AttentionParams& p) {
         return Status(StatusCode::InvalidArgument,
                       "attention: n_embd must divide into n_head heads, and n_head_kv must divide n_head");
     }
+    XB_RETURN_IF_ERROR(check_weight_rows("attention", p.weight_type, {{"n_embd", p.n_embd}}));
     const int64_t e = p.n_embd, hd = p.head_dim(), kv_dim = static_cast<int64_t>(p.n_head_kv) * hd;
     const int64_t t = p.n_tokens, n_att = p.n_attended();
     AttentionBlock b{};

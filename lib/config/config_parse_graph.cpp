@@ -162,7 +162,12 @@ Status resolve_names(const JsonReader& r, const ConfigSpec& spec) {
         if (!result && !t.shape) return r.error(t.path, "missing field 'shape'");
         const DType type = t.type.value_or(spec.default_type);
         const bool has_init = t.init || (t.role == Role::Weight && spec.default_init);
-        if (!result && !has_init && !is_float_type(type)) {
+        if (t.shape && !t.shape->empty() && (*t.shape)[0] % blck_size(type) != 0) {
+            return r.error(child_path(t.path, "shape"), std::string(dtype_name(type)) + " rows are blocks of " +
+                                                            std::to_string(blck_size(type)) + " values: shape[0] = " +
+                                                            std::to_string((*t.shape)[0]) + " is not a multiple");
+        }
+        if (!result && !has_init && !is_float_type(type) && !is_quantized(type)) {
             return r.error(t.path, std::string("missing field 'init': ") + dtype_name(type) +
                                        " tensors have no default init (give e.g. {\"kind\": \"uniform\", \"min\": 0, \"max\": 10})");
         }
@@ -225,7 +230,9 @@ public:
     Status type(const char* key, DType& out) {
         if (const Json* v = JsonReader::member(j_, key)) {
             XB_ASSIGN_OR_RETURN(out, r_.dtype(*v, child_path(path_, key)));
-            if (!is_float_type(out)) return r_.error(child_path(path_, key), "weights must have a float type (f32, f16, bf16)");
+            if (!is_float_type(out) && !is_quantized(out)) {
+                return r_.error(child_path(path_, key), "weights must have a float or quantized type (f32, f16, bf16, q4_0, ..., q6_K)");
+            }
         }
         return Status::ok();
     }

@@ -514,12 +514,18 @@ Status GgufWriter::add_tensor(std::string name, DType type, const std::array<int
     for (const PendingTensor& t : tensors_) {
         if (t.name == name) return Status(StatusCode::InvalidArgument, "gguf: tensor '" + name + "' is added twice");
     }
-    int64_t n = 1;
+    int64_t rows = 1;
     for (int64_t d : ne) {
         if (d < 0) return Status(StatusCode::InvalidArgument, "gguf: tensor '" + name + "' has a negative size");
-        n *= d;
     }
-    tensors_.push_back({std::move(name), *id, n_dims_of(ne), ne, static_cast<uint64_t>(n) * type_size(type), std::move(source)});
+    if (ne[0] % blck_size(type) != 0) {
+        return Status(StatusCode::InvalidArgument, "gguf: tensor '" + name + "' of type " + dtype_name(type) + " has " +
+                                                       std::to_string(ne[0]) + " columns, not a multiple of the block size " +
+                                                       std::to_string(blck_size(type)));
+    }
+    for (size_t i = 1; i < ne.size(); ++i) rows *= ne[i];
+    const uint64_t nbytes = static_cast<uint64_t>(rows) * row_size(type, ne[0]);
+    tensors_.push_back({std::move(name), *id, n_dims_of(ne), ne, nbytes, std::move(source)});
     return Status::ok();
 }
 

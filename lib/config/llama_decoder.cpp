@@ -4,6 +4,7 @@
 #include <limits>
 #include <string>
 
+#include "config/weight_rows.hpp"
 #include "core/ops.hpp"
 
 namespace xb {
@@ -136,6 +137,7 @@ Result<LlamaDecoder> build_llama_decoder(Context& ctx, const LlamaParams& p) {
         return Status(StatusCode::InvalidArgument,
                       "llama_decoder: n_embd must divide into n_head heads of even size, and n_head_kv must divide n_head");
     }
+    XB_RETURN_IF_ERROR(check_weight_rows("llama_decoder", p.weight_type, {{"n_embd", p.n_embd}, {"n_ff", p.n_ff}}));
     LlamaDecoder m{};
     m.tokens = named(ctx.new_tensor(DType::I32, {p.n_tokens}), "tokens");
     m.positions = named(ctx.new_tensor(DType::I32, {p.n_tokens}), "positions");

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "config/weight_rows.hpp"
 #include "core/ops.hpp"
 
 namespace xb {
@@ -10,6 +11,7 @@ Result<Mlp> build_mlp(Context& ctx, const MlpParams& p) {
     if (p.n_layers < 1 || p.n_embd < 1 || p.n_hidden < 1 || p.n_batch < 1) {
         return Status(StatusCode::InvalidArgument, "mlp: every size must be positive");
     }
+    XB_RETURN_IF_ERROR(check_weight_rows("mlp", p.weight_type, {{"n_embd", p.n_embd}, {"n_hidden", p.n_hidden}}));
     Mlp m{};
     m.input = ctx.new_tensor(DType::F32, {p.n_embd, p.n_batch});
     m.input->name = "input";

@@ -49,8 +49,10 @@ Tensor* Context::new_tensor(DType type, std::span<const int64_t> ne) {
         dims[i] = ne[i];
     }
     if (dims[0] % blck_size(type) != 0) {
-        return fail(Status(StatusCode::InvalidArgument, std::string("new_tensor: ne[0] is not a multiple of the ") +
-                                                            dtype_name(type) + " block size"));
+        return fail(Status(StatusCode::InvalidArgument, std::string("new_tensor: ") + dtype_name(type) +
+                                                            " rows are blocks of " + std::to_string(blck_size(type)) +
+                                                            " values: ne[0] = " + std::to_string(dims[0]) +
+                                                            " is not a multiple"));
     }
     return new_tensor_impl(type, dims, nullptr, 0);
 }

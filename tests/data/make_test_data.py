@@ -89,7 +89,7 @@ def main():
     tensors = [
         ("w", [4, 3], 0, f32([float(i) / 4 for i in range(12)])),
         ("b", [3], 1, f16([1.0, 2.0, 3.0])),
-        ("q", [32, 2], 2, bytes(18 * 2)),  # a q4_0 tensor: listed, not loadable
+        ("q", [32, 2], 2, bytes(18 * 2)),  # a q4_0 tensor (all-zero blocks)
     ]
     small = gguf(kvs, tensors)
     write("small.gguf", small)
@@ -100,6 +100,10 @@ def main():
     # A string length far beyond the file (a corrupt key).
     write("corrupt_length.gguf", b"GGUF" + struct.pack("<IQQ", 3, 0, 1) + struct.pack("<Q", 1 << 40) + b"abc" + bytes(16))
     write("bad_dims.gguf", gguf([], [("w", [2, 2, 2, 2, 2], 0, f32([0.0] * 32))]))
+    # A q4_0 tensor whose rows (40 values) are not whole blocks of 32.
+    write("bad_block_rows.gguf", gguf([], [("q", [40, 2], 2, bytes(18 * 3))]))
+    # A tensor of a type id that ggml does not define.
+    write("unknown_type.gguf", gguf([], [("x", [4], 99, f32([0.0] * 4))]))
 
 
 if __name__ == "__main__":
