@@ -1,0 +1,125 @@
+// Quantized weights on the CPU backend, each figure next to its reference in the same run:
+//   BM_QuantMatVecStream  one-token products streaming the weights from memory (several weight
+//                         matrices, together well beyond the last-level cache), as weight bytes per
+//                         second, to read against BM_Memcpy's bandwidth;
+//   BM_QuantMulMat        4096 x 4096 products at batch 1, 32 and 512 in GFLOP/s, to read against
+//                         ggml's test-backend-ops perf figures for the same type and shape, and
+//                         the f32 product here;
+//   BM_QuantDecode        the 4-layer decoder of configs/llama-decoder.json generating one token
+//                         with a 256-position cache, at each weight type (f32 the reference).
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "alloc/context_alloc.hpp"
+#include "backend/tensor_io.hpp"
+#include "bench_util.hpp"
+#include "config/llama_decoder.hpp"
+#include "core/ops.hpp"
+
+namespace bench {
+namespace {
+
+using xb::DType;
+
+constexpr DType kWeightTypes[] = {DType::F32, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1,
+                                  DType::Q8_0, DType::Q4_K, DType::Q5_K, DType::Q6_K};
+
+// Several [k, m] weights times one column each: enough matrices that together they are at least
+// kStreamBytes, so that each iteration reads them from memory, not from the cache.
+constexpr size_t kStreamBytes = size_t{256} << 20;
+
+void BM_QuantMatVecStream(benchmark::State& state, DType type) {
+    const int64_t m = state.range(0), k = state.range(1);
+    const size_t weight_bytes = xb::row_size(type, k) * static_cast<size_t>(m);
+    const int64_t copies = std::max<int64_t>(2, static_cast<int64_t>((kStreamBytes + weight_bytes - 1) / weight_bytes));
+    auto backend = cpu_backend();
+    xb::Context ctx;
+    xb::Tensor* x = ctx.new_tensor(DType::F32, {k, 1});
+    std::vector<xb::Tensor*> weights, outputs;
+    for (int64_t i = 0; i < copies; ++i) {
+        weights.push_back(ctx.new_tensor(type, {k, m}));
+        outputs.push_back(xb::mul_mat(ctx, weights.back(), x));
+    }
+    auto graph = xb::Graph::build(outputs);
+    auto buffer = xb::alloc_ctx_tensors(ctx, *backend);
+    if (!graph.is_ok() || !buffer.is_ok()) return state.SkipWithError("setup failed");
+    std::mt19937 rng(1);
+    for (xb::Tensor* w : weights) fill_random(*w, rng, -1, 1);
+    fill_random(*x, rng, -1, 1);
+    run_graph(state, *backend, *graph, 2.0 * static_cast<double>(m * k * copies));
+    state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(weight_bytes) * copies);
+    state.counters["matrices"] = static_cast<double>(copies);
+}
+
+void BM_QuantMulMat(benchmark::State& state, DType type) {
+    const int64_t m = state.range(0), n = state.range(1), k = state.range(2);
+    auto backend = cpu_backend();
+    xb::Context ctx;
+    xb::Tensor* a = ctx.new_tensor(type, {k, m});
+    xb::Tensor* b = ctx.new_tensor(DType::F32, {k, n});
+    auto graph = xb::Graph::build({xb::mul_mat(ctx, a, b)});
+    auto buffer = xb::alloc_ctx_tensors(ctx, *backend);
+    if (!graph.is_ok() || !buffer.is_ok()) return state.SkipWithError("setup failed");
+    std::mt19937 rng(1);
+    fill_random(*a, rng, -1, 1);
+    fill_random(*b, rng, -1, 1);
+    run_graph(state, *backend, *graph, 2.0 * static_cast<double>(m * n * k));
+}
+
+void BM_QuantDecode(benchmark::State& state, DType type) {
+    xb::LlamaParams p;  // configs/llama-decoder.json's sizes
+    p.n_tokens = 1;
+    p.n_kv = 256;
+    p.weight_type = type;
+    auto backend = cpu_backend();
+    xb::Context ctx;
+    auto model = xb::build_llama_decoder(ctx, p);
+    if (!model.is_ok()) return state.SkipWithError(model.status().to_string().c_str());
+    auto graph = xb::Graph::build(model->graph_outputs);
+    auto buffer = xb::alloc_ctx_tensors(ctx, *backend);
+    if (!graph.is_ok() || !buffer.is_ok()) return state.SkipWithError("setup failed");
+    std::mt19937 rng(3);
+    size_t weight_bytes = 0;
+    for (xb::Tensor* w : model->weights()) {
+        fill_random(*w, rng, -0.05f, 0.05f);
+        weight_bytes += w->nbytes();
+    }
+    const std::vector<int32_t> token = {7};
+    const std::vector<int32_t> positions = xb::batch_positions(p);
+    if (!xb::tensor_set(*model->tokens, token.data(), 0, sizeof(int32_t)).is_ok() ||
+        !xb::tensor_set(*model->positions, positions.data(), 0, model->positions->nbytes()).is_ok() ||
+        !xb::tensor_set_f32(*model->kq_mask, xb::causal_mask_values(p.n_attended(), p.n_tokens)).is_ok()) {
+        return state.SkipWithError("input setup failed");
+    }
+    run_graph(state, *backend, *graph, p.matmul_flops());
+    state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(weight_bytes));
+}
+
+void register_quant_benchmarks() {
+    for (DType t : kWeightTypes) {
+        const std::string name = xb::dtype_name(t);
+        benchmark::RegisterBenchmark(("BM_QuantMatVecStream/" + name).c_str(), BM_QuantMatVecStream, t)
+            ->Args({4096, 4096})
+            ->ArgNames({"M", "K"})
+            ->Unit(benchmark::kMillisecond)
+            ->UseRealTime();
+        benchmark::RegisterBenchmark(("BM_QuantMulMat/" + name).c_str(), BM_QuantMulMat, t)
+            ->Args({4096, 1, 4096})
+            ->Args({4096, 32, 4096})
+            ->Args({4096, 512, 4096})
+            ->ArgNames({"M", "N", "K"})
+            ->Unit(benchmark::kMillisecond)
+            ->UseRealTime();
+        benchmark::RegisterBenchmark(("BM_QuantDecode/" + name).c_str(), BM_QuantDecode, t)
+            ->Unit(benchmark::kMillisecond)
+            ->UseRealTime();
+    }
+}
+
+// Registered at start-up, like the BENCHMARK macros, but one per weight type from the list above.
+const bool registered = (register_quant_benchmarks(), true);
+
+}  // namespace
+}  // namespace bench
