@@ -23,7 +23,7 @@ using testing::load_and_build;
 
 const char* const kExamples[] = {"default.json",          "mlp.json",        "attention.json",
                                  "llama-decoder.json",    "llama-decoder-gqa.json",
-                                 "llama-decoder-offload.json", "all-ops.json"};
+                                 "llama-decoder-offload.json", "all-ops.json",    "decoder-q4_K.json"};
 
 // The offload example names CUDA0; without one it runs on the simulator.
 BuildOptions options_for(const std::string& name) {
@@ -59,10 +59,11 @@ TEST_P(ExampleConfig, BuildsWithItsOwnPlacement) {
 void shrink_llama(ConfigSpec& spec) {
     if (!spec.model || spec.model->kind != ModelKind::LlamaDecoder) return;
     LlamaParams& p = spec.model->llama;
-    p.n_embd = 128;
+    // Rows of quantized weights stay whole blocks (q4_K: 256).
+    p.n_embd = std::max(128, static_cast<int>(blck_size(p.weight_type)));
     p.n_head = 4;
     p.n_head_kv = std::min(p.n_head_kv, 4);
-    p.n_ff = 256;
+    p.n_ff = std::max(256, static_cast<int>(blck_size(p.weight_type)));
     p.n_vocab = 500;
 }
 

@@ -7,6 +7,7 @@
 // dequantized operands.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -273,24 +274,39 @@ double reference_dot(DType type, const std::vector<std::byte>& w, const std::vec
     return sum;
 }
 
+// Every column count a dot call takes (1..kMaxDotColumns), each column its own activations.
 TEST(QuantDot, EveryInstructionSetMatchesTheDequantizedDot) {
     const int64_t n = 3 * kQKK;  // three super-blocks, 24 legacy blocks
+    constexpr int kCols = host::kMaxDotColumns;
     const auto w_values = normal_data(static_cast<size_t>(n), 3);
-    const auto x = heavy_tailed_data(static_cast<size_t>(n), 4);
+    const auto x = heavy_tailed_data(static_cast<size_t>(n) * kCols, 4);
     for (host::Isa isa : host::supported_isas()) {
         const host::QuantDot& table = host::quant_dot(isa);
         for (DType type : kAll) {
             std::vector<std::byte> w(row_size(type, n));
             quantize_row(type, w_values.data(), w.data(), n);
-            std::vector<std::byte> act(host::activation_row_bytes(type, n));
-            table.quantize_activations(type, x.data(), act.data(), n);
-            const double want = reference_dot(type, w, act, n);
-            const double got = table.dot[static_cast<int>(type)](n, w.data(), act.data());
-            double norm = 0;  // the scale of the terms: an error relative to it is a rounding error
             std::vector<float> wf(static_cast<size_t>(n));
             dequantize_row(type, w.data(), wf.data(), n);
-            for (size_t i = 0; i < wf.size(); ++i) norm += std::fabs(static_cast<double>(wf[i]) * x[i]);
-            EXPECT_NEAR(got, want, 1e-5 * norm) << host::isa_name(isa) << " " << dtype_name(type);
+            const size_t act_row = host::activation_row_bytes(type, n);
+            std::vector<std::byte> act(act_row * kCols);
+            double want[kCols], norm[kCols];  // norm: the scale of the terms, for a rounding error
+            for (int j = 0; j < kCols; ++j) {
+                const float* xj = x.data() + n * j;
+                std::vector<std::byte> column(act_row);
+                table.quantize_activations(type, xj, column.data(), n);
+                std::copy(column.begin(), column.end(), act.begin() + static_cast<std::ptrdiff_t>(act_row * j));
+                want[j] = reference_dot(type, w, column, n);
+                norm[j] = 0;
+                for (size_t i = 0; i < wf.size(); ++i) norm[j] += std::fabs(static_cast<double>(wf[i]) * xj[i]);
+            }
+            for (int ncols = 1; ncols <= kCols; ++ncols) {
+                float got[kCols] = {};
+                table.dot[static_cast<int>(type)](n, w.data(), act.data(), act_row, ncols, got);
+                for (int j = 0; j < ncols; ++j) {
+                    EXPECT_NEAR(got[j], want[j], 1e-5 * norm[j])
+                        << host::isa_name(isa) << " " << dtype_name(type) << " column " << j << " of " << ncols;
+                }
+            }
         }
     }
 }
@@ -308,6 +324,30 @@ TEST(QuantDot, ActivationsQuantizeAlikeOnEveryInstructionSet) {
             EXPECT_EQ(a[b].d, r[b].d) << host::isa_name(isa);
             EXPECT_NEAR(a[b].s, r[b].s, std::fabs(r[b].d) * 2) << host::isa_name(isa);
             for (int j = 0; j < kQK; ++j) EXPECT_NEAR(a[b].qs[j], r[b].qs[j], 1) << host::isa_name(isa) << " " << j;
+        }
+    }
+}
+
+// The k-quants' activations: the same scale as the portable q8_K, q's within one step (a rounding
+// tie may go either way), and the 16-sums those of the block's own q's.
+TEST(QuantDot, KQuantActivationsQuantizeAlikeOnEveryInstructionSet) {
+    const int64_t n = 2 * kQKK;
+    const auto x = heavy_tailed_data(static_cast<size_t>(n), 6);
+    std::vector<BlockQ8_K> reference(n / kQKK);
+    quantize_row(DType::Q8_K, x.data(), reference.data(), n);
+    for (host::Isa isa : host::supported_isas()) {
+        std::vector<BlockQ8_K> out(reference.size());
+        host::quant_dot(isa).quantize_q8k(x.data(), out.data(), n);
+        for (size_t b = 0; b < out.size(); ++b) {
+            EXPECT_EQ(out[b].d, reference[b].d) << host::isa_name(isa);
+            for (int j = 0; j < kQKK; ++j) {
+                EXPECT_NEAR(out[b].qs[j], reference[b].qs[j], 1) << host::isa_name(isa) << " " << j;
+            }
+            for (int g = 0; g < kQKK / 16; ++g) {
+                int sum = 0;
+                for (int l = 0; l < 16; ++l) sum += out[b].qs[16 * g + l];
+                EXPECT_EQ(out[b].bsums[g], sum) << host::isa_name(isa) << " group " << g;
+            }
         }
     }
 }

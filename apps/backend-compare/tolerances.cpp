@@ -1,6 +1,9 @@
 #include "tolerances.hpp"
 
+#include <algorithm>
 #include <cstdlib>
+
+#include "core/quant.hpp"
 
 namespace xb::tools {
 
@@ -31,7 +34,10 @@ Status Tolerances::set(const std::string& assignment) {
 
 double Tolerances::for_node(const Tensor& node) const {
     const auto it = by_op_.find(op_name(node.op));
-    return it != by_op_.end() ? it->second : by_op_.at("default");
+    const double op_tolerance = it != by_op_.end() ? it->second : by_op_.at("default");
+    // A node that quantizes (cpy/cast into q4_K, ...) rounds to its format's step: inputs that
+    // differ by ulps can land a few elements one step apart, an error of the format's own size.
+    return std::max(op_tolerance, quantization_nmse_bound(node.type));
 }
 
 }  // namespace xb::tools

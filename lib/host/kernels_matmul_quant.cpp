@@ -4,8 +4,9 @@
 //    blocks of a's type (host/quant_dot.hpp), into the shared work buffer, the threads taking
 //    columns in turn. However many rows of a meet a column, it is quantized once.
 // 2. The outputs are cut into units of (batch, block of kRowBlock rows of a); each thread takes a
-//    contiguous share of units and, for each unit, each column of b in turn, computes the dots of
-//    the block's rows with that column: the block's weights stay in cache across the columns.
+//    contiguous share of units and, for each unit, each group of up to kMaxDotColumns columns of b
+//    in turn, computes the dots of the block's rows with those columns: the block's weights stay in
+//    cache across the groups, and each weight row is decoded once per group.
 //
 // The dot products are the instruction-set table's of this CPU (host/isa.hpp).
 #include <algorithm>
@@ -95,12 +96,16 @@ void compute_mul_mat_quant(const ComputeParams& p, Tensor& dst) {
         const int64_t i2 = batch % b.ne[2];
         const int64_t i3 = batch / b.ne[2];
         const std::byte* a_matrix = static_cast<const std::byte*>(a.data) + (i2 / r2) * a.nb[2] + (i3 / r3) * a.nb[3];
-        for (int64_t j = 0; j < n; ++j) {
+        // Up to kMaxDotColumns columns per call: each weight row is decoded once for all of them.
+        for (int64_t j0 = 0; j0 < n; j0 += kMaxDotColumns) {
+            const int ncols = static_cast<int>(std::min<int64_t>(kMaxDotColumns, n - j0));
             // Column j of batch (i2, i3) is row j + n * batch of b in row order.
-            const std::byte* col = act + l.act_row * static_cast<size_t>(j + n * batch);
-            auto* out = reinterpret_cast<std::byte*>(dst.data) + j * dst.nb[1] + i2 * dst.nb[2] + i3 * dst.nb[3];
+            const std::byte* cols = act + l.act_row * static_cast<size_t>(j0 + n * batch);
+            auto* out = reinterpret_cast<std::byte*>(dst.data) + j0 * dst.nb[1] + i2 * dst.nb[2] + i3 * dst.nb[3];
             for (int64_t i = i0; i < i1; ++i) {
-                *reinterpret_cast<float*>(out + i * dst.nb[0]) = dot(k, a_matrix + i * a.nb[1], col);
+                float dots[kMaxDotColumns];
+                dot(k, a_matrix + i * a.nb[1], cols, l.act_row, ncols, dots);
+                for (int c = 0; c < ncols; ++c) *reinterpret_cast<float*>(out + c * dst.nb[1] + i * dst.nb[0]) = dots[c];
             }
         }
     }

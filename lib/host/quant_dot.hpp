@@ -28,9 +28,15 @@ ActFormat activation_format(DType weights);
 // Bytes of the activation blocks of a row of n elements for `weights` (n a multiple of its block).
 size_t activation_row_bytes(DType weights, int64_t n);
 
+// The most activation rows one dot call takes: a weight row decoded once serves them all.
+constexpr int kMaxDotColumns = 4;
+
 struct QuantDot {
     using QuantizeFn = void (*)(const float* x, void* blocks, int64_t n);
-    using DotFn = float (*)(int64_t n, const void* weights, const void* activations);
+    // out[j] = dot(weights row, activation row j) for j < ncols (1..kMaxDotColumns), the activation
+    // rows act_stride bytes apart.
+    using DotFn = void (*)(int64_t n, const void* weights, const void* activations, size_t act_stride, int ncols,
+                           float* out);
 
     Isa isa;
     QuantizeFn quantize_q8sum;  // n f32 -> n / 32 BlockQ8Sum

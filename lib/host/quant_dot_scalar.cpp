@@ -1,6 +1,7 @@
 // The portable dot products: the reference the vector ones are tested against.
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 
 #include "core/quant.hpp"
 #include "host/quant_dot.hpp"
@@ -146,19 +147,25 @@ float dot_q6_K(int64_t n, const void* wv, const void* av) {
     return sum;
 }
 
+// Each column in turn: the scalar code has no decoding worth sharing between columns.
+template <float (*Dot)(int64_t, const void*, const void*)>
+void columns(int64_t n, const void* w, const void* act, size_t act_stride, int ncols, float* out) {
+    for (int j = 0; j < ncols; ++j) out[j] = Dot(n, w, static_cast<const std::byte*>(act) + act_stride * static_cast<size_t>(j));
+}
+
 QuantDot make_table() {
     QuantDot t{};
     t.isa = Isa::Scalar;
     t.quantize_q8sum = quantize_q8sum;
     t.quantize_q8k = quantize_q8k;
-    t.dot[static_cast<int>(DType::Q4_0)] = dot_q4_0;
-    t.dot[static_cast<int>(DType::Q4_1)] = dot_q4_1;
-    t.dot[static_cast<int>(DType::Q5_0)] = dot_q5_0;
-    t.dot[static_cast<int>(DType::Q5_1)] = dot_q5_1;
-    t.dot[static_cast<int>(DType::Q8_0)] = dot_q8_0;
-    t.dot[static_cast<int>(DType::Q4_K)] = dot_k_affine<BlockQ4_K, false>;
-    t.dot[static_cast<int>(DType::Q5_K)] = dot_k_affine<BlockQ5_K, true>;
-    t.dot[static_cast<int>(DType::Q6_K)] = dot_q6_K;
+    t.dot[static_cast<int>(DType::Q4_0)] = columns<dot_q4_0>;
+    t.dot[static_cast<int>(DType::Q4_1)] = columns<dot_q4_1>;
+    t.dot[static_cast<int>(DType::Q5_0)] = columns<dot_q5_0>;
+    t.dot[static_cast<int>(DType::Q5_1)] = columns<dot_q5_1>;
+    t.dot[static_cast<int>(DType::Q8_0)] = columns<dot_q8_0>;
+    t.dot[static_cast<int>(DType::Q4_K)] = columns<dot_k_affine<BlockQ4_K, false>>;
+    t.dot[static_cast<int>(DType::Q5_K)] = columns<dot_k_affine<BlockQ5_K, true>>;
+    t.dot[static_cast<int>(DType::Q6_K)] = columns<dot_q6_K>;
     return t;
 }
 

@@ -25,23 +25,9 @@ constexpr DType kQuantTypes[] = {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q
 // leaves room for the larger block maxima of q8_K; a wrong scale or nibble order gives ~1.
 constexpr double kTolMatMulQuant = 1e-4;
 
-// Quantizing uniform [-1, 1] values: the NMSE of each format's rounding as measured on these cases
-// (q4_0 4.3e-3, q4_1 3.8e-3, q5_0 9.7e-4, q5_1 8.6e-4, q8_0 1.5e-5, q4_K 3.1e-3, q5_K 7.5e-4,
-// q6_K 1.5e-4) with about 1.6x to spare. A quantizer that picks the wrong scale or drops a bit
-// plane misses these by an order of magnitude.
-double quantize_tolerance(DType t) {
-    switch (t) {
-        case DType::Q4_0: return 7e-3;
-        case DType::Q4_1: return 6e-3;
-        case DType::Q5_0: return 1.5e-3;
-        case DType::Q5_1: return 1.3e-3;
-        case DType::Q8_0: return 2.5e-5;
-        case DType::Q4_K: return 5e-3;
-        case DType::Q5_K: return 1.2e-3;
-        case DType::Q6_K: return 2.5e-4;
-        default: return kTolExact;
-    }
-}
+// Quantizing uniform [-1, 1] values: the format's rounding (core/quant.hpp). A quantizer that picks
+// the wrong scale or drops a bit plane misses it by an order of magnitude.
+double quantize_tolerance(DType t) { return quantization_nmse_bound(t); }
 
 // K for a row of `blocks` blocks of t.
 int64_t row_of_blocks(DType t, int64_t blocks) { return blocks * blck_size(t); }

@@ -41,6 +41,12 @@ check load-other-config 2 "$bin" -c "$configs/mlp.json" --load-reference "$tmp/s
 check load-missing 2 "$bin" -c "$configs/default.json" --load-reference "$tmp/none.gguf"
 
 check tolerance 1 "$bin" -c "$configs/default.json" -b CPU,SIM0 -P SIM0:fault_node=11 --tol mul_mat=1e-30 --tol default=1e-30
+# A node that quantizes is held to its format's rounding error (q4_K: 5e-3), the rest to their op's.
+check quantizing 0 "$bin" -c "$(dirname "$0")/../data/quantize_roundtrip.json" -b CPU,SIM0 --format json -o "$tmp/q.json"
+python3 -c "
+import json; r = json.load(open('$tmp/q.json')); tol = {n['name']: n['tolerance'] for n in r['nodes']}
+assert tol == {'q': 5e-3, 'back': 1e-7}, tol" \
+  || { echo "FAIL quantizing: tolerances by type"; failures=$((failures + 1)); }
 check missing-config 2 "$bin" -c "$tmp/nope.json"
 expect_in missing-config-msg "$tmp/err" "nope.json"
 check missing-device 2 "$bin" -c "$configs/default.json" -b CPU,CUDA7
