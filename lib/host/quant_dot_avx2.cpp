@@ -207,12 +207,13 @@ void k_scales_mins(const uint8_t* packed, __m128i& scales, __m128i& mins) {
     mins = _mm_cvtepu8_epi16(_mm_set_epi32(0, 0, static_cast<int>(m_hi), static_cast<int>(m_lo)));
 }
 
-// q4_K / q5_K: a super-block is decoded once into its eight sub-blocks' q's (one 32-byte load holds
-// sub-blocks 2p and 2p + 1, low and high nibbles) and their 6-bit scales as 16-bit multipliers;
-// each column then needs 8 maddubs/madd pairs, and its min term one madd with its pairs of 16-sums.
+// q4_K / q5_K: per super-block the 6-bit scales and mins are unpacked once; then each 32-byte load
+// (sub-blocks 2p and 2p + 1: low and high nibbles) is decoded once and multiplied into every
+// column's integer sum, each sub-block's 16-bit pair sums weighted by its scale in
+// _mm256_madd_epi16; a column's min term is one madd of the mins with its pairs of 16-sums.
 template <typename Block, bool kFifthBit>
 struct KAffineDot {
-    static constexpr int kColumns = 2;
+    static constexpr int kColumns = 4;
     template <int NC>
     static void run(int64_t n, const void* wv, const std::byte* act, size_t stride, float* out) {
         const auto* w = static_cast<const Block*>(wv);
@@ -227,31 +228,32 @@ struct KAffineDot {
             __m128i scales16, mins16;
             k_scales_mins(w[b].scales, scales16, mins16);
             const __m256i scales_both = _mm256_broadcastsi128_si256(scales16);
-            __m256i q[8], scale[8];
-            for (int s = 0; s < 8; ++s) scale[s] = _mm256_shuffle_epi8(scales_both, word_broadcast(s, s));
             __m256i hbits{};
             if constexpr (kFifthBit) hbits = load32(w[b].qh);
+            __m256i scaled[NC];
+            for (int j = 0; j < NC; ++j) scaled[j] = _mm256_setzero_si256();
             for (int p = 0; p < 4; ++p) {
                 const __m256i raw = load32(w[b].qs + 32 * p);
-                q[2 * p] = _mm256_and_si256(raw, low4);
-                q[2 * p + 1] = _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4);
+                __m256i lo = _mm256_and_si256(raw, low4);
+                __m256i hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4);
                 if constexpr (kFifthBit) {
                     const __m256i one = _mm256_set1_epi8(1);
-                    for (int h = 0; h < 2; ++h) {
-                        const __m256i bit = _mm256_and_si256(_mm256_srli_epi16(hbits, 2 * p + h), one);
-                        q[2 * p + h] = _mm256_or_si256(q[2 * p + h], _mm256_slli_epi16(bit, 4));
-                    }
+                    lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hbits, 2 * p), one), 4));
+                    hi = _mm256_or_si256(hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hbits, 2 * p + 1), one), 4));
+                }
+                const __m256i scale_lo = _mm256_shuffle_epi8(scales_both, word_broadcast(2 * p, 2 * p));
+                const __m256i scale_hi = _mm256_shuffle_epi8(scales_both, word_broadcast(2 * p + 1, 2 * p + 1));
+                for (int j = 0; j < NC; ++j) {
+                    const int8_t* qa = reinterpret_cast<const BlockQ8_K*>(act + stride * j)[b].qs + 64 * p;
+                    const __m256i plo = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, load32(qa)), scale_lo);
+                    const __m256i phi = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, load32(qa + 32)), scale_hi);
+                    scaled[j] = _mm256_add_epi32(scaled[j], _mm256_add_epi32(plo, phi));
                 }
             }
             const float d = fp16(w[b].d), dmin = fp16(w[b].dmin);
             for (int j = 0; j < NC; ++j) {
                 const BlockQ8_K& a = reinterpret_cast<const BlockQ8_K*>(act + stride * j)[b];
-                __m256i scaled = _mm256_setzero_si256();
-                for (int s = 0; s < 8; ++s) {
-                    const __m256i pairs = _mm256_maddubs_epi16(q[s], load32(a.qs + 32 * s));
-                    scaled = _mm256_add_epi32(scaled, _mm256_madd_epi16(pairs, scale[s]));
-                }
-                acc[j] = _mm256_fmadd_ps(_mm256_set1_ps(d * a.d), _mm256_cvtepi32_ps(scaled), acc[j]);
+                acc[j] = _mm256_fmadd_ps(_mm256_set1_ps(d * a.d), _mm256_cvtepi32_ps(scaled[j]), acc[j]);
                 // Sub-block s's activation sum is bsums[2s] + bsums[2s + 1] (at most 2 * 16 * 127).
                 const __m128i bsums_lo = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a.bsums));
                 const __m128i bsums_hi = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a.bsums + 8));
@@ -315,8 +317,7 @@ struct Q6KDot {
 
 // One instantiation per column count, so that the column loops unroll and the accumulators stay
 // in registers.
-// A kernel takes at most Kernel::kColumns at once (the k-quants 2: their decoded super-block
-// already fills the registers).
+// A kernel takes at most Kernel::kColumns columns at once.
 template <typename Kernel>
 void dot_columns(int64_t n, const void* w, const void* act, size_t stride, int ncols, float* out) {
     const auto* a = static_cast<const std::byte*>(act);
