@@ -14,18 +14,6 @@
 namespace bench {
 namespace {
 
-// Fills the decoder's weights and inputs (weights already allocated).
-bool fill_decoder(const xb::LlamaParams& p, const xb::LlamaDecoder& model) {
-    std::mt19937 rng(3);
-    for (xb::Tensor* w : model.weights()) fill_random(*w, rng, -0.05f, 0.05f);
-    std::vector<int32_t> tokens(static_cast<size_t>(p.n_tokens));
-    for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = static_cast<int32_t>((i * 7919) % static_cast<size_t>(p.n_vocab));
-    const std::vector<int32_t> positions = xb::batch_positions(p);
-    return xb::tensor_set(*model.tokens, tokens.data(), 0, model.tokens->nbytes()).is_ok() &&
-           xb::tensor_set(*model.positions, positions.data(), 0, model.positions->nbytes()).is_ok() &&
-           xb::tensor_set_f32(*model.kq_mask, xb::causal_mask_values(p.n_attended(), p.n_tokens)).is_ok();
-}
-
 // The 4-layer llama-style decoder of the foundation issue (n_embd 1024, n_ff 2816, 32 tokens,
 // 32000-wide output) on the CPU backend.
 void BM_LlamaDecoder(benchmark::State& state, xb::DType weight_type, bool flash_attn) {

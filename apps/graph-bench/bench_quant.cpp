@@ -87,19 +87,9 @@ void BM_QuantDecode(benchmark::State& state, DType type) {
     auto graph = xb::Graph::build(model->graph_outputs);
     auto buffer = xb::alloc_ctx_tensors(ctx, *backend);
     if (!graph.is_ok() || !buffer.is_ok()) return state.SkipWithError("setup failed");
-    std::mt19937 rng(3);
+    if (!fill_decoder(p, *model)) return state.SkipWithError("input setup failed");
     size_t weight_bytes = 0;
-    for (xb::Tensor* w : model->weights()) {
-        fill_random(*w, rng, -0.05f, 0.05f);
-        weight_bytes += w->nbytes();
-    }
-    const std::vector<int32_t> token = {7};
-    const std::vector<int32_t> positions = xb::batch_positions(p);
-    if (!xb::tensor_set(*model->tokens, token.data(), 0, sizeof(int32_t)).is_ok() ||
-        !xb::tensor_set(*model->positions, positions.data(), 0, model->positions->nbytes()).is_ok() ||
-        !xb::tensor_set_f32(*model->kq_mask, xb::causal_mask_values(p.n_attended(), p.n_tokens)).is_ok()) {
-        return state.SkipWithError("input setup failed");
-    }
+    for (const xb::Tensor* w : model->weights()) weight_bytes += w->nbytes();
     run_graph(state, *backend, *graph, p.matmul_flops());
     state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(weight_bytes));
 }

@@ -6,6 +6,7 @@
 #include "backend/registry.hpp"
 #include "backend/tensor_io.hpp"
 #include "builtin/builtin_backends.hpp"
+#include "config/llama_decoder.hpp"
 
 namespace bench {
 
@@ -39,6 +40,17 @@ size_t bytes_moved(const xb::Tensor& node) {
         bytes += static_cast<size_t>(node.nelements()) * xb::type_size(node.src[0]->type);
     }
     return bytes;
+}
+
+bool fill_decoder(const xb::LlamaParams& p, const xb::LlamaDecoder& model) {
+    std::mt19937 rng(3);
+    for (xb::Tensor* w : model.weights()) fill_random(*w, rng, -0.05f, 0.05f);
+    std::vector<int32_t> tokens(static_cast<size_t>(p.n_tokens));
+    for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = static_cast<int32_t>((i * 7919) % static_cast<size_t>(p.n_vocab));
+    const std::vector<int32_t> positions = xb::batch_positions(p);
+    return xb::tensor_set(*model.tokens, tokens.data(), 0, model.tokens->nbytes()).is_ok() &&
+           xb::tensor_set(*model.positions, positions.data(), 0, model.positions->nbytes()).is_ok() &&
+           xb::tensor_set_f32(*model.kq_mask, xb::causal_mask_values(p.n_attended(), p.n_tokens)).is_ok();
 }
 
 }  // namespace bench

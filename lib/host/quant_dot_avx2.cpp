@@ -6,7 +6,6 @@
 // kMaxDotColumns), so a batch pays the unpacking of the blocks once per four columns.
 #include <immintrin.h>
 
-#include <algorithm>
 #include <cmath>
 #include <cstddef>
 
@@ -158,7 +157,6 @@ struct Q8_0Format {
 
 template <typename Format>
 struct LegacyDot {
-    static constexpr int kColumns = 4;
     template <int NC>
     static void run(int64_t n, const void* wv, const std::byte* act, size_t stride, float* out) {
         const auto* w = static_cast<const typename Format::Block*>(wv);
@@ -213,7 +211,6 @@ void k_scales_mins(const uint8_t* packed, __m128i& scales, __m128i& mins) {
 // _mm256_madd_epi16; a column's min term is one madd of the mins with its pairs of 16-sums.
 template <typename Block, bool kFifthBit>
 struct KAffineDot {
-    static constexpr int kColumns = 4;
     template <int NC>
     static void run(int64_t n, const void* wv, const std::byte* act, size_t stride, float* out) {
         const auto* w = static_cast<const Block*>(wv);
@@ -269,7 +266,6 @@ struct KAffineDot {
 // group's two 16-element halves scaled in the 128-bit lanes of one _mm256_madd_epi16; the -32
 // offset becomes -32 * the 16 scales times the activations' 16-sums.
 struct Q6KDot {
-    static constexpr int kColumns = 4;
     template <int NC>
     static void run(int64_t n, const void* wv, const std::byte* act, size_t stride, float* out) {
         const auto* w = static_cast<const BlockQ6_K*>(wv);
@@ -317,19 +313,15 @@ struct Q6KDot {
 
 // One instantiation per column count, so that the column loops unroll and the accumulators stay
 // in registers.
-// A kernel takes at most Kernel::kColumns columns at once.
 template <typename Kernel>
 void dot_columns(int64_t n, const void* w, const void* act, size_t stride, int ncols, float* out) {
     const auto* a = static_cast<const std::byte*>(act);
     static_assert(kMaxDotColumns == 4);
-    for (int j = 0; j < ncols; j += Kernel::kColumns) {
-        const auto* cols = a + stride * static_cast<size_t>(j);
-        switch (std::min(ncols - j, Kernel::kColumns)) {
-            case 4: Kernel::template run<4>(n, w, cols, stride, out + j); break;
-            case 3: Kernel::template run<3>(n, w, cols, stride, out + j); break;
-            case 2: Kernel::template run<2>(n, w, cols, stride, out + j); break;
-            default: Kernel::template run<1>(n, w, cols, stride, out + j); break;
-        }
+    switch (ncols) {
+        case 4: return Kernel::template run<4>(n, w, a, stride, out);
+        case 3: return Kernel::template run<3>(n, w, a, stride, out);
+        case 2: return Kernel::template run<2>(n, w, a, stride, out);
+        default: return Kernel::template run<1>(n, w, a, stride, out);
     }
 }
 
