@@ -62,9 +62,9 @@ const BadCase kCases[] = {
     {"bad_model_kind.json", kInvalid, {": /graph/model: unknown value 'llama-decoder'", "did you mean 'llama_decoder'?"}},
     {"bad_model_param.json", kInvalid, {": /graph/params/n_layer: unknown key 'n_layer'", "did you mean 'n_layers'?"}},
     {"bad_model_value.json", kInvalid, {": /graph/params/n_layers: value 0 is out of range [1, "}},
-    {"bad_model_shape.json", kInvalid, {": /graph/params: llama_decoder: n_embd must divide into n_head heads"}},
-    {"bad_builder_tensor.json", kInvalid, {": /tensors/blk.0.attn_qq: unknown tensor 'blk.0.attn_qq' of the llama_decoder builder", "did you mean 'blk.0.attn_q'?"}},
-    {"bad_builder_tensor_shape.json", kInvalid, {": /tensors/token_embd/shape: the llama_decoder builder makes 'token_embd' with shape [64, 50], not [50, 64]"}},
+    {"bad_model_shape.json", kInvalid, {": /graph/params: llama_decoder: n_embd (100) must divide into n_head (3) heads of even size"}},
+    {"bad_builder_tensor.json", kInvalid, {": /tensors/blk.0.attn_qq.weight: unknown tensor 'blk.0.attn_qq.weight' of the llama_decoder builder", "did you mean 'blk.0.attn_q.weight'?"}},
+    {"bad_builder_tensor_shape.json", kInvalid, {": /tensors/token_embd.weight/shape: the llama_decoder builder makes 'token_embd.weight' with shape [64, 50], not [50, 64]"}},
     // placement
     {"bad_device.json", kNotFound, {": /placement/backends/0: device 'CUDA7' is not present (present: CPU", "--backends", "--map CUDA7="}},
     {"bad_weight_rule_device.json", kInvalid, {": /placement/weights/0/device: device 'SIM0' is not one of placement.backends (CPU)"}},

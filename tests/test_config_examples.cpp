@@ -126,7 +126,7 @@ TEST(ConfigExamples, DefaultIsASmallDecoder) {
     ASSERT_TRUE(model.is_ok()) << model.status().to_string();
     EXPECT_EQ(model->n_tokens, 8);
     EXPECT_EQ(model->outputs.size(), 1u);
-    EXPECT_EQ(model->outputs[0]->name, "logits");
+    EXPECT_EQ(model->outputs[0]->name, "result_output");
     EXPECT_EQ(model->outputs[0]->ne[0], 1000);
     EXPECT_EQ(model->placement.backends, std::vector<std::string>{"CPU"});
     EXPECT_GT(model->matmul_flops, 0.0);
@@ -135,16 +135,16 @@ TEST(ConfigExamples, DefaultIsASmallDecoder) {
 TEST(ConfigExamples, DecoderHasTheAllocatorIssueShape) {
     auto model = load_and_build(config_path("llama-decoder.json"));
     ASSERT_TRUE(model.is_ok()) << model.status().to_string();
-    const Tensor* logits = model->find("logits");
+    const Tensor* logits = model->find("result_output");
     ASSERT_NE(logits, nullptr);
     EXPECT_EQ(logits->ne[0], 32000);
     EXPECT_EQ(logits->ne[1], 32);
-    ASSERT_NE(model->find("blk.3.ffn_down"), nullptr);
-    EXPECT_EQ(model->find("blk.3.ffn_down")->ne[0], 2816);
-    EXPECT_EQ(model->find("blk.0.attn_k")->ne[1], 1024);
+    ASSERT_NE(model->find("blk.3.ffn_down.weight"), nullptr);
+    EXPECT_EQ(model->find("blk.3.ffn_down.weight")->ne[0], 2816);
+    EXPECT_EQ(model->find("blk.0.attn_k.weight")->ne[1], 1024);
     auto gqa = load_and_build(config_path("llama-decoder-gqa.json"));
     ASSERT_TRUE(gqa.is_ok()) << gqa.status().to_string();
-    EXPECT_EQ(gqa->find("blk.0.attn_k")->ne[1], 256);  // 4 kv heads of 64
+    EXPECT_EQ(gqa->find("blk.0.attn_k.weight")->ne[1], 256);  // 4 kv heads of 64
 }
 
 TEST(ConfigExamples, OffloadPutsTheLastHalfOfTheLayersOnTheGpu) {
@@ -153,12 +153,12 @@ TEST(ConfigExamples, OffloadPutsTheLastHalfOfTheLayersOnTheGpu) {
     const ModelPlacement& p = model->placement;
     ASSERT_EQ(p.backends.size(), 2u);
     const std::string gpu = p.backends[0];
-    EXPECT_EQ(p.device_of(*model->find("blk.0.attn_q")), "CPU");
-    EXPECT_EQ(p.device_of(*model->find("blk.1.ffn_up")), "CPU");
-    EXPECT_EQ(p.device_of(*model->find("blk.2.attn_q")), gpu);
-    EXPECT_EQ(p.device_of(*model->find("blk.3.ffn_norm")), gpu);
-    EXPECT_EQ(p.device_of(*model->find("token_embd")), "CPU");
-    EXPECT_EQ(p.device_of(*model->find("output")), "CPU");  // 2 layers < 4: the output layer stays
+    EXPECT_EQ(p.device_of(*model->find("blk.0.attn_q.weight")), "CPU");
+    EXPECT_EQ(p.device_of(*model->find("blk.1.ffn_up.weight")), "CPU");
+    EXPECT_EQ(p.device_of(*model->find("blk.2.attn_q.weight")), gpu);
+    EXPECT_EQ(p.device_of(*model->find("blk.3.ffn_norm.weight")), gpu);
+    EXPECT_EQ(p.device_of(*model->find("token_embd.weight")), "CPU");
+    EXPECT_EQ(p.device_of(*model->find("output.weight")), "CPU");  // 2 layers < 4: the output layer stays
 }
 
 // The scheduler runs the offloaded decoder split across the GPU-type device and the CPU and gets the

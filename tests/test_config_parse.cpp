@@ -179,8 +179,8 @@ TEST(ConfigBuild, BuilderTensorOverrides) {
                    "params": { "n_layers": 2, "n_embd": 32, "n_head": 4, "n_head_kv": 2, "n_ff": 64, "n_tokens": 3, "n_kv": 8, "n_vocab": 20 } },
         "defaults": { "init": { "kind": "normal", "mean": 0, "std": 0.1 } },
         "tensors": {
-            "blk.*norm": { "init": 1 },
-            "blk.1.attn_norm": { "init": 2, "type": "f32", "shape": [32] },
+            "blk.*norm.weight": { "init": 1 },
+            "blk.1.attn_norm.weight": { "init": 2, "type": "f32", "shape": [32] },
             "tokens": { "init": { "kind": "arange", "start": 0 } }
         }
     })");
@@ -192,13 +192,13 @@ TEST(ConfigBuild, BuilderTensorOverrides) {
         ADD_FAILURE() << "no init for " << name;
         return InitSpec{};
     };
-    EXPECT_EQ(init_of("blk.0.attn_norm").value, 1);
-    EXPECT_EQ(init_of("blk.0.ffn_norm").value, 1);
-    EXPECT_EQ(init_of("blk.1.attn_norm").value, 2);  // the exact name wins over the pattern
-    EXPECT_EQ(init_of("blk.0.attn_q").kind, InitKind::Normal);  // defaults.init
-    EXPECT_EQ(init_of("output_norm").kind, InitKind::Normal);
-    EXPECT_EQ(init_of("cache.1.k").kind, InitKind::Constant);   // caches ignore defaults.init
-    EXPECT_EQ(init_of("cache.1.k").value, 0);
+    EXPECT_EQ(init_of("blk.0.attn_norm.weight").value, 1);
+    EXPECT_EQ(init_of("blk.0.ffn_norm.weight").value, 1);
+    EXPECT_EQ(init_of("blk.1.attn_norm.weight").value, 2);  // the exact name wins over the pattern
+    EXPECT_EQ(init_of("blk.0.attn_q.weight").kind, InitKind::Normal);  // defaults.init
+    EXPECT_EQ(init_of("output_norm.weight").kind, InitKind::Normal);
+    EXPECT_EQ(init_of("cache_k_l1").kind, InitKind::Constant);   // caches ignore defaults.init
+    EXPECT_EQ(init_of("cache_k_l1").value, 0);
     EXPECT_EQ(init_of("tokens").kind, InitKind::Arange);
     EXPECT_EQ(init_of("positions").start, 5);  // the batch is the last 3 of 8 positions
     EXPECT_EQ(init_of("kq_mask").kind, InitKind::CausalMask);

@@ -105,18 +105,18 @@ TEST(ConfigPlacement, OffloadLayersFollowsLlamaCpp) {
     auto two = build(decoder(2));
     ASSERT_TRUE(two.is_ok()) << two.status().to_string();
     const ModelPlacement& p = two->placement;
-    EXPECT_EQ(p.device_of(*two->find("blk.0.ffn_up")), "CPU");
-    EXPECT_EQ(p.device_of(*two->find("blk.1.ffn_up")), "SIM0");
-    EXPECT_EQ(p.device_of(*two->find("blk.2.attn_norm")), "SIM0");
-    EXPECT_EQ(p.device_of(*two->find("cache.2.k")), "SIM0");  // a layer's cache goes with it
-    EXPECT_EQ(p.device_of(*two->find("cache.0.v")), "CPU");
-    EXPECT_EQ(p.device_of(*two->find("output")), "CPU");
-    EXPECT_EQ(p.device_of(*two->find("token_embd")), "CPU");
+    EXPECT_EQ(p.device_of(*two->find("blk.0.ffn_up.weight")), "CPU");
+    EXPECT_EQ(p.device_of(*two->find("blk.1.ffn_up.weight")), "SIM0");
+    EXPECT_EQ(p.device_of(*two->find("blk.2.attn_norm.weight")), "SIM0");
+    EXPECT_EQ(p.device_of(*two->find("cache_k_l2")), "SIM0");  // a layer's cache goes with it
+    EXPECT_EQ(p.device_of(*two->find("cache_v_l0")), "CPU");
+    EXPECT_EQ(p.device_of(*two->find("output.weight")), "CPU");
+    EXPECT_EQ(p.device_of(*two->find("token_embd.weight")), "CPU");
     auto all = build(decoder(4));  // more than n_layers: the output layer too
     ASSERT_TRUE(all.is_ok()) << all.status().to_string();
-    EXPECT_EQ(all->placement.device_of(*all->find("output")), "SIM0");
-    EXPECT_EQ(all->placement.device_of(*all->find("output_norm")), "SIM0");
-    EXPECT_EQ(all->placement.device_of(*all->find("token_embd")), "CPU");
+    EXPECT_EQ(all->placement.device_of(*all->find("output.weight")), "SIM0");
+    EXPECT_EQ(all->placement.device_of(*all->find("output_norm.weight")), "SIM0");
+    EXPECT_EQ(all->placement.device_of(*all->find("token_embd.weight")), "CPU");
     auto none = build(decoder(0));
     ASSERT_TRUE(none.is_ok()) << none.status().to_string();
     for (const WeightPlacement& w : none->placement.weights) EXPECT_EQ(w.device, "CPU") << w.tensor->name;

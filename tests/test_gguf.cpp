@@ -196,8 +196,8 @@ TEST_P(SavedWeights, LoadBackIdentically) {
     EXPECT_EQ(*file.find_kv("general.architecture")->as_string(), "xbackend");
     EXPECT_EQ(file.find_kv("xbackend.seed")->as_int(), 3);
     EXPECT_EQ(file.tensors().size(), a.weights.size());
-    EXPECT_EQ(ggml_type_info(file.find_tensor("blk.0.attn_q")->type)->name, type);
-    EXPECT_EQ(ggml_type_info(file.find_tensor("blk.0.attn_norm")->type)->name, std::string("f32"));  // norms stay f32
+    EXPECT_EQ(ggml_type_info(file.find_tensor("blk.0.attn_q.weight")->type)->name, type);
+    EXPECT_EQ(ggml_type_info(file.find_tensor("blk.0.attn_norm.weight")->type)->name, std::string("f32"));  // norms stay f32
     std::filesystem::remove(path);
 }
 

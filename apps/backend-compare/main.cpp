@@ -178,6 +178,13 @@ int run_against_file(const CompareOptions& opts, config::Model& model, Backend& 
     if (Status s = compare_with_file(backend, model.graph, *file, tol, opts.stop_at_first, report); !s.is_ok()) {
         return fail(kTool, s);
     }
+    if (report.compared() == 0) {
+        // Nothing in common: the file holds another config's results, and passing would hide it.
+        const GgufValue* saved_for = file->find_kv("xbackend.config");
+        const std::string config = saved_for && saved_for->as_string() ? *saved_for->as_string() : std::string("?");
+        return fail(kTool, Status(StatusCode::InvalidArgument, opts.load_reference + ": none of the nodes of '" + model.name +
+                                                                   "' is in the file (it holds the results of '" + config + "')"));
+    }
     return finish(report, opts, model,
                   std::string(backend.name()) + " against " + source + " results in " + opts.load_reference);
 }

@@ -5,6 +5,7 @@
 
 #include "backend/registry.hpp"
 #include "builtin/builtin_backends.hpp"
+#include "model_info.hpp"
 
 namespace xb::tools {
 
@@ -22,6 +23,9 @@ void add_common_options(CLI::App& app, CommonOptions& o) {
         ->capture_default_str();
     app.add_option("-o,--output", o.output, "Write the report to FILE instead of stdout");
     app.add_flag("--list-devices", o.list_devices, "List the devices (name, type, description, memory, settings) and exit");
+    app.add_flag("--info", o.info,
+                 "Describe the config's model and exit: for a llama.cpp GGUF file (-c model.gguf, or a gguf config) its "
+                 "architecture, sizes, tensor types and bytes");
 }
 
 int parse(CLI::App& app, int argc, char** argv) {
@@ -41,6 +45,10 @@ int run_tool(CLI::App& app, int argc, char** argv, const CommonOptions& options,
     if (const int rc = parse(app, argc, argv); rc >= 0) return rc;
     if (options.list_devices) {
         const Status s = write_table(device_table(), options);
+        return s.is_ok() ? kExitOk : fail(app.get_name().c_str(), s);
+    }
+    if (options.info) {
+        const Status s = write_model_info(options);
         return s.is_ok() ? kExitOk : fail(app.get_name().c_str(), s);
     }
     return run();

@@ -31,6 +31,7 @@ struct CommonOptions {
     std::string format = "table";
     std::string output;                      // -o FILE ("" = stdout)
     bool list_devices = false;
+    bool info = false;                       // --info: describe the config's model and exit
 };
 
 // Adds the shared flags to `app`.

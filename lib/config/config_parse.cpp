@@ -20,6 +20,7 @@ const char* init_kind_name(InitKind kind) {
         case InitKind::CausalMask: return "causal_mask";
         case InitKind::Npy: return "npy";
         case InitKind::Gguf: return "gguf";
+        case InitKind::Values: return "values";
     }
     return "?";
 }
@@ -39,6 +40,7 @@ const char* model_kind_name(ModelKind kind) {
         case ModelKind::Mlp: return "mlp";
         case ModelKind::Attention: return "attention";
         case ModelKind::LlamaDecoder: return "llama_decoder";
+        case ModelKind::Gguf: return "gguf";
     }
     return "?";
 }
@@ -71,7 +73,7 @@ const std::vector<InitKindInfo>& init_kinds() {
         {InitKind::Uniform, {"min", "max"}},   {InitKind::Normal, {"mean", "std"}},
         {InitKind::Constant, {"value"}},       {InitKind::Arange, {"start", "step"}},
         {InitKind::CausalMask, {}},            {InitKind::Npy, {"file"}},
-        {InitKind::Gguf, {"file", "tensor"}},
+        {InitKind::Gguf, {"file", "tensor"}},  {InitKind::Values, {"values"}},
     };
     return kinds;
 }
@@ -84,6 +86,8 @@ Status read_number(const JsonReader& r, const Json& j, const std::string& path, 
     return Status::ok();
 }
 
+}  // namespace
+
 Result<std::string> read_file_name(const JsonReader& r, const Json& j, const std::string& path, const std::string& base_dir) {
     XB_ASSIGN_OR_RETURN(const Json* f, r.required(j, path, "file"));
     XB_ASSIGN_OR_RETURN(std::string file, r.string(*f, child_path(path, "file")));
@@ -91,6 +95,8 @@ Result<std::string> read_file_name(const JsonReader& r, const Json& j, const std
     const std::filesystem::path p(file);
     return p.is_absolute() ? file : (std::filesystem::path(base_dir) / p).lexically_normal().string();
 }
+
+namespace {
 
 Status parse_params(const JsonReader& r, const Json& j, ConfigSpec& spec) {
     if (!j.is_object()) return r.error("/params", "expected an object of named numbers, got " + JsonReader::describe(j));
@@ -148,6 +154,21 @@ Result<TensorSpec> parse_tensor(const JsonReader& r, const Json& j, const std::s
 
 }  // namespace
 
+// The "values" list of a values init: numbers (or expressions), at least one.
+Result<std::vector<double>> read_values(const JsonReader& r, const Json& j, const std::string& path) {
+    XB_ASSIGN_OR_RETURN(const Json* v, r.required(j, path, "values"));
+    const std::string at = child_path(path, "values");
+    XB_RETURN_IF_ERROR(r.expect_array(*v, at));
+    if (v->empty()) return r.error(at, "values must not be empty");
+    std::vector<double> out;
+    out.reserve(v->size());
+    for (size_t i = 0; i < v->size(); ++i) {
+        XB_ASSIGN_OR_RETURN(const double x, r.number((*v)[i], child_path(at, i)));
+        out.push_back(x);
+    }
+    return out;
+}
+
 Result<InitSpec> parse_init(const JsonReader& r, const Json& j, const std::string& path, const std::string& base_dir) {
     InitSpec init;
     init.path = path;
@@ -185,6 +206,9 @@ Result<InitSpec> parse_init(const JsonReader& r, const Json& j, const std::strin
     }
     if (const Json* t = JsonReader::member(j, "tensor")) {
         XB_ASSIGN_OR_RETURN(init.tensor, r.string(*t, child_path(path, "tensor")));
+    }
+    if (init.kind == InitKind::Values) {
+        XB_ASSIGN_OR_RETURN(init.values, read_values(r, j, path));
     }
     return init;
 }
@@ -324,13 +348,19 @@ Result<ConfigSpec> parse_config(std::string_view text, std::string source, std::
 }
 
 Result<ConfigSpec> load_config(const std::string& path) {
+    const std::filesystem::path p(path);
+    const std::string dir = p.has_parent_path() ? p.parent_path().string() : ".";
+    if (p.extension() == ".gguf") {
+        // A model file given as the config: the gguf model with every default.
+        const Json config = {{"name", p.stem().string()},
+                             {"graph", {{"model", "gguf"}, {"file", p.filename().string()}}}};
+        return parse_config(config.dump(), path, dir);
+    }
     std::ifstream in(path, std::ios::binary);
     if (!in) return Status(StatusCode::NotFound, path + ": cannot open the config file");
     std::ostringstream text;
     text << in.rdbuf();
     if (in.bad()) return Status(StatusCode::NotFound, path + ": cannot read the config file");
-    const std::filesystem::path p(path);
-    const std::string dir = p.has_parent_path() ? p.parent_path().string() : ".";
     return parse_config(text.str(), path, dir);
 }
 

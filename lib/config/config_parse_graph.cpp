@@ -312,13 +312,47 @@ Status parse_llama(ModelParamReader& m, LlamaParams& p) {
     return Status::ok();
 }
 
+Status parse_gguf(ModelParamReader& m, GgufModelParams& p) {
+    XB_RETURN_IF_ERROR(m.reader().expect_object(m.json(), m.path(), {"n_tokens", "n_kv", "n_layers", "flash_attn", "tokens"}));
+    if (const Json* t = JsonReader::member(m.json(), "tokens")) {
+        const std::string path = child_path(m.path(), "tokens");
+        XB_RETURN_IF_ERROR(m.reader().expect_array(*t, path));
+        if (t->empty()) return m.reader().error(path, "tokens must not be empty");
+        for (size_t i = 0; i < t->size(); ++i) {
+            XB_ASSIGN_OR_RETURN(const int64_t id, m.reader().integer_in((*t)[i], child_path(path, i), 0, kMaxSize));
+            p.tokens.push_back(static_cast<int32_t>(id));
+        }
+        p.n_tokens = static_cast<int>(p.tokens.size());
+    }
+    XB_RETURN_IF_ERROR(m.size("n_tokens", p.n_tokens));
+    if (!p.tokens.empty() && static_cast<size_t>(p.n_tokens) != p.tokens.size()) {
+        return m.reader().error(child_path(m.path(), "n_tokens"), "n_tokens is " + std::to_string(p.n_tokens) + " but " +
+                                                                     std::to_string(p.tokens.size()) + " tokens are given");
+    }
+    XB_RETURN_IF_ERROR(m.size("n_kv", p.n_kv, 0));
+    if (p.n_kv != 0 && p.n_kv < p.n_tokens) {
+        return m.reader().error(child_path(m.path(), "n_kv"), "n_kv (" + std::to_string(p.n_kv) +
+                                                                 ") must be at least n_tokens (" + std::to_string(p.n_tokens) + ")");
+    }
+    XB_RETURN_IF_ERROR(m.size("n_layers", p.n_layers));
+    return m.flag("flash_attn", p.flash_attn);
+}
+
 Status parse_model(const JsonReader& r, const Json& j, ConfigSpec& spec) {
-    XB_RETURN_IF_ERROR(r.expect_object(j, "/graph", {"model", "params"}));
+    XB_RETURN_IF_ERROR(r.expect_object(j, "/graph", {"model", "file", "params"}));
     XB_ASSIGN_OR_RETURN(const Json* k, r.required(j, "/graph", "model"));
-    XB_ASSIGN_OR_RETURN(const std::string kind, r.choice(*k, "/graph/model", {"mlp", "attention", "llama_decoder"}));
+    XB_ASSIGN_OR_RETURN(const std::string kind, r.choice(*k, "/graph/model", {"mlp", "attention", "llama_decoder", "gguf"}));
     ModelSpec m;
     m.path = "/graph";
-    m.kind = kind == "mlp" ? ModelKind::Mlp : kind == "attention" ? ModelKind::Attention : ModelKind::LlamaDecoder;
+    m.kind = kind == "mlp"         ? ModelKind::Mlp
+             : kind == "attention" ? ModelKind::Attention
+             : kind == "gguf"      ? ModelKind::Gguf
+                                   : ModelKind::LlamaDecoder;
+    if (m.kind == ModelKind::Gguf) {
+        XB_ASSIGN_OR_RETURN(m.gguf.file, read_file_name(r, j, "/graph", spec.base_dir));
+    } else if (JsonReader::member(j, "file") != nullptr) {
+        return r.error("/graph/file", "only the gguf model reads a file; the " + kind + " builder makes its own weights");
+    }
     // Weights default to the config's default type unless the builder's params say otherwise.
     m.mlp.weight_type = m.attention.weight_type = m.llama.weight_type = spec.default_type;
     static const Json empty = Json::object();
@@ -328,6 +362,7 @@ Status parse_model(const JsonReader& r, const Json& j, ConfigSpec& spec) {
         case ModelKind::Mlp: XB_RETURN_IF_ERROR(parse_mlp(reader, m.mlp)); break;
         case ModelKind::Attention: XB_RETURN_IF_ERROR(parse_attention(reader, m.attention)); break;
         case ModelKind::LlamaDecoder: XB_RETURN_IF_ERROR(parse_llama(reader, m.llama)); break;
+        case ModelKind::Gguf: XB_RETURN_IF_ERROR(parse_gguf(reader, m.gguf)); break;
     }
     for (const TensorSpec& t : spec.tensors) {
         if (t.role_given && (t.role == Role::Output || t.role == Role::Intermediate)) {

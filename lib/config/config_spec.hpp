@@ -14,6 +14,7 @@
 
 #include "config/attention.hpp"
 #include "config/expr.hpp"
+#include "config/gguf_model.hpp"
 #include "config/llama_decoder.hpp"
 #include "config/mlp.hpp"
 #include "core/dtype.hpp"
@@ -28,6 +29,7 @@ enum class InitKind {
     CausalMask,  // 0 where key j <= query i (queries are the last rows), -inf elsewhere
     Npy,         // file
     Gguf,        // file, tensor (default: the config tensor's own name)
+    Values,      // values: one number per element, in logical (C) order
 };
 const char* init_kind_name(InitKind kind);
 
@@ -39,6 +41,7 @@ struct InitSpec {
     double start = 0.0, step = 1.0;
     std::string file;    // resolved against the config's directory
     std::string tensor;  // gguf: the tensor's name in the file; "" for the config tensor's name
+    std::vector<double> values;
     std::string path;    // JSON pointer of the init object
 };
 
@@ -81,7 +84,7 @@ struct OpSpec {
     std::string path;  // "/graph/<i>"
 };
 
-enum class ModelKind { Mlp, Attention, LlamaDecoder };
+enum class ModelKind { Mlp, Attention, LlamaDecoder, Gguf };
 const char* model_kind_name(ModelKind kind);
 
 struct ModelSpec {
@@ -89,6 +92,7 @@ struct ModelSpec {
     MlpParams mlp;
     AttentionParams attention;
     LlamaParams llama;
+    GgufModelParams gguf;
     std::string path;  // "/graph"
 };
 

@@ -1,5 +1,6 @@
 #include "config/gguf.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <filesystem>
@@ -262,7 +263,7 @@ private:
         if (!valid_value_type(type)) return corrupt(at, "metadata '" + kv.key + "' has unknown type " + std::to_string(type));
         XB_ASSIGN_OR_RETURN(kv.value, read_value(static_cast<GgufValueType>(type), 0));
         if (out_.find_kv(kv.key) != nullptr) return corrupt(at, "metadata key '" + kv.key + "' appears twice");
-        kv_offsets_.push_back(at);
+        kv.offset = at;
         out_.kvs_.push_back(std::move(kv));
         return Status::ok();
     }
@@ -273,7 +274,7 @@ private:
             const GgufValue& v = out_.kvs_[i].value;
             const std::optional<int64_t> a = v.as_int();
             if (v.type != GgufValueType::U32 || !a || *a == 0 || !std::has_single_bit(static_cast<uint64_t>(*a))) {
-                return corrupt(kv_offsets_[i], "general.alignment must be a u32 power of two");
+                return corrupt(out_.kvs_[i].offset, "general.alignment must be a u32 power of two");
             }
             out_.alignment_ = static_cast<size_t>(*a);
         }
@@ -336,7 +337,6 @@ private:
     std::ifstream& in_;
     GgufReader& out_;
     uint64_t pos_ = 0;
-    std::vector<uint64_t> kv_offsets_;
 };
 
 Result<GgufReader> GgufReader::open(const std::string& path) {
@@ -352,11 +352,16 @@ Result<GgufReader> GgufReader::open(const std::string& path) {
     return r;
 }
 
-const GgufValue* GgufReader::find_kv(std::string_view key) const {
+const GgufKV* GgufReader::find_kv_entry(std::string_view key) const {
     for (const GgufKV& kv : kvs_) {
-        if (kv.key == key) return &kv.value;
+        if (kv.key == key) return &kv;
     }
     return nullptr;
+}
+
+const GgufValue* GgufReader::find_kv(std::string_view key) const {
+    const GgufKV* kv = find_kv_entry(key);
+    return kv ? &kv->value : nullptr;
 }
 
 const GgufTensorInfo* GgufReader::find_tensor(std::string_view name) const {
@@ -364,25 +369,56 @@ const GgufTensorInfo* GgufReader::find_tensor(std::string_view name) const {
     return it == tensor_index_.end() ? nullptr : &tensors_[it->second];
 }
 
-Result<std::vector<std::byte>> GgufReader::read_data(const GgufTensorInfo& info) const {
+Status GgufReader::read_chunks(const GgufTensorInfo& info, size_t chunk, const ChunkSink& sink) const {
     if (ggml_type_info(info.type) == nullptr) {
         return Status(StatusCode::NotSupported, path_ + ": tensor '" + info.name + "' has the unknown ggml type id " +
                                                     std::to_string(info.type));
     }
     std::ifstream in(path_, std::ios::binary);
     if (!in) return Status(StatusCode::NotFound, path_ + ": cannot open the GGUF file");
-    std::vector<std::byte> data(static_cast<size_t>(info.nbytes));
     in.seekg(static_cast<std::streamoff>(data_offset_ + info.offset));
-    in.read(reinterpret_cast<char*>(data.data()), static_cast<std::streamsize>(data.size()));
+    std::vector<std::byte> piece(static_cast<size_t>(std::min<uint64_t>(std::max<size_t>(chunk, 1), info.nbytes)));
+    for (uint64_t done = 0; done < info.nbytes;) {
+        const size_t n = static_cast<size_t>(std::min<uint64_t>(piece.size(), info.nbytes - done));
+        in.read(reinterpret_cast<char*>(piece.data()), static_cast<std::streamsize>(n));
+        if (!in) {
+            return Status(StatusCode::InvalidArgument, path_ + ": offset " + std::to_string(data_offset_ + info.offset + done) +
+                                                           ": cannot read the data of tensor '" + info.name + "' (file changed?)");
+        }
+        XB_RETURN_IF_ERROR(sink(done, std::span<const std::byte>(piece.data(), n)));
+        done += n;
+    }
+    return Status::ok();
+}
+
+Status GgufReader::read_into(const GgufTensorInfo& info, std::span<std::byte> out) const {
+    if (out.size() != info.nbytes) {
+        return Status(StatusCode::Internal, path_ + ": tensor '" + info.name + "' has " + std::to_string(info.nbytes) +
+                                                " bytes, the destination " + std::to_string(out.size()));
+    }
+    if (ggml_type_info(info.type) == nullptr) {
+        return Status(StatusCode::NotSupported, path_ + ": tensor '" + info.name + "' has the unknown ggml type id " +
+                                                    std::to_string(info.type));
+    }
+    std::ifstream in(path_, std::ios::binary);
+    if (!in) return Status(StatusCode::NotFound, path_ + ": cannot open the GGUF file");
+    in.seekg(static_cast<std::streamoff>(data_offset_ + info.offset));
+    in.read(reinterpret_cast<char*>(out.data()), static_cast<std::streamsize>(out.size()));
     if (!in) {
         return Status(StatusCode::InvalidArgument, path_ + ": offset " + std::to_string(data_offset_ + info.offset) +
                                                        ": cannot read the data of tensor '" + info.name + "' (file changed?)");
     }
+    return Status::ok();
+}
+
+Result<std::vector<std::byte>> GgufReader::read_data(const GgufTensorInfo& info) const {
+    std::vector<std::byte> data(static_cast<size_t>(info.nbytes));
+    XB_RETURN_IF_ERROR(read_into(info, data));
     return data;
 }
 
-Result<std::vector<std::byte>> GgufReader::read_tensor(std::string_view name, DType type,
-                                                       const std::array<int64_t, kMaxDims>& ne) const {
+Result<const GgufTensorInfo*> GgufReader::checked_tensor(std::string_view name, DType type,
+                                                         const std::array<int64_t, kMaxDims>& ne) const {
     const GgufTensorInfo* info = find_tensor(name);
     if (info == nullptr) {
         std::vector<std::string> names;
@@ -403,6 +439,12 @@ Result<std::vector<std::byte>> GgufReader::read_tensor(std::string_view name, DT
         return Status(StatusCode::InvalidArgument, where + " has shape " + ne_text(info->ne, info->n_dims) +
                                                        ", the config wants " + ne_text(ne, n_dims_of(ne)));
     }
+    return info;
+}
+
+Result<std::vector<std::byte>> GgufReader::read_tensor(std::string_view name, DType type,
+                                                       const std::array<int64_t, kMaxDims>& ne) const {
+    XB_ASSIGN_OR_RETURN(const GgufTensorInfo* info, checked_tensor(name, type, ne));
     return read_data(*info);
 }
 
@@ -505,7 +547,7 @@ void GgufWriter::set_kv(std::string key, GgufValue value) {
             return;
         }
     }
-    kvs_.push_back({std::move(key), std::move(value)});
+    kvs_.push_back({std::move(key), std::move(value), 0});
 }
 
 Status GgufWriter::add_tensor(std::string name, DType type, const std::array<int64_t, kMaxDims>& ne, DataSource source) {

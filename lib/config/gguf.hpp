@@ -79,6 +79,7 @@ struct GgufValue {
 struct GgufKV {
     std::string key;
     GgufValue value;
+    uint64_t offset = 0;  // where its value type starts in the file (reader only), for messages
 };
 
 struct GgufTensorInfo {
@@ -103,13 +104,25 @@ public:
     uint64_t file_size() const { return file_size_; }
     const std::vector<GgufKV>& kvs() const { return kvs_; }
     const GgufValue* find_kv(std::string_view key) const;
+    const GgufKV* find_kv_entry(std::string_view key) const;
     const std::vector<GgufTensorInfo>& tensors() const { return tensors_; }
     const GgufTensorInfo* find_tensor(std::string_view name) const;
 
+    // Receives consecutive pieces of a tensor's bytes and their offset in the tensor.
+    using ChunkSink = std::function<Status(uint64_t offset, std::span<const std::byte> bytes)>;
+
     // The tensor's bytes as stored.
     Result<std::vector<std::byte>> read_data(const GgufTensorInfo& info) const;
-    // The bytes of tensor `name` after checking that it has this type and shape (NotFound when the
-    // file has no such tensor, InvalidArgument on a mismatch).
+    // The tensor's bytes straight into `out` (exactly its size).
+    Status read_into(const GgufTensorInfo& info, std::span<std::byte> out) const;
+    // The tensor's bytes in pieces of at most `chunk` bytes, so that a tensor bound for a device
+    // never sits whole in host memory.
+    Status read_chunks(const GgufTensorInfo& info, size_t chunk, const ChunkSink& sink) const;
+    // Tensor `name` after checking that it has this type and shape (NotFound when the file has no
+    // such tensor, with the names it has; InvalidArgument on a mismatch).
+    Result<const GgufTensorInfo*> checked_tensor(std::string_view name, DType type,
+                                                 const std::array<int64_t, kMaxDims>& ne) const;
+    // checked_tensor's bytes.
     Result<std::vector<std::byte>> read_tensor(std::string_view name, DType type,
                                                const std::array<int64_t, kMaxDims>& ne) const;
 

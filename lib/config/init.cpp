@@ -1,5 +1,6 @@
 #include "config/init.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -173,13 +174,31 @@ Status from_npy(const Tensor& t, const InitSpec& init, std::string_view source, 
     return Status::ok();
 }
 
-Status from_gguf(const Tensor& t, const InitSpec& init, InitFiles& files, std::string_view source, std::span<std::byte> out) {
+// The file and tensor info a gguf init reads, checked against t's type and shape.
+Result<std::pair<const GgufReader*, const GgufTensorInfo*>> gguf_source(const Tensor& t, const InitSpec& init, InitFiles& files,
+                                                                         std::string_view source) {
     Result<const GgufReader*> file = files.gguf(init.file);
     if (!file.is_ok()) return config_error(file.status().code(), source, init.path, file.status().message());
-    const std::string name = init.tensor.empty() ? t.name : init.tensor;
-    Result<std::vector<std::byte>> data = (*file)->read_tensor(name, t.type, t.ne);
-    if (!data.is_ok()) return config_error(data.status().code(), source, init.path, data.status().message());
-    std::memcpy(out.data(), data->data(), out.size());
+    Result<const GgufTensorInfo*> info = (*file)->checked_tensor(init.tensor.empty() ? t.name : init.tensor, t.type, t.ne);
+    if (!info.is_ok()) return config_error(info.status().code(), source, init.path, info.status().message());
+    return std::pair{*file, *info};
+}
+
+Status from_gguf(const Tensor& t, const InitSpec& init, InitFiles& files, std::string_view source, std::span<std::byte> out) {
+    XB_ASSIGN_OR_RETURN(auto file_and_info, gguf_source(t, init, files, source));
+    const Status s = file_and_info.first->read_into(*file_and_info.second, out);
+    return s.is_ok() ? s : config_error(s.code(), source, init.path, s.message());
+}
+
+Status from_values(const Tensor& t, const InitSpec& init, std::string_view source, std::span<std::byte> out) {
+    const std::vector<double>& v = init.values;
+    if (static_cast<int64_t>(v.size()) != t.nelements()) {
+        return config_error(source, init.path, std::to_string(v.size()) + " values for tensor '" + t.name + "' of " +
+                                                   std::to_string(t.nelements()) + " elements " + shape_string(t));
+    }
+    const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+    XB_RETURN_IF_ERROR(check_int_range(t, init, source, *lo, *hi));
+    generate(t.type, t.nelements(), out, [&](uint64_t i) { return v[i]; });
     return Status::ok();
 }
 
@@ -247,8 +266,16 @@ Status init_into(const Tensor& t, const InitSpec& init, uint64_t seed, InitFiles
         case InitKind::CausalMask: return causal_mask(t, init, source, out);
         case InitKind::Npy: return from_npy(t, init, source, out);
         case InitKind::Gguf: return from_gguf(t, init, files, source, out);
+        case InitKind::Values: return from_values(t, init, source, out);
     }
     return config_error(source, init.path, "unknown init kind");
+}
+
+Status init_in_chunks(const Tensor& t, const InitSpec& init, InitFiles& files, std::string_view source, size_t chunk,
+                      const GgufReader::ChunkSink& sink) {
+    XB_ASSIGN_OR_RETURN(auto file_and_info, gguf_source(t, init, files, source));
+    const Status s = file_and_info.first->read_chunks(*file_and_info.second, chunk, sink);
+    return s.is_ok() ? s : config_error(s.code(), source, init.path, s.message());
 }
 
 Result<std::vector<std::byte>> init_values(const Tensor& t, const InitSpec& init, uint64_t seed, InitFiles& files,

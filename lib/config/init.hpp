@@ -36,6 +36,10 @@ private:
 // host memory when the tensor lives there.
 Status init_into(const Tensor& t, const InitSpec& init, uint64_t seed, InitFiles& files, std::string_view source,
                  std::span<std::byte> out);
+// A gguf init (InitKind::Gguf) in pieces of at most `chunk` bytes given to `sink` with their offset
+// in the tensor: a tensor bound for a device is read without a whole copy in host memory.
+Status init_in_chunks(const Tensor& t, const InitSpec& init, InitFiles& files, std::string_view source, size_t chunk,
+                      const GgufReader::ChunkSink& sink);
 // The contiguous bytes of a tensor of t's type and shape, per `init`. Errors name `source` (the
 // config file) and the init's JSON path, and the data file with its offset where one is read.
 Result<std::vector<std::byte>> init_values(const Tensor& t, const InitSpec& init, uint64_t seed, InitFiles& files,

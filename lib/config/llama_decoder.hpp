@@ -1,8 +1,17 @@
 // A llama-style decoder built from the core ops: token embedding, n_layers of (rms_norm,
 // rope'd grouped-query attention, swiglu feed-forward) with residuals, final norm and output
-// projection. Used by the benchmarks and the config's `llama_decoder` model builder.
+// projection. Used by the benchmarks, the config's `llama_decoder` builder (synthetic weights) and
+// its `gguf` builder (llama.cpp's llama and qwen2 files).
+//
+// Weights carry llama.cpp's tensor names (`token_embd.weight`, `blk.0.attn_q.weight`, ...) and
+// nodes the names llama.cpp's graph gives them (`attn_norm-0`, `Qcur-0`, `kq-0`, `ffn_out-0`,
+// `result_output`, ...), so a per-node report reads like llama.cpp's eval callback. Where llama.cpp
+// gives one name to successive nodes (the Q projection and its rope'd result are both `Qcur-0`),
+// the last carries it and the earlier ones add their op: `Qcur-0 (mul_mat)`. Names are unique.
 #pragma once
 
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "core/context.hpp"
@@ -16,6 +25,7 @@ struct LlamaParams {
     int n_embd = 1024;
     int n_head = 16;
     int n_head_kv = 16;      // < n_head for grouped-query attention
+    int n_embd_head = 0;     // head size (llama.cpp's attention.key_length); 0: n_embd / n_head
     int n_ff = 2816;
     int n_tokens = 32;
     int n_kv = 0;            // KV cache positions (the batch is the last n_tokens); 0: no cache
@@ -26,25 +36,38 @@ struct LlamaParams {
     RopeMode rope_mode = RopeMode::Neox;
     int rope_n_dims = 0;     // rotated dims of each head; 0: the whole head
     DType weight_type = DType::F32;
-    bool flash_attn = true;  // flash_attn_ext, or mul_mat + soft_max_ext + mul_mat
+    bool qkv_bias = false;     // q, k and v projections add a bias (qwen2)
+    bool tied_output = false;  // the output projection is the token embedding (no output.weight)
+    bool flash_attn = true;    // flash_attn_ext, or mul_mat + soft_max_ext + mul_mat
 
-    int head_dim() const { return n_embd / n_head; }
+    int head_dim() const { return n_embd_head > 0 ? n_embd_head : n_embd / n_head; }
+    int64_t n_embd_q() const { return static_cast<int64_t>(n_head) * head_dim(); }
+    int64_t n_embd_kv() const { return static_cast<int64_t>(n_head_kv) * head_dim(); }
     // Positions attended to: the cache, or the batch itself without one.
     int n_attended() const { return n_kv > 0 ? n_kv : n_tokens; }
     // Multiply-adds x2 of the matrix products, for throughput figures.
     double matmul_flops() const;
 };
 
+// The type of each weight, by its llama.cpp name; `fallback` is the builder's choice (weight_type
+// for the matrices, f32 for norms and biases). Empty: the fallback everywhere.
+using LlamaWeightTypes = std::function<DType(const std::string& name, DType fallback)>;
+
 struct LlamaLayerWeights {
     Tensor* attn_norm;
     Tensor* wq;
     Tensor* wk;
     Tensor* wv;
+    Tensor* bq;  // biases: nullptr unless params.qkv_bias
+    Tensor* bk;
+    Tensor* bv;
     Tensor* wo;
     Tensor* ffn_norm;
     Tensor* w_gate;
     Tensor* w_up;
     Tensor* w_down;
+
+    std::vector<Tensor*> all() const;  // the weights that exist, in the order above
 };
 
 struct LlamaDecoder {
@@ -56,19 +79,20 @@ struct LlamaDecoder {
     std::vector<Tensor*> k_cache;  // per layer [n_embd_kv, n_kv] f32 (persistent, like weights)
     std::vector<Tensor*> v_cache;
     Tensor* out_norm;
-    Tensor* output;      // [n_embd, n_vocab]
-    Tensor* logits;      // f32 [n_vocab, n_tokens] (output)
+    Tensor* output;      // [n_embd, n_vocab]; tok_embd itself when params.tied_output
+    Tensor* logits;      // f32 [n_vocab, n_tokens] (output), named result_output
     // What to build the graph from, in order: the cache writes of each layer, then the logits, so
     // that every layer's attention runs after its cache is written.
     std::vector<Tensor*> graph_outputs;
 
-    // Weights and caches: the tensors that live in a weights buffer, outside the compute graph's.
+    // Weights and caches: the tensors that live in a weights buffer, outside the compute graph's
+    // (each once: a tied output is the embedding).
     std::vector<Tensor*> weights() const;
     std::vector<Tensor*> inputs() const { return {tokens, positions, kq_mask}; }
 };
 
 // Builds the decoder's tensors and graph in ctx (metadata only: allocate and fill separately).
-Result<LlamaDecoder> build_llama_decoder(Context& ctx, const LlamaParams& params);
+Result<LlamaDecoder> build_llama_decoder(Context& ctx, const LlamaParams& params, const LlamaWeightTypes& types = {});
 
 // Causal mask values for kq_mask: 0 where key j <= query i's position, -inf elsewhere
 // ([n_kv, n_tokens] row-major; the queries are the last n_tokens positions).

@@ -1,6 +1,7 @@
 // The built-in model builders (mlp, attention, llama_decoder) as config graphs: their tensors,
 // default inits, layer groups for offload_layers, and the config's overrides of their tensors.
 #include <cmath>
+#include <filesystem>
 
 #include "config/config_error.hpp"
 #include "config/model_internal.hpp"
@@ -52,33 +53,73 @@ Leaf input(Tensor* t, InitSpec init) { return Leaf{t, Role::Input, std::move(ini
 constexpr double kWeightStd = 0.02;
 InitSpec small(double std) { return uniform(-std * std::sqrt(3.0), std * std::sqrt(3.0)); }
 
-Result<BuiltGraph> llama(const LlamaParams& p, Context& ctx) {
-    XB_ASSIGN_OR_RETURN(LlamaDecoder m, build_llama_decoder(ctx, p));
+// The decoder's leaves: inputs, then weights with `init_of(weight)` and their layer groups, then
+// the caches (which start empty).
+template <typename InitOf>
+BuiltGraph decoder_leaves(const LlamaParams& p, const LlamaDecoder& m, InitSpec tokens, InitOf init_of) {
     BuiltGraph b;
     b.n_layers = p.n_layers;
     b.n_tokens = p.n_tokens;
-    b.leaves.push_back(input(m.tokens, uniform(0, p.n_vocab)));
+    b.leaves.push_back(input(m.tokens, std::move(tokens)));
     b.leaves.push_back(input(m.positions, arange(p.n_attended() - p.n_tokens)));
     b.leaves.push_back(input(m.kq_mask, causal()));
-    b.leaves.push_back(weight(m.tok_embd, small(kWeightStd), -1, WeightGroup::InputLayer));
+    b.leaves.push_back(weight(m.tok_embd, init_of(*m.tok_embd), -1, WeightGroup::InputLayer));
     for (size_t il = 0; il < m.layers.size(); ++il) {
-        const LlamaLayerWeights& l = m.layers[il];
-        const int layer = static_cast<int>(il);
-        b.leaves.push_back(weight(l.attn_norm, uniform(0.9, 1.1), layer));
-        for (Tensor* w : {l.wq, l.wk, l.wv, l.wo}) b.leaves.push_back(weight(w, small(kWeightStd), layer));
-        b.leaves.push_back(weight(l.ffn_norm, uniform(0.9, 1.1), layer));
-        for (Tensor* w : {l.w_gate, l.w_up, l.w_down}) b.leaves.push_back(weight(w, small(kWeightStd), layer));
+        for (Tensor* w : m.layers[il].all()) b.leaves.push_back(weight(w, init_of(*w), static_cast<int>(il)));
     }
     for (size_t il = 0; il < m.k_cache.size(); ++il) {
-        // Caches start empty whatever defaults.init says (handled by the caller via the name).
+        // Caches start empty whatever defaults.init says (is_cache below).
         b.leaves.push_back(weight(m.k_cache[il], constant(0), static_cast<int>(il)));
         b.leaves.push_back(weight(m.v_cache[il], constant(0), static_cast<int>(il)));
     }
-    b.leaves.push_back(weight(m.out_norm, uniform(0.9, 1.1), -1, WeightGroup::OutputLayer));
-    b.leaves.push_back(weight(m.output, small(kWeightStd), -1, WeightGroup::OutputLayer));
+    b.leaves.push_back(weight(m.out_norm, init_of(*m.out_norm), -1, WeightGroup::OutputLayer));
+    if (m.output != m.tok_embd) b.leaves.push_back(weight(m.output, init_of(*m.output), -1, WeightGroup::OutputLayer));
     b.graph_outputs = m.graph_outputs;
     b.outputs = {m.logits};
     return b;
+}
+
+bool is_norm(const Tensor& t) { return t.name.find("norm") != std::string::npos; }
+
+Result<BuiltGraph> llama(const LlamaParams& p, Context& ctx) {
+    XB_ASSIGN_OR_RETURN(LlamaDecoder m, build_llama_decoder(ctx, p));
+    return decoder_leaves(p, m, uniform(0, p.n_vocab),
+                          [](const Tensor& w) { return is_norm(w) ? uniform(0.9, 1.1) : small(kWeightStd); });
+}
+
+// A llama.cpp model file: the decoder its metadata describes, every weight read from the file.
+Result<BuiltGraph> gguf(const GgufModelParams& g, Context& ctx) {
+    XB_ASSIGN_OR_RETURN(const GgufReader file, GgufReader::open(g.file));
+    XB_ASSIGN_OR_RETURN(GgufModelInfo info, read_gguf_model_info(file));
+    LlamaParams& p = info.params;
+    if (g.n_layers > p.n_layers) {
+        return Status(StatusCode::InvalidArgument, "n_layers is " + std::to_string(g.n_layers) + " but " + g.file + " has " +
+                                                       std::to_string(p.n_layers) + " layers");
+    }
+    if (g.n_layers > 0) p.n_layers = g.n_layers;
+    p.n_tokens = g.n_tokens;
+    p.n_kv = g.n_kv > 0 ? g.n_kv : g.n_tokens;
+    p.flash_attn = g.flash_attn;
+    for (const int32_t id : g.tokens) {
+        if (id >= p.n_vocab) {
+            return Status(StatusCode::InvalidArgument, "token id " + std::to_string(id) + " is outside the vocabulary of " +
+                                                           g.file + " (" + std::to_string(p.n_vocab) + " tokens)");
+        }
+    }
+    XB_ASSIGN_OR_RETURN(LlamaDecoder m, build_llama_decoder(ctx, p, gguf_weight_types(file)));
+    XB_RETURN_IF_ERROR(check_gguf_tensors(file, info, m));
+    InitSpec tokens = uniform(0, p.n_vocab);
+    if (!g.tokens.empty()) {
+        tokens.kind = InitKind::Values;
+        tokens.values.assign(g.tokens.begin(), g.tokens.end());
+    }
+    return decoder_leaves(p, m, tokens, [&](const Tensor& w) {
+        InitSpec from_file;
+        from_file.kind = InitKind::Gguf;
+        from_file.file = g.file;
+        from_file.tensor = w.name;
+        return from_file;
+    });
 }
 
 Result<BuiltGraph> mlp(const MlpParams& p, Context& ctx) {
@@ -111,7 +152,7 @@ Result<BuiltGraph> attention(const AttentionParams& p, Context& ctx) {
     return b;
 }
 
-bool is_cache(const Tensor& t) { return t.name.rfind("cache.", 0) == 0; }
+bool is_cache(const Tensor& t) { return t.name.rfind("cache_", 0) == 0; }
 
 // The config's entry for a builder tensor: its exact name first, else the first matching pattern.
 const TensorSpec* entry_for(const ConfigSpec& spec, const std::string& name) {
@@ -158,12 +199,24 @@ Result<BuiltGraph> build_model_builder(const ConfigSpec& spec, Context& ctx) {
         case ModelKind::Mlp: built = mlp(m.mlp, ctx); break;
         case ModelKind::Attention: built = attention(m.attention, ctx); break;
         case ModelKind::LlamaDecoder: built = llama(m.llama, ctx); break;
+        case ModelKind::Gguf: built = gguf(m.gguf, ctx); break;
     }
-    if (!built.is_ok()) return config_error(spec.source, "/graph/params", built.status().message());
+    if (!built.is_ok()) {
+        // A model file's problems point at the file; a builder's at its params.
+        const bool file_error = m.kind == ModelKind::Gguf && built.status().message().rfind(m.gguf.file, 0) == 0;
+        // A model file given as the config (-c model.gguf) is named once.
+        if (file_error && std::filesystem::path(spec.source).lexically_normal() == std::filesystem::path(m.gguf.file)) {
+            return built.status();
+        }
+        return config_error(built.status().code(), spec.source, file_error ? "/graph/file" : "/graph/params", built.status().message());
+    }
     BuiltGraph& b = *built;
     for (Leaf& leaf : b.leaves) {
         leaf.init.path = "/graph";  // where a message about a builder default points
-        if (leaf.role == Role::Weight && spec.default_init && !is_cache(*leaf.tensor)) leaf.init = *spec.default_init;
+        // A model file's weights are its own: defaults.init is for the synthetic builders.
+        if (leaf.role == Role::Weight && spec.default_init && !is_cache(*leaf.tensor) && m.kind != ModelKind::Gguf) {
+            leaf.init = *spec.default_init;
+        }
         if (const TensorSpec* e = entry_for(spec, leaf.tensor->name)) XB_RETURN_IF_ERROR(apply_entry(spec, *e, leaf));
     }
     // Every entry must name (or match) a builder tensor: a typo must not pass silently.

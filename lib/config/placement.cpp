@@ -256,6 +256,16 @@ Status place_and_init(Model& model, std::span<Backend* const> backends) {
             XB_RETURN_IF_ERROR(init_into(t, ti.init, seed, files, model.source, {static_cast<std::byte*>(t.data), t.nbytes()}));
             continue;
         }
+        if (!t.is_input() && ti.init.kind == InitKind::Gguf) {
+            // Straight from the file onto the device, a piece at a time: a model's weights never
+            // sit in host memory twice.
+            constexpr size_t kChunk = size_t{16} << 20;
+            XB_RETURN_IF_ERROR(init_in_chunks(t, ti.init, files, model.source, kChunk, [&](uint64_t offset, std::span<const std::byte> bytes) {
+                const Status s = tensor_set(t, bytes.data(), static_cast<size_t>(offset), bytes.size());
+                return s.is_ok() ? s : Status(s.code(), model.source + ": weight '" + t.name + "': " + s.message());
+            }));
+            continue;
+        }
         XB_ASSIGN_OR_RETURN(std::vector<std::byte> values, init_values(t, ti.init, seed, files, model.source));
         if (t.is_input()) {
             model.input_values.emplace_back(&t, std::move(values));

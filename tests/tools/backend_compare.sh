@@ -38,6 +38,7 @@ check save-faulty 1 "$bin" -c "$configs/default.json" -b CPU,SIM0 -P SIM0:fault_
 check load-faulty 1 "$bin" -c "$configs/default.json" --load-reference "$tmp/bad.gguf"
 expect_in load-faulty-node "$tmp/err" "first divergent node: #11"
 check load-other-config 2 "$bin" -c "$configs/mlp.json" --load-reference "$tmp/sim.gguf"
+expect_in load-other-config-says "$tmp/err" "none of the nodes of"
 check load-missing 2 "$bin" -c "$configs/default.json" --load-reference "$tmp/none.gguf"
 
 check tolerance 1 "$bin" -c "$configs/default.json" -b CPU,SIM0 -P SIM0:fault_node=11 --tol mul_mat=1e-30 --tol default=1e-30

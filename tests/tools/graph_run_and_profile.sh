@@ -20,7 +20,7 @@ py "
 import json; e = json.load(open('$tmp/trace.json'))['traceEvents']
 spans = [x for x in e if x['ph'] == 'X']; assert len(spans) >= 3 and all(x['dur'] >= 0 for x in spans)
 assert {x['args']['name'] for x in e if x['ph'] == 'M'} == {'SIM0', 'CPU'}" "trace"
-[ -s "$tmp/outs/logits.npy" ] || { echo "FAIL save-outputs: no logits.npy"; failures=$((failures + 1)); }
+[ -s "$tmp/outs/result_output.npy" ] || { echo "FAIL save-outputs: no result_output.npy"; failures=$((failures + 1)); }
 check run-bad-config 2 "$run" -c "$tmp/missing.json"
 check run-bad-device 2 "$run" -c "$configs/default.json" -b CUDA3,CPU
 

@@ -1,0 +1,394 @@
+#!/usr/bin/env python3
+"""Writes tiny llama.cpp model files and their reference logits into tests/data/models/, so that
+the gguf model builder is checked against an independent implementation. The tests read the
+committed files and need no network.
+
+    python3 -m pip install gguf numpy    # llama.cpp's own GGUF package; versions go into the manifest
+    python3 scripts/model_fixtures.py [--out tests/data/models]
+
+Each model is made the way llama.cpp's converter makes one from a Hugging Face checkpoint: random
+weights in the checkpoint's layout ([out, in] matrices, rotate-half rope), written with the `gguf`
+package under llama.cpp's tensor names and metadata keys, Q and K permuted for llama.cpp's
+normal-mode rope in the `llama` architecture and left as they are in `qwen2` (neox rope). The
+reference logits come from a float64 numpy forward pass over the checkpoint-layout weights (for
+stored f16 and quantized weights: the values the file holds, dequantized by `gguf`), so they check
+the layout conventions as well as the arithmetic.
+
+Models (manifest.json lists them with their references):
+  tiny-llama        f32, grouped-query attention (4 heads, 2 KV heads), untied output
+  tiny-llama-tied   f16 matrices, 4 KV heads, output tied to token_embd, linear rope scaling x2
+  tiny-qwen2        f32, q/k/v biases, neox rope, tied output, freq_base 1e6
+  tiny-qwen2-f16    f16 matrices, biases, untied output
+  tiny-llama-quant  n_embd 256 (k-quant blocks), every quantized type xbackend reads, mixed per
+                    tensor and per layer as llama.cpp's Q4_K_M mixes them; k-quant blocks are
+                    random (gguf cannot quantize them), legacy ones are gguf's quantization
+References: every layer with the cache exactly the batch; the first layer only; and for
+tiny-llama a cache longer than the batch (the batch at its end, earlier entries zero).
+bad/: a minimal model broken in each way a file can be (see BAD_FILES).
+
+    python3 scripts/model_fixtures.py --big /tmp/big.gguf [--big-layers 8]
+
+writes instead one large llama-layout f16 model with random weights and no reference (8 layers of
+n_embd 2048, n_ff 5632, vocabulary 32000: 1.08 GB), for measuring the loader's memory (results/).
+"""
+import argparse
+import importlib.metadata
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+try:
+    import gguf
+    from gguf import quants
+except ImportError:
+    sys.exit("model_fixtures: needs the gguf package (python3 -m pip install gguf numpy)")
+
+T = gguf.GGMLQuantizationType
+TOKENS = [1, 17, 255, 42, 3, 200, 99]  # odd count; valid for every vocabulary below
+
+MODELS = {
+    "tiny-llama": dict(arch="llama", n_embd=64, n_head=4, n_head_kv=2, n_ff=160, n_vocab=256, n_layers=2,
+                       eps=1e-5, freq_base=10000.0, tied=False, bias=False, weights="f32"),
+    "tiny-llama-tied": dict(arch="llama", n_embd=64, n_head=4, n_head_kv=4, n_ff=96, n_vocab=256, n_layers=2,
+                            eps=1e-6, freq_base=10000.0, tied=True, bias=False, weights="f16", linear_scale=2.0),
+    "tiny-qwen2": dict(arch="qwen2", n_embd=64, n_head=4, n_head_kv=2, n_ff=128, n_vocab=256, n_layers=2,
+                       eps=1e-6, freq_base=1e6, tied=True, bias=True, weights="f32"),
+    "tiny-qwen2-f16": dict(arch="qwen2", n_embd=64, n_head=4, n_head_kv=2, n_ff=128, n_vocab=256, n_layers=2,
+                           eps=1e-6, freq_base=1e6, tied=False, bias=True, weights="f16"),
+    "tiny-llama-quant": dict(arch="llama", n_embd=256, n_head=4, n_head_kv=2, n_ff=512, n_vocab=320, n_layers=2,
+                             eps=1e-5, freq_base=10000.0, tied=False, bias=False, weights="quant"),
+}
+
+# tiny-llama-quant's type per tensor (layer 0, layer 1): every type the library reads.
+QUANT_TYPES = {
+    "token_embd": T.Q4_K, "output": T.Q6_K,
+    "attn_q": (T.Q4_K, T.Q5_K), "attn_k": (T.Q8_0, T.Q4_0), "attn_v": (T.Q6_K, T.Q5_1),
+    "attn_output": (T.Q5_K, T.Q4_K), "ffn_gate": (T.Q4_0, T.Q4_1), "ffn_up": (T.Q4_1, T.Q5_0),
+    "ffn_down": (T.Q6_K, T.Q8_0),
+}
+
+
+def ggml_name(qtype):
+    return qtype.name.lower().replace("_k", "_K")
+
+
+# --- weights -------------------------------------------------------------------------------------
+
+def k_quant_blocks(qtype, rows, cols, std, rng):
+    """Random blocks of a k-quant type whose values have about `std` spread around zero."""
+    block, size = gguf.GGML_QUANT_SIZES[qtype]
+    n = rows * (cols // block)
+    raw = rng.integers(0, 256, (n, size), dtype=np.uint8)
+
+    def set_f16(col, value):
+        raw[:, col:col + 2] = np.full(n, value, dtype=np.float16).view(np.uint8).reshape(n, 2)
+
+    # With d = 1 the values are sc*q - (dmin/d)*m; dmin/d centres them (q averages 7.5 or 15.5).
+    centre = {T.Q4_K: 7.5, T.Q5_K: 15.5}.get(qtype)
+    d_col = size - 2 if qtype == T.Q6_K else 0
+    set_f16(d_col, 1.0)
+    if centre is not None:
+        set_f16(2, centre)
+    unit = quants.dequantize(raw.reshape(rows, -1), qtype)
+    scale = std / unit.std()
+    set_f16(d_col, scale)
+    if centre is not None:
+        set_f16(2, centre * scale)
+    return raw.reshape(rows, -1)
+
+
+def stored(name, w, kind, layer, rng):
+    """(array to write, raw type, the values the file holds as float64) for weight matrix w."""
+    if kind == "f32" or w.ndim == 1:
+        a = w.astype(np.float32)
+        return a, None, a.astype(np.float64)
+    if kind == "f16":
+        a = w.astype(np.float16)
+        return a, None, a.astype(np.float64)
+    role = name.split(".")[2] if name.startswith("blk.") else name
+    qtype = QUANT_TYPES[role]
+    if isinstance(qtype, tuple):
+        qtype = qtype[layer]
+    if qtype in (T.Q4_K, T.Q5_K, T.Q6_K):
+        q = k_quant_blocks(qtype, w.shape[0], w.shape[1], float(w.std()), rng)
+    else:
+        q = quants.quantize(w.astype(np.float32), qtype)
+    return q, qtype, quants.dequantize(q, qtype).astype(np.float64)
+
+
+def permute_for_normal_rope(w, n_heads):
+    """llama.cpp's converter reorders each head's rows from (half, i) to (i, half), so that
+    rotating adjacent pairs (ggml's normal rope) equals the checkpoint's rotate-half rope."""
+    head = w.shape[0] // n_heads
+    return w.reshape(n_heads, 2, head // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
+
+
+def make_model(hp, rng):
+    """Checkpoint-layout weights: name -> float64 array ([out, in] for matrices)."""
+    e, hd = hp["n_embd"], hp["n_embd"] // hp["n_head"]
+    q, kv, f, v = hp["n_head"] * hd, hp["n_head_kv"] * hd, hp["n_ff"], hp["n_vocab"]
+    w = {"token_embd": rng.standard_normal((v, e)) * 0.5, "output_norm": rng.uniform(0.8, 1.2, e)}
+    if not hp["tied"]:
+        w["output"] = rng.standard_normal((v, e)) / np.sqrt(e)
+    for il in range(hp["n_layers"]):
+        p = f"blk.{il}."
+        w[p + "attn_norm"] = rng.uniform(0.8, 1.2, e)
+        w[p + "attn_q"] = rng.standard_normal((q, e)) / np.sqrt(e)
+        w[p + "attn_k"] = rng.standard_normal((kv, e)) / np.sqrt(e)
+        w[p + "attn_v"] = rng.standard_normal((kv, e)) / np.sqrt(e)
+        if hp["bias"]:
+            w[p + "attn_q_bias"] = rng.standard_normal(q) * 0.1
+            w[p + "attn_k_bias"] = rng.standard_normal(kv) * 0.1
+            w[p + "attn_v_bias"] = rng.standard_normal(kv) * 0.1
+        w[p + "attn_output"] = rng.standard_normal((e, q)) / np.sqrt(q)
+        w[p + "ffn_norm"] = rng.uniform(0.8, 1.2, e)
+        w[p + "ffn_gate"] = rng.standard_normal((f, e)) / np.sqrt(e)
+        w[p + "ffn_up"] = rng.standard_normal((f, e)) / np.sqrt(e)
+        w[p + "ffn_down"] = rng.standard_normal((e, f)) / np.sqrt(f)
+    return w
+
+
+def gguf_name(key):
+    """Checkpoint key -> llama.cpp tensor name."""
+    if key.endswith("_bias"):
+        return key[: -len("_bias")] + ".bias"
+    return key + ".weight"
+
+
+def write_model(path, name, hp, weights, rng):
+    """Writes the GGUF file; returns the weights as the file holds them (float64, checkpoint
+    layout: the permutation undone), which the reference computes with."""
+    writer = gguf.GGUFWriter(str(path), arch=hp["arch"])
+    arch = hp["arch"]
+    writer.add_name(name)
+    writer.add_block_count(hp["n_layers"])
+    writer.add_context_length(2048)
+    writer.add_embedding_length(hp["n_embd"])
+    writer.add_feed_forward_length(hp["n_ff"])
+    writer.add_head_count(hp["n_head"])
+    writer.add_head_count_kv(hp["n_head_kv"])
+    writer.add_layer_norm_rms_eps(hp["eps"])
+    writer.add_rope_freq_base(hp["freq_base"])
+    writer.add_rope_dimension_count(hp["n_embd"] // hp["n_head"])
+    if "linear_scale" in hp:
+        writer.add_rope_scaling_type(gguf.RopeScalingType.LINEAR)
+        writer.add_rope_scaling_factor(hp["linear_scale"])
+    writer.add_string("xbackend.fixture.generator", "scripts/model_fixtures.py")
+    held = {}
+    for key, w in weights.items():
+        layer = int(key.split(".")[1]) if key.startswith("blk.") else 0
+        out = w
+        permuted = arch == "llama" and key.split(".")[-1] in ("attn_q", "attn_k")
+        if permuted:
+            heads = hp["n_head"] if key.endswith("attn_q") else hp["n_head_kv"]
+            out = permute_for_normal_rope(w, heads)
+        array, raw, values = stored(key, out, hp["weights"], layer, rng)
+        if permuted:  # undo the permutation on the values the file holds
+            heads = hp["n_head"] if key.endswith("attn_q") else hp["n_head_kv"]
+            hd = values.shape[0] // heads
+            values = values.reshape(heads, hd // 2, 2, -1).swapaxes(1, 2).reshape(values.shape)
+        writer.add_tensor(gguf_name(key), array, raw_dtype=raw)
+        held[key] = values
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return held
+
+
+# --- the float64 reference ---------------------------------------------------------------------
+
+def rms_norm(x, w, eps):
+    return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps) * w
+
+
+def rope_rotate_half(x, pos, base, scale):
+    """x [T, heads, d]: the checkpoint's rope, pairs (i, i + d/2) rotated by pos * scale * base^(-2i/d)."""
+    d = x.shape[-1]
+    inv = base ** (-np.arange(0, d, 2, dtype=np.float64) / d)
+    ang = (pos[:, None] * scale) * inv[None, :]          # [T, d/2]
+    cos, sin = np.cos(ang)[:, None, :], np.sin(ang)[:, None, :]
+    x1, x2 = x[..., : d // 2], x[..., d // 2:]
+    return np.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin], axis=-1)
+
+
+def forward(hp, w, tokens, n_kv, n_layers):
+    """Logits [T, vocab] of the batch at the end of an n_kv cache whose earlier entries are zero."""
+    t = len(tokens)
+    prefix = n_kv - t
+    hd = hp["n_embd"] // hp["n_head"]
+    group = hp["n_head"] // hp["n_head_kv"]
+    scale = 1.0 / hp.get("linear_scale", 1.0)
+    pos = np.arange(prefix, n_kv, dtype=np.float64)
+    x = w["token_embd"][tokens]
+    for il in range(n_layers):
+        p = f"blk.{il}."
+        h = rms_norm(x, w[p + "attn_norm"], hp["eps"])
+        q, k, v = h @ w[p + "attn_q"].T, h @ w[p + "attn_k"].T, h @ w[p + "attn_v"].T
+        if hp["bias"]:
+            q, k, v = q + w[p + "attn_q_bias"], k + w[p + "attn_k_bias"], v + w[p + "attn_v_bias"]
+        q = rope_rotate_half(q.reshape(t, hp["n_head"], hd), pos, hp["freq_base"], scale)
+        k = rope_rotate_half(k.reshape(t, hp["n_head_kv"], hd), pos, hp["freq_base"], scale)
+        v = v.reshape(t, hp["n_head_kv"], hd)
+        k = np.concatenate([np.zeros((prefix, hp["n_head_kv"], hd)), k])
+        v = np.concatenate([np.zeros((prefix, hp["n_head_kv"], hd)), v])
+        allowed = np.arange(n_kv)[None, :] <= (prefix + np.arange(t))[:, None]  # [T, n_kv]
+        out = np.empty((t, hp["n_head"], hd))
+        for head in range(hp["n_head"]):
+            s = q[:, head] @ k[:, head // group].T / np.sqrt(hd)
+            s = np.where(allowed, s, -np.inf)
+            s = np.exp(s - s.max(axis=1, keepdims=True))
+            out[:, head] = (s / s.sum(axis=1, keepdims=True)) @ v[:, head // group]
+        x = x + out.reshape(t, -1) @ w[p + "attn_output"].T
+        h = rms_norm(x, w[p + "ffn_norm"], hp["eps"])
+        g, u = h @ w[p + "ffn_gate"].T, h @ w[p + "ffn_up"].T
+        x = x + (g / (1.0 + np.exp(-g)) * u) @ w[p + "ffn_down"].T
+    x = rms_norm(x, w["output_norm"], hp["eps"])
+    return x @ w["output" if "output" in w else "token_embd"].T
+
+
+# --- bad files --------------------------------------------------------------------------------
+
+BAD_HP = dict(arch="llama", n_embd=8, n_head=2, n_head_kv=2, n_ff=16, n_vocab=16, n_layers=1,
+              eps=1e-5, freq_base=10000.0, tied=False, bias=False, weights="f32")
+
+# name -> (what is wrong, how to break the minimal model). The C++ tests hold the expected messages.
+BAD_FILES = {
+    "truncated": "the file cut short after 200 bytes, in the metadata",
+    "bad-magic": "the magic is GGUX",
+    "bad-version": "GGUF version 7",
+    "missing-tensor": "no blk.0.ffn_up.weight",
+    "wrong-shape": "blk.0.attn_k.weight [8, 4] instead of [8, 8]",
+    "wrong-type": "blk.0.attn_norm.weight stored f16 (norms must be f32)",
+    "metadata-type": "llama.block_count is a string",
+    "heads-do-not-divide": "llama.attention.head_count_kv 3 does not divide head_count 2",
+    "unsupported-arch": "general.architecture is gemma2",
+    "extra-tensor": "a tensor with no role in the llama graph (blk.0.attn_output.bias)",
+}
+
+
+def write_minimal(path, rng, edit=None):
+    """The minimal model, with `edit(kv, tensors)` applied to its metadata and tensors first."""
+    hp = BAD_HP
+    kv = {
+        "general.architecture": ("str", hp["arch"]),
+        "llama.block_count": ("u32", 1), "llama.context_length": ("u32", 64),
+        "llama.embedding_length": ("u32", 8), "llama.feed_forward_length": ("u32", 16),
+        "llama.attention.head_count": ("u32", 2), "llama.attention.head_count_kv": ("u32", 2),
+        "llama.attention.layer_norm_rms_epsilon": ("f32", 1e-5), "llama.rope.freq_base": ("f32", 10000.0),
+    }
+    tensors = {gguf_name(k): v.astype(np.float32) for k, v in make_model(hp, rng).items()}
+    if edit:
+        edit(kv, tensors)
+    arch = kv.pop("general.architecture")[1]
+    writer = gguf.GGUFWriter(str(path), arch=arch)
+    for key, (kind, value) in kv.items():
+        {"str": writer.add_string, "u32": writer.add_uint32, "f32": writer.add_float32}[kind](key, value)
+    for name, array in tensors.items():
+        writer.add_tensor(name, array)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+
+
+def write_bad_files(out, rng):
+    out.mkdir(parents=True, exist_ok=True)
+    edits = {
+        "missing-tensor": lambda kv, t: t.pop("blk.0.ffn_up.weight"),
+        "wrong-shape": lambda kv, t: t.update({"blk.0.attn_k.weight": t["blk.0.attn_k.weight"][:4]}),
+        "wrong-type": lambda kv, t: t.update({"blk.0.attn_norm.weight": t["blk.0.attn_norm.weight"].astype(np.float16)}),
+        "metadata-type": lambda kv, t: kv.update({"llama.block_count": ("str", "1")}),
+        "heads-do-not-divide": lambda kv, t: kv.update({"llama.attention.head_count_kv": ("u32", 3)}),
+        "unsupported-arch": lambda kv, t: kv.update({"general.architecture": ("str", "gemma2")}),
+        "extra-tensor": lambda kv, t: t.update({"blk.0.attn_output.bias": np.zeros(8, np.float32)}),
+    }
+    good = out / "good.gguf"
+    write_minimal(good, np.random.default_rng(1))
+    data = good.read_bytes()
+    for name in BAD_FILES:
+        path = out / f"{name}.gguf"
+        if name == "truncated":
+            path.write_bytes(data[:200])
+        elif name == "bad-magic":
+            path.write_bytes(b"GGUX" + data[4:])
+        elif name == "bad-version":
+            path.write_bytes(data[:4] + (7).to_bytes(4, "little") + data[8:])
+        else:
+            write_minimal(path, np.random.default_rng(1), edits[name])
+
+
+def write_big(path, n_layers):
+    """A TinyLlama-shaped f16 model, one tensor in memory at a time (gguf's writer streams them)."""
+    hp = dict(arch="llama", n_embd=2048, n_head=16, n_head_kv=16, n_ff=5632, n_vocab=32000, n_layers=n_layers,
+              eps=1e-5, freq_base=10000.0)
+    rng = np.random.default_rng(1)
+    e, f, v = hp["n_embd"], hp["n_ff"], hp["n_vocab"]
+    shapes = {"token_embd.weight": (v, e), "output_norm.weight": (e,), "output.weight": (v, e)}
+    for il in range(n_layers):
+        p = f"blk.{il}."
+        shapes.update({p + "attn_norm.weight": (e,), p + "attn_q.weight": (e, e), p + "attn_k.weight": (e, e),
+                       p + "attn_v.weight": (e, e), p + "attn_output.weight": (e, e), p + "ffn_norm.weight": (e,),
+                       p + "ffn_gate.weight": (f, e), p + "ffn_up.weight": (f, e), p + "ffn_down.weight": (e, f)})
+    writer = gguf.GGUFWriter(str(path), arch="llama")
+    writer.add_name("big-f16")
+    writer.add_block_count(n_layers)
+    writer.add_context_length(2048)
+    writer.add_embedding_length(e)
+    writer.add_feed_forward_length(f)
+    writer.add_head_count(hp["n_head"])
+    writer.add_head_count_kv(hp["n_head_kv"])
+    writer.add_layer_norm_rms_eps(hp["eps"])
+    for name, shape in shapes.items():
+        if len(shape) == 1:
+            writer.add_tensor_info(name, shape, np.dtype(np.float32), shape[0] * 4)
+        else:
+            writer.add_tensor_info(name, shape, np.dtype(np.float16), shape[0] * shape[1] * 2)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_ti_data_to_file()
+    for name, shape in shapes.items():
+        if len(shape) == 1:
+            writer.write_tensor_data(np.ones(shape, np.float32))
+        else:
+            writer.write_tensor_data((rng.standard_normal(shape, np.float32) / np.sqrt(shape[1])).astype(np.float16))
+    writer.close()
+    print(f"model_fixtures: wrote {path} ({Path(path).stat().st_size / 1e9:.2f} GB)", file=sys.stderr)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", default=str(Path(__file__).resolve().parent.parent / "tests" / "data" / "models"))
+    parser.add_argument("--big", help="write one large f16 model here instead (no reference)")
+    parser.add_argument("--big-layers", type=int, default=8)
+    args = parser.parse_args()
+    if args.big:
+        write_big(args.big, args.big_layers)
+        return
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(20261123)
+    manifest = {"generator": "scripts/model_fixtures.py", "gguf_version": importlib.metadata.version("gguf"),
+                "numpy_version": np.__version__, "tokens": TOKENS, "models": {}}
+    for name, hp in MODELS.items():
+        held = write_model(out / f"{name}.gguf", name, hp, make_model(hp, rng), rng)
+        t = len(TOKENS)
+        cases = [(0, t), (1, t)] + ([(0, t + 5)] if name == "tiny-llama" else [])
+        refs = []
+        for n_layers, n_kv in cases:
+            logits = forward(hp, held, TOKENS, n_kv, n_layers or hp["n_layers"])
+            file = f"{name}.logits" + (f"-l{n_layers}" if n_layers else "") + (f"-kv{n_kv}" if n_kv != t else "") + ".npy"
+            np.save(out / file, logits)
+            refs.append({"n_layers": n_layers, "n_kv": n_kv, "logits": file})
+        manifest["models"][name] = {"file": f"{name}.gguf", "weights": hp["weights"], "architecture": hp["arch"],
+                                    "references": refs}
+    write_bad_files(out / "bad", rng)
+    manifest["bad_files"] = BAD_FILES
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    print(f"model_fixtures: wrote {len(MODELS)} models and {len(BAD_FILES)} bad files to {out}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

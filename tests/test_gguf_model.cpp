@@ -1,0 +1,316 @@
+// The gguf model builder on llama.cpp-layout files written by scripts/model_fixtures.py with the
+// `gguf` package: logits against the float64 reference of the same weights (llama with GQA and
+// normal rope on permuted Q/K, tied and untied output, linear rope scaling; qwen2 with biases and
+// neox rope; f32, f16 and every quantized type), the first-N-layers option, a cache longer than
+// the batch, node and weight names, placement by layer and pattern, and one clear error for each
+// kind of bad file.
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "config/npy.hpp"
+#include "test_config_util.hpp"
+
+namespace xb::config {
+namespace {
+
+using testing::data_path;
+
+std::string model_path(const std::string& name) { return data_path("models/" + name); }
+
+const nlohmann::json& manifest() {
+    static const nlohmann::json m = [] {
+        std::ifstream in(model_path("manifest.json"));
+        return nlohmann::json::parse(in);
+    }();
+    return m;
+}
+
+// A config running `file` on `backends` with the manifest's tokens.
+std::string model_config(const std::string& file, int n_kv, int n_layers) {
+    nlohmann::json params = {{"tokens", manifest().at("tokens")}, {"n_kv", n_kv}};
+    if (n_layers > 0) params["n_layers"] = n_layers;
+    return R"({"graph": {"model": "gguf", "file": ")" + file + R"(", "params": )" + params.dump() + "}}";
+}
+
+Result<Model> build(const std::string& config_text, const BuildOptions& options = {}) {
+    XB_ASSIGN_OR_RETURN(ConfigSpec spec, parse_config(config_text, "test.json", model_path("")));
+    return build_model(spec, global_registry(), options);
+}
+
+// Normalised mean squared error of `got` against `want`.
+double nmse(const std::vector<float>& got, const std::vector<float>& want) {
+    double err = 0, ref = 0;
+    for (size_t i = 0; i < want.size(); ++i) {
+        err += (static_cast<double>(got[i]) - want[i]) * (static_cast<double>(got[i]) - want[i]);
+        ref += static_cast<double>(want[i]) * want[i];
+    }
+    return err / ref;
+}
+
+// NMSE bounds of the logits against the float64 reference, by how the file stores its matrices.
+// f32 and f16: float32 arithmetic on the stored values (measured 3e-14 to 8e-14). Quantized: the
+// CPU quantizes each product's activations to 8 bits as ggml does (measured 2.8e-4 for one layer,
+// 5.7e-4 for two); the BLAS backend, which dequantizes the weights and keeps f32 activations, is
+// held to the f32 bound below.
+double logits_bound(const std::string& weights) { return weights == "quant" ? 2e-3 : 1e-9; }
+
+// The logits of a model config computed on `backends` through the scheduler.
+std::vector<float> scheduled_logits(const std::string& config, const std::vector<std::string>& backends) {
+    BuildOptions options;
+    options.backends = backends;
+    auto model = build(config, options);
+    EXPECT_TRUE(model.is_ok()) << model.status().to_string();
+    if (!model.is_ok()) return {};
+    auto placed = testing::compute_scheduled(std::move(model).value());
+    EXPECT_TRUE(placed.is_ok()) << placed.status().to_string();
+    if (!placed.is_ok()) return {};
+    return tensor_get_f32(*(*placed)->model.find("result_output")).value();
+}
+
+std::vector<float> npy_values(const std::string& file) {
+    auto a = read_npy(model_path(file));
+    EXPECT_TRUE(a.is_ok()) << a.status().to_string();
+    if (!a.is_ok()) return {};
+    std::vector<float> v(static_cast<size_t>(a->nelements()));
+    std::memcpy(v.data(), a->data.data(), v.size() * sizeof(float));
+    return v;
+}
+
+struct Reference {
+    std::string model;
+    std::string weights;
+    int n_layers;
+    int n_kv;
+    std::string logits;
+};
+
+void PrintTo(const Reference& r, std::ostream* os) { *os << r.logits; }
+
+std::vector<Reference> references() {
+    std::vector<Reference> out;
+    for (const auto& [name, m] : manifest().at("models").items()) {
+        for (const auto& r : m.at("references")) {
+            out.push_back({m.at("file").get<std::string>(), m.at("weights").get<std::string>(), r.at("n_layers").get<int>(),
+                           r.at("n_kv").get<int>(), r.at("logits").get<std::string>()});
+        }
+    }
+    return out;
+}
+
+class ModelReference : public ::testing::TestWithParam<Reference> {};
+
+TEST_P(ModelReference, LogitsMatchTheFloat64ForwardPass) {
+    const Reference& r = GetParam();
+    auto model = build(model_config(r.model, r.n_kv, r.n_layers));
+    ASSERT_TRUE(model.is_ok()) << model.status().to_string();
+    auto placed = testing::compute_on_cpu(std::move(model).value());
+    ASSERT_TRUE(placed.is_ok()) << placed.status().to_string();
+    const Tensor* logits = (*placed)->model.find("result_output");
+    ASSERT_NE(logits, nullptr);
+    auto got = tensor_get_f32(*logits);
+    ASSERT_TRUE(got.is_ok());
+    auto want = read_npy(model_path(r.logits));
+    ASSERT_TRUE(want.is_ok()) << want.status().to_string();
+    ASSERT_EQ(want->ne().value(), logits->ne) << "numpy (tokens, vocab) is ggml [vocab, tokens]";
+    const std::vector<float> ref = npy_values(r.logits);
+    const double e = nmse(*got, ref);
+    EXPECT_LT(e, logits_bound(r.weights)) << r.logits;
+    // The bound must be tight enough to catch a layout mistake: logits of other tokens are far off.
+    std::vector<float> shifted(ref.begin() + logits->ne[0], ref.end());
+    shifted.insert(shifted.end(), ref.begin(), ref.begin() + logits->ne[0]);
+    EXPECT_GT(nmse(*got, shifted), 100 * logits_bound(r.weights));
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, ModelReference, ::testing::ValuesIn(references()),
+                         [](const ::testing::TestParamInfo<Reference>& info) {
+                             std::string name = info.param.logits.substr(0, info.param.logits.size() - 4);
+                             for (char& c : name) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+                             return name;
+                         });
+
+// The quantized model's weights are read exactly: BLAS (dequantized weights, f32 activations) meets
+// the f32 bound, so the CPU's larger error is its 8-bit activations alone.
+TEST(GgufModel, QuantizedWeightsAreExactOnBlas) {
+    if (global_registry().dev_by_name("BLAS") == nullptr) GTEST_SKIP() << "built without BLAS";
+    const std::vector<float> blas = scheduled_logits(model_config("tiny-llama-quant.gguf", 7, 0), {"BLAS", "CPU"});
+    ASSERT_FALSE(blas.empty());
+    EXPECT_LT(nmse(blas, npy_values("tiny-llama-quant.logits.npy")), logits_bound("f32"));
+}
+
+TEST(GgufModel, EveryFixtureHasAReference) {
+    EXPECT_EQ(manifest().at("models").size(), 5u);
+    EXPECT_GE(references().size(), 11u);
+}
+
+TEST(GgufModel, NamesWeightsAndNodesAsLlamaCpp) {
+    auto model = build(model_config("tiny-qwen2.gguf", 7, 0));
+    ASSERT_TRUE(model.is_ok()) << model.status().to_string();
+    for (const char* w : {"token_embd.weight", "blk.1.attn_q.bias", "blk.0.ffn_down.weight", "output_norm.weight"}) {
+        EXPECT_NE(model->find(w), nullptr) << w;
+    }
+    EXPECT_EQ(model->find("output.weight"), nullptr) << "tiny-qwen2 ties its output to token_embd";
+    std::set<std::string> names;
+    for (const Tensor* n : model->graph.nodes()) {
+        EXPECT_FALSE(n->name.empty()) << op_name(n->op) << " node without a name";
+        EXPECT_TRUE(names.insert(n->name).second) << "two nodes named " << n->name;
+    }
+    for (const char* n : {"inp_embd", "attn_norm-0", "Qcur-0", "Kcur-1", "Vcur-0", "kqv_out-1", "attn_out-0", "ffn_inp-0",
+                          "ffn_norm-1", "ffn_out-0", "l_out-1", "result_norm", "result_output"}) {
+        EXPECT_TRUE(names.count(n)) << "no node " << n;
+    }
+}
+
+TEST(GgufModel, ReadsHyperparametersFromTheMetadata) {
+    auto file = GgufReader::open(model_path("tiny-llama-tied.gguf"));
+    ASSERT_TRUE(file.is_ok());
+    auto info = read_gguf_model_info(*file);
+    ASSERT_TRUE(info.is_ok()) << info.status().to_string();
+    EXPECT_EQ(info->architecture, "llama");
+    EXPECT_EQ(info->params.n_layers, 2);
+    EXPECT_EQ(info->params.n_embd, 64);
+    EXPECT_EQ(info->params.n_ff, 96);
+    EXPECT_EQ(info->params.n_head, 4);
+    EXPECT_EQ(info->params.n_vocab, 256);
+    EXPECT_EQ(info->params.rope_mode, RopeMode::Normal);
+    EXPECT_FLOAT_EQ(info->params.rope_freq_scale, 0.5f);  // linear scaling x2
+    EXPECT_FLOAT_EQ(info->params.rms_eps, 1e-6f);
+    EXPECT_TRUE(info->params.tied_output);
+    EXPECT_FALSE(info->params.qkv_bias);
+    auto qwen = GgufReader::open(model_path("tiny-qwen2.gguf"));
+    ASSERT_TRUE(qwen.is_ok());
+    auto qinfo = read_gguf_model_info(*qwen);
+    ASSERT_TRUE(qinfo.is_ok());
+    EXPECT_EQ(qinfo->params.rope_mode, RopeMode::Neox);
+    EXPECT_TRUE(qinfo->params.qkv_bias);
+    EXPECT_EQ(qinfo->params.n_head_kv, 2);
+}
+
+TEST(GgufModel, FirstLayersOnlyAndDefaultTokens) {
+    auto spec = parse_config(R"({"graph": {"model": "gguf", "file": "tiny-llama.gguf", "params": {"n_layers": 1}}})", "t.json",
+                             model_path(""));
+    ASSERT_TRUE(spec.is_ok()) << spec.status().to_string();
+    auto model = build_model(*spec, global_registry());
+    ASSERT_TRUE(model.is_ok()) << model.status().to_string();
+    EXPECT_NE(model->find("blk.0.attn_q.weight"), nullptr);
+    EXPECT_EQ(model->find("blk.1.attn_q.weight"), nullptr);
+    EXPECT_EQ(model->n_tokens, 8);  // the default batch
+    auto placed = testing::compute_on_cpu(std::move(model).value());
+    ASSERT_TRUE(placed.is_ok()) << placed.status().to_string();
+    testing::expect_finite_outputs((*placed)->model);
+    // The default tokens are valid ids, the same for the same seed.
+    auto tokens = tensor_get_f32(*(*placed)->model.find("tokens"));
+    ASSERT_TRUE(tokens.is_ok());
+    for (float t : *tokens) EXPECT_TRUE(t >= 0 && t < 256) << t;
+}
+
+TEST(GgufModel, AModelFileIsAConfig) {
+    auto spec = load_config(model_path("tiny-llama.gguf"));
+    ASSERT_TRUE(spec.is_ok()) << spec.status().to_string();
+    EXPECT_EQ(spec->name, "tiny-llama");
+    ASSERT_TRUE(spec->model.has_value());
+    EXPECT_EQ(spec->model->kind, ModelKind::Gguf);
+    EXPECT_TRUE(build_model(*spec, global_registry()).is_ok());
+}
+
+TEST(GgufModel, PlacementWorksUnchanged) {
+    auto spec = parse_config(R"({"graph": {"model": "gguf", "file": "tiny-llama.gguf", "params": {"n_tokens": 4}},
+        "placement": {"backends": ["SIM0", "CPU"], "offload_layers": 1,
+                      "weights": [{"pattern": "blk.0.ffn_*", "device": "SIM0"}], "scheduler": {"n_copies": 2}}})",
+                             "t.json", model_path(""));
+    ASSERT_TRUE(spec.is_ok()) << spec.status().to_string();
+    auto split = build_model(*spec, global_registry());
+    ASSERT_TRUE(split.is_ok()) << split.status().to_string();
+    const ModelPlacement& p = split->placement;
+    EXPECT_EQ(p.device_of(*split->find("blk.1.attn_q.weight")), "SIM0");  // the last layer is offloaded
+    EXPECT_EQ(p.device_of(*split->find("blk.0.attn_q.weight")), "CPU");
+    EXPECT_EQ(p.device_of(*split->find("blk.0.ffn_up.weight")), "SIM0");  // by pattern
+    EXPECT_EQ(p.device_of(*split->find("token_embd.weight")), "CPU");
+    EXPECT_EQ(p.scheduler.n_copies, 2);
+    auto placed = testing::compute_scheduled(std::move(split).value());
+    ASSERT_TRUE(placed.is_ok()) << placed.status().to_string();
+    BuildOptions cpu_only;
+    cpu_only.backends = {"CPU"};
+    auto whole = build_model(*spec, global_registry(), cpu_only);
+    ASSERT_TRUE(whole.is_ok());
+    auto cpu = testing::compute_on_cpu(std::move(whole).value());
+    ASSERT_TRUE(cpu.is_ok()) << cpu.status().to_string();
+    auto a = tensor_get_f32(*(*placed)->model.find("result_output")).value();
+    auto b = tensor_get_f32(*(*cpu)->model.find("result_output")).value();
+    EXPECT_LT(nmse(a, b), 1e-12);
+}
+
+TEST(GgufModel, ConfigMistakesAreClear) {
+    auto error = [](const std::string& params) {
+        auto spec = parse_config(R"({"graph": {"model": "gguf", "file": "tiny-llama.gguf", "params": )" + params + "}}", "t.json",
+                                 model_path(""));
+        if (!spec.is_ok()) return spec.status().message();
+        auto model = build_model(*spec, global_registry());
+        return model.is_ok() ? std::string("accepted") : model.status().message();
+    };
+    EXPECT_NE(error(R"({"n_layers": 3})").find("/graph/params: n_layers is 3 but"), std::string::npos) << error(R"({"n_layers": 3})");
+    EXPECT_NE(error(R"({"tokens": [1, 256]})").find("token id 256 is outside the vocabulary"), std::string::npos);
+    EXPECT_NE(error(R"({"tokens": [1, 2], "n_tokens": 3})").find("n_tokens is 3 but 2 tokens are given"), std::string::npos);
+    EXPECT_NE(error(R"({"n_kv": 2, "n_tokens": 4})").find("n_kv (2) must be at least n_tokens (4)"), std::string::npos);
+    EXPECT_NE(error(R"({"n_embd": 4})").find("unknown"), std::string::npos);
+    auto no_file = parse_config(R"({"graph": {"model": "gguf"}})", "t.json", ".");
+    ASSERT_FALSE(no_file.is_ok());
+    EXPECT_NE(no_file.status().message().find("/graph: missing"), std::string::npos) << no_file.status().message();
+}
+
+// --- bad files (models/bad, written by the fixture script) -------------------------------------
+
+struct BadFile {
+    const char* name;
+    std::vector<const char*> says;  // substrings of the one-line message
+};
+
+void PrintTo(const BadFile& c, std::ostream* os) { *os << c.name; }
+
+const std::vector<BadFile> kBadFiles = {
+    {"truncated", {"truncated.gguf: offset ", "truncated"}},
+    {"bad-magic", {"bad-magic.gguf: ", "GGUF"}},
+    {"bad-version", {"bad-version.gguf: ", "version 7"}},
+    {"missing-tensor", {"missing-tensor.gguf: no tensor 'blk.0.ffn_up.weight', which a llama model needs"}},
+    {"wrong-shape", {"wrong-shape.gguf: offset ", "tensor 'blk.0.attn_k.weight' has shape [8, 4]", "need [8, 8]"}},
+    {"wrong-type", {"wrong-type.gguf: offset ", "tensor 'blk.0.attn_norm.weight' is f16; norm weights and biases must be f32"}},
+    {"metadata-type", {"metadata-type.gguf: offset ", "metadata 'llama.block_count' is a string, expected an integer"}},
+    {"heads-do-not-divide", {"llama.attention.head_count_kv (3) does not divide llama.attention.head_count (2)"}},
+    {"unsupported-arch", {"architecture 'gemma2' is not supported (supported: llama, qwen2)"}},
+    {"extra-tensor", {"offset ", "tensor 'blk.0.attn_output.bias' has no role in xbackend's llama graph"}},
+};
+
+class BadModelFile : public ::testing::TestWithParam<BadFile> {};
+
+TEST_P(BadModelFile, GivesOneClearLine) {
+    const BadFile& c = GetParam();
+    const std::string file = std::string(c.name) + ".gguf";
+    auto model = build(R"({"graph": {"model": "gguf", "file": "bad/)" + file + R"("}})");
+    ASSERT_FALSE(model.is_ok()) << file << " was accepted";
+    const std::string m = model.status().message();
+    EXPECT_EQ(m.rfind("test.json: /graph/file: ", 0), 0u) << m;
+    for (const char* part : c.says) EXPECT_NE(m.find(part), std::string::npos) << "missing '" << part << "' in:\n" << m;
+    EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+}
+
+INSTANTIATE_TEST_SUITE_P(Corpus, BadModelFile, ::testing::ValuesIn(kBadFiles), [](const ::testing::TestParamInfo<BadFile>& info) {
+    std::string name = info.param.name;
+    for (char& c : name) c = c == '-' ? '_' : c;
+    return name;
+});
+
+// Every file of the corpus is in the table, and its unbroken original builds.
+TEST(BadModelFile, EveryCorpusFileIsTested) {
+    const nlohmann::json& bad = manifest().at("bad_files");
+    EXPECT_EQ(bad.size(), kBadFiles.size());
+    for (const BadFile& c : kBadFiles) EXPECT_TRUE(bad.contains(c.name)) << c.name;
+    auto good = build(R"({"graph": {"model": "gguf", "file": "bad/good.gguf"}})");
+    EXPECT_TRUE(good.is_ok()) << good.status().to_string();
+}
+
+}  // namespace
+}  // namespace xb::config

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# llama.cpp model files through the tools as a user runs them: a .gguf given straight to -c,
+# --info in every format, backend-compare on each fixture model, and each file of the bad-file
+# corpus refused by every tool with one line on stderr and exit 2.
+# Usage: gguf_models.sh BACKEND_COMPARE GRAPH_RUN SCHED_PROFILE MODELS_DIR
+set -u
+compare=$1
+run=$2
+profile=$3
+models=$4
+source "$(dirname "$0")/check_lib.sh"
+
+check info-json 0 "$run" --info -c "$models/tiny-llama.gguf" --format json -o "$tmp/info.json"
+py "
+import json; i = json.load(open('$tmp/info.json'))
+assert i['architecture'] == 'llama' and i['layers'] == 2 and i['head_count_kv'] == 2 and i['vocabulary'] == 256, i
+assert i['tensor_types'] == [{'type': 'f32', 'tensors': 21, 'bytes': i['bytes']}], i['tensor_types']" info-json-fields
+check info-quant 0 "$compare" --info -c "$models/tiny-llama-quant.gguf"
+for t in q4_0 q4_1 q5_0 q5_1 q8_0 q4_K q5_K q6_K; do expect_in "info-quant-$t" "$tmp/out" "tensors $t"; done
+check info-md 0 "$profile" --info -c "$models/tiny-qwen2.gguf" --format md
+expect_in info-md "$tmp/out" "| qkv_bias"
+
+for model in "$models"/tiny-*.gguf; do
+  name=$(basename "$model" .gguf)
+  check "$name-compare" 0 "$compare" -c "$model" -b CPU,SIM0 --format json -o "$tmp/c.json"
+  py "
+import json; r = json.load(open('$tmp/c.json'))
+assert r['compared'] > 30 and r['passed'] == r['compared'], r" "$name-compare-report"
+done
+check run-first-layer 0 "$run" -c "$models/tiny-llama.gguf" -r 1 --warmup 0 --format json -o "$tmp/r.json"
+
+for bad in "$models"/bad/*.gguf; do
+  name=$(basename "$bad" .gguf)
+  [ "$name" = good ] && continue
+  for tool in "$run" "$compare" "$profile"; do
+    check "$name-$(basename "$tool")" 2 "$tool" -c "$bad"
+    [ "$(wc -l <"$tmp/err")" -eq 1 ] || { echo "FAIL $name: not one line on stderr"; cat "$tmp/err"; failures=$((failures + 1)); }
+    expect_in "$name-names-file" "$tmp/err" "$name.gguf"
+  done
+done
+finish "gguf models"
