@@ -19,6 +19,8 @@ Models (manifest.json lists them with their references):
   tiny-llama-tied   f16 matrices, 4 KV heads, output tied to token_embd, linear rope scaling x2
   tiny-qwen2        f32, q/k/v biases, neox rope, tied output, freq_base 1e6
   tiny-qwen2-f16    f16 matrices, biases, untied output
+  tiny-llama3       f32, Llama 3.1/3.2 style: 4 heads sharing 1 KV head, freq_base 500000,
+                    rope_freqs.weight (llama3 rope scaling factors), tied output
   tiny-llama-quant  n_embd 256 (k-quant blocks), every quantized type xbackend reads, mixed per
                     tensor and per layer as llama.cpp's Q4_K_M mixes them; k-quant blocks are
                     random (gguf cannot quantize them), legacy ones are gguf's quantization
@@ -57,6 +59,8 @@ MODELS = {
                        eps=1e-6, freq_base=1e6, tied=True, bias=True, weights="f32"),
     "tiny-qwen2-f16": dict(arch="qwen2", n_embd=64, n_head=4, n_head_kv=2, n_ff=128, n_vocab=256, n_layers=2,
                            eps=1e-6, freq_base=1e6, tied=False, bias=True, weights="f16"),
+    "tiny-llama3": dict(arch="llama", n_embd=64, n_head=4, n_head_kv=1, n_ff=128, n_vocab=256, n_layers=2,
+                        eps=1e-5, freq_base=500000.0, tied=True, bias=False, weights="f32", llama3_rope=True),
     "tiny-llama-quant": dict(arch="llama", n_embd=256, n_head=4, n_head_kv=2, n_ff=512, n_vocab=320, n_layers=2,
                              eps=1e-5, freq_base=10000.0, tied=False, bias=False, weights="quant"),
 }
@@ -125,6 +129,19 @@ def permute_for_normal_rope(w, n_heads):
     return w.reshape(n_heads, 2, head // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
 
 
+def llama3_rope_factors(hp, factor=8.0, low_freq_factor=1.0, high_freq_factor=4.0, original_context=64):
+    """Llama 3.1's rope scaling as llama.cpp's converter stores it (rope_freqs.weight): per pair, the
+    divisor of its angle: 1 for short wavelengths, `factor` for long ones, a blend between. The
+    original context is tiny here so that the tiny head's 8 pairs cover all three cases."""
+    d = hp["n_embd"] // hp["n_head"]
+    freqs = hp["freq_base"] ** (-np.arange(0, d, 2, dtype=np.float64) / d)
+    wavelen = 2 * np.pi / freqs
+    low_wavelen, high_wavelen = original_context / low_freq_factor, original_context / high_freq_factor
+    smooth = (original_context / wavelen - low_freq_factor) / (high_freq_factor - low_freq_factor)
+    blend = 1.0 / ((1.0 - smooth) / factor + smooth)
+    return np.where(wavelen < high_wavelen, 1.0, np.where(wavelen > low_wavelen, factor, blend))
+
+
 def make_model(hp, rng):
     """Checkpoint-layout weights: name -> float64 array ([out, in] for matrices)."""
     e, hd = hp["n_embd"], hp["n_embd"] // hp["n_head"]
@@ -132,6 +149,8 @@ def make_model(hp, rng):
     w = {"token_embd": rng.standard_normal((v, e)) * 0.5, "output_norm": rng.uniform(0.8, 1.2, e)}
     if not hp["tied"]:
         w["output"] = rng.standard_normal((v, e)) / np.sqrt(e)
+    if hp.get("llama3_rope"):
+        w["rope_freqs"] = llama3_rope_factors(hp)
     for il in range(hp["n_layers"]):
         p = f"blk.{il}."
         w[p + "attn_norm"] = rng.uniform(0.8, 1.2, e)
@@ -204,10 +223,11 @@ def rms_norm(x, w, eps):
     return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps) * w
 
 
-def rope_rotate_half(x, pos, base, scale):
-    """x [T, heads, d]: the checkpoint's rope, pairs (i, i + d/2) rotated by pos * scale * base^(-2i/d)."""
+def rope_rotate_half(x, pos, base, scale, factors):
+    """x [T, heads, d]: the checkpoint's rope, pairs (i, i + d/2) rotated by
+    pos * scale * base^(-2i/d) / factors[i]."""
     d = x.shape[-1]
-    inv = base ** (-np.arange(0, d, 2, dtype=np.float64) / d)
+    inv = base ** (-np.arange(0, d, 2, dtype=np.float64) / d) / factors
     ang = (pos[:, None] * scale) * inv[None, :]          # [T, d/2]
     cos, sin = np.cos(ang)[:, None, :], np.sin(ang)[:, None, :]
     x1, x2 = x[..., : d // 2], x[..., d // 2:]
@@ -222,6 +242,7 @@ def forward(hp, w, tokens, n_kv, n_layers):
     group = hp["n_head"] // hp["n_head_kv"]
     scale = 1.0 / hp.get("linear_scale", 1.0)
     pos = np.arange(prefix, n_kv, dtype=np.float64)
+    factors = w.get("rope_freqs", 1.0)
     x = w["token_embd"][tokens]
     for il in range(n_layers):
         p = f"blk.{il}."
@@ -229,8 +250,8 @@ def forward(hp, w, tokens, n_kv, n_layers):
         q, k, v = h @ w[p + "attn_q"].T, h @ w[p + "attn_k"].T, h @ w[p + "attn_v"].T
         if hp["bias"]:
             q, k, v = q + w[p + "attn_q_bias"], k + w[p + "attn_k_bias"], v + w[p + "attn_v_bias"]
-        q = rope_rotate_half(q.reshape(t, hp["n_head"], hd), pos, hp["freq_base"], scale)
-        k = rope_rotate_half(k.reshape(t, hp["n_head_kv"], hd), pos, hp["freq_base"], scale)
+        q = rope_rotate_half(q.reshape(t, hp["n_head"], hd), pos, hp["freq_base"], scale, factors)
+        k = rope_rotate_half(k.reshape(t, hp["n_head_kv"], hd), pos, hp["freq_base"], scale, factors)
         v = v.reshape(t, hp["n_head_kv"], hd)
         k = np.concatenate([np.zeros((prefix, hp["n_head_kv"], hd)), k])
         v = np.concatenate([np.zeros((prefix, hp["n_head_kv"], hd)), v])

@@ -142,9 +142,20 @@ TEST(GgufModel, QuantizedWeightsAreExactOnBlas) {
     EXPECT_LT(nmse(blas, npy_values("tiny-llama-quant.logits.npy")), logits_bound("f32"));
 }
 
+// Llama 3.1's rope_freqs.weight reaches every layer's rope: without it (factors 1) the logits are
+// far from the reference that uses it.
+TEST(GgufModel, RopeFrequencyFactorsAreApplied) {
+    const std::string with = model_config("tiny-llama3.gguf", 16, 0);
+    const std::string without = with.substr(0, with.size() - 1) + R"(, "tensors": {"rope_freqs.weight": {"init": 1}}})";
+    const std::vector<float> a = scheduled_logits(with, {"CPU"});
+    const std::vector<float> b = scheduled_logits(without, {"CPU"});
+    ASSERT_FALSE(a.empty() || b.empty());
+    EXPECT_GT(nmse(b, a), 1e-4) << "rope_freqs.weight made no difference";
+}
+
 TEST(GgufModel, EveryFixtureHasAReference) {
-    EXPECT_EQ(manifest().at("models").size(), 5u);
-    EXPECT_GE(references().size(), 11u);
+    EXPECT_EQ(manifest().at("models").size(), 6u);
+    EXPECT_GE(references().size(), 13u);
 }
 
 TEST(GgufModel, NamesWeightsAndNodesAsLlamaCpp) {

@@ -152,6 +152,7 @@ Result<GgufModelInfo> read_gguf_model_info(const GgufReader& file) {
     XB_RETURN_IF_ERROR(set_rope_scaling(md, info.architecture, info));
     p.qkv_bias = info.architecture == "qwen2" || file.find_tensor("blk.0.attn_q.bias") != nullptr;
     p.tied_output = file.find_tensor("output.weight") == nullptr;
+    p.rope_freq_factors = file.find_tensor("rope_freqs.weight") != nullptr;
     const GgufTensorInfo* embd = file.find_tensor("token_embd.weight");
     if (embd == nullptr) {
         return Status(StatusCode::InvalidArgument, file.path() + ": no tensor 'token_embd.weight' (the token embedding)");

@@ -28,6 +28,7 @@ std::vector<Tensor*> LlamaLayerWeights::all() const {
 std::vector<Tensor*> LlamaDecoder::weights() const {
     std::vector<Tensor*> w = {tok_embd, out_norm};
     if (output != tok_embd) w.push_back(output);
+    if (rope_freqs != nullptr) w.push_back(rope_freqs);
     for (const LlamaLayerWeights& l : layers) {
         const std::vector<Tensor*> lw = l.all();
         w.insert(w.end(), lw.begin(), lw.end());
@@ -161,14 +162,16 @@ Tensor* layer(Context& ctx, const LlamaParams& p, LlamaDecoder& m, size_t il, Te
     const LayerNames n{"-" + std::to_string(il)};
     const int64_t hd = p.head_dim(), t = p.n_tokens;
     RopeParams rope_params;
-    rope_params.n_dims = p.rope_n_dims > 0 ? p.rope_n_dims : static_cast<int>(hd);
+    rope_params.n_dims = p.rope_dims();
     rope_params.mode = p.rope_mode;
     rope_params.freq_base = p.rope_freq_base;
     rope_params.freq_scale = p.rope_freq_scale;
 
     Tensor* cur = norm(ctx, x, w.attn_norm, p.rms_eps, "attn_norm" + n.suffix);
-    Tensor* q = n(rope(ctx, project(ctx, n, "Qcur", w.wq, w.bq, cur, hd, p.n_head, t), m.positions, rope_params), "Qcur");
-    Tensor* k = n(rope(ctx, project(ctx, n, "Kcur", w.wk, w.bk, cur, hd, p.n_head_kv, t), m.positions, rope_params), "Kcur");
+    Tensor* q = project(ctx, n, "Qcur", w.wq, w.bq, cur, hd, p.n_head, t);
+    q = n(rope(ctx, q, m.positions, rope_params, m.rope_freqs), "Qcur");
+    Tensor* k = project(ctx, n, "Kcur", w.wk, w.bk, cur, hd, p.n_head_kv, t);
+    k = n(rope(ctx, k, m.positions, rope_params, m.rope_freqs), "Kcur");
     Tensor* v = project(ctx, n, "Vcur", w.wv, w.bv, cur, hd, p.n_head_kv, t);
     v->name = "Vcur" + n.suffix;  // the last step of Vcur is its reshape (llama.cpp names it so too)
     q = n(permute(ctx, q, {0, 2, 1, 3}), "q");
@@ -238,6 +241,7 @@ Result<LlamaDecoder> build_llama_decoder(Context& ctx, const LlamaParams& p, con
     }
     m.out_norm = make.vector("output_norm.weight", p.n_embd);
     m.output = p.tied_output ? m.tok_embd : make.matrix("output.weight", p.n_embd, p.n_vocab);
+    m.rope_freqs = p.rope_freq_factors ? make.vector("rope_freqs.weight", p.rope_dims() / 2) : nullptr;
 
     Tensor* x = named(get_rows(ctx, m.tok_embd, m.tokens), "inp_embd");
     for (size_t il = 0; il < m.layers.size(); ++il) x = layer(ctx, p, m, il, x);

@@ -35,12 +35,14 @@ struct LlamaParams {
     float rope_freq_scale = 1.0f;
     RopeMode rope_mode = RopeMode::Neox;
     int rope_n_dims = 0;     // rotated dims of each head; 0: the whole head
+    bool rope_freq_factors = false;  // rope angles divided per pair by rope_freqs.weight (Llama 3.1+)
     DType weight_type = DType::F32;
     bool qkv_bias = false;     // q, k and v projections add a bias (qwen2)
     bool tied_output = false;  // the output projection is the token embedding (no output.weight)
     bool flash_attn = true;    // flash_attn_ext, or mul_mat + soft_max_ext + mul_mat
 
     int head_dim() const { return n_embd_head > 0 ? n_embd_head : n_embd / n_head; }
+    int rope_dims() const { return rope_n_dims > 0 ? rope_n_dims : head_dim(); }
     int64_t n_embd_q() const { return static_cast<int64_t>(n_head) * head_dim(); }
     int64_t n_embd_kv() const { return static_cast<int64_t>(n_head_kv) * head_dim(); }
     // Positions attended to: the cache, or the batch itself without one.
@@ -80,6 +82,7 @@ struct LlamaDecoder {
     std::vector<Tensor*> v_cache;
     Tensor* out_norm;
     Tensor* output;      // [n_embd, n_vocab]; tok_embd itself when params.tied_output
+    Tensor* rope_freqs;  // f32 [rope dims / 2] when params.rope_freq_factors, else nullptr
     Tensor* logits;      // f32 [n_vocab, n_tokens] (output), named result_output
     // What to build the graph from, in order: the cache writes of each layer, then the logits, so
     // that every layer's attention runs after its cache is written.

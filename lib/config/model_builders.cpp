@@ -74,6 +74,8 @@ BuiltGraph decoder_leaves(const LlamaParams& p, const LlamaDecoder& m, InitSpec 
     }
     b.leaves.push_back(weight(m.out_norm, init_of(*m.out_norm), -1, WeightGroup::OutputLayer));
     if (m.output != m.tok_embd) b.leaves.push_back(weight(m.output, init_of(*m.output), -1, WeightGroup::OutputLayer));
+    // Shared by every layer's rope: placed like the weights no rule names.
+    if (m.rope_freqs != nullptr) b.leaves.push_back(weight(m.rope_freqs, init_of(*m.rope_freqs)));
     b.graph_outputs = m.graph_outputs;
     b.outputs = {m.logits};
     return b;
@@ -83,8 +85,10 @@ bool is_norm(const Tensor& t) { return t.name.find("norm") != std::string::npos;
 
 Result<BuiltGraph> llama(const LlamaParams& p, Context& ctx) {
     XB_ASSIGN_OR_RETURN(LlamaDecoder m, build_llama_decoder(ctx, p));
-    return decoder_leaves(p, m, uniform(0, p.n_vocab),
-                          [](const Tensor& w) { return is_norm(w) ? uniform(0.9, 1.1) : small(kWeightStd); });
+    return decoder_leaves(p, m, uniform(0, p.n_vocab), [&m](const Tensor& w) {
+        if (&w == m.rope_freqs) return uniform(1.0, 8.0);  // Llama 3.1's factors run from 1 to 8
+        return is_norm(w) ? uniform(0.9, 1.1) : small(kWeightStd);
+    });
 }
 
 // A llama.cpp model file: the decoder its metadata describes, every weight read from the file.

@@ -154,7 +154,7 @@ Tensor* build_rope(Context& ctx, const Args& a, P p) {
     r.attn_factor = static_cast<float>(p.number("attn_factor", 1.0));
     r.beta_fast = static_cast<float>(p.number("beta_fast", 32.0));
     r.beta_slow = static_cast<float>(p.number("beta_slow", 1.0));
-    return rope(ctx, a[0], a[1], r);
+    return rope(ctx, a[0], a[1], r, a[2]);  // a[2]: the optional frequency factors
 }
 
 Tensor* build_flash_attn(Context& ctx, const Args& a, P p) {
@@ -244,7 +244,7 @@ std::vector<OpDesc> make_table() {
         {"soft_max_ext", Op::SoftMax, {"a", "mask"}, 1, {number("scale"), number("max_bias")}, &build_soft_max},
         {"diag_mask_inf", Op::DiagMaskInf, {"a"}, 1, {integer("n_past", true)},
          [](Context& c, const Args& a, P p) { return diag_mask_inf(c, a[0], static_cast<int>(p.integer("n_past", 0))); }},
-        {"rope", Op::Rope, {"a", "positions"}, 2,
+        {"rope", Op::Rope, {"a", "positions", "freq_factors"}, 2,
          {integer("n_dims"), choice("mode", false, {"normal", "neox"}), integer("n_ctx_orig"), number("freq_base"),
           number("freq_scale"), number("ext_factor"), number("attn_factor"), number("beta_fast"), number("beta_slow")},
          &build_rope},

@@ -81,8 +81,9 @@ Tensor* soft_max(Context& ctx, Tensor* a);
 Tensor* soft_max_ext(Context& ctx, Tensor* a, Tensor* mask, float scale, float max_bias);
 Tensor* diag_mask_inf(Context& ctx, Tensor* a, int n_past);  // a[i0, i1] = -inf where i0 > n_past + i1
 
-// a [head_dim, n_head, n_tokens, 1], positions i32 [n_tokens].
-Tensor* rope(Context& ctx, Tensor* a, Tensor* positions, const RopeParams& params);
+// a [head_dim, n_head, n_tokens, 1], positions i32 [n_tokens]. freq_factors (optional, f32
+// [n_dims / 2], Llama 3.1's rope scaling) divides each pair's angle.
+Tensor* rope(Context& ctx, Tensor* a, Tensor* positions, const RopeParams& params, Tensor* freq_factors = nullptr);
 
 // a [k, m, a2, a3] and b [k, n, b2, b3] (f32/f16/bf16) with b2 % a2 == 0, b3 % a3 == 0
 // -> f32 [m, n, b2, b3]: result[i, j] = dot(row i of a, row j of b). Any strides.

@@ -87,7 +87,7 @@ Tensor* diag_mask_inf(Context& ctx, Tensor* a, int n_past) {
     return t;
 }
 
-Tensor* rope(Context& ctx, Tensor* a, Tensor* positions, const RopeParams& params) {
+Tensor* rope(Context& ctx, Tensor* a, Tensor* positions, const RopeParams& params, Tensor* freq_factors) {
     if (!check_not_null(ctx, "rope", {a, positions})) return ctx.placeholder(a);
     if (!check_float(ctx, "rope", "a", *a)) return ctx.placeholder(a);
     if (positions->type != DType::I32 || positions->ne[0] != a->ne[2] || positions->nrows() != 1) {
@@ -106,7 +106,13 @@ Tensor* rope(Context& ctx, Tensor* a, Tensor* positions, const RopeParams& param
     if (!(params.freq_base > 0.0f) || !(params.freq_scale > 0.0f)) {
         return ctx.fail(op_error("rope", "freq_base and freq_scale must be positive"), a);
     }
-    Tensor* t = make_node(ctx, Op::Rope, a->type, a->ne, {a, positions});
+    if (freq_factors != nullptr &&
+        (freq_factors->type != DType::F32 || freq_factors->nrows() != 1 || freq_factors->ne[0] < params.n_dims / 2)) {
+        return ctx.fail(op_error("rope", describe("freq_factors", *freq_factors) + " must be f32 [n_dims / 2 = " +
+                                             std::to_string(params.n_dims / 2) + "]"),
+                        a);
+    }
+    Tensor* t = make_node(ctx, Op::Rope, a->type, a->ne, {a, positions, freq_factors});
     params.store(*t);
     return t;
 }

@@ -50,6 +50,8 @@ bool supports_glu(const Tensor& node) {
 bool supports_rope(const Tensor& node) {
     const RopeParams p = RopeParams::load(node);
     const Tensor* pos = node.src[1];
+    const Tensor* factors = node.src[2];
+    if (factors != nullptr && (factors->type != DType::F32 || !factors->is_contiguous())) return false;
     return all_float({&node, node.src[0]}) && pos != nullptr && pos->type == DType::I32 && p.n_dims > 0 &&
            p.n_dims % 2 == 0 && p.n_dims <= node.ne[0] && (p.mode == RopeMode::Normal || p.mode == RopeMode::Neox);
 }

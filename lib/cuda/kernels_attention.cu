@@ -88,12 +88,15 @@ struct RopeArgs {
 
 // cache[t * n_dims + i0] = cos, [.. + 1] = sin of pair i0 at token t's position: the angle is a
 // running product over the pairs, exactly as the CPU builds its cache.
-__global__ void rope_cache_kernel(TensorDesc positions, int64_t n_tokens, RopeArgs args, float* cache) {
+// Pair i0's angle is divided by freq_factors[i0 / 2] when there are factors (nullptr: none).
+__global__ void rope_cache_kernel(TensorDesc positions, int64_t n_tokens, RopeArgs args, const float* freq_factors,
+                                  float* cache) {
     for (int64_t t = thread_index(); t < n_tokens; t += thread_count()) {
         float theta = static_cast<float>(*reinterpret_cast<const int32_t*>(element_address(positions, Index4{{t, 0, 0, 0}})));
         float* out = cache + t * args.n_dims;
         for (int i0 = 0; i0 < args.n_dims; i0 += 2) {
-            const RopeCosSin cs = rope_yarn(theta, args.freq_scale, args.corr, i0, args.ext_factor, args.attn_factor);
+            const float factor = freq_factors != nullptr ? freq_factors[i0 / 2] : 1.0f;
+            const RopeCosSin cs = rope_yarn(theta / factor, args.freq_scale, args.corr, i0, args.ext_factor, args.attn_factor);
             out[i0] = cs.cos;
             out[i0 + 1] = cs.sin;
             theta *= args.theta_scale;
@@ -314,8 +317,10 @@ Status launch_rope(const LaunchContext& ctx, const Tensor& dst) {
         return Status(StatusCode::Internal, "rope: the scratch reserved for the cos/sin table is too small");
     }
     auto* cache = reinterpret_cast<float*>(ctx.scratch);
+    // Contiguous f32 (the op builder checks it).
+    const float* freq_factors = dst.src[2] != nullptr ? static_cast<const float*>(dst.src[2]->data) : nullptr;
     rope_cache_kernel<<<elementwise_blocks(n_tokens), kBlockSize, 0, ctx.stream>>>(describe(*dst.src[1]), n_tokens,
-                                                                                   args, cache);
+                                                                                   args, freq_factors, cache);
     XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
     const int64_t units = src.nrows() * (p.n_dims / 2 + (src.ne[0] - p.n_dims));
     rope_kernel<<<elementwise_blocks(units), kBlockSize, 0, ctx.stream>>>(describe(src), describe(dst), args, cache,

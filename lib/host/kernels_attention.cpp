@@ -60,12 +60,14 @@ void soft_max_row(const Tensor& src, const Tensor* mask, Tensor& dst, RowIndex r
 
 // --- rope ----------------------------------------------------------------------------------------
 
-// cos/sin of every rotated pair at one position: cache[i0] = cos, cache[i0 + 1] = sin.
-void rope_cache(const RopeParams& rp, float pos, RopeCorrDims corr, std::vector<float>& cache) {
+// cos/sin of every rotated pair at one position: cache[i0] = cos, cache[i0 + 1] = sin. Pair i0's
+// angle is divided by freq_factors[i0 / 2] when there are factors (nullptr: none).
+void rope_cache(const RopeParams& rp, float pos, RopeCorrDims corr, const float* freq_factors, std::vector<float>& cache) {
     const float theta_scale = std::pow(rp.freq_base, -2.0f / static_cast<float>(rp.n_dims));
     float theta = pos;
     for (int i0 = 0; i0 < rp.n_dims; i0 += 2) {
-        const RopeCosSin cs = rope_yarn(theta, rp.freq_scale, corr, i0, rp.ext_factor, rp.attn_factor);
+        const float factor = freq_factors != nullptr ? freq_factors[i0 / 2] : 1.0f;
+        const RopeCosSin cs = rope_yarn(theta / factor, rp.freq_scale, corr, i0, rp.ext_factor, rp.attn_factor);
         cache[static_cast<size_t>(i0)] = cs.cos;
         cache[static_cast<size_t>(i0) + 1] = cs.sin;
         theta *= theta_scale;
@@ -257,6 +259,8 @@ void compute_rope(const ComputeParams& params, Tensor& dst) {
     const Tensor& pos = *dst.src[1];
     const RopeParams rp = RopeParams::load(dst);
     const RopeCorrDims corr = rope_yarn_corr_dims(rp.n_dims, rp.n_ctx_orig, rp.freq_base, rp.beta_fast, rp.beta_slow);
+    // Contiguous f32 (the op builder checks it).
+    const float* freq_factors = dst.src[2] != nullptr ? static_cast<const float*>(dst.src[2]->data) : nullptr;
     std::vector<float> cache(static_cast<size_t>(rp.n_dims));
     int64_t cached_token = -1;
     // Rows are numbered with the head fastest, so consecutive rows mostly share one token's cache.
@@ -265,7 +269,7 @@ void compute_rope(const ComputeParams& params, Tensor& dst) {
         const RowIndex r = row_index(src, row);
         if (r.i2 != cached_token) {
             const auto p = static_cast<float>(*reinterpret_cast<const int32_t*>(pos.element_ptr(r.i2)));
-            rope_cache(rp, p, corr, cache);
+            rope_cache(rp, p, corr, freq_factors, cache);
             cached_token = r.i2;
         }
         rope_row(src, dst, r, rp, cache);

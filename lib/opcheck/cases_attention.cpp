@@ -115,6 +115,7 @@ struct RopeDef {
     DType type;
     Shape a;  // [head_dim, n_head, n_tokens, 1]
     xb::RopeParams params;
+    bool freq_factors = false;  // Llama 3.1's per-pair divisors, a third input
 };
 
 xb::RopeParams rope_params(int n_dims, xb::RopeMode mode) {
@@ -140,9 +141,13 @@ OpCase rope_case(const RopeDef& d) {
     return {"rope_" + d.name + "_" + type_tag(d.type),
             [=](CaseBuilder& b) {
                 Tensor* a = b.input(d.type, d.a);
-                return xb::rope(b.ctx(), a, b.input(DType::I32, {d.a[2], 1, 1, 1}, random_indices(64)), d.params);
+                Tensor* positions = b.input(DType::I32, {d.a[2], 1, 1, 1}, random_indices(64));
+                // Llama 3.1's factors run from 1 (high frequencies) to 8 (low): cover that range and beyond.
+                Tensor* factors = d.freq_factors ? b.input(DType::F32, {d.params.n_dims / 2, 1, 1, 1}, uniform(0.5f, 9.0f)) : nullptr;
+                return xb::rope(b.ctx(), a, positions, d.params, factors);
             },
-            [=](const std::vector<RefArray>& in) { return ref::rope(in[0], in[1], d.params); }, tolerance};
+            [=](const std::vector<RefArray>& in) { return ref::rope(in[0], in[1], d.params, d.freq_factors ? &in[2] : nullptr); },
+            tolerance};
 }
 
 void add_rope_cases(std::vector<OpCase>& cases) {
@@ -167,6 +172,9 @@ void add_rope_cases(std::vector<OpCase>& cases) {
         {"attn_factor", DType::F32, {16, 3, 5, 1}, attn},
         {"yarn", DType::F32, {24, 3, 6, 1}, yarn_params(RopeMode::Normal, 1.0f)},
         {"yarn_neox_half", DType::F32, {24, 3, 6, 1}, yarn_params(RopeMode::Neox, 0.5f)},
+        {"freq_factors", DType::F32, {32, 4, 5, 1}, rope_params(32, RopeMode::Normal), true},
+        {"freq_factors_neox_partial", DType::F32, {40, 3, 7, 1}, rope_params(24, RopeMode::Neox), true},
+        {"freq_factors", DType::F16, {32, 3, 5, 1}, freq, true},
     };
     for (const RopeDef& d : defs) cases.push_back(rope_case(d));
 }

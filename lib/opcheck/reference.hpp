@@ -55,7 +55,8 @@ RefArray transform_rows(const RefArray& a,
 double alibi_slope(int h, int n_head, double max_bias);
 RefArray soft_max(const RefArray& a, const RefArray* mask, double scale, double max_bias);
 RefArray diag_mask_inf(const RefArray& a, int n_past);
-RefArray rope(const RefArray& a, const RefArray& positions, const RopeParams& p);
+// freq_factors (nullptr: none) divides pair k's angle by freq_factors[k].
+RefArray rope(const RefArray& a, const RefArray& positions, const RopeParams& p, const RefArray* freq_factors = nullptr);
 RefArray flash_attn_ext(const RefArray& q, const RefArray& k, const RefArray& v, const RefArray* mask, double scale,
                         double max_bias, double softcap);
 

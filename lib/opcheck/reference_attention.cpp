@@ -33,10 +33,11 @@ double yarn_corr_dim(int n_dims, int n_ctx_orig, double n_rot, double base) {
     return n_dims * std::log(n_ctx_orig / (n_rot * 2.0 * std::numbers::pi)) / (2.0 * std::log(base));
 }
 
-// The rotation of pair k (dims 2k, 2k+1 in normal mode) of a token at position pos.
-Rotation rope_rotation(const RopeParams& p, double pos, int64_t k) {
+// The rotation of pair k (dims 2k, 2k+1 in normal mode) of a token at position pos, its angle
+// divided by `factor`.
+Rotation rope_rotation(const RopeParams& p, double pos, int64_t k, double factor) {
     const double theta_extrap =
-        pos * std::pow(static_cast<double>(p.freq_base), -2.0 * static_cast<double>(k) / p.n_dims);
+        pos * std::pow(static_cast<double>(p.freq_base), -2.0 * static_cast<double>(k) / p.n_dims) / factor;
     const double theta_interp = p.freq_scale * theta_extrap;
     double theta = theta_interp;
     double mscale = p.attn_factor;
@@ -86,7 +87,7 @@ RefArray diag_mask_inf(const RefArray& a, int n_past) {
     return out;
 }
 
-RefArray rope(const RefArray& a, const RefArray& positions, const RopeParams& p) {
+RefArray rope(const RefArray& a, const RefArray& positions, const RopeParams& p, const RefArray* freq_factors) {
     const int64_t half = p.n_dims / 2;
     const bool neox = p.mode == RopeMode::Neox;
     return transform_rows(a, [&](std::vector<double>& row, int64_t, int64_t i2, int64_t) {
@@ -94,7 +95,7 @@ RefArray rope(const RefArray& a, const RefArray& positions, const RopeParams& p)
         for (int64_t k = 0; k < half; ++k) {
             const auto first = static_cast<size_t>(neox ? k : 2 * k);
             const auto second = static_cast<size_t>(neox ? k + half : 2 * k + 1);
-            const Rotation r = rope_rotation(p, pos, k);
+            const Rotation r = rope_rotation(p, pos, k, freq_factors != nullptr ? (*freq_factors)[k] : 1.0);
             const double x0 = row[first];
             const double x1 = row[second];
             row[first] = x0 * r.cos - x1 * r.sin;
