@@ -128,7 +128,7 @@ TEST(ConfigParse, OpErrorsNameThePath) {
                   .find("test.json: /graph/0: op 'y': glu: 'swapped' applies to the fused form"),
               std::string::npos);
     EXPECT_NE(error(R"({"tensors": {"x": {"shape": [4]}}, "graph": [{"name": "y", "op": "view", "args": ["x"], "params": {"shape": [8]}}]})")
-                  .find("/graph/0: op 'y': view: view [8, 1, 1, 1] at offset 0 spans 32 bytes, past the end"),
+                  .find("/graph/0: op 'y': view: view [8, 1, 1, 1] with strides 32, 32, 32 at offset 0 spans 32 bytes, past the end"),
               std::string::npos);
     EXPECT_NE(error(R"({"tensors": {"x": {"shape": [4]}}, "graph": [{"name": "y", "op": "permute", "args": ["x"], "params": {"axes": [0, 0]}}]})")
                   .find("/graph/0: op 'y': permute: axes must be a permutation"),

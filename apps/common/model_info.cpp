@@ -1,29 +1,19 @@
 #include "model_info.hpp"
 
-#include <cstdio>
 #include <map>
 
 #include "builtin/builtin_backends.hpp"
 #include "config/config_parse.hpp"
 #include "config/gguf_model.hpp"
 #include "config/model.hpp"
+#include "core/size_math.hpp"
 
 namespace xb::tools {
 
-std::string byte_size_text(uint64_t bytes) {
-    static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    double v = static_cast<double>(bytes);
-    size_t unit = 0;
-    while (v >= 1024.0 && unit + 1 < std::size(kUnits)) {
-        v /= 1024.0;
-        ++unit;
-    }
-    char text[32];
-    std::snprintf(text, sizeof text, unit == 0 ? "%.0f %s" : "%.2f %s", v, kUnits[unit]);
-    return text;
-}
-
 namespace {
+
+std::string byte_size_text(uint64_t bytes) { return bytes_text(static_cast<double>(bytes)); }
+
 
 using Json = nlohmann::ordered_json;
 
@@ -139,6 +129,9 @@ Status graph_info(const config::ConfigSpec& spec, const CommonOptions& options, 
 }  // namespace
 
 Status write_model_info(const CommonOptions& options) {
+    if (options.config.empty()) {
+        return Status(StatusCode::InvalidArgument, "--info describes a config's model: give one with -c FILE (a JSON config or a .gguf file)");
+    }
     XB_ASSIGN_OR_RETURN(const config::ConfigSpec spec, config::load_config(options.config));
     report::Table table({"property", "value"});
     Json doc;

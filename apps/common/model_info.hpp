@@ -4,6 +4,9 @@
 // type.
 #pragma once
 
+#include <cstdint>
+#include <string>
+
 #include "cli.hpp"
 #include "core/status.hpp"
 
@@ -11,8 +14,5 @@ namespace xb::tools {
 
 // Writes the report in the chosen format to -o FILE or stdout.
 Status write_model_info(const CommonOptions& options);
-
-// "1.5 MiB": a byte count for people.
-std::string byte_size_text(uint64_t bytes);
 
 }  // namespace xb::tools

@@ -5,6 +5,7 @@
 
 #include "alloc/linear_allocator.hpp"
 #include "backend/tensor_io.hpp"
+#include "core/size_math.hpp"
 
 namespace xb {
 
@@ -29,6 +30,16 @@ Status alloc_batch(BufferType& buft, std::span<Tensor* const> tensors, size_t fi
 Result<std::unique_ptr<MultiBuffer>> alloc_tensors(std::span<Tensor* const> tensors, BufferType& buft) {
     const size_t alignment = buft.alignment();
     const size_t max_size = buft.max_size();
+    // The whole request against the device's free memory first (sizes checked: shapes come from
+    // configs and model files).
+    uint64_t total = 0;
+    for (Tensor* t : tensors) {
+        if (!needs_memory(*t)) continue;
+        const std::optional<uint64_t> padded = checked_add(buft.alloc_size(*t), alignment - 1);
+        const std::optional<uint64_t> sum = padded ? checked_add(total, *padded) : std::nullopt;
+        total = sum.value_or(UINT64_MAX);  // saturates: still more than any device has
+    }
+    XB_RETURN_IF_ERROR(check_device_memory(buft.device(), total, std::to_string(tensors.size()) + " tensors"));
     std::vector<std::unique_ptr<Buffer>> buffers;
     size_t batch_first = 0;
     size_t batch_size = 0;

@@ -46,6 +46,13 @@ struct MemoryInfo {
     size_t total = 0;
 };
 
+class Device;
+
+// OutOfMemory before an allocation that cannot succeed, e.g. "weights need 16.0 EiB, CPU has
+// 22.1 GiB free": a clear error instead of a failed (or, with overcommit, a fatal) allocation.
+// Devices that report no memory (total 0) are not checked.
+Status check_device_memory(const Device& device, uint64_t bytes, std::string_view what);
+
 class Device {
 public:
     explicit Device(BackendReg& reg) : reg_(&reg) {}

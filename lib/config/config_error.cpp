@@ -74,9 +74,17 @@ bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(
 }  // namespace
 
 std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates) {
+    // Names are short: a long word is no misspelling, and its distances would cost
+    // O(length x candidates) each.
+    constexpr size_t kMaxWord = 64;
+    if (word.size() > kMaxWord) return "";
+    const size_t max_distance = std::max<size_t>(1, word.size() / 3);
     const std::string* best = nullptr;
     size_t best_distance = 0;
     for (const std::string& c : candidates) {
+        // The distance is at least the difference in length: skip what cannot be close.
+        const size_t gap = c.size() > word.size() ? c.size() - word.size() : word.size() - c.size();
+        if (gap > max_distance || c.size() > 4 * kMaxWord) continue;
         const size_t d = edit_distance(word, c);
         if (best == nullptr || d < best_distance) {
             best = &c;
@@ -84,7 +92,7 @@ std::string did_you_mean(std::string_view word, const std::vector<std::string>& 
         }
     }
     // Close spellings (a third of the word's length catches a transposition or a missing letter).
-    if (best != nullptr && best_distance > 0 && best_distance <= std::max<size_t>(1, word.size() / 3)) {
+    if (best != nullptr && best_distance > 0 && best_distance <= max_distance) {
         return " (did you mean '" + *best + "'?)";
     }
     // The same letters reordered, or a word that starts the other ("epsilon" for "eps").

@@ -202,6 +202,21 @@ Status resolve_names(const JsonReader& r, const ConfigSpec& spec) {
 
 // --- model builders -----------------------------------------------------------------------------------
 
+// The documented ranges of the builders' sizes (README: Configs): far beyond real models, and
+// small enough that a config cannot ask for billions of nodes (n_layers 2^31 would build for
+// minutes) or sizes whose products overflow.
+int64_t max_builder_size(std::string_view key) {
+    static constexpr std::pair<std::string_view, int64_t> kMax[] = {
+        {"n_layers", 1024},   {"n_embd", 65536},      {"n_head", 1024},      {"n_head_kv", 1024},
+        {"n_ff", 1 << 18},    {"n_hidden", 1 << 18},  {"n_vocab", 1 << 22},  {"n_tokens", 1 << 16},
+        {"n_batch", 1 << 16}, {"n_kv", 1 << 20},      {"n_dims", 1 << 16},
+    };
+    for (const auto& [name, max] : kMax) {
+        if (name == key) return max;
+    }
+    return kMaxSize;
+}
+
 // Reads the builder's parameters one by one, each into its field.
 class ModelParamReader {
 public:
@@ -209,7 +224,7 @@ public:
 
     Status size(const char* key, int& out, int64_t min = 1) {
         if (const Json* v = JsonReader::member(j_, key)) {
-            XB_ASSIGN_OR_RETURN(const int64_t n, r_.integer_in(*v, child_path(path_, key), min, kMaxSize));
+            XB_ASSIGN_OR_RETURN(const int64_t n, r_.integer_in(*v, child_path(path_, key), min, max_builder_size(key)));
             out = static_cast<int>(n);
         }
         return Status::ok();

@@ -10,18 +10,33 @@ namespace xb::config {
 
 namespace {
 
+// Expressions are short formulas: longer or deeper text is a mistake (or hostile), and the
+// recursive descent must not run out of stack on it.
+constexpr size_t kMaxExprLength = 4096;
+constexpr int kMaxExprDepth = 64;
+
+// The start of a long expression, for messages.
+std::string excerpt(std::string_view text) {
+    constexpr size_t kShown = 60;
+    return text.size() <= kShown ? std::string(text) : std::string(text.substr(0, kShown)) + "...";
+}
+
 // Recursive descent over the text; the first error stops it.
 class Parser {
 public:
     Parser(std::string_view text, const ParamList& params) : text_(text), params_(params) {}
 
     Result<double> run() {
+        if (text_.size() > kMaxExprLength) {
+            return Status(StatusCode::InvalidArgument, "expression of " + std::to_string(text_.size()) + " characters (at most " +
+                                                           std::to_string(kMaxExprLength) + "): '" + excerpt(text_) + "'");
+        }
         double v = expr();
         skip_space();
         if (error_.empty() && pos_ < text_.size()) fail("unexpected '" + std::string(1, text_[pos_]) + "'");
         if (!error_.empty()) {
             return Status(StatusCode::InvalidArgument,
-                          "bad expression '" + std::string(text_) + "': " + error_);
+                          "bad expression '" + excerpt(text_) + "': " + error_);
         }
         return v;
     }
@@ -61,10 +76,12 @@ private:
 
     double factor() {
         if (!error_.empty()) return 0.0;
-        if (eat('-')) return -factor();
-        if (eat('+')) return factor();
+        // Signs and parentheses nest: each takes a level.
+        if (depth_ >= kMaxExprDepth) return fail("nested more than " + std::to_string(kMaxExprDepth) + " levels deep");
+        if (eat('-')) return -nested([this] { return factor(); });
+        if (eat('+')) return nested([this] { return factor(); });
         if (eat('(')) {
-            const double v = expr();
+            const double v = nested([this] { return expr(); });
             if (!eat(')')) return fail("missing ')'");
             return v;
         }
@@ -72,6 +89,14 @@ private:
         if (pos_ < text_.size() && (std::isdigit(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '.')) return number();
         if (pos_ < text_.size() && (std::isalpha(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_')) return name();
         return fail(pos_ < text_.size() ? "unexpected '" + std::string(1, text_[pos_]) + "'" : "unexpected end");
+    }
+
+    template <typename F>
+    double nested(F parse) {
+        ++depth_;
+        const double v = parse();
+        --depth_;
+        return v;
     }
 
     double number() {
@@ -117,6 +142,7 @@ private:
     std::string_view text_;
     const ParamList& params_;
     size_t pos_ = 0;
+    int depth_ = 0;
     std::string error_;
 };
 

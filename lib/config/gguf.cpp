@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "config/config_error.hpp"
+#include "core/size_math.hpp"
 
 namespace xb {
 
@@ -168,6 +169,14 @@ private:
         return Status::ok();
     }
 
+    Status skip(uint64_t n, const char* what) {
+        if (n > left()) return corrupt(pos_, std::string("truncated: ") + what + " runs past the end of the file");
+        in_.seekg(static_cast<std::streamoff>(n), std::ios::cur);
+        if (!in_) return corrupt(pos_, std::string("read error in ") + what);
+        pos_ += n;
+        return Status::ok();
+    }
+
     template <typename T>
     Result<T> read_le(const char* what) {
         uint8_t b[sizeof(T)];
@@ -242,11 +251,19 @@ private:
                     return corrupt(at, "array of " + std::to_string(count) + " " + gguf_value_type_name(v.elem_type) +
                                            " runs past the end of the file");
                 }
+                v.array_length = count;
                 std::vector<GgufValue> items;
-                items.reserve(static_cast<size_t>(count));
+                // Long arrays (a tokenizer's vocabulary, or a hostile 40M-element array) are
+                // skipped rather than kept: each kept element costs a GgufValue (48 bytes).
+                const bool keep = count <= kMaxKeptArrayItems;
+                if (keep) items.reserve(static_cast<size_t>(count));
                 for (uint64_t i = 0; i < count; ++i) {
+                    if (!keep && v.elem_type != GgufValueType::String && v.elem_type != GgufValueType::Array) {
+                        XB_RETURN_IF_ERROR(skip((count - i) * scalar_size(v.elem_type), "an array"));
+                        break;
+                    }
                     XB_ASSIGN_OR_RETURN(GgufValue item, read_value(v.elem_type, depth + 1));
-                    items.push_back(std::move(item));
+                    if (keep) items.push_back(std::move(item));
                 }
                 v.data = std::move(items);
                 break;
@@ -308,7 +325,10 @@ private:
                 return corrupt(type_at, "tensor '" + t.name + "' of type " + info->name + " has " + std::to_string(t.ne[0]) +
                                             " columns, not a multiple of the block size " + std::to_string(info->blck_size));
             }
-            t.nbytes = static_cast<uint64_t>(n / info->blck_size) * info->type_size;
+            // Checked: a shape whose element count fits may still have more bytes than 64 bits hold.
+            const std::optional<uint64_t> nbytes = checked_mul(static_cast<uint64_t>(n / info->blck_size), info->type_size);
+            if (!nbytes) return corrupt(dims_at, "tensor '" + t.name + "' has an impossible size");
+            t.nbytes = *nbytes;
         }
         if (t.offset % out_.alignment_ != 0) {
             return corrupt(type_at + 4, "tensor '" + t.name + "' offset " + std::to_string(t.offset) +
@@ -556,7 +576,6 @@ Status GgufWriter::add_tensor(std::string name, DType type, const std::array<int
     for (const PendingTensor& t : tensors_) {
         if (t.name == name) return Status(StatusCode::InvalidArgument, "gguf: tensor '" + name + "' is added twice");
     }
-    int64_t rows = 1;
     for (int64_t d : ne) {
         if (d < 0) return Status(StatusCode::InvalidArgument, "gguf: tensor '" + name + "' has a negative size");
     }
@@ -565,9 +584,9 @@ Status GgufWriter::add_tensor(std::string name, DType type, const std::array<int
                                                        std::to_string(ne[0]) + " columns, not a multiple of the block size " +
                                                        std::to_string(blck_size(type)));
     }
-    for (size_t i = 1; i < ne.size(); ++i) rows *= ne[i];
-    const uint64_t nbytes = static_cast<uint64_t>(rows) * row_size(type, ne[0]);
-    tensors_.push_back({std::move(name), *id, n_dims_of(ne), ne, nbytes, std::move(source)});
+    const std::optional<uint64_t> nbytes = checked_nbytes(type, ne);
+    if (!nbytes) return Status(StatusCode::InvalidArgument, "gguf: tensor '" + name + "' is too large");
+    tensors_.push_back({std::move(name), *id, n_dims_of(ne), ne, *nbytes, std::move(source)});
     return Status::ok();
 }
 
@@ -580,7 +599,7 @@ Status GgufWriter::add_tensor(std::string name, DType type, const std::array<int
             return Status(StatusCode::InvalidArgument, "gguf: tensor '" + label + "' needs " + std::to_string(out.size()) +
                                                            " bytes, got " + std::to_string(shared->size()));
         }
-        std::memcpy(out.data(), shared->data(), out.size());
+        if (!out.empty()) std::memcpy(out.data(), shared->data(), out.size());  // an empty tensor's pointers may be null
         return Status::ok();
     });
 }

@@ -30,6 +30,7 @@ namespace xb {
 
 inline constexpr uint32_t kGgufVersion = 3;
 inline constexpr size_t kGgufDefaultAlignment = 32;
+inline constexpr uint64_t kMaxKeptArrayItems = 65536;
 
 // --- ggml tensor types ----------------------------------------------------------------------------
 
@@ -57,6 +58,9 @@ struct GgufValue {
     GgufValueType elem_type = GgufValueType::U8;  // arrays: the type of the elements
     // Unsigned integers in uint64_t, signed in int64_t, floats in double.
     std::variant<uint64_t, int64_t, double, bool, std::string, std::vector<GgufValue>> data;
+    // Arrays: the length in the file. Arrays longer than kMaxKeptArrayItems are read past and
+    // keep no items (xbackend needs none of them; a tokenizer's vocabulary is one).
+    uint64_t array_length = 0;
 
     static GgufValue u32(uint32_t v) { return {GgufValueType::U32, GgufValueType::U8, uint64_t{v}}; }
     static GgufValue u64(uint64_t v) { return {GgufValueType::U64, GgufValueType::U8, v}; }
@@ -67,7 +71,8 @@ struct GgufValue {
     static GgufValue boolean(bool v) { return {GgufValueType::Bool, GgufValueType::U8, v}; }
     static GgufValue string(std::string v) { return {GgufValueType::String, GgufValueType::U8, std::move(v)}; }
     static GgufValue array(GgufValueType elem, std::vector<GgufValue> items) {
-        return {GgufValueType::Array, elem, std::move(items)};
+        const uint64_t n = items.size();
+        return {GgufValueType::Array, elem, std::move(items), n};
     }
 
     std::optional<int64_t> as_int() const;   // any integer type

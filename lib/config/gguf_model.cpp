@@ -106,11 +106,12 @@ Result<GgufModelInfo> read_gguf_model_info(const GgufReader& file) {
     info.name = name.value_or("");
     const std::string a = info.architecture + ".";
     LlamaParams& p = info.params;
-    XB_ASSIGN_OR_RETURN(const int64_t n_layers, md.integer(a + "block_count", std::nullopt));
-    XB_ASSIGN_OR_RETURN(const int64_t n_embd, md.integer(a + "embedding_length", std::nullopt));
-    XB_ASSIGN_OR_RETURN(const int64_t n_ff, md.integer(a + "feed_forward_length", std::nullopt));
-    XB_ASSIGN_OR_RETURN(const int64_t n_head, md.integer(a + "attention.head_count", std::nullopt));
-    XB_ASSIGN_OR_RETURN(const int64_t n_head_kv, md.integer(a + "attention.head_count_kv", n_head));
+    // The same ranges as the llama_decoder builder's params (README: Configs).
+    XB_ASSIGN_OR_RETURN(const int64_t n_layers, md.integer(a + "block_count", std::nullopt, 1, 1024));
+    XB_ASSIGN_OR_RETURN(const int64_t n_embd, md.integer(a + "embedding_length", std::nullopt, 1, 65536));
+    XB_ASSIGN_OR_RETURN(const int64_t n_ff, md.integer(a + "feed_forward_length", std::nullopt, 1, 1 << 18));
+    XB_ASSIGN_OR_RETURN(const int64_t n_head, md.integer(a + "attention.head_count", std::nullopt, 1, 1024));
+    XB_ASSIGN_OR_RETURN(const int64_t n_head_kv, md.integer(a + "attention.head_count_kv", n_head, 1, 1024));
     XB_ASSIGN_OR_RETURN(const int64_t experts, md.integer(a + "expert_count", 0, 0));
     if (experts > 0) {
         return Status(StatusCode::NotSupported, file.path() + ": a mixture-of-experts model (" + a + "expert_count " +
@@ -135,8 +136,8 @@ Result<GgufModelInfo> read_gguf_model_info(const GgufReader& file) {
                                                        ") does not divide " + a + "embedding_length (" + std::to_string(n_embd) +
                                                        ") and there is no " + a + "attention.key_length");
     }
-    XB_ASSIGN_OR_RETURN(const int64_t head_k, md.integer(a + "attention.key_length", n_embd / n_head));
-    XB_ASSIGN_OR_RETURN(const int64_t head_v, md.integer(a + "attention.value_length", head_k));
+    XB_ASSIGN_OR_RETURN(const int64_t head_k, md.integer(a + "attention.key_length", n_embd / n_head, 1, 65536));
+    XB_ASSIGN_OR_RETURN(const int64_t head_v, md.integer(a + "attention.value_length", head_k, 1, 65536));
     if (head_k != head_v || head_k % 2 != 0) {
         return Status(StatusCode::NotSupported, file.path() + ": heads of key length " + std::to_string(head_k) + " and value length " +
                                                     std::to_string(head_v) + " are not supported (they must be equal and even)");
@@ -157,7 +158,7 @@ Result<GgufModelInfo> read_gguf_model_info(const GgufReader& file) {
     if (embd == nullptr) {
         return Status(StatusCode::InvalidArgument, file.path() + ": no tensor 'token_embd.weight' (the token embedding)");
     }
-    if (embd->n_dims != 2 || embd->ne[1] < 1 || embd->ne[1] > kMaxHyperparameter) {
+    if (embd->n_dims != 2 || embd->ne[1] < 1 || embd->ne[1] > (1 << 22)) {
         return Status(StatusCode::InvalidArgument, file.path() + ": offset " + std::to_string(embd->info_offset) +
                                                        ": tensor 'token_embd.weight' has shape " + ne_string(embd->ne, embd->n_dims) +
                                                        ", expected [embedding_length, vocabulary size]");

@@ -118,7 +118,8 @@ Result<std::vector<int64_t>> JsonReader::shape(const Json& j, std::string_view p
     std::vector<int64_t> ne;
     for (size_t i = 0; i < j.size(); ++i) {
         XB_ASSIGN_OR_RETURN(const int64_t n, integer(j[i], child_path(path, i)));
-        if (n < 0) return error(child_path(path, i), "a size must not be negative, got " + std::to_string(n));
+        // An empty tensor computes nothing: in a config, a 0 is a mistake.
+        if (n < 1) return error(child_path(path, i), "a size must be at least 1, got " + std::to_string(n));
         ne.push_back(n);
     }
     return ne;

@@ -44,7 +44,7 @@ public:
     Result<DType> dtype(const Json& j, std::string_view path) const;
     // One of `choices`.
     Result<std::string> choice(const Json& j, std::string_view path, const std::vector<std::string>& choices) const;
-    // A shape: 1 to 4 non-negative sizes, innermost first.
+    // A shape: 1 to 4 positive sizes, innermost first.
     Result<std::vector<int64_t>> shape(const Json& j, std::string_view path) const;
 
     // "string \"abc\"" / "number 2.5" / "object": what was found, for messages.

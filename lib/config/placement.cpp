@@ -16,6 +16,7 @@
 #include "config/config_error.hpp"
 #include "config/init.hpp"
 #include "config/model_internal.hpp"
+#include "core/size_math.hpp"
 
 namespace xb::config {
 
@@ -243,6 +244,19 @@ Status place_and_init(Model& model, std::span<Backend* const> backends) {
         if (!(*buffer)->empty()) {
             (*buffer)->set_usage(BufferUsage::Weights);
             model.weight_buffers.push_back(std::move(buffer).value());
+        }
+    }
+    // Input values are made in host memory before the graph is allocated, which then holds them
+    // again: check both fit first (an input of 2^32 floats would otherwise take a minute to fill,
+    // then fail, or throw).
+    uint64_t input_bytes = 0;
+    for (const Tensor* t : model.inputs) input_bytes = checked_add(input_bytes, t->nbytes()).value_or(UINT64_MAX);
+    input_bytes = checked_mul(input_bytes, 2).value_or(UINT64_MAX);
+    for (Backend* b : backends) {
+        if (b != nullptr && b->device().type() == DeviceType::CPU) {
+            const Status fits = check_device_memory(b->device(), input_bytes, "the inputs (their values, then their tensors)");
+            if (!fits.is_ok()) return Status(fits.code(), model.source + ": " + fits.message());
+            break;
         }
     }
     InitFiles files;

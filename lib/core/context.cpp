@@ -1,5 +1,7 @@
 #include "core/context.hpp"
 
+#include "core/size_math.hpp"
+
 namespace xb {
 
 Context::Context(ContextParams params) : params_(params) {}
@@ -47,6 +49,13 @@ Tensor* Context::new_tensor(DType type, std::span<const int64_t> ne) {
                                "new_tensor: dim " + std::to_string(i) + " is negative (" + std::to_string(ne[i]) + ")"));
         }
         dims[i] = ne[i];
+    }
+    if (const std::optional<uint64_t> bytes = checked_nbytes(type, dims); !bytes || *bytes > kMaxTensorBytes) {
+        std::string shape;
+        for (size_t i = 0; i < ne.size(); ++i) shape += (i ? ", " : "") + std::to_string(ne[i]);
+        return fail(Status(StatusCode::InvalidArgument, "new_tensor: shape [" + shape + "] of " + dtype_name(type) + " needs " +
+                                                            approximate_bytes_text(type, dims) + ", more than the " +
+                                                            bytes_text(static_cast<double>(kMaxTensorBytes)) + " a tensor may have"));
     }
     if (dims[0] % blck_size(type) != 0) {
         return fail(Status(StatusCode::InvalidArgument, std::string("new_tensor: ") + dtype_name(type) +

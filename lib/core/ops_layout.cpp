@@ -4,6 +4,7 @@
 
 #include "core/op_builder.hpp"
 #include "core/ops.hpp"
+#include "core/size_math.hpp"
 
 namespace xb {
 
@@ -92,7 +93,8 @@ Tensor* reshape(Context& ctx, Tensor* a, std::array<int64_t, kMaxDims> ne) {
     if (!a->is_contiguous()) {
         return ctx.fail(op_error("reshape", describe("a", *a) + " must be contiguous (use cont first)"), a);
     }
-    if (ne[0] * ne[1] * ne[2] * ne[3] != a->nelements() || ne[0] < 0 || ne[1] < 0 || ne[2] < 0 || ne[3] < 0) {
+    const std::optional<int64_t> n = checked_nelements(ne);  // negative dims and overflow: nullopt
+    if (!n || *n != a->nelements()) {
         return ctx.fail(op_error("reshape", "cannot reshape " + describe("a", *a) + " to " + shape_text(ne)), a);
     }
     return view_node(ctx, Op::Reshape, a, ne, contiguous_strides(a->type, ne), 0);
@@ -101,17 +103,22 @@ Tensor* reshape(Context& ctx, Tensor* a, std::array<int64_t, kMaxDims> ne) {
 Tensor* view(Context& ctx, Tensor* a, std::array<int64_t, kMaxDims> ne, std::array<size_t, 3> nb123, size_t offset) {
     if (!check_not_null(ctx, "view", {a})) return ctx.placeholder();
     const std::array<size_t, kMaxDims> nb{type_size(a->type), nb123[0], nb123[1], nb123[2]};
-    Tensor probe_shape;  // only to compute the byte extent of the requested view
-    probe_shape.type = a->type;
-    probe_shape.ne = ne;
-    probe_shape.nb = nb;
     const Tensor& root = a->view_src ? *a->view_src : *a;
-    const size_t begin = a->view_offs + offset;
-    if (ne[0] < 0 || ne[1] < 0 || ne[2] < 0 || ne[3] < 0 || begin + probe_shape.nbytes() > root.nbytes()) {
-        return ctx.fail(op_error("view", "view " + shape_text(ne) + " at offset " + std::to_string(offset) +
-                                             " spans " + std::to_string(probe_shape.nbytes()) + " bytes, past the end of " +
-                                             describe("a", *a) + " (" + std::to_string(root.nbytes() - a->view_offs) +
-                                             " bytes)"),
+    // Checked: strides and offsets come from configs, and a wrapped sum would pass the bound.
+    const std::optional<uint64_t> extent = checked_extent(a->type, ne, nb);
+    const std::optional<uint64_t> end = extent ? checked_add(a->view_offs, offset) : std::nullopt;
+    const std::optional<uint64_t> last = end ? checked_add(*end, *extent) : std::nullopt;
+    if (ne[0] < 0 || ne[1] < 0 || ne[2] < 0 || ne[3] < 0 || ne[0] % blck_size(a->type) != 0) {
+        return ctx.fail(op_error("view", "view " + shape_text(ne) + " of " + describe("a", *a) +
+                                             ": dims must not be negative, and ne[0] must be whole blocks"),
+                        a);
+    }
+    if (!last || *last > root.nbytes()) {
+        return ctx.fail(op_error("view", "view " + shape_text(ne) + " with strides " + std::to_string(nb[1]) + ", " +
+                                             std::to_string(nb[2]) + ", " + std::to_string(nb[3]) + " at offset " +
+                                             std::to_string(offset) + (extent ? " spans " + std::to_string(*extent) + " bytes" : " overflows") +
+                                             ", past the end of " + describe("a", *a) + " (" +
+                                             std::to_string(root.nbytes() - a->view_offs) + " bytes)"),
                         a);
     }
     return view_node(ctx, Op::View, a, ne, nb, offset);
