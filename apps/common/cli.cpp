@@ -111,7 +111,7 @@ Status write_table(const report::Table& table, const CommonOptions& o) {
 
 Status write_report(const report::Table& table, const nlohmann::ordered_json& document, const CommonOptions& o) {
     if (o.format != "json") return write_table(table, o);
-    return write_output(o, [&](std::ostream& out) { out << document.dump(2) << '\n'; });
+    return write_output(o, [&](std::ostream& out) { out << report::json_text(document, 2) << '\n'; });
 }
 
 int fail(const char* tool, const Status& status) {

@@ -87,7 +87,7 @@ report::Table table_report(const nlohmann::ordered_json& j) {
         } else if (value.is_number()) {
             t.add_row({key, value.get<double>()});
         } else {
-            t.add_row({key, value.is_string() ? value.get<std::string>() : value.dump()});
+            t.add_row({key, value.is_string() ? value.get<std::string>() : report::json_text(value)});
         }
     }
     return t;

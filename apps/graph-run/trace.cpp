@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "report/table.hpp"
+
 namespace xb::tools {
 
 double TraceWriter::add_compute(const SchedReport& report, int rep, double start_us) {
@@ -29,7 +31,7 @@ double TraceWriter::add_compute(const SchedReport& report, int rep, double start
 }
 
 Status TraceWriter::write(const std::string& path) const {
-    nlohmann::json events = nlohmann::json::array();
+    nlohmann::ordered_json events = nlohmann::ordered_json::array();
     for (size_t i = 0; i < backends_.size(); ++i) {
         events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 0}, {"tid", i}, {"args", {{"name", backends_[i]}}}});
     }
@@ -38,7 +40,7 @@ Status TraceWriter::write(const std::string& path) const {
     }
     std::ofstream out(path);
     if (!out) return Status(StatusCode::NotFound, "--trace: cannot write " + path);
-    out << nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump() << '\n';
+    out << report::json_text(nlohmann::ordered_json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}) << '\n';
     return out ? Status::ok() : Status(StatusCode::Internal, "--trace: error while writing " + path);
 }
 

@@ -354,7 +354,7 @@ Result<ConfigSpec> load_config(const std::string& path) {
         // A model file given as the config: the gguf model with every default.
         const Json config = {{"name", p.stem().string()},
                              {"graph", {{"model", "gguf"}, {"file", p.filename().string()}}}};
-        return parse_config(config.dump(), path, dir);
+        return parse_config(config.dump(-1, ' ', false, Json::error_handler_t::replace), path, dir);
     }
     std::ifstream in(path, std::ios::binary);
     if (!in) return Status(StatusCode::NotFound, path + ": cannot open the config file");

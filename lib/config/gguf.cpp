@@ -5,6 +5,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "config/config_error.hpp"
 #include "core/size_math.hpp"
@@ -123,7 +124,7 @@ bool valid_value_type(uint32_t t) { return t <= static_cast<uint32_t>(GgufValueT
 // Reads a GGUF file front to back, checking every length against what is left of the file.
 class GgufParser {
 public:
-    GgufParser(std::ifstream& in, GgufReader& out) : in_(in), out_(out) {}
+    GgufParser(std::istream& in, GgufReader& out) : in_(in), out_(out) {}
 
     Status parse() {
         char magic[4];
@@ -279,7 +280,11 @@ private:
         XB_ASSIGN_OR_RETURN(const uint32_t type, read_u32("a metadata type"));
         if (!valid_value_type(type)) return corrupt(at, "metadata '" + kv.key + "' has unknown type " + std::to_string(type));
         XB_ASSIGN_OR_RETURN(kv.value, read_value(static_cast<GgufValueType>(type), 0));
-        if (out_.find_kv(kv.key) != nullptr) return corrupt(at, "metadata key '" + kv.key + "' appears twice");
+        // Indexed: a hostile file may hold millions of keys, and a linear search per key would
+        // take hours.
+        if (!out_.kv_index_.emplace(kv.key, out_.kvs_.size()).second) {
+            return corrupt(at, "metadata key '" + kv.key + "' appears twice");
+        }
         kv.offset = at;
         out_.kvs_.push_back(std::move(kv));
         return Status::ok();
@@ -354,7 +359,7 @@ private:
         return Status::ok();
     }
 
-    std::ifstream& in_;
+    std::istream& in_;
     GgufReader& out_;
     uint64_t pos_ = 0;
 };
@@ -372,11 +377,19 @@ Result<GgufReader> GgufReader::open(const std::string& path) {
     return r;
 }
 
+Result<GgufReader> GgufReader::parse(std::span<const std::byte> bytes, std::string source) {
+    GgufReader r;
+    r.path_ = std::move(source);
+    r.file_size_ = bytes.size();
+    std::istringstream in(std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+    GgufParser parser(in, r);
+    XB_RETURN_IF_ERROR(parser.parse());
+    return r;
+}
+
 const GgufKV* GgufReader::find_kv_entry(std::string_view key) const {
-    for (const GgufKV& kv : kvs_) {
-        if (kv.key == key) return &kv;
-    }
-    return nullptr;
+    auto it = kv_index_.find(std::string(key));
+    return it == kv_index_.end() ? nullptr : &kvs_[it->second];
 }
 
 const GgufValue* GgufReader::find_kv(std::string_view key) const {

@@ -101,6 +101,9 @@ class GgufReader {
 public:
     // Parses the header, metadata and tensor infos and checks them against the file's size.
     static Result<GgufReader> open(const std::string& path);
+    // The same from a file image in memory, named `source` in messages (for fuzzing and tests);
+    // its tensor data cannot be read (read_* open path()).
+    static Result<GgufReader> parse(std::span<const std::byte> bytes, std::string source);
 
     const std::string& path() const { return path_; }
     uint32_t version() const { return version_; }
@@ -138,6 +141,7 @@ private:
     uint64_t data_offset_ = 0;
     uint64_t file_size_ = 0;
     std::vector<GgufKV> kvs_;
+    std::unordered_map<std::string, size_t> kv_index_;
     std::vector<GgufTensorInfo> tensors_;
     std::unordered_map<std::string, size_t> tensor_index_;
 

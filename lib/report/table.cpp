@@ -105,7 +105,11 @@ nlohmann::ordered_json to_json(const Table& table) {
     return rows;
 }
 
-void write_json(const Table& table, std::ostream& out) { out << to_json(table).dump(2) << '\n'; }
+std::string json_text(const nlohmann::ordered_json& j, int indent) {
+    return j.dump(indent, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+void write_json(const Table& table, std::ostream& out) { out << json_text(to_json(table), 2) << '\n'; }
 
 void write(const Table& table, Format format, std::ostream& out) {
     switch (format) {

@@ -41,6 +41,9 @@ void write_text(const Table& table, std::ostream& out);      // aligned columns
 void write_csv(const Table& table, std::ostream& out);       // RFC 4180 quoting
 void write_markdown(const Table& table, std::ostream& out);
 nlohmann::ordered_json to_json(const Table& table);          // an array of objects, one per row
+// JSON text of j (indent -1: one line). Strings that are not UTF-8 (names from a config or a
+// model file) are written with U+FFFD in place of the bad bytes instead of throwing.
+std::string json_text(const nlohmann::ordered_json& j, int indent = -1);
 void write_json(const Table& table, std::ostream& out);      // to_json, indented
 void write(const Table& table, Format format, std::ostream& out);
 

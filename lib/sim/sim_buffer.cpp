@@ -24,6 +24,7 @@ const char* SimBufferType::name() const { return device_->name(); }
 Device& SimBufferType::device() const { return *device_; }
 
 Result<std::unique_ptr<Buffer>> SimBufferType::alloc_buffer(size_t size) {
+    if (device_->allocation_fails()) return out_of_memory(*device_, size, "the failure fail_alloc injected");
     MemoryBudget& budget = device_->budget();
     if (!budget.take(size)) {
         const MemoryInfo mem = device_->memory();

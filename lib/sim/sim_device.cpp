@@ -31,7 +31,16 @@ Status SimDevice::apply(const SimSettingsUpdate& update) {
                                                        ") that live buffers hold");
     }
     update.apply_to(settings_);
+    if (update.fail_alloc) allocations_until_failure_ = *update.fail_alloc;
     return Status::ok();
+}
+
+bool SimDevice::allocation_fails() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (allocations_until_failure_ == 0) return false;
+    if (--allocations_until_failure_ > 0) return false;
+    settings_.fail_alloc = 0;  // once
+    return true;
 }
 
 Status SimDevice::configure(std::string_view params) {
@@ -50,6 +59,7 @@ Result<std::unique_ptr<Backend>> SimDevice::init_backend(std::string_view params
     XB_ASSIGN_OR_RETURN(SimSettingsUpdate update, parse_sim_params(params, name_));
     SimSettingsUpdate device_wide;
     device_wide.memory = update.memory;
+    device_wide.fail_alloc = update.fail_alloc;
     device_wide.unsupported = update.unsupported;
     XB_RETURN_IF_ERROR(apply(device_wide));
     SimSettings stream_settings = current_settings();

@@ -50,6 +50,8 @@ public:
     // --- the simulator's own interface ---
     SimSettings current_settings() const;
     MemoryBudget& budget() { return budget_; }
+    // Counts a buffer allocation; true when it is the one fail_alloc asked to fail.
+    bool allocation_fails();
     // Counts a copy to, from or within this device, modelled with the device's link.
     void record_copy(CopyKind kind, size_t bytes);
     // The same with a stream's own link model.
@@ -67,6 +69,7 @@ private:
     std::string name_;
     mutable std::mutex mutex_;
     SimSettings settings_;
+    int allocations_until_failure_ = 0;  // fail_alloc's countdown (guarded by mutex_); 0: off
     MemoryBudget budget_;
     CopyCounter copies_;
     SimBufferType buffer_type_;

@@ -10,6 +10,9 @@
 //   latency_us=Y         fixed cost of each copy in microseconds
 //   fault_node=N|NAME    perturb the output of the computed node with index N in the graph given to
 //                        graph_compute, or of the nodes named NAME; "none" turns it off
+//   fail_alloc=N         the N-th buffer allocation on the device from now on fails (once), as if
+//                        the device were out of memory: a test hook for every allocation point;
+//                        "none" (or 0) turns it off
 #pragma once
 
 #include <bitset>
@@ -55,6 +58,7 @@ struct SimSettings {
     int threads = 1;  // modest: tests create many streams; OpenMP is not TSan-instrumented beyond one
     LinkModel link;
     FaultTarget fault;
+    int fail_alloc = 0;  // see fail_alloc above; counts down in SimDevice
 };
 
 // The keys one parameter string gave, parsed and checked; the rest stay unset.
@@ -65,6 +69,7 @@ struct SimSettingsUpdate {
     std::optional<double> bandwidth_gbps;
     std::optional<double> latency_us;
     std::optional<FaultTarget> fault;
+    std::optional<int> fail_alloc;
 
     void apply_to(SimSettings& settings) const;
 };
