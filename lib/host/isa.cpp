@@ -2,6 +2,10 @@
 
 #include <vector>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 namespace xb::host {
 
 const char* isa_name(Isa isa) {
@@ -13,12 +17,24 @@ const char* isa_name(Isa isa) {
     return "?";
 }
 
+#if defined(__x86_64__) || defined(__i386__)
+namespace {
+
+// F16C from cpuid directly: clang's __builtin_cpu_supports does not know the name.
+bool has_f16c() {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    return __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & bit_F16C) != 0;
+}
+
+}  // namespace
+#endif
+
 bool isa_supported(Isa isa) {
 #if defined(__x86_64__) || defined(__i386__)
     switch (isa) {
         case Isa::Scalar: return true;
         case Isa::Avx2:
-            return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+            return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && has_f16c();
         case Isa::Avx512:
             return isa_supported(Isa::Avx2) && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                    __builtin_cpu_supports("avx512vl");

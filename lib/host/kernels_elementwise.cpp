@@ -244,15 +244,15 @@ void compute_map(const ComputeParams& p, Tensor& dst) {
     const Tensor& src = *dst.src[0];
     switch (dst.op) {
         case Op::Scale: {
-            const auto [s, b] = ScaleParams::load(dst);
-            return map_rows(p, dst, src, [s, b](float x) { return scale_f32(x, s, b); });
+            const ScaleParams sp = ScaleParams::load(dst);  // not a structured binding: clang 14 cannot capture those
+            return map_rows(p, dst, src, [sp](float x) { return scale_f32(x, sp.scale, sp.bias); });
         }
         case Op::Sqr: return map_rows(p, dst, src, [](float x) { return x * x; });
         case Op::Sqrt: return map_rows(p, dst, src, [](float x) { return std::sqrt(x); });
         case Op::Log: return map_rows(p, dst, src, [](float x) { return std::log(x); });
         case Op::Clamp: {
-            const auto [lo, hi] = ClampParams::load(dst);
-            return map_rows(p, dst, src, [lo, hi](float x) { return clamp_f32(x, lo, hi); });
+            const ClampParams cp = ClampParams::load(dst);
+            return map_rows(p, dst, src, [cp](float x) { return clamp_f32(x, cp.min, cp.max); });
         }
         case Op::Unary: return compute_unary(p, dst, src);
         default: break;
