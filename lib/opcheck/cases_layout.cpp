@@ -219,8 +219,9 @@ void add_shape_cases(std::vector<OpCase>& cases) {
                          kTolExact});
     }
     // start + i * step computed in f32: a few ulp of the largest value per element.
-    for (const auto& [start, stop, step] :
+    for (const auto& range :
          {std::tuple{0.0f, 10.0f, 0.75f}, std::tuple{-3.0f, 5.0f, 0.25f}, std::tuple{4.0f, -2.5f, -0.5f}}) {
+        const float start = std::get<0>(range), stop = std::get<1>(range), step = std::get<2>(range);  // captured below
         cases.push_back({"arange_" + std::to_string(static_cast<int>(ref::arange(start, stop, step).size())),
                          [=](CaseBuilder& b) { return xb::arange(b.ctx(), start, stop, step); },
                          [=](const std::vector<RefArray>&) { return ref::arange(start, stop, step); }, kTolF32});

@@ -40,7 +40,7 @@ RefArray transform_rows(const RefArray& a,
     return out;
 }
 
-RefArray sum(const RefArray& a) { return RefArray({1, 1, 1, 1}, {row_sum(a.values())}); }
+RefArray sum(const RefArray& a) { return RefArray({1, 1, 1, 1}, std::vector<double>{row_sum(a.values())}); }
 
 RefArray sum_rows(const RefArray& a) { return reduce_rows(a, row_sum); }
 
