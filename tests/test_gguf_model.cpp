@@ -13,6 +13,7 @@
 #include <set>
 
 #include "config/npy.hpp"
+#include "report/metrics.hpp"
 #include "test_config_util.hpp"
 
 namespace xb::config {
@@ -43,14 +44,7 @@ Result<Model> build(const std::string& config_text, const BuildOptions& options 
 }
 
 // Normalised mean squared error of `got` against `want`.
-double nmse(const std::vector<float>& got, const std::vector<float>& want) {
-    double err = 0, ref = 0;
-    for (size_t i = 0; i < want.size(); ++i) {
-        err += (static_cast<double>(got[i]) - want[i]) * (static_cast<double>(got[i]) - want[i]);
-        ref += static_cast<double>(want[i]) * want[i];
-    }
-    return err / ref;
-}
+double nmse(const std::vector<float>& got, const std::vector<float>& want) { return report::compare(got, want).nmse; }
 
 // NMSE bounds of the logits against the float64 reference, by how the file stores its matrices.
 // f32 and f16: float32 arithmetic on the stored values (measured 3e-14 to 8e-14). Quantized: the

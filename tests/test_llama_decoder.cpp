@@ -10,6 +10,7 @@
 #include "builtin/builtin_backends.hpp"
 #include "backend/tensor_io.hpp"
 #include "config/llama_decoder.hpp"
+#include "report/metrics.hpp"
 
 namespace xb {
 namespace {
@@ -67,14 +68,7 @@ std::vector<float> compute_logits(Instance& in) {
     return tensor_get_f32(*in.model.logits).value();
 }
 
-double nmse(const std::vector<float>& a, const std::vector<float>& b) {
-    double num = 0, den = 0;
-    for (size_t i = 0; i < a.size(); ++i) {
-        num += (static_cast<double>(a[i]) - b[i]) * (static_cast<double>(a[i]) - b[i]);
-        den += static_cast<double>(b[i]) * b[i];
-    }
-    return num / den;
-}
+double nmse(const std::vector<float>& a, const std::vector<float>& b) { return report::compare(a, b).nmse; }
 
 const std::vector<int32_t> kTokens = {3, 17, 42, 8, 0, 49, 23};
 

@@ -402,7 +402,7 @@ const GgufTensorInfo* GgufReader::find_tensor(std::string_view name) const {
     return it == tensor_index_.end() ? nullptr : &tensors_[it->second];
 }
 
-Status GgufReader::read_chunks(const GgufTensorInfo& info, size_t chunk, const ChunkSink& sink) const {
+Result<std::ifstream> GgufReader::open_data(const GgufTensorInfo& info) const {
     if (ggml_type_info(info.type) == nullptr) {
         return Status(StatusCode::NotSupported, path_ + ": tensor '" + info.name + "' has the unknown ggml type id " +
                                                     std::to_string(info.type));
@@ -410,14 +410,21 @@ Status GgufReader::read_chunks(const GgufTensorInfo& info, size_t chunk, const C
     std::ifstream in(path_, std::ios::binary);
     if (!in) return Status(StatusCode::NotFound, path_ + ": cannot open the GGUF file");
     in.seekg(static_cast<std::streamoff>(data_offset_ + info.offset));
+    return in;
+}
+
+Status GgufReader::read_error(const GgufTensorInfo& info, uint64_t done) const {
+    return Status(StatusCode::InvalidArgument, path_ + ": offset " + std::to_string(data_offset_ + info.offset + done) +
+                                                   ": cannot read the data of tensor '" + info.name + "' (file changed?)");
+}
+
+Status GgufReader::read_chunks(const GgufTensorInfo& info, size_t chunk, const ChunkSink& sink) const {
+    XB_ASSIGN_OR_RETURN(std::ifstream in, open_data(info));
     std::vector<std::byte> piece(static_cast<size_t>(std::min<uint64_t>(std::max<size_t>(chunk, 1), info.nbytes)));
     for (uint64_t done = 0; done < info.nbytes;) {
         const size_t n = static_cast<size_t>(std::min<uint64_t>(piece.size(), info.nbytes - done));
         in.read(reinterpret_cast<char*>(piece.data()), static_cast<std::streamsize>(n));
-        if (!in) {
-            return Status(StatusCode::InvalidArgument, path_ + ": offset " + std::to_string(data_offset_ + info.offset + done) +
-                                                           ": cannot read the data of tensor '" + info.name + "' (file changed?)");
-        }
+        if (!in) return read_error(info, done);
         XB_RETURN_IF_ERROR(sink(done, std::span<const std::byte>(piece.data(), n)));
         done += n;
     }
@@ -429,19 +436,9 @@ Status GgufReader::read_into(const GgufTensorInfo& info, std::span<std::byte> ou
         return Status(StatusCode::Internal, path_ + ": tensor '" + info.name + "' has " + std::to_string(info.nbytes) +
                                                 " bytes, the destination " + std::to_string(out.size()));
     }
-    if (ggml_type_info(info.type) == nullptr) {
-        return Status(StatusCode::NotSupported, path_ + ": tensor '" + info.name + "' has the unknown ggml type id " +
-                                                    std::to_string(info.type));
-    }
-    std::ifstream in(path_, std::ios::binary);
-    if (!in) return Status(StatusCode::NotFound, path_ + ": cannot open the GGUF file");
-    in.seekg(static_cast<std::streamoff>(data_offset_ + info.offset));
+    XB_ASSIGN_OR_RETURN(std::ifstream in, open_data(info));
     in.read(reinterpret_cast<char*>(out.data()), static_cast<std::streamsize>(out.size()));
-    if (!in) {
-        return Status(StatusCode::InvalidArgument, path_ + ": offset " + std::to_string(data_offset_ + info.offset) +
-                                                       ": cannot read the data of tensor '" + info.name + "' (file changed?)");
-    }
-    return Status::ok();
+    return in ? Status::ok() : read_error(info, 0);
 }
 
 Result<std::vector<std::byte>> GgufReader::read_data(const GgufTensorInfo& info) const {

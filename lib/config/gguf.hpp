@@ -13,6 +13,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <fstream>
 #include <functional>
 #include <optional>
 #include <span>
@@ -135,6 +136,11 @@ public:
                                                const std::array<int64_t, kMaxDims>& ne) const;
 
 private:
+    // The file positioned at the tensor's data, once its type is known to have a size.
+    Result<std::ifstream> open_data(const GgufTensorInfo& info) const;
+    // A short read `done` bytes into the tensor's data.
+    Status read_error(const GgufTensorInfo& info, uint64_t done) const;
+
     std::string path_;
     uint32_t version_ = 0;
     size_t alignment_ = kGgufDefaultAlignment;
