@@ -215,6 +215,18 @@ TEST(SimDevice, MemoryLimitIsEnforcedAndFreedBuffersGiveMemoryBack) {
     EXPECT_EQ(placed.status().code(), StatusCode::OutOfMemory);
 }
 
+// GCC says so with macros, clang with __has_feature.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define XB_TEST_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define XB_TEST_SANITIZED 1
+#endif
+#endif
+#ifndef XB_TEST_SANITIZED
+#define XB_TEST_SANITIZED 0
+#endif
+
 // tensor->data of a sim tensor is a device address: reading it from the host faults.
 float read_from_host(const Tensor& t) { return *static_cast<const volatile float*>(t.data); }
 
@@ -232,7 +244,7 @@ TEST(SimDeathTest, HostDereferenceOfADeviceAddressFaults) {
     auto back = tensor_get_f32(*t);
     ASSERT_TRUE(back.is_ok());
     EXPECT_EQ(*back, values) << "set/get reach the bytes that the host cannot read directly";
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if XB_TEST_SANITIZED
     EXPECT_DEATH(read_from_host(*t), "SEGV on unknown address");  // the sanitizer reports the fault
 #else
     EXPECT_EXIT(read_from_host(*t), testing::KilledBySignal(SIGSEGV), "");

@@ -3,9 +3,10 @@
 //
 //   sched-profile -c configs/llama-decoder.json -b SIM0,CPU -P SIM0:unsupported=rope --dry-run
 //   sched-profile -c configs/llama-decoder-offload.json --map CUDA0=SIM0 --sweep offload_layers=0..5
+#include <fstream>
 #include <iostream>
 
-#include "dot.hpp"
+#include "sched/sched_dot.hpp"
 #include "session.hpp"
 #include "summary.hpp"
 #include "sweep.hpp"
@@ -75,7 +76,12 @@ Result<std::unique_ptr<Session>> profile(const ProfileOptions& opts, const SpecE
     if (!opts.dry_run) {
         for (int i = 0; i < opts.reps; ++i) XB_RETURN_IF_ERROR(session->sched->graph_compute(session->model.graph));
     }
-    if (!opts.dot.empty()) XB_RETURN_IF_ERROR(write_dot(session->model.graph, *session->sched, opts.dot));
+    if (!opts.dot.empty()) {
+        std::ofstream out(opts.dot);
+        if (!out) return Status(StatusCode::NotFound, "--dot: cannot write " + opts.dot);
+        write_dot(session->model.graph, *session->sched, out);
+        if (!out.flush()) return Status(StatusCode::Internal, "--dot: error while writing " + opts.dot);
+    }
     return session;
 }
 

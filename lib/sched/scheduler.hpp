@@ -21,6 +21,7 @@
 
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -84,6 +85,16 @@ public:
     // Splits, inputs, copies and reasons of the last split_graph (and timings in profile mode).
     // Built on first request after each split, so that scheduling itself stays cheap.
     const SchedReport& report();
+
+    // A node source that the last split pointed at a copy in the node's backend:
+    // node->src[slot] is the copy, `original` the tensor it copies.
+    struct SourceRewrite {
+        Tensor* node;
+        int slot;
+        Tensor* original;
+    };
+    // Every such rewrite, in graph order; valid until reset() (which restores the sources).
+    std::span<const SourceRewrite> source_rewrites() const { return rewrites_; }
 
 private:
     struct Split {
@@ -169,11 +180,6 @@ private:
     std::unique_ptr<Context> copy_ctx_;  // the copies of split inputs
     std::vector<Split> splits_;
     std::vector<Tensor*> graph_inputs_;  // user inputs rotated over n_copies
-    struct SourceRewrite {
-        Tensor* node;
-        int slot;
-        Tensor* original;
-    };
     std::vector<SourceRewrite> rewrites_;
 
     // The graph handed to the allocator: split inputs' copies added, with backend ids.

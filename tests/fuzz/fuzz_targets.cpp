@@ -1,6 +1,9 @@
 #include "fuzz_targets.hpp"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -11,6 +14,8 @@
 #include "config/gguf_model.hpp"
 #include "config/model.hpp"
 #include "config/npy.hpp"
+#include "config/placement.hpp"
+#include "sched/sched_dot.hpp"
 #include "report/table.hpp"
 
 namespace xb::fuzz {
@@ -99,10 +104,94 @@ int report(const uint8_t* data, size_t size) {
     return 0;
 }
 
+std::string dot_problem(std::string_view dot) {
+    std::set<std::string, std::less<>> declared;
+    std::vector<std::string> referenced;
+    size_t line_no = 0;
+    while (!dot.empty()) {
+        const size_t end = std::min(dot.find('\n'), dot.size());
+        const std::string_view line = dot.substr(0, end);
+        dot.remove_prefix(std::min(end + 1, dot.size()));
+        ++line_no;
+        bool quoted = false;
+        for (size_t i = 0; i < line.size(); ++i) {
+            if (quoted && line[i] == '\\') ++i;  // an escaped character
+            else if (line[i] == '"') quoted = !quoted;
+        }
+        if (quoted) return "line " + std::to_string(line_no) + ": unterminated string";
+        // Statements are "  ID [attributes];" and "  FROM -> TO[ attributes];"
+        const size_t first = line.find_first_not_of(' ');
+        if (first != 2 || line.find('[') == 2) continue;
+        const std::string_view statement = line.substr(2);
+        const std::string_view id = statement.substr(0, statement.find_first_of(" ;["));
+        if (statement.substr(id.size()).starts_with(" -> ")) {
+            const std::string_view rest = statement.substr(id.size() + 4);
+            referenced.emplace_back(id);
+            referenced.emplace_back(rest.substr(0, rest.find_first_of(" ;[")));
+        } else if (statement.substr(id.size()).starts_with(" [")) {
+            declared.emplace(id);
+        }
+    }
+    for (const std::string& id : referenced) {
+        if (!declared.count(id)) return "edge to undeclared id " + id;
+    }
+    return {};
+}
+
+namespace {
+
+// Total bytes of a graph's tensors: the scheduler target skips graphs over a bound so that runs
+// stay fast and within the fuzzer's memory limit (the config target covers big shapes).
+size_t graph_bytes(const Graph& graph) {
+    size_t bytes = 0;
+    for (const auto* list : {&graph.leafs(), &graph.nodes()}) {
+        for (const Tensor* t : *list) bytes += t->nbytes();
+    }
+    return bytes;
+}
+
+}  // namespace
+
+int sched_report(const uint8_t* data, size_t size) {
+    constexpr size_t kMaxGraphBytes = size_t{64} << 20;
+    auto spec = config::parse_config(text_of(data, size), "fuzz.json", "/nonexistent-fuzz-dir");
+    if (!spec.is_ok()) return 0;
+    if (spec->model && spec->model->kind == config::ModelKind::Gguf) return 0;
+    config::BuildOptions build;
+    build.device_map = {{"CUDA0", "SIM0"}, {"CUDA1", "SIM1"}};
+    if (spec->placement.backends.size() < 2) build.backends = {"SIM0", "CPU"};
+    auto model = config::build_model(*spec, global_registry(), build);
+    if (!model.is_ok() || graph_bytes(model->graph) > kMaxGraphBytes) return 0;
+    // Values do not change the schedule, and making them (quantizing random weights) takes seconds
+    // under ASan for the bigger configs.
+    model->inits.clear();
+    auto backends = config::init_backends(model->placement, global_registry());
+    if (!backends.is_ok()) return 0;
+    std::vector<Backend*> raw;
+    for (const auto& b : *backends) raw.push_back(b.get());
+    if (!config::place_and_init(*model, raw).is_ok()) return 0;
+    auto sched = Scheduler::create(raw, {}, model->placement.scheduler);
+    if (!sched.is_ok() || !config::assign_nodes(*model, **sched).is_ok()) return 0;
+    if (!(*sched)->alloc_graph(model->graph).is_ok()) return 0;
+
+    std::ostringstream dot;
+    write_dot(model->graph, **sched, dot);
+    if (const std::string problem = dot_problem(dot.str()); !problem.empty()) {
+        std::fprintf(stderr, "sched_report: malformed DOT: %s\n", problem.c_str());
+        std::abort();
+    }
+    std::FILE* sink = std::fopen("/dev/null", "w");
+    if (sink != nullptr) {
+        (*sched)->report().print(sink, 2);
+        std::fclose(sink);
+    }
+    return 0;
+}
+
 Target find_target(std::string_view name) {
     static constexpr std::pair<std::string_view, Target> kTargets[] = {
         {"config", &config}, {"expression", &expression}, {"npy", &npy},
-        {"gguf", &gguf},     {"gguf_model", &gguf_model}, {"report", &report},
+        {"gguf", &gguf},     {"gguf_model", &gguf_model}, {"report", &report}, {"sched_report", &sched_report},
     };
     for (const auto& [n, t] : kTargets) {
         if (n == name) return t;

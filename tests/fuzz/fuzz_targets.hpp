@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace xb::fuzz {
@@ -16,6 +17,13 @@ int npy(const uint8_t* data, size_t size);         // a .npy file image
 int gguf(const uint8_t* data, size_t size);        // a GGUF file image: header, metadata, tensor infos
 int gguf_model(const uint8_t* data, size_t size);  // a GGUF model: hyperparameters, decoder, tensor roles
 int report(const uint8_t* data, size_t size);      // report tables of arbitrary cells in every format
+// A JSON config built, placed and scheduled over SIM0 and the CPU (or the config's own backends),
+// then written as DOT and as the scheduler's report; aborts when the DOT text is malformed.
+int sched_report(const uint8_t* data, size_t size);
+
+// What is wrong with a DOT text as write_dot writes it (an unterminated string, an edge to an
+// undeclared id), or "" when nothing is.
+std::string dot_problem(std::string_view dot);
 
 using Target = int (*)(const uint8_t*, size_t);
 // The target of that name (as above), or nullptr.

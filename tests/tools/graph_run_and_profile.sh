@@ -39,7 +39,9 @@ assert p['n_copies'] == sum(c['copies'] for c in p['copies_by_pair'].values())
 r = json.load(open('$tmp/run.json'))
 assert (r['n_splits'], r['copy_bytes'], r['buffer_bytes']) == (p['n_splits'], p['copy_bytes'], p['buffer_bytes']), 'graph-run agrees'
 " "profile splits"
-grep -q "digraph" "$tmp/g.dot" || { echo "FAIL dot"; failures=$((failures + 1)); }
+# rope runs on the CPU, the rest on SIM0: copies between them are declared, dashed and bold.
+grep -q "digraph" "$tmp/g.dot" && grep -q 'c[0-9]* \[label="CPU#.*dashed' "$tmp/g.dot" && grep -q "penwidth=3" "$tmp/g.dot" ||
+  { echo "FAIL dot"; cat "$tmp/g.dot"; failures=$((failures + 1)); }
 check profile-nodes 0 "$profile" -c "$configs/default.json" -b SIM0,CPU -P SIM0:unsupported=rope --nodes --dry-run --format csv
 grep -q "rope.*CPU.*3.best" "$tmp/out" || { echo "FAIL nodes: rope should go to the CPU by pass 3"; cat "$tmp/out"; failures=$((failures + 1)); }
 check profile-dry 0 "$profile" -c "$configs/default.json" --dry-run --format json

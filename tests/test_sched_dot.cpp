@@ -1,0 +1,103 @@
+// The DOT writer on a graph split over SIM0 and the CPU: every id it uses is declared (the
+// scheduler's copies included), cross-backend copies are bold, names are escaped, and ids do not
+// depend on addresses.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "alloc/context_alloc.hpp"
+#include "backend/tensor_io.hpp"
+#include "builtin/builtin_backends.hpp"
+#include "core/ops.hpp"
+#include "fuzz_targets.hpp"
+#include "sched/sched_dot.hpp"
+
+namespace xb {
+namespace {
+
+std::unique_ptr<Backend> init(const char* name) {
+    auto b = global_registry().init_by_name(name, {});
+    return b.is_ok() ? std::move(b).value() : nullptr;
+}
+
+// x (input) * w (a weight on SIM0) -> tanh pinned to the CPU -> scale, the output.
+struct SplitGraph {
+    std::unique_ptr<Backend> sim = init("SIM0");
+    std::unique_ptr<Backend> cpu = init("CPU");
+    Context ctx;
+    std::unique_ptr<MultiBuffer> weights;
+    Tensor* pinned = nullptr;
+    Graph graph;
+
+    explicit SplitGraph(const std::string& product_name) {
+        Tensor* x = ctx.new_tensor(DType::F32, {17, 3});
+        x->name = "x";
+        x->set_input();
+        Tensor* w = ctx.new_tensor(DType::F32, {17, 3});
+        w->name = "w";
+        const std::vector<Tensor*> placed = {w};
+        weights = std::move(alloc_tensors(placed, sim->default_buffer_type())).value();
+        weights->set_usage(BufferUsage::Weights);
+        EXPECT_TRUE(tensor_set_f32(*w, std::vector<float>(51, 0.5f)).is_ok());
+        Tensor* product = mul(ctx, x, w);
+        product->name = product_name;
+        pinned = tanh(ctx, product);
+        pinned->name = "pinned";
+        Tensor* out = scale(ctx, pinned, 0.5f, 0.0f);
+        out->name = "out";
+        out->set_output();
+        graph = Graph::build({out}).value();
+    }
+
+    std::string dot() {
+        auto sched = Scheduler::create({sim.get(), cpu.get()});
+        EXPECT_TRUE(sched.is_ok());
+        EXPECT_TRUE((*sched)->set_tensor_backend(*pinned, *cpu).is_ok());
+        EXPECT_TRUE((*sched)->alloc_graph(graph).is_ok());
+        std::ostringstream out;
+        write_dot(graph, **sched, out);
+        return out.str();
+    }
+};
+
+TEST(SchedDot, DeclaresTheSchedulersCopiesAndDrawsCrossBackendEdgesBold) {
+    SplitGraph g("product");
+    ASSERT_NE(g.sim, nullptr);
+    const std::string dot = g.dot();
+    EXPECT_EQ(fuzz::dot_problem(dot), "") << dot;
+    // The input x is copied to SIM0 for the product, and the product (on SIM0) to the CPU for the
+    // pinned node: dashed copy boxes, bold edges into them, and the nodes reading the copies.
+    EXPECT_NE(dot.find("c0 [label=\"SIM0#x#0\", style=\"filled,dashed\""), std::string::npos) << dot;
+    EXPECT_NE(dot.find("l0 -> c0 [penwidth=3"), std::string::npos) << dot;
+    EXPECT_NE(dot.find("c0 -> n0;"), std::string::npos) << dot;
+    EXPECT_NE(dot.find("c1 [label=\"CPU#product#0\", style=\"filled,dashed\""), std::string::npos) << dot;
+    EXPECT_NE(dot.find("n0 -> c1 [penwidth=3"), std::string::npos) << dot;
+    EXPECT_NE(dot.find("c1 -> n1;"), std::string::npos) << dot;
+    EXPECT_EQ(dot.find("0x"), std::string::npos) << "ids must not be addresses:\n" << dot;
+    EXPECT_NE(dot.find("legend1 [label=\"CPU\""), std::string::npos);
+}
+
+TEST(SchedDot, IdsAreTheSameForTheSameGraphBuiltTwice) {
+    SplitGraph a("product");
+    SplitGraph b("product");
+    EXPECT_EQ(a.dot(), b.dot());
+}
+
+TEST(SchedDot, EscapesNames) {
+    SplitGraph g("say \"hi\" \\ to\nme\x01");
+    const std::string dot = g.dot();
+    EXPECT_EQ(fuzz::dot_problem(dot), "") << dot;
+    EXPECT_NE(dot.find(R"(label="say \"hi\" \\ to\nme \nmul)"), std::string::npos) << dot;
+    EXPECT_EQ(dot_quoted("a\"b\\c\nd\te"), R"("a\"b\\c\nd e")");
+}
+
+TEST(SchedDot, TheCheckerFindsBrokenText) {
+    EXPECT_NE(fuzz::dot_problem("digraph x {\n  n0 [label=\"a];\n}\n"), "");
+    EXPECT_NE(fuzz::dot_problem("digraph x {\n  n0 [label=\"a\\\"];\n}\n"), "");
+    EXPECT_EQ(fuzz::dot_problem("digraph x {\n  n0 [label=\"a\\\\\"];\n}\n"), "");
+    EXPECT_NE(fuzz::dot_problem("digraph x {\n  n0 [label=\"a\"];\n  n0 -> n1;\n}\n").find("n1"), std::string::npos);
+    EXPECT_EQ(fuzz::dot_problem("digraph x {\n  n0 [label=\"a\"];\n  n1 [label=\"b\"];\n  n0 -> n1 [penwidth=3];\n}\n"), "");
+}
+
+}  // namespace
+}  // namespace xb
