@@ -1,8 +1,9 @@
-// Allocation failure at every allocation point: the simulated devices' fail_alloc hook fails the
-// N-th buffer allocation, swept over N and over the devices of a small decoder split over SIM1 (its
-// first layer), SIM0 (its last) and the CPU, with pipeline copies. Each failure is a status (from placing the weights, allocating the graph or
-// computing it), the scheduler stays usable (the same graph allocates and computes correctly once
-// the fault has fired), and nothing leaks (LeakSanitizer runs with the ASan job).
+// Failure at every allocation and every copy: the simulated devices' fail_alloc and fail_copy hooks
+// fail the N-th buffer allocation or copy, swept over N and over the devices of a small decoder
+// split over SIM1 (its first layer), SIM0 (its last) and the CPU, with pipeline copies. Each
+// failure is a status (from placing the weights, allocating the graph, setting the inputs or
+// computing), the scheduler stays usable (the same graph allocates and computes the same logits
+// once the fault has fired), and nothing leaks (LeakSanitizer runs with the ASan job).
 #include <gtest/gtest.h>
 
 #include "local_registry.hpp"
@@ -25,12 +26,13 @@ struct FaultyRun {
     bool fault_fired = false;
 };
 
-// Builds, places and computes kConfig with `device`'s N-th allocation failing; after a failure in
-// the scheduler, allocates and computes the same graph again.
-FaultyRun run_with_failure(const char* device, int n) {
+// Builds, places and computes kConfig with `device`'s N-th allocation (hook "fail_alloc") or copy
+// ("fail_copy") failing; after a failure in the scheduler, allocates and computes the same graph
+// again.
+FaultyRun run_with_failure(const char* device, const std::string& hook, int n) {
     FaultyRun run;
     xbt::LocalRegistry local;
-    local.configure(device, "fail_alloc=" + std::to_string(n));
+    local.configure(device, hook + "=" + std::to_string(n));
     auto spec = parse_config(kConfig, "alloc.json");
     EXPECT_TRUE(spec.is_ok());
     auto model = build_model(*spec, local.registry());
@@ -38,7 +40,7 @@ FaultyRun run_with_failure(const char* device, int n) {
     auto backends = init_backends(model->placement, local.registry());
     EXPECT_TRUE(backends.is_ok()) << backends.status().to_string();
     const std::vector<Backend*> ptrs = testing::pointers(*backends);
-    const auto fired = [&] { return local.device(device)->settings().find("fail_alloc=none") != std::string::npos; };
+    const auto fired = [&] { return local.device(device)->settings().find(hook + "=none") != std::string::npos; };
     run.status = place_and_init(*model, ptrs);
     if (!run.status.is_ok()) {
         run.fault_fired = fired();
@@ -65,32 +67,57 @@ FaultyRun run_with_failure(const char* device, int n) {
     return run;
 }
 
-TEST(AllocationFailures, EveryAllocationPointGivesAStatusAndRecovers) {
-    const FaultyRun clean = run_with_failure("SIM0", 0);
-    ASSERT_TRUE(clean.status.is_ok()) << clean.status.to_string();
-    ASSERT_FALSE(clean.logits.empty());
+// Sweeps `hook` over N = 1, 2, ... on each simulated device until N is past the device's last
+// allocation or copy; returns how many runs failed.
+int sweep(const std::string& hook, StatusCode expected_code) {
+    const FaultyRun clean = run_with_failure("SIM0", hook, 0);
+    EXPECT_TRUE(clean.status.is_ok()) << clean.status.to_string();
+    EXPECT_FALSE(clean.logits.empty());
     int failures = 0;
     for (const char* device : {"SIM0", "SIM1"}) {
-        for (int n = 1; n <= 64; ++n) {
-            SCOPED_TRACE(std::string(device) + ": fail_alloc=" + std::to_string(n));
-            const FaultyRun run = run_with_failure(device, n);
+        for (int n = 1; n <= 400; ++n) {
+            SCOPED_TRACE(std::string(device) + ": " + hook + "=" + std::to_string(n));
+            const FaultyRun run = run_with_failure(device, hook, n);
             if (!run.fault_fired) {
-                // n is past the device's last allocation: a clean run.
+                // n is past the device's last allocation or copy: a clean run.
                 EXPECT_TRUE(run.status.is_ok()) << run.status.to_string();
                 EXPECT_EQ(run.logits, clean.logits);
                 break;
             }
+            EXPECT_LT(n, 400) << "more points than the sweep covers";
             ++failures;
-            ASSERT_FALSE(run.status.is_ok()) << "the injected failure was swallowed";
-            EXPECT_EQ(run.status.code(), StatusCode::OutOfMemory) << run.status.to_string();
-            EXPECT_NE(run.status.message().find("fail_alloc"), std::string::npos) << run.status.message();
+            EXPECT_FALSE(run.status.is_ok()) << "the injected failure was swallowed";
+            if (run.status.is_ok()) continue;
+            EXPECT_EQ(run.status.code(), expected_code) << run.status.to_string();
+            EXPECT_NE(run.status.message().find(hook), std::string::npos) << run.status.message();
             if (!run.logits.empty()) {
                 EXPECT_EQ(run.logits, clean.logits);
             }
         }
     }
+    return failures;
+}
+
+TEST(AllocationFailures, EveryAllocationPointGivesAStatusAndRecovers) {
     // Each device's weights and compute buffer at least.
-    EXPECT_GE(failures, 4);
+    EXPECT_GE(sweep("fail_alloc", StatusCode::OutOfMemory), 4);
+}
+
+// Copies: weights written at placement, inputs, split inputs between the devices and the CPU
+// (synchronous, asynchronous on a stream, and stream to stream), and results read back.
+TEST(CopyFailures, EveryCopyGivesAStatusAndRecovers) {
+    EXPECT_GE(sweep("fail_copy", StatusCode::Internal), 20);
+}
+
+TEST(CopyFailures, BadCountsAreErrors) {
+    xbt::LocalRegistry local;
+    Device& dev = *local.device("SIM0");
+    for (const char* bad : {"fail_copy=-1", "fail_copy=x", "fail_copy=1.5"}) {
+        const Status s = dev.configure(bad);
+        EXPECT_EQ(s.code(), StatusCode::InvalidArgument) << bad;
+        EXPECT_NE(s.message().find("the index (from 1) of the copy to fail"), std::string::npos) << s.message();
+    }
+    EXPECT_TRUE(dev.configure("fail_copy=none").is_ok());
 }
 
 }  // namespace

@@ -177,6 +177,64 @@ TEST(GraphAllocator, ReplansWhenTheGraphGrowsOrChangesShape) {
     EXPECT_FALSE(galloc.last_alloc_replanned());
 }
 
+// A graph's tensors keep the addresses of the last allocation. When a bigger graph that contains
+// them makes the allocator replace its buffer, they must be placed again, not taken for
+// preallocated tensors pointing at the freed buffer (found by the copy-failure sweep: the
+// scheduler's recovery re-planned and a view then read its source's freed buffer).
+//
+// Its buffers come from a type that never hands out a buffer object at the address of the one
+// freed just before (malloc would give it back, and a stale tensor would then look like ours).
+class FreshAddressBufferType final : public BufferType {
+public:
+    const char* name() const override { return "fresh"; }
+    Result<std::unique_ptr<Buffer>> alloc_buffer(size_t size) override {
+        auto spacer = cpu_buft().alloc_buffer(1);  // takes the freed buffer object's memory
+        if (spacer.is_ok()) spacers_.push_back(std::move(spacer).value());
+        return cpu_buft().alloc_buffer(size);
+    }
+    size_t alignment() const override { return cpu_buft().alignment(); }
+    bool is_host() const override { return true; }
+    Device& device() const override { return cpu_buft().device(); }
+
+private:
+    std::vector<std::unique_ptr<Buffer>> spacers_;
+};
+
+TEST(GraphAllocator, TensorsOfAReplacedBufferArePlacedAgain) {
+    FreshAddressBufferType buft;
+    GraphAllocator galloc(buft);
+    auto small = make_chain(100);
+    auto g1 = Graph::build({small->y3});
+    ASSERT_TRUE(galloc.alloc_graph(*g1).is_ok());
+    const Buffer* first_buffer = galloc.buffer(0);
+
+    auto big = make_chain(100000);
+    auto g2 = Graph::build({small->y3, big->y3});
+    ASSERT_TRUE(galloc.alloc_graph(*g2).is_ok());
+    ASSERT_TRUE(galloc.last_alloc_replanned());
+    ASSERT_NE(galloc.buffer(0), first_buffer) << "the test needs the buffer replaced";
+    for (const Tensor* t : {small->x, small->y1, small->y2, small->y3, big->x, big->y3}) {
+        EXPECT_TRUE(galloc.owns(*t)) << "a tensor still points at the replaced buffer";
+    }
+    EXPECT_TRUE(check_graph_allocation(*g2).is_ok());
+}
+
+// A tensor the allocator placed once and the user then put in a buffer of their own is theirs.
+TEST(GraphAllocator, ATensorMovedToAUserBufferIsLeftThere) {
+    auto c = make_chain(64);
+    auto g = Graph::build({c->y3});
+    GraphAllocator galloc(cpu_buft());
+    ASSERT_TRUE(galloc.alloc_graph(*g).is_ok());
+    auto own = cpu_buft().alloc_buffer(1024);
+    ASSERT_TRUE(own.is_ok());
+    c->x->buffer = nullptr;
+    c->x->data = nullptr;
+    ASSERT_TRUE(tensor_alloc(**own, *c->x, (*own)->base()).is_ok());
+    ASSERT_TRUE(galloc.alloc_graph(*g).is_ok());
+    EXPECT_EQ(c->x->buffer, own->get());
+    EXPECT_EQ(c->x->data, (*own)->base());
+}
+
 // set_rows writes into a view of a KV cache that lives in a weight buffer, outside the graph: the
 // plan must still be reused (found through the all-ops config on [SIM0, CPU], where it was not and
 // the scheduler failed with two buffer types).

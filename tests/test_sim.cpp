@@ -94,19 +94,19 @@ TEST(SimDevice, IsARegisteredGpuLabelledAsASimulator) {
 TEST(SimDevice, SettingsHaveDefaultsAndRoundTrip) {
     LocalSim sim;
     SimDevice& dev = sim.dev(0);
-    EXPECT_EQ(dev.settings(), "memory=4G,unsupported=none,threads=1,bandwidth_gbps=16,latency_us=10,fault_node=none,fail_alloc=none");
+    EXPECT_EQ(dev.settings(), "memory=4G,unsupported=none,threads=1,bandwidth_gbps=16,latency_us=10,fault_node=none,fail_alloc=none,fail_copy=none");
     ASSERT_TRUE(dev.configure("memory=512M,unsupported=rope,get_rows,silu,threads=2,bandwidth_gbps=12.5,"
                               "latency_us=0.5,fault_node=ffn_out")
                     .is_ok());
     const std::string changed = dev.settings();
     EXPECT_EQ(changed, "memory=512M,unsupported=rope+get_rows+silu,threads=2,bandwidth_gbps=12.5,latency_us=0.5,"
-                       "fault_node=ffn_out,fail_alloc=none");
+                       "fault_node=ffn_out,fail_alloc=none,fail_copy=none");
     // What settings() prints is accepted back, by this parser and by the generic one.
     EXPECT_TRUE(parse_device_params(changed).is_ok());
     ASSERT_TRUE(sim.dev(1).configure(changed).is_ok());
     EXPECT_EQ(sim.dev(1).settings(), changed);
     ASSERT_TRUE(dev.configure("unsupported=none,fault_node=none,memory=1536K").is_ok());
-    EXPECT_EQ(dev.settings(), "memory=1536K,unsupported=none,threads=2,bandwidth_gbps=12.5,latency_us=0.5,fault_node=none,fail_alloc=none");
+    EXPECT_EQ(dev.settings(), "memory=1536K,unsupported=none,threads=2,bandwidth_gbps=12.5,latency_us=0.5,fault_node=none,fail_alloc=none,fail_copy=none");
 }
 
 TEST(SimDevice, BadSettingsAreInvalidArgumentAndChangeNothing) {

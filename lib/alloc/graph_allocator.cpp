@@ -303,7 +303,41 @@ bool GraphAllocator::needs_replan(const Graph& graph) const {
     return false;
 }
 
-Status GraphAllocator::place(Tensor& t, const Placement& p) const {
+void GraphAllocator::Addresses::record(const Tensor& t) {
+    const auto [i, inserted] = index_.insert(&t, static_cast<int32_t>(entries_.size()));
+    if (inserted) {
+        entries_.emplace_back(t.buffer, t.data);
+        tensors_.push_back(&t);
+    } else {
+        entries_[static_cast<size_t>(i)] = {t.buffer, t.data};
+    }
+}
+
+bool GraphAllocator::Addresses::still_has(const Tensor& t) const {
+    const int32_t i = index_.find(&t);
+    if (i == PointerMap::kMissing) return false;
+    const auto& [buffer, data] = entries_[static_cast<size_t>(i)];
+    return buffer == t.buffer && data == t.data;
+}
+
+void GraphAllocator::Addresses::add_missing(const Addresses& older) {
+    for (size_t i = 0; i < older.tensors_.size(); ++i) {
+        const auto [j, inserted] = index_.insert(older.tensors_[i], static_cast<int32_t>(entries_.size()));
+        if (!inserted) continue;
+        entries_.push_back(older.entries_[i]);
+        tensors_.push_back(older.tensors_[i]);
+    }
+}
+
+void GraphAllocator::Addresses::clear() {
+    index_.clear();
+    entries_.clear();
+    tensors_.clear();
+}
+
+bool GraphAllocator::placed_last_time(const Tensor& t) const { return placed_.still_has(t); }
+
+Status GraphAllocator::place(Tensor& t, const Placement& p) {
     if (t.is_view()) {
         // Views follow their source, which may have moved since the last placement.
         return t.view_src->data != nullptr ? view_init(t) : Status::ok();
@@ -313,7 +347,21 @@ Status GraphAllocator::place(Tensor& t, const Placement& p) const {
     XB_CHECK_MSG(p.offset + p.size_max <= buffer.size(), "a planned tensor lies outside its buffer");
     t.buffer = &buffer;
     t.data = static_cast<std::byte*>(buffer.base()) + p.offset;
+    placing_.record(t);
     return buffer.init_tensor(t);
+}
+
+Status GraphAllocator::place_all(const Graph& graph) {
+    for (size_t i = 0; i < graph.leafs().size(); ++i) XB_RETURN_IF_ERROR(place(*graph.leafs()[i], leaf_plans_[i]));
+    for (size_t i = 0; i < graph.nodes().size(); ++i) {
+        Tensor& node = *graph.nodes()[i];
+        const NodePlan& plan = node_plans_[i];
+        for (size_t j = 0; j < kMaxSrc; ++j) {
+            if (node.src[j] != nullptr) XB_RETURN_IF_ERROR(place(*node.src[j], plan.src[j]));
+        }
+        XB_RETURN_IF_ERROR(place(node, plan.dst));
+    }
+    return Status::ok();
 }
 
 Status GraphAllocator::alloc_graph(const Graph& graph) {
@@ -329,15 +377,12 @@ Status GraphAllocator::alloc_graph(const Graph& graph) {
     for (const auto& buffer : buffers_) {
         if (buffer) buffer->reset();
     }
-    for (size_t i = 0; i < graph.leafs().size(); ++i) XB_RETURN_IF_ERROR(place(*graph.leafs()[i], leaf_plans_[i]));
-    for (size_t i = 0; i < graph.nodes().size(); ++i) {
-        Tensor& node = *graph.nodes()[i];
-        const NodePlan& plan = node_plans_[i];
-        for (size_t j = 0; j < kMaxSrc; ++j) {
-            if (node.src[j] != nullptr) XB_RETURN_IF_ERROR(place(*node.src[j], plan.src[j]));
-        }
-        XB_RETURN_IF_ERROR(place(node, plan.dst));
-    }
+    placing_.clear();
+    const Status placed = place_all(graph);
+    // After a failure, tensors not reached keep their earlier addresses: remember both.
+    if (!placed.is_ok()) placing_.add_missing(placed_);
+    std::swap(placed_, placing_);
+    XB_RETURN_IF_ERROR(placed);
 #ifndef NDEBUG
     // Debug builds prove every placement safe (tests do it in all builds).
     const Status check = check_graph_allocation(graph);

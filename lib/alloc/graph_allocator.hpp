@@ -6,15 +6,17 @@
 // consumer of its views). An op that can work in place takes over its parent's memory when the
 // parent has no other consumer, no views, the same layout, and is not a graph input, output or
 // leaf. Graph inputs, outputs and leafs are never freed nor reused, so computing an allocated graph
-// twice gives the same results. Tensors that already have data (weights) are left alone.
+// twice gives the same results. Tensors that already have data (weights) are left alone, except
+// those this allocator placed last time: they are planned again even when the buffer they were
+// in has since been replaced.
 //
 // reserve() plans and (re)allocates the buffers; alloc_graph() assigns addresses from the plan,
 // planning again only when the graph changed (node or leaf count, topology, or a tensor that needs
 // more bytes than planned). Errors are statuses; nothing aborts.
 #pragma once
 
-#include <memory>
 #include <array>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -22,6 +24,7 @@
 #include "backend/buffer.hpp"
 #include "backend/buffer_type.hpp"
 #include "core/graph.hpp"
+#include "core/pointer_map.hpp"
 #include "core/status.hpp"
 
 namespace xb {
@@ -76,11 +79,14 @@ private:
     bool needs_replan(const Graph& graph) const;
     bool placement_fits(const Tensor* t, const Placement& p) const;
     Status allocate_buffers();
-    Status place(Tensor& t, const Placement& p) const;
+    Status place(Tensor& t, const Placement& p);
+    Status place_all(const Graph& graph);
     // The planner of buffer type ids[i] (0 when no ids are given).
     int planner_of(std::span<const int> ids, size_t i) const { return allocator_of_[ids.empty() ? 0 : static_cast<size_t>(ids[i])]; }
+    // t still has the address the last alloc_graph gave it, in a buffer that may be gone since.
+    bool placed_last_time(const Tensor& t) const;
     // t has memory that this allocator must leave alone (weights, user buffers).
-    bool is_preallocated(const Tensor& t) const { return t.data != nullptr && !owns(t); }
+    bool is_preallocated(const Tensor& t) const { return t.data != nullptr && !owns(t) && !placed_last_time(t); }
 
     std::vector<BufferType*> bufts_;
     std::vector<int> allocator_of_;                  // buffer type index -> planner index (one per distinct type)
@@ -91,6 +97,25 @@ private:
     std::vector<NodePlan> node_plans_;
     std::vector<Placement> leaf_plans_;
     bool last_alloc_replanned_ = false;
+
+    // What place() gave each tensor (not views) in the last alloc_graph. A replaced buffer leaves
+    // its tensors with stale addresses: without this they would pass for preallocated ones (data
+    // set, buffer not ours) and keep pointing at freed memory. Buffer and address must both still
+    // match, so a tensor that has been given other memory since is not taken for ours.
+    class Addresses {
+    public:
+        void record(const Tensor& t);                  // t's current buffer and data
+        bool still_has(const Tensor& t) const;         // t has the buffer and data recorded for it
+        void add_missing(const Addresses& older);      // entries of `older` for tensors not in this
+        void clear();
+
+    private:
+        PointerMap index_;  // tensor -> entry
+        std::vector<std::pair<const Buffer*, const void*>> entries_;
+        std::vector<const Tensor*> tensors_;
+    };
+    Addresses placed_;
+    Addresses placing_;  // being filled by the current alloc_graph
 };
 
 }  // namespace xb

@@ -33,6 +33,7 @@ void SimBackend::record_copy(CopyKind kind, size_t bytes) {
 
 void SimBackend::enqueue_copy(void* to, const void* from, size_t bytes, CopyKind kind) {
     stream_.enqueue([this, to, from, bytes, kind] {
+        XB_RETURN_IF_ERROR(sim_device_->copy_fails(bytes));
         std::memmove(to, from, bytes);
         record_copy(kind, bytes);
         return Status::ok();
@@ -87,10 +88,14 @@ bool SimBackend::cpy_tensor_async(Backend& src_backend, const Tensor& src, Tenso
     auto fence = std::make_shared<Fence>();
     const uint64_t mark = fence->mark();
     src_stream->stream().enqueue([this, fence, mark, dst_host, src_host, bytes] {
-        std::memmove(dst_host, src_host, bytes);
-        record_copy(CopyKind::DeviceToDevice, bytes);
+        // A failed copy still releases the waiting stream; the error surfaces on the source stream.
+        const Status copied = sim_device_->copy_fails(bytes);
+        if (copied.is_ok()) {
+            std::memmove(dst_host, src_host, bytes);
+            record_copy(CopyKind::DeviceToDevice, bytes);
+        }
         fence->signal(mark);
-        return Status::ok();
+        return copied;
     });
     stream_.enqueue([fence, mark] {
         fence->wait(mark);

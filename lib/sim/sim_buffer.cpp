@@ -60,12 +60,14 @@ std::byte* SimBuffer::host_address(const void* addr) const {
 }
 
 Status SimBuffer::set_tensor_impl(Tensor& t, const void* data, size_t offset, size_t size) {
+    XB_RETURN_IF_ERROR(sim_device().copy_fails(size));
     std::memcpy(host_address(t.data) + offset, data, size);
     sim_device().record_copy(CopyKind::HostToDevice, size);
     return Status::ok();
 }
 
 Status SimBuffer::get_tensor_impl(const Tensor& t, void* data, size_t offset, size_t size) {
+    XB_RETURN_IF_ERROR(sim_device().copy_fails(size));
     std::memcpy(data, host_address(t.data) + offset, size);
     sim_device().record_copy(CopyKind::DeviceToHost, size);
     return Status::ok();
@@ -80,6 +82,7 @@ Result<bool> SimBuffer::copy_tensor_impl(const Tensor& src, Tensor& dst) {
     const SimBuffer* from = sim_storage(src);
     if (from == nullptr) return false;
     const size_t bytes = src.nbytes();
+    XB_RETURN_IF_ERROR(sim_device().copy_fails(bytes));
     std::memmove(host_address(dst.data), from->host_address(src.data), bytes);
     sim_device().record_copy(CopyKind::DeviceToDevice, bytes);
     return true;

@@ -32,15 +32,29 @@ Status SimDevice::apply(const SimSettingsUpdate& update) {
     }
     update.apply_to(settings_);
     if (update.fail_alloc) allocations_until_failure_ = *update.fail_alloc;
+    if (update.fail_copy) copies_until_failure_ = *update.fail_copy;
     return Status::ok();
 }
 
+namespace {
+// One step of a fail_alloc / fail_copy countdown: true when it reaches its end, which also turns
+// the setting off (the failure happens once).
+bool countdown_ends(int& remaining, int& setting) {
+    if (remaining == 0 || --remaining > 0) return false;
+    setting = 0;
+    return true;
+}
+}  // namespace
+
 bool SimDevice::allocation_fails() {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (allocations_until_failure_ == 0) return false;
-    if (--allocations_until_failure_ > 0) return false;
-    settings_.fail_alloc = 0;  // once
-    return true;
+    return countdown_ends(allocations_until_failure_, settings_.fail_alloc);
+}
+
+Status SimDevice::copy_fails(size_t bytes) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!countdown_ends(copies_until_failure_, settings_.fail_copy)) return Status::ok();
+    return Status(StatusCode::Internal, name_ + ": a copy of " + std::to_string(bytes) + " bytes failed (injected by fail_copy)");
 }
 
 Status SimDevice::configure(std::string_view params) {
@@ -60,6 +74,7 @@ Result<std::unique_ptr<Backend>> SimDevice::init_backend(std::string_view params
     SimSettingsUpdate device_wide;
     device_wide.memory = update.memory;
     device_wide.fail_alloc = update.fail_alloc;
+    device_wide.fail_copy = update.fail_copy;
     device_wide.unsupported = update.unsupported;
     XB_RETURN_IF_ERROR(apply(device_wide));
     SimSettings stream_settings = current_settings();

@@ -52,6 +52,8 @@ public:
     MemoryBudget& budget() { return budget_; }
     // Counts a buffer allocation; true when it is the one fail_alloc asked to fail.
     bool allocation_fails();
+    // Counts a copy; the failure to return when it is the one fail_copy asked to fail, else ok.
+    Status copy_fails(size_t bytes);
     // Counts a copy to, from or within this device, modelled with the device's link.
     void record_copy(CopyKind kind, size_t bytes);
     // The same with a stream's own link model.
@@ -69,7 +71,9 @@ private:
     std::string name_;
     mutable std::mutex mutex_;
     SimSettings settings_;
-    int allocations_until_failure_ = 0;  // fail_alloc's countdown (guarded by mutex_); 0: off
+    // fail_alloc's and fail_copy's countdowns (guarded by mutex_); 0: off.
+    int allocations_until_failure_ = 0;
+    int copies_until_failure_ = 0;
     MemoryBudget budget_;
     CopyCounter copies_;
     SimBufferType buffer_type_;

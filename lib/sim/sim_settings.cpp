@@ -13,7 +13,7 @@ namespace xb::sim {
 
 namespace {
 
-constexpr const char* kKnownKeys = "memory, unsupported, threads, bandwidth_gbps, latency_us, fault_node, fail_alloc";
+constexpr const char* kKnownKeys = "memory, unsupported, threads, bandwidth_gbps, latency_us, fault_node, fail_alloc, fail_copy";
 constexpr int kMaxThreads = 1024;
 
 struct RawParam {
@@ -142,10 +142,13 @@ Status parse_one(std::string_view device, const RawParam& p, SimSettingsUpdate& 
         update.latency_us = *us;
     } else if (p.key == "fault_node") {
         update.fault = parse_fault(p);
-    } else if (p.key == "fail_alloc") {
+    } else if (p.key == "fail_alloc" || p.key == "fail_copy") {
+        const bool alloc = p.key == "fail_alloc";
         const auto n = p.value == "none" ? std::optional<int>(0) : parse_number<int>(p.value);
-        if (!n || *n < 0) return bad_value(device, p, "the index (from 1) of the allocation to fail, or none");
-        update.fail_alloc = *n;
+        if (!n || *n < 0) {
+            return bad_value(device, p, std::string("the index (from 1) of the ") + (alloc ? "allocation" : "copy") + " to fail, or none");
+        }
+        (alloc ? update.fail_alloc : update.fail_copy) = *n;
     } else {
         return Status(StatusCode::InvalidArgument, std::string(device) + ": unknown parameter '" + p.key +
                                                        "' (known keys: " + kKnownKeys + ")");
@@ -216,6 +219,7 @@ void SimSettingsUpdate::apply_to(SimSettings& settings) const {
     if (latency_us) settings.link.latency_us = *latency_us;
     if (fault) settings.fault = *fault;
     if (fail_alloc) settings.fail_alloc = *fail_alloc;
+    if (fail_copy) settings.fail_copy = *fail_copy;
 }
 
 Result<SimSettingsUpdate> parse_sim_params(std::string_view params, std::string_view device) {
@@ -229,7 +233,8 @@ std::string format_sim_settings(const SimSettings& s) {
     return "memory=" + format_size(s.memory) + ",unsupported=" + s.unsupported.to_string() +
            ",threads=" + std::to_string(s.threads) + ",bandwidth_gbps=" + format_double(s.link.bandwidth_gbps) +
            ",latency_us=" + format_double(s.link.latency_us) + ",fault_node=" + s.fault.to_string() +
-           ",fail_alloc=" + (s.fail_alloc > 0 ? std::to_string(s.fail_alloc) : std::string("none"));
+           ",fail_alloc=" + (s.fail_alloc > 0 ? std::to_string(s.fail_alloc) : std::string("none")) +
+           ",fail_copy=" + (s.fail_copy > 0 ? std::to_string(s.fail_copy) : std::string("none"));
 }
 
 std::string format_size(size_t bytes) {

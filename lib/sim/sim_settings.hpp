@@ -13,6 +13,9 @@
 //   fail_alloc=N         the N-th buffer allocation on the device from now on fails (once), as if
 //                        the device were out of memory: a test hook for every allocation point;
 //                        "none" (or 0) turns it off
+//   fail_copy=N          the N-th copy to, from or within the device from now on fails (once) with
+//                        an Internal status, on the stream's worker for asynchronous copies: a test
+//                        hook for every copy path; "none" (or 0) turns it off
 #pragma once
 
 #include <bitset>
@@ -59,6 +62,7 @@ struct SimSettings {
     LinkModel link;
     FaultTarget fault;
     int fail_alloc = 0;  // see fail_alloc above; counts down in SimDevice
+    int fail_copy = 0;   // likewise
 };
 
 // The keys one parameter string gave, parsed and checked; the rest stay unset.
@@ -70,6 +74,7 @@ struct SimSettingsUpdate {
     std::optional<double> latency_us;
     std::optional<FaultTarget> fault;
     std::optional<int> fail_alloc;
+    std::optional<int> fail_copy;
 
     void apply_to(SimSettings& settings) const;
 };
