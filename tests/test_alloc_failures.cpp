@@ -1,5 +1,6 @@
-// Failure at every allocation and every copy: the simulated devices' fail_alloc and fail_copy hooks
-// fail the N-th buffer allocation or copy, swept over N and over the devices of a small decoder
+// Failure at every allocation and every copy: the fail_alloc hook of the simulated devices and the
+// CPU and the sim's fail_copy fail the N-th buffer allocation or copy, swept over N and over the
+// devices of a small decoder
 // split over SIM1 (its first layer), SIM0 (its last) and the CPU, with pipeline copies. Each
 // failure is a status (from placing the weights, allocating the graph, setting the inputs or
 // computing), the scheduler stays usable (the same graph allocates and computes the same logits
@@ -67,14 +68,14 @@ FaultyRun run_with_failure(const char* device, const std::string& hook, int n) {
     return run;
 }
 
-// Sweeps `hook` over N = 1, 2, ... on each simulated device until N is past the device's last
+// Sweeps `hook` over N = 1, 2, ... on each of `devices` until N is past the device's last
 // allocation or copy; returns how many runs failed.
-int sweep(const std::string& hook, StatusCode expected_code) {
+int sweep(const std::string& hook, StatusCode expected_code, std::initializer_list<const char*> devices) {
     const FaultyRun clean = run_with_failure("SIM0", hook, 0);
     EXPECT_TRUE(clean.status.is_ok()) << clean.status.to_string();
     EXPECT_FALSE(clean.logits.empty());
     int failures = 0;
-    for (const char* device : {"SIM0", "SIM1"}) {
+    for (const char* device : devices) {
         for (int n = 1; n <= 400; ++n) {
             SCOPED_TRACE(std::string(device) + ": " + hook + "=" + std::to_string(n));
             const FaultyRun run = run_with_failure(device, hook, n);
@@ -99,14 +100,30 @@ int sweep(const std::string& hook, StatusCode expected_code) {
 }
 
 TEST(AllocationFailures, EveryAllocationPointGivesAStatusAndRecovers) {
-    // Each device's weights and compute buffer at least.
-    EXPECT_GE(sweep("fail_alloc", StatusCode::OutOfMemory), 4);
+    // Each device's weights and compute buffer at least; the CPU's input values too.
+    EXPECT_GE(sweep("fail_alloc", StatusCode::OutOfMemory, {"SIM0", "SIM1", "CPU"}), 6);
 }
 
 // Copies: weights written at placement, inputs, split inputs between the devices and the CPU
 // (synchronous, asynchronous on a stream, and stream to stream), and results read back.
 TEST(CopyFailures, EveryCopyGivesAStatusAndRecovers) {
-    EXPECT_GE(sweep("fail_copy", StatusCode::Internal), 20);
+    EXPECT_GE(sweep("fail_copy", StatusCode::Internal, {"SIM0", "SIM1"}), 20);
+}
+
+TEST(AllocationFailures, BadCountsAreErrors) {
+    xbt::LocalRegistry local;
+    Device& cpu = *local.device("CPU");
+    for (const char* bad : {"fail_alloc=-1", "fail_alloc=x", "fail_alloc=2x"}) {
+        const Status s = cpu.configure(bad);
+        EXPECT_EQ(s.code(), StatusCode::InvalidArgument) << bad;
+        EXPECT_NE(s.message().find("index (from 1) of the allocation to fail"), std::string::npos) << s.message();
+    }
+    ASSERT_TRUE(cpu.configure("fail_alloc=2").is_ok());
+    EXPECT_NE(cpu.settings().find("fail_alloc=2"), std::string::npos) << cpu.settings();
+    EXPECT_TRUE(cpu.buffer_type().alloc_buffer(64).is_ok());
+    EXPECT_EQ(cpu.buffer_type().alloc_buffer(64).status().code(), StatusCode::OutOfMemory);
+    EXPECT_TRUE(cpu.buffer_type().alloc_buffer(64).is_ok()) << "once";
+    EXPECT_NE(cpu.settings().find("fail_alloc=none"), std::string::npos) << cpu.settings();
 }
 
 TEST(CopyFailures, BadCountsAreErrors) {

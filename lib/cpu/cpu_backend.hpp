@@ -2,10 +2,12 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "backend/backend.hpp"
+#include "backend/failure_countdown.hpp"
 #include "backend/registry.hpp"
 #include "core/aligned_bytes.hpp"
 #include "host/graph_executor.hpp"
@@ -15,8 +17,10 @@ namespace xb::cpu {
 
 struct CpuOptions {
     int n_threads = 0;  // 0: all cores
+    // Device-wide test hook: the N-th buffer allocation from now on fails once (0: off).
+    std::optional<int> fail_alloc;
 };
-// Parses "threads=N" (or "n_threads=N").
+// Parses "threads=N" (or "n_threads=N") and "fail_alloc=N|none".
 Result<CpuOptions> parse_cpu_options(std::string_view params);
 
 class CpuDevice final : public Device {
@@ -29,12 +33,15 @@ public:
     DeviceType type() const override { return DeviceType::CPU; }
     DeviceCaps caps() const override;
 
-    // "threads=N": the default thread count of backends made afterwards.
+    // "threads=N": the default thread count of backends made afterwards; "fail_alloc=N": the N-th
+    // buffer allocation from now on fails once with OutOfMemory (a test hook, as on the sim).
     Status configure(std::string_view params) override;
     std::string settings() const override;
     Result<std::unique_ptr<Backend>> init_backend(std::string_view params) override;
     BufferType& buffer_type() override { return buffer_type_; }
     Result<std::unique_ptr<Buffer>> buffer_from_host_ptr(void* ptr, size_t size, size_t max_tensor_size) override;
+    // Counts a buffer allocation; true when it is the one fail_alloc asked to fail.
+    bool allocation_fails() { return alloc_failure_.next_fails(); }
 
     bool supports_op(const Tensor& op) const override;
     bool supports_buft(const BufferType& buft) const override { return buft.is_host(); }
@@ -42,6 +49,7 @@ public:
 private:
     std::string description_;
     CpuOptions defaults_;
+    FailureCountdown alloc_failure_;
     CpuBufferType buffer_type_;
     CpuBufferType from_ptr_type_;
 };

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "backend/device.hpp"
+#include "cpu/cpu_backend.hpp"
 
 namespace xb::cpu {
 
@@ -19,6 +20,10 @@ size_t available_memory_bytes() {
 Result<std::unique_ptr<Buffer>> CpuBufferType::alloc_buffer(size_t size) {
     if (memory_ == Memory::CallerOwned) {
         return Status(StatusCode::NotSupported, "CPU_Mapped buffers are made from host pointers, not allocated");
+    }
+    if (static_cast<CpuDevice*>(device_)->allocation_fails()) {
+        return Status(StatusCode::OutOfMemory, "CPU: cannot allocate a buffer of " + std::to_string(size) +
+                                                   " bytes: the failure fail_alloc injected");
     }
     // Refuse sizes the machine cannot have before asking the allocator: some allocators (and the
     // sanitizers' ones) abort on absurd requests instead of failing.

@@ -1,3 +1,4 @@
+#include <charconv>
 #include <fstream>
 #include <string>
 
@@ -34,8 +35,20 @@ Result<CpuOptions> parse_cpu_options(std::string_view params) {
             if (options.n_threads < 1) {
                 return Status(StatusCode::InvalidArgument, "CPU: threads must be a positive integer, got '" + p.value + "'");
             }
+        } else if (p.key == "fail_alloc") {
+            int n = -1;
+            if (p.value == "none") {
+                n = 0;
+            } else {
+                const auto [end, ec] = std::from_chars(p.value.data(), p.value.data() + p.value.size(), n);
+                if (ec != std::errc() || end != p.value.data() + p.value.size()) n = -1;
+            }
+            if (n < 0) {
+                return Status(StatusCode::InvalidArgument, "CPU: fail_alloc must be the index (from 1) of the allocation to fail, or none; got '" + p.value + "'");
+            }
+            options.fail_alloc = n;
         } else {
-            return Status(StatusCode::InvalidArgument, "CPU: unknown parameter '" + p.key + "' (known: threads)");
+            return Status(StatusCode::InvalidArgument, "CPU: unknown parameter '" + p.key + "' (known: threads, fail_alloc)");
         }
     }
     return options;
@@ -55,16 +68,20 @@ DeviceCaps CpuDevice::caps() const {
 
 Status CpuDevice::configure(std::string_view params) {
     XB_ASSIGN_OR_RETURN(CpuOptions options, parse_cpu_options(params));
-    if (!params.empty()) defaults_ = options;
+    if (options.fail_alloc) alloc_failure_.arm(*options.fail_alloc);
+    if (options.n_threads > 0) defaults_.n_threads = options.n_threads;
     return Status::ok();
 }
 
 std::string CpuDevice::settings() const {
-    return "threads=" + std::to_string(defaults_.n_threads > 0 ? defaults_.n_threads : default_host_threads());
+    const int fail = alloc_failure_.remaining();
+    return "threads=" + std::to_string(defaults_.n_threads > 0 ? defaults_.n_threads : default_host_threads()) +
+           ",fail_alloc=" + (fail > 0 ? std::to_string(fail) : std::string("none"));
 }
 
 Result<std::unique_ptr<Backend>> CpuDevice::init_backend(std::string_view params) {
     XB_ASSIGN_OR_RETURN(CpuOptions options, parse_cpu_options(params));
+    if (options.fail_alloc) alloc_failure_.arm(*options.fail_alloc);
     if (options.n_threads == 0) options.n_threads = defaults_.n_threads;
     return std::unique_ptr<Backend>(std::make_unique<CpuBackend>(*this, options));
 }

@@ -31,29 +31,15 @@ Status SimDevice::apply(const SimSettingsUpdate& update) {
                                                        ") that live buffers hold");
     }
     update.apply_to(settings_);
-    if (update.fail_alloc) allocations_until_failure_ = *update.fail_alloc;
-    if (update.fail_copy) copies_until_failure_ = *update.fail_copy;
+    if (update.fail_alloc) alloc_failure_.arm(*update.fail_alloc);
+    if (update.fail_copy) copy_failure_.arm(*update.fail_copy);
     return Status::ok();
 }
 
-namespace {
-// One step of a fail_alloc / fail_copy countdown: true when it reaches its end, which also turns
-// the setting off (the failure happens once).
-bool countdown_ends(int& remaining, int& setting) {
-    if (remaining == 0 || --remaining > 0) return false;
-    setting = 0;
-    return true;
-}
-}  // namespace
-
-bool SimDevice::allocation_fails() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return countdown_ends(allocations_until_failure_, settings_.fail_alloc);
-}
+bool SimDevice::allocation_fails() { return alloc_failure_.next_fails(); }
 
 Status SimDevice::copy_fails(size_t bytes) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (!countdown_ends(copies_until_failure_, settings_.fail_copy)) return Status::ok();
+    if (!copy_failure_.next_fails()) return Status::ok();
     return Status(StatusCode::Internal, name_ + ": a copy of " + std::to_string(bytes) + " bytes failed (injected by fail_copy)");
 }
 
@@ -66,7 +52,11 @@ std::string SimDevice::settings() const { return format_sim_settings(current_set
 
 SimSettings SimDevice::current_settings() const {
     std::lock_guard<std::mutex> lock(mutex_);
-    return settings_;
+    SimSettings s = settings_;
+    // The hooks as they stand: events left until the failure, none once it has happened.
+    s.fail_alloc = alloc_failure_.remaining();
+    s.fail_copy = copy_failure_.remaining();
+    return s;
 }
 
 Result<std::unique_ptr<Backend>> SimDevice::init_backend(std::string_view params) {

@@ -19,6 +19,7 @@
 #include "sim/device_memory.hpp"
 #include "sim/sim_buffer.hpp"
 #include "sim/sim_link.hpp"
+#include "backend/failure_countdown.hpp"
 #include "sim/sim_settings.hpp"
 
 namespace xb::sim {
@@ -71,9 +72,8 @@ private:
     std::string name_;
     mutable std::mutex mutex_;
     SimSettings settings_;
-    // fail_alloc's and fail_copy's countdowns (guarded by mutex_); 0: off.
-    int allocations_until_failure_ = 0;
-    int copies_until_failure_ = 0;
+    FailureCountdown alloc_failure_;  // fail_alloc
+    FailureCountdown copy_failure_;   // fail_copy
     MemoryBudget budget_;
     CopyCounter copies_;
     SimBufferType buffer_type_;

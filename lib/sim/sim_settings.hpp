@@ -61,7 +61,7 @@ struct SimSettings {
     int threads = 1;  // modest: tests create many streams; OpenMP is not TSan-instrumented beyond one
     LinkModel link;
     FaultTarget fault;
-    int fail_alloc = 0;  // see fail_alloc above; counts down in SimDevice
+    int fail_alloc = 0;  // see fail_alloc above; SimDevice counts down (FailureCountdown)
     int fail_copy = 0;   // likewise
 };
 
