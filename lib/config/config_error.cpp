@@ -17,6 +17,14 @@ Status config_error(StatusCode code, std::string_view source, std::string_view p
     return Status(code, std::move(text));
 }
 
+std::string excerpt(std::string_view text, size_t max_chars) {
+    return text.size() <= max_chars ? std::string(text) : std::string(text.substr(0, max_chars)) + "...";
+}
+
+std::string unknown_name(std::string_view what, std::string_view name, const std::vector<std::string>& candidates) {
+    return "unknown " + std::string(what) + " '" + excerpt(name) + "'" + did_you_mean(name, candidates);
+}
+
 std::string pointer_segment(std::string_view key) {
     std::string out;
     for (char c : key) {

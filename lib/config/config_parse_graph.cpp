@@ -123,7 +123,7 @@ Result<OpSpec> parse_op(const JsonReader& r, const Json& j, const std::string& p
     if (desc == nullptr) {
         const std::vector<std::string> names = op_table_names();
         return r.error(child_path(path, "op"),
-                       "unknown op '" + op.op + "'" + did_you_mean(op.op, names) + " (ops: " + join_names(names, 100) + ")");
+                       unknown_name("op", op.op, names) + " (ops: " + join_names(names, 100) + ")");
     }
     XB_RETURN_IF_ERROR(parse_op_args(r, JsonReader::member(j, "args"), path, *desc, op));
     XB_RETURN_IF_ERROR(parse_op_params(r, JsonReader::member(j, "params"), path, *desc, op));
@@ -192,7 +192,7 @@ Status resolve_names(const JsonReader& r, const ConfigSpec& spec) {
             if (it != op_index.end()) continue;
             const TensorSpec* t = spec.find_tensor(a.name);
             if (t == nullptr) {
-                return r.error(a.path, "unknown tensor '" + a.name + "'" + did_you_mean(a.name, known) +
+                return r.error(a.path, unknown_name("tensor", a.name, known) +
                                            " (tensors and earlier ops: " + join_names(known) + ")");
             }
         }

@@ -15,12 +15,6 @@ namespace {
 constexpr size_t kMaxExprLength = 4096;
 constexpr int kMaxExprDepth = 64;
 
-// The start of a long expression, for messages.
-std::string excerpt(std::string_view text) {
-    constexpr size_t kShown = 60;
-    return text.size() <= kShown ? std::string(text) : std::string(text.substr(0, kShown)) + "...";
-}
-
 // Recursive descent over the text; the first error stops it.
 class Parser {
 public:
@@ -117,7 +111,7 @@ private:
         }
         std::vector<std::string> known;
         for (const auto& p : params_) known.push_back(p.first);
-        return fail("unknown param '" + std::string(id) + "'" + did_you_mean(id, known) + " (params: " + join_names(known) + ")");
+        return fail(unknown_name("param", id, known) + " (params: " + join_names(known) + ")");
     }
 
     bool eat(char c) {

@@ -17,7 +17,7 @@ Status JsonReader::expect_object(const Json& j, std::string_view path, const std
         for (const std::string& a : allowed) known = known || a == key;
         if (!known) {
             return error(child_path(path, key),
-                         "unknown key '" + key + "'" + did_you_mean(key, allowed) + " (expected one of: " + join_names(allowed, 64) + ")");
+                         unknown_name("key", key, allowed) + " (expected one of: " + join_names(allowed, 64) + ")");
         }
     }
     return Status::ok();
@@ -97,7 +97,7 @@ Result<DType> JsonReader::dtype(const Json& j, std::string_view path) const {
     if (!t) {
         std::vector<std::string> names;
         for (int i = 0; i < kDTypeCount; ++i) names.emplace_back(dtype_name(static_cast<DType>(i)));
-        return error(path, "unknown type '" + name + "'" + did_you_mean(name, names) + " (types: " + join_names(names) + ")");
+        return error(path, unknown_name("type", name, names) + " (types: " + join_names(names) + ")");
     }
     return *t;
 }
@@ -107,7 +107,7 @@ Result<std::string> JsonReader::choice(const Json& j, std::string_view path, con
     for (const std::string& c : choices) {
         if (c == v) return v;
     }
-    return error(path, "unknown value '" + v + "'" + did_you_mean(v, choices) + " (expected one of: " + join_names(choices, 64) + ")");
+    return error(path, unknown_name("value", v, choices) + " (expected one of: " + join_names(choices, 64) + ")");
 }
 
 Result<std::vector<int64_t>> JsonReader::shape(const Json& j, std::string_view path) const {
@@ -130,7 +130,7 @@ std::string JsonReader::describe(const Json& j) {
     if (j.is_array()) return "an array";
     if (j.is_null()) return "null";
     std::string text = j.dump();
-    if (text.size() > 40) text = text.substr(0, 37) + "...";
+    text = excerpt(text, 37);
     if (j.is_string()) return "string " + text;
     if (j.is_boolean()) return "boolean " + text;
     return "number " + text;

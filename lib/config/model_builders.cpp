@@ -233,7 +233,7 @@ Result<BuiltGraph> build_model_builder(const ConfigSpec& spec, Context& ctx) {
         }
         if (!used) {
             return config_error(spec.source, e.path,
-                                std::string(is_pattern(e.name) ? "pattern '" + e.name + "' matches no tensor" : "unknown tensor '" + e.name + "'") +
+                                std::string(is_pattern(e.name) ? "pattern '" + excerpt(e.name) + "' matches no tensor" : "unknown tensor '" + excerpt(e.name) + "'") +
                                     " of the " + model_kind_name(m.kind) + " builder" + did_you_mean(e.name, names) +
                                     " (it has: " + join_names(names, 24) + ")");
         }
