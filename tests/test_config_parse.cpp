@@ -41,6 +41,11 @@ TEST(ConfigNames, GlobsPointersAndSuggestions) {
     EXPECT_EQ(child_path("/graph", 7), "/graph/7");
     EXPECT_EQ(did_you_mean("grpah", {"graph", "name"}), " (did you mean 'graph'?)");
     EXPECT_EQ(did_you_mean("completely", {"graph", "name"}), "");
+    // The closest of several, by edits and adjacent transpositions.
+    EXPECT_EQ(did_you_mean("n_laeyrs", {"n_embd", "n_layers", "n_head"}), " (did you mean 'n_layers'?)");
+    EXPECT_EQ(did_you_mean("blk.0.attn_qq.weight", {"blk.0.attn_k.weight", "blk.0.attn_q.weight"}),
+              " (did you mean 'blk.0.attn_q.weight'?)");
+    EXPECT_EQ(did_you_mean("n_hed", {"n_embd", "n_head"}), " (did you mean 'n_head'?)");
     EXPECT_EQ(join_names({"a", "b", "c"}, 2), "a, b, ... (1 more)");
 }
 

@@ -54,17 +54,25 @@ std::string join_names(const std::vector<std::string>& names, size_t max_names) 
 namespace {
 
 // Edit distance counting an adjacent transposition as one edit ("grpah" -> "graph").
-size_t edit_distance(std::string_view a, std::string_view b) {
-    std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
-    for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
-    for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+// Optimal string alignment distance (edits plus adjacent transpositions), three rolling rows kept
+// in `rows` so that comparing a word with thousands of candidates allocates nothing per candidate.
+size_t edit_distance(std::string_view a, std::string_view b, std::vector<size_t>& rows) {
+    const size_t w = b.size() + 1;
+    rows.assign(3 * w, 0);
+    size_t* before = rows.data();  // row i - 2
+    size_t* prev = before + w;     // row i - 1
+    size_t* cur = prev + w;        // row i
+    for (size_t j = 0; j < w; ++j) prev[j] = j;
     for (size_t i = 1; i <= a.size(); ++i) {
-        for (size_t j = 1; j <= b.size(); ++j) {
-            d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
-            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+        cur[0] = i;
+        for (size_t j = 1; j < w; ++j) {
+            cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) cur[j] = std::min(cur[j], before[j - 2] + 1);
         }
+        std::swap(before, prev);  // the old i - 2 row becomes scratch for the next row
+        std::swap(prev, cur);
     }
-    return d[a.size()][b.size()];
+    return prev[b.size()];
 }
 
 // The letters and digits of a word, sorted: "matmul" and "mul_mat" are the same word reordered.
@@ -89,11 +97,12 @@ std::string did_you_mean(std::string_view word, const std::vector<std::string>& 
     const size_t max_distance = std::max<size_t>(1, word.size() / 3);
     const std::string* best = nullptr;
     size_t best_distance = 0;
+    std::vector<size_t> rows;
     for (const std::string& c : candidates) {
         // The distance is at least the difference in length: skip what cannot be close.
         const size_t gap = c.size() > word.size() ? c.size() - word.size() : word.size() - c.size();
         if (gap > max_distance || c.size() > 4 * kMaxWord) continue;
-        const size_t d = edit_distance(word, c);
+        const size_t d = edit_distance(word, c, rows);
         if (best == nullptr || d < best_distance) {
             best = &c;
             best_distance = d;
