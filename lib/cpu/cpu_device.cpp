@@ -4,6 +4,7 @@
 
 #include "backend/host_threads.hpp"
 #include "cpu/cpu_backend.hpp"
+#include "host/isa.hpp"
 #include "host/kernels.hpp"
 
 namespace xb::cpu {
@@ -19,6 +20,16 @@ std::string cpu_model_name() {
         }
     }
     return "CPU";
+}
+}  // namespace
+
+namespace {
+// "avx2 kernels", or "scalar kernels (XB_CPU_ISA; the CPU runs avx2)" when forced lower.
+std::string kernel_set_description() {
+    const host::Isa active = host::active_isa();
+    std::string text = std::string(host::isa_name(active)) + " kernels";
+    if (active != host::best_isa()) text += std::string(" (XB_CPU_ISA; the CPU runs ") + host::isa_name(host::best_isa()) + ")";
+    return text;
 }
 }  // namespace
 
@@ -55,7 +66,7 @@ Result<CpuOptions> parse_cpu_options(std::string_view params) {
 }
 
 CpuDevice::CpuDevice(BackendReg& reg)
-    : Device(reg), description_(cpu_model_name()), buffer_type_(*this, CpuBufferType::Memory::Allocated),
+    : Device(reg), description_(cpu_model_name() + ", " + kernel_set_description()), buffer_type_(*this, CpuBufferType::Memory::Allocated),
       from_ptr_type_(*this, CpuBufferType::Memory::CallerOwned) {}
 
 MemoryInfo CpuDevice::memory() const { return {available_memory_bytes(), physical_memory_bytes()}; }

@@ -1,5 +1,6 @@
 #include "host/isa.hpp"
 
+#include <cstdlib>
 #include <vector>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -50,6 +51,25 @@ Isa best_isa() {
         if (isa_supported(isa)) return isa;
     }
     return Isa::Scalar;
+}
+
+std::optional<Isa> isa_from_name(std::string_view name) {
+    for (Isa isa : {Isa::Avx512, Isa::Avx2, Isa::Scalar}) {
+        if (name != isa_name(isa)) continue;
+        for (Isa lower : {Isa::Avx512, Isa::Avx2, Isa::Scalar}) {
+            if (lower <= isa && isa_supported(lower)) return lower;
+        }
+    }
+    return std::nullopt;
+}
+
+Isa active_isa() {
+    static const Isa active = [] {
+        const char* forced = std::getenv("XB_CPU_ISA");
+        const std::optional<Isa> isa = forced != nullptr ? isa_from_name(forced) : std::nullopt;
+        return isa ? *isa : best_isa();
+    }();
+    return active;
 }
 
 std::span<const Isa> supported_isas() {

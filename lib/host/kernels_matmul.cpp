@@ -4,93 +4,23 @@
 // once, then every thread takes a contiguous share of (batch, column chunk, block of kMr rows of a)
 // units. For each L2-sized panel of columns of b and each L1-sized chunk of K, a thread walks its
 // row blocks: it converts the chunk of its kMr rows of a to f32 (unless they are usable in place)
-// and runs a register-blocked dot-product tile (kMr rows x up to kNr columns) against the panel.
+// and runs a register-blocked dot-product tile (kMr rows x up to the table's columns) against the
+// panel; the tiles come from the table of the CPU's instruction set (host/matmul_tiles.hpp).
 #include <algorithm>
-#include <array>
 #include <cstdint>
 #include <cstring>
-#include <utility>
-
-#if defined(__AVX2__) || defined(__F16C__) || defined(__AVX512F__)
-#include <immintrin.h>
-#endif
 
 #include "host/kernels.hpp"
+#include "host/matmul_tiles.hpp"
 
 namespace xb::host {
 
 namespace {
 
-// --- vector abstraction for the tile kernel ------------------------------------------------------
+// The tile kernels of this CPU's instruction set (or the one XB_CPU_ISA forces).
+const MatmulTiles& tiles() { return matmul_tiles(); }
+constexpr int kMr = kTileRows;
 
-#if defined(__AVX512F__)
-struct Vec {
-    using T = __m512;
-    static constexpr int kWidth = 16;
-    static T zero() { return _mm512_setzero_ps(); }
-    static T load(const float* p) { return _mm512_loadu_ps(p); }
-    static T fma(T a, T b, T c) { return _mm512_fmadd_ps(a, b, c); }
-    // out[i] = sum of the lanes of v_i. Masked forms with an explicit source throughout: the plain
-    // shuffles (and _mm512_reduce_add_ps) trip gcc 12's -Wuninitialized inside its own headers.
-    static void sum4(T v0, T v1, T v2, T v3, float* out) {
-        constexpr __mmask16 kAll = 0xffff;
-        // 128-bit quarters: p01 = [v0 q0+q2, v0 q1+q3, v1 q0+q2, v1 q1+q3], p23 likewise.
-        const T p01 = _mm512_add_ps(_mm512_mask_shuffle_f32x4(v0, kAll, v0, v1, 0x44),
-                                    _mm512_mask_shuffle_f32x4(v0, kAll, v0, v1, 0xee));
-        const T p23 = _mm512_add_ps(_mm512_mask_shuffle_f32x4(v2, kAll, v2, v3, 0x44),
-                                    _mm512_mask_shuffle_f32x4(v2, kAll, v2, v3, 0xee));
-        // Quarter i now holds four partial sums of v_i.
-        T q = _mm512_add_ps(_mm512_mask_shuffle_f32x4(p01, kAll, p01, p23, 0x88),
-                            _mm512_mask_shuffle_f32x4(p01, kAll, p01, p23, 0xdd));
-        q = _mm512_add_ps(q, _mm512_mask_permute_ps(q, kAll, q, 0x4e));
-        q = _mm512_add_ps(q, _mm512_mask_permute_ps(q, kAll, q, 0xb1));
-        // Every lane of quarter i is the sum of v_i: keep lanes 0, 4, 8, 12.
-        _mm512_mask_compressstoreu_ps(out, 0x1111, q);
-    }
-};
-// 24 accumulators + 6 b vectors + 1 a vector fit the 32 zmm registers.
-constexpr int kNr = 6;
-#elif defined(__AVX2__) && defined(__FMA__)
-struct Vec {
-    using T = __m256;
-    static constexpr int kWidth = 8;
-    static T zero() { return _mm256_setzero_ps(); }
-    static T load(const float* p) { return _mm256_loadu_ps(p); }
-    static T fma(T a, T b, T c) { return _mm256_fmadd_ps(a, b, c); }
-    static void sum4(T v0, T v1, T v2, T v3, float* out) {
-        // Each 128-bit half ends as [v0, v1, v2, v3] partial sums; add the halves.
-        const T h = _mm256_hadd_ps(_mm256_hadd_ps(v0, v1), _mm256_hadd_ps(v2, v3));
-        _mm_storeu_ps(out, _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1)));
-    }
-};
-// 12 accumulators + 3 b vectors + 1 a vector fit the 16 ymm registers.
-constexpr int kNr = 3;
-#else
-// Portable fallback: gcc/clang vector extensions map four lanes onto SSE (or NEON).
-struct Vec {
-    using T = float __attribute__((vector_size(16)));
-    static constexpr int kWidth = 4;
-    static T zero() { return T{0.0f, 0.0f, 0.0f, 0.0f}; }
-    static T load(const float* p) {
-        T v;
-        std::memcpy(&v, p, sizeof v);
-        return v;
-    }
-    static T fma(T a, T b, T c) { return a * b + c; }
-    static float sum(T v) { return (v[0] + v[1]) + (v[2] + v[3]); }
-    static void sum4(T v0, T v1, T v2, T v3, float* out) {
-        out[0] = sum(v0);
-        out[1] = sum(v1);
-        out[2] = sum(v2);
-        out[3] = sum(v3);
-    }
-};
-constexpr int kNr = 4;
-#endif
-// Rows of a per tile: sum4 reduces one column of the tile at a time.
-constexpr int kMr = 4;
-
-constexpr int64_t kWidth = Vec::kWidth;
 // Longest K chunk: kMr rows of a (16 KiB) stay in L1 while the columns of b stream past them.
 constexpr int64_t kKcMax = 1024;
 // Bytes of one panel chunk of b (columns x K chunk): well inside L2, so that every row block of a
@@ -101,41 +31,7 @@ constexpr size_t kAlign = 64;
 int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
 size_t align_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
-// A tile of results, one column of b after another: out[j][i] = dot(row i of a, column j of b).
-using Tile = float[kNr][kMr];
-
-// The tile over k in [0, len), a multiple of the vector width.
-template <int NR>
-void dot_tile(const float* const* a, const float* const* b, int64_t len, Tile& out) {
-    typename Vec::T acc[kMr][NR];
-#pragma GCC unroll 8
-    for (int i = 0; i < kMr; ++i) {
-#pragma GCC unroll 8
-        for (int j = 0; j < NR; ++j) acc[i][j] = Vec::zero();
-    }
-    for (int64_t k = 0; k < len; k += kWidth) {
-        typename Vec::T bv[NR];
-#pragma GCC unroll 8
-        for (int j = 0; j < NR; ++j) bv[j] = Vec::load(b[j] + k);
-#pragma GCC unroll 8
-        for (int i = 0; i < kMr; ++i) {
-            const typename Vec::T av = Vec::load(a[i] + k);
-#pragma GCC unroll 8
-            for (int j = 0; j < NR; ++j) acc[i][j] = Vec::fma(av, bv[j], acc[i][j]);
-        }
-    }
-#pragma GCC unroll 8
-    for (int j = 0; j < NR; ++j) Vec::sum4(acc[0][j], acc[1][j], acc[2][j], acc[3][j], out[j]);
-}
-
-using TileFn = void (*)(const float* const*, const float* const*, int64_t, Tile&);
-
-template <size_t... I>
-constexpr std::array<TileFn, sizeof...(I)> make_tiles(std::index_sequence<I...>) {
-    return {&dot_tile<static_cast<int>(I) + 1>...};
-}
-// kTiles[nr - 1] handles nr columns of b.
-constexpr std::array<TileFn, kNr> kTiles = make_tiles(std::make_index_sequence<kNr>{});
+using Tile = MatmulTile;
 
 // --- conversion of rows to f32 -------------------------------------------------------------------
 
@@ -158,19 +54,19 @@ void load_row_f32(DType t, const std::byte* src, size_t stride, int64_t n, int64
 // A source can be read in place when its rows are f32, packed, 4-byte aligned and a whole number
 // of vectors long (the tile kernel has no K tail).
 bool usable_in_place(const Tensor& t) {
-    if (t.type != DType::F32 || t.nb[0] != sizeof(float) || t.ne[0] % kWidth != 0) return false;
+    if (t.type != DType::F32 || t.nb[0] != sizeof(float) || t.ne[0] % tiles().width != 0) return false;
     return t.view_offs % sizeof(float) == 0 && t.nb[1] % sizeof(float) == 0 && t.nb[2] % sizeof(float) == 0 &&
            t.nb[3] % sizeof(float) == 0;
 }
 
 // Loop nest (per thread): panels of nc columns of b > chunks of kc along K > the thread's blocks of
-// kMr rows of a > tiles of kNr columns. A panel chunk of b (<= kBPanelBytes) stays in L2 while the
+// kMr rows of a > tiles of the table's columns. A panel chunk of b (<= kBPanelBytes) stays in L2 while the
 // thread's rows pass by; one chunk of kMr rows of a stays in L1 while the panel's columns pass by.
 struct MatMulPlan {
     int64_t k = 0;        // shared dim
     int64_t kp = 0;       // k rounded up to the vector width: the length of packed rows
     int64_t kc = 0;       // K chunk (a multiple of the vector width)
-    int64_t nc = 0;       // columns of b per panel (a multiple of kNr)
+    int64_t nc = 0;       // columns of b per panel (a multiple of the tile's columns)
     int64_t m = 0;        // rows of a = dst dim 0
     int64_t n = 0;        // rows of b = dst dim 1
     int64_t batches = 0;  // b2 * b3
@@ -183,12 +79,14 @@ struct MatMulPlan {
 MatMulPlan make_plan(const Tensor& dst) {
     const Tensor& a = *dst.src[0];
     const Tensor& b = *dst.src[1];
+    const int64_t width = tiles().width;
+    const int64_t cols = tiles().cols;
     MatMulPlan p;
     p.k = a.ne[0];
-    p.kp = round_up(p.k, kWidth);
+    p.kp = round_up(p.k, width);
     const int64_t k_chunks = std::max<int64_t>(1, (p.kp + kKcMax - 1) / kKcMax);
-    p.kc = std::max(kWidth, round_up((p.kp + k_chunks - 1) / k_chunks, kWidth));
-    p.nc = std::max<int64_t>(1, kBPanelBytes / (p.kc * static_cast<int64_t>(sizeof(float))) / kNr) * kNr;
+    p.kc = std::max(width, round_up((p.kp + k_chunks - 1) / k_chunks, width));
+    p.nc = std::max<int64_t>(1, kBPanelBytes / (p.kc * static_cast<int64_t>(sizeof(float))) / cols) * cols;
     p.m = a.ne[1];
     p.n = b.ne[1];
     p.batches = b.ne[2] * b.ne[3];
@@ -214,19 +112,20 @@ void pack_b(const ComputeParams& params, const Tensor& b, const MatMulPlan& plan
 struct Units {
     int64_t m_blocks;  // blocks of kMr rows of a
     int64_t n_chunks;  // chunks of columns of b
-    int64_t n_chunk;   // columns per chunk (a multiple of kNr unless it is all of N)
+    int64_t n_chunk;   // columns per chunk (a multiple of the tile's columns unless it is all of N)
     int64_t per_batch() const { return m_blocks * n_chunks; }
 };
 
 // Splits columns only when rows and batches alone leave too few units to balance the threads.
 Units make_units(const MatMulPlan& plan, int nth) {
+    const int64_t cols = tiles().cols;
     Units u{(plan.m + kMr - 1) / kMr, 1, plan.n};
     const int64_t base = u.m_blocks * plan.batches;
     const int64_t want = nth > 1 ? 8 * static_cast<int64_t>(nth) : 1;
-    if (base >= want || plan.n <= kNr) return u;
-    const int64_t max_chunks = (plan.n + kNr - 1) / kNr;
+    if (base >= want || plan.n <= cols) return u;
+    const int64_t max_chunks = (plan.n + cols - 1) / cols;
     const int64_t chunks = std::min(max_chunks, (want + base - 1) / base);
-    u.n_chunk = round_up((plan.n + chunks - 1) / chunks, kNr);
+    u.n_chunk = round_up((plan.n + chunks - 1) / chunks, cols);
     u.n_chunks = (plan.n + u.n_chunk - 1) / u.n_chunk;
     return u;
 }
@@ -296,12 +195,13 @@ void run_block(const MatMulJob& job, const Block& blk) {
     const float* a_rows[kMr];
     rows_of_a(job, blk, i02, i03, a_rows);
     const int64_t mr = std::min<int64_t>(kMr, plan.m - blk.m0);
+    const MatmulTiles& table = tiles();
     Tile tile;
-    for (int64_t n = blk.n0; n < blk.n1; n += kNr) {
-        const int64_t nr = std::min<int64_t>(kNr, blk.n1 - n);
-        const float* b_cols[kNr];
+    for (int64_t n = blk.n0; n < blk.n1; n += table.cols) {
+        const int64_t nr = std::min<int64_t>(table.cols, blk.n1 - n);
+        const float* b_cols[kMaxTileCols];
         for (int64_t j = 0; j < nr; ++j) b_cols[j] = column_of_b(job, n + j, blk.k0, blk.i2, blk.i3);
-        kTiles[static_cast<size_t>(nr - 1)](a_rows, b_cols, blk.k1 - blk.k0, tile);
+        table.tile[nr - 1](a_rows, b_cols, blk.k1 - blk.k0, tile);
         store_tile(job, tile, blk, mr, n, nr);
     }
 }

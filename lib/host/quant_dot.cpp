@@ -27,7 +27,7 @@ const QuantDot& quant_dot(Isa isa) {
 }
 
 const QuantDot& quant_dot() {
-    static const QuantDot& best = quant_dot(best_isa());
+    static const QuantDot& best = quant_dot(active_isa());
     return best;
 }
 

@@ -1,0 +1,37 @@
+// The baseline tiles: gcc/clang vector extensions of four floats, which x86-64's SSE2 (or NEON)
+// runs on every CPU.
+#include <cstring>
+
+#include "host/matmul_tiles_impl.hpp"
+
+namespace xb::host {
+
+namespace {
+
+struct Vec {
+    using T = float __attribute__((vector_size(16)));
+    static constexpr int kWidth = 4;
+    static T zero() { return T{0.0f, 0.0f, 0.0f, 0.0f}; }
+    static T load(const float* p) {
+        T v;
+        std::memcpy(&v, p, sizeof v);
+        return v;
+    }
+    static T fma(T a, T b, T c) { return a * b + c; }
+    static float sum(T v) { return (v[0] + v[1]) + (v[2] + v[3]); }
+    static void sum4(T v0, T v1, T v2, T v3, float* out) {
+        out[0] = sum(v0);
+        out[1] = sum(v1);
+        out[2] = sum(v2);
+        out[3] = sum(v3);
+    }
+};
+
+}  // namespace
+
+const MatmulTiles& matmul_tiles_scalar() {
+    static constexpr MatmulTiles kTable = matmul_impl::make_tiles<Vec, 4>(Isa::Scalar);
+    return kTable;
+}
+
+}  // namespace xb::host
