@@ -7,16 +7,11 @@
 #include <limits>
 #include <vector>
 
-// The vector paths convert f16 with F16C, which every AVX2 + FMA x86 CPU has.
-#if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
-#define XB_ATTN_SIMD 1
-#include <immintrin.h>
-#endif
-
 #include "core/op_math.hpp"
 #include "core/ops.hpp"
 #include "host/kernels.hpp"
 #include "host/row_iter.hpp"
+#include "host/row_kernels.hpp"
 
 namespace xb::host {
 
@@ -95,70 +90,12 @@ void rope_row(const Tensor& src, Tensor& dst, RowIndex r, const RopeParams& rp, 
 }
 
 // --- flash attention: dot and axpy of an f32 vector with a row of any float type -----------------
-
-#if defined(XB_ATTN_SIMD)
-template <DType T>
-__m256 load8(const std::byte* p) {
-    if constexpr (T == DType::F32) {
-        return _mm256_loadu_ps(reinterpret_cast<const float*>(p));
-    } else if constexpr (T == DType::F16) {
-        return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-    } else {
-        const __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-        return _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
-    }
-}
-
-float hsum8(__m256 v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
-#endif
-
-// dot(q[0, n), row of packed elements of type T)
-template <DType T>
-float dot_row(const float* q, const std::byte* row, int64_t n) {
-    constexpr size_t ts = T == DType::F32 ? 4 : 2;
-    int64_t i = 0;
-    float sum = 0.0f;
-#if defined(XB_ATTN_SIMD)
-    __m256 acc0 = _mm256_setzero_ps();
-    __m256 acc1 = _mm256_setzero_ps();
-    for (; i + 16 <= n; i += 16) {
-        acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), load8<T>(row + i * ts), acc0);
-        acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i + 8), load8<T>(row + (i + 8) * ts), acc1);
-    }
-    for (; i + 8 <= n; i += 8) acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), load8<T>(row + i * ts), acc0);
-    sum = hsum8(_mm256_add_ps(acc0, acc1));
-#endif
-    for (; i < n; ++i) sum += q[i] * load_as_f32(T, row + i * ts);
-    return sum;
-}
-
-// acc[0, n) += s * row
-template <DType T>
-void axpy_row(float* acc, float s, const std::byte* row, int64_t n) {
-    constexpr size_t ts = T == DType::F32 ? 4 : 2;
-    int64_t i = 0;
-#if defined(XB_ATTN_SIMD)
-    const __m256 sv = _mm256_set1_ps(s);
-    for (; i + 8 <= n; i += 8) {
-        _mm256_storeu_ps(acc + i, _mm256_fmadd_ps(load8<T>(row + i * ts), sv, _mm256_loadu_ps(acc + i)));
-    }
-#endif
-    for (; i < n; ++i) acc[i] += s * load_as_f32(T, row + i * ts);
-}
+// Packed f32/f16/bf16 rows go to the instruction set's row kernels (host/row_kernels.hpp); others
+// convert element by element.
 
 float dot_any(const float* q, const Tensor& k, const std::byte* row, int64_t n) {
-    if (k.nb[0] == type_size(k.type)) {
-        switch (k.type) {
-            case DType::F32: return dot_row<DType::F32>(q, row, n);
-            case DType::F16: return dot_row<DType::F16>(q, row, n);
-            case DType::BF16: return dot_row<DType::BF16>(q, row, n);
-            default: break;
-        }
+    if (const std::optional<RowType> rt = row_type(k.type); rt && k.nb[0] == type_size(k.type)) {
+        return row_kernels().dot[static_cast<int>(*rt)](q, row, n);
     }
     float sum = 0.0f;
     for (int64_t i = 0; i < n; ++i) sum += q[i] * load_as_f32(k.type, row + i * k.nb[0]);
@@ -166,13 +103,8 @@ float dot_any(const float* q, const Tensor& k, const std::byte* row, int64_t n) 
 }
 
 void axpy_any(float* acc, float s, const Tensor& v, const std::byte* row, int64_t n) {
-    if (v.nb[0] == type_size(v.type)) {
-        switch (v.type) {
-            case DType::F32: axpy_row<DType::F32>(acc, s, row, n); return;
-            case DType::F16: axpy_row<DType::F16>(acc, s, row, n); return;
-            case DType::BF16: axpy_row<DType::BF16>(acc, s, row, n); return;
-            default: break;
-        }
+    if (const std::optional<RowType> rt = row_type(v.type); rt && v.nb[0] == type_size(v.type)) {
+        return row_kernels().axpy[static_cast<int>(*rt)](acc, s, row, n);
     }
     for (int64_t i = 0; i < n; ++i) acc[i] += s * load_as_f32(v.type, row + i * v.nb[0]);
 }

@@ -1,0 +1,40 @@
+// Kernels over one packed row, per instruction set, for the host ops that spend their time in
+// them: flash attention's dot products of the query with K rows and its axpy of V rows into the
+// accumulator (f32, f16 or bf16 rows). One table per instruction set, each in its own translation
+// unit compiled for that set only (row_kernels_<isa>.cpp); row_kernels() is the one of active_isa().
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+
+#include "core/dtype.hpp"
+#include "host/isa.hpp"
+
+namespace xb::host {
+
+// The row element types the table covers, as its index.
+enum class RowType { F32, F16, BF16 };
+constexpr int kRowTypeCount = 3;
+std::optional<RowType> row_type(DType t);
+
+struct RowKernels {
+    // dot(q[0, n), row of n packed elements)
+    using DotFn = float (*)(const float* q, const std::byte* row, int64_t n);
+    // acc[0, n) += s * row of n packed elements
+    using AxpyFn = void (*)(float* acc, float s, const std::byte* row, int64_t n);
+
+    Isa isa;
+    DotFn dot[kRowTypeCount];
+    AxpyFn axpy[kRowTypeCount];
+};
+
+// The table of `isa` (which this CPU must support), and that of active_isa().
+const RowKernels& row_kernels(Isa isa);
+const RowKernels& row_kernels();
+
+// Per instruction set (row_kernels_<isa>.cpp).
+const RowKernels& row_kernels_scalar();
+const RowKernels& row_kernels_avx2();
+
+}  // namespace xb::host
