@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstddef>
+#include <cstring>
 
 #include "host/quant_dot.hpp"
 
@@ -25,6 +26,14 @@ int hsum(__m256i v) {
     const __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
     const __m128i t = _mm_add_epi32(s, _mm_unpackhi_epi64(s, s));
     return _mm_cvtsi128_si32(_mm_add_epi32(t, _mm_shuffle_epi32(t, 1)));
+}
+
+// A little-endian 32-bit load. Local on purpose: calling core's inline load_u32_le from this file
+// could leave an AVX2-compiled copy that the linker keeps for every caller in the program.
+uint32_t load_le32(const uint8_t* p) {
+    uint32_t v;
+    std::memcpy(&v, p, sizeof v);  // x86 is little-endian
+    return v;
 }
 
 const __m256i kOnes16 = _mm256_set1_epi16(1);
@@ -115,7 +124,7 @@ float fp16(uint16_t h) { return _cvtsh_ss(h); }
 
 // The 32 five-bit q's of a q5 block.
 __m256i q5(const uint8_t* qs, const uint8_t* qh) {
-    const __m256i high = _mm256_and_si256(bytes_from_bits(load_u32_le(qh)), _mm256_set1_epi8(0x10));
+    const __m256i high = _mm256_and_si256(bytes_from_bits(load_le32(qh)), _mm256_set1_epi8(0x10));
     return _mm256_or_si256(nibbles(qs), high);
 }
 
@@ -197,7 +206,7 @@ __m256i word_broadcast(int lo, int hi) {
 // by 32-bit word arithmetic instead of eight calls: sub-blocks 0-3 keep the low 6 bits of words 0
 // (scales) and 1 (mins); 4-7 take word 2's nibbles with the top 2 bits of words 0 and 1 above them.
 void k_scales_mins(const uint8_t* packed, __m128i& scales, __m128i& mins) {
-    const uint32_t w0 = load_u32_le(packed), w1 = load_u32_le(packed + 4), w2 = load_u32_le(packed + 8);
+    const uint32_t w0 = load_le32(packed), w1 = load_le32(packed + 4), w2 = load_le32(packed + 8);
     const uint32_t low6 = 0x3f3f3f3fu, top2 = 0xc0c0c0c0u, low4 = 0x0f0f0f0fu;
     const uint32_t sc_lo = w0 & low6, sc_hi = (w2 & low4) | ((w0 & top2) >> 2);
     const uint32_t m_lo = w1 & low6, m_hi = ((w2 >> 4) & low4) | ((w1 & top2) >> 2);
