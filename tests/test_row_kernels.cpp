@@ -2,9 +2,12 @@
 // this CPU runs, against float64, on odd lengths that leave vector tails.
 #include <gtest/gtest.h>
 
+#include <cfloat>
+#include <cmath>
 #include <random>
 #include <vector>
 
+#include "core/op_math.hpp"
 #include "host/row_kernels.hpp"
 
 namespace xb::host {
@@ -52,6 +55,70 @@ TEST(RowKernels, DotAndAxpyOfEverySetMatchFloat64) {
         }
     }
     EXPECT_FALSE(row_type(DType::Q4_0).has_value());
+}
+
+// The float64 value each unary op approximates.
+double reference(UnaryOp op, double x) {
+    switch (op) {
+        case UnaryOp::Exp: return std::exp(x);
+        case UnaryOp::Tanh: return std::tanh(x);
+        case UnaryOp::Sigmoid: return 1.0 / (1.0 + std::exp(-x));
+        case UnaryOp::Silu: return x / (1.0 + std::exp(-x));
+        case UnaryOp::GeluQuick: return x / (1.0 + std::exp(-1.702 * x));
+        case UnaryOp::Gelu: return 0.5 * x * (1.0 + std::tanh(0.79788456080286535587989211986876 * x * (1.0 + 0.044715 * x * x)));
+        default: return NAN;
+    }
+}
+
+// Units in the last place of a float of magnitude |y| (FLT_MIN's for smaller ones).
+double ulp_of(double y) {
+    const float f = std::max(static_cast<float>(std::fabs(y)), FLT_MIN);
+    return static_cast<double>(std::nextafter(f, INFINITY) - f);
+}
+
+// Each vector map within its bound in ulps of the float64 value, wherever the op's float formula
+// (core/op_math.hpp, what the scalar set computes) is itself within 4 ulps: where that formula
+// cancels (gelu's 1 + tanh near -1, exp's overflow inside silu) no float evaluation is accurate.
+// Measured maxima (README): exp 0.88, tanh 1.08, sigmoid 2.28, silu 2.27, gelu_quick 7.47, gelu 7.01.
+TEST(RowKernels, UnaryMapsAreWithinTheirUlpBounds) {
+    const std::pair<UnaryOp, double> bounds[] = {{UnaryOp::Exp, 1.0},     {UnaryOp::Tanh, 1.5},      {UnaryOp::Sigmoid, 3.0},
+                                                 {UnaryOp::Silu, 3.0},    {UnaryOp::GeluQuick, 8.0}, {UnaryOp::Gelu, 8.0}};
+    std::vector<float> x;
+    for (double v = -100.0; v <= 100.0; v += 0.00731) x.push_back(static_cast<float>(v));
+    for (float v : {0.0f, -0.0f, 1e-30f, -1e-30f, 1e-5f, 88.7f, -87.3f, 0.625f, -0.625f}) x.push_back(v);
+    for (Isa isa : supported_isas()) {
+        for (const auto& [op, bound] : bounds) {
+            const RowKernels::MapFn map = row_kernels(isa).unary[static_cast<int>(op)];
+            if (map == nullptr) continue;  // the set maps element by element with the float formula
+            SCOPED_TRACE(std::string(isa_name(isa)) + " " + unary_op_name(op));
+            std::vector<float> y(x.size());
+            map(x.data(), y.data(), static_cast<int64_t>(x.size()));
+            size_t checked = 0;
+            double worst = 0.0;
+            for (size_t i = 0; i < x.size(); ++i) {
+                const double want = reference(op, x[i]);
+                if (std::fabs(want) < FLT_MIN || std::fabs(want) > FLT_MAX) continue;
+                const double scalar_error = std::fabs(unary_f32(op, x[i]) - want) / ulp_of(want);
+                if (scalar_error > 4.0) continue;
+                ++checked;
+                worst = std::max(worst, std::fabs(y[i] - want) / ulp_of(want));
+                EXPECT_LE(std::fabs(y[i] - want) / ulp_of(want), bound) << "x = " << x[i] << ": " << y[i] << " vs " << want;
+            }
+            EXPECT_GT(checked, x.size() / 2);
+            // Special values as the float formula gives them.
+            const float specials[] = {NAN, INFINITY, -INFINITY, 0.0f};
+            float out[4];
+            map(specials, out, 4);
+            for (int i = 0; i < 4; ++i) {
+                const float want = unary_f32(op, specials[i]);
+                if (std::isnan(want)) {
+                    EXPECT_TRUE(std::isnan(out[i])) << specials[i];
+                } else {
+                    EXPECT_EQ(out[i], want) << specials[i];
+                }
+            }
+        }
+    }
 }
 
 }  // namespace

@@ -44,10 +44,18 @@ void soft_max_row(const Tensor& src, const Tensor* mask, Tensor& dst, RowIndex r
     }
     // A row of only -inf yields NaN (exp(-inf - -inf)), as in ggml.
     double sum = 0.0;
-    for (int64_t i = 0; i < n; ++i) {
-        float& v = *reinterpret_cast<float*>(y + i * dst.nb[0]);
-        v = std::exp(v - max);
-        sum += v;
+    const RowKernels::MapFn exp_map = row_kernels().unary[static_cast<int>(UnaryOp::Exp)];
+    if (exp_map != nullptr && dst.nb[0] == sizeof(float)) {
+        auto* v = reinterpret_cast<float*>(y);
+        for (int64_t i = 0; i < n; ++i) v[i] -= max;
+        exp_map(v, v, n);
+        for (int64_t i = 0; i < n; ++i) sum += v[i];
+    } else {
+        for (int64_t i = 0; i < n; ++i) {
+            float& v = *reinterpret_cast<float*>(y + i * dst.nb[0]);
+            v = std::exp(v - max);
+            sum += v;
+        }
     }
     const float inv = static_cast<float>(1.0 / sum);
     for (int64_t i = 0; i < n; ++i) *reinterpret_cast<float*>(y + i * dst.nb[0]) *= inv;

@@ -12,6 +12,7 @@
 #include "core/op_math.hpp"
 #include "core/op_params.hpp"
 #include "host/kernels.hpp"
+#include "host/row_kernels.hpp"
 #include "host/row_iter.hpp"
 
 namespace xb::host {
@@ -89,23 +90,32 @@ void binary_rows(const ComputeParams& p, Tensor& dst, const Tensor& a, const Ten
 
 // --- maps ------------------------------------------------------------------------------------------
 
+// f over a packed f32 span: the instruction set's vector map when there is one, else f.
+template <typename F>
+void map_span_f32(const float* x, float* y, int64_t n, F f, RowKernels::MapFn vec) {
+    if (vec != nullptr) return vec(x, y, n);
+    for (int64_t i = 0; i < n; ++i) y[i] = f(x[i]);
+}
+
 // One row of n elements through f, converted to f32 and back a chunk at a time (f16/bf16 rows
 // would otherwise pay a type dispatch per element). Chunk by chunk, so dst may alias src.
 template <typename F>
-void map_row_converted(const Tensor& dst, std::byte* d, const Tensor& src, const std::byte* x, int64_t n, F f) {
+void map_row_converted(const Tensor& dst, std::byte* d, const Tensor& src, const std::byte* x, int64_t n, F f,
+                       RowKernels::MapFn vec) {
     float buf[kConvertChunk];
     const size_t dst_size = type_size(dst.type), src_size = type_size(src.type);
     for (int64_t off = 0; off < n; off += kConvertChunk) {
         const int64_t len = std::min(kConvertChunk, n - off);
         (void)convert_row(src.type, x + static_cast<size_t>(off) * src_size, DType::F32, buf, len);
-        for (int64_t i = 0; i < len; ++i) buf[i] = f(buf[i]);
+        map_span_f32(buf, buf, len, f, vec);
         (void)convert_row(DType::F32, buf, dst.type, d + static_cast<size_t>(off) * dst_size, len);
     }
 }
 
-// dst = f(src) element by element; dst and src have the same shape (dst may alias src).
+// dst = f(src) element by element; dst and src have the same shape (dst may alias src). `vec`, when
+// not null, is the same map over packed f32 spans (host/row_kernels.hpp).
 template <typename F>
-void map_rows(const ComputeParams& p, Tensor& dst, const Tensor& src, F f) {
+void map_rows(const ComputeParams& p, Tensor& dst, const Tensor& src, F f, RowKernels::MapFn vec = nullptr) {
     const int64_t ne0 = dst.ne[0];
     const bool fast = packed_f32_rows(dst) && packed_f32_rows(src);
     const bool converted = !fast && convertible_rows(dst) && convertible_rows(src);
@@ -115,13 +125,13 @@ void map_rows(const ComputeParams& p, Tensor& dst, const Tensor& src, F f) {
         if (fast) {
             float* d = f32_row(dst, r);
             const float* x = f32_row(src, r);
-            for (int64_t i = 0; i < ne0; ++i) d[i] = f(x[i]);
+            map_span_f32(x, d, ne0, f, vec);
             continue;
         }
         std::byte* d = row_ptr(dst, r);
         const std::byte* x = row_ptr(src, r);
         if (converted) {
-            map_row_converted(dst, d, src, x, ne0, f);
+            map_row_converted(dst, d, src, x, ne0, f, vec);
             continue;
         }
         for (int64_t i0 = 0; i0 < ne0; ++i0) store_at(dst, d, i0, f(load_at(src, x, i0)));
@@ -130,7 +140,7 @@ void map_rows(const ComputeParams& p, Tensor& dst, const Tensor& src, F f) {
 
 template <UnaryOp U>
 void map_unary(const ComputeParams& p, Tensor& dst, const Tensor& src) {
-    map_rows(p, dst, src, [](float x) { return unary_f32(U, x); });
+    map_rows(p, dst, src, [](float x) { return unary_f32(U, x); }, row_kernels().unary[static_cast<int>(U)]);
 }
 
 void compute_unary(const ComputeParams& p, Tensor& dst, const Tensor& src) {
@@ -153,10 +163,22 @@ void compute_unary(const ComputeParams& p, Tensor& dst, const Tensor& src) {
 
 // --- glu -------------------------------------------------------------------------------------------
 
-// out[i] = act(a[i]) * g[i] over n packed floats.
+// out[i] = act(a[i]) * g[i] over n packed floats; the activation through the instruction set's
+// vector map (silu or gelu) a chunk at a time when it has one. out may alias a or g.
 template <GluOp G>
 void glu_span_f32(float* out, const float* a, const float* g, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) out[i] = glu_activation_f32(G, a[i]) * g[i];
+    const UnaryOp act = G == GluOp::SwiGlu ? UnaryOp::Silu : UnaryOp::Gelu;
+    const RowKernels::MapFn vec = row_kernels().unary[static_cast<int>(act)];
+    if (vec == nullptr) {
+        for (int64_t i = 0; i < n; ++i) out[i] = glu_activation_f32(G, a[i]) * g[i];
+        return;
+    }
+    float buf[kConvertChunk];
+    for (int64_t off = 0; off < n; off += kConvertChunk) {
+        const int64_t len = std::min(kConvertChunk, n - off);
+        vec(a + off, buf, len);
+        for (int64_t i = 0; i < len; ++i) out[off + i] = buf[i] * g[off + i];
+    }
 }
 
 // Fused form: each row of src0 is [x | g]; the activated half is x, or g when swapped.

@@ -36,11 +36,13 @@ uint32_t load_le32(const uint8_t* p) {
     return v;
 }
 
-const __m256i kOnes16 = _mm256_set1_epi16(1);
+// Made where used: a namespace-scope __m256i could be initialised at program start, running AVX2
+// on CPUs that lack it.
+__m256i ones16() { return _mm256_set1_epi16(1); }
 
 // Eight 32-bit sums of products of unsigned bytes u (at most 128: no 16-bit pair sum saturates)
 // and signed bytes s (-127..127).
-__m256i dot_u8_s8(__m256i u, __m256i s) { return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), kOnes16); }
+__m256i dot_u8_s8(__m256i u, __m256i s) { return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), ones16()); }
 
 // The 32 nibbles of 16 bytes as bytes: low nibbles first (elements 0..15), then the high ones.
 __m256i nibbles(const uint8_t* qs) {
@@ -94,7 +96,7 @@ void quantize_q8sum(const float* x, void* out, int64_t n) {
         const __m256i q8 = round_to_bytes(x, _mm256_set1_ps(id));
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(y[b].qs), q8);
         y[b].d = d;
-        y[b].s = d * static_cast<float>(hsum(_mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), q8), kOnes16)));
+        y[b].s = d * static_cast<float>(hsum(_mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), q8), ones16())));
     }
 }
 
@@ -110,7 +112,7 @@ void quantize_q8k(const float* x, void* out, int64_t n) {
             const __m256i q8 = round_to_bytes(x + 32 * v, _mm256_set1_ps(iscale));
             _mm256_storeu_si256(reinterpret_cast<__m256i*>(y[b].qs + 32 * v), q8);
             // Sums of 4 bytes per 32-bit lane, then of the lane's 4: one per 16 bytes.
-            __m256i sums = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), q8), kOnes16);
+            __m256i sums = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), q8), ones16());
             sums = _mm256_hadd_epi32(sums, sums);
             sums = _mm256_hadd_epi32(sums, sums);
             y[b].bsums[2 * v] = static_cast<int16_t>(_mm256_extract_epi32(sums, 0));

@@ -1,6 +1,7 @@
 // Kernels over one packed row, per instruction set, for the host ops that spend their time in
 // them: flash attention's dot products of the query with K rows and its axpy of V rows into the
-// accumulator (f32, f16 or bf16 rows). One table per instruction set, each in its own translation
+// accumulator (f32, f16 or bf16 rows), and the unary maps whose cost is a transcendental (exp,
+// tanh, sigmoid, silu, gelu, gelu_quick), which the unary, glu and soft_max kernels use. One table per instruction set, each in its own translation
 // unit compiled for that set only (row_kernels_<isa>.cpp); row_kernels() is the one of active_isa().
 #pragma once
 
@@ -9,6 +10,7 @@
 #include <optional>
 
 #include "core/dtype.hpp"
+#include "core/op.hpp"
 #include "host/isa.hpp"
 
 namespace xb::host {
@@ -23,10 +25,15 @@ struct RowKernels {
     using DotFn = float (*)(const float* q, const std::byte* row, int64_t n);
     // acc[0, n) += s * row of n packed elements
     using AxpyFn = void (*)(float* acc, float s, const std::byte* row, int64_t n);
+    // y[0, n) = op(x[0, n)); y may be x.
+    using MapFn = void (*)(const float* x, float* y, int64_t n);
 
     Isa isa;
     DotFn dot[kRowTypeCount];
     AxpyFn axpy[kRowTypeCount];
+    // By UnaryOp; nullptr where the set has no vector form (the kernels then map element by
+    // element with the scalar functions of core/op_math.hpp, as the scalar set does throughout).
+    MapFn unary[kUnaryOpCount];
 };
 
 // The table of `isa` (which this CPU must support), and that of active_isa().

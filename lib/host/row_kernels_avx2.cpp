@@ -5,9 +5,11 @@
 // for the whole program.
 #include <immintrin.h>
 
+#include <array>
 #include <cstring>
 
 #include "host/row_kernels.hpp"
+#include "host/simd_math_avx2.hpp"
 
 namespace xb::host {
 
@@ -76,12 +78,61 @@ void axpy(float* acc, float s, const std::byte* row, int64_t n) {
     for (; i < n; ++i) acc[i] += s * load1<T>(row + i * ts);
 }
 
+// --- unary maps -------------------------------------------------------------------------------
+
+// y = f(x) eight at a time; the tail goes through the same vector code from a padded copy, so
+// every element gets the same function whatever its position.
+template <__m256 (*F)(__m256)>
+void map(const float* x, float* y, int64_t n) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, F(_mm256_loadu_ps(x + i)));
+    if (i < n) {
+        float tail[8] = {};
+        std::memcpy(tail, x + i, static_cast<size_t>(n - i) * sizeof(float));
+        _mm256_storeu_ps(tail, F(_mm256_loadu_ps(tail)));
+        std::memcpy(y + i, tail, static_cast<size_t>(n - i) * sizeof(float));
+    }
+}
+
+// Vector constants are made inside the functions: a namespace-scope __m256 could be initialised at
+// program start, running AVX on CPUs that lack it.
+__m256 one8() { return _mm256_set1_ps(1.0f); }
+
+__m256 sigmoid8(__m256 x) { return _mm256_div_ps(one8(), _mm256_add_ps(one8(), exp8(_mm256_sub_ps(_mm256_setzero_ps(), x)))); }
+__m256 silu8(__m256 x) { return _mm256_div_ps(x, _mm256_add_ps(one8(), exp8(_mm256_sub_ps(_mm256_setzero_ps(), x)))); }
+__m256 gelu_quick8(__m256 x) {
+    return _mm256_div_ps(x, _mm256_add_ps(one8(), exp8(_mm256_mul_ps(x, _mm256_set1_ps(-1.702f)))));
+}
+// 0.5 x (1 + tanh(sqrt(2/pi) x (1 + 0.044715 x^2))), as core/op_math.hpp's gelu_f32.
+__m256 gelu8(__m256 x) {
+    const __m256 inner = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.79788456080286535587989211986876f), x),
+                                       _mm256_fmadd_ps(_mm256_mul_ps(_mm256_set1_ps(0.044715f), x), x, one8()));
+    return _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), x), _mm256_add_ps(one8(), tanh8(inner)));
+}
+
+constexpr std::array<RowKernels::MapFn, kUnaryOpCount> unary_maps() {
+    std::array<RowKernels::MapFn, kUnaryOpCount> maps{};
+    maps[static_cast<int>(UnaryOp::Gelu)] = &map<gelu8>;
+    maps[static_cast<int>(UnaryOp::GeluQuick)] = &map<gelu_quick8>;
+    maps[static_cast<int>(UnaryOp::Silu)] = &map<silu8>;
+    maps[static_cast<int>(UnaryOp::Tanh)] = &map<tanh8>;
+    maps[static_cast<int>(UnaryOp::Sigmoid)] = &map<sigmoid8>;
+    maps[static_cast<int>(UnaryOp::Exp)] = &map<exp8>;
+    return maps;
+}
+
 }  // namespace
 
 const RowKernels& row_kernels_avx2() {
-    static constexpr RowKernels kTable{Isa::Avx2,
-                                       {&dot<DType::F32>, &dot<DType::F16>, &dot<DType::BF16>},
-                                       {&axpy<DType::F32>, &axpy<DType::F16>, &axpy<DType::BF16>}};
+    static const RowKernels kTable = [] {
+        RowKernels t{Isa::Avx2,
+                     {&dot<DType::F32>, &dot<DType::F16>, &dot<DType::BF16>},
+                     {&axpy<DType::F32>, &axpy<DType::F16>, &axpy<DType::BF16>},
+                     {}};
+        const auto maps = unary_maps();
+        for (int i = 0; i < kUnaryOpCount; ++i) t.unary[i] = maps[static_cast<size_t>(i)];
+        return t;
+    }();
     return kTable;
 }
 

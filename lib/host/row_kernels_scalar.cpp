@@ -24,7 +24,8 @@ void axpy(float* acc, float s, const std::byte* row, int64_t n) {
 const RowKernels& row_kernels_scalar() {
     static constexpr RowKernels kTable{Isa::Scalar,
                                        {&dot<DType::F32>, &dot<DType::F16>, &dot<DType::BF16>},
-                                       {&axpy<DType::F32>, &axpy<DType::F16>, &axpy<DType::BF16>}};
+                                       {&axpy<DType::F32>, &axpy<DType::F16>, &axpy<DType::BF16>},
+                                       {}};
     return kTable;
 }
 

@@ -1,0 +1,75 @@
+// exp and tanh of eight floats with AVX2 + FMA, for the AVX2 translation units only (each gets its
+// own internal copy: nothing here has external linkage, so no AVX2 code can leak into callers
+// compiled for the baseline).
+//
+// exp: x = n ln2 + r with |r| <= ln2 / 2 (ln2 split in two parts so that n ln2 is exact), e^r by a
+// degree-7 polynomial (Taylor terms through r^7, whose truncation error is below 2^-27 at
+// |r| = ln2/2), then 2^n put into the exponent bits. Results under FLT_MIN flush to 0; x above
+// ln(FLT_MAX) gives +inf. tanh: x + x^3 P(x^2) on |x| < 0.625 (no cancellation near 0), else
+// sign(x) (1 - 2 / (e^{2|x|} + 1)). Measured errors are in tests/test_row_kernels.cpp and README.
+#pragma once
+
+#include <immintrin.h>
+
+namespace xb::host {
+namespace {
+
+inline __m256 exp8(__m256 x) {
+    const __m256 kMax = _mm256_set1_ps(88.7228394f);   // ln(FLT_MAX)
+    const __m256 kMin = _mm256_set1_ps(-87.3365479f);  // ln(FLT_MIN)
+    const __m256 kLog2e = _mm256_set1_ps(1.44269504088896341f);
+    const __m256 kLn2Hi = _mm256_set1_ps(0.693359375f);  // 8 significant bits: n * kLn2Hi is exact
+    const __m256 kLn2Lo = _mm256_set1_ps(-2.12194440e-4f);
+    const __m256 over = _mm256_cmp_ps(x, kMax, _CMP_GT_OQ);
+    const __m256 under = _mm256_cmp_ps(x, kMin, _CMP_LT_OQ);
+    const __m256 xc = _mm256_min_ps(_mm256_max_ps(x, kMin), kMax);
+    const __m256 n = _mm256_round_ps(_mm256_mul_ps(xc, kLog2e), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m256 r = _mm256_fnmadd_ps(n, kLn2Lo, _mm256_fnmadd_ps(n, kLn2Hi, xc));
+    // e^r = 1 + r + r^2/2 + ... + r^7/7!, Horner from the highest term.
+    __m256 p = _mm256_set1_ps(1.0f / 5040.0f);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 720.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    // 2^n for n in [-126, 128]: n = 128 only at the clamp, where p < 1 keeps the product finite
+    // unless x was over the limit (handled below). Scale in two steps so that 2^128 never forms.
+    const __m256i ni = _mm256_cvtps_epi32(n);
+    const __m256i half = _mm256_srai_epi32(ni, 1);
+    const __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(half, _mm256_set1_epi32(127)), 23));
+    const __m256 s2 = _mm256_castsi256_ps(
+        _mm256_slli_epi32(_mm256_add_epi32(_mm256_sub_epi32(ni, half), _mm256_set1_epi32(127)), 23));
+    __m256 y = _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
+    y = _mm256_blendv_ps(y, _mm256_set1_ps(__builtin_inff()), over);
+    y = _mm256_blendv_ps(y, _mm256_setzero_ps(), under);
+    // NaN in, NaN out (the comparisons above are false for NaN, and min/max dropped it).
+    const __m256 nan = _mm256_cmp_ps(x, x, _CMP_UNORD_Q);
+    return _mm256_blendv_ps(y, x, nan);
+}
+
+inline __m256 tanh8(__m256 x) {
+    const __m256 sign = _mm256_and_ps(x, _mm256_set1_ps(-0.0f));
+    const __m256 ax = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x);
+    // Large |x|: 1 - 2 / (e^{2|x|} + 1), with the sign put back.
+    const __m256 e = exp8(_mm256_add_ps(ax, ax));
+    const __m256 big = _mm256_or_ps(
+        _mm256_sub_ps(_mm256_set1_ps(1.0f), _mm256_div_ps(_mm256_set1_ps(2.0f), _mm256_add_ps(e, _mm256_set1_ps(1.0f)))),
+        sign);
+    // Small |x|: x + x^3 P(x^2), a minimax fit on [0, 0.625].
+    const __m256 z = _mm256_mul_ps(x, x);
+    __m256 p = _mm256_set1_ps(-5.70498872745e-3f);
+    p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(2.06390887954e-2f));
+    p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(-5.37397155531e-2f));
+    p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(1.33314422036e-1f));
+    p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(-3.33332819422e-1f));
+    const __m256 small = _mm256_fmadd_ps(_mm256_mul_ps(p, z), x, x);
+    const __m256 is_small = _mm256_cmp_ps(ax, _mm256_set1_ps(0.625f), _CMP_LT_OQ);
+    const __m256 y = _mm256_blendv_ps(big, small, is_small);
+    const __m256 nan = _mm256_cmp_ps(x, x, _CMP_UNORD_Q);
+    return _mm256_blendv_ps(y, x, nan);
+}
+
+}  // namespace
+}  // namespace xb::host
