@@ -77,14 +77,62 @@ void rope_cache(const RopeParams& rp, float pos, RopeCorrDims corr, const float*
     }
 }
 
-void rope_row(const Tensor& src, Tensor& dst, RowIndex r, const RopeParams& rp, const std::vector<float>& cache) {
+// Rotates the first n_dims of x into y (which may be x): normal mode rotates adjacent pairs, neox
+// element i with element i + n_dims/2. Rows are f32 here: separate loops per mode keep them
+// vectorisable.
+void rope_f32(const float* x, float* y, const RopeParams& rp, const float* cache) {
+    const int64_t half = rp.n_dims / 2;
+    if (rp.mode == RopeMode::Neox) {
+        for (int64_t i = 0; i < half; ++i) {
+            const float c = cache[2 * i], s = cache[2 * i + 1];
+            const float x0 = x[i], x1 = x[i + half];
+            y[i] = x0 * c - x1 * s;
+            y[i + half] = x0 * s + x1 * c;
+        }
+    } else {
+        for (int64_t i0 = 0; i0 < rp.n_dims; i0 += 2) {
+            const float c = cache[i0], s = cache[i0 + 1];
+            const float x0 = x[i0], x1 = x[i0 + 1];
+            y[i0] = x0 * c - x1 * s;
+            y[i0 + 1] = x0 * s + x1 * c;
+        }
+    }
+}
+
+// Per-thread rows for types other than packed f32: converted in, rotated, converted out.
+struct RopeScratch {
+    std::vector<float> in, out;
+};
+
+void rope_row(const Tensor& src, Tensor& dst, RowIndex r, const RopeParams& rp, const std::vector<float>& cache,
+              RopeScratch& scratch) {
+    const int64_t n = src.ne[0];
     const std::byte* x = row_ptr(src, r);
     std::byte* y = row_ptr(dst, r);
+    const bool src_packed = src.nb[0] == type_size(src.type);
+    const bool dst_packed = dst.nb[0] == type_size(dst.type);
+    if (src_packed && dst_packed) {
+        const float* xf = reinterpret_cast<const float*>(x);
+        if (src.type != DType::F32) {
+            scratch.in.resize(static_cast<size_t>(n));
+            (void)convert_row(src.type, x, DType::F32, scratch.in.data(), n);
+            xf = scratch.in.data();
+        }
+        float* yf = reinterpret_cast<float*>(y);
+        if (dst.type != DType::F32) {
+            scratch.out.resize(static_cast<size_t>(n));
+            yf = scratch.out.data();
+        }
+        rope_f32(xf, yf, rp, cache.data());
+        if (yf != xf) std::copy(xf + rp.n_dims, xf + n, yf + rp.n_dims);
+        if (dst.type != DType::F32) (void)convert_row(DType::F32, yf, dst.type, y, n);
+        return;
+    }
+    // Strided rows: element by element.
     auto load = [&](int64_t i) { return load_as_f32(src.type, x + i * src.nb[0]); };
     auto store = [&](int64_t i, float v) { store_from_f32(dst.type, y + i * dst.nb[0], v); };
     const int64_t half = rp.n_dims / 2;
     for (int64_t i0 = 0; i0 < rp.n_dims; i0 += 2) {
-        // Normal rotates adjacent pairs; neox rotates element i with element i + n_dims/2.
         const int64_t j0 = rp.mode == RopeMode::Neox ? i0 / 2 : i0;
         const int64_t j1 = rp.mode == RopeMode::Neox ? i0 / 2 + half : i0 + 1;
         const float c = cache[static_cast<size_t>(i0)];
@@ -94,7 +142,7 @@ void rope_row(const Tensor& src, Tensor& dst, RowIndex r, const RopeParams& rp, 
         store(j0, x0 * c - x1 * s);
         store(j1, x0 * s + x1 * c);
     }
-    for (int64_t i = rp.n_dims; i < src.ne[0]; ++i) store(i, load(i));
+    for (int64_t i = rp.n_dims; i < n; ++i) store(i, load(i));
 }
 
 // --- flash attention: dot and axpy of an f32 vector with a row of any float type -----------------
@@ -202,6 +250,7 @@ void compute_rope(const ComputeParams& params, Tensor& dst) {
     // Contiguous f32 (the op builder checks it).
     const float* freq_factors = dst.src[2] != nullptr ? static_cast<const float*>(dst.src[2]->data) : nullptr;
     std::vector<float> cache(static_cast<size_t>(rp.n_dims));
+    RopeScratch scratch;
     int64_t cached_token = -1;
     // Rows are numbered with the head fastest, so consecutive rows mostly share one token's cache.
     const auto [r0, r1] = params.split(src.nrows());
@@ -212,7 +261,7 @@ void compute_rope(const ComputeParams& params, Tensor& dst) {
             rope_cache(rp, p, corr, freq_factors, cache);
             cached_token = r.i2;
         }
-        rope_row(src, dst, r, rp, cache);
+        rope_row(src, dst, r, rp, cache, scratch);
     }
 }
 

@@ -3,6 +3,7 @@
 // cost of a compute call. Their references are real, so they can be checked too, but slowly.
 #include <cmath>
 #include <string>
+#include <utility>
 
 #include "opcheck/cases.hpp"
 #include "opcheck/reference.hpp"
@@ -106,6 +107,22 @@ void add_attention(std::vector<OpCase>& cases) {
                          return rope(b.ctx(), a, b.input(DType::I32, {64, 1, 1, 1}, random_indices(4096)), neox);
                      },
                      [neox](const std::vector<RefArray>& in) { return ref::rope(in[0], in[1], neox); }, 1e-6});
+    // ggml's test-backend-ops perf shapes: normal mode [128, 32, 512], neox [64, 8, 512]; f32 and f16.
+    for (const auto& [mode, shape] : {std::pair{RopeMode::Normal, Shape{128, 32, 512, 1}}, std::pair{RopeMode::Neox, Shape{64, 8, 512, 1}}}) {
+        RopeParams rp;
+        rp.n_dims = static_cast<int>(shape[0]);
+        rp.mode = mode;
+        for (DType t : {DType::F32, DType::F16}) {
+            cases.push_back({std::string("rope_") + (mode == RopeMode::Neox ? "neox_" : "normal_") + type_tag(t) + "_" +
+                                 std::to_string(shape[0]) + "x" + std::to_string(shape[1]) + "x" + std::to_string(shape[2]),
+                             [rp, t, shape](CaseBuilder& b) {
+                                 Tensor* a = b.input(t, shape);
+                                 return rope(b.ctx(), a, b.input(DType::I32, {shape[2], 1, 1, 1}, random_indices(4096)), rp);
+                             },
+                             [rp](const std::vector<RefArray>& in) { return ref::rope(in[0], in[1], rp); },
+                             t == DType::F32 ? 1e-6 : tolerance_for_output(t)});
+        }
+    }
     // Decoding (one query) and a 32-token prompt over 1024 cached positions, 32 heads on 8 kv heads.
     for (int64_t n_q : {1, 32}) {
         cases.push_back({"flash_attn_ext_f16_d128_q" + std::to_string(n_q) + "_kv1024",
