@@ -28,13 +28,56 @@ float& f32_at(const Tensor& t, int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
 
 // --- soft_max ------------------------------------------------------------------------------------
 
-// dst row = softmax(src row * scale + slope * mask row); `mask` may be null.
-void soft_max_row(const Tensor& src, const Tensor* mask, Tensor& dst, RowIndex r, float scale, float slope) {
+// exp(v - max) over v[0, n) in place, through the instruction set's vector exp when it has one;
+// returns the sum (in double: rows are long and the terms span orders of magnitude).
+double exp_shifted_sum(float* v, int64_t n, float max) {
+    const RowKernels::MapFn exp_map = row_kernels().unary[static_cast<int>(UnaryOp::Exp)];
+    double sum = 0.0;
+    if (exp_map != nullptr) {
+        for (int64_t i = 0; i < n; ++i) v[i] -= max;
+        exp_map(v, v, n);
+        for (int64_t i = 0; i < n; ++i) sum += v[i];
+    } else {
+        for (int64_t i = 0; i < n; ++i) {
+            v[i] = std::exp(v[i] - max);
+            sum += v[i];
+        }
+    }
+    return sum;
+}
+
+// dst row = softmax(src row * scale + slope * mask row); `mask` may be null. `mask_row` is the
+// calling thread's scratch for a converted mask row. A row of only -inf yields NaN
+// (exp(-inf - -inf)), as in ggml.
+void soft_max_row(const Tensor& src, const Tensor* mask, Tensor& dst, RowIndex r, float scale, float slope,
+                  std::vector<float>& mask_row) {
     const int64_t n = src.ne[0];
     const std::byte* x = row_ptr(src, r);
     const std::byte* m = mask ? mask->element_ptr(0, r.i1, r.i2 % mask->ne[2], r.i3 % mask->ne[3]) : nullptr;
     std::byte* y = row_ptr(dst, r);
-    // In place (dst aliasing src) is safe: each element is read before it is written.
+    const bool packed = src.nb[0] == sizeof(float) && dst.nb[0] == sizeof(float) &&
+                        (m == nullptr || mask->nb[0] == type_size(mask->type));
+    if (packed) {
+        // Vectorisable passes over f32 rows; in place (dst aliasing src) is safe.
+        const float* xf = reinterpret_cast<const float*>(x);
+        float* v = reinterpret_cast<float*>(y);
+        for (int64_t i = 0; i < n; ++i) v[i] = xf[i] * scale;
+        if (m != nullptr) {
+            const float* mf = reinterpret_cast<const float*>(m);
+            if (mask->type != DType::F32) {
+                mask_row.resize(static_cast<size_t>(n));
+                (void)convert_row(mask->type, m, DType::F32, mask_row.data(), n);
+                mf = mask_row.data();
+            }
+            for (int64_t i = 0; i < n; ++i) v[i] += slope * mf[i];
+        }
+        float max = kNegInf;
+        for (int64_t i = 0; i < n; ++i) max = std::max(max, v[i]);
+        const float inv = static_cast<float>(1.0 / exp_shifted_sum(v, n, max));
+        for (int64_t i = 0; i < n; ++i) v[i] *= inv;
+        return;
+    }
+    // Strided rows, element by element.
     float max = kNegInf;
     for (int64_t i = 0; i < n; ++i) {
         float w = *reinterpret_cast<const float*>(x + i * src.nb[0]) * scale;
@@ -42,20 +85,11 @@ void soft_max_row(const Tensor& src, const Tensor* mask, Tensor& dst, RowIndex r
         *reinterpret_cast<float*>(y + i * dst.nb[0]) = w;
         max = std::max(max, w);
     }
-    // A row of only -inf yields NaN (exp(-inf - -inf)), as in ggml.
     double sum = 0.0;
-    const RowKernels::MapFn exp_map = row_kernels().unary[static_cast<int>(UnaryOp::Exp)];
-    if (exp_map != nullptr && dst.nb[0] == sizeof(float)) {
-        auto* v = reinterpret_cast<float*>(y);
-        for (int64_t i = 0; i < n; ++i) v[i] -= max;
-        exp_map(v, v, n);
-        for (int64_t i = 0; i < n; ++i) sum += v[i];
-    } else {
-        for (int64_t i = 0; i < n; ++i) {
-            float& v = *reinterpret_cast<float*>(y + i * dst.nb[0]);
-            v = std::exp(v - max);
-            sum += v;
-        }
+    for (int64_t i = 0; i < n; ++i) {
+        float& v = *reinterpret_cast<float*>(y + i * dst.nb[0]);
+        v = std::exp(v - max);
+        sum += v;
     }
     const float inv = static_cast<float>(1.0 / sum);
     for (int64_t i = 0; i < n; ++i) *reinterpret_cast<float*>(y + i * dst.nb[0]) *= inv;
@@ -219,11 +253,12 @@ void compute_soft_max(const ComputeParams& params, Tensor& dst) {
     const Tensor& src = *dst.src[0];
     const Tensor* mask = dst.src[1];
     const auto [scale, max_bias] = SoftMaxParams::load(dst);
+    std::vector<float> mask_row;
     const auto [r0, r1] = params.split(src.nrows());
     for (int64_t row = r0; row < r1; ++row) {
         const RowIndex r = row_index(src, row);
         const float slope = alibi_slope_f32(static_cast<int>(r.i2), static_cast<int>(src.ne[2]), max_bias);
-        soft_max_row(src, mask, dst, r, scale, slope);
+        soft_max_row(src, mask, dst, r, scale, slope, mask_row);
     }
 }
 
