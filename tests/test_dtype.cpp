@@ -150,5 +150,23 @@ TEST(DType, ConvertRowBetweenFloatTypes) {
     EXPECT_FALSE(convert_row(DType::F32, src.data(), DType::I32, ints.data(), 5));
 }
 
+// f16 <-> bf16 rows (converted by chunks) equal the element-by-element conversion through f32, on
+// a length that spans several chunks and ends in a partial one.
+TEST(DType, ConvertRowBetweenHalfTypesMatchesElementwise) {
+    const int64_t n = 1000;
+    std::mt19937 rng(3);
+    std::uniform_real_distribution<float> dist(-70000.0f, 70000.0f);  // past f16's range too
+    for (const auto& [from, to] : {std::pair{DType::F16, DType::BF16}, std::pair{DType::BF16, DType::F16}}) {
+        std::vector<uint16_t> in(static_cast<size_t>(n)), out(static_cast<size_t>(n));
+        for (uint16_t& v : in) v = from == DType::F16 ? f32_to_f16(dist(rng)) : f32_to_bf16(dist(rng));
+        ASSERT_TRUE(convert_row(from, in.data(), to, out.data(), n));
+        for (int64_t i = 0; i < n; ++i) {
+            const float f = load_as_f32(from, &in[static_cast<size_t>(i)]);
+            const uint16_t want = to == DType::F16 ? f32_to_f16(f) : f32_to_bf16(f);
+            ASSERT_EQ(out[static_cast<size_t>(i)], want) << dtype_name(from) << " -> " << dtype_name(to) << " at " << i;
+        }
+    }
+}
+
 }  // namespace
 }  // namespace xb
