@@ -56,6 +56,12 @@ void add_layout(std::vector<OpCase>& cases) {
                          return cpy(b.ctx(), x, b.input(DType::F16, kRows));
                      },
                      [](const std::vector<RefArray>& in) { return in[0]; }, kTolF16});
+    cases.push_back({"cpy_bf16_f16_4096x512",
+                     [](CaseBuilder& b) {
+                         Tensor* x = b.input(DType::BF16, kRows);
+                         return cpy(b.ctx(), x, b.input(DType::F16, kRows));
+                     },
+                     [](const std::vector<RefArray>& in) { return in[0]; }, kTolF16});
     cases.push_back({"cont_transposed_f32_512x4096",
                      [](CaseBuilder& b) {
                          return cont(b.ctx(), transpose(b.ctx(), b.input(DType::F32, {512, 4096, 1, 1})));
