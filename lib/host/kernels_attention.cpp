@@ -183,25 +183,40 @@ void rope_row(const Tensor& src, Tensor& dst, RowIndex r, const RopeParams& rp, 
 // Packed f32/f16/bf16 rows go to the instruction set's row kernels (host/row_kernels.hpp); others
 // convert element by element.
 
-float dot_any(const float* q, const Tensor& k, const std::byte* row, int64_t n) {
-    if (const std::optional<RowType> rt = row_type(k.type); rt && k.nb[0] == type_size(k.type)) {
-        return row_kernels().dot[static_cast<int>(*rt)](q, row, n);
-    }
-    float sum = 0.0f;
-    for (int64_t i = 0; i < n; ++i) sum += q[i] * load_as_f32(k.type, row + i * k.nb[0]);
-    return sum;
-}
+// The dot product with K rows and the axpy of V rows, chosen once per computation: the row
+// kernels for packed f32/f16/bf16 rows, element-by-element conversion otherwise.
+class KvRows {
+public:
+    KvRows(const Tensor& k, const Tensor& v) : k_(k), v_(v), dot_(kernel(k).first), axpy_(kernel(v).second) {}
 
-void axpy_any(float* acc, float s, const Tensor& v, const std::byte* row, int64_t n) {
-    if (const std::optional<RowType> rt = row_type(v.type); rt && v.nb[0] == type_size(v.type)) {
-        return row_kernels().axpy[static_cast<int>(*rt)](acc, s, row, n);
+    float dot(const float* q, const std::byte* row, int64_t n) const {
+        if (dot_ != nullptr) return dot_(q, row, n);
+        float sum = 0.0f;
+        for (int64_t i = 0; i < n; ++i) sum += q[i] * load_as_f32(k_.type, row + i * k_.nb[0]);
+        return sum;
     }
-    for (int64_t i = 0; i < n; ++i) acc[i] += s * load_as_f32(v.type, row + i * v.nb[0]);
-}
+    void axpy(float* acc, float s, const std::byte* row, int64_t n) const {
+        if (axpy_ != nullptr) return axpy_(acc, s, row, n);
+        for (int64_t i = 0; i < n; ++i) acc[i] += s * load_as_f32(v_.type, row + i * v_.nb[0]);
+    }
+
+private:
+    static std::pair<RowKernels::DotFn, RowKernels::AxpyFn> kernel(const Tensor& t) {
+        const std::optional<RowType> rt = row_type(t.type);
+        if (!rt || t.nb[0] != type_size(t.type)) return {nullptr, nullptr};
+        const RowKernels& table = row_kernels();
+        return {table.dot[static_cast<int>(*rt)], table.axpy[static_cast<int>(*rt)]};
+    }
+
+    const Tensor& k_;
+    const Tensor& v_;
+    RowKernels::DotFn dot_;
+    RowKernels::AxpyFn axpy_;
+};
 
 // One query row (iq, h, s): online softmax over all keys, V accumulated in `acc` (f32 scratch).
-void flash_attn_row(const Tensor& dst, const FlashAttnParams& fp, int64_t iq, int64_t h, int64_t s, float* q_buf,
-                    float* acc) {
+void flash_attn_row(const Tensor& dst, const FlashAttnParams& fp, const KvRows& rows, int64_t iq, int64_t h, int64_t s,
+                    float* q_buf, float* acc) {
     const Tensor& q = *dst.src[0];
     const Tensor& k = *dst.src[1];
     const Tensor& v = *dst.src[2];
@@ -221,7 +236,7 @@ void flash_attn_row(const Tensor& dst, const FlashAttnParams& fp, int64_t iq, in
     for (int64_t ic = 0; ic < k.ne[1]; ++ic) {
         const float mv = mrow ? slope * load_as_f32(mask->type, mrow + ic * mask->nb[0]) : 0.0f;
         if (mv == kNegInf) continue;  // masked out: contributes nothing
-        float score = dot_any(q_buf, k, k.element_ptr(0, ic, kvh, s), d) * fp.score_scale();
+        float score = rows.dot(q_buf, k.element_ptr(0, ic, kvh, s), d) * fp.score_scale();
         if (fp.softcap != 0.0f) score = fp.softcap * std::tanh(score);
         score += mv;
         float ms = 1.0f;  // rescales what is accumulated so far
@@ -233,7 +248,7 @@ void flash_attn_row(const Tensor& dst, const FlashAttnParams& fp, int64_t iq, in
         } else {
             vs = std::exp(score - run_max);
         }
-        axpy_any(acc, vs, v, v.element_ptr(0, ic, kvh, s), dv);
+        rows.axpy(acc, vs, v.element_ptr(0, ic, kvh, s), dv);
         run_sum = run_sum * ms + vs;
     }
     // Every key masked out: zeros rather than 0/0.
@@ -313,6 +328,7 @@ void compute_flash_attn_ext(const ComputeParams& params, Tensor& dst) {
     float* q_buf = reinterpret_cast<float*>(work + static_cast<size_t>(params.ith) * flash_slice_bytes(dst));
     float* acc = q_buf + q.ne[0];
 
+    const KvRows rows(*dst.src[1], *dst.src[2]);
     const int64_t n_head = q.ne[2];
     const int64_t n_q = q.ne[1];
     // Rows numbered head fastest: neighbouring rows share K/V heads (GQA) and dst is written in order.
@@ -321,7 +337,7 @@ void compute_flash_attn_ext(const ComputeParams& params, Tensor& dst) {
         const int64_t h = row % n_head;
         const int64_t iq = (row / n_head) % n_q;
         const int64_t s = row / n_head / n_q;
-        flash_attn_row(dst, fp, iq, h, s, q_buf, acc);
+        flash_attn_row(dst, fp, rows, iq, h, s, q_buf, acc);
     }
 }
 
