@@ -114,7 +114,8 @@ void add_attention(std::vector<OpCase>& cases) {
                      },
                      [neox](const std::vector<RefArray>& in) { return ref::rope(in[0], in[1], neox); }, 1e-6});
     // ggml's test-backend-ops perf shapes: normal mode [128, 32, 512], neox [64, 8, 512]; f32 and f16.
-    for (const auto& [mode, shape] : {std::pair{RopeMode::Normal, Shape{128, 32, 512, 1}}, std::pair{RopeMode::Neox, Shape{64, 8, 512, 1}}}) {
+    for (const auto& [mode, shape_] : {std::pair{RopeMode::Normal, Shape{128, 32, 512, 1}}, std::pair{RopeMode::Neox, Shape{64, 8, 512, 1}}}) {
+        const Shape shape = shape_;  // a plain variable: clang 14 cannot capture structured bindings
         RopeParams rp;
         rp.n_dims = static_cast<int>(shape[0]);
         rp.mode = mode;
