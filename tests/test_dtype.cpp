@@ -2,10 +2,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 
 #include "core/dtype.hpp"
+#include "core/row_convert.hpp"
 
 namespace xb {
 namespace {
@@ -165,6 +167,57 @@ TEST(DType, ConvertRowBetweenHalfTypesMatchesElementwise) {
             const uint16_t want = to == DType::F16 ? f32_to_f16(f) : f32_to_bf16(f);
             ASSERT_EQ(out[static_cast<size_t>(i)], want) << dtype_name(from) << " -> " << dtype_name(to) << " at " << i;
         }
+    }
+}
+
+// Every instruction set's row conversions give the scalar set's bits: random values across the
+// exponent range, halfway cases, subnormals, infinities and NaNs, on a length with a vector tail.
+TEST(DType, RowConvertersOfEverySetGiveTheScalarBits) {
+    std::mt19937 rng(9);
+    std::vector<float> f;
+    std::uniform_int_distribution<uint32_t> any_bits;
+    for (int i = 0; i < 3000; ++i) {
+        float v;
+        const uint32_t bits = any_bits(rng);
+        std::memcpy(&v, &bits, sizeof v);
+        f.push_back(v);
+    }
+    for (float v : {0.0f, -0.0f, 1.0f, 65504.0f, 65520.0f, 1e-8f, 6e-8f, 3e-5f, INFINITY, -INFINITY, NAN}) f.push_back(v);
+    for (uint32_t bits : {0x3f808000u, 0x3f818000u, 0x3f80ffffu, 0x7f7fffffu}) {  // bf16 halfway and near-overflow
+        float v;
+        std::memcpy(&v, &bits, sizeof v);
+        f.push_back(v);
+    }
+    const int64_t n = static_cast<int64_t>(f.size());  // not a multiple of 8
+    std::vector<uint16_t> h(f.size()), hw(f.size()), b(f.size()), bw(f.size());
+    std::vector<float> back(f.size()), backw(f.size());
+    const RowConverters& ref = row_converters(Isa::Scalar);
+    ref.f32_to_f16(f.data(), hw.data(), n);
+    ref.f32_to_bf16(f.data(), bw.data(), n);
+    for (Isa isa : supported_isas()) {
+        SCOPED_TRACE(isa_name(isa));
+        const RowConverters& t = row_converters(isa);
+        t.f32_to_f16(f.data(), h.data(), n);
+        t.f32_to_bf16(f.data(), b.data(), n);
+        for (int64_t i = 0; i < n; ++i) {
+            // NaNs may differ in payload between F16C and the software conversion; both must be NaN.
+            if (std::isnan(f[static_cast<size_t>(i)])) {
+                EXPECT_TRUE(std::isnan(f16_to_f32(h[static_cast<size_t>(i)])));
+            } else {
+                ASSERT_EQ(h[static_cast<size_t>(i)], hw[static_cast<size_t>(i)]) << "f16 of " << f[static_cast<size_t>(i)];
+            }
+            ASSERT_EQ(b[static_cast<size_t>(i)], bw[static_cast<size_t>(i)]) << "bf16 of " << f[static_cast<size_t>(i)];
+        }
+        t.f16_to_f32(hw.data(), back.data(), n);
+        ref.f16_to_f32(hw.data(), backw.data(), n);
+        for (int64_t i = 0; i < n; ++i) {
+            if (!std::isnan(backw[static_cast<size_t>(i)])) {
+                ASSERT_EQ(float_bits(back[static_cast<size_t>(i)]), float_bits(backw[static_cast<size_t>(i)]));
+            }
+        }
+        t.bf16_to_f32(bw.data(), back.data(), n);
+        ref.bf16_to_f32(bw.data(), backw.data(), n);
+        for (int64_t i = 0; i < n; ++i) ASSERT_EQ(float_bits(back[static_cast<size_t>(i)]), float_bits(backw[static_cast<size_t>(i)]));
     }
 }
 

@@ -280,7 +280,7 @@ TEST(QuantDot, EveryInstructionSetMatchesTheDequantizedDot) {
     constexpr int kCols = host::kMaxDotColumns;
     const auto w_values = normal_data(static_cast<size_t>(n), 3);
     const auto x = heavy_tailed_data(static_cast<size_t>(n) * kCols, 4);
-    for (host::Isa isa : host::supported_isas()) {
+    for (Isa isa : supported_isas()) {
         const host::QuantDot& table = host::quant_dot(isa);
         for (DType type : kAll) {
             std::vector<std::byte> w(row_size(type, n));
@@ -304,7 +304,7 @@ TEST(QuantDot, EveryInstructionSetMatchesTheDequantizedDot) {
                 table.dot[static_cast<int>(type)](n, w.data(), act.data(), act_row, ncols, got);
                 for (int j = 0; j < ncols; ++j) {
                     EXPECT_NEAR(got[j], want[j], 1e-5 * norm[j])
-                        << host::isa_name(isa) << " " << dtype_name(type) << " column " << j << " of " << ncols;
+                        << isa_name(isa) << " " << dtype_name(type) << " column " << j << " of " << ncols;
                 }
             }
         }
@@ -314,16 +314,16 @@ TEST(QuantDot, EveryInstructionSetMatchesTheDequantizedDot) {
 TEST(QuantDot, ActivationsQuantizeAlikeOnEveryInstructionSet) {
     const auto x = heavy_tailed_data(4 * kQK, 5);
     std::vector<std::byte> reference(host::activation_row_bytes(DType::Q4_0, 4 * kQK));
-    host::quant_dot(host::Isa::Scalar).quantize_q8sum(x.data(), reference.data(), 4 * kQK);
-    for (host::Isa isa : host::supported_isas()) {
+    host::quant_dot(Isa::Scalar).quantize_q8sum(x.data(), reference.data(), 4 * kQK);
+    for (Isa isa : supported_isas()) {
         std::vector<std::byte> out(reference.size());
         host::quant_dot(isa).quantize_q8sum(x.data(), out.data(), 4 * kQK);
         const auto* a = reinterpret_cast<const host::BlockQ8Sum*>(out.data());
         const auto* r = reinterpret_cast<const host::BlockQ8Sum*>(reference.data());
         for (int b = 0; b < 4; ++b) {
-            EXPECT_EQ(a[b].d, r[b].d) << host::isa_name(isa);
-            EXPECT_NEAR(a[b].s, r[b].s, std::fabs(r[b].d) * 2) << host::isa_name(isa);
-            for (int j = 0; j < kQK; ++j) EXPECT_NEAR(a[b].qs[j], r[b].qs[j], 1) << host::isa_name(isa) << " " << j;
+            EXPECT_EQ(a[b].d, r[b].d) << isa_name(isa);
+            EXPECT_NEAR(a[b].s, r[b].s, std::fabs(r[b].d) * 2) << isa_name(isa);
+            for (int j = 0; j < kQK; ++j) EXPECT_NEAR(a[b].qs[j], r[b].qs[j], 1) << isa_name(isa) << " " << j;
         }
     }
 }
@@ -335,18 +335,18 @@ TEST(QuantDot, KQuantActivationsQuantizeAlikeOnEveryInstructionSet) {
     const auto x = heavy_tailed_data(static_cast<size_t>(n), 6);
     std::vector<BlockQ8_K> reference(n / kQKK);
     quantize_row(DType::Q8_K, x.data(), reference.data(), n);
-    for (host::Isa isa : host::supported_isas()) {
+    for (Isa isa : supported_isas()) {
         std::vector<BlockQ8_K> out(reference.size());
         host::quant_dot(isa).quantize_q8k(x.data(), out.data(), n);
         for (size_t b = 0; b < out.size(); ++b) {
-            EXPECT_EQ(out[b].d, reference[b].d) << host::isa_name(isa);
+            EXPECT_EQ(out[b].d, reference[b].d) << isa_name(isa);
             for (int j = 0; j < kQKK; ++j) {
-                EXPECT_NEAR(out[b].qs[j], reference[b].qs[j], 1) << host::isa_name(isa) << " " << j;
+                EXPECT_NEAR(out[b].qs[j], reference[b].qs[j], 1) << isa_name(isa) << " " << j;
             }
             for (int g = 0; g < kQKK / 16; ++g) {
                 int sum = 0;
                 for (int l = 0; l < 16; ++l) sum += out[b].qs[16 * g + l];
-                EXPECT_EQ(out[b].bsums[g], sum) << host::isa_name(isa) << " group " << g;
+                EXPECT_EQ(out[b].bsums[g], sum) << isa_name(isa) << " group " << g;
             }
         }
     }

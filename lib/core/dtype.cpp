@@ -6,10 +6,8 @@
 #include <cstddef>
 
 #include "core/quant.hpp"
+#include "core/row_convert.hpp"
 
-#if defined(__AVX__) || defined(__AVX2__)
-#include <immintrin.h>
-#endif
 
 namespace xb {
 
@@ -55,40 +53,12 @@ std::optional<DType> dtype_from_name(std::string_view name) {
     return std::nullopt;
 }
 
-// The row converters are on hot paths (packing weights for mul_mat, copies): 8 lanes at a time
-// where the CPU has F16C / AVX2, the scalar definitions for the tail and elsewhere.
-void f16_to_f32_row(const uint16_t* src, float* dst, int64_t n) {
-    int64_t i = 0;
-#if defined(__F16C__) && defined(__AVX__)
-    for (; i + 8 <= n; i += 8) {
-        _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i))));
-    }
-#endif
-    for (; i < n; ++i) dst[i] = f16_to_f32(src[i]);
-}
-void f32_to_f16_row(const float* src, uint16_t* dst, int64_t n) {
-    int64_t i = 0;
-#if defined(__F16C__) && defined(__AVX__)
-    for (; i + 8 <= n; i += 8) {
-        const __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT);
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), h);
-    }
-#endif
-    for (; i < n; ++i) dst[i] = f32_to_f16(src[i]);
-}
-void bf16_to_f32_row(const uint16_t* src, float* dst, int64_t n) {
-    int64_t i = 0;
-#if defined(__AVX2__)
-    for (; i + 8 <= n; i += 8) {
-        const __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i)));
-        _mm256_storeu_ps(dst + i, _mm256_castsi256_ps(_mm256_slli_epi32(w, 16)));
-    }
-#endif
-    for (; i < n; ++i) dst[i] = bf16_to_f32(src[i]);
-}
-void f32_to_bf16_row(const float* src, uint16_t* dst, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) dst[i] = f32_to_bf16(src[i]);
-}
+// The row converters are on hot paths (packing weights for mul_mat, copies): the instruction set's
+// table (core/row_convert.hpp).
+void f16_to_f32_row(const uint16_t* src, float* dst, int64_t n) { row_converters().f16_to_f32(src, dst, n); }
+void f32_to_f16_row(const float* src, uint16_t* dst, int64_t n) { row_converters().f32_to_f16(src, dst, n); }
+void bf16_to_f32_row(const uint16_t* src, float* dst, int64_t n) { row_converters().bf16_to_f32(src, dst, n); }
+void f32_to_bf16_row(const float* src, uint16_t* dst, int64_t n) { row_converters().f32_to_bf16(src, dst, n); }
 
 namespace {
 

@@ -4,7 +4,7 @@
 
 #include "backend/host_threads.hpp"
 #include "cpu/cpu_backend.hpp"
-#include "host/isa.hpp"
+#include "core/isa.hpp"
 #include "host/kernels.hpp"
 
 namespace xb::cpu {
@@ -26,9 +26,9 @@ std::string cpu_model_name() {
 namespace {
 // "avx2 kernels", or "scalar kernels (XB_CPU_ISA; the CPU runs avx2)" when forced lower.
 std::string kernel_set_description() {
-    const host::Isa active = host::active_isa();
-    std::string text = std::string(host::isa_name(active)) + " kernels";
-    if (active != host::best_isa()) text += std::string(" (XB_CPU_ISA; the CPU runs ") + host::isa_name(host::best_isa()) + ")";
+    const Isa active = active_isa();
+    std::string text = std::string(isa_name(active)) + " kernels";
+    if (active != best_isa()) text += std::string(" (XB_CPU_ISA; the CPU runs ") + isa_name(best_isa()) + ")";
     return text;
 }
 }  // namespace

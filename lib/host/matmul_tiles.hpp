@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "host/isa.hpp"
+#include "core/isa.hpp"
 
 namespace xb::host {
 

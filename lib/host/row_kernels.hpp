@@ -11,7 +11,7 @@
 
 #include "core/dtype.hpp"
 #include "core/op.hpp"
-#include "host/isa.hpp"
+#include "core/isa.hpp"
 
 namespace xb::host {
 

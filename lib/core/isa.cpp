@@ -1,4 +1,4 @@
-#include "host/isa.hpp"
+#include "core/isa.hpp"
 
 #include <cstdlib>
 #include <vector>
@@ -7,7 +7,7 @@
 #include <cpuid.h>
 #endif
 
-namespace xb::host {
+namespace xb {
 
 const char* isa_name(Isa isa) {
     switch (isa) {
@@ -83,4 +83,4 @@ std::span<const Isa> supported_isas() {
     return isas;
 }
 
-}  // namespace xb::host
+}  // namespace xb

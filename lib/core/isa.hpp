@@ -1,12 +1,13 @@
-// The instruction sets host kernels are compiled for, one translation unit each (so that one binary
-// runs on any x86-64 CPU), and the best one this CPU runs, chosen at run time.
+// The instruction sets kernels are compiled for, one translation unit each (so that one binary runs
+// on any x86-64 CPU), and the best one this CPU runs, chosen at run time: the host kernels' tables
+// (lib/host/*_<isa>.cpp) and core's f16/bf16 row conversions (row_convert_<isa>.cpp).
 #pragma once
 
 #include <optional>
 #include <span>
 #include <string_view>
 
-namespace xb::host {
+namespace xb {
 
 enum class Isa { Scalar, Avx2, Avx512 };
 
@@ -26,4 +27,4 @@ Isa active_isa();
 // below it; nullopt for an unknown name.
 std::optional<Isa> isa_from_name(std::string_view name);
 
-}  // namespace xb::host
+}  // namespace xb
