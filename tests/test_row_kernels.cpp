@@ -57,6 +57,27 @@ TEST(RowKernels, DotAndAxpyOfEverySetMatchFloat64) {
     EXPECT_FALSE(row_type(DType::Q4_0).has_value());
 }
 
+// The transposition of every set on edge-sized blocks (not multiples of 8) with padded strides.
+TEST(RowKernels, Transpose32OfEverySetMatchesTheDefinition) {
+    for (Isa isa : supported_isas()) {
+        for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{37, 29}, {8, 8}, {64, 16}, {1, 5}, {5, 1}}) {
+            SCOPED_TRACE(std::string(isa_name(isa)) + " " + std::to_string(rows) + "x" + std::to_string(cols));
+            const int64_t src_stride = rows + 3;  // src holds cols rows of src_stride elements
+            const int64_t dst_stride = cols + 5;
+            std::vector<uint32_t> src(static_cast<size_t>(cols * src_stride));
+            for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<uint32_t>(i * 2654435761u);
+            std::vector<uint32_t> dst(static_cast<size_t>(rows * dst_stride), 0xdeadbeefu);
+            row_kernels(isa).transpose32(src.data(), src_stride, dst.data(), dst_stride, rows, cols);
+            for (int64_t r = 0; r < rows; ++r) {
+                for (int64_t c = 0; c < dst_stride; ++c) {
+                    const uint32_t want = c < cols ? src[static_cast<size_t>(c * src_stride + r)] : 0xdeadbeefu;
+                    ASSERT_EQ(dst[static_cast<size_t>(r * dst_stride + c)], want) << "row " << r << " col " << c;
+                }
+            }
+        }
+    }
+}
+
 // The float64 value each unary op approximates.
 double reference(UnaryOp op, double x) {
     switch (op) {

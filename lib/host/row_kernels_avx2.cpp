@@ -1,11 +1,10 @@
 // The row kernels with AVX2, FMA and F16C (compiled with -mavx2 -mfma -mf16c; chosen at run time
 // only on CPUs that have them): 8 elements per step, f16 converted by vcvtph2ps, bf16 by a shift.
 // Tails convert with the same instructions one element at a time: this file calls no inline
-// function shared with other translation units, whose AVX2 copy the linker could otherwise keep
-// for the whole program.
+// function shared with other translation units (not even std::min), whose AVX2 copy the linker
+// could otherwise keep for the whole program.
 #include <immintrin.h>
 
-#include <array>
 #include <cstring>
 
 #include "host/row_kernels.hpp"
@@ -110,15 +109,63 @@ __m256 gelu8(__m256 x) {
     return _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), x), _mm256_add_ps(one8(), tanh8(inner)));
 }
 
-constexpr std::array<RowKernels::MapFn, kUnaryOpCount> unary_maps() {
-    std::array<RowKernels::MapFn, kUnaryOpCount> maps{};
-    maps[static_cast<int>(UnaryOp::Gelu)] = &map<gelu8>;
-    maps[static_cast<int>(UnaryOp::GeluQuick)] = &map<gelu_quick8>;
-    maps[static_cast<int>(UnaryOp::Silu)] = &map<silu8>;
-    maps[static_cast<int>(UnaryOp::Tanh)] = &map<tanh8>;
-    maps[static_cast<int>(UnaryOp::Sigmoid)] = &map<sigmoid8>;
-    maps[static_cast<int>(UnaryOp::Exp)] = &map<exp8>;
+struct UnaryMaps {
+    RowKernels::MapFn fn[kUnaryOpCount];
+};
+
+constexpr UnaryMaps unary_maps() {
+    UnaryMaps maps{};
+    maps.fn[static_cast<int>(UnaryOp::Gelu)] = &map<gelu8>;
+    maps.fn[static_cast<int>(UnaryOp::GeluQuick)] = &map<gelu_quick8>;
+    maps.fn[static_cast<int>(UnaryOp::Silu)] = &map<silu8>;
+    maps.fn[static_cast<int>(UnaryOp::Tanh)] = &map<tanh8>;
+    maps.fn[static_cast<int>(UnaryOp::Sigmoid)] = &map<sigmoid8>;
+    maps.fn[static_cast<int>(UnaryOp::Exp)] = &map<exp8>;
     return maps;
+}
+
+// --- transposition --------------------------------------------------------------------------------
+
+// An 8 x 8 block in registers: eight rows of src loaded, transposed by unpack, shuffle and lane
+// permute, stored as eight rows of dst.
+void transpose8x8(const float* s, int64_t ss, float* d, int64_t ds) {
+    __m256 r[8];
+    for (int k = 0; k < 8; ++k) r[k] = _mm256_loadu_ps(s + k * ss);
+    __m256 t[8];
+    for (int k = 0; k < 4; ++k) {
+        t[2 * k] = _mm256_unpacklo_ps(r[2 * k], r[2 * k + 1]);
+        t[2 * k + 1] = _mm256_unpackhi_ps(r[2 * k], r[2 * k + 1]);
+    }
+    __m256 u[8];
+    for (int k = 0; k < 2; ++k) {
+        u[4 * k + 0] = _mm256_shuffle_ps(t[4 * k], t[4 * k + 2], 0x44);
+        u[4 * k + 1] = _mm256_shuffle_ps(t[4 * k], t[4 * k + 2], 0xee);
+        u[4 * k + 2] = _mm256_shuffle_ps(t[4 * k + 1], t[4 * k + 3], 0x44);
+        u[4 * k + 3] = _mm256_shuffle_ps(t[4 * k + 1], t[4 * k + 3], 0xee);
+    }
+    for (int k = 0; k < 4; ++k) {
+        _mm256_storeu_ps(d + k * ds, _mm256_permute2f128_ps(u[k], u[k + 4], 0x20));
+        _mm256_storeu_ps(d + (k + 4) * ds, _mm256_permute2f128_ps(u[k], u[k + 4], 0x31));
+    }
+}
+
+// Bands of 32 rows of dst: for each group of 8 columns, four blocks down the band, whose src rows
+// stay in L1 across the band. Edges that do not fill a block go element by element.
+void transpose32(const uint32_t* src, int64_t src_stride, uint32_t* dst, int64_t dst_stride, int64_t rows, int64_t cols) {
+    constexpr int64_t kBand = 32;
+    const auto* s = reinterpret_cast<const float*>(src);
+    auto* d = reinterpret_cast<float*>(dst);
+    const int64_t rows8 = rows / 8 * 8;
+    const int64_t cols8 = cols / 8 * 8;
+    for (int64_t b = 0; b < rows8; b += kBand) {
+        const int64_t band_end = rows8 < b + kBand ? rows8 : b + kBand;
+        for (int64_t c = 0; c < cols8; c += 8) {
+            for (int64_t r = b; r < band_end; r += 8) transpose8x8(s + c * src_stride + r, src_stride, d + r * dst_stride + c, dst_stride);
+        }
+    }
+    for (int64_t r = 0; r < rows; ++r) {
+        for (int64_t c = r < rows8 ? cols8 : 0; c < cols; ++c) dst[r * dst_stride + c] = src[c * src_stride + r];
+    }
 }
 
 }  // namespace
@@ -128,9 +175,10 @@ const RowKernels& row_kernels_avx2() {
         RowKernels t{Isa::Avx2,
                      {&dot<DType::F32>, &dot<DType::F16>, &dot<DType::BF16>},
                      {&axpy<DType::F32>, &axpy<DType::F16>, &axpy<DType::BF16>},
-                     {}};
-        const auto maps = unary_maps();
-        for (int i = 0; i < kUnaryOpCount; ++i) t.unary[i] = maps[static_cast<size_t>(i)];
+                     {},
+                     &transpose32};
+        constexpr UnaryMaps maps = unary_maps();
+        for (int i = 0; i < kUnaryOpCount; ++i) t.unary[i] = maps.fn[i];
         return t;
     }();
     return kTable;

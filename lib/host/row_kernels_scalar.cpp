@@ -1,4 +1,6 @@
 // The baseline row kernels: plain loops over the elements, converted one at a time.
+#include <algorithm>
+
 #include "host/row_kernels.hpp"
 
 namespace xb::host {
@@ -19,13 +21,26 @@ void axpy(float* acc, float s, const std::byte* row, int64_t n) {
     for (int64_t i = 0; i < n; ++i) acc[i] += s * load_as_f32(T, row + i * ts);
 }
 
+// In 16 x 16 tiles, so that the strided reads of a tile stay in a few cache lines.
+void transpose32(const uint32_t* src, int64_t src_stride, uint32_t* dst, int64_t dst_stride, int64_t rows, int64_t cols) {
+    constexpr int64_t kTile = 16;
+    for (int64_t r0 = 0; r0 < rows; r0 += kTile) {
+        for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
+            for (int64_t r = r0; r < std::min(rows, r0 + kTile); ++r) {
+                for (int64_t c = c0; c < std::min(cols, c0 + kTile); ++c) dst[r * dst_stride + c] = src[c * src_stride + r];
+            }
+        }
+    }
+}
+
 }  // namespace
 
 const RowKernels& row_kernels_scalar() {
     static constexpr RowKernels kTable{Isa::Scalar,
                                        {&dot<DType::F32>, &dot<DType::F16>, &dot<DType::BF16>},
                                        {&axpy<DType::F32>, &axpy<DType::F16>, &axpy<DType::BF16>},
-                                       {}};
+                                       {},
+                                       &transpose32};
     return kTable;
 }
 
