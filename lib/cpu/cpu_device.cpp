@@ -1,4 +1,5 @@
 #include <charconv>
+#include <cstdlib>
 #include <fstream>
 #include <string>
 
@@ -24,11 +25,16 @@ std::string cpu_model_name() {
 }  // namespace
 
 namespace {
-// "avx2 kernels", or "scalar kernels (XB_CPU_ISA; the CPU runs avx2)" when forced lower.
+// "avx2 kernels", "scalar kernels (XB_CPU_ISA; the CPU runs avx2)" when forced lower, and a note
+// when XB_CPU_ISA names no kernel set (a typo must not look like a forced set).
 std::string kernel_set_description() {
     const Isa active = active_isa();
     std::string text = std::string(isa_name(active)) + " kernels";
     if (active != best_isa()) text += std::string(" (XB_CPU_ISA; the CPU runs ") + isa_name(best_isa()) + ")";
+    const char* forced = std::getenv("XB_CPU_ISA");
+    if (forced != nullptr && !isa_from_name(forced)) {
+        text += std::string(" (XB_CPU_ISA=") + forced + " is not a kernel set: scalar, avx2 or avx512)";
+    }
     return text;
 }
 }  // namespace

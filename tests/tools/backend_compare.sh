@@ -58,5 +58,11 @@ check help 0 "$bin" --help
 expect_in help-example "$tmp/out" "Example:"
 check list 0 "$bin" --list-devices
 expect_in list-sim "$tmp/out" "SIM0"
+expect_in list-kernels "$tmp/out" " kernels"
+# The kernel set can be forced lower; a name that is no set says so instead of looking forced.
+check list-scalar 0 env XB_CPU_ISA=scalar "$bin" --list-devices
+expect_in list-scalar-set "$tmp/out" "scalar kernels"
+check list-bogus 0 env XB_CPU_ISA=avx-2 "$bin" --list-devices
+expect_in list-bogus-set "$tmp/out" "XB_CPU_ISA=avx-2 is not a kernel set"
 
 finish "backend-compare"
