@@ -110,14 +110,19 @@ TEST(CopyFailures, EveryCopyGivesAStatusAndRecovers) {
     EXPECT_GE(sweep("fail_copy", StatusCode::Internal, {"SIM0", "SIM1"}), 20);
 }
 
+// Each setting in `bad` is refused by `dev` with a message containing `expected`.
+void expect_refused(Device& dev, std::initializer_list<const char*> bad, const std::string& expected) {
+    for (const char* setting : bad) {
+        const Status s = dev.configure(setting);
+        EXPECT_EQ(s.code(), StatusCode::InvalidArgument) << setting;
+        EXPECT_NE(s.message().find(expected), std::string::npos) << s.message();
+    }
+}
+
 TEST(AllocationFailures, BadCountsAreErrors) {
     xbt::LocalRegistry local;
     Device& cpu = *local.device("CPU");
-    for (const char* bad : {"fail_alloc=-1", "fail_alloc=x", "fail_alloc=2x"}) {
-        const Status s = cpu.configure(bad);
-        EXPECT_EQ(s.code(), StatusCode::InvalidArgument) << bad;
-        EXPECT_NE(s.message().find("index (from 1) of the allocation to fail"), std::string::npos) << s.message();
-    }
+    expect_refused(cpu, {"fail_alloc=-1", "fail_alloc=x", "fail_alloc=2x"}, "index (from 1) of the allocation to fail");
     ASSERT_TRUE(cpu.configure("fail_alloc=2").is_ok());
     EXPECT_NE(cpu.settings().find("fail_alloc=2"), std::string::npos) << cpu.settings();
     EXPECT_TRUE(cpu.buffer_type().alloc_buffer(64).is_ok());
@@ -129,11 +134,7 @@ TEST(AllocationFailures, BadCountsAreErrors) {
 TEST(CopyFailures, BadCountsAreErrors) {
     xbt::LocalRegistry local;
     Device& dev = *local.device("SIM0");
-    for (const char* bad : {"fail_copy=-1", "fail_copy=x", "fail_copy=1.5"}) {
-        const Status s = dev.configure(bad);
-        EXPECT_EQ(s.code(), StatusCode::InvalidArgument) << bad;
-        EXPECT_NE(s.message().find("the index (from 1) of the copy to fail"), std::string::npos) << s.message();
-    }
+    expect_refused(dev, {"fail_copy=-1", "fail_copy=x", "fail_copy=1.5"}, "the index (from 1) of the copy to fail");
     EXPECT_TRUE(dev.configure("fail_copy=none").is_ok());
 }
 

@@ -4,8 +4,22 @@
 #pragma once
 
 #include <atomic>
+#include <charconv>
+#include <optional>
+#include <string_view>
 
 namespace xb {
+
+// The value of a fail_alloc / fail_copy setting: "none" (0, off) or the index of the event to fail
+// (from 1); nullopt for anything else.
+inline std::optional<int> parse_failure_index(std::string_view text) {
+    if (text == "none") return 0;
+    int n = -1;
+    const char* end = text.data() + text.size();
+    const auto [ptr, ec] = std::from_chars(text.data(), end, n);
+    if (ec != std::errc() || ptr != end || text.empty() || n < 0) return std::nullopt;
+    return n;
+}
 
 class FailureCountdown {
 public:

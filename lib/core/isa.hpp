@@ -4,8 +4,11 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <span>
 #include <string_view>
+
+#include "core/status.hpp"
 
 namespace xb {
 
@@ -23,6 +26,21 @@ std::span<const Isa> supported_isas();
 // unknown name, falls back to the best supported one at or below it, see isa_from_name), so that
 // the lower kernels can be tested and timed on a CPU that has better ones.
 Isa active_isa();
+// The table of `isa` (which this CPU must support) among one per set, each given as the function
+// that returns it: only the chosen set's function is called, since making a set's table may run
+// that set's instructions. `what` names the tables in the message for an unsupported set.
+template <class Table>
+const Table& table_for_isa(Isa isa, const char* what, const Table& (*scalar)(), const Table& (*avx2)(),
+                           const Table& (*avx512)()) {
+    XB_CHECK_MSG(isa_supported(isa), (std::string(what) + ": this CPU does not run " + isa_name(isa)).c_str());
+    switch (isa) {
+        case Isa::Scalar: return scalar();
+        case Isa::Avx2: return avx2();
+        case Isa::Avx512: return avx512();
+    }
+    return scalar();
+}
+
 // The supported instruction set that `name` asks for: itself when supported, else the best one
 // below it; nullopt for an unknown name.
 std::optional<Isa> isa_from_name(std::string_view name);

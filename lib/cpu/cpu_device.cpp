@@ -1,4 +1,3 @@
-#include <charconv>
 #include <cstdlib>
 #include <fstream>
 #include <string>
@@ -53,17 +52,10 @@ Result<CpuOptions> parse_cpu_options(std::string_view params) {
                 return Status(StatusCode::InvalidArgument, "CPU: threads must be a positive integer, got '" + p.value + "'");
             }
         } else if (p.key == "fail_alloc") {
-            int n = -1;
-            if (p.value == "none") {
-                n = 0;
-            } else {
-                const auto [end, ec] = std::from_chars(p.value.data(), p.value.data() + p.value.size(), n);
-                if (ec != std::errc() || end != p.value.data() + p.value.size()) n = -1;
-            }
-            if (n < 0) {
+            options.fail_alloc = parse_failure_index(p.value);
+            if (!options.fail_alloc) {
                 return Status(StatusCode::InvalidArgument, "CPU: fail_alloc must be the index (from 1) of the allocation to fail, or none; got '" + p.value + "'");
             }
-            options.fail_alloc = n;
         } else {
             return Status(StatusCode::InvalidArgument, "CPU: unknown parameter '" + p.key + "' (known: threads, fail_alloc)");
         }

@@ -133,7 +133,7 @@ void rope_f32(const float* x, float* y, const RopeParams& rp, const float* cache
     }
 }
 
-// Per-thread rows for types other than packed f32: converted in, rotated, converted out.
+// Per-thread f32 copies of rows that are not packed f32: converted in, rotated, converted out.
 struct RopeScratch {
     std::vector<float> in, out;
 };
@@ -145,38 +145,32 @@ void rope_row(const Tensor& src, Tensor& dst, RowIndex r, const RopeParams& rp, 
     std::byte* y = row_ptr(dst, r);
     const bool src_packed = src.nb[0] == type_size(src.type);
     const bool dst_packed = dst.nb[0] == type_size(dst.type);
-    if (src_packed && dst_packed) {
-        const float* xf = reinterpret_cast<const float*>(x);
-        if (src.type != DType::F32) {
-            scratch.in.resize(static_cast<size_t>(n));
+    // The row as f32: in place when it is packed f32, else converted (packed rows at once, strided
+    // ones element by element).
+    const float* xf = reinterpret_cast<const float*>(x);
+    if (src.type != DType::F32 || !src_packed) {
+        scratch.in.resize(static_cast<size_t>(n));
+        if (src_packed) {
             (void)convert_row(src.type, x, DType::F32, scratch.in.data(), n);
-            xf = scratch.in.data();
+        } else {
+            for (int64_t i = 0; i < n; ++i) scratch.in[static_cast<size_t>(i)] = load_as_f32(src.type, x + i * src.nb[0]);
         }
-        float* yf = reinterpret_cast<float*>(y);
-        if (dst.type != DType::F32) {
-            scratch.out.resize(static_cast<size_t>(n));
-            yf = scratch.out.data();
-        }
-        rope_f32(xf, yf, rp, cache.data());
-        if (yf != xf) std::copy(xf + rp.n_dims, xf + n, yf + rp.n_dims);
-        if (dst.type != DType::F32) (void)convert_row(DType::F32, yf, dst.type, y, n);
-        return;
+        xf = scratch.in.data();
     }
-    // Strided rows: element by element.
-    auto load = [&](int64_t i) { return load_as_f32(src.type, x + i * src.nb[0]); };
-    auto store = [&](int64_t i, float v) { store_from_f32(dst.type, y + i * dst.nb[0], v); };
-    const int64_t half = rp.n_dims / 2;
-    for (int64_t i0 = 0; i0 < rp.n_dims; i0 += 2) {
-        const int64_t j0 = rp.mode == RopeMode::Neox ? i0 / 2 : i0;
-        const int64_t j1 = rp.mode == RopeMode::Neox ? i0 / 2 + half : i0 + 1;
-        const float c = cache[static_cast<size_t>(i0)];
-        const float s = cache[static_cast<size_t>(i0) + 1];
-        const float x0 = load(j0);
-        const float x1 = load(j1);
-        store(j0, x0 * c - x1 * s);
-        store(j1, x0 * s + x1 * c);
+    const bool dst_in_place = dst.type == DType::F32 && dst_packed;
+    float* yf = reinterpret_cast<float*>(y);
+    if (!dst_in_place) {
+        scratch.out.resize(static_cast<size_t>(n));
+        yf = scratch.out.data();
     }
-    for (int64_t i = rp.n_dims; i < n; ++i) store(i, load(i));
+    rope_f32(xf, yf, rp, cache.data());
+    if (yf != xf) std::copy(xf + rp.n_dims, xf + n, yf + rp.n_dims);
+    if (dst_in_place) return;
+    if (dst_packed) {
+        (void)convert_row(DType::F32, yf, dst.type, y, n);
+    } else {
+        for (int64_t i = 0; i < n; ++i) store_from_f32(dst.type, y + i * dst.nb[0], yf[i]);
+    }
 }
 
 // --- flash attention: dot and axpy of an f32 vector with a row of any float type -----------------

@@ -17,8 +17,6 @@ namespace xb::host {
 
 namespace {
 
-// The tile kernels of this CPU's instruction set (or the one XB_CPU_ISA forces).
-const MatmulTiles& tiles() { return matmul_tiles(); }
 constexpr int kMr = kTileRows;
 
 // Longest K chunk: kMr rows of a (16 KiB) stay in L1 while the columns of b stream past them.
@@ -54,7 +52,7 @@ void load_row_f32(DType t, const std::byte* src, size_t stride, int64_t n, int64
 // A source can be read in place when its rows are f32, packed, 4-byte aligned and a whole number
 // of vectors long (the tile kernel has no K tail).
 bool usable_in_place(const Tensor& t) {
-    if (t.type != DType::F32 || t.nb[0] != sizeof(float) || t.ne[0] % tiles().width != 0) return false;
+    if (t.type != DType::F32 || t.nb[0] != sizeof(float) || t.ne[0] % matmul_tiles().width != 0) return false;
     return t.view_offs % sizeof(float) == 0 && t.nb[1] % sizeof(float) == 0 && t.nb[2] % sizeof(float) == 0 &&
            t.nb[3] % sizeof(float) == 0;
 }
@@ -79,8 +77,8 @@ struct MatMulPlan {
 MatMulPlan make_plan(const Tensor& dst) {
     const Tensor& a = *dst.src[0];
     const Tensor& b = *dst.src[1];
-    const int64_t width = tiles().width;
-    const int64_t cols = tiles().cols;
+    const int64_t width = matmul_tiles().width;
+    const int64_t cols = matmul_tiles().cols;
     MatMulPlan p;
     p.k = a.ne[0];
     p.kp = round_up(p.k, width);
@@ -118,7 +116,7 @@ struct Units {
 
 // Splits columns only when rows and batches alone leave too few units to balance the threads.
 Units make_units(const MatMulPlan& plan, int nth) {
-    const int64_t cols = tiles().cols;
+    const int64_t cols = matmul_tiles().cols;
     Units u{(plan.m + kMr - 1) / kMr, 1, plan.n};
     const int64_t base = u.m_blocks * plan.batches;
     const int64_t want = nth > 1 ? 8 * static_cast<int64_t>(nth) : 1;
@@ -195,7 +193,7 @@ void run_block(const MatMulJob& job, const Block& blk) {
     const float* a_rows[kMr];
     rows_of_a(job, blk, i02, i03, a_rows);
     const int64_t mr = std::min<int64_t>(kMr, plan.m - blk.m0);
-    const MatmulTiles& table = tiles();
+    const MatmulTiles& table = matmul_tiles();
     Tile tile;
     for (int64_t n = blk.n0; n < blk.n1; n += table.cols) {
         const int64_t nr = std::min<int64_t>(table.cols, blk.n1 - n);

@@ -1,7 +1,5 @@
 #include "host/quant_dot.hpp"
 
-#include "core/status.hpp"
-
 namespace xb::host {
 
 ActFormat activation_format(DType weights) {
@@ -16,14 +14,9 @@ size_t activation_row_bytes(DType weights, int64_t n) {
     return static_cast<size_t>(n / kQK) * sizeof(BlockQ8Sum);
 }
 
+// No AVX-512 variants yet: AVX-512 CPUs run the AVX2 ones.
 const QuantDot& quant_dot(Isa isa) {
-    XB_CHECK_MSG(isa_supported(isa), "quant_dot: this CPU does not run that instruction set");
-    switch (isa) {
-        case Isa::Scalar: return quant_dot_scalar();
-        // No AVX-512 variants yet: AVX-512 CPUs run the AVX2 ones.
-        case Isa::Avx2: case Isa::Avx512: return quant_dot_avx2();
-    }
-    return quant_dot_scalar();
+    return table_for_isa(isa, "quant_dot", &quant_dot_scalar, &quant_dot_avx2, &quant_dot_avx2);
 }
 
 const QuantDot& quant_dot() {

@@ -1,7 +1,5 @@
 #include "host/row_kernels.hpp"
 
-#include "core/status.hpp"
-
 namespace xb::host {
 
 std::optional<RowType> row_type(DType t) {
@@ -13,14 +11,9 @@ std::optional<RowType> row_type(DType t) {
     }
 }
 
+// No AVX-512 variants yet: AVX-512 CPUs run the AVX2 ones.
 const RowKernels& row_kernels(Isa isa) {
-    XB_CHECK_MSG(isa_supported(isa), "row_kernels: this CPU does not run that instruction set");
-    switch (isa) {
-        case Isa::Scalar: return row_kernels_scalar();
-        // No AVX-512 variants yet: AVX-512 CPUs run the AVX2 ones.
-        case Isa::Avx2: case Isa::Avx512: return row_kernels_avx2();
-    }
-    return row_kernels_scalar();
+    return table_for_isa(isa, "row_kernels", &row_kernels_scalar, &row_kernels_avx2, &row_kernels_avx2);
 }
 
 const RowKernels& row_kernels() {

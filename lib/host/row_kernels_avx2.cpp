@@ -109,21 +109,6 @@ __m256 gelu8(__m256 x) {
     return _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), x), _mm256_add_ps(one8(), tanh8(inner)));
 }
 
-struct UnaryMaps {
-    RowKernels::MapFn fn[kUnaryOpCount];
-};
-
-constexpr UnaryMaps unary_maps() {
-    UnaryMaps maps{};
-    maps.fn[static_cast<int>(UnaryOp::Gelu)] = &map<gelu8>;
-    maps.fn[static_cast<int>(UnaryOp::GeluQuick)] = &map<gelu_quick8>;
-    maps.fn[static_cast<int>(UnaryOp::Silu)] = &map<silu8>;
-    maps.fn[static_cast<int>(UnaryOp::Tanh)] = &map<tanh8>;
-    maps.fn[static_cast<int>(UnaryOp::Sigmoid)] = &map<sigmoid8>;
-    maps.fn[static_cast<int>(UnaryOp::Exp)] = &map<exp8>;
-    return maps;
-}
-
 // --- transposition --------------------------------------------------------------------------------
 
 // An 8 x 8 block in registers: eight rows of src loaded, transposed by unpack, shuffle and lane
@@ -171,14 +156,18 @@ void transpose32(const uint32_t* src, int64_t src_stride, uint32_t* dst, int64_t
 }  // namespace
 
 const RowKernels& row_kernels_avx2() {
-    static const RowKernels kTable = [] {
+    static constexpr RowKernels kTable = [] {
         RowKernels t{Isa::Avx2,
                      {&dot<DType::F32>, &dot<DType::F16>, &dot<DType::BF16>},
                      {&axpy<DType::F32>, &axpy<DType::F16>, &axpy<DType::BF16>},
                      {},
                      &transpose32};
-        constexpr UnaryMaps maps = unary_maps();
-        for (int i = 0; i < kUnaryOpCount; ++i) t.unary[i] = maps.fn[i];
+        t.unary[static_cast<int>(UnaryOp::Gelu)] = &map<gelu8>;
+        t.unary[static_cast<int>(UnaryOp::GeluQuick)] = &map<gelu_quick8>;
+        t.unary[static_cast<int>(UnaryOp::Silu)] = &map<silu8>;
+        t.unary[static_cast<int>(UnaryOp::Tanh)] = &map<tanh8>;
+        t.unary[static_cast<int>(UnaryOp::Sigmoid)] = &map<sigmoid8>;
+        t.unary[static_cast<int>(UnaryOp::Exp)] = &map<exp8>;
         return t;
     }();
     return kTable;

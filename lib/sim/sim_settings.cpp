@@ -6,6 +6,7 @@
 #include <cmath>
 #include <vector>
 
+#include "backend/failure_countdown.hpp"
 #include "backend/registry.hpp"
 #include "core/op_params.hpp"
 
@@ -144,8 +145,8 @@ Status parse_one(std::string_view device, const RawParam& p, SimSettingsUpdate& 
         update.fault = parse_fault(p);
     } else if (p.key == "fail_alloc" || p.key == "fail_copy") {
         const bool alloc = p.key == "fail_alloc";
-        const auto n = p.value == "none" ? std::optional<int>(0) : parse_number<int>(p.value);
-        if (!n || *n < 0) {
+        const std::optional<int> n = parse_failure_index(p.value);
+        if (!n) {
             return bad_value(device, p, std::string("the index (from 1) of the ") + (alloc ? "allocation" : "copy") + " to fail, or none");
         }
         (alloc ? update.fail_alloc : update.fail_copy) = *n;
