@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "cli.hpp"
+#include "list_cases.hpp"
 #include "opcheck/cases.hpp"
 #include "options.hpp"
 #include "perf_mode.hpp"
@@ -17,13 +18,6 @@
 
 namespace xb::tools::opcheck {
 namespace {
-
-int list_cases(const OpCheckOptions& o, const std::vector<SelectedCase>& cases) {
-    report::Table t({"case", "op", "type", "tolerance"});
-    for (const SelectedCase& c : cases) t.add_row({c.source->name, c.op, c.type, c.source->tolerance});
-    const Status s = write_table(t, o.common);
-    return s.is_ok() ? kExitOk : fail(kTool, s);
-}
 
 int run(const OpCheckOptions& o) {
     if (Status s = apply_device_params(o.common); !s.is_ok()) return fail(kTool, s);
@@ -62,7 +56,7 @@ void add_options(CLI::App& app, OpCheckOptions& o) {
     app.add_option("--perf-time", o.perf_seconds, "Perf mode: seconds of timed computes per case and backend")
         ->check(CLI::PositiveNumber)
         ->capture_default_str();
-    app.add_flag("--list-cases", o.list_cases, "List the selected cases (name, op, type, tolerance) and exit");
+    app.add_flag("--list-cases", o.list_cases, "List the selected cases (name, op, type, tolerance; in JSON also the output node: op, shape, parameters, sources with strides) and exit");
 }
 
 }  // namespace

@@ -40,6 +40,15 @@ void add_elementwise(std::vector<OpCase>& cases) {
                          [](const std::vector<RefArray>& in) { return ref::map(in[0], ref::silu); },
                          tolerance_for_output(t)});
     }
+    cases.push_back({"gelu_f32_4096x512",
+                     [](CaseBuilder& b) { return gelu(b.ctx(), b.input(DType::F32, kRows, uniform(-3.0f, 3.0f))); },
+                     [](const std::vector<RefArray>& in) { return ref::map(in[0], ref::gelu); }, kTolF32});
+    cases.push_back({"add_f32_4096x512_row",
+                     [](CaseBuilder& b) {
+                         Tensor* x = b.input(DType::F32, kRows);
+                         return add(b.ctx(), x, b.input(DType::F32, {4096, 1, 1, 1}));
+                     },
+                     [](const std::vector<RefArray>& in) { return ref::binary(in[0], in[1], plus); }, kTolF32});
     cases.push_back({"swiglu_split_f32_4096x512",
                      [](CaseBuilder& b) {
                          Tensor* g = b.input(DType::F32, kRows, uniform(-3.0f, 3.0f));
@@ -54,6 +63,13 @@ void add_layout(std::vector<OpCase>& cases) {
                      [](CaseBuilder& b) {
                          Tensor* x = b.input(DType::F32, kRows);
                          return cpy(b.ctx(), x, b.input(DType::F16, kRows));
+                     },
+                     [](const std::vector<RefArray>& in) { return in[0]; }, kTolF16});
+    // ggml's CPY perf shape.
+    cases.push_back({"cpy_f32_f16_512x3072",
+                     [](CaseBuilder& b) {
+                         Tensor* x = b.input(DType::F32, {512, 3072, 1, 1});
+                         return cpy(b.ctx(), x, b.input(DType::F16, {512, 3072, 1, 1}));
                      },
                      [](const std::vector<RefArray>& in) { return in[0]; }, kTolF16});
     cases.push_back({"cpy_bf16_f16_4096x512",
@@ -103,6 +119,14 @@ void add_attention(std::vector<OpCase>& cases) {
                          return soft_max_ext(b.ctx(), a, b.input(DType::F16, {1024, 512, 1, 1}), 0.125f, 0.0f);
                      },
                      [](const std::vector<RefArray>& in) { return ref::soft_max(in[0], &in[1], 0.125, 0.0); },
+                     kTolF32Reduce});
+    // ggml's SOFT_MAX perf shape: 5 heads of 4096 x 4096 scores, no mask.
+    cases.push_back({"soft_max_f32_4096x4096x5",
+                     [](CaseBuilder& b) {
+                         return soft_max_ext(b.ctx(), b.input(DType::F32, {4096, 4096, 5, 1}, uniform(-3.0f, 3.0f)),
+                                             nullptr, 1.0f, 0.0f);
+                     },
+                     [](const std::vector<RefArray>& in) { return ref::soft_max(in[0], nullptr, 1.0, 0.0); },
                      kTolF32Reduce});
     RopeParams neox;
     neox.n_dims = 128;
@@ -156,6 +180,17 @@ void add_matmul(std::vector<OpCase>& cases) {
                              return mul_mat(b.ctx(), w, b.input(DType::F32, {1024, 128, 1, 1}));
                          },
                          mul_mat_ref, t == DType::BF16 ? 3e-5 : 1e-6});
+    }
+    // A 4096-square weight at batch 32 and 512 (the sizes the CPU-speed targets name against OpenBLAS).
+    for (DType t : {DType::F32, DType::F16}) {
+        for (int64_t n : {32, 512}) {
+            cases.push_back({"mul_mat_" + type_tag(t) + "_4096x4096x" + std::to_string(n),
+                             [t, n](CaseBuilder& b) {
+                                 Tensor* w = b.input(t, {4096, 4096, 1, 1});
+                                 return mul_mat(b.ctx(), w, b.input(DType::F32, {4096, n, 1, 1}));
+                             },
+                             mul_mat_ref, 1e-6});
+        }
     }
     cases.push_back({"mul_mat_f16_gemv_4096x4096",
                      [](CaseBuilder& b) {

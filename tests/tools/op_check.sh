@@ -53,7 +53,7 @@ import json; r = json.load(open('$tmp/unsup.json'))
 assert r['unsupported'] == r['checks'] > 0 and r['failed'] == 0" "test mode skips unsupported"
 
 # Perf mode: positive GFLOP/s for mul_mat, GB/s for a memory-bound op, with runs and time per run.
-check perf 0 "$bin" --mode perf -b SIM0 --op mul_mat,add --perf-time 0.02 --format json -o "$tmp/perf.json"
+check perf 0 "$bin" --mode perf -b SIM0 --op mul_mat,add -p 'mul_mat_*_1024x|^add_f32_4096x512$' --perf-time 0.02 --format json -o "$tmp/perf.json"
 py "
 import json; r = json.load(open('$tmp/perf.json'))
 res = r['results']; assert r['mode'] == 'perf' and res
@@ -68,6 +68,17 @@ expect_in perf-csv-header "$tmp/out" "backend,case,op,type,runs,us_per_run,GB/s,
 # Listing and usage errors.
 check list 0 "$bin" --list-cases --op rope -p neox
 expect_in list-case "$tmp/out" "rope_neox_f32"
+# In JSON each case describes its output node, sources with their byte strides (a transposed view:
+# nb[0] > nb[1]), so that scripts/ggml-side-by-side can rebuild it in ggml.
+check list-json 0 "$bin" --mode perf --list-cases -p '^cont_transposed|^scale_f32' --format json -o "$tmp/list.json"
+py "
+import json, struct; r = {c['case']: c['node'] for c in json.load(open('$tmp/list.json'))}
+cont = r['cont_transposed_f32_512x4096']
+assert cont['op'] == 'cont' and cont['ne'][:2] == [4096, 512] and cont['type'] == 'f32', cont
+src = cont['sources'][0]
+assert src['ne'][:2] == [4096, 512] and src['nb'][:2] == [2048, 4], src
+scale = r['scale_f32_4096x512']
+assert scale['op'] == 'scale' and scale['params_f32'][0] == 0.5 and len(scale['sources']) == 1, scale" "list-cases JSON nodes"
 check glob 0 "$bin" --list-cases -p '^mul_mat_*_f32$|^out_prod_f16$' --format json -o "$tmp/glob.json"
 py "
 import json; names = [x['case'] for x in json.load(open('$tmp/glob.json'))]
