@@ -12,6 +12,7 @@
 #include "host/kernels.hpp"
 #include "host/row_iter.hpp"
 #include "host/row_kernels.hpp"
+#include "host/row_loops.hpp"
 
 namespace xb::host {
 
@@ -28,24 +29,6 @@ float& f32_at(const Tensor& t, int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
 
 // --- soft_max ------------------------------------------------------------------------------------
 
-// exp(v - max) over v[0, n) in place, through the instruction set's vector exp when it has one;
-// returns the sum (in double: rows are long and the terms span orders of magnitude).
-double exp_shifted_sum(float* v, int64_t n, float max) {
-    const RowKernels::MapFn exp_map = row_kernels().unary[static_cast<int>(UnaryOp::Exp)];
-    double sum = 0.0;
-    if (exp_map != nullptr) {
-        for (int64_t i = 0; i < n; ++i) v[i] -= max;
-        exp_map(v, v, n);
-        for (int64_t i = 0; i < n; ++i) sum += v[i];
-    } else {
-        for (int64_t i = 0; i < n; ++i) {
-            v[i] = std::exp(v[i] - max);
-            sum += v[i];
-        }
-    }
-    return sum;
-}
-
 // dst row = softmax(src row * scale + slope * mask row); `mask` may be null. `mask_row` is the
 // calling thread's scratch for a converted mask row. A row of only -inf yields NaN
 // (exp(-inf - -inf)), as in ggml.
@@ -58,23 +41,20 @@ void soft_max_row(const Tensor& src, const Tensor* mask, Tensor& dst, RowIndex r
     const bool packed = src.nb[0] == sizeof(float) && dst.nb[0] == sizeof(float) &&
                         (m == nullptr || mask->nb[0] == type_size(mask->type));
     if (packed) {
-        // Vectorisable passes over f32 rows; in place (dst aliasing src) is safe.
+        // Passes over f32 rows through the instruction set's loops; in place (dst aliasing src) is safe.
+        const RowLoops& loops = row_loops();
         const float* xf = reinterpret_cast<const float*>(x);
         float* v = reinterpret_cast<float*>(y);
-        for (int64_t i = 0; i < n; ++i) v[i] = xf[i] * scale;
-        if (m != nullptr) {
-            const float* mf = reinterpret_cast<const float*>(m);
-            if (mask->type != DType::F32) {
-                mask_row.resize(static_cast<size_t>(n));
-                (void)convert_row(mask->type, m, DType::F32, mask_row.data(), n);
-                mf = mask_row.data();
-            }
-            for (int64_t i = 0; i < n; ++i) v[i] += slope * mf[i];
+        const float* mf = reinterpret_cast<const float*>(m);
+        if (m != nullptr && mask->type != DType::F32) {
+            mask_row.resize(static_cast<size_t>(n));
+            (void)convert_row(mask->type, m, DType::F32, mask_row.data(), n);
+            mf = mask_row.data();
         }
-        float max = kNegInf;
-        for (int64_t i = 0; i < n; ++i) max = std::max(max, v[i]);
-        const float inv = static_cast<float>(1.0 / exp_shifted_sum(v, n, max));
-        for (int64_t i = 0; i < n; ++i) v[i] *= inv;
+        loops.scale_add(xf, mf, v, n, scale, slope);
+        const float max = loops.max(v, n);
+        const float inv = static_cast<float>(1.0 / row_kernels().exp_sum(v, n, max));
+        loops.scale(v, v, n, inv, 0.0f);
         return;
     }
     // Strided rows, element by element.
@@ -111,28 +91,6 @@ void rope_cache(const RopeParams& rp, float pos, RopeCorrDims corr, const float*
     }
 }
 
-// Rotates the first n_dims of x into y (which may be x): normal mode rotates adjacent pairs, neox
-// element i with element i + n_dims/2. Rows are f32 here: separate loops per mode keep them
-// vectorisable.
-void rope_f32(const float* x, float* y, const RopeParams& rp, const float* cache) {
-    const int64_t half = rp.n_dims / 2;
-    if (rp.mode == RopeMode::Neox) {
-        for (int64_t i = 0; i < half; ++i) {
-            const float c = cache[2 * i], s = cache[2 * i + 1];
-            const float x0 = x[i], x1 = x[i + half];
-            y[i] = x0 * c - x1 * s;
-            y[i + half] = x0 * s + x1 * c;
-        }
-    } else {
-        for (int64_t i0 = 0; i0 < rp.n_dims; i0 += 2) {
-            const float c = cache[i0], s = cache[i0 + 1];
-            const float x0 = x[i0], x1 = x[i0 + 1];
-            y[i0] = x0 * c - x1 * s;
-            y[i0 + 1] = x0 * s + x1 * c;
-        }
-    }
-}
-
 // Per-thread f32 copies of rows that are not packed f32: converted in, rotated, converted out.
 struct RopeScratch {
     std::vector<float> in, out;
@@ -163,7 +121,8 @@ void rope_row(const Tensor& src, Tensor& dst, RowIndex r, const RopeParams& rp, 
         scratch.out.resize(static_cast<size_t>(n));
         yf = scratch.out.data();
     }
-    rope_f32(xf, yf, rp, cache.data());
+    const RowLoops& loops = row_loops();
+    (rp.mode == RopeMode::Neox ? loops.rope_neox : loops.rope_normal)(xf, yf, cache.data(), rp.n_dims);
     if (yf != xf) std::copy(xf + rp.n_dims, xf + n, yf + rp.n_dims);
     if (dst_in_place) return;
     if (dst_packed) {

@@ -7,12 +7,14 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/op_math.hpp"
 #include "core/op_params.hpp"
 #include "host/kernels.hpp"
 #include "host/row_kernels.hpp"
+#include "host/row_loops.hpp"
 #include "host/row_iter.hpp"
 
 namespace xb::host {
@@ -28,12 +30,6 @@ bool convertible_rows(const Tensor& t) {
            t.nb[1] % size == 0 && t.nb[2] % size == 0 && t.nb[3] % size == 0;
 }
 
-// The op is a template argument so that binary_f32's switch folds away inside the loop.
-template <BinaryOp Op>
-void binary_span_f32(float* d, const float* x, const float* y, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) d[i] = binary_f32(Op, x[i], y[i]);
-}
-
 constexpr int64_t kConvertChunk = 256;  // floats converted at a time on the stack
 
 // One row of dst = a op b where a and dst are packed float rows of any float type and y is b's
@@ -47,7 +43,7 @@ void binary_row_converted(const Tensor& dst, std::byte* d, const Tensor& a, cons
         const int64_t len = std::min(kConvertChunk, ne0 - off);
         (void)convert_row(a.type, x + static_cast<size_t>(off) * a_size, DType::F32, buf, len);
         if (nb0 == ne0) {
-            binary_span_f32<Op>(buf, buf, y + off, len);
+            row_loops().binary[static_cast<int>(Op)](buf, y + off, buf, len);
         } else {
             for (int64_t i = 0; i < len; ++i) buf[i] = binary_f32(Op, buf[i], y[(off + i) % nb0]);
         }
@@ -61,6 +57,7 @@ void binary_rows(const ComputeParams& p, Tensor& dst, const Tensor& a, const Ten
     const int64_t nb0 = b.ne[0];  // a row of b repeats ne0 / nb0 times along a row of dst
     const bool fast = packed_f32_rows(dst) && packed_f32_rows(a) && packed_f32_rows(b);
     const bool converted = !fast && convertible_rows(dst) && convertible_rows(a) && convertible_rows(b);
+    const RowLoops::BinaryFn span = row_loops().binary[static_cast<int>(Op)];
     std::vector<float> b_row(converted ? static_cast<size_t>(nb0) : 0);
     const auto range = p.split(dst.nrows());
     for (int64_t row = range.begin; row < range.end; ++row) {
@@ -70,7 +67,7 @@ void binary_rows(const ComputeParams& p, Tensor& dst, const Tensor& a, const Ten
             float* d = f32_row(dst, r);
             const float* x = f32_row(a, r);
             const float* y = f32_row(b, rb);
-            for (int64_t off = 0; off < ne0; off += nb0) binary_span_f32<Op>(d + off, x + off, y, nb0);
+            for (int64_t off = 0; off < ne0; off += nb0) span(x + off, y, d + off, nb0);
             continue;
         }
         std::byte* d = row_ptr(dst, r);
@@ -90,18 +87,23 @@ void binary_rows(const ComputeParams& p, Tensor& dst, const Tensor& a, const Ten
 
 // --- maps ------------------------------------------------------------------------------------------
 
-// f over a packed f32 span: the instruction set's vector map when there is one, else f.
-template <typename F>
-void map_span_f32(const float* x, float* y, int64_t n, F f, RowKernels::MapFn vec) {
-    if (vec != nullptr) return vec(x, y, n);
-    for (int64_t i = 0; i < n; ++i) y[i] = f(x[i]);
+// f over a packed f32 span: the instruction set's span function when there is one, else f.
+template <typename F, typename Span>
+void map_span_f32(const float* x, float* y, int64_t n, F f, const Span& span) {
+    if constexpr (std::is_pointer_v<Span>) {
+        if (span == nullptr) {
+            for (int64_t i = 0; i < n; ++i) y[i] = f(x[i]);
+            return;
+        }
+    }
+    span(x, y, n);
 }
 
 // One row of n elements through f, converted to f32 and back a chunk at a time (f16/bf16 rows
 // would otherwise pay a type dispatch per element). Chunk by chunk, so dst may alias src.
-template <typename F>
+template <typename F, typename Span>
 void map_row_converted(const Tensor& dst, std::byte* d, const Tensor& src, const std::byte* x, int64_t n, F f,
-                       RowKernels::MapFn vec) {
+                       const Span& vec) {
     float buf[kConvertChunk];
     const size_t dst_size = type_size(dst.type), src_size = type_size(src.type);
     for (int64_t off = 0; off < n; off += kConvertChunk) {
@@ -113,9 +115,10 @@ void map_row_converted(const Tensor& dst, std::byte* d, const Tensor& src, const
 }
 
 // dst = f(src) element by element; dst and src have the same shape (dst may alias src). `vec`, when
-// not null, is the same map over packed f32 spans (host/row_kernels.hpp).
-template <typename F>
-void map_rows(const ComputeParams& p, Tensor& dst, const Tensor& src, F f, RowKernels::MapFn vec = nullptr) {
+// it converts to true, is the same map over packed f32 spans, called as vec(x, y, n): a
+// RowKernels::MapFn or a lambda over the instruction set's row loops.
+template <typename F, typename Span = RowKernels::MapFn>
+void map_rows(const ComputeParams& p, Tensor& dst, const Tensor& src, F f, const Span& vec = nullptr) {
     const int64_t ne0 = dst.ne[0];
     const bool fast = packed_f32_rows(dst) && packed_f32_rows(src);
     const bool converted = !fast && convertible_rows(dst) && convertible_rows(src);
@@ -267,7 +270,9 @@ void compute_map(const ComputeParams& p, Tensor& dst) {
     switch (dst.op) {
         case Op::Scale: {
             const ScaleParams sp = ScaleParams::load(dst);  // not a structured binding: clang 14 cannot capture those
-            return map_rows(p, dst, src, [sp](float x) { return scale_f32(x, sp.scale, sp.bias); });
+            const RowLoops::ScaleFn span = row_loops().scale;
+            return map_rows(p, dst, src, [sp](float x) { return scale_f32(x, sp.scale, sp.bias); },
+                            [sp, span](const float* x, float* y, int64_t n) { span(x, y, n, sp.scale, sp.bias); });
         }
         case Op::Sqr: return map_rows(p, dst, src, [](float x) { return x * x; });
         case Op::Sqrt: return map_rows(p, dst, src, [](float x) { return std::sqrt(x); });

@@ -5,13 +5,15 @@
 // units. For each L2-sized panel of columns of b and each L1-sized chunk of K, a thread walks its
 // row blocks: it converts the chunk of its kMr rows of a to f32 (unless they are usable in place)
 // and runs a register-blocked dot-product tile (kMr rows x up to the table's columns) against the
-// panel; the tiles come from the table of the CPU's instruction set (host/matmul_tiles.hpp).
+// panel; the tiles come from the table of the CPU's instruction set (host/matmul_tiles.hpp). A
+// single column of b (one token) goes through the row kernels' dot products instead (gemv).
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 
 #include "host/kernels.hpp"
 #include "host/matmul_tiles.hpp"
+#include "host/row_kernels.hpp"
 
 namespace xb::host {
 
@@ -204,6 +206,29 @@ void run_block(const MatMulJob& job, const Block& blk) {
     }
 }
 
+// A single column of b per batch (decoding one token): one dot product per row of a read in its
+// stored type by the row kernels (f32, f16 or bf16), so that a streams past once instead of being
+// converted to f32 first. nullptr when a's rows are of another type or not packed.
+RowKernels::DotFn gemv_dot(const Tensor& a) {
+    const std::optional<RowType> rt = row_type(a.type);
+    if (!rt || a.nb[0] != type_size(a.type)) return nullptr;
+    return row_kernels().dot[static_cast<int>(*rt)];
+}
+
+void gemv(const ComputeParams& params, const MatMulJob& job, RowKernels::DotFn dot) {
+    const Tensor& a = *job.a;
+    const Tensor& b = *job.b;
+    const MatMulPlan& plan = *job.plan;
+    const auto [r0, r1] = params.split(plan.m * plan.batches);
+    for (int64_t r = r0; r < r1; ++r) {
+        const int64_t m = r % plan.m;
+        const int64_t i2 = (r / plan.m) % b.ne[2];
+        const int64_t i3 = r / plan.m / b.ne[2];
+        const std::byte* row = a.element_ptr(0, m, i2 / (b.ne[2] / a.ne[2]), i3 / (b.ne[3] / a.ne[3]));
+        *reinterpret_cast<float*>(job.dst->element_ptr(m, 0, i2, i3)) = dot(column_of_b(job, 0, 0, i2, i3), row, plan.k);
+    }
+}
+
 // An empty sum (K == 0): zeros; threads split rows of dst.
 void zero_dst(const ComputeParams& params, Tensor& dst) {
     const auto [r0, r1] = params.split(dst.nrows());
@@ -270,6 +295,9 @@ void compute_mul_mat(const ComputeParams& params, Tensor& dst) {
     }
     float* a_scratch = plan.pack_a ? reinterpret_cast<float*>(work + plan.b_bytes + params.ith * plan.a_slice) : nullptr;
     const MatMulJob job{&a, &b, &dst, &plan, b_packed, a_scratch};
+    if (plan.n == 1) {
+        if (const RowKernels::DotFn dot = gemv_dot(a)) return gemv(params, job, dot);
+    }
 
     const Units units = make_units(plan, params.nth);
     const auto [u0, u1] = params.split(units.per_batch() * plan.batches);

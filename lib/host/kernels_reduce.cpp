@@ -1,32 +1,23 @@
 // Reductions over rows and whole tensors: sum, sum_rows/mean, argmax, norm and rms_norm.
 //
 // Row sums accumulate in double, as ggml does with ggml_float, so long rows of f32 keep their
-// precision; results are rounded to the destination type once.
+// precision; results are rounded to the destination type once. Packed f32 rows go through the
+// instruction set's row loops (host/row_loops.hpp).
 #include <cmath>
 #include <limits>
 
 #include "core/op_params.hpp"
 #include "host/kernels.hpp"
 #include "host/row_iter.hpp"
+#include "host/row_loops.hpp"
 
 namespace xb::host {
 
 namespace {
 
-// Sum of n packed floats in double; four partial sums shorten the dependency chain.
-double sum_f32(const float* x, int64_t n) {
-    double acc[4] = {0.0, 0.0, 0.0, 0.0};
-    int64_t i = 0;
-    for (; i + 4 <= n; i += 4) {
-        for (int k = 0; k < 4; ++k) acc[k] += static_cast<double>(x[i + k]);
-    }
-    for (; i < n; ++i) acc[0] += static_cast<double>(x[i]);
-    return (acc[0] + acc[1]) + (acc[2] + acc[3]);
-}
-
 // Sum of row r of t in double, any float type and stride.
 double row_sum(const Tensor& t, RowIndex r) {
-    if (packed_f32_rows(t)) return sum_f32(f32_row(t, r), t.ne[0]);
+    if (packed_f32_rows(t)) return row_loops().sum(f32_row(t, r), t.ne[0]);
     const std::byte* x = row_ptr(t, r);
     double acc = 0.0;
     for (int64_t i = 0; i < t.ne[0]; ++i) acc += static_cast<double>(load_at(t, x, i));
@@ -37,24 +28,16 @@ double row_sum(const Tensor& t, RowIndex r) {
 
 // Norm of a packed f32 row; y may alias x.
 void norm_row_f32(float* y, const float* x, int64_t n, float eps) {
-    const float mean = static_cast<float>(sum_f32(x, n) / static_cast<double>(n));
-    double sq = 0.0;
-    for (int64_t i = 0; i < n; ++i) {
-        const float v = x[i] - mean;
-        y[i] = v;
-        sq += static_cast<double>(v * v);
-    }
-    const float variance = static_cast<float>(sq / static_cast<double>(n));
-    const float scale = 1.0f / std::sqrt(variance + eps);
-    for (int64_t i = 0; i < n; ++i) y[i] *= scale;
+    const RowLoops& loops = row_loops();
+    const float mean = static_cast<float>(loops.sum(x, n) / static_cast<double>(n));
+    const float variance = static_cast<float>(loops.center(x, y, n, mean) / static_cast<double>(n));
+    loops.scale(y, y, n, 1.0f / std::sqrt(variance + eps), 0.0f);
 }
 
 void rms_norm_row_f32(float* y, const float* x, int64_t n, float eps) {
-    double sq = 0.0;
-    for (int64_t i = 0; i < n; ++i) sq += static_cast<double>(x[i] * x[i]);
-    const float mean_sq = static_cast<float>(sq / static_cast<double>(n));
-    const float scale = 1.0f / std::sqrt(mean_sq + eps);
-    for (int64_t i = 0; i < n; ++i) y[i] = x[i] * scale;
+    const RowLoops& loops = row_loops();
+    const float mean_sq = static_cast<float>(loops.sum_squares(x, n) / static_cast<double>(n));
+    loops.scale(x, y, n, 1.0f / std::sqrt(mean_sq + eps), 0.0f);
 }
 
 // Either norm on a strided row of any float type: reads the source twice instead of keeping a

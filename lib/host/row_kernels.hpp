@@ -1,7 +1,8 @@
 // Kernels over one packed row, per instruction set, for the host ops that spend their time in
 // them: flash attention's dot products of the query with K rows and its axpy of V rows into the
 // accumulator (f32, f16 or bf16 rows), the unary maps whose cost is a transcendental (exp,
-// tanh, sigmoid, silu, gelu, gelu_quick), which the unary, glu and soft_max kernels use, and the
+// tanh, sigmoid, silu, gelu, gelu_quick), which the unary, glu and soft_max kernels use, soft_max's
+// exponentials with their sum, and the
 // transposition of 32-bit matrices behind cont/cpy of transposed tensors. One table per instruction set, each in its own translation
 // unit compiled for that set only (row_kernels_<isa>.cpp); row_kernels() is the one of active_isa().
 #pragma once
@@ -30,6 +31,8 @@ struct RowKernels {
     using MapFn = void (*)(const float* x, float* y, int64_t n);
     // dst[r * dst_stride + c] = src[c * src_stride + r] for r < rows, c < cols (32-bit elements,
     // strides in elements; src and dst do not overlap).
+    // v[0, n) = exp(v - max) in place; returns the sum of the results in double.
+    using ExpSumFn = double (*)(float* v, int64_t n, float max);
     using Transpose32Fn = void (*)(const uint32_t* src, int64_t src_stride, uint32_t* dst, int64_t dst_stride,
                                    int64_t rows, int64_t cols);
 
@@ -40,6 +43,7 @@ struct RowKernels {
     // element with the scalar functions of core/op_math.hpp, as the scalar set does throughout).
     MapFn unary[kUnaryOpCount];
     Transpose32Fn transpose32;
+    ExpSumFn exp_sum;  // soft_max's exponentials and their sum
 };
 
 // The table of `isa` (which this CPU must support), and that of active_isa().

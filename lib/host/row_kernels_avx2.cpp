@@ -93,6 +93,34 @@ void map(const float* x, float* y, int64_t n) {
     }
 }
 
+// v = exp(v - max) eight at a time, the sum in two double accumulators; the tail from a copy
+// padded with -inf, whose exponentials add 0.
+double exp_sum(float* v, int64_t n, float max) {
+    const __m256 m = _mm256_set1_ps(max);
+    __m256d lo = _mm256_setzero_pd(), hi = _mm256_setzero_pd();
+    const auto add = [&](__m256 e) {
+        lo = _mm256_add_pd(lo, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
+        hi = _mm256_add_pd(hi, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
+    };
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(v + i), m));
+        _mm256_storeu_ps(v + i, e);
+        add(e);
+    }
+    if (i < n) {
+        float tail[8];
+        for (int k = 0; k < 8; ++k) tail[k] = i + k < n ? v[i + k] : -__builtin_inff();
+        const __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(tail), m));
+        _mm256_storeu_ps(tail, e);
+        add(e);
+        for (int64_t k = 0; i + k < n; ++k) v[i + k] = tail[k];
+    }
+    double lanes[4];
+    _mm256_storeu_pd(lanes, _mm256_add_pd(lo, hi));
+    return (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
+}
+
 // Vector constants are made inside the functions: a namespace-scope __m256 could be initialised at
 // program start, running AVX on CPUs that lack it.
 __m256 one8() { return _mm256_set1_ps(1.0f); }
@@ -161,7 +189,8 @@ const RowKernels& row_kernels_avx2() {
                      {&dot<DType::F32>, &dot<DType::F16>, &dot<DType::BF16>},
                      {&axpy<DType::F32>, &axpy<DType::F16>, &axpy<DType::BF16>},
                      {},
-                     &transpose32};
+                     &transpose32,
+                     &exp_sum};
         t.unary[static_cast<int>(UnaryOp::Gelu)] = &map<gelu8>;
         t.unary[static_cast<int>(UnaryOp::GeluQuick)] = &map<gelu_quick8>;
         t.unary[static_cast<int>(UnaryOp::Silu)] = &map<silu8>;

@@ -1,5 +1,6 @@
 // The baseline row kernels: plain loops over the elements, converted one at a time.
 #include <algorithm>
+#include <cmath>
 
 #include "host/row_kernels.hpp"
 
@@ -33,6 +34,15 @@ void transpose32(const uint32_t* src, int64_t src_stride, uint32_t* dst, int64_t
     }
 }
 
+double exp_sum(float* v, int64_t n, float max) {
+    double sum = 0.0;
+    for (int64_t i = 0; i < n; ++i) {
+        v[i] = std::exp(v[i] - max);
+        sum += static_cast<double>(v[i]);
+    }
+    return sum;
+}
+
 }  // namespace
 
 const RowKernels& row_kernels_scalar() {
@@ -40,7 +50,8 @@ const RowKernels& row_kernels_scalar() {
                                        {&dot<DType::F32>, &dot<DType::F16>, &dot<DType::BF16>},
                                        {&axpy<DType::F32>, &axpy<DType::F16>, &axpy<DType::BF16>},
                                        {},
-                                       &transpose32};
+                                       &transpose32,
+                                       &exp_sum};
     return kTable;
 }
 

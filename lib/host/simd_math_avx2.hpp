@@ -14,17 +14,13 @@
 namespace xb::host {
 namespace {
 
-inline __m256 exp8(__m256 x) {
-    const __m256 kMax = _mm256_set1_ps(88.7228394f);   // ln(FLT_MAX)
-    const __m256 kMin = _mm256_set1_ps(-87.3365479f);  // ln(FLT_MIN)
+// e^r for the reduced argument and n = round(x log2 e): the polynomial, before scaling by 2^n.
+inline __m256 exp8_reduced(__m256 x, __m256* n_out) {
     const __m256 kLog2e = _mm256_set1_ps(1.44269504088896341f);
     const __m256 kLn2Hi = _mm256_set1_ps(0.693359375f);  // 8 significant bits: n * kLn2Hi is exact
     const __m256 kLn2Lo = _mm256_set1_ps(-2.12194440e-4f);
-    const __m256 over = _mm256_cmp_ps(x, kMax, _CMP_GT_OQ);
-    const __m256 under = _mm256_cmp_ps(x, kMin, _CMP_LT_OQ);
-    const __m256 xc = _mm256_min_ps(_mm256_max_ps(x, kMin), kMax);
-    const __m256 n = _mm256_round_ps(_mm256_mul_ps(xc, kLog2e), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    const __m256 r = _mm256_fnmadd_ps(n, kLn2Lo, _mm256_fnmadd_ps(n, kLn2Hi, xc));
+    const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, kLog2e), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m256 r = _mm256_fnmadd_ps(n, kLn2Lo, _mm256_fnmadd_ps(n, kLn2Hi, x));
     // e^r = 1 + r + r^2/2 + ... + r^7/7!, Horner from the highest term.
     __m256 p = _mm256_set1_ps(1.0f / 5040.0f);
     p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 720.0f));
@@ -33,9 +29,21 @@ inline __m256 exp8(__m256 x) {
     p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6.0f));
     p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
     p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    *n_out = n;
+    return _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+}
+
+// Every input, including overflow, underflow and NaN.
+inline __m256 exp8_any(__m256 x) {
+    const __m256 kMax = _mm256_set1_ps(88.7228394f);   // ln(FLT_MAX)
+    const __m256 kMin = _mm256_set1_ps(-87.3365479f);  // ln(FLT_MIN)
+    const __m256 over = _mm256_cmp_ps(x, kMax, _CMP_GT_OQ);
+    const __m256 under = _mm256_cmp_ps(x, kMin, _CMP_LT_OQ);
+    __m256 n;
+    const __m256 p = exp8_reduced(_mm256_min_ps(_mm256_max_ps(x, kMin), kMax), &n);
     // 2^n for n in [-126, 128]: n = 128 only at the clamp, where p < 1 keeps the product finite
-    // unless x was over the limit (handled below). Scale in two steps so that 2^128 never forms.
+    // unless x was over the limit (handled below). Scale in two steps so that 2^128 never forms;
+    // both steps are exact, so in range this equals the one-step scaling of exp8.
     const __m256i ni = _mm256_cvtps_epi32(n);
     const __m256i half = _mm256_srai_epi32(ni, 1);
     const __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(half, _mm256_set1_epi32(127)), 23));
@@ -47,6 +55,17 @@ inline __m256 exp8(__m256 x) {
     // NaN in, NaN out (the comparisons above are false for NaN, and min/max dropped it).
     const __m256 nan = _mm256_cmp_ps(x, x, _CMP_UNORD_Q);
     return _mm256_blendv_ps(y, x, nan);
+}
+
+// The common case first: when every |x| <= 87 (no overflow, no result below FLT_MIN, no NaN),
+// 2^n is one exponent field and one multiply; otherwise exp8_any. Both give the same bits in range.
+inline __m256 exp8(__m256 x) {
+    const __m256 ax = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x);
+    if (_mm256_movemask_ps(_mm256_cmp_ps(ax, _mm256_set1_ps(87.0f), _CMP_NLE_UQ)) != 0) return exp8_any(x);
+    __m256 n;
+    const __m256 p = exp8_reduced(x, &n);
+    const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+    return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
 }
 
 inline __m256 tanh8(__m256 x) {

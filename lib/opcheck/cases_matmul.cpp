@@ -47,6 +47,7 @@ void add_mul_mat_cases(std::vector<OpCase>& cases) {
         cases.push_back(mul_mat_case("bcast23", t, {33, 9, 2, 3}, DType::F32, {33, 5, 4, 3}));
     }
     cases.push_back(mul_mat_case("bcast3", DType::F32, {33, 9, 1, 1}, DType::F32, {33, 5, 2, 3}));
+    cases.push_back(mul_mat_case("gemv_bcast", DType::F16, {33, 9, 2, 1}, DType::F32, {33, 1, 4, 3}));
     cases.push_back(mul_mat_case("64x64x67", DType::F32, {67, 64, 1, 1}, DType::F32, {67, 64, 1, 1}));
     cases.push_back(mul_mat_case("64x64x67", DType::F16, {67, 64, 1, 1}, DType::F32, {67, 64, 1, 1}));
     // K a multiple of the SIMD width: rows can be read in place.
