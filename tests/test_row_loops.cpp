@@ -144,6 +144,53 @@ TEST(RowLoops, RopeRotationsOfEverySetMatchFloat64) {
     }
 }
 
+// The same operations in the same order in every set (no FMA contraction): identical bits.
+TEST(RowLoops, EverySetGivesTheSameBits) {
+    std::mt19937 rng(15);
+    const int64_t n = 1031;
+    const std::vector<float> x = random_floats(n, rng), y = random_floats(n, rng, 0.5f, 2.0f);
+    const auto outputs = [&](const RowLoops& loops) {
+        std::vector<std::vector<float>> out(8, std::vector<float>(static_cast<size_t>(n)));
+        loops.scale(x.data(), out[0].data(), n, 0.3f, 0.1f);
+        for (int op = 0; op < 4; ++op) loops.binary[op](x.data(), y.data(), out[1 + op].data(), n);
+        loops.scale_add(x.data(), y.data(), out[5].data(), n, 0.125f, -0.7f);
+        loops.rope_normal(x.data(), out[6].data(), y.data(), 128);
+        loops.rope_neox(x.data(), out[7].data(), y.data(), 128);
+        return out;
+    };
+    const auto first = outputs(row_loops(supported_isas()[0]));
+    for (Isa isa : supported_isas()) {
+        SCOPED_TRACE(isa_name(isa));
+        const auto got = outputs(row_loops(isa));
+        for (size_t k = 0; k < got.size(); ++k) EXPECT_EQ(got[k], first[k]) << "output " << k;
+    }
+}
+
+// rope's cache: cos and sin interleaved, within 2 ulp of 1 of float64 wherever the vector path
+// applies (|x| <= 8192) and through libm beyond it, infinities and NaN included.
+TEST(RowKernels, SinCosOfEverySetMatchesFloat64) {
+    std::mt19937 rng(16);
+    std::vector<float> x = random_floats(1027, rng, -8192.0f, 8192.0f);
+    for (float v : {0.0f, -0.0f, 1e-30f, 0.78539816f, 1.5707964f, 3.1415927f, 8192.0f, -8192.0f, 8192.5f, 1e6f, -3e7f})
+        x.push_back(v);
+    x.push_back(std::numeric_limits<float>::infinity());
+    x.push_back(std::numeric_limits<float>::quiet_NaN());
+    const int64_t n = static_cast<int64_t>(x.size());
+    for (Isa isa : supported_isas()) {
+        SCOPED_TRACE(isa_name(isa));
+        std::vector<float> cs(static_cast<size_t>(2 * n));
+        row_kernels(isa).sincos(x.data(), cs.data(), n);
+        for (size_t i = 0; i < x.size(); ++i) {
+            if (!std::isfinite(x[i])) {
+                EXPECT_TRUE(std::isnan(cs[2 * i]) && std::isnan(cs[2 * i + 1])) << x[i];
+                continue;
+            }
+            EXPECT_NEAR(cs[2 * i], std::cos(static_cast<double>(x[i])), 2.4e-7) << "cos " << x[i];
+            EXPECT_NEAR(cs[2 * i + 1], std::sin(static_cast<double>(x[i])), 2.4e-7) << "sin " << x[i];
+        }
+    }
+}
+
 // soft_max's pass: v = exp(v - max) and the sum, with -inf elements (masked) giving 0.
 TEST(RowKernels, ExpSumOfEverySetMatchesFloat64) {
     std::mt19937 rng(14);

@@ -95,9 +95,13 @@ struct RopeCosSin {
     float cos;
     float sin;
 };
-// cos/sin of the rotation of pair i0 (even) at extrapolated angle theta_extrap.
-XB_HD RopeCosSin rope_yarn(float theta_extrap, float freq_scale, RopeCorrDims corr, int i0, float ext_factor,
-                           float mscale) {
+// The angle and magnitude of the rotation of pair i0 (even) at extrapolated angle theta_extrap.
+struct RopeAngle {
+    float theta;
+    float mscale;
+};
+XB_HD RopeAngle rope_yarn_angle(float theta_extrap, float freq_scale, RopeCorrDims corr, int i0, float ext_factor,
+                                float mscale) {
     const float theta_interp = freq_scale * theta_extrap;
     float theta = theta_interp;
     if (ext_factor != 0.0f) {
@@ -105,7 +109,16 @@ XB_HD RopeCosSin rope_yarn(float theta_extrap, float freq_scale, RopeCorrDims co
         theta = theta_interp * (1.0f - ramp_mix) + theta_extrap * ramp_mix;
         mscale *= 1.0f + 0.1f * logf(1.0f / freq_scale);
     }
-    return {cosf(theta) * mscale, sinf(theta) * mscale};
+    return {theta, mscale};
+}
+// cos/sin of the rotation of pair i0 (even) at extrapolated angle theta_extrap.
+XB_HD RopeCosSin rope_yarn(float theta_extrap, float freq_scale, RopeCorrDims corr, int i0, float ext_factor,
+                           float mscale) {
+    const RopeAngle a = rope_yarn_angle(theta_extrap, freq_scale, corr, i0, ext_factor, mscale);
+    // One sincosf (glibc and CUDA both have it) costs about one sinf.
+    float sin_theta = 0.0f, cos_theta = 0.0f;
+    sincosf(a.theta, &sin_theta, &cos_theta);
+    return {cos_theta * a.mscale, sin_theta * a.mscale};
 }
 
 }  // namespace xb

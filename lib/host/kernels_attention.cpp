@@ -78,16 +78,32 @@ void soft_max_row(const Tensor& src, const Tensor* mask, Tensor& dst, RowIndex r
 // --- rope ----------------------------------------------------------------------------------------
 
 // cos/sin of every rotated pair at one position: cache[i0] = cos, cache[i0 + 1] = sin. Pair i0's
-// angle is divided by freq_factors[i0 / 2] when there are factors (nullptr: none).
-void rope_cache(const RopeParams& rp, float pos, RopeCorrDims corr, const float* freq_factors, std::vector<float>& cache) {
+// angle is divided by freq_factors[i0 / 2] when there are factors (nullptr: none). The angles are
+// formed one by one (each is the previous times theta_scale, as in ggml), their cos and sin by the
+// instruction set's sincos, then scaled by each pair's magnitude.
+struct RopeCache {
+    std::vector<float> cos_sin, angle, mscale;
+};
+
+void rope_cache(const RopeParams& rp, float pos, RopeCorrDims corr, const float* freq_factors, RopeCache& c) {
     const float theta_scale = std::pow(rp.freq_base, -2.0f / static_cast<float>(rp.n_dims));
+    const int64_t pairs = rp.n_dims / 2;
+    c.angle.resize(static_cast<size_t>(pairs));
+    c.mscale.resize(static_cast<size_t>(pairs));
+    c.cos_sin.resize(static_cast<size_t>(2 * pairs));
     float theta = pos;
-    for (int i0 = 0; i0 < rp.n_dims; i0 += 2) {
-        const float factor = freq_factors != nullptr ? freq_factors[i0 / 2] : 1.0f;
-        const RopeCosSin cs = rope_yarn(theta / factor, rp.freq_scale, corr, i0, rp.ext_factor, rp.attn_factor);
-        cache[static_cast<size_t>(i0)] = cs.cos;
-        cache[static_cast<size_t>(i0) + 1] = cs.sin;
+    for (int64_t i = 0; i < pairs; ++i) {
+        const float factor = freq_factors != nullptr ? freq_factors[i] : 1.0f;
+        const RopeAngle a =
+            rope_yarn_angle(theta / factor, rp.freq_scale, corr, static_cast<int>(2 * i), rp.ext_factor, rp.attn_factor);
+        c.angle[static_cast<size_t>(i)] = a.theta;
+        c.mscale[static_cast<size_t>(i)] = a.mscale;
         theta *= theta_scale;
+    }
+    row_kernels().sincos(c.angle.data(), c.cos_sin.data(), pairs);
+    for (int64_t i = 0; i < pairs; ++i) {
+        c.cos_sin[static_cast<size_t>(2 * i)] *= c.mscale[static_cast<size_t>(i)];
+        c.cos_sin[static_cast<size_t>(2 * i + 1)] *= c.mscale[static_cast<size_t>(i)];
     }
 }
 
@@ -252,7 +268,7 @@ void compute_rope(const ComputeParams& params, Tensor& dst) {
     const RopeCorrDims corr = rope_yarn_corr_dims(rp.n_dims, rp.n_ctx_orig, rp.freq_base, rp.beta_fast, rp.beta_slow);
     // Contiguous f32 (the op builder checks it).
     const float* freq_factors = dst.src[2] != nullptr ? static_cast<const float*>(dst.src[2]->data) : nullptr;
-    std::vector<float> cache(static_cast<size_t>(rp.n_dims));
+    RopeCache cache;
     RopeScratch scratch;
     int64_t cached_token = -1;
     // Rows are numbered with the head fastest, so consecutive rows mostly share one token's cache.
@@ -264,7 +280,7 @@ void compute_rope(const ComputeParams& params, Tensor& dst) {
             rope_cache(rp, p, corr, freq_factors, cache);
             cached_token = r.i2;
         }
-        rope_row(src, dst, r, rp, cache, scratch);
+        rope_row(src, dst, r, rp, cache.cos_sin, scratch);
     }
 }
 

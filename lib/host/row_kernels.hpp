@@ -2,7 +2,7 @@
 // them: flash attention's dot products of the query with K rows and its axpy of V rows into the
 // accumulator (f32, f16 or bf16 rows), the unary maps whose cost is a transcendental (exp,
 // tanh, sigmoid, silu, gelu, gelu_quick), which the unary, glu and soft_max kernels use, soft_max's
-// exponentials with their sum, and the
+// exponentials with their sum, rope's cos/sin, and the
 // transposition of 32-bit matrices behind cont/cpy of transposed tensors. One table per instruction set, each in its own translation
 // unit compiled for that set only (row_kernels_<isa>.cpp); row_kernels() is the one of active_isa().
 #pragma once
@@ -33,6 +33,8 @@ struct RowKernels {
     // strides in elements; src and dst do not overlap).
     // v[0, n) = exp(v - max) in place; returns the sum of the results in double.
     using ExpSumFn = double (*)(float* v, int64_t n, float max);
+    // cos_sin[2i] = cos(x[i]), cos_sin[2i + 1] = sin(x[i]) for i < n: rope's cache of rotations.
+    using SinCosFn = void (*)(const float* x, float* cos_sin, int64_t n);
     using Transpose32Fn = void (*)(const uint32_t* src, int64_t src_stride, uint32_t* dst, int64_t dst_stride,
                                    int64_t rows, int64_t cols);
 
@@ -44,6 +46,7 @@ struct RowKernels {
     MapFn unary[kUnaryOpCount];
     Transpose32Fn transpose32;
     ExpSumFn exp_sum;  // soft_max's exponentials and their sum
+    SinCosFn sincos;
 };
 
 // The table of `isa` (which this CPU must support), and that of active_isa().

@@ -5,6 +5,7 @@
 // could otherwise keep for the whole program.
 #include <immintrin.h>
 
+#include <cmath>
 #include <cstring>
 
 #include "host/row_kernels.hpp"
@@ -121,6 +122,37 @@ double exp_sum(float* v, int64_t n, float max) {
     return (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
 }
 
+// Eight angles at a time through sincos8 when all are within its range (|x| <= 8192), else libm's
+// sincosf for those eight; the tail from a zero-padded copy. cos and sin are interleaved on store.
+void sincos(const float* x, float* cos_sin, int64_t n) {
+    const auto eight = [](const float* in, float* out) {
+        const __m256 v = _mm256_loadu_ps(in);
+        const __m256 in_range = _mm256_cmp_ps(_mm256_andnot_ps(_mm256_set1_ps(-0.0f), v), _mm256_set1_ps(8192.0f),
+                                              _CMP_LE_OQ);
+        if (_mm256_movemask_ps(in_range) != 0xff) {  // large, infinite or NaN
+            for (int k = 0; k < 8; ++k) sincosf(in[k], &out[2 * k + 1], &out[2 * k]);
+            return;
+        }
+        __m256 s, c;
+        sincos8(v, &s, &c);
+        const __m256 lo = _mm256_unpacklo_ps(c, s);  // c0 s0 c1 s1 | c4 s4 c5 s5
+        const __m256 hi = _mm256_unpackhi_ps(c, s);  // c2 s2 c3 s3 | c6 s6 c7 s7
+        _mm256_storeu_ps(out, _mm256_permute2f128_ps(lo, hi, 0x20));
+        _mm256_storeu_ps(out + 8, _mm256_permute2f128_ps(lo, hi, 0x31));
+    };
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) eight(x + i, cos_sin + 2 * i);
+    if (i < n) {
+        float in[8] = {}, out[16];
+        for (int64_t k = 0; i + k < n; ++k) in[k] = x[i + k];
+        eight(in, out);
+        for (int64_t k = 0; i + k < n; ++k) {
+            cos_sin[2 * (i + k)] = out[2 * k];
+            cos_sin[2 * (i + k) + 1] = out[2 * k + 1];
+        }
+    }
+}
+
 // Vector constants are made inside the functions: a namespace-scope __m256 could be initialised at
 // program start, running AVX on CPUs that lack it.
 __m256 one8() { return _mm256_set1_ps(1.0f); }
@@ -190,7 +222,8 @@ const RowKernels& row_kernels_avx2() {
                      {&axpy<DType::F32>, &axpy<DType::F16>, &axpy<DType::BF16>},
                      {},
                      &transpose32,
-                     &exp_sum};
+                     &exp_sum,
+                     &sincos};
         t.unary[static_cast<int>(UnaryOp::Gelu)] = &map<gelu8>;
         t.unary[static_cast<int>(UnaryOp::GeluQuick)] = &map<gelu_quick8>;
         t.unary[static_cast<int>(UnaryOp::Silu)] = &map<silu8>;

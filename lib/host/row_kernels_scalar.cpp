@@ -43,6 +43,10 @@ double exp_sum(float* v, int64_t n, float max) {
     return sum;
 }
 
+void sincos(const float* x, float* cos_sin, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) sincosf(x[i], &cos_sin[2 * i + 1], &cos_sin[2 * i]);
+}
+
 }  // namespace
 
 const RowKernels& row_kernels_scalar() {
@@ -51,7 +55,8 @@ const RowKernels& row_kernels_scalar() {
                                        {&axpy<DType::F32>, &axpy<DType::F16>, &axpy<DType::BF16>},
                                        {},
                                        &transpose32,
-                                       &exp_sum};
+                                       &exp_sum,
+                                       &sincos};
     return kTable;
 }
 

@@ -2,8 +2,9 @@
 // scale, sums, maxima, norms, soft_max's passes, rope's rotation). They are written once, as
 // loops the compiler vectorises (host/row_loops_impl.hpp), and compiled once per instruction set
 // (row_loops_<isa>.cpp), so that a portable binary runs them with AVX2 on a CPU that has it;
-// row_loops() is the table of active_isa(). Every set sums in the same order (eight interleaved
-// partial sums in double), so the sets differ only by FMA contraction.
+// row_loops() is the table of active_isa(). Every set does the same operations in the same order
+// (sums: eight interleaved partial sums in double; the build does not contract a * b + c into an
+// FMA), so the sets give the same bits.
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// exp and tanh of eight floats with AVX2 + FMA, for the AVX2 translation units only (each gets its
+// exp, tanh, and sin with cos of eight floats with AVX2 + FMA, for the AVX2 translation units only (each gets its
 // own internal copy: nothing here has external linkage, so no AVX2 code can leak into callers
 // compiled for the baseline).
 //
@@ -88,6 +88,37 @@ inline __m256 tanh8(__m256 x) {
     const __m256 y = _mm256_blendv_ps(big, small, is_small);
     const __m256 nan = _mm256_cmp_ps(x, x, _CMP_UNORD_Q);
     return _mm256_blendv_ps(y, x, nan);
+}
+
+// sin and cos of eight floats with |x| <= 8192 (callers check): x = j pi/2 + r with |r| <= pi/4,
+// pi/2 in three parts (Cody-Waite: j * part 1 and j * part 2 are exact for |j| < 2^13), then
+// minimax polynomials for sin and cos of r on [-pi/4, pi/4] (cephes' sinf/cosf coefficients), and
+// the quadrant j mod 4 picks and signs them.
+inline void sincos8(__m256 x, __m256* sin_out, __m256* cos_out) {
+    const __m256 j = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(0.636619772367581343f)),
+                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fnmadd_ps(j, _mm256_set1_ps(1.5703125f), x);
+    r = _mm256_fnmadd_ps(j, _mm256_set1_ps(4.837512969970703125e-4f), r);
+    r = _mm256_fnmadd_ps(j, _mm256_set1_ps(7.54978995489188216e-8f), r);
+    const __m256 z = _mm256_mul_ps(r, r);
+    __m256 ps = _mm256_set1_ps(-1.9515295891e-4f);
+    ps = _mm256_fmadd_ps(ps, z, _mm256_set1_ps(8.3321608736e-3f));
+    ps = _mm256_fmadd_ps(ps, z, _mm256_set1_ps(-1.6666654611e-1f));
+    const __m256 sin_r = _mm256_fmadd_ps(_mm256_mul_ps(ps, z), r, r);
+    __m256 pc = _mm256_set1_ps(2.443315711809948e-5f);
+    pc = _mm256_fmadd_ps(pc, z, _mm256_set1_ps(-1.388731625493765e-3f));
+    pc = _mm256_fmadd_ps(pc, z, _mm256_set1_ps(4.166664568298827e-2f));
+    const __m256 cos_r =
+        _mm256_fmadd_ps(_mm256_mul_ps(pc, z), z, _mm256_fnmadd_ps(_mm256_set1_ps(0.5f), z, _mm256_set1_ps(1.0f)));
+    // Quadrant q: sin x = (sin r, cos r, -sin r, -cos r)[q], cos x = (cos r, -sin r, -cos r, sin r)[q].
+    const __m256i q = _mm256_cvtps_epi32(j);
+    const __m256 odd = _mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_and_si256(q, _mm256_set1_epi32(1)),
+                                                              _mm256_set1_epi32(1)));
+    const __m256 sin_sign = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_and_si256(q, _mm256_set1_epi32(2)), 30));
+    const __m256 cos_sign = _mm256_castsi256_ps(
+        _mm256_slli_epi32(_mm256_and_si256(_mm256_add_epi32(q, _mm256_set1_epi32(1)), _mm256_set1_epi32(2)), 30));
+    *sin_out = _mm256_xor_ps(_mm256_blendv_ps(sin_r, cos_r, odd), sin_sign);
+    *cos_out = _mm256_xor_ps(_mm256_blendv_ps(cos_r, sin_r, odd), cos_sign);
 }
 
 }  // namespace
