@@ -20,6 +20,8 @@ namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 constexpr size_t kAlign = 64;
+// Keys scored at a time by flash attention (their weights live on the stack).
+constexpr int64_t kFlashKeyBlock = 64;
 
 size_t align_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
@@ -200,28 +202,41 @@ void flash_attn_row(const Tensor& dst, const FlashAttnParams& fp, const KvRows& 
 
     for (int64_t i = 0; i < d; ++i) q_buf[i] = f32_at(q, i, iq, h, s);
     std::fill(acc, acc + dv, 0.0f);
+    // Keys in blocks: the block's scores, their maximum, then one rescale of what is accumulated
+    // (when the maximum grows) and the block's weights through the set's exp with their sum.
+    const RowLoops& loops = row_loops();
+    const RowKernels::ExpSumFn exp_sum = row_kernels().exp_sum;
     float run_max = kNegInf;
-    float run_sum = 0.0f;
-    for (int64_t ic = 0; ic < k.ne[1]; ++ic) {
-        const float mv = mrow ? slope * load_as_f32(mask->type, mrow + ic * mask->nb[0]) : 0.0f;
-        if (mv == kNegInf) continue;  // masked out: contributes nothing
-        float score = rows.dot(q_buf, k.element_ptr(0, ic, kvh, s), d) * fp.score_scale();
-        if (fp.softcap != 0.0f) score = fp.softcap * std::tanh(score);
-        score += mv;
-        float ms = 1.0f;  // rescales what is accumulated so far
-        float vs = 1.0f;  // weight of this value row
-        if (score > run_max) {
-            ms = std::exp(run_max - score);
-            run_max = score;
-            for (int64_t i = 0; i < dv; ++i) acc[i] *= ms;
-        } else {
-            vs = std::exp(score - run_max);
+    double run_sum = 0.0;
+    float w[kFlashKeyBlock];
+    for (int64_t k0 = 0; k0 < k.ne[1]; k0 += kFlashKeyBlock) {
+        const int64_t nk = std::min<int64_t>(kFlashKeyBlock, k.ne[1] - k0);
+        for (int64_t j = 0; j < nk; ++j) {
+            const int64_t ic = k0 + j;
+            const float mv = mrow ? slope * load_as_f32(mask->type, mrow + ic * mask->nb[0]) : 0.0f;
+            if (mv == kNegInf) {  // masked out: weight 0, and its V row is never read
+                w[j] = kNegInf;
+                continue;
+            }
+            float score = rows.dot(q_buf, k.element_ptr(0, ic, kvh, s), d) * fp.score_scale();
+            if (fp.softcap != 0.0f) score = fp.softcap * std::tanh(score);
+            w[j] = score + mv;
         }
-        rows.axpy(acc, vs, v.element_ptr(0, ic, kvh, s), dv);
-        run_sum = run_sum * ms + vs;
+        const float block_max = loops.max(w, nk);
+        if (block_max == kNegInf) continue;  // every key of the block masked out
+        if (block_max > run_max) {
+            const float ms = std::exp(run_max - block_max);  // 0 while nothing is accumulated
+            loops.scale(acc, acc, dv, ms, 0.0f);
+            run_sum *= ms;
+            run_max = block_max;
+        }
+        run_sum += exp_sum(w, nk, run_max);
+        for (int64_t j = 0; j < nk; ++j) {
+            if (w[j] != 0.0f) rows.axpy(acc, w[j], v.element_ptr(0, k0 + j, kvh, s), dv);
+        }
     }
     // Every key masked out: zeros rather than 0/0.
-    const float inv = run_sum == 0.0f ? 0.0f : 1.0f / run_sum;
+    const float inv = run_sum == 0.0 ? 0.0f : static_cast<float>(1.0 / run_sum);
     for (int64_t i = 0; i < dv; ++i) f32_at(dst, i, h, iq, s) = acc[i] * inv;
 }
 
