@@ -114,8 +114,9 @@ struct RopeScratch {
     std::vector<float> in, out;
 };
 
-void rope_row(const Tensor& src, Tensor& dst, RowIndex r, const RopeParams& rp, const std::vector<float>& cache,
-              RopeScratch& scratch) {
+// `rotate` is the instruction set's rotation for rp.mode (chosen once per computation).
+void rope_row(const Tensor& src, Tensor& dst, RowIndex r, const RopeParams& rp, RowLoops::RopeFn rotate,
+              const std::vector<float>& cache, RopeScratch& scratch) {
     const int64_t n = src.ne[0];
     const std::byte* x = row_ptr(src, r);
     std::byte* y = row_ptr(dst, r);
@@ -139,8 +140,7 @@ void rope_row(const Tensor& src, Tensor& dst, RowIndex r, const RopeParams& rp, 
         scratch.out.resize(static_cast<size_t>(n));
         yf = scratch.out.data();
     }
-    const RowLoops& loops = row_loops();
-    (rp.mode == RopeMode::Neox ? loops.rope_neox : loops.rope_normal)(xf, yf, cache.data(), rp.n_dims);
+    rotate(xf, yf, cache.data(), rp.n_dims);
     if (yf != xf) std::copy(xf + rp.n_dims, xf + n, yf + rp.n_dims);
     if (dst_in_place) return;
     if (dst_packed) {
@@ -283,6 +283,7 @@ void compute_rope(const ComputeParams& params, Tensor& dst) {
     const RopeCorrDims corr = rope_yarn_corr_dims(rp.n_dims, rp.n_ctx_orig, rp.freq_base, rp.beta_fast, rp.beta_slow);
     // Contiguous f32 (the op builder checks it).
     const float* freq_factors = dst.src[2] != nullptr ? static_cast<const float*>(dst.src[2]->data) : nullptr;
+    const RowLoops::RopeFn rotate = rp.mode == RopeMode::Neox ? row_loops().rope_neox : row_loops().rope_normal;
     RopeCache cache;
     RopeScratch scratch;
     int64_t cached_token = -1;
@@ -295,7 +296,7 @@ void compute_rope(const ComputeParams& params, Tensor& dst) {
             rope_cache(rp, p, corr, freq_factors, cache);
             cached_token = r.i2;
         }
-        rope_row(src, dst, r, rp, cache.cos_sin, scratch);
+        rope_row(src, dst, r, rp, rotate, cache.cos_sin, scratch);
     }
 }
 

@@ -34,16 +34,17 @@ constexpr int64_t kConvertChunk = 256;  // floats converted at a time on the sta
 
 // One row of dst = a op b where a and dst are packed float rows of any float type and y is b's
 // row already in f32 (nb0 elements, repeated along the row). Chunk by chunk, so dst may alias a.
+// `span` is the instruction set's loop for Op.
 template <BinaryOp Op>
 void binary_row_converted(const Tensor& dst, std::byte* d, const Tensor& a, const std::byte* x, const float* y,
-                          int64_t ne0, int64_t nb0) {
+                          int64_t ne0, int64_t nb0, RowLoops::BinaryFn span) {
     float buf[kConvertChunk];
     const size_t dst_size = type_size(dst.type), a_size = type_size(a.type);
     for (int64_t off = 0; off < ne0; off += kConvertChunk) {
         const int64_t len = std::min(kConvertChunk, ne0 - off);
         (void)convert_row(a.type, x + static_cast<size_t>(off) * a_size, DType::F32, buf, len);
         if (nb0 == ne0) {
-            row_loops().binary[static_cast<int>(Op)](buf, y + off, buf, len);
+            span(buf, y + off, buf, len);
         } else {
             for (int64_t i = 0; i < len; ++i) buf[i] = binary_f32(Op, buf[i], y[(off + i) % nb0]);
         }
@@ -75,7 +76,7 @@ void binary_rows(const ComputeParams& p, Tensor& dst, const Tensor& a, const Ten
         const std::byte* y = row_ptr(b, rb);
         if (converted) {
             (void)convert_row(b.type, y, DType::F32, b_row.data(), nb0);
-            binary_row_converted<Op>(dst, d, a, x, b_row.data(), ne0, nb0);
+            binary_row_converted<Op>(dst, d, a, x, b_row.data(), ne0, nb0, span);
             continue;
         }
         for (int64_t i0 = 0, j = 0; i0 < ne0; ++i0) {

@@ -36,43 +36,33 @@ double add_lanes(const double* acc) {
     return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
 }
 
-double sum_span(const float* x, int64_t n) {
+// The sum over i < n of term(i) in double, term i added into lane i % kLanes.
+template <typename Term>
+double lane_sum(int64_t n, Term term) {
     double acc[kLanes] = {};
     int64_t i = 0;
     for (; i + kLanes <= n; i += kLanes) {
-        for (int64_t l = 0; l < kLanes; ++l) acc[l] += static_cast<double>(x[i + l]);
+        for (int64_t l = 0; l < kLanes; ++l) acc[l] += term(i + l);
     }
-    for (; i < n; ++i) acc[i % kLanes] += static_cast<double>(x[i]);
+    for (; i < n; ++i) acc[i % kLanes] += term(i);
     return add_lanes(acc);
+}
+
+double sum_span(const float* x, int64_t n) {
+    return lane_sum(n, [x](int64_t i) { return static_cast<double>(x[i]); });
 }
 
 // The squares are rounded to float before the double sum, as ggml's rms_norm does.
 double sum_squares_span(const float* x, int64_t n) {
-    double acc[kLanes] = {};
-    int64_t i = 0;
-    for (; i + kLanes <= n; i += kLanes) {
-        for (int64_t l = 0; l < kLanes; ++l) acc[l] += static_cast<double>(x[i + l] * x[i + l]);
-    }
-    for (; i < n; ++i) acc[i % kLanes] += static_cast<double>(x[i] * x[i]);
-    return add_lanes(acc);
+    return lane_sum(n, [x](int64_t i) { return static_cast<double>(x[i] * x[i]); });
 }
 
 double center_span(const float* x, float* y, int64_t n, float mean) {
-    double acc[kLanes] = {};
-    int64_t i = 0;
-    for (; i + kLanes <= n; i += kLanes) {
-        for (int64_t l = 0; l < kLanes; ++l) {
-            const float v = x[i + l] - mean;
-            y[i + l] = v;
-            acc[l] += static_cast<double>(v * v);
-        }
-    }
-    for (; i < n; ++i) {
+    return lane_sum(n, [x, y, mean](int64_t i) {
         const float v = x[i] - mean;
         y[i] = v;
-        acc[i % kLanes] += static_cast<double>(v * v);
-    }
-    return add_lanes(acc);
+        return static_cast<double>(v * v);
+    });
 }
 
 float max_span(const float* x, int64_t n) {
