@@ -100,10 +100,11 @@ double ulp_of(double y) {
 // Each vector map within its bound in ulps of the float64 value, wherever the op's float formula
 // (core/op_math.hpp, what the scalar set computes) is itself within 4 ulps: where that formula
 // cancels (gelu's 1 + tanh near -1, exp's overflow inside silu) no float evaluation is accurate.
-// Measured maxima (README): exp 0.88, tanh 1.08, sigmoid 2.28, silu 2.27, gelu_quick 7.47, gelu 7.01.
+// Measured maxima (README): exp 1.00, tanh 1.13, sigmoid 2.90, silu 3.06, gelu_quick 6.86, gelu 5.76
+// (sigmoid, silu and gelu_quick take the cheaper degree-5 exp; exp and tanh the degree-6 one).
 TEST(RowKernels, UnaryMapsAreWithinTheirUlpBounds) {
-    const std::pair<UnaryOp, double> bounds[] = {{UnaryOp::Exp, 1.0},     {UnaryOp::Tanh, 1.5},      {UnaryOp::Sigmoid, 3.0},
-                                                 {UnaryOp::Silu, 3.0},    {UnaryOp::GeluQuick, 8.0}, {UnaryOp::Gelu, 8.0}};
+    const std::pair<UnaryOp, double> bounds[] = {{UnaryOp::Exp, 1.0},     {UnaryOp::Tanh, 1.5},      {UnaryOp::Sigmoid, 3.5},
+                                                 {UnaryOp::Silu, 3.5},    {UnaryOp::GeluQuick, 8.0}, {UnaryOp::Gelu, 8.0}};
     std::vector<float> x;
     for (double v = -100.0; v <= 100.0; v += 0.00731) x.push_back(static_cast<float>(v));
     for (float v : {0.0f, -0.0f, 1e-30f, -1e-30f, 1e-5f, 88.7f, -87.3f, 0.625f, -0.625f}) x.push_back(v);

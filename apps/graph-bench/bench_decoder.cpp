@@ -1,6 +1,16 @@
-// The llama-style decoder of the foundation issue on the CPU backend.
+// The llama-style decoder of the foundation issue on the CPU backend, with the two references its
+// targets are read against in the same run (README: Benchmarks, results/cpu/):
+//   BM_LlamaDecoder         the whole decoder;
+//   BM_LlamaDecoderMatMuls  the same decoder's matrix products alone (each mul_mat node's shapes and
+//                           types, on fresh contiguous operands): the floor for its total time;
+//   BM_ReadBandwidth        reading a buffer larger than the last-level cache with as many threads
+//                           as the CPU backend, plain loads: the floor for a one-token decode,
+//                           which reads every weight once (its `streamed_bytes` counter).
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+#include <cstring>
+#include <thread>
 #include <vector>
 
 #include "alloc/context_alloc.hpp"
@@ -9,17 +19,42 @@
 #include "backend/registry.hpp"
 #include "builtin/builtin_backends.hpp"
 #include "config/llama_decoder.hpp"
+#include "core/ops.hpp"
 #include "sched/scheduler.hpp"
 
 namespace bench {
 namespace {
 
-// The 4-layer llama-style decoder of the foundation issue (n_embd 1024, n_ff 2816, 32 tokens,
-// 32000-wide output) on the CPU backend.
-void BM_LlamaDecoder(benchmark::State& state, xb::DType weight_type, bool flash_attn) {
-    xb::LlamaParams p;
-    p.weight_type = weight_type;
-    p.flash_attn = flash_attn;
+// The decoder cases: the foundation issue's 32 tokens without a cache, the CPU-speed issue's 32
+// tokens and one token with a 256-position cache.
+struct DecoderCase {
+    xb::DType weight_type;
+    bool flash_attn;
+    int n_tokens;
+    int n_kv;
+};
+
+xb::LlamaParams decoder_params(const DecoderCase& c) {
+    xb::LlamaParams p;  // n_embd 1024, n_ff 2816, 4 layers, 32000-wide output
+    p.weight_type = c.weight_type;
+    p.flash_attn = c.flash_attn;
+    p.n_tokens = c.n_tokens;
+    p.n_kv = c.n_kv;
+    return p;
+}
+
+// Bytes one computation reads from the decoder's weights and cache: every weight but the token
+// embedding, of which only the batch's rows; the whole cache.
+size_t streamed_bytes(const xb::LlamaParams& p, const xb::LlamaDecoder& m) {
+    size_t bytes = xb::row_size(m.tok_embd->type, m.tok_embd->ne[0]) * static_cast<size_t>(p.n_tokens);
+    for (const xb::Tensor* w : m.weights()) {
+        if (w != m.tok_embd) bytes += w->nbytes();
+    }
+    return bytes;
+}
+
+void BM_LlamaDecoder(benchmark::State& state, DecoderCase c) {
+    const xb::LlamaParams p = decoder_params(c);
     auto backend = cpu_backend();
     xb::Context ctx;
     auto model = xb::build_llama_decoder(ctx, p);
@@ -30,6 +65,65 @@ void BM_LlamaDecoder(benchmark::State& state, xb::DType weight_type, bool flash_
     if (!fill_decoder(p, *model)) return state.SkipWithError("input setup failed");
     run_graph(state, *backend, *graph, p.matmul_flops());
     state.counters["nodes"] = graph->n_nodes();
+    state.counters["streamed_bytes"] = static_cast<double>(streamed_bytes(p, *model));
+}
+
+// Every mul_mat node of the decoder's graph again, on new contiguous operands of the same types
+// and shapes, all in one graph (no node depends on another).
+void BM_LlamaDecoderMatMuls(benchmark::State& state, DecoderCase c) {
+    const xb::LlamaParams p = decoder_params(c);
+    xb::Context decoder_ctx;
+    auto model = xb::build_llama_decoder(decoder_ctx, p);
+    if (!model.is_ok()) return state.SkipWithError(model.status().to_string().c_str());
+    auto decoder = xb::Graph::build(model->graph_outputs);
+    if (!decoder.is_ok()) return state.SkipWithError("setup failed");
+    xb::Context ctx;
+    std::vector<xb::Tensor*> products, operands;
+    for (const xb::Tensor* node : decoder->nodes()) {
+        if (node->op != xb::Op::MulMat) continue;
+        const xb::Tensor& a = *node->src[0];
+        const xb::Tensor& b = *node->src[1];
+        operands.push_back(ctx.new_tensor(a.type, {a.ne[0], a.ne[1], a.ne[2], a.ne[3]}));
+        operands.push_back(ctx.new_tensor(b.type, {b.ne[0], b.ne[1], b.ne[2], b.ne[3]}));
+        products.push_back(xb::mul_mat(ctx, operands[operands.size() - 2], operands.back()));
+    }
+    auto backend = cpu_backend();
+    auto graph = xb::Graph::build(products);
+    auto buffer = xb::alloc_ctx_tensors(ctx, *backend);
+    if (!graph.is_ok() || !buffer.is_ok()) return state.SkipWithError("setup failed");
+    std::mt19937 rng(5);
+    for (xb::Tensor* t : operands) fill_random(*t, rng, -0.05f, 0.05f);
+    run_graph(state, *backend, *graph, p.matmul_flops());
+    state.counters["products"] = static_cast<double>(products.size());
+}
+
+// Reads a 512 MiB buffer (beyond any last-level cache here) with as many threads as the CPU
+// backend uses, each its own slice, in plain compiler-vectorised loads.
+void BM_ReadBandwidth(benchmark::State& state) {
+    const size_t n = (size_t{512} << 20) / sizeof(float);
+    const unsigned n_threads = std::max(1u, std::thread::hardware_concurrency());
+    std::vector<float> data(n);
+    for (size_t i = 0; i < n; ++i) data[i] = static_cast<float>(i & 1023);
+    std::vector<float> sums(n_threads);
+    for (auto _ : state) {
+        std::vector<std::thread> threads;
+        for (unsigned t = 0; t < n_threads; ++t) {
+            threads.emplace_back([&, t] {
+                const size_t begin = n * t / n_threads, end = n * (t + 1) / n_threads;
+                float lanes[16] = {};
+                for (size_t i = begin; i + 16 <= end; i += 16) {
+                    for (int k = 0; k < 16; ++k) lanes[k] += data[i + static_cast<size_t>(k)];
+                }
+                float total = 0.0f;
+                for (float v : lanes) total += v;
+                sums[t] = total;
+            });
+        }
+        for (std::thread& th : threads) th.join();
+        benchmark::DoNotOptimize(sums.data());
+    }
+    state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(n * sizeof(float)));
+    state.counters["threads"] = n_threads;
 }
 
 // The same decoder through the scheduler on [accel, CPU], weights in a CPU weights buffer, so the
@@ -55,9 +149,19 @@ void BM_LlamaDecoderSched(benchmark::State& state, const char* accel) {
     state.counters["splits"] = (*sched)->n_splits();
 }
 
-BENCHMARK_CAPTURE(BM_LlamaDecoder, f32_flash, xb::DType::F32, true)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_CAPTURE(BM_LlamaDecoder, f16_flash, xb::DType::F16, true)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_CAPTURE(BM_LlamaDecoder, f32_softmax, xb::DType::F32, false)->Unit(benchmark::kMillisecond)->UseRealTime();
+constexpr DecoderCase kF32Flash{xb::DType::F32, true, 32, 0}, kF16Flash{xb::DType::F16, true, 32, 0},
+    kF32Softmax{xb::DType::F32, false, 32, 0}, kF32FlashKv{xb::DType::F32, true, 32, 256},
+    kF32SoftmaxKv{xb::DType::F32, false, 32, 256}, kF32TokenKv{xb::DType::F32, true, 1, 256};
+BENCHMARK_CAPTURE(BM_LlamaDecoder, f32_flash, kF32Flash)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_LlamaDecoder, f16_flash, kF16Flash)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_LlamaDecoder, f32_softmax, kF32Softmax)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_LlamaDecoder, f32_flash_kv256, kF32FlashKv)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_LlamaDecoderMatMuls, f32_flash_kv256, kF32FlashKv)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_LlamaDecoder, f32_softmax_kv256, kF32SoftmaxKv)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_LlamaDecoderMatMuls, f32_softmax_kv256, kF32SoftmaxKv)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_LlamaDecoder, f32_token_kv256, kF32TokenKv)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_LlamaDecoderMatMuls, f32_token_kv256, kF32TokenKv)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ReadBandwidth)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_CAPTURE(BM_LlamaDecoderSched, blas_cpu, "BLAS")->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace

@@ -177,11 +177,12 @@ void glu_span_f32(float* out, const float* a, const float* g, int64_t n) {
         for (int64_t i = 0; i < n; ++i) out[i] = glu_activation_f32(G, a[i]) * g[i];
         return;
     }
+    const RowLoops::BinaryFn times = row_loops().binary[static_cast<int>(BinaryOp::Mul)];
     float buf[kConvertChunk];
     for (int64_t off = 0; off < n; off += kConvertChunk) {
         const int64_t len = std::min(kConvertChunk, n - off);
         vec(a + off, buf, len);
-        for (int64_t i = 0; i < len; ++i) out[off + i] = buf[i] * g[off + i];
+        times(buf, g + off, out + off, len);
     }
 }
 

@@ -105,14 +105,14 @@ double exp_sum(float* v, int64_t n, float max) {
     };
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) {
-        const __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(v + i), m));
+        const __m256 e = exp8<5>(_mm256_sub_ps(_mm256_loadu_ps(v + i), m));
         _mm256_storeu_ps(v + i, e);
         add(e);
     }
     if (i < n) {
         float tail[8];
         for (int k = 0; k < 8; ++k) tail[k] = i + k < n ? v[i + k] : -__builtin_inff();
-        const __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(tail), m));
+        const __m256 e = exp8<5>(_mm256_sub_ps(_mm256_loadu_ps(tail), m));
         _mm256_storeu_ps(tail, e);
         add(e);
         for (int64_t k = 0; i + k < n; ++k) v[i + k] = tail[k];
@@ -157,10 +157,10 @@ void sincos(const float* x, float* cos_sin, int64_t n) {
 // program start, running AVX on CPUs that lack it.
 __m256 one8() { return _mm256_set1_ps(1.0f); }
 
-__m256 sigmoid8(__m256 x) { return _mm256_div_ps(one8(), _mm256_add_ps(one8(), exp8(_mm256_sub_ps(_mm256_setzero_ps(), x)))); }
-__m256 silu8(__m256 x) { return _mm256_div_ps(x, _mm256_add_ps(one8(), exp8(_mm256_sub_ps(_mm256_setzero_ps(), x)))); }
+__m256 sigmoid8(__m256 x) { return _mm256_div_ps(one8(), _mm256_add_ps(one8(), exp8<5>(_mm256_sub_ps(_mm256_setzero_ps(), x)))); }
+__m256 silu8(__m256 x) { return _mm256_div_ps(x, _mm256_add_ps(one8(), exp8<5>(_mm256_sub_ps(_mm256_setzero_ps(), x)))); }
 __m256 gelu_quick8(__m256 x) {
-    return _mm256_div_ps(x, _mm256_add_ps(one8(), exp8(_mm256_mul_ps(x, _mm256_set1_ps(-1.702f)))));
+    return _mm256_div_ps(x, _mm256_add_ps(one8(), exp8<5>(_mm256_mul_ps(x, _mm256_set1_ps(-1.702f)))));
 }
 // 0.5 x (1 + tanh(sqrt(2/pi) x (1 + 0.044715 x^2))), as core/op_math.hpp's gelu_f32.
 __m256 gelu8(__m256 x) {
@@ -229,7 +229,7 @@ const RowKernels& row_kernels_avx2() {
         t.unary[static_cast<int>(UnaryOp::Silu)] = &map<silu8>;
         t.unary[static_cast<int>(UnaryOp::Tanh)] = &map<tanh8>;
         t.unary[static_cast<int>(UnaryOp::Sigmoid)] = &map<sigmoid8>;
-        t.unary[static_cast<int>(UnaryOp::Exp)] = &map<exp8>;
+        t.unary[static_cast<int>(UnaryOp::Exp)] = &map<exp8<6>>;
         return t;
     }();
     return kTable;

@@ -2,9 +2,9 @@
 // own internal copy: nothing here has external linkage, so no AVX2 code can leak into callers
 // compiled for the baseline).
 //
-// exp: x = n ln2 + r with |r| <= ln2 / 2 (ln2 split in two parts so that n ln2 is exact), e^r by a
-// degree-7 polynomial (Taylor terms through r^7, whose truncation error is below 2^-27 at
-// |r| = ln2/2), then 2^n put into the exponent bits. Results under FLT_MIN flush to 0; x above
+// exp: x = n ln2 + r with |r| <= ln2 / 2 (ln2 split in two parts so that n ln2 is exact), e^r - 1 by a
+// polynomial of degree 6 (exp8<6>, within 1.03 ulp) or 5 (exp8<5>, 2.3 ulp, cheaper), then 2^n put
+// into the exponent bits. Results under FLT_MIN flush to 0; x above
 // ln(FLT_MAX) gives +inf. tanh: x + x^3 P(x^2) on |x| < 0.625 (no cancellation near 0), else
 // sign(x) (1 - 2 / (e^{2|x|} + 1)). Measured errors are in tests/test_row_kernels.cpp and README.
 #pragma once
@@ -14,42 +14,60 @@
 namespace xb::host {
 namespace {
 
-// e^r for the reduced argument and n = round(x log2 e): the polynomial, before scaling by 2^n.
-inline __m256 exp8_reduced(__m256 x, __m256* n_out) {
-    const __m256 kLog2e = _mm256_set1_ps(1.44269504088896341f);
-    const __m256 kLn2Hi = _mm256_set1_ps(0.693359375f);  // 8 significant bits: n * kLn2Hi is exact
-    const __m256 kLn2Lo = _mm256_set1_ps(-2.12194440e-4f);
-    const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, kLog2e), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    const __m256 r = _mm256_fnmadd_ps(n, kLn2Lo, _mm256_fnmadd_ps(n, kLn2Hi, x));
-    // e^r = 1 + r + r^2/2 + ... + r^7/7!, Horner from the highest term.
-    __m256 p = _mm256_set1_ps(1.0f / 5040.0f);
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 720.0f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120.0f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24.0f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6.0f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-    *n_out = n;
-    return _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+// x = n ln2 + r: n = round(x log2e) by adding 1.5 * 2^23 (the sum's low mantissa bits then hold n,
+// so 2^n needs no float-to-int conversion), r with ln2 in two parts so that n ln2 is exact.
+// Returns r; *z_out is the shifted sum whose bits carry n.
+inline __m256 exp8_reduce(__m256 x, __m256* z_out) {
+    const __m256 kShift = _mm256_set1_ps(12582912.0f);  // 1.5 * 2^23
+    const __m256 z = _mm256_fmadd_ps(x, _mm256_set1_ps(1.44269504088896341f), kShift);
+    const __m256 n = _mm256_sub_ps(z, kShift);
+    const __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);  // 8 significant bits: n * 0.693359375 is exact
+    *z_out = z;
+    return _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
 }
 
+// e^r - 1 on |r| <= ln2 / 2 as r + r^2 q(r), q of degree Degree - 2: fits of the relative error
+// (Lawson's iteration towards minimax, coefficients rounded to float). Degree 6: 2^-28 before
+// rounding, exp within 1.03 ulp; degree 5: 2^-23.1, exp within 2.3 ulp and one fused multiply-add
+// less, which is 10% of silu (README: Numerics lists which op uses which).
+template <int Degree>
+inline __m256 expm1_reduced8(__m256 r) {
+    static_assert(Degree == 5 || Degree == 6);
+    __m256 q;
+    if constexpr (Degree == 6) {
+        q = _mm256_set1_ps(0x1.6bd908p-10f);
+        q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(0x1.1239b0p-7f));
+        q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(0x1.555682p-5f));
+        q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(0x1.555492p-3f));
+        q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(0x1.fffffep-2f));
+    } else {
+        q = _mm256_set1_ps(0x1.106554p-7f);
+        q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(0x1.5727a4p-5f));
+        q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(0x1.5557aap-3f));
+        q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(0x1.fffe04p-2f));
+    }
+    return _mm256_fmadd_ps(q, _mm256_mul_ps(r, r), r);
+}
+
+// 2^k as a float for k in [-126, 127].
+inline __m256 pow2_8(__m256i k) { return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(k, _mm256_set1_epi32(127)), 23)); }
+
 // Every input, including overflow, underflow and NaN.
+template <int Degree>
 inline __m256 exp8_any(__m256 x) {
     const __m256 kMax = _mm256_set1_ps(88.7228394f);   // ln(FLT_MAX)
     const __m256 kMin = _mm256_set1_ps(-87.3365479f);  // ln(FLT_MIN)
     const __m256 over = _mm256_cmp_ps(x, kMax, _CMP_GT_OQ);
     const __m256 under = _mm256_cmp_ps(x, kMin, _CMP_LT_OQ);
-    __m256 n;
-    const __m256 p = exp8_reduced(_mm256_min_ps(_mm256_max_ps(x, kMin), kMax), &n);
-    // 2^n for n in [-126, 128]: n = 128 only at the clamp, where p < 1 keeps the product finite
+    __m256 z;
+    const __m256 t = expm1_reduced8<Degree>(exp8_reduce(_mm256_min_ps(_mm256_max_ps(x, kMin), kMax), &z));
+    // 2^n for n in [-126, 128]: n = 128 only at the clamp, where 1 + t < 1 keeps the product finite
     // unless x was over the limit (handled below). Scale in two steps so that 2^128 never forms;
-    // both steps are exact, so in range this equals the one-step scaling of exp8.
-    const __m256i ni = _mm256_cvtps_epi32(n);
-    const __m256i half = _mm256_srai_epi32(ni, 1);
-    const __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(half, _mm256_set1_epi32(127)), 23));
-    const __m256 s2 = _mm256_castsi256_ps(
-        _mm256_slli_epi32(_mm256_add_epi32(_mm256_sub_epi32(ni, half), _mm256_set1_epi32(127)), 23));
-    __m256 y = _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
+    // the second is exact, so in range this gives exp8's bits.
+    const __m256i n = _mm256_sub_epi32(_mm256_castps_si256(z), _mm256_castps_si256(_mm256_set1_ps(12582912.0f)));
+    const __m256i half = _mm256_srai_epi32(n, 1);
+    const __m256 s1 = pow2_8(half);
+    __m256 y = _mm256_mul_ps(_mm256_fmadd_ps(t, s1, s1), pow2_8(_mm256_sub_epi32(n, half)));
     y = _mm256_blendv_ps(y, _mm256_set1_ps(__builtin_inff()), over);
     y = _mm256_blendv_ps(y, _mm256_setzero_ps(), under);
     // NaN in, NaN out (the comparisons above are false for NaN, and min/max dropped it).
@@ -58,14 +76,18 @@ inline __m256 exp8_any(__m256 x) {
 }
 
 // The common case first: when every |x| <= 87 (no overflow, no result below FLT_MIN, no NaN),
-// 2^n is one exponent field and one multiply; otherwise exp8_any. Both give the same bits in range.
+// 2^n is the shifted sum's low bits moved into the exponent field, and one fused multiply-add
+// gives 2^n (1 + t) with one rounding; otherwise exp8_any. Both give the same bits in range.
+template <int Degree = 6>
 inline __m256 exp8(__m256 x) {
     const __m256 ax = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x);
-    if (_mm256_movemask_ps(_mm256_cmp_ps(ax, _mm256_set1_ps(87.0f), _CMP_NLE_UQ)) != 0) return exp8_any(x);
-    __m256 n;
-    const __m256 p = exp8_reduced(x, &n);
-    const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-    return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+    if (_mm256_movemask_ps(_mm256_cmp_ps(ax, _mm256_set1_ps(87.0f), _CMP_NLE_UQ)) != 0) return exp8_any<Degree>(x);
+    __m256 z;
+    const __m256 t = expm1_reduced8<Degree>(exp8_reduce(x, &z));
+    // (bits(z) << 23) keeps n << 23 (the shift constant's own bits fall off); + bits(1.0f) adds the bias.
+    const __m256 s = _mm256_castsi256_ps(
+        _mm256_add_epi32(_mm256_slli_epi32(_mm256_castps_si256(z), 23), _mm256_castps_si256(_mm256_set1_ps(1.0f))));
+    return _mm256_fmadd_ps(t, s, s);
 }
 
 inline __m256 tanh8(__m256 x) {
