@@ -61,23 +61,12 @@ Graph Graph::view(int i0, int i1) const {
     return g;
 }
 
-size_t GraphRef::dense(const Graph& graph) const {
-    XB_CHECK_MSG(in_graph(), "a dense index of a tensor outside the graph");
-    return is_node() ? static_cast<size_t>(index_) : graph.nodes().size() + static_cast<size_t>(index_);
-}
-
-GraphRef Graph::ref_of(const Tensor* t) const {
-    if (t == nullptr) return GraphRef::absent();
-    if (!indexed_) {
-        const auto n = std::find(nodes_.begin(), nodes_.end(), t);
-        if (n != nodes_.end()) return GraphRef::node(static_cast<int>(n - nodes_.begin()));
-        const auto l = std::find(leafs_.begin(), leafs_.end(), t);
-        if (l != leafs_.end()) return GraphRef::leaf(static_cast<int>(l - leafs_.begin()));
-        return GraphRef::outside();
-    }
-    const int32_t code = visited_.find(t);
-    if (code < 0) return GraphRef::outside();  // absent, or reached by a build that failed
-    return code % 2 == 0 ? GraphRef::node(code / 2) : GraphRef::leaf(code / 2);
+GraphRef Graph::ref_by_scan(const Tensor* t) const {
+    const auto n = std::find(nodes_.begin(), nodes_.end(), t);
+    if (n != nodes_.end()) return GraphRef::node(static_cast<int>(n - nodes_.begin()));
+    const auto l = std::find(leafs_.begin(), leafs_.end(), t);
+    if (l != leafs_.end()) return GraphRef::leaf(static_cast<int>(l - leafs_.begin()));
+    return GraphRef::outside();
 }
 
 void Graph::emit_node(Tensor* t) {

@@ -71,8 +71,14 @@ public:
     Tensor* node(int i) const;
     bool contains(const Tensor* t) const { return ref_of(t).in_graph(); }
     // Where t is: a node, a leaf, outside the graph, or absent (t null). Constant time (a linear
-    // scan on views, which are small).
-    GraphRef ref_of(const Tensor* t) const;
+    // scan on views, which are small). Inline: the scheduler's passes call it per source.
+    GraphRef ref_of(const Tensor* t) const {
+        if (t == nullptr) return GraphRef::absent();
+        if (!indexed_) return ref_by_scan(t);
+        const int32_t code = visited_.find(t);
+        if (code < 0) return GraphRef::outside();  // absent, or reached by a build that failed
+        return code % 2 == 0 ? GraphRef::node(code / 2) : GraphRef::leaf(code / 2);
+    }
     // Nodes and leafs together: the range of GraphRef::dense.
     size_t n_tensors() const { return nodes_.size() + leafs_.size(); }
 
@@ -91,6 +97,7 @@ public:
 
 private:
     Status visit(Tensor* t);
+    GraphRef ref_by_scan(const Tensor* t) const;
 
     // A tensor's GraphRef as one word in visited_: node i is 2i, leaf i is 2i + 1, and kOnStack a
     // tensor the build has reached but not emitted yet.
@@ -104,5 +111,10 @@ private:
     PointerMap visited_;  // every tensor reached, with its code (when indexed_)
     bool indexed_ = true; // false for views, which are never extended
 };
+
+inline size_t GraphRef::dense(const Graph& graph) const {
+    XB_CHECK_MSG(in_graph(), "a dense index of a tensor outside the graph");
+    return is_node() ? static_cast<size_t>(index_) : graph.nodes().size() + static_cast<size_t>(index_);
+}
 
 }  // namespace xb

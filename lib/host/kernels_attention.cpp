@@ -1,4 +1,4 @@
-// Attention building blocks: soft_max, diag_mask_inf, rope and flash_attn_ext.
+// Attention building blocks: soft_max, diag_mask_inf and rope (flash_attn_ext: kernels_flash_attn.cpp).
 //
 // Every kernel splits rows across the team; sources and dst are addressed through their strides.
 #include <algorithm>
@@ -19,15 +19,6 @@ namespace xb::host {
 namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-constexpr size_t kAlign = 64;
-// Keys scored at a time by flash attention (their weights live on the stack).
-constexpr int64_t kFlashKeyBlock = 64;
-
-size_t align_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
-
-float& f32_at(const Tensor& t, int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
-    return *reinterpret_cast<float*>(t.element_ptr(i0, i1, i2, i3));
-}
 
 // --- soft_max ------------------------------------------------------------------------------------
 
@@ -150,102 +141,6 @@ void rope_row(const Tensor& src, Tensor& dst, RowIndex r, const RopeParams& rp, 
     }
 }
 
-// --- flash attention: dot and axpy of an f32 vector with a row of any float type -----------------
-// Packed f32/f16/bf16 rows go to the instruction set's row kernels (host/row_kernels.hpp); others
-// convert element by element.
-
-// The dot product with K rows and the axpy of V rows, chosen once per computation: the row
-// kernels for packed f32/f16/bf16 rows, element-by-element conversion otherwise.
-class KvRows {
-public:
-    KvRows(const Tensor& k, const Tensor& v) : k_(k), v_(v), dot_(kernel(k).first), axpy_(kernel(v).second) {}
-
-    float dot(const float* q, const std::byte* row, int64_t n) const {
-        if (dot_ != nullptr) return dot_(q, row, n);
-        float sum = 0.0f;
-        for (int64_t i = 0; i < n; ++i) sum += q[i] * load_as_f32(k_.type, row + i * k_.nb[0]);
-        return sum;
-    }
-    void axpy(float* acc, float s, const std::byte* row, int64_t n) const {
-        if (axpy_ != nullptr) return axpy_(acc, s, row, n);
-        for (int64_t i = 0; i < n; ++i) acc[i] += s * load_as_f32(v_.type, row + i * v_.nb[0]);
-    }
-
-private:
-    static std::pair<RowKernels::DotFn, RowKernels::AxpyFn> kernel(const Tensor& t) {
-        const std::optional<RowType> rt = row_type(t.type);
-        if (!rt || t.nb[0] != type_size(t.type)) return {nullptr, nullptr};
-        const RowKernels& table = row_kernels();
-        return {table.dot[static_cast<int>(*rt)], table.axpy[static_cast<int>(*rt)]};
-    }
-
-    const Tensor& k_;
-    const Tensor& v_;
-    RowKernels::DotFn dot_;
-    RowKernels::AxpyFn axpy_;
-};
-
-// One query row (iq, h, s): online softmax over all keys, V accumulated in `acc` (f32 scratch).
-void flash_attn_row(const Tensor& dst, const FlashAttnParams& fp, const KvRows& rows, int64_t iq, int64_t h, int64_t s,
-                    float* q_buf, float* acc) {
-    const Tensor& q = *dst.src[0];
-    const Tensor& k = *dst.src[1];
-    const Tensor& v = *dst.src[2];
-    const Tensor* mask = dst.src[3];
-    const int64_t d = q.ne[0];
-    const int64_t dv = v.ne[0];
-    const int64_t n_head = q.ne[2];
-    const int64_t kvh = h / (n_head / k.ne[2]);
-    const float slope = alibi_slope_f32(static_cast<int>(h), static_cast<int>(n_head), fp.max_bias);
-    const std::byte* mrow =
-        mask ? mask->element_ptr(0, iq, h % mask->ne[2], s % mask->ne[3]) : nullptr;
-
-    for (int64_t i = 0; i < d; ++i) q_buf[i] = f32_at(q, i, iq, h, s);
-    std::fill(acc, acc + dv, 0.0f);
-    // Keys in blocks: the block's scores, their maximum, then one rescale of what is accumulated
-    // (when the maximum grows) and the block's weights through the set's exp with their sum.
-    const RowLoops& loops = row_loops();
-    const RowKernels::ExpSumFn exp_sum = row_kernels().exp_sum;
-    float run_max = kNegInf;
-    double run_sum = 0.0;
-    float w[kFlashKeyBlock];
-    for (int64_t k0 = 0; k0 < k.ne[1]; k0 += kFlashKeyBlock) {
-        const int64_t nk = std::min<int64_t>(kFlashKeyBlock, k.ne[1] - k0);
-        for (int64_t j = 0; j < nk; ++j) {
-            const int64_t ic = k0 + j;
-            const float mv = mrow ? slope * load_as_f32(mask->type, mrow + ic * mask->nb[0]) : 0.0f;
-            if (mv == kNegInf) {  // masked out: weight 0, and its V row is never read
-                w[j] = kNegInf;
-                continue;
-            }
-            float score = rows.dot(q_buf, k.element_ptr(0, ic, kvh, s), d) * fp.score_scale();
-            if (fp.softcap != 0.0f) score = fp.softcap * std::tanh(score);
-            w[j] = score + mv;
-        }
-        const float block_max = loops.max(w, nk);
-        if (block_max == kNegInf) continue;  // every key of the block masked out
-        if (block_max > run_max) {
-            const float ms = std::exp(run_max - block_max);  // 0 while nothing is accumulated
-            loops.scale(acc, acc, dv, ms, 0.0f);
-            run_sum *= ms;
-            run_max = block_max;
-        }
-        run_sum += exp_sum(w, nk, run_max);
-        for (int64_t j = 0; j < nk; ++j) {
-            if (w[j] != 0.0f) rows.axpy(acc, w[j], v.element_ptr(0, k0 + j, kvh, s), dv);
-        }
-    }
-    // Every key masked out: zeros rather than 0/0.
-    const float inv = run_sum == 0.0 ? 0.0f : static_cast<float>(1.0 / run_sum);
-    for (int64_t i = 0; i < dv; ++i) f32_at(dst, i, h, iq, s) = acc[i] * inv;
-}
-
-size_t flash_slice_bytes(const Tensor& dst) {
-    const int64_t d = dst.src[0]->ne[0];
-    const int64_t dv = dst.src[2]->ne[0];
-    return align_up(static_cast<size_t>(d + dv) * sizeof(float));
-}
-
 }  // namespace
 
 void compute_soft_max(const ComputeParams& params, Tensor& dst) {
@@ -297,32 +192,6 @@ void compute_rope(const ComputeParams& params, Tensor& dst) {
             cached_token = r.i2;
         }
         rope_row(src, dst, r, rp, rotate, cache.cos_sin, scratch);
-    }
-}
-
-size_t flash_attn_ext_work_size(const Tensor& dst, int nth) {
-    return static_cast<size_t>(std::max(nth, 1)) * flash_slice_bytes(dst) + kAlign;
-}
-
-void compute_flash_attn_ext(const ComputeParams& params, Tensor& dst) {
-    const Tensor& q = *dst.src[0];
-    const FlashAttnParams fp = FlashAttnParams::load(dst);
-
-    std::byte* work = params.work.data();
-    work += (kAlign - reinterpret_cast<uintptr_t>(work) % kAlign) % kAlign;
-    float* q_buf = reinterpret_cast<float*>(work + static_cast<size_t>(params.ith) * flash_slice_bytes(dst));
-    float* acc = q_buf + q.ne[0];
-
-    const KvRows rows(*dst.src[1], *dst.src[2]);
-    const int64_t n_head = q.ne[2];
-    const int64_t n_q = q.ne[1];
-    // Rows numbered head fastest: neighbouring rows share K/V heads (GQA) and dst is written in order.
-    const auto [r0, r1] = params.split(n_head * n_q * q.ne[3]);
-    for (int64_t row = r0; row < r1; ++row) {
-        const int64_t h = row % n_head;
-        const int64_t iq = (row / n_head) % n_q;
-        const int64_t s = row / n_head / n_q;
-        flash_attn_row(dst, fp, rows, iq, h, s, q_buf, acc);
     }
 }
 

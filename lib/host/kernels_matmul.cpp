@@ -33,22 +33,6 @@ size_t align_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
 using Tile = MatmulTile;
 
-// --- conversion of rows to f32 -------------------------------------------------------------------
-
-// n elements of type t, `stride` bytes apart, as f32 into dst[0, n); dst[n, padded) = 0.
-void load_row_f32(DType t, const std::byte* src, size_t stride, int64_t n, int64_t padded, float* dst) {
-    if (stride == type_size(t) && t == DType::F32) {
-        std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
-    } else if (stride == type_size(t) && t == DType::F16) {
-        f16_to_f32_row(reinterpret_cast<const uint16_t*>(src), dst, n);
-    } else if (stride == type_size(t) && t == DType::BF16) {
-        bf16_to_f32_row(reinterpret_cast<const uint16_t*>(src), dst, n);
-    } else {
-        for (int64_t i = 0; i < n; ++i) dst[i] = load_as_f32(t, src + static_cast<size_t>(i) * stride);
-    }
-    std::fill(dst + n, dst + padded, 0.0f);
-}
-
 // --- mul_mat plan --------------------------------------------------------------------------------
 
 // A source can be read in place when its rows are f32, packed, 4-byte aligned and a whole number

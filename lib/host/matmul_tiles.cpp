@@ -1,5 +1,9 @@
 #include "host/matmul_tiles.hpp"
 
+#include <algorithm>
+#include <cstring>
+
+
 namespace xb::host {
 
 const MatmulTiles& matmul_tiles(Isa isa) {
@@ -9,6 +13,37 @@ const MatmulTiles& matmul_tiles(Isa isa) {
 const MatmulTiles& matmul_tiles() {
     static const MatmulTiles& active = matmul_tiles(active_isa());
     return active;
+}
+
+void tile_dots(const float* const* a, int64_t na, const float* const* b, int64_t nb, int64_t len, float* out,
+               int64_t out_stride) {
+    const MatmulTiles& table = matmul_tiles();
+    MatmulTile tile;
+    for (int64_t i0 = 0; i0 < na; i0 += kTileRows) {
+        const int64_t mr = std::min<int64_t>(kTileRows, na - i0);
+        const float* rows[kTileRows];
+        for (int64_t i = 0; i < kTileRows; ++i) rows[i] = a[i0 + std::min(i, mr - 1)];  // past the end: a repeat
+        for (int64_t j0 = 0; j0 < nb; j0 += table.cols) {
+            const int64_t nr = std::min<int64_t>(table.cols, nb - j0);
+            table.tile[nr - 1](rows, b + j0, len, tile);
+            for (int64_t j = 0; j < nr; ++j) {
+                for (int64_t i = 0; i < mr; ++i) out[(j0 + j) * out_stride + i0 + i] = tile[j][i];
+            }
+        }
+    }
+}
+
+void load_row_f32(DType t, const std::byte* src, size_t stride, int64_t n, int64_t padded, float* dst) {
+    if (stride == type_size(t) && t == DType::F32) {
+        std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
+    } else if (stride == type_size(t) && t == DType::F16) {
+        f16_to_f32_row(reinterpret_cast<const uint16_t*>(src), dst, n);
+    } else if (stride == type_size(t) && t == DType::BF16) {
+        bf16_to_f32_row(reinterpret_cast<const uint16_t*>(src), dst, n);
+    } else {
+        for (int64_t i = 0; i < n; ++i) dst[i] = load_as_f32(t, src + static_cast<size_t>(i) * stride);
+    }
+    std::fill(dst + n, dst + padded, 0.0f);
 }
 
 }  // namespace xb::host

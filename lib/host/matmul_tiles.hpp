@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "core/dtype.hpp"
 #include "core/isa.hpp"
 
 namespace xb::host {
@@ -31,6 +32,15 @@ struct MatmulTiles {
 // The table of `isa` (which this CPU must support, see isa_supported), and that of active_isa().
 const MatmulTiles& matmul_tiles(Isa isa);
 const MatmulTiles& matmul_tiles();
+
+// out[j * out_stride + i] = dot(a[i], b[j]) over len floats for i < na, j < nb, through the
+// active table's tiles; len is a multiple of its width (callers pad rows with zeros).
+void tile_dots(const float* const* a, int64_t na, const float* const* b, int64_t nb, int64_t len, float* out,
+               int64_t out_stride);
+
+// n elements of type t (a float type), `stride` bytes apart, as f32 into dst[0, n); dst[n, padded)
+// = 0: rows made ready for the tiles.
+void load_row_f32(DType t, const std::byte* src, size_t stride, int64_t n, int64_t padded, float* dst);
 
 // Per instruction set (matmul_tiles_<isa>.cpp).
 const MatmulTiles& matmul_tiles_scalar();

@@ -234,6 +234,14 @@ void add_flash_attn_cases(std::vector<OpCase>& cases) {
         {"split_causal", 32, 32, 5, 200, 2, 1, 2, DType::F16, DType::F32, causal_mask(-0.5f, 0.5f, 7), s32, 0.0f,
          0.0f},
         {"split_alibi_softcap", 32, 32, 3, 129, 6, 3, 1, DType::F32, DType::F16, m, s32, 8.0f, 1.5f},
+        // A batch of queries: the CPU scores tiles of 16 queries per head against blocks of 64
+        // keys. Several tiles with a short last one, a short last key block, GQA, K rows read in
+        // place (f32, d a whole number of vectors) or converted (f16/bf16, d = 20 padded).
+        {"tiled_causal", 64, 64, 37, 100, 4, 2, 1, DType::F32, DType::F16, causal_mask(-0.5f, 0.5f, 63), 0.125f, 0.0f,
+         0.0f},
+        {"tiled_odd_d", 20, 24, 19, 70, 3, 3, 2, DType::F16, DType::F16, m, 0.2f, 0.0f, 0.0f},
+        {"tiled_alibi_softcap", 40, 24, 9, 65, 6, 3, 1, DType::BF16, DType::F16, causal_mask(-1.0f, 1.0f, 56), s32, 8.0f,
+         1.5f},
     };
     for (const FlashDef& f : defs) cases.push_back(flash_case(f));
 }

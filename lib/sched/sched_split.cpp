@@ -15,9 +15,7 @@ void Scheduler::add_slot(const Tensor* t) {
     copies_.resize(tensors_.size() * static_cast<size_t>(n_backends() * options_.n_copies), nullptr);
 }
 
-int Scheduler::slot_of(const Tensor* t) {
-    const GraphRef r = current_graph_->ref_of(t);
-    if (r.in_graph()) return static_cast<int>(r.dense(*current_graph_));
+int Scheduler::outside_slot(const Tensor* t) {
     const auto [slot, inserted] = outside_slots_.insert(t, static_cast<int32_t>(tensors_.size()));
     if (inserted) add_slot(t);
     return slot;

@@ -117,7 +117,11 @@ private:
 
     // --- per-tensor state, by slot: the graph's tensors by their dense index (GraphRef::dense),
     // then the tensors outside it that the passes meet (a view's source held elsewhere) ---
-    int slot_of(const Tensor* t);
+    int slot_of(const Tensor* t) {
+        const GraphRef r = current_graph_->ref_of(t);
+        return r.in_graph() ? static_cast<int>(r.dense(*current_graph_)) : outside_slot(t);
+    }
+    int outside_slot(const Tensor* t);
     // slot_of without adding a slot: -1 for a tensor the last split did not meet.
     int find_slot(const Tensor* t) const;
     void add_slot(const Tensor* t);
