@@ -293,8 +293,11 @@ bool GraphAllocator::needs_replan(const Graph& graph) const {
         if (plan.flags != node->flags || !same_ref(node->view_src, plan.view_ref) || !placement_fits(node, plan.dst)) {
             return true;
         }
+        // A source in the graph is checked at its own node or leaf entry (its plan is the same
+        // wherever it is read); only one outside the graph has its placement checked here.
         for (size_t j = 0; j < kMaxSrc; ++j) {
-            if (!same_ref(node->src[j], plan.src_ref[j]) || !placement_fits(node->src[j], plan.src[j])) return true;
+            if (!same_ref(node->src[j], plan.src_ref[j])) return true;
+            if (plan.src_ref[j].kind() == GraphRef::Kind::Outside && !placement_fits(node->src[j], plan.src[j])) return true;
         }
     }
     for (size_t i = 0; i < graph.leafs().size(); ++i) {
@@ -356,8 +359,10 @@ Status GraphAllocator::place_all(const Graph& graph) {
     for (size_t i = 0; i < graph.nodes().size(); ++i) {
         Tensor& node = *graph.nodes()[i];
         const NodePlan& plan = node_plans_[i];
+        // Leafs and earlier nodes are placed already (the order is topological): only sources
+        // outside the graph are placed as they are met.
         for (size_t j = 0; j < kMaxSrc; ++j) {
-            if (node.src[j] != nullptr) XB_RETURN_IF_ERROR(place(*node.src[j], plan.src[j]));
+            if (plan.src_ref[j].kind() == GraphRef::Kind::Outside) XB_RETURN_IF_ERROR(place(*node.src[j], plan.src[j]));
         }
         XB_RETURN_IF_ERROR(place(node, plan.dst));
     }

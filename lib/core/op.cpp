@@ -34,10 +34,6 @@ std::optional<Op> op_from_name(std::string_view name) { return find_name<Op>(kOp
 std::optional<UnaryOp> unary_op_from_name(std::string_view name) { return find_name<UnaryOp>(kUnaryNames, name); }
 std::optional<GluOp> glu_op_from_name(std::string_view name) { return find_name<GluOp>(kGluNames, name); }
 
-bool op_is_view(Op op) {
-    return op == Op::Reshape || op == Op::View || op == Op::Permute || op == Op::Transpose;
-}
-
 int op_inplace_sources(Op op) {
     switch (op) {
         case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: return 2;

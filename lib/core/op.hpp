@@ -59,7 +59,7 @@ std::optional<UnaryOp> unary_op_from_name(std::string_view name);
 std::optional<GluOp> glu_op_from_name(std::string_view name);
 
 // Reshape/view/permute/transpose: the result aliases its source and nothing is computed.
-bool op_is_view(Op op);
+inline bool op_is_view(Op op) { return op == Op::Reshape || op == Op::View || op == Op::Permute || op == Op::Transpose; }
 // The op's result may be written over src0's memory (element-wise in the same layout); the graph
 // allocator uses this to reuse a parent's memory in place.
 bool op_can_inplace(Op op);

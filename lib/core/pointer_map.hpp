@@ -33,27 +33,22 @@ public:
 
     // The index of p, inserting `value` first when p is absent. Returns {index, inserted}.
     std::pair<int32_t, bool> insert(const void* p, int32_t value) {
-        if ((size_ + 1) * 2 > keys_.size()) rehash(std::max<size_t>(16, keys_.size() * 2));
-        for (size_t i = slot_of(p);; i = (i + 1) & mask_) {
-            if (keys_[i] == p) return {values_[i], false};
-            if (keys_[i] == nullptr) {
-                keys_[i] = p;
-                values_[i] = value;
-                ++size_;
-                return {value, true};
-            }
-        }
+        const size_t i = probe(p);
+        if (keys_[i] == p) return {values_[i], false};
+        keys_[i] = p;
+        values_[i] = value;
+        ++size_;
+        return {value, true};
     }
 
     // Stores value for p, replacing any earlier value.
     void set(const void* p, int32_t value) {
-        insert(p, value);
-        for (size_t i = slot_of(p);; i = (i + 1) & mask_) {
-            if (keys_[i] == p) {
-                values_[i] = value;
-                return;
-            }
+        const size_t i = probe(p);
+        if (keys_[i] != p) {
+            keys_[i] = p;
+            ++size_;
         }
+        values_[i] = value;
     }
 
     size_t size() const { return size_; }
@@ -63,6 +58,13 @@ public:
     }
 
 private:
+    // The entry of p, or the empty entry where it would go (the table grown first if needed).
+    size_t probe(const void* p) {
+        if ((size_ + 1) * 2 > keys_.size()) rehash(std::max<size_t>(16, keys_.size() * 2));
+        size_t i = slot_of(p);
+        while (keys_[i] != p && keys_[i] != nullptr) i = (i + 1) & mask_;
+        return i;
+    }
     static size_t capacity_for(size_t n) {
         size_t c = 16;
         while (c < n * 2) c *= 2;

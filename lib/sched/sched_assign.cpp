@@ -79,13 +79,13 @@ Result<BackendId> Scheduler::backend_from_current(const Tensor& t, AssignReason&
 }
 
 // Whether backend b can use t where it is (its buffer, or the buffer type of its assignment).
-bool Scheduler::buffer_supported(const Tensor& t, BackendId b) {
+bool Scheduler::buffer_supported(const Tensor& t, int slot, BackendId b) {
     const Buffer* buf = fixed_storage(t);
     const BufferType* buft = nullptr;
     if (buf != nullptr) {
         buft = &buf->type();
     } else {
-        BackendId tb = backend_of(&t);
+        BackendId tb = backend_of_[static_cast<size_t>(slot)];
         if (!tb.valid() && t.is_view()) tb = backend_of(t.view_src);
         if (tb.valid()) buft = buft_at(tb);
     }
@@ -118,24 +118,27 @@ void Scheduler::expand(const Graph& graph, Spread spread, Direction direction) {
 // them and all their sources; unassigned ones (unsupported where expansion would have put them)
 // go to the supporting backend that can use the most of their sources.
 void Scheduler::upgrade_or_pick(const Graph& graph) {
-    for (const Tensor* node : graph.nodes()) {
+    for (int n = 0; n < graph.n_nodes(); ++n) {
+        const Tensor* node = graph.nodes()[static_cast<size_t>(n)];
         if (is_view_op(*node)) continue;
-        const BackendId cur = backend_of(node);
+        const BackendId cur = node_backend(n);
         if (!cur.valid()) {
             int best_count = -1;
             for (int i = 0; i < n_backends(); ++i) {
                 const BackendId b(i);
                 if (!backend_at(b).supports_op(*node)) continue;
                 int count = 0;
-                for (const Tensor* src : node->src) {
+                for (int j = 0; j < kMaxSrc; ++j) {
+                    const Tensor* src = node->src[j];
                     if (src == nullptr) continue;
-                    const bool placed =
-                        backend_of(src).valid() || (src->view_src && backend_of(src->view_src).valid());
-                    if (placed && buffer_supported(*src, b)) ++count;
+                    const int slot = src_slot(n, j);
+                    const bool placed = backend_of_[static_cast<size_t>(slot)].valid() ||
+                                        (src->view_src && backend_of(src->view_src).valid());
+                    if (placed && buffer_supported(*src, slot, b)) ++count;
                 }
                 if (count > best_count) {
                     best_count = count;
-                    assign(node, b, AssignReason::MostInputs);
+                    assign_slot(n, b, AssignReason::MostInputs);
                 }
             }
             continue;
@@ -144,14 +147,11 @@ void Scheduler::upgrade_or_pick(const Graph& graph) {
             const BackendId b(i);
             if (buft_at(b) != buft_at(cur) || !backend_at(b).supports_op(*node)) continue;
             bool all_sources = true;
-            for (const Tensor* src : node->src) {
-                if (src != nullptr && !buffer_supported(*src, b)) {
-                    all_sources = false;
-                    break;
-                }
+            for (int j = 0; j < kMaxSrc && all_sources; ++j) {
+                if (node->src[j] != nullptr && !buffer_supported(*node->src[j], src_slot(n, j), b)) all_sources = false;
             }
             if (all_sources) {
-                assign(node, b, AssignReason::Upgrade);
+                assign_slot(n, b, AssignReason::Upgrade);
                 break;
             }
         }
@@ -160,39 +160,44 @@ void Scheduler::upgrade_or_pick(const Graph& graph) {
 
 // Pass 4: views go with their source; unassigned sources go with their consumer.
 void Scheduler::assign_remaining_sources(const Graph& graph) {
-    for (const Tensor* node : graph.nodes()) {
-        if (node->is_view() && !backend_of(node).valid()) {
-            assign(node, backend_of(node->view_src), AssignReason::FromView);
+    for (int n = 0; n < graph.n_nodes(); ++n) {
+        const Tensor* node = graph.nodes()[static_cast<size_t>(n)];
+        if (node->is_view() && !node_backend(n).valid()) {
+            assign_slot(n, backend_of(node->view_src), AssignReason::FromView);
         }
-        for (const Tensor* src : node->src) {
-            if (src == nullptr || backend_of(src).valid()) continue;
+        for (int j = 0; j < kMaxSrc; ++j) {
+            const Tensor* src = node->src[j];
+            const int slot = src_slot(n, j);
+            if (src == nullptr || backend_of_[static_cast<size_t>(slot)].valid()) continue;
             if (src->is_view()) {
-                assign(src, backend_of(src->view_src), AssignReason::FromView);
+                assign_slot(slot, backend_of(src->view_src), AssignReason::FromView);
             } else {
-                assign(src, backend_of(node), AssignReason::FromConsumer);
+                assign_slot(slot, node_backend(n), AssignReason::FromConsumer);
             }
         }
     }
 }
 
 Status Scheduler::assign_backends(const Graph& graph) {
-    auto pass1 = [&](const Tensor* t) -> Status {
-        if (backend_of(t).valid()) return Status::ok();  // a user assignment
+    // The graph's tensors are slots 0.. in dense order (nodes, then leafs).
+    auto pass1 = [&](const Tensor* t, int slot) -> Status {
+        if (backend_of_[static_cast<size_t>(slot)].valid()) return Status::ok();  // a user assignment
         AssignReason why = AssignReason::None;
         XB_ASSIGN_OR_RETURN(const BackendId b, backend_from_current(*t, why));
-        if (b.valid()) assign(t, b, why);
+        if (b.valid()) assign_slot(slot, b, why);
         return Status::ok();
     };
-    for (const Tensor* leaf : graph.leafs()) XB_RETURN_IF_ERROR(pass1(leaf));
-    for (const Tensor* node : graph.nodes()) XB_RETURN_IF_ERROR(pass1(node));
+    for (int i = 0; i < graph.n_leafs(); ++i) XB_RETURN_IF_ERROR(pass1(graph.leafs()[static_cast<size_t>(i)], graph.n_nodes() + i));
+    for (int i = 0; i < graph.n_nodes(); ++i) XB_RETURN_IF_ERROR(pass1(graph.nodes()[static_cast<size_t>(i)], i));
     expand(graph, Spread::GpuOnly, Direction::Down);
     expand(graph, Spread::GpuOnly, Direction::Up);
     expand(graph, Spread::All, Direction::Down);
     expand(graph, Spread::All, Direction::Up);
     upgrade_or_pick(graph);
     assign_remaining_sources(graph);
-    for (const Tensor* node : graph.nodes()) {
-        if (!is_view_op(*node) && !backend_of(node).valid()) {
+    for (int i = 0; i < graph.n_nodes(); ++i) {
+        const Tensor* node = graph.nodes()[static_cast<size_t>(i)];
+        if (!is_view_op(*node) && !node_backend(i).valid()) {
             return Status(StatusCode::NotSupported, "scheduler: no backend supports '" + node->display_name() + "' (" +
                                                         node->op_label() + ")");
         }

@@ -28,10 +28,9 @@ int Scheduler::find_slot(const Tensor* t) const {
     return outside_slots_.find(t);
 }
 
-void Scheduler::assign(const Tensor* t, BackendId backend, AssignReason why) {
-    const size_t slot = static_cast<size_t>(slot_of(t));
-    backend_of_[slot] = backend;
-    reason_of_[slot] = why;
+void Scheduler::assign_slot(int slot, BackendId backend, AssignReason why) {
+    backend_of_[static_cast<size_t>(slot)] = backend;
+    reason_of_[static_cast<size_t>(slot)] = why;
 }
 
 Tensor*& Scheduler::copy_of(int slot, BackendId backend, int copy) {
@@ -63,9 +62,11 @@ void Scheduler::restore_sources() {
 bool Scheduler::needs_new_split(int index, const Tensor& node, const Split& split, BackendId cur_backend) {
     if (node_backend(index) != cur_backend) return true;
     if (split.inputs.empty()) return false;
-    for (const Tensor* src : node.src) {
+    for (int j = 0; j < kMaxSrc; ++j) {
+        const Tensor* src = node.src[j];
         if (src == nullptr || !is_weight(*src)) continue;
-        if (backend_of(src) != cur_backend && !buffer_supported(*src, cur_backend)) return true;
+        const int slot = src_slot(index, j);
+        if (backend_of_[static_cast<size_t>(slot)] != cur_backend && !buffer_supported(*src, slot, cur_backend)) return true;
     }
     return false;
 }
@@ -85,17 +86,17 @@ void Scheduler::add_graph_input_copies(Tensor& input, BackendId backend) {
     graph_inputs_.push_back(&input);
 }
 
-// Source `slot` of node lives where the split's backend cannot read it: copy it into the split
-// (once per split) and point the node at the copy.
-void Scheduler::add_split_input(Tensor& node, int src_slot, Split& split) {
-    Tensor* src = node.src[src_slot];
-    const int id = slot_of(src);
+// Source j of node (in `slot`) lives where the split's backend cannot read it: copy it into the
+// split (once per split) and point the node at the copy.
+void Scheduler::add_split_input(Tensor& node, int j, int slot, Split& split) {
+    Tensor* src = node.src[j];
+    const int id = slot;
     if (copy_of(id, split.backend, 0) == nullptr) {
         for (int c = 0; c < options_.n_copies; ++c) copy_of(id, split.backend, c) = make_copy(*src, split.backend, c);
         split.inputs.push_back(src);
     }
-    rewrites_.push_back({&node, src_slot, src});
-    node.src[src_slot] = copy_of(id, split.backend, cur_copy_);
+    rewrites_.push_back({&node, j, src});
+    node.src[j] = copy_of(id, split.backend, cur_copy_);
 }
 
 void Scheduler::cut_splits(const Graph& graph) {
@@ -119,9 +120,10 @@ void Scheduler::cut_splits(const Graph& graph) {
         for (int j = 0; j < kMaxSrc; ++j) {
             Tensor* src = node.src[j];
             if (src == nullptr) continue;
-            const BackendId src_backend = backend_of(src);
+            const int slot = src_slot(i, j);
+            const BackendId src_backend = backend_of_[static_cast<size_t>(slot)];
             if (src->is_input() && options_.n_copies > 1) add_graph_input_copies(*src, src_backend);
-            if (src_backend != split.backend && !buffer_supported(*src, split.backend)) add_split_input(node, j, split);
+            if (src_backend != split.backend && !buffer_supported(*src, slot, split.backend)) add_split_input(node, j, slot, split);
         }
     }
     splits_.back().end = n;
@@ -187,8 +189,24 @@ Status Scheduler::split_graph(Graph& graph) {
 
     // The graph's tensors take slots in their dense order: node i is slot i, so passes that walk
     // the nodes index their state directly.
-    for (const Tensor* node : graph.nodes()) add_slot(node);
-    for (const Tensor* leaf : graph.leafs()) add_slot(leaf);
+    tensors_.assign(graph.nodes().begin(), graph.nodes().end());
+    tensors_.insert(tensors_.end(), graph.leafs().begin(), graph.leafs().end());
+    backend_of_.assign(tensors_.size(), BackendId::none());
+    reason_of_.assign(tensors_.size(), AssignReason::None);
+    copies_.assign(tensors_.size() * static_cast<size_t>(n_backends() * options_.n_copies), nullptr);
+    if (user_assignments_.size() > 0) {
+        for (size_t slot = 0; slot < tensors_.size(); ++slot) {
+            const BackendId user(user_assignments_.find(tensors_[slot]));
+            if (user.valid()) assign_slot(static_cast<int>(slot), user, AssignReason::User);
+        }
+    }
+    src_slots_.assign(graph.nodes().size() * kMaxSrc, -1);
+    for (int i = 0; i < graph.n_nodes(); ++i) {
+        for (int j = 0; j < kMaxSrc; ++j) {
+            const Tensor* src = graph.nodes()[static_cast<size_t>(i)]->src[j];
+            if (src != nullptr) src_slots_[static_cast<size_t>(i) * kMaxSrc + static_cast<size_t>(j)] = slot_of(src);
+        }
+    }
     XB_RETURN_IF_ERROR(assign_backends(graph));
     cut_splits(graph);
     build_alloc_graph(graph);

@@ -126,9 +126,13 @@ private:
     int find_slot(const Tensor* t) const;
     void add_slot(const Tensor* t);
     BackendId& backend_of(const Tensor* t) { return backend_of_[static_cast<size_t>(slot_of(t))]; }
+    // The slot of node i's source j (-1 where it has none): the passes index per-tensor state by
+    // it instead of looking each source up (src_slots_, filled when a split starts).
+    int src_slot(int node, int j) const { return src_slots_[static_cast<size_t>(node) * kMaxSrc + static_cast<size_t>(j)]; }
     // Node i of the graph being split (a node's slot is its index).
     BackendId node_backend(int i) const { return backend_of_[static_cast<size_t>(i)]; }
-    void assign(const Tensor* t, BackendId backend, AssignReason why);
+    void assign(const Tensor* t, BackendId backend, AssignReason why) { assign_slot(slot_of(t), backend, why); }
+    void assign_slot(int slot, BackendId backend, AssignReason why);
     Tensor*& copy_of(int slot, BackendId backend, int copy);
 
     // --- assignment passes (sched_assign.cpp) ---
@@ -137,7 +141,8 @@ private:
     BackendId backend_from_buffer(const Tensor& t, const Tensor& op) const;
     const Buffer* fixed_storage(const Tensor& t) const;
     bool is_weight(const Tensor& t) const;
-    bool buffer_supported(const Tensor& t, BackendId backend);
+    bool buffer_supported(const Tensor& t, BackendId backend) { return buffer_supported(t, slot_of(&t), backend); }
+    bool buffer_supported(const Tensor& t, int slot, BackendId backend);
     // Pass 2 spreads GPU assignments first (the CPU's do not spread), then all of them, each
     // down the node order and then up.
     enum class Spread { GpuOnly, All };
@@ -150,7 +155,7 @@ private:
     Status split_graph(Graph& graph);
     void cut_splits(const Graph& graph);
     bool needs_new_split(int index, const Tensor& node, const Split& split, BackendId cur_backend);
-    void add_split_input(Tensor& node, int src_slot, Split& split);
+    void add_split_input(Tensor& node, int j, int slot, Split& split);
     void add_graph_input_copies(Tensor& input, BackendId backend);
     Tensor* make_copy(const Tensor& src, BackendId backend, int copy);
     void build_alloc_graph(const Graph& graph);
@@ -178,6 +183,7 @@ private:
     std::vector<const Tensor*> tensors_;
     std::vector<BackendId> backend_of_;
     std::vector<AssignReason> reason_of_;
+    std::vector<int32_t> src_slots_;  // [node][j]
     std::vector<Tensor*> copies_;  // [slot][backend][copy]
     PointerMap user_assignments_;  // tensor -> BackendId value, until reset
 
