@@ -103,14 +103,14 @@ void Scheduler::cut_splits(const Graph& graph) {
     splits_.clear();
     const int n = graph.n_nodes();
     int i = 0;
-    while (i < n && op_is_view(graph.node(i)->op)) ++i;
+    while (i < n && op_is_view(graph.nodes()[static_cast<size_t>(i)]->op)) ++i;
     if (i == n) {
         splits_.push_back(Split{cpu_id(), 0, n, {}, {}});
         return;
     }
     splits_.push_back(Split{node_backend(i), 0, 0, {}, {}});
     for (; i < n; ++i) {
-        Tensor& node = *graph.node(i);
+        Tensor& node = *graph.nodes()[static_cast<size_t>(i)];
         if (op_is_view(node.op)) continue;
         if (needs_new_split(i, node, splits_.back(), splits_.back().backend)) {
             splits_.back().end = i;
@@ -149,7 +149,7 @@ void Scheduler::build_alloc_graph(const Graph& graph) {
             alloc_node_ids_.push_back(split.backend.value());
         }
         for (int i = split.begin; i < split.end; ++i) {
-            alloc_graph_.add_node(graph.node(i));
+            alloc_graph_.add_node(graph.nodes()[static_cast<size_t>(i)]);
             alloc_node_ids_.push_back(node_backend(i).value());
         }
     }
