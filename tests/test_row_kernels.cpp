@@ -5,6 +5,8 @@
 #include <cfloat>
 #include <cmath>
 #include <random>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "core/op_math.hpp"
@@ -139,6 +141,33 @@ TEST(RowKernels, UnaryMapsAreWithinTheirUlpBounds) {
                     EXPECT_EQ(out[i], want) << specials[i];
                 }
             }
+        }
+    }
+}
+
+// The one-pass gated maps (swiglu, geglu) give exactly the vector map's result times the gate,
+// tail included.
+TEST(RowKernels, GatedMapsEqualTheMapTimesTheGate) {
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> dist(-9.0f, 9.0f);
+    constexpr int64_t n = 1003;
+    std::vector<float> x(n), g(n);
+    for (int64_t i = 0; i < n; ++i) {
+        x[static_cast<size_t>(i)] = dist(rng);
+        g[static_cast<size_t>(i)] = dist(rng);
+    }
+    for (Isa isa : supported_isas()) {
+        const RowKernels& table = row_kernels(isa);
+        for (const auto& [glu, act] : {std::pair{GluOp::SwiGlu, UnaryOp::Silu}, std::pair{GluOp::GeGlu, UnaryOp::Gelu}}) {
+            const RowKernels::GatedMapFn gated = table.gated[static_cast<int>(glu)];
+            if (gated == nullptr) continue;
+            SCOPED_TRACE(std::string(isa_name(isa)) + " " + glu_op_name(glu));
+            ASSERT_NE(table.unary[static_cast<int>(act)], nullptr);
+            std::vector<float> want(n), got(n);
+            table.unary[static_cast<int>(act)](x.data(), want.data(), n);
+            for (int64_t i = 0; i < n; ++i) want[static_cast<size_t>(i)] *= g[static_cast<size_t>(i)];
+            gated(x.data(), g.data(), got.data(), n);
+            EXPECT_EQ(got, want);
         }
     }
 }

@@ -167,11 +167,13 @@ void compute_unary(const ComputeParams& p, Tensor& dst, const Tensor& src) {
 
 // --- glu -------------------------------------------------------------------------------------------
 
-// out[i] = act(a[i]) * g[i] over n packed floats; the activation through the instruction set's
-// vector map (silu or gelu) a chunk at a time when it has one. out may alias a or g.
+// out[i] = act(a[i]) * g[i] over n packed floats: in one pass with the instruction set's gated map
+// when it has one, else its vector map (silu or gelu) a chunk at a time and a multiply, else
+// element by element. out may alias a or g.
 template <GluOp G>
 void glu_span_f32(float* out, const float* a, const float* g, int64_t n) {
     const UnaryOp act = G == GluOp::SwiGlu ? UnaryOp::Silu : UnaryOp::Gelu;
+    if (const RowKernels::GatedMapFn gated = row_kernels().gated[static_cast<int>(G)]) return gated(a, g, out, n);
     const RowKernels::MapFn vec = row_kernels().unary[static_cast<int>(act)];
     if (vec == nullptr) {
         for (int64_t i = 0; i < n; ++i) out[i] = glu_activation_f32(G, a[i]) * g[i];

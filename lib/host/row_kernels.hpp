@@ -29,6 +29,8 @@ struct RowKernels {
     using AxpyFn = void (*)(float* acc, float s, const std::byte* row, int64_t n);
     // y[0, n) = op(x[0, n)); y may be x.
     using MapFn = void (*)(const float* x, float* y, int64_t n);
+    // y[0, n) = act(x[0, n)) * g[0, n) in one pass (swiglu, geglu); y may be x or g.
+    using GatedMapFn = void (*)(const float* x, const float* g, float* y, int64_t n);
     // dst[r * dst_stride + c] = src[c * src_stride + r] for r < rows, c < cols (32-bit elements,
     // strides in elements; src and dst do not overlap).
     // v[0, n) = exp(v - max) in place; returns the sum of the results in double.
@@ -44,6 +46,8 @@ struct RowKernels {
     // By UnaryOp; nullptr where the set has no vector form (the kernels then map element by
     // element with the scalar functions of core/op_math.hpp, as the scalar set does throughout).
     MapFn unary[kUnaryOpCount];
+    // By GluOp; nullptr where the set has none (the glu kernel then maps and multiplies).
+    GatedMapFn gated[kGluOpCount];
     Transpose32Fn transpose32;
     ExpSumFn exp_sum;  // soft_max's exponentials and their sum
     SinCosFn sincos;

@@ -94,6 +94,20 @@ void map(const float* x, float* y, int64_t n) {
     }
 }
 
+// y = F(x) * g eight at a time, the tail from padded copies as in map.
+template <__m256 (*F)(__m256)>
+void gated_map(const float* x, const float* g, float* y, int64_t n) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_mul_ps(F(_mm256_loadu_ps(x + i)), _mm256_loadu_ps(g + i)));
+    if (i < n) {
+        float xt[8] = {}, gt[8] = {};
+        std::memcpy(xt, x + i, static_cast<size_t>(n - i) * sizeof(float));
+        std::memcpy(gt, g + i, static_cast<size_t>(n - i) * sizeof(float));
+        _mm256_storeu_ps(xt, _mm256_mul_ps(F(_mm256_loadu_ps(xt)), _mm256_loadu_ps(gt)));
+        std::memcpy(y + i, xt, static_cast<size_t>(n - i) * sizeof(float));
+    }
+}
+
 // v = exp(v - max) eight at a time, the sum in two double accumulators; the tail from a copy
 // padded with -inf, whose exponentials add 0.
 double exp_sum(float* v, int64_t n, float max) {
@@ -221,6 +235,7 @@ const RowKernels& row_kernels_avx2() {
                      {&dot<DType::F32>, &dot<DType::F16>, &dot<DType::BF16>},
                      {&axpy<DType::F32>, &axpy<DType::F16>, &axpy<DType::BF16>},
                      {},
+                     {},
                      &transpose32,
                      &exp_sum,
                      &sincos};
@@ -230,6 +245,8 @@ const RowKernels& row_kernels_avx2() {
         t.unary[static_cast<int>(UnaryOp::Tanh)] = &map<tanh8>;
         t.unary[static_cast<int>(UnaryOp::Sigmoid)] = &map<sigmoid8>;
         t.unary[static_cast<int>(UnaryOp::Exp)] = &map<exp8<6>>;
+        t.gated[static_cast<int>(GluOp::SwiGlu)] = &gated_map<silu8>;
+        t.gated[static_cast<int>(GluOp::GeGlu)] = &gated_map<gelu8>;
         return t;
     }();
     return kTable;

@@ -54,6 +54,7 @@ const RowKernels& row_kernels_scalar() {
                                        {&dot<DType::F32>, &dot<DType::F16>, &dot<DType::BF16>},
                                        {&axpy<DType::F32>, &axpy<DType::F16>, &axpy<DType::BF16>},
                                        {},
+                                       {},
                                        &transpose32,
                                        &exp_sum,
                                        &sincos};
