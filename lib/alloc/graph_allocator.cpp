@@ -235,13 +235,15 @@ Status GraphAllocator::reserve(const Graph& graph, std::span<const int> node_buf
 
 void GraphAllocator::record_plan(const Graph& graph, Planner& planner) {
     node_plans_.assign(graph.nodes().size(), NodePlan{});
+    outside_src_plans_.clear();
     for (size_t i = 0; i < graph.nodes().size(); ++i) {
         const Tensor* node = graph.nodes()[i];
         NodePlan& plan = node_plans_[i];
         plan.dst = planner.placement(node);
         for (int j = 0; j < kMaxSrc; ++j) {
-            plan.src[static_cast<size_t>(j)] = planner.placement(node->src[j]);
-            plan.src_ref[static_cast<size_t>(j)] = graph.ref_of(node->src[j]);
+            const GraphRef ref = graph.ref_of(node->src[j]);
+            plan.src_ref[static_cast<size_t>(j)] = ref;
+            if (ref.kind() == GraphRef::Kind::Outside) outside_src_plans_.push_back(planner.placement(node->src[j]));
         }
         plan.view_ref = graph.ref_of(node->view_src);
         plan.flags = node->flags;
@@ -287,6 +289,7 @@ bool GraphAllocator::needs_replan(const Graph& graph) const {
         }
         return false;
     };
+    size_t outside = 0;  // the next entry of outside_src_plans_
     for (size_t i = 0; i < graph.nodes().size(); ++i) {
         const Tensor* node = graph.nodes()[i];
         const NodePlan& plan = node_plans_[i];
@@ -297,7 +300,10 @@ bool GraphAllocator::needs_replan(const Graph& graph) const {
         // wherever it is read); only one outside the graph has its placement checked here.
         for (size_t j = 0; j < kMaxSrc; ++j) {
             if (!same_ref(node->src[j], plan.src_ref[j])) return true;
-            if (plan.src_ref[j].kind() == GraphRef::Kind::Outside && !placement_fits(node->src[j], plan.src[j])) return true;
+            if (plan.src_ref[j].kind() == GraphRef::Kind::Outside &&
+                !placement_fits(node->src[j], outside_src_plans_[outside++])) {
+                return true;
+            }
         }
     }
     for (size_t i = 0; i < graph.leafs().size(); ++i) {
@@ -356,13 +362,14 @@ Status GraphAllocator::place(Tensor& t, const Placement& p) {
 
 Status GraphAllocator::place_all(const Graph& graph) {
     for (size_t i = 0; i < graph.leafs().size(); ++i) XB_RETURN_IF_ERROR(place(*graph.leafs()[i], leaf_plans_[i]));
+    size_t outside = 0;  // the next entry of outside_src_plans_ (needs_replan matched the kinds)
     for (size_t i = 0; i < graph.nodes().size(); ++i) {
         Tensor& node = *graph.nodes()[i];
         const NodePlan& plan = node_plans_[i];
         // Leafs and earlier nodes are placed already (the order is topological): only sources
         // outside the graph are placed as they are met.
         for (size_t j = 0; j < kMaxSrc; ++j) {
-            if (plan.src_ref[j].kind() == GraphRef::Kind::Outside) XB_RETURN_IF_ERROR(place(*node.src[j], plan.src[j]));
+            if (plan.src_ref[j].kind() == GraphRef::Kind::Outside) XB_RETURN_IF_ERROR(place(*node.src[j], outside_src_plans_[outside++]));
         }
         XB_RETURN_IF_ERROR(place(node, plan.dst));
     }

@@ -63,11 +63,12 @@ private:
         size_t offset = 0;
         size_t size_max = 0;  // bytes planned for it
     };
-    // A node's placement, its sources' placements, and which graph entry each source is, so that a
-    // new graph can be checked against the plan without hashing (see needs_replan).
+    // A node's placement and which graph entry each source is, so that a new graph can be checked
+    // against the plan without hashing (see needs_replan). A source in the graph has the plan of
+    // its own entry; those outside it are in outside_src_plans_, in node and source order. (Kept
+    // small: the check streams every node's plan on each alloc_graph.)
     struct NodePlan {
         Placement dst;
-        std::array<Placement, kMaxSrc> src;
         std::array<GraphRef, kMaxSrc> src_ref;
         GraphRef view_ref;  // the same for view_src
         uint32_t flags = 0;
@@ -96,6 +97,7 @@ private:
 
     std::vector<NodePlan> node_plans_;
     std::vector<Placement> leaf_plans_;
+    std::vector<Placement> outside_src_plans_;
     bool last_alloc_replanned_ = false;
 
     // What place() gave each tensor (not views) in the last alloc_graph. A replaced buffer leaves

@@ -55,14 +55,16 @@ template <DType T>
 float dot(const float* q, const std::byte* row, int64_t n) {
     constexpr size_t ts = T == DType::F32 ? 4 : 2;
     int64_t i = 0;
-    __m256 acc0 = _mm256_setzero_ps();
-    __m256 acc1 = _mm256_setzero_ps();
-    for (; i + 16 <= n; i += 16) {
-        acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), load8<T>(row + i * ts), acc0);
-        acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i + 8), load8<T>(row + (i + 8) * ts), acc1);
+    // Four independent sums: one FMA chain would wait out its latency on every step (a one-token
+    // mul_mat is a dot per weight row).
+    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+    for (; i + 32 <= n; i += 32) {
+        for (int k = 0; k < 4; ++k) {
+            acc[k] = _mm256_fmadd_ps(_mm256_loadu_ps(q + i + 8 * k), load8<T>(row + (i + 8 * k) * ts), acc[k]);
+        }
     }
-    for (; i + 8 <= n; i += 8) acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), load8<T>(row + i * ts), acc0);
-    float sum = hsum8(_mm256_add_ps(acc0, acc1));
+    for (; i + 8 <= n; i += 8) acc[0] = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), load8<T>(row + i * ts), acc[0]);
+    float sum = hsum8(_mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3])));
     for (; i < n; ++i) sum += q[i] * load1<T>(row + i * ts);
     return sum;
 }
