@@ -312,6 +312,8 @@ void flash_attn_tile(const Tensor& dst, const FlashAttnParams& fp, const KvRows&
             }
             std::fill(w + nk, w + kFlashKeyBlock, 0.0f);
         }
+        // A block that no query attends (the unwritten end of a cache) adds nothing.
+        if (std::all_of(attended_by_none, attended_by_none + nk, [](bool none) { return none; })) continue;
         if (transposed_values(v, k0, nk, head.kvh, s, attended_by_all, attended_by_none, t)) {
             tile_dots(t.vt_rows.data(), dv, w_rows, nq, round_up(nk, width), t.pv, dv);  // pv[a][i] = w_a . V[:, i]
             for (int64_t a = 0; a < nq; ++a) loops.binary[static_cast<int>(BinaryOp::Add)](t.acc + a * dv, t.pv + a * dv, t.acc + a * dv, dv);
