@@ -1,9 +1,13 @@
 // The mul_mat tile kernels of every instruction set this CPU runs, against a float64 dot product,
-// for every column count of each table; and the choice of instruction set by name.
+// for every column count of each table; tile_dots over counts that fill no whole tile; the
+// padded row loader; and the choice of instruction set by name.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <algorithm>
+#include <cstdint>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "host/matmul_tiles.hpp"
@@ -48,6 +52,56 @@ TEST(MatmulTiles, EveryTableMatchesAFloat64DotProduct) {
             }
         }
     }
+}
+
+// tile_dots (the active table) over row and column counts that leave partial tiles on both sides,
+// writing with a row stride wider than the rows.
+TEST(MatmulTiles, TileDotsCoverPartialTiles) {
+    std::mt19937 rng(12);
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    const int64_t len = 5 * matmul_tiles().width;
+    for (const auto& [na, nb] : {std::pair<int64_t, int64_t>{1, 1}, {7, 5}, {13, 17}, {4, 6}}) {
+        std::vector<std::vector<float>> a(static_cast<size_t>(na), std::vector<float>(static_cast<size_t>(len)));
+        std::vector<std::vector<float>> b(static_cast<size_t>(nb), std::vector<float>(static_cast<size_t>(len)));
+        std::vector<const float*> a_rows, b_rows;
+        for (auto& row : a) {
+            for (float& x : row) x = dist(rng);
+            a_rows.push_back(row.data());
+        }
+        for (auto& row : b) {
+            for (float& x : row) x = dist(rng);
+            b_rows.push_back(row.data());
+        }
+        const int64_t stride = na + 3;
+        std::vector<float> out(static_cast<size_t>(nb * stride), NAN);
+        tile_dots(a_rows.data(), na, b_rows.data(), nb, len, out.data(), stride);
+        for (int64_t j = 0; j < nb; ++j) {
+            for (int64_t i = 0; i < stride; ++i) {
+                const float got = out[static_cast<size_t>(j * stride + i)];
+                if (i >= na) {
+                    EXPECT_TRUE(std::isnan(got)) << "wrote past row " << j << "'s " << na << " entries";
+                    continue;
+                }
+                double want = 0.0;
+                for (int64_t k = 0; k < len; ++k) {
+                    want += static_cast<double>(a[static_cast<size_t>(i)][static_cast<size_t>(k)]) * b[static_cast<size_t>(j)][static_cast<size_t>(k)];
+                }
+                EXPECT_NEAR(got, want, 1e-5 * static_cast<double>(len)) << na << " x " << nb << " at " << i << ", " << j;
+            }
+        }
+    }
+}
+
+TEST(MatmulTiles, LoadRowF32ConvertsAndPadsWithZeros) {
+    const std::vector<uint16_t> halves = {0x3c00, 0xc000, 0x3800};  // f16 1, -2, 0.5
+    float row[8];
+    std::fill(row, row + 8, NAN);
+    load_row_f32(DType::F16, reinterpret_cast<const std::byte*>(halves.data()), sizeof(uint16_t), 3, 8, row);
+    EXPECT_EQ(std::vector<float>(row, row + 8), (std::vector<float>{1.0f, -2.0f, 0.5f, 0, 0, 0, 0, 0}));
+    // Strided f32 (every other element) goes element by element.
+    const std::vector<float> wide = {1.5f, 9.0f, -3.0f, 9.0f};
+    load_row_f32(DType::F32, reinterpret_cast<const std::byte*>(wide.data()), 2 * sizeof(float), 2, 4, row);
+    EXPECT_EQ(std::vector<float>(row, row + 4), (std::vector<float>{1.5f, -3.0f, 0, 0}));
 }
 
 TEST(MatmulTiles, InstructionSetsByName) {
