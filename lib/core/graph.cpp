@@ -70,12 +70,14 @@ GraphRef Graph::ref_by_scan(const Tensor* t) const {
 }
 
 void Graph::emit_node(Tensor* t) {
+    XB_CHECK_MSG(n_nodes() < GraphRef::kMaxIndex, "a graph of more than 2^30 nodes");
     const GraphRef r = GraphRef::node(n_nodes());
     nodes_.push_back(t);
     visited_.set(t, encode(r));
 }
 
 void Graph::emit_leaf(Tensor* t) {
+    XB_CHECK_MSG(n_leafs() < GraphRef::kMaxIndex, "a graph of more than 2^30 leafs");
     const GraphRef r = GraphRef::leaf(n_leafs());
     leafs_.push_back(t);
     visited_.set(t, encode(r));

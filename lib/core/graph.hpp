@@ -20,23 +20,27 @@ namespace xb {
 class Graph;
 
 // Where a tensor is in a graph: node i, leaf i, outside the graph, or absent (a null source).
+// One 32-bit word (the kind in the top two bits, the index below): the allocator's plans hold ten
+// per node and stream them on every alloc_graph.
 class GraphRef {
 public:
     enum class Kind : uint8_t { Absent, Outside, Node, Leaf };
+    // Indices fit in the 30 bits below the kind (Graph checks as it grows).
+    static constexpr int kMaxIndex = (1 << 30) - 1;
 
-    constexpr GraphRef() : GraphRef(Kind::Absent, -1) {}
+    constexpr GraphRef() : GraphRef(Kind::Absent, 0) {}
 
-    static constexpr GraphRef absent() { return GraphRef(Kind::Absent, -1); }
-    static constexpr GraphRef outside() { return GraphRef(Kind::Outside, -1); }
+    static constexpr GraphRef absent() { return GraphRef(Kind::Absent, 0); }
+    static constexpr GraphRef outside() { return GraphRef(Kind::Outside, 0); }
     static constexpr GraphRef node(int index) { return GraphRef(Kind::Node, index); }
     static constexpr GraphRef leaf(int index) { return GraphRef(Kind::Leaf, index); }
 
-    Kind kind() const { return kind_; }
-    bool is_node() const { return kind_ == Kind::Node; }
-    bool is_leaf() const { return kind_ == Kind::Leaf; }
+    Kind kind() const { return static_cast<Kind>(word_ >> 30); }
+    bool is_node() const { return kind() == Kind::Node; }
+    bool is_leaf() const { return kind() == Kind::Leaf; }
     bool in_graph() const { return is_node() || is_leaf(); }
-    // The index in nodes() or leafs() (in_graph() only).
-    int index() const { return index_; }
+    // The index in nodes() or leafs() (in_graph() only; -1 otherwise).
+    int index() const { return in_graph() ? static_cast<int>(word_ & kMaxIndex) : -1; }
     // One index over nodes and leafs together, nodes first: [0, n_nodes + n_leafs). For vectors of
     // per-tensor state; valid while the graph does not change.
     size_t dense(const Graph& graph) const;
@@ -44,9 +48,9 @@ public:
     bool operator==(const GraphRef&) const = default;
 
 private:
-    constexpr GraphRef(Kind kind, int index) : kind_(kind), index_(index) {}
-    Kind kind_;
-    int32_t index_;
+    constexpr GraphRef(Kind kind, int index)
+        : word_((static_cast<uint32_t>(kind) << 30) | (static_cast<uint32_t>(index) & kMaxIndex)) {}
+    uint32_t word_;
 };
 
 class Graph {
@@ -114,7 +118,8 @@ private:
 
 inline size_t GraphRef::dense(const Graph& graph) const {
     XB_CHECK_MSG(in_graph(), "a dense index of a tensor outside the graph");
-    return is_node() ? static_cast<size_t>(index_) : graph.nodes().size() + static_cast<size_t>(index_);
+    const auto i = static_cast<size_t>(word_ & kMaxIndex);
+    return is_node() ? i : graph.nodes().size() + i;
 }
 
 }  // namespace xb
