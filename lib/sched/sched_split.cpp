@@ -9,10 +9,15 @@ namespace xb {
 
 void Scheduler::add_slot(const Tensor* t) {
     tensors_.push_back(t);
-    const BackendId user(user_assignments_.find(t));  // none when the user did not assign it
-    backend_of_.push_back(user);
-    reason_of_.push_back(user.valid() ? AssignReason::User : AssignReason::None);
+    backend_of_.push_back(BackendId::none());
+    reason_of_.push_back(AssignReason::None);
     copies_.resize(tensors_.size() * static_cast<size_t>(n_backends() * options_.n_copies), nullptr);
+    apply_user_assignment(static_cast<int>(tensors_.size()) - 1);
+}
+
+void Scheduler::apply_user_assignment(int slot) {
+    const BackendId user(user_assignments_.find(tensors_[static_cast<size_t>(slot)]));  // none when unassigned
+    if (user.valid()) assign_slot(slot, user, AssignReason::User);
 }
 
 int Scheduler::outside_slot(const Tensor* t) {
@@ -90,13 +95,12 @@ void Scheduler::add_graph_input_copies(Tensor& input, BackendId backend) {
 // split (once per split) and point the node at the copy.
 void Scheduler::add_split_input(Tensor& node, int j, int slot, Split& split) {
     Tensor* src = node.src[j];
-    const int id = slot;
-    if (copy_of(id, split.backend, 0) == nullptr) {
-        for (int c = 0; c < options_.n_copies; ++c) copy_of(id, split.backend, c) = make_copy(*src, split.backend, c);
+    if (copy_of(slot, split.backend, 0) == nullptr) {
+        for (int c = 0; c < options_.n_copies; ++c) copy_of(slot, split.backend, c) = make_copy(*src, split.backend, c);
         split.inputs.push_back(src);
     }
     rewrites_.push_back({&node, j, src});
-    node.src[j] = copy_of(id, split.backend, cur_copy_);
+    node.src[j] = copy_of(slot, split.backend, cur_copy_);
 }
 
 void Scheduler::cut_splits(const Graph& graph) {
@@ -179,10 +183,6 @@ void Scheduler::build_alloc_graph(const Graph& graph) {
 Status Scheduler::split_graph(Graph& graph) {
     restore_sources();
     outside_slots_.clear();
-    tensors_.clear();
-    backend_of_.clear();
-    reason_of_.clear();
-    copies_.clear();
     graph_inputs_.clear();
     copy_ctx_ = std::make_unique<Context>();
     current_graph_ = &graph;
@@ -194,12 +194,7 @@ Status Scheduler::split_graph(Graph& graph) {
     backend_of_.assign(tensors_.size(), BackendId::none());
     reason_of_.assign(tensors_.size(), AssignReason::None);
     copies_.assign(tensors_.size() * static_cast<size_t>(n_backends() * options_.n_copies), nullptr);
-    if (user_assignments_.size() > 0) {
-        for (size_t slot = 0; slot < tensors_.size(); ++slot) {
-            const BackendId user(user_assignments_.find(tensors_[slot]));
-            if (user.valid()) assign_slot(static_cast<int>(slot), user, AssignReason::User);
-        }
-    }
+    for (int slot = 0; slot < static_cast<int>(tensors_.size()); ++slot) apply_user_assignment(slot);
     src_slots_.assign(graph.nodes().size() * kMaxSrc, -1);
     for (int i = 0; i < graph.n_nodes(); ++i) {
         for (int j = 0; j < kMaxSrc; ++j) {

@@ -125,6 +125,8 @@ private:
     // slot_of without adding a slot: -1 for a tensor the last split did not meet.
     int find_slot(const Tensor* t) const;
     void add_slot(const Tensor* t);
+    // A backend the user set for the tensor in `slot` (set_tensor_backend), applied to its state.
+    void apply_user_assignment(int slot);
     BackendId& backend_of(const Tensor* t) { return backend_of_[static_cast<size_t>(slot_of(t))]; }
     // The slot of node i's source j (-1 where it has none): the passes index per-tensor state by
     // it instead of looking each source up (src_slots_, filled when a split starts).
