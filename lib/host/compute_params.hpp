@@ -21,6 +21,11 @@ public:
     virtual void report(Status error, int node_index) = 0;
 };
 
+// Kernels split their scratch into pieces of whole 64-byte lines, and ask for kWorkAlign bytes
+// more than those pieces so that the first aligned byte of any buffer leaves room for them all.
+inline constexpr size_t kWorkAlign = 64;
+constexpr size_t work_align_up(size_t n) { return (n + kWorkAlign - 1) / kWorkAlign * kWorkAlign; }
+
 struct ComputeParams {
     int ith = 0;  // this thread's index, 0 <= ith < nth
     int nth = 1;  // threads computing the node; every one of them calls the kernel
@@ -34,6 +39,12 @@ struct ComputeParams {
         if (nth > 1) team->barrier();
     }
     void report(Status error) const { team->report(std::move(error), node_index); }
+    // The first kWorkAlign-aligned byte of work (the buffer is aligned already; a smaller
+    // guarantee would still work).
+    std::byte* aligned_work() const {
+        const auto misalign = reinterpret_cast<uintptr_t>(work.data()) % kWorkAlign;
+        return work.data() + (misalign == 0 ? 0 : kWorkAlign - misalign);
+    }
 
     // The range [begin, end) of n items that this thread handles (contiguous, balanced).
     struct Range {

@@ -28,7 +28,6 @@ namespace xb::host {
 namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-constexpr size_t kAlign = 64;
 // Keys scored at a time (a multiple of every tile width).
 constexpr int64_t kFlashKeyBlock = 64;
 // Queries of one head scored together, and the fewest that take the tiled path: below it the
@@ -36,7 +35,6 @@ constexpr int64_t kFlashKeyBlock = 64;
 constexpr int64_t kFlashQueryTile = 16;
 constexpr int64_t kFlashMinTiledQueries = 4;
 
-size_t align_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
 
 float& f32_at(const Tensor& t, int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
@@ -334,22 +332,20 @@ void flash_attn_tile(const Tensor& dst, const FlashAttnParams& fp, const KvRows&
 bool use_tiles(const Tensor& dst) { return dst.src[0]->ne[1] >= kFlashMinTiledQueries; }
 
 size_t slice_bytes(const Tensor& dst) {
-    return align_up((use_tiles(dst) ? TileScratch::floats(dst) : row_slice_floats(dst)) * sizeof(float));
+    return work_align_up((use_tiles(dst) ? TileScratch::floats(dst) : row_slice_floats(dst)) * sizeof(float));
 }
 
 }  // namespace
 
 size_t flash_attn_ext_work_size(const Tensor& dst, int nth) {
-    return static_cast<size_t>(std::max(nth, 1)) * slice_bytes(dst) + kAlign;
+    return static_cast<size_t>(std::max(nth, 1)) * slice_bytes(dst) + kWorkAlign;
 }
 
 void compute_flash_attn_ext(const ComputeParams& params, Tensor& dst) {
     const Tensor& q = *dst.src[0];
     const FlashAttnParams fp = FlashAttnParams::load(dst);
 
-    std::byte* work = params.work.data();
-    work += (kAlign - reinterpret_cast<uintptr_t>(work) % kAlign) % kAlign;
-    float* slice = reinterpret_cast<float*>(work + static_cast<size_t>(params.ith) * slice_bytes(dst));
+    float* slice = reinterpret_cast<float*>(params.aligned_work() + static_cast<size_t>(params.ith) * slice_bytes(dst));
 
     const KvRows rows(*dst.src[1], *dst.src[2]);
     const int64_t n_head = q.ne[2];

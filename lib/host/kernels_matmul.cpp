@@ -26,10 +26,8 @@ constexpr int64_t kKcMax = 1024;
 // Bytes of one panel chunk of b (columns x K chunk): well inside L2, so that every row block of a
 // finds the panel there.
 constexpr int64_t kBPanelBytes = 512 * 1024;
-constexpr size_t kAlign = 64;
 
 int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
-size_t align_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
 using Tile = MatmulTile;
 
@@ -76,8 +74,8 @@ MatMulPlan make_plan(const Tensor& dst) {
     p.batches = b.ne[2] * b.ne[3];
     p.pack_a = !usable_in_place(a);
     p.pack_b = !usable_in_place(b);
-    p.b_bytes = p.pack_b ? align_up(static_cast<size_t>(p.n * p.batches * p.kp) * sizeof(float)) : 0;
-    p.a_slice = p.pack_a ? align_up(static_cast<size_t>(kMr * p.kc) * sizeof(float)) : 0;
+    p.b_bytes = p.pack_b ? work_align_up(static_cast<size_t>(p.n * p.batches * p.kp) * sizeof(float)) : 0;
+    p.a_slice = p.pack_a ? work_align_up(static_cast<size_t>(kMr * p.kc) * sizeof(float)) : 0;
     return p;
 }
 
@@ -253,7 +251,7 @@ void out_prod_row(const Tensor& a, const Tensor& b, Tensor& dst, int64_t j, int6
 size_t mul_mat_work_size(const Tensor& dst, int nth) {
     if (is_quantized(dst.src[0]->type)) return mul_mat_quant_work_size(dst, nth);
     const MatMulPlan plan = make_plan(dst);
-    return plan.b_bytes + static_cast<size_t>(std::max(nth, 1)) * plan.a_slice + kAlign;
+    return plan.b_bytes + static_cast<size_t>(std::max(nth, 1)) * plan.a_slice + kWorkAlign;
 }
 
 void compute_mul_mat(const ComputeParams& params, Tensor& dst) {
@@ -261,12 +259,7 @@ void compute_mul_mat(const ComputeParams& params, Tensor& dst) {
     const Tensor& a = *dst.src[0];
     const Tensor& b = *dst.src[1];
     const MatMulPlan plan = make_plan(dst);
-    // The work buffer is 64-byte aligned already; realign anyway so a smaller guarantee still works.
-    std::byte* work = params.work.data();
-    if (plan.b_bytes + plan.a_slice > 0) {
-        const auto addr = reinterpret_cast<uintptr_t>(work);
-        work += (kAlign - addr % kAlign) % kAlign;
-    }
+    std::byte* work = params.aligned_work();
     float* b_packed = plan.pack_b ? reinterpret_cast<float*>(work) : nullptr;
     if (plan.pack_b) {
         pack_b(params, b, plan, b_packed);

@@ -23,9 +23,6 @@ namespace xb::host {
 namespace {
 
 constexpr int64_t kRowBlock = 16;
-constexpr size_t kAlign = 64;
-
-size_t align_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
 // Work buffer: the quantized columns of b, then one f32 row per thread for columns that are not
 // packed f32.
@@ -40,8 +37,8 @@ Layout layout_of(const Tensor& dst) {
     const Tensor& b = *dst.src[1];
     Layout l;
     l.act_row = activation_row_bytes(a.type, a.ne[0]);
-    l.act_bytes = align_up(l.act_row * static_cast<size_t>(b.nrows()));
-    l.scratch_per_thread = align_up(static_cast<size_t>(b.ne[0]) * sizeof(float));
+    l.act_bytes = work_align_up(l.act_row * static_cast<size_t>(b.nrows()));
+    l.scratch_per_thread = work_align_up(static_cast<size_t>(b.ne[0]) * sizeof(float));
     return l;
 }
 
@@ -49,7 +46,7 @@ Layout layout_of(const Tensor& dst) {
 
 size_t mul_mat_quant_work_size(const Tensor& dst, int nth) {
     const Layout l = layout_of(dst);
-    return l.act_bytes + l.scratch_per_thread * static_cast<size_t>(std::max(nth, 1)) + kAlign;
+    return l.act_bytes + l.scratch_per_thread * static_cast<size_t>(std::max(nth, 1)) + kWorkAlign;
 }
 
 void compute_mul_mat_quant(const ComputeParams& p, Tensor& dst) {
@@ -60,8 +57,7 @@ void compute_mul_mat_quant(const ComputeParams& p, Tensor& dst) {
     const QuantDot& table = quant_dot();
     const QuantDot::DotFn dot = table.dot[static_cast<int>(a.type)];
     const Layout l = layout_of(dst);
-    std::byte* work = p.work.data();
-    work += (kAlign - reinterpret_cast<uintptr_t>(work) % kAlign) % kAlign;
+    std::byte* work = p.aligned_work();
     std::byte* act = work;
     auto* scratch = reinterpret_cast<float*>(work + l.act_bytes + l.scratch_per_thread * static_cast<size_t>(p.ith));
 
