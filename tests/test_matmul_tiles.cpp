@@ -1,6 +1,7 @@
 // The mul_mat tile kernels of every instruction set this CPU runs, against a float64 dot product,
-// for every column count of each table; tile_dots over counts that fill no whole tile; the
-// padded row loader; and the choice of instruction set by name.
+// for every column count of each table; the outer-product tile and the panel packing of each
+// table; tile_dots over counts that fill no whole tile; the padded row loader; and the choice of
+// instruction set by name.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -48,6 +49,77 @@ TEST(MatmulTiles, EveryTableMatchesAFloat64DotProduct) {
                     }
                     // f32 accumulation over `len` terms of magnitude < 1.
                     EXPECT_NEAR(out[j][i], want, 1e-5 * static_cast<double>(len)) << "tile " << cols << " column " << j << " row " << i;
+                }
+            }
+        }
+    }
+}
+
+// The outer-product tile of each table from packed panels, against float64 sums: written into a
+// dst wider than the tile (ldc > mr) without touching the gap, then accumulated onto.
+TEST(MatmulTiles, EveryOuterTileMatchesFloat64Sums) {
+    std::mt19937 rng(13);
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    for (Isa isa : supported_isas()) {
+        const GemmKernel& gemm = matmul_tiles(isa).gemm;
+        SCOPED_TRACE(isa_name(isa));
+        ASSERT_EQ(gemm.mr % matmul_tiles(isa).width, 0);
+        ASSERT_LE(gemm.mr, kMaxPanelRows);
+        ASSERT_LE(gemm.nr, kMaxPanelRows);
+        const int64_t kc = 77;
+        std::vector<float> a(static_cast<size_t>(kc * gemm.mr)), b(static_cast<size_t>(kc * gemm.nr));
+        for (float& x : a) x = dist(rng);
+        for (float& x : b) x = dist(rng);
+        const int64_t ldc = gemm.mr + 5;
+        std::vector<float> c(static_cast<size_t>(ldc * gemm.nr), NAN);
+        std::vector<float> before(c.size());
+        for (int pass = 0; pass < 2; ++pass) {
+            for (size_t e = 0; e < c.size(); ++e) before[e] = pass == 0 ? 0.0f : c[e];
+            gemm.tile(kc, a.data(), b.data(), c.data(), ldc, pass == 1);
+            for (int64_t j = 0; j < gemm.nr; ++j) {
+                for (int64_t i = 0; i < ldc; ++i) {
+                    const size_t at = static_cast<size_t>(j * ldc + i);
+                    if (i >= gemm.mr) {
+                        EXPECT_TRUE(std::isnan(c[at])) << "wrote into the gap after column " << j;
+                        continue;
+                    }
+                    double want = before[at];
+                    for (int64_t k = 0; k < kc; ++k) {
+                        want += static_cast<double>(a[static_cast<size_t>(k * gemm.mr + i)]) * b[static_cast<size_t>(k * gemm.nr + j)];
+                    }
+                    EXPECT_NEAR(c[at], want, 1e-5 * static_cast<double>(kc)) << "pass " << pass << " row " << i << " column " << j;
+                }
+            }
+        }
+    }
+}
+
+// Each table's packing is a transpose, for every row count it may be given and lengths with and
+// without a partial block of 8, and writes nothing past the panel.
+TEST(MatmulTiles, EveryPackIsATransposeThatStaysInItsPanel) {
+    std::mt19937 rng(14);
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    for (Isa isa : supported_isas()) {
+        const GemmKernel& gemm = matmul_tiles(isa).gemm;
+        SCOPED_TRACE(isa_name(isa));
+        for (int rows = 1; rows <= kMaxPanelRows; ++rows) {
+            for (int64_t len : {1, 8, 19, 64}) {
+                std::vector<std::vector<float>> src(static_cast<size_t>(rows), std::vector<float>(static_cast<size_t>(len)));
+                std::vector<const float*> ptrs;
+                for (auto& row : src) {
+                    for (float& x : row) x = dist(rng);
+                    ptrs.push_back(row.data());
+                }
+                std::vector<float> out(static_cast<size_t>(len * rows + 24), NAN);
+                gemm.pack(ptrs.data(), rows, len, out.data());
+                for (int64_t k = 0; k < len; ++k) {
+                    for (int i = 0; i < rows; ++i) {
+                        ASSERT_EQ(out[static_cast<size_t>(k * rows + i)], src[static_cast<size_t>(i)][static_cast<size_t>(k)])
+                            << rows << " rows, len " << len << ", k " << k << ", row " << i;
+                    }
+                }
+                for (size_t e = static_cast<size_t>(len * rows); e < out.size(); ++e) {
+                    ASSERT_TRUE(std::isnan(out[e])) << rows << " rows, len " << len << ": wrote past the panel";
                 }
             }
         }

@@ -84,9 +84,19 @@ void MulMatShapes(benchmark::internal::Benchmark* b) {
     b->ArgNames({"M", "N", "K"})->Unit(benchmark::kMillisecond)->UseRealTime();
 }
 
+// A 4096-square weight over batch sizes: where the dot-product tiles hand over to the packed
+// outer-product kernel (kernels_matmul_packed.cpp), against OpenBLAS at each size.
+void MulMatBatchSweep(benchmark::internal::Benchmark* b) {
+    for (int64_t n : {8, 16, 24, 32, 48, 64, 128, 512}) b->Args({4096, n, 4096});
+    b->ArgNames({"M", "N", "K"})->Unit(benchmark::kMillisecond)->UseRealTime();
+}
+
 BENCHMARK_CAPTURE(BM_MulMat, f32, xb::DType::F32)->Apply(MulMatShapes);
 BENCHMARK_CAPTURE(BM_MulMat, f16, xb::DType::F16)->Apply(MulMatShapes);
 BENCHMARK(BM_MulMatOpenBLAS)->Apply(MulMatShapes);
+BENCHMARK_CAPTURE(BM_MulMat, f32_sweep, xb::DType::F32)->Apply(MulMatBatchSweep);
+BENCHMARK_CAPTURE(BM_MulMat, f16_sweep, xb::DType::F16)->Apply(MulMatBatchSweep);
+BENCHMARK(BM_MulMatOpenBLAS)->Name("BM_MulMatOpenBLAS/sweep")->Apply(MulMatBatchSweep);
 BENCHMARK(BM_Memcpy)->Arg(1 << 24)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Add)->Arg(1 << 24)->Unit(benchmark::kMillisecond)->UseRealTime();
 

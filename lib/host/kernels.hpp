@@ -45,6 +45,10 @@ void compute_norm(const ComputeParams& p, Tensor& dst);       // Norm, RmsNorm
 // --- kernels_matmul.cpp ---
 void compute_mul_mat(const ComputeParams& p, Tensor& dst);
 size_t mul_mat_work_size(const Tensor& dst, int nth);
+// --- kernels_matmul_packed.cpp: mul_mat with many columns of b (compute_mul_mat sends it there) ---
+bool mul_mat_packed_applies(const Tensor& dst);
+void compute_mul_mat_packed(const ComputeParams& p, Tensor& dst);
+size_t mul_mat_packed_work_size(const Tensor& dst, int nth);
 // --- kernels_matmul_quant.cpp: mul_mat with quantized src0 (compute_mul_mat sends it there) ---
 void compute_mul_mat_quant(const ComputeParams& p, Tensor& dst);
 size_t mul_mat_quant_work_size(const Tensor& dst, int nth);

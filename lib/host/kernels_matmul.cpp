@@ -1,6 +1,6 @@
 // Matrix products: mul_mat (dst = b a^T per batch) and out_prod.
 //
-// mul_mat packs b (converted to f32, rows padded to the vector width) into the shared work buffer
+// With many columns of b, mul_mat goes to kernels_matmul_packed.cpp. With few, it packs b (converted to f32, rows padded to the vector width) into the shared work buffer
 // once, then every thread takes a contiguous share of (batch, column chunk, block of kMr rows of a)
 // units. For each L2-sized panel of columns of b and each L1-sized chunk of K, a thread walks its
 // row blocks: it converts the chunk of its kMr rows of a to f32 (unless they are usable in place)
@@ -33,13 +33,9 @@ using Tile = MatmulTile;
 
 // --- mul_mat plan --------------------------------------------------------------------------------
 
-// A source can be read in place when its rows are f32, packed, 4-byte aligned and a whole number
-// of vectors long (the tile kernel has no K tail).
-bool usable_in_place(const Tensor& t) {
-    if (t.type != DType::F32 || t.nb[0] != sizeof(float) || t.ne[0] % matmul_tiles().width != 0) return false;
-    return t.view_offs % sizeof(float) == 0 && t.nb[1] % sizeof(float) == 0 && t.nb[2] % sizeof(float) == 0 &&
-           t.nb[3] % sizeof(float) == 0;
-}
+// A source can be read in place when its rows are packed floats a whole number of vectors long
+// (the tile kernel has no K tail).
+bool usable_in_place(const Tensor& t) { return f32_rows_in_place(t) && t.ne[0] % matmul_tiles().width == 0; }
 
 // Loop nest (per thread): panels of nc columns of b > chunks of kc along K > the thread's blocks of
 // kMr rows of a > tiles of the table's columns. A panel chunk of b (<= kBPanelBytes) stays in L2 while the
@@ -250,12 +246,14 @@ void out_prod_row(const Tensor& a, const Tensor& b, Tensor& dst, int64_t j, int6
 
 size_t mul_mat_work_size(const Tensor& dst, int nth) {
     if (is_quantized(dst.src[0]->type)) return mul_mat_quant_work_size(dst, nth);
+    if (mul_mat_packed_applies(dst)) return mul_mat_packed_work_size(dst, nth);
     const MatMulPlan plan = make_plan(dst);
     return plan.b_bytes + static_cast<size_t>(std::max(nth, 1)) * plan.a_slice + kWorkAlign;
 }
 
 void compute_mul_mat(const ComputeParams& params, Tensor& dst) {
     if (is_quantized(dst.src[0]->type)) return compute_mul_mat_quant(params, dst);
+    if (mul_mat_packed_applies(dst)) return compute_mul_mat_packed(params, dst);
     const Tensor& a = *dst.src[0];
     const Tensor& b = *dst.src[1];
     const MatMulPlan plan = make_plan(dst);

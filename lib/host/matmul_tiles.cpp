@@ -33,6 +33,11 @@ void tile_dots(const float* const* a, int64_t na, const float* const* b, int64_t
     }
 }
 
+bool f32_rows_in_place(const Tensor& t) {
+    return t.type == DType::F32 && t.nb[0] == sizeof(float) && t.view_offs % sizeof(float) == 0 &&
+           t.nb[1] % sizeof(float) == 0 && t.nb[2] % sizeof(float) == 0 && t.nb[3] % sizeof(float) == 0;
+}
+
 void load_row_f32(DType t, const std::byte* src, size_t stride, int64_t n, int64_t padded, float* dst) {
     if (stride == type_size(t) && t == DType::F32) {
         std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));

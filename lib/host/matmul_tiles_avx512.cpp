@@ -1,9 +1,11 @@
 // The tiles with AVX-512F (compiled with -mavx512f -mavx512bw -mavx512vl -mfma; chosen at run
-// time only on CPUs that have them): 16 floats per register, 6 columns per tile so that 24
-// accumulators, 6 b vectors and one a vector fit the 32 zmm registers.
+// time only on CPUs that have them): 16 floats per register. Both kernels keep 24 accumulators in
+// the 32 zmm registers: dot tiles of 4 rows by 6 columns (plus 6 b vectors and one a vector),
+// outer-product tiles of 32 rows (two vectors) by 12 columns (plus two a vectors and a broadcast).
+// Panels are packed with AVX2's 8 x 8 transposes.
 #include <immintrin.h>
 
-#include "host/matmul_tiles_impl.hpp"
+#include "host/matmul_pack_avx2.hpp"
 
 namespace xb::host {
 
@@ -14,6 +16,9 @@ struct Vec {
     static constexpr int kWidth = 16;
     static T zero() { return _mm512_setzero_ps(); }
     static T load(const float* p) { return _mm512_loadu_ps(p); }
+    static void store(float* p, T v) { _mm512_storeu_ps(p, v); }
+    static T broadcast(const float* p) { return _mm512_set1_ps(*p); }
+    static T add(T a, T b) { return _mm512_add_ps(a, b); }
     static T fma(T a, T b, T c) { return _mm512_fmadd_ps(a, b, c); }
     // out[i] = sum of the lanes of v_i. Masked forms with an explicit source throughout: the plain
     // shuffles (and _mm512_reduce_add_ps) trip gcc 12's -Wuninitialized inside its own headers.
@@ -37,7 +42,7 @@ struct Vec {
 }  // namespace
 
 const MatmulTiles& matmul_tiles_avx512() {
-    static constexpr MatmulTiles kTable = matmul_impl::make_tiles<Vec, 6>(Isa::Avx512);
+    static constexpr MatmulTiles kTable = matmul_impl::make_tiles<Vec, 6, 2, 12>(Isa::Avx512, &pack_panel_avx);
     return kTable;
 }
 

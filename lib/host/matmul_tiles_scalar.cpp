@@ -1,5 +1,6 @@
 // The baseline tiles: gcc/clang vector extensions of four floats, which x86-64's SSE2 (or NEON)
-// runs on every CPU.
+// runs on every CPU. Outer-product tiles of 8 rows (two vectors) by 4 columns: 8 accumulators, two
+// a vectors and a broadcast in SSE's 16 registers; panels packed element by element.
 #include <cstring>
 
 #include "host/matmul_tiles_impl.hpp"
@@ -17,6 +18,9 @@ struct Vec {
         std::memcpy(&v, p, sizeof v);
         return v;
     }
+    static void store(float* p, T v) { std::memcpy(p, &v, sizeof v); }
+    static T broadcast(const float* p) { return T{*p, *p, *p, *p}; }
+    static T add(T a, T b) { return a + b; }
     static T fma(T a, T b, T c) { return a * b + c; }
     static float sum(T v) { return (v[0] + v[1]) + (v[2] + v[3]); }
     static void sum4(T v0, T v1, T v2, T v3, float* out) {
@@ -30,7 +34,7 @@ struct Vec {
 }  // namespace
 
 const MatmulTiles& matmul_tiles_scalar() {
-    static constexpr MatmulTiles kTable = matmul_impl::make_tiles<Vec, 4>(Isa::Scalar);
+    static constexpr MatmulTiles kTable = matmul_impl::make_tiles<Vec, 4, 2, 4>(Isa::Scalar, &matmul_impl::pack_panel_scalar);
     return kTable;
 }
 

@@ -32,7 +32,7 @@ RefArray out_prod_ref(const std::vector<RefArray>& in) { return ref::out_prod(in
 
 // mul_mat of contiguous a (type ta, [k, m, a2, a3]) and b (type tb, [k, n, b2, b3]).
 OpCase mul_mat_case(const std::string& name, DType ta, Shape a, DType tb, Shape b) {
-    return {"mul_mat_" + name + "_" + type_tag(ta) + (tb == DType::F32 ? "" : "_b" + type_tag(tb)),
+    return {"mul_mat_" + name + "_" + type_tag(ta) + (tb == DType::F32 ? "" : "_b_" + type_tag(tb)),
             [=](CaseBuilder& c) {
                 Tensor* x = c.input(ta, a);
                 return xb::mul_mat(c.ctx(), x, c.input(tb, b));
@@ -53,8 +53,27 @@ void add_mul_mat_cases(std::vector<OpCase>& cases) {
     // K a multiple of the SIMD width: rows can be read in place.
     cases.push_back(mul_mat_case("k64_batched", DType::F32, {64, 33, 2, 1}, DType::F32, {64, 17, 2, 1}));
     cases.push_back(mul_mat_case("k1", DType::F32, {1, 5, 1, 1}, DType::F32, {1, 3, 1, 1}));
-    cases.push_back(mul_mat_case("f16_b", DType::F16, {33, 9, 1, 1}, DType::F16, {33, 5, 1, 1}));
+    cases.push_back(mul_mat_case("33x9x5", DType::F16, {33, 9, 1, 1}, DType::F16, {33, 5, 1, 1}));
 
+    // More than 32 columns of b: the CPU's packed outer-product path. K = 1601 spans two or more
+    // chunks along K for every instruction set, M = 150 two blocks of rows with a partial tile, and
+    // N = 37 a partial group of columns.
+    for (DType t : {DType::F32, DType::F16, DType::BF16}) {
+        cases.push_back(mul_mat_case("packed_150x37x1601", t, {1601, 150, 1, 1}, DType::F32, {1601, 37, 1, 1}));
+    }
+    cases.push_back(mul_mat_case("packed_bcast23", DType::F32, {70, 40, 2, 3}, DType::F32, {70, 36, 4, 3}));
+    cases.push_back(mul_mat_case("packed", DType::F32, {64, 48, 1, 1}, DType::F16, {64, 41, 1, 1}));
+    cases.push_back({"mul_mat_packed_strided_both_f32",
+                     [](CaseBuilder& c) {
+                         Tensor* a = xb::transpose(c.ctx(), c.input(DType::F32, {45, 51, 1, 1}));
+                         Tensor* wide = c.input(DType::F32, {55, 40, 1, 1});
+                         return xb::mul_mat(c.ctx(), a, xb::view_2d(c.ctx(), wide, 51, 40, wide->nb[1], 2 * wide->nb[0]));
+                     },
+                     [](const std::vector<RefArray>& in) {
+                         return ref::mul_mat(ref::transpose(in[0]),
+                                             ref::strided_view(in[1], {51, 40, 1, 1}, {1, 55, 2200, 2200}, 2));
+                     },
+                     kTolMatMulF32});
     cases.push_back({"mul_mat_transposed_b_f32",
                      [](CaseBuilder& c) {
                          Tensor* a = c.input(DType::F32, {67, 13, 1, 1});
