@@ -40,6 +40,10 @@ Status Graph::visit(Tensor* root) {
         if (t->op == Op::None && !t->is_param()) {
             emit_leaf(t);
         } else {
+            // Its sources are emitted already (depth first): record where they are.
+            if (has_src_refs()) {
+                for (const Tensor* s : t->src) src_refs_.push_back(ref_of(s));
+            }
             emit_node(t);
         }
     }
@@ -86,18 +90,25 @@ void Graph::emit_leaf(Tensor* t) {
 void Graph::add_node(Tensor* t) {
     XB_CHECK(t != nullptr);
     XB_CHECK_MSG(indexed_, "nodes cannot be added to a graph view");
-    if (visited_.find(t) == PointerMap::kMissing) emit_node(t);
+    XB_CHECK_MSG(n_nodes() < GraphRef::kMaxIndex, "a graph of more than 2^30 nodes");
+    // One probe: the entry is claimed with the code the node gets, or found.
+    if (visited_.insert(t, encode(GraphRef::node(n_nodes()))).second) {
+        src_refs_.clear();  // rewritten graphs do not keep source refs (see has_src_refs)
+        nodes_.push_back(t);
+    }
 }
 
 void Graph::add_leaf(Tensor* t) {
     XB_CHECK(t != nullptr);
     XB_CHECK_MSG(indexed_, "leafs cannot be added to a graph view");
-    if (visited_.find(t) == PointerMap::kMissing) emit_leaf(t);
+    XB_CHECK_MSG(n_leafs() < GraphRef::kMaxIndex, "a graph of more than 2^30 leafs");
+    if (visited_.insert(t, encode(GraphRef::leaf(n_leafs()))).second) leafs_.push_back(t);
 }
 
 void Graph::clear() {
     nodes_.clear();
     leafs_.clear();
+    src_refs_.clear();
     visited_.clear();
     indexed_ = true;
 }

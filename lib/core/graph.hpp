@@ -88,6 +88,14 @@ public:
 
     // The nodes [i0, i1) without leafs, as ggml_graph_view; used to compute part of a graph.
     Graph view(int i0, int i1) const;
+    // Where node i's sources are (kMaxSrc refs, absent where a source is null), recorded as the
+    // graph was built, so that passes over it can index per-tensor state without looking each
+    // source up. Only while has_src_refs(): a graph made by build/expand, not added to by hand.
+    bool has_src_refs() const { return indexed_ && src_refs_.size() == nodes_.size() * kMaxSrc; }
+    std::span<const GraphRef, kMaxSrc> src_refs(int i) const {
+        return std::span<const GraphRef, kMaxSrc>(src_refs_.data() + static_cast<size_t>(i) * kMaxSrc, kMaxSrc);
+    }
+
     // Appends a node whose sources are already in the graph (for graph rewriting).
     void add_node(Tensor* t);
     // Appends a leaf (for graph rewriting).
@@ -112,6 +120,7 @@ private:
 
     std::vector<Tensor*> nodes_;
     std::vector<Tensor*> leafs_;
+    std::vector<GraphRef> src_refs_;  // [node][j], while every node came from visit()
     PointerMap visited_;  // every tensor reached, with its code (when indexed_)
     bool indexed_ = true; // false for views, which are never extended
 };

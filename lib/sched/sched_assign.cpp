@@ -1,4 +1,5 @@
 // The scheduler's assignment passes 1-4: which backend computes each node (see scheduler.hpp).
+#include <algorithm>
 #include <string>
 
 #include "backend/tensor_io.hpp"
@@ -8,65 +9,88 @@ namespace xb {
 
 namespace {
 
-bool is_view_op(const Tensor& t) { return op_is_view(t.op); }
-
 }  // namespace
 
-// The buffer t lives in when that memory is fixed: pre-allocated by the user, not by this
-// scheduler's compute buffers (whose placements are redone on every split).
-const Buffer* Scheduler::fixed_storage(const Tensor& t) const {
-    const Buffer* b = storage_buffer(t);
-    return b != nullptr && !galloc_->owns(t) ? b : nullptr;
+bool Scheduler::computes(int slot, const Tensor& op, BackendId b) {
+    // Bit b: backend b was asked; bit kMaxBackends + b: its answer.
+    uint32_t& bits = op_support_[static_cast<size_t>(slot)];
+    const uint32_t asked = 1u << b.index();
+    const uint32_t yes = asked << kMaxBackends;
+    if ((bits & asked) == 0) bits |= asked | (backend_at(b).supports_op(op) ? yes : 0u);
+    return (bits & yes) != 0;
 }
 
-// The highest-priority backend that can read t's buffer and compute `op`; none when none can.
-BackendId Scheduler::backend_from_buffer(const Tensor& t, const Tensor& op) const {
-    if (t.buffer == nullptr || galloc_->owns(t)) return BackendId::none();
+Scheduler::Readers Scheduler::readers_of(const BufferType& buft) {
+    for (const auto& [known, readers] : buft_readers_) {
+        if (known == &buft) return readers;
+    }
+    Readers readers = 0;
+    for (int i = 0; i < n_backends(); ++i) {
+        if (backends_[static_cast<size_t>(i)]->supports_buft(buft)) readers |= Readers(1u << i);
+    }
+    buft_readers_.emplace_back(&buft, readers);
+    return readers;
+}
+
+BackendId Scheduler::backend_from_buffer(Readers readers, int op_slot, const Tensor& op) {
     for (int i = 0; i < n_backends(); ++i) {
         const BackendId b(i);
-        if (backend_at(b).supports_buft(t.buffer->type()) && backend_at(b).supports_op(op)) return b;
+        if (reads(readers, b) && computes(op_slot, op, b)) return b;
     }
     return BackendId::none();
 }
 
-// A tensor in a buffer the user marked as weights (ggml's rule: its own buffer, not a view's).
-bool Scheduler::is_weight(const Tensor& t) const {
-    return t.buffer != nullptr && !galloc_->owns(t) && t.buffer->usage() == BufferUsage::Weights;
+Scheduler::SlotFacts Scheduler::facts_of(const Tensor& t) {
+    SlotFacts f;
+    // Buffers of the allocator's are redone on every split: only other ones are fixed.
+    if (t.buffer != nullptr && !galloc_->owns(t)) {
+        f.buffer_readers = readers_of(t.buffer->type());
+        f.weight = t.buffer->usage() == BufferUsage::Weights;  // ggml's rule: its own buffer, not a view's
+    }
+    if (const Buffer* storage = storage_buffer(t); storage != nullptr && !galloc_->owns(t)) {
+        f.fixed = true;
+        f.fixed_readers = readers_of(storage->type());
+    }
+    f.input = t.is_input();
+    f.view_op = op_is_view(t.op);
+    return f;
 }
 
 // Pass 1 for one tensor: where its memory or its weights already are.
-Result<BackendId> Scheduler::backend_from_current(const Tensor& t, AssignReason& why) {
-    BackendId b = backend_from_buffer(t, t);
+Result<BackendId> Scheduler::backend_from_current(const Tensor& t, int slot, AssignReason& why) {
+    const SlotFacts& f = facts(slot);
+    BackendId b = backend_from_buffer(f.buffer_readers, slot, t);
     if (b.valid()) {
         why = AssignReason::PreallocDst;
         return b;
     }
-    if (t.is_view()) {
-        b = backend_from_buffer(*t.view_src, t);
+    if (f.view_src >= 0) {
+        b = backend_from_buffer(facts(f.view_src).buffer_readers, slot, t);
         if (b.valid()) {
             why = AssignReason::PreallocView;
             return b;
         }
     }
-    if (fixed_storage(t) != nullptr) {
+    if (f.fixed) {
         // Its memory cannot move, and no backend that reads that memory computes the op.
         return Status(StatusCode::NotSupported, "scheduler: '" + t.display_name() + "' (" + t.op_label() +
-                                                    ") lives in a " + fixed_storage(t)->name() +
+                                                    ") lives in a " + storage_buffer(t)->name() +
                                                     " buffer, but no backend that can use that buffer supports the op");
     }
-    if (t.is_input()) {
+    if (f.input) {
         why = AssignReason::GraphInput;
         return cpu_id();
     }
     // Ops with weights run where the weights are. Rope is skipped: its frequency-factor tensor is
-    // too small to decide by.
-    for (const Tensor* src : t.src) {
-        if (src == nullptr || t.op == Op::Rope || !is_weight(*src)) continue;
-        const BackendId src_backend = backend_from_buffer(*src, t);
+    // too small to decide by. (Only nodes have sources: leafs have no op.)
+    for (int j = 0; j < f.n_src; ++j) {
+        const int src = src_slot(slot, j);
+        if (src < 0 || t.op == Op::Rope || !facts(src).weight) continue;
+        const BackendId src_backend = backend_from_buffer(facts(src).buffer_readers, slot, t);
         if (options_.op_offload && src_backend == cpu_id()) {
             for (int i = 0; i < src_backend.value(); ++i) {
                 const BackendId h(i);
-                if (backend_at(h).supports_op(t) && backend_at(h).offload_op(t)) {
+                if (computes(slot, t, h) && backend_at(h).offload_op(t)) {
                     why = AssignReason::Offload;
                     return h;
                 }
@@ -78,18 +102,12 @@ Result<BackendId> Scheduler::backend_from_current(const Tensor& t, AssignReason&
     return BackendId::none();
 }
 
-// Whether backend b can use t where it is (its buffer, or the buffer type of its assignment).
-bool Scheduler::buffer_supported(const Tensor& t, int slot, BackendId b) {
-    const Buffer* buf = fixed_storage(t);
-    const BufferType* buft = nullptr;
-    if (buf != nullptr) {
-        buft = &buf->type();
-    } else {
-        BackendId tb = backend_of_[static_cast<size_t>(slot)];
-        if (!tb.valid() && t.is_view()) tb = backend_of(t.view_src);
-        if (tb.valid()) buft = buft_at(tb);
-    }
-    return buft != nullptr && backend_at(b).supports_buft(*buft);
+bool Scheduler::buffer_supported(int slot, BackendId b) const {
+    const SlotFacts& f = facts(slot);
+    if (f.fixed) return reads(f.fixed_readers, b);
+    BackendId tb = backend_of_[static_cast<size_t>(slot)];
+    if (!tb.valid() && f.view_src >= 0) tb = backend_of_[static_cast<size_t>(f.view_src)];
+    return tb.valid() && reads(buft_readers_by_backend_[tb.index()], b);
 }
 
 // Pass 2: unassigned nodes follow their neighbour's backend where it supports them. With
@@ -103,13 +121,12 @@ void Scheduler::expand(const Graph& graph, Spread spread, Direction direction) {
     const int n = graph.n_nodes();
     for (int k = 0; k < n; ++k) {
         const int i = down ? k : n - 1 - k;
-        const Tensor* node = graph.nodes()[static_cast<size_t>(i)];
-        if (is_view_op(*node)) continue;
+        if (facts(i).view_op) continue;
         const BackendId b = node_backend(i);
         if (b.valid()) {
             cur = (gpu_only && b == cpu_id()) ? BackendId::none() : b;
-        } else if (cur.valid() && backend_at(cur).supports_op(*node)) {
-            assign(node, cur, why);
+        } else if (cur.valid() && computes(i, *graph.nodes()[static_cast<size_t>(i)], cur)) {
+            assign_slot(i, cur, why);
         }
     }
 }
@@ -119,22 +136,22 @@ void Scheduler::expand(const Graph& graph, Spread spread, Direction direction) {
 // go to the supporting backend that can use the most of their sources.
 void Scheduler::upgrade_or_pick(const Graph& graph) {
     for (int n = 0; n < graph.n_nodes(); ++n) {
+        if (facts(n).view_op) continue;
         const Tensor* node = graph.nodes()[static_cast<size_t>(n)];
-        if (is_view_op(*node)) continue;
         const BackendId cur = node_backend(n);
         if (!cur.valid()) {
             int best_count = -1;
             for (int i = 0; i < n_backends(); ++i) {
                 const BackendId b(i);
-                if (!backend_at(b).supports_op(*node)) continue;
+                if (!computes(n, *node, b)) continue;
                 int count = 0;
-                for (int j = 0; j < kMaxSrc; ++j) {
-                    const Tensor* src = node->src[j];
-                    if (src == nullptr) continue;
+                for (int j = 0; j < facts(n).n_src; ++j) {
                     const int slot = src_slot(n, j);
+                    if (slot < 0) continue;
+                    const int view_src = facts(slot).view_src;
                     const bool placed = backend_of_[static_cast<size_t>(slot)].valid() ||
-                                        (src->view_src && backend_of(src->view_src).valid());
-                    if (placed && buffer_supported(*src, slot, b)) ++count;
+                                        (view_src >= 0 && backend_of_[static_cast<size_t>(view_src)].valid());
+                    if (placed && buffer_supported(slot, b)) ++count;
                 }
                 if (count > best_count) {
                     best_count = count;
@@ -145,10 +162,11 @@ void Scheduler::upgrade_or_pick(const Graph& graph) {
         }
         for (int i = 0; i < cur.value(); ++i) {
             const BackendId b(i);
-            if (buft_at(b) != buft_at(cur) || !backend_at(b).supports_op(*node)) continue;
+            if (buft_at(b) != buft_at(cur) || !computes(n, *node, b)) continue;
             bool all_sources = true;
-            for (int j = 0; j < kMaxSrc && all_sources; ++j) {
-                if (node->src[j] != nullptr && !buffer_supported(*node->src[j], src_slot(n, j), b)) all_sources = false;
+            for (int j = 0; j < facts(n).n_src && all_sources; ++j) {
+                const int slot = src_slot(n, j);
+                if (slot >= 0 && !buffer_supported(slot, b)) all_sources = false;
             }
             if (all_sources) {
                 assign_slot(n, b, AssignReason::Upgrade);
@@ -161,16 +179,16 @@ void Scheduler::upgrade_or_pick(const Graph& graph) {
 // Pass 4: views go with their source; unassigned sources go with their consumer.
 void Scheduler::assign_remaining_sources(const Graph& graph) {
     for (int n = 0; n < graph.n_nodes(); ++n) {
-        const Tensor* node = graph.nodes()[static_cast<size_t>(n)];
-        if (node->is_view() && !node_backend(n).valid()) {
-            assign_slot(n, backend_of(node->view_src), AssignReason::FromView);
+        const int node_view_src = facts(n).view_src;
+        if (node_view_src >= 0 && !node_backend(n).valid()) {
+            assign_slot(n, backend_of_[static_cast<size_t>(node_view_src)], AssignReason::FromView);
         }
-        for (int j = 0; j < kMaxSrc; ++j) {
-            const Tensor* src = node->src[j];
+        for (int j = 0; j < facts(n).n_src; ++j) {
             const int slot = src_slot(n, j);
-            if (src == nullptr || backend_of_[static_cast<size_t>(slot)].valid()) continue;
-            if (src->is_view()) {
-                assign_slot(slot, backend_of(src->view_src), AssignReason::FromView);
+            if (slot < 0 || backend_of_[static_cast<size_t>(slot)].valid()) continue;
+            const int view_src = facts(slot).view_src;
+            if (view_src >= 0) {
+                assign_slot(slot, backend_of_[static_cast<size_t>(view_src)], AssignReason::FromView);
             } else {
                 assign_slot(slot, node_backend(n), AssignReason::FromConsumer);
             }
@@ -183,7 +201,7 @@ Status Scheduler::assign_backends(const Graph& graph) {
     auto pass1 = [&](const Tensor* t, int slot) -> Status {
         if (backend_of_[static_cast<size_t>(slot)].valid()) return Status::ok();  // a user assignment
         AssignReason why = AssignReason::None;
-        XB_ASSIGN_OR_RETURN(const BackendId b, backend_from_current(*t, why));
+        XB_ASSIGN_OR_RETURN(const BackendId b, backend_from_current(*t, slot, why));
         if (b.valid()) assign_slot(slot, b, why);
         return Status::ok();
     };
@@ -197,7 +215,7 @@ Status Scheduler::assign_backends(const Graph& graph) {
     assign_remaining_sources(graph);
     for (int i = 0; i < graph.n_nodes(); ++i) {
         const Tensor* node = graph.nodes()[static_cast<size_t>(i)];
-        if (!is_view_op(*node) && !node_backend(i).valid()) {
+        if (!facts(i).view_op && !node_backend(i).valid()) {
             return Status(StatusCode::NotSupported, "scheduler: no backend supports '" + node->display_name() + "' (" +
                                                         node->op_label() + ")");
         }

@@ -11,8 +11,15 @@ void Scheduler::add_slot(const Tensor* t) {
     tensors_.push_back(t);
     backend_of_.push_back(BackendId::none());
     reason_of_.push_back(AssignReason::None);
+    op_support_.push_back(0);
+    facts_.push_back(facts_of(*t));
     copies_.resize(tensors_.size() * static_cast<size_t>(n_backends() * options_.n_copies), nullptr);
-    apply_user_assignment(static_cast<int>(tensors_.size()) - 1);
+    const int slot = static_cast<int>(tensors_.size()) - 1;
+    if (t->view_src != nullptr) {
+        const int view_src = slot_of(t->view_src);  // may add its slot (and grow facts_)
+        facts_[static_cast<size_t>(slot)].view_src = view_src;
+    }
+    apply_user_assignment(slot);
 }
 
 void Scheduler::apply_user_assignment(int slot) {
@@ -64,14 +71,13 @@ void Scheduler::restore_sources() {
 // A new split starts where the backend changes, or where a weight of another, incompatible
 // backend would have to be copied into a split that already has inputs (starting over lets the
 // memory of earlier copies be reused).
-bool Scheduler::needs_new_split(int index, const Tensor& node, const Split& split, BackendId cur_backend) {
+bool Scheduler::needs_new_split(int index, const Split& split, BackendId cur_backend) {
     if (node_backend(index) != cur_backend) return true;
     if (split.inputs.empty()) return false;
-    for (int j = 0; j < kMaxSrc; ++j) {
-        const Tensor* src = node.src[j];
-        if (src == nullptr || !is_weight(*src)) continue;
+    for (int j = 0; j < facts(index).n_src; ++j) {
         const int slot = src_slot(index, j);
-        if (backend_of_[static_cast<size_t>(slot)] != cur_backend && !buffer_supported(*src, slot, cur_backend)) return true;
+        if (slot < 0 || !facts(slot).weight) continue;
+        if (backend_of_[static_cast<size_t>(slot)] != cur_backend && !buffer_supported(slot, cur_backend)) return true;
     }
     return false;
 }
@@ -107,27 +113,26 @@ void Scheduler::cut_splits(const Graph& graph) {
     splits_.clear();
     const int n = graph.n_nodes();
     int i = 0;
-    while (i < n && op_is_view(graph.nodes()[static_cast<size_t>(i)]->op)) ++i;
+    while (i < n && facts(i).view_op) ++i;
     if (i == n) {
         splits_.push_back(Split{cpu_id(), 0, n, {}, {}});
         return;
     }
     splits_.push_back(Split{node_backend(i), 0, 0, {}, {}});
     for (; i < n; ++i) {
-        Tensor& node = *graph.nodes()[static_cast<size_t>(i)];
-        if (op_is_view(node.op)) continue;
-        if (needs_new_split(i, node, splits_.back(), splits_.back().backend)) {
+        if (facts(i).view_op) continue;
+        if (needs_new_split(i, splits_.back(), splits_.back().backend)) {
             splits_.back().end = i;
             splits_.push_back(Split{node_backend(i), i, 0, {}, {}});
         }
         Split& split = splits_.back();
-        for (int j = 0; j < kMaxSrc; ++j) {
-            Tensor* src = node.src[j];
-            if (src == nullptr) continue;
+        for (int j = 0; j < facts(i).n_src; ++j) {
             const int slot = src_slot(i, j);
+            if (slot < 0) continue;
             const BackendId src_backend = backend_of_[static_cast<size_t>(slot)];
-            if (src->is_input() && options_.n_copies > 1) add_graph_input_copies(*src, src_backend);
-            if (src_backend != split.backend && !buffer_supported(*src, slot, split.backend)) add_split_input(node, j, slot, split);
+            Tensor& node = *graph.nodes()[static_cast<size_t>(i)];
+            if (facts(slot).input && options_.n_copies > 1) add_graph_input_copies(*node.src[j], src_backend);
+            if (src_backend != split.backend && !buffer_supported(slot, split.backend)) add_split_input(node, j, slot, split);
         }
     }
     splits_.back().end = n;
@@ -193,14 +198,33 @@ Status Scheduler::split_graph(Graph& graph) {
     tensors_.insert(tensors_.end(), graph.leafs().begin(), graph.leafs().end());
     backend_of_.assign(tensors_.size(), BackendId::none());
     reason_of_.assign(tensors_.size(), AssignReason::None);
+    op_support_.assign(tensors_.size(), 0);
+    buft_readers_.clear();  // buffer types may have come and gone since the last split
+    facts_.clear();
+    for (const Tensor* t : tensors_) facts_.push_back(facts_of(*t));
     copies_.assign(tensors_.size() * static_cast<size_t>(n_backends() * options_.n_copies), nullptr);
-    for (int slot = 0; slot < static_cast<int>(tensors_.size()); ++slot) apply_user_assignment(slot);
+    if (user_assignments_.size() > 0) {
+        for (int slot = 0; slot < static_cast<int>(tensors_.size()); ++slot) apply_user_assignment(slot);
+    }
+    // Sources by the refs the graph recorded as it was built (no lookups), else one by one.
     src_slots_.assign(graph.nodes().size() * kMaxSrc, -1);
+    const bool by_ref = graph.has_src_refs();
     for (int i = 0; i < graph.n_nodes(); ++i) {
+        const Tensor& node = *graph.nodes()[static_cast<size_t>(i)];
+        int32_t* slots = &src_slots_[static_cast<size_t>(i) * kMaxSrc];
+        int n_src = 0;
         for (int j = 0; j < kMaxSrc; ++j) {
-            const Tensor* src = graph.nodes()[static_cast<size_t>(i)]->src[j];
-            if (src != nullptr) src_slots_[static_cast<size_t>(i) * kMaxSrc + static_cast<size_t>(j)] = slot_of(src);
+            const GraphRef r = by_ref ? graph.src_refs(i)[static_cast<size_t>(j)] : graph.ref_of(node.src[j]);
+            if (r.kind() == GraphRef::Kind::Absent) continue;
+            slots[j] = r.in_graph() ? static_cast<int32_t>(r.dense(graph)) : outside_slot(node.src[j]);
+            n_src = j + 1;
         }
+        facts_[static_cast<size_t>(i)].n_src = static_cast<int8_t>(n_src);
+        if (node.view_src != nullptr) facts_[static_cast<size_t>(i)].view_src = slot_of(node.view_src);
+    }
+    for (int i = 0; i < graph.n_leafs(); ++i) {
+        const Tensor& leaf = *graph.leafs()[static_cast<size_t>(i)];
+        if (leaf.view_src != nullptr) facts_[static_cast<size_t>(graph.n_nodes() + i)].view_src = slot_of(leaf.view_src);
     }
     XB_RETURN_IF_ERROR(assign_backends(graph));
     cut_splits(graph);

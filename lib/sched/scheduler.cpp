@@ -8,6 +8,10 @@ namespace xb {
 Result<std::unique_ptr<Scheduler>> Scheduler::create(std::vector<Backend*> backends, std::vector<BufferType*> bufts,
                                                      SchedulerOptions options) {
     if (backends.empty()) return Status(StatusCode::InvalidArgument, "scheduler: no backends given");
+    if (backends.size() > kMaxBackends) {
+        return Status(StatusCode::InvalidArgument, "scheduler: at most " + std::to_string(kMaxBackends) +
+                                                       " backends (got " + std::to_string(backends.size()) + ")");
+    }
     for (Backend* b : backends) {
         if (b == nullptr) return Status(StatusCode::InvalidArgument, "scheduler: a backend is null");
     }
@@ -34,6 +38,7 @@ Result<std::unique_ptr<Scheduler>> Scheduler::create(std::vector<Backend*> backe
 Scheduler::Scheduler(std::vector<Backend*> backends, std::vector<BufferType*> bufts, SchedulerOptions options)
     : backends_(std::move(backends)), bufts_(std::move(bufts)), options_(options),
       galloc_(std::make_unique<GraphAllocator>(bufts_)) {
+    for (BufferType* buft : bufts_) buft_readers_by_backend_.push_back(readers_of(*buft));
     if (options_.n_copies > 1) {
         events_.resize(backends_.size());
         for (size_t b = 0; b < backends_.size(); ++b) {
@@ -90,6 +95,7 @@ void Scheduler::reset() {
     backend_of_.clear();
     reason_of_.clear();
     copies_.clear();
+    op_support_.clear();
     outside_slots_.clear();
     is_alloc_ = false;
 }

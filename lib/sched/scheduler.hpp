@@ -50,6 +50,9 @@ using SchedEvalCallback = std::function<bool(Tensor& node, bool ask)>;
 
 class Scheduler {
 public:
+    // The most backends one scheduler takes (as ggml's GGML_SCHED_MAX_BACKENDS).
+    static constexpr int kMaxBackends = 16;
+
     // `bufts[i]` (optional, may be empty or contain nullptr) overrides backend i's buffer type.
     static Result<std::unique_ptr<Scheduler>> create(std::vector<Backend*> backends, std::vector<BufferType*> bufts = {},
                                                      SchedulerOptions options = {});
@@ -115,6 +118,25 @@ private:
     // The id of `b`, or none when it is not one of the scheduler's backends.
     BackendId id_of_backend(const Backend& b) const;
 
+    // A set of backends, bit b for backend b: those that read a buffer type (Device::supports_buft).
+    using Readers = uint16_t;
+    static bool reads(Readers readers, BackendId b) { return ((readers >> b.index()) & 1u) != 0; }
+
+    // What the passes need to know of a tensor, gathered once when it gets its slot, so that they
+    // walk these small records instead of the tensors (large, and scattered over memory).
+    struct SlotFacts {
+        int32_t view_src = -1;       // slot of t.view_src
+        Readers buffer_readers = 0;  // of t.buffer when the scheduler does not place t (else none)
+        Readers fixed_readers = 0;   // of the buffer t's bytes live in when fixed
+        bool fixed = false;          // t's bytes live in a buffer the scheduler does not place
+        int8_t n_src = 0;            // a node's sources are src[0, n_src) (some null)
+        bool weight = false;         // t.buffer holds weights
+        bool input = false;          // a graph input (Tensor::is_input)
+        bool view_op = false;        // a view op: never computed, never split on
+    };
+    SlotFacts facts_of(const Tensor& t);
+    const SlotFacts& facts(int slot) const { return facts_[static_cast<size_t>(slot)]; }
+
     // --- per-tensor state, by slot: the graph's tensors by their dense index (GraphRef::dense),
     // then the tensors outside it that the passes meet (a view's source held elsewhere) ---
     int slot_of(const Tensor* t) {
@@ -137,14 +159,20 @@ private:
     void assign_slot(int slot, BackendId backend, AssignReason why);
     Tensor*& copy_of(int slot, BackendId backend, int copy);
 
+    // --- what backends support, asked once per split (sched_assign.cpp) ---
+    // Whether backend b computes `op`, the tensor in `slot` (Device::supports_op).
+    bool computes(int slot, const Tensor& op, BackendId b);
+    // The backends that read buffers of type buft, asked once per buffer type and split.
+    Readers readers_of(const BufferType& buft);
+
     // --- assignment passes (sched_assign.cpp) ---
     Status assign_backends(const Graph& graph);
-    Result<BackendId> backend_from_current(const Tensor& t, AssignReason& why);
-    BackendId backend_from_buffer(const Tensor& t, const Tensor& op) const;
-    const Buffer* fixed_storage(const Tensor& t) const;
-    bool is_weight(const Tensor& t) const;
-    bool buffer_supported(const Tensor& t, BackendId backend) { return buffer_supported(t, slot_of(&t), backend); }
-    bool buffer_supported(const Tensor& t, int slot, BackendId backend);
+    Result<BackendId> backend_from_current(const Tensor& t, int slot, AssignReason& why);
+    // The highest-priority backend among `readers` that computes `op` (in op_slot).
+    BackendId backend_from_buffer(Readers readers, int op_slot, const Tensor& op);
+    // Whether backend b can use the tensor in `slot` where it is (its fixed buffer, or the buffer
+    // type of its assignment or its view source's).
+    bool buffer_supported(int slot, BackendId backend) const;
     // Pass 2 spreads GPU assignments first (the CPU's do not spread), then all of them, each
     // down the node order and then up.
     enum class Spread { GpuOnly, All };
@@ -156,7 +184,7 @@ private:
     // --- splitting (sched_split.cpp) ---
     Status split_graph(Graph& graph);
     void cut_splits(const Graph& graph);
-    bool needs_new_split(int index, const Tensor& node, const Split& split, BackendId cur_backend);
+    bool needs_new_split(int index, const Split& split, BackendId cur_backend);
     void add_split_input(Tensor& node, int j, int slot, Split& split);
     void add_graph_input_copies(Tensor& input, BackendId backend);
     Tensor* make_copy(const Tensor& src, BackendId backend, int copy);
@@ -185,7 +213,13 @@ private:
     std::vector<const Tensor*> tensors_;
     std::vector<BackendId> backend_of_;
     std::vector<AssignReason> reason_of_;
+    std::vector<SlotFacts> facts_;
     std::vector<int32_t> src_slots_;  // [node][j]
+    // Per slot: bit b set once backend b was asked about the op, bit kMaxBackends + b its answer.
+    std::vector<uint32_t> op_support_;
+    // The readers of each buffer type met in this split, and of each backend's own buffer type.
+    std::vector<std::pair<const BufferType*, Readers>> buft_readers_;
+    std::vector<Readers> buft_readers_by_backend_;
     std::vector<Tensor*> copies_;  // [slot][backend][copy]
     PointerMap user_assignments_;  // tensor -> BackendId value, until reset
 
