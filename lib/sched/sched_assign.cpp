@@ -43,16 +43,19 @@ BackendId Scheduler::backend_from_buffer(Readers readers, int op_slot, const Ten
 Scheduler::SlotFacts Scheduler::facts_of(const Tensor& t) {
     SlotFacts f;
     // Buffers of the allocator's are redone on every split: only other ones are fixed.
-    if (t.buffer != nullptr && !galloc_->owns(t)) {
-        f.buffer_readers = readers_of(t.buffer->type());
-        f.weight = t.buffer->usage() == BufferUsage::Weights;  // ggml's rule: its own buffer, not a view's
-    }
-    if (const Buffer* storage = storage_buffer(t); storage != nullptr && !galloc_->owns(t)) {
+    const Buffer* storage = storage_buffer(t);
+    f.input = t.is_input();
+    f.view_op = op_is_view(t.op);
+    if (storage == nullptr && t.buffer == nullptr) return f;
+    const bool placed_here = galloc_->owns(t);
+    if (storage != nullptr && !placed_here) {
         f.fixed = true;
         f.fixed_readers = readers_of(storage->type());
     }
-    f.input = t.is_input();
-    f.view_op = op_is_view(t.op);
+    if (t.buffer != nullptr && !placed_here) {
+        f.buffer_readers = t.buffer == storage ? f.fixed_readers : readers_of(t.buffer->type());
+        f.weight = t.buffer->usage() == BufferUsage::Weights;  // ggml's rule: its own buffer, not a view's
+    }
     return f;
 }
 
