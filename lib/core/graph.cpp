@@ -58,11 +58,16 @@ Tensor* Graph::node(int i) const {
 }
 
 Graph Graph::view(int i0, int i1) const {
-    XB_CHECK(0 <= i0 && i0 <= i1 && i1 <= n_nodes());
     Graph g;
-    g.nodes_.assign(nodes_.begin() + i0, nodes_.begin() + i1);
-    g.indexed_ = false;  // views are for computing; contains() scans them instead
+    view_into(i0, i1, g);
     return g;
+}
+
+void Graph::view_into(int i0, int i1, Graph& out) const {
+    XB_CHECK(0 <= i0 && i0 <= i1 && i1 <= n_nodes());
+    out.clear();
+    out.nodes_.assign(nodes_.begin() + i0, nodes_.begin() + i1);
+    out.indexed_ = false;  // views are for computing; contains() scans them instead
 }
 
 GraphRef Graph::ref_by_scan(const Tensor* t) const {

@@ -88,6 +88,8 @@ public:
 
     // The nodes [i0, i1) without leafs, as ggml_graph_view; used to compute part of a graph.
     Graph view(int i0, int i1) const;
+    // The same into `out`, reusing its storage.
+    void view_into(int i0, int i1, Graph& out) const;
     // Where node i's sources are (kMaxSrc refs, absent where a source is null), recorded as the
     // graph was built, so that passes over it can index per-tensor state without looking each
     // source up. Only while has_src_refs(): a graph made by build/expand, not added to by hand.

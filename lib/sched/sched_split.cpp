@@ -110,22 +110,34 @@ void Scheduler::add_split_input(Tensor& node, int j, int slot, Split& split) {
 }
 
 void Scheduler::cut_splits(const Graph& graph) {
-    splits_.clear();
+    // The splits of the last call are reused in place: their vectors keep their storage.
+    size_t used = 0;
+    auto start_split = [&](BackendId backend, int begin) {
+        if (used == splits_.size()) splits_.emplace_back();
+        Split& s = splits_[used++];
+        s.backend = backend;
+        s.begin = begin;
+        s.end = 0;
+        s.inputs.clear();
+        s.graph.clear();
+    };
     const int n = graph.n_nodes();
     int i = 0;
     while (i < n && facts(i).view_op) ++i;
     if (i == n) {
-        splits_.push_back(Split{cpu_id(), 0, n, {}, {}});
+        start_split(cpu_id(), 0);
+        splits_[0].end = n;
+        splits_.resize(used);
         return;
     }
-    splits_.push_back(Split{node_backend(i), 0, 0, {}, {}});
+    start_split(node_backend(i), 0);
     for (; i < n; ++i) {
         if (facts(i).view_op) continue;
-        if (needs_new_split(i, splits_.back(), splits_.back().backend)) {
-            splits_.back().end = i;
-            splits_.push_back(Split{node_backend(i), i, 0, {}, {}});
+        if (needs_new_split(i, splits_[used - 1], splits_[used - 1].backend)) {
+            splits_[used - 1].end = i;
+            start_split(node_backend(i), i);
         }
-        Split& split = splits_.back();
+        Split& split = splits_[used - 1];
         for (int j = 0; j < facts(i).n_src; ++j) {
             const int slot = src_slot(i, j);
             if (slot < 0) continue;
@@ -135,8 +147,9 @@ void Scheduler::cut_splits(const Graph& graph) {
             if (src_backend != split.backend && !buffer_supported(slot, split.backend)) add_split_input(node, j, slot, split);
         }
     }
-    splits_.back().end = n;
-    for (Split& s : splits_) s.graph = graph.view(s.begin, s.end);
+    splits_[used - 1].end = n;
+    splits_.resize(used);
+    for (Split& s : splits_) graph.view_into(s.begin, s.end, s.graph);
 }
 
 // The allocator's graph: before each split, a dependency on each input (so that the source lives
