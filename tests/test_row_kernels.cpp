@@ -1,5 +1,6 @@
-// The row kernels (flash attention's dot and axpy over f32/f16/bf16 rows) of every instruction set
-// this CPU runs, against float64, on odd lengths that leave vector tails.
+// The row kernels (flash attention's and the one-token mul_mat's dot, dot2 and axpy over
+// f32/f16/bf16 rows) of every instruction set this CPU runs, against float64, on odd lengths that
+// leave vector tails.
 #include <gtest/gtest.h>
 
 #include <cfloat>
@@ -47,7 +48,18 @@ TEST(RowKernels, DotAndAxpyOfEverySetMatchFloat64) {
                 for (float& x : q) x = dist(rng);
                 double want = 0.0;
                 for (size_t i = 0; i < q.size(); ++i) want += q[i] * row.values[i];
-                EXPECT_NEAR(table.dot[index](q.data(), row.bytes.data(), n), want, 1e-5 * static_cast<double>(n + 1));
+                const float got = table.dot[index](q.data(), row.bytes.data(), n);
+                EXPECT_NEAR(got, want, 1e-5 * static_cast<double>(n + 1));
+
+                // dot2 gives each of its rows the bits dot gives it alone (the one-token mul_mat
+                // mixes them), whichever of the two places the row takes.
+                const Row other = random_row(t, n, rng);
+                const float other_dot = table.dot[index](q.data(), other.bytes.data(), n);
+                const std::byte* pair[2] = {row.bytes.data(), other.bytes.data()};
+                float out[2] = {NAN, NAN};
+                table.dot2[index](q.data(), pair, n, out);
+                EXPECT_EQ(out[0], got);
+                EXPECT_EQ(out[1], other_dot);
 
                 std::vector<float> acc = q;
                 const float s = 0.75f;

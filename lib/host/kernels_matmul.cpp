@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 
 #include "host/kernels.hpp"
 #include "host/matmul_tiles.hpp"
@@ -186,24 +187,40 @@ void run_block(const MatMulJob& job, const Block& blk) {
 
 // A single column of b per batch (decoding one token): one dot product per row of a read in its
 // stored type by the row kernels (f32, f16 or bf16), so that a streams past once instead of being
-// converted to f32 first. nullptr when a's rows are of another type or not packed.
-RowKernels::DotFn gemv_dot(const Tensor& a) {
+// converted to f32 first; two rows at a time share each load of b's column. False when a's rows
+// are of another type or not packed.
+struct GemvDots {
+    RowKernels::DotFn one;
+    RowKernels::Dot2Fn two;
+};
+std::optional<GemvDots> gemv_dots(const Tensor& a) {
     const std::optional<RowType> rt = row_type(a.type);
-    if (!rt || a.nb[0] != type_size(a.type)) return nullptr;
-    return row_kernels().dot[static_cast<int>(*rt)];
+    if (!rt || a.nb[0] != type_size(a.type)) return std::nullopt;
+    const RowKernels& table = row_kernels();
+    return GemvDots{table.dot[static_cast<int>(*rt)], table.dot2[static_cast<int>(*rt)]};
 }
 
-void gemv(const ComputeParams& params, const MatMulJob& job, RowKernels::DotFn dot) {
+void gemv(const ComputeParams& params, const MatMulJob& job, const GemvDots& dots) {
     const Tensor& a = *job.a;
     const Tensor& b = *job.b;
     const MatMulPlan& plan = *job.plan;
     const auto [r0, r1] = params.split(plan.m * plan.batches);
-    for (int64_t r = r0; r < r1; ++r) {
+    for (int64_t r = r0; r < r1;) {
         const int64_t m = r % plan.m;
         const int64_t i2 = (r / plan.m) % b.ne[2];
         const int64_t i3 = r / plan.m / b.ne[2];
-        const std::byte* row = a.element_ptr(0, m, i2 / (b.ne[2] / a.ne[2]), i3 / (b.ne[3] / a.ne[3]));
-        *reinterpret_cast<float*>(job.dst->element_ptr(m, 0, i2, i3)) = dot(column_of_b(job, 0, 0, i2, i3), row, plan.k);
+        const int64_t i02 = i2 / (b.ne[2] / a.ne[2]);
+        const int64_t i03 = i3 / (b.ne[3] / a.ne[3]);
+        const float* column = column_of_b(job, 0, 0, i2, i3);
+        auto* out = reinterpret_cast<float*>(job.dst->element_ptr(m, 0, i2, i3));
+        if (r + 1 < r1 && m + 1 < plan.m && job.dst->nb[0] == sizeof(float)) {  // two rows of one matrix
+            const std::byte* rows[2] = {a.element_ptr(0, m, i02, i03), a.element_ptr(0, m + 1, i02, i03)};
+            dots.two(column, rows, plan.k, out);
+            r += 2;
+        } else {
+            *out = dots.one(column, a.element_ptr(0, m, i02, i03), plan.k);
+            r += 1;
+        }
     }
 }
 
@@ -271,7 +288,7 @@ void compute_mul_mat(const ComputeParams& params, Tensor& dst) {
     float* a_scratch = plan.pack_a ? reinterpret_cast<float*>(work + plan.b_bytes + params.ith * plan.a_slice) : nullptr;
     const MatMulJob job{&a, &b, &dst, &plan, b_packed, a_scratch};
     if (plan.n == 1) {
-        if (const RowKernels::DotFn dot = gemv_dot(a)) return gemv(params, job, dot);
+        if (const std::optional<GemvDots> dots = gemv_dots(a)) return gemv(params, job, *dots);
     }
 
     const Units units = make_units(plan, params.nth);

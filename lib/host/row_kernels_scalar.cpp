@@ -17,6 +17,12 @@ float dot(const float* q, const std::byte* row, int64_t n) {
 }
 
 template <DType T>
+void dot2(const float* q, const std::byte* const* rows, int64_t n, float* out) {
+    out[0] = dot<T>(q, rows[0], n);
+    out[1] = dot<T>(q, rows[1], n);
+}
+
+template <DType T>
 void axpy(float* acc, float s, const std::byte* row, int64_t n) {
     constexpr size_t ts = T == DType::F32 ? 4 : 2;
     for (int64_t i = 0; i < n; ++i) acc[i] += s * load_as_f32(T, row + i * ts);
@@ -52,6 +58,7 @@ void sincos(const float* x, float* cos_sin, int64_t n) {
 const RowKernels& row_kernels_scalar() {
     static constexpr RowKernels kTable{Isa::Scalar,
                                        {&dot<DType::F32>, &dot<DType::F16>, &dot<DType::BF16>},
+                                       {&dot2<DType::F32>, &dot2<DType::F16>, &dot2<DType::BF16>},
                                        {&axpy<DType::F32>, &axpy<DType::F16>, &axpy<DType::BF16>},
                                        {},
                                        {},
