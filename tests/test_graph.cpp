@@ -103,6 +103,42 @@ TEST(Graph, ExpandAddsOnlyNewNodes) {
     EXPECT_TRUE(g.contains(a));
 }
 
+// The source refs a built graph records equal ref_of for every source of every node, through
+// expand as well; a node added by hand drops them. view_into and repeated copy the nodes.
+TEST(Graph, SourceRefsMatchLookupsUntilTheGraphIsRewritten) {
+    Context ctx;
+    Tensor* x = ctx.new_tensor(DType::F32, {4, 2});
+    Tensor* w = ctx.new_tensor(DType::F32, {4, 4});
+    Tensor* h = mul_mat(ctx, w, x);
+    Tensor* y = add(ctx, silu(ctx, h), h);
+    Graph g;
+    ASSERT_TRUE(g.expand(h).is_ok());
+    ASSERT_TRUE(g.expand(y).is_ok());
+    ASSERT_TRUE(g.has_src_refs());
+    for (int i = 0; i < g.n_nodes(); ++i) {
+        for (int j = 0; j < kMaxSrc; ++j) {
+            EXPECT_EQ(g.src_refs(i)[static_cast<size_t>(j)], g.ref_of(g.node(i)->src[j])) << "node " << i << " source " << j;
+        }
+    }
+    EXPECT_TRUE(g.src_refs(0)[0].is_leaf());
+    EXPECT_TRUE(g.src_refs(g.n_nodes() - 1)[1].is_node());
+    EXPECT_EQ(g.src_refs(0)[2].kind(), GraphRef::Kind::Absent);
+
+    Graph part;
+    g.view_into(1, 3, part);
+    ASSERT_EQ(part.n_nodes(), 2);
+    EXPECT_EQ(part.node(0), g.node(1));
+    EXPECT_FALSE(part.has_src_refs());
+    const Graph thrice = g.repeated(3);
+    ASSERT_EQ(thrice.n_nodes(), 3 * g.n_nodes());
+    for (int i = 0; i < thrice.n_nodes(); ++i) EXPECT_EQ(thrice.node(i), g.node(i % g.n_nodes()));
+
+    g.add_node(relu(ctx, y));
+    EXPECT_FALSE(g.has_src_refs());
+    g.add_node(y);  // already there: not added twice
+    EXPECT_EQ(g.n_nodes(), 4);
+}
+
 TEST(BuilderErrors, StickyErrorNamesTheOpAndFailsTheGraph) {
     Context ctx;
     Tensor* a = ctx.new_tensor(DType::F32, {3, 4});

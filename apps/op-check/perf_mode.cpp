@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <iostream>
 
 #include "backends.hpp"
@@ -19,9 +20,16 @@ using xb::opcheck::CaseGraph;
 using xb::opcheck::PreparedCase;
 
 struct Timing {
-    int runs = 0;
-    double seconds = 0.0;  // all timed runs together
+    int runs = 0;             // executions of the case's nodes
+    int runs_per_graph = 1;   // of them in one graph compute
+    double seconds = 0.0;     // all timed runs together
 };
+
+// One graph compute should last at least this long, so that the cost of launching a graph (the
+// backend's thread team, a stream's synchronisation) is spread over many executions of the op,
+// as in ggml's test-backend-ops perf (which repeats the node in one graph); at most kMaxRepeats.
+constexpr double kMinGraphSeconds = 0.02;
+constexpr int kMaxRepeats = 1000;
 
 struct PerfRow {
     std::string backend;
@@ -32,14 +40,21 @@ struct PerfRow {
     CaseCost cost;
 };
 
-// Computes once untimed (first-use costs: thread start-up, caches), then until `seconds` have passed.
+// Computes once untimed (first-use costs: thread start-up, caches) and once timed to choose how
+// many times to repeat the nodes per graph, then until `seconds` have passed.
 Result<Timing> time_case(PreparedCase& p, double seconds) {
     XB_RETURN_IF_ERROR(p.compute());
+    const Clock::time_point once = Clock::now();
+    XB_RETURN_IF_ERROR(p.compute());
+    const double one = std::chrono::duration<double>(Clock::now() - once).count();
     Timing t;
+    t.runs_per_graph = static_cast<int>(std::clamp(std::ceil(kMinGraphSeconds / std::max(one, 1e-9)), 1.0,
+                                                   static_cast<double>(kMaxRepeats)));
+    XB_RETURN_IF_ERROR(p.compute_repeated(t.runs_per_graph));  // untimed: the longer graph's first use
     const Clock::time_point start = Clock::now();
     do {
-        XB_RETURN_IF_ERROR(p.compute());
-        ++t.runs;
+        XB_RETURN_IF_ERROR(p.compute_repeated(t.runs_per_graph));
+        t.runs += t.runs_per_graph;
         t.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     } while (t.seconds < seconds);
     return t;
@@ -95,6 +110,7 @@ nlohmann::ordered_json json_of(const std::vector<PerfRow>& rows, size_t n_cases,
             if (!r.error.empty()) j["error"] = true;
         } else {
             j["runs"] = r.timing.runs;
+            j["runs_per_graph"] = r.timing.runs_per_graph;
             j["us_per_run"] = us_per_run(r);
             j["bytes"] = r.cost.bytes;
             j["flops"] = r.cost.flops;

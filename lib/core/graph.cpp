@@ -70,6 +70,15 @@ void Graph::view_into(int i0, int i1, Graph& out) const {
     out.indexed_ = false;  // views are for computing; contains() scans them instead
 }
 
+Graph Graph::repeated(int times) const {
+    XB_CHECK(times >= 1);
+    Graph g;
+    g.nodes_.reserve(nodes_.size() * static_cast<size_t>(times));
+    for (int i = 0; i < times; ++i) g.nodes_.insert(g.nodes_.end(), nodes_.begin(), nodes_.end());
+    g.indexed_ = false;
+    return g;
+}
+
 GraphRef Graph::ref_by_scan(const Tensor* t) const {
     const auto n = std::find(nodes_.begin(), nodes_.end(), t);
     if (n != nodes_.end()) return GraphRef::node(static_cast<int>(n - nodes_.begin()));

@@ -90,6 +90,9 @@ public:
     Graph view(int i0, int i1) const;
     // The same into `out`, reusing its storage.
     void view_into(int i0, int i1, Graph& out) const;
+    // All nodes `times` times over, in order, as a view (for timing an op without the cost of
+    // launching a graph, as ggml's test-backend-ops perf does).
+    Graph repeated(int times) const;
     // Where node i's sources are (kMaxSrc refs, absent where a source is null), recorded as the
     // graph was built, so that passes over it can index per-tensor state without looking each
     // source up. Only while has_src_refs(): a graph made by build/expand, not added to by hand.

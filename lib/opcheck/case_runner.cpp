@@ -43,6 +43,12 @@ uint32_t input_seed(const std::string& case_name, size_t input, uint64_t seed) {
 PreparedCase::PreparedCase(CaseGraph graph, GuardedBuffer memory, Backend& backend)
     : graph_(std::move(graph)), memory_(std::move(memory)), backend_(&backend) {}
 
+Status PreparedCase::compute_repeated(int times) {
+    if (times == 1) return compute();
+    if (repeated_.n_nodes() != times * graph_.graph().n_nodes()) repeated_ = graph_.graph().repeated(times);
+    return backend_->graph_compute(repeated_);
+}
+
 Result<std::unique_ptr<PreparedCase>> PreparedCase::prepare(CaseGraph graph, Backend& backend, uint64_t seed) {
     XB_ASSIGN_OR_RETURN(GuardedBuffer memory, GuardedBuffer::allocate(graph.ctx(), backend.default_buffer_type()));
     std::unique_ptr<PreparedCase> p(new PreparedCase(std::move(graph), std::move(memory), backend));

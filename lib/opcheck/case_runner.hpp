@@ -27,6 +27,8 @@ public:
     const std::vector<RefArray>& inputs() const { return inputs_; }
 
     Status compute() { return backend_->graph_compute(graph_.graph()); }
+    // The case's nodes `times` times over in one graph compute (perf: the launch cost amortised).
+    Status compute_repeated(int times);
     // The output in logical order, as f32 values widened to double.
     Result<RefArray> output() const;
     // "" when no guard byte changed (see GuardedBuffer::find_overrun).
@@ -37,6 +39,7 @@ private:
     Status fill_inputs(uint64_t seed);
 
     CaseGraph graph_;        // declared first: its tensors point into memory_, which goes first
+    Graph repeated_;         // graph_'s nodes repeated (compute_repeated), built on first use
     GuardedBuffer memory_;
     Backend* backend_;
     std::vector<RefArray> inputs_;

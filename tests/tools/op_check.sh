@@ -59,6 +59,9 @@ import json; r = json.load(open('$tmp/perf.json'))
 res = r['results']; assert r['mode'] == 'perf' and res
 for x in res:
     assert x['supported'] and x['runs'] >= 1 and x['us_per_run'] > 0, x
+    # Whole graphs of repeated nodes: runs is a multiple of them, and a fast op is repeated.
+    assert 1 <= x['runs_per_graph'] <= 1000 and x['runs'] % x['runs_per_graph'] == 0, x
+    assert x['op'] == 'mul_mat' or x['runs_per_graph'] > 1, x
     rate = x['gflops'] if x['op'] == 'mul_mat' else x['gbps']
     assert isinstance(rate, (int, float)) and rate > 0, x
 assert any(x['op'] == 'mul_mat' for x in res) and any(x['op'] == 'add' for x in res)" "perf numbers"
