@@ -74,6 +74,18 @@ TEST(ReportMetrics, MatchDefinitions) {
     EXPECT_EQ(m.nan_count, 1);
     EXPECT_EQ(m.inf_mismatch, 1);
     EXPECT_EQ(m.nmse, 0.0) << "matching infinities and NaNs are equal";
+    EXPECT_EQ(m.worst_index, 3) << "the first NaN mismatch is the worst element";
+    EXPECT_TRUE(std::isnan(m.worst_reference));
+
+    // Otherwise the largest difference, with both values; none when all match.
+    std::vector<float> near = ref;
+    near[17] += 0.5f;
+    near[400] -= 2.0f;
+    const ErrorMetrics w = compare(near, ref);
+    EXPECT_EQ(w.worst_index, 400);
+    EXPECT_EQ(w.worst_value, near[400]);
+    EXPECT_EQ(w.worst_reference, ref[400]);
+    EXPECT_EQ(s.worst_index, -1);
 }
 
 TEST(ReportTiming, PercentilesOfAKnownSample) {

@@ -1,8 +1,10 @@
 // The DOT writer on a graph split over SIM0 and the CPU: every id it uses is declared (the
-// scheduler's copies included), cross-backend copies are bold, names are escaped, and ids do not
-// depend on addresses.
+// scheduler's copies included), cross-backend copies are bold, names are escaped, ids do not
+// depend on addresses, and Graphviz renders a cluster per split and every edge.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <fstream>
 #include <sstream>
 
 #include "alloc/context_alloc.hpp"
@@ -54,10 +56,12 @@ struct SplitGraph {
         EXPECT_TRUE(sched.is_ok());
         EXPECT_TRUE((*sched)->set_tensor_backend(*pinned, *cpu).is_ok());
         EXPECT_TRUE((*sched)->alloc_graph(graph).is_ok());
+        n_splits = (*sched)->n_splits();
         std::ostringstream out;
         write_dot(graph, **sched, out);
         return out.str();
     }
+    int n_splits = 0;
 };
 
 TEST(SchedDot, DeclaresTheSchedulersCopiesAndDrawsCrossBackendEdgesBold) {
@@ -75,6 +79,30 @@ TEST(SchedDot, DeclaresTheSchedulersCopiesAndDrawsCrossBackendEdgesBold) {
     EXPECT_NE(dot.find("c1 -> n1;"), std::string::npos) << dot;
     EXPECT_EQ(dot.find("0x"), std::string::npos) << "ids must not be addresses:\n" << dot;
     EXPECT_NE(dot.find("legend1 [label=\"CPU\""), std::string::npos);
+}
+
+// Graphviz itself reads the text: the legend and one cluster per split, and every edge drawn.
+TEST(SchedDot, GraphvizRendersOneClusterPerSplitAndEveryEdge) {
+    if (std::system("dot -V > /dev/null 2>&1") != 0) GTEST_SKIP() << "Graphviz is not installed (scripts/setup installs it)";
+    SplitGraph g("product");
+    ASSERT_NE(g.sim, nullptr);
+    const std::string dot = g.dot();
+    ASSERT_GE(g.n_splits, 2);
+    const std::string in = testing::TempDir() + "/sched.dot";
+    const std::string out = testing::TempDir() + "/sched.svg";
+    std::ofstream(in) << dot;
+    ASSERT_EQ(std::system(("dot -Tsvg " + in + " -o " + out).c_str()), 0) << dot;
+    std::stringstream svg;
+    svg << std::ifstream(out).rdbuf();
+    auto count = [](const std::string& text, const std::string& what) {
+        size_t n = 0;
+        for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+        return n;
+    };
+    EXPECT_EQ(count(svg.str(), "class=\"cluster\""), static_cast<size_t>(g.n_splits) + 1) << "the legend and each split";
+    EXPECT_EQ(count(svg.str(), "class=\"edge\""), count(dot, " -> "));
+    EXPECT_NE(svg.str().find("split 0: SIM0"), std::string::npos);
+    EXPECT_NE(svg.str().find("split 1: CPU"), std::string::npos);
 }
 
 TEST(SchedDot, IdsAreTheSameForTheSameGraphBuiltTwice) {

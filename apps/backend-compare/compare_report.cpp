@@ -1,6 +1,8 @@
 #include "compare_report.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 namespace xb::tools {
 
@@ -13,6 +15,7 @@ NodeResult describe(int index, const Tensor& node) {
     r.op = node.op_label();
     r.shape = node.shape_string();
     r.type = dtype_name(node.type);
+    for (int d = 0; d < 4; ++d) r.ne[static_cast<size_t>(d)] = node.ne[d];
     return r;
 }
 
@@ -21,7 +24,62 @@ nlohmann::ordered_json number(double v) {
     return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(std::to_string(v));
 }
 
+// The coordinates [i0, i1, i2, i3] of element `flat` in logical order (dim 0 fastest).
+std::array<int64_t, 4> coords(const NodeResult& r, int64_t flat) {
+    std::array<int64_t, 4> c{};
+    for (size_t d = 0; d < 4; ++d) {
+        const int64_t n = std::max<int64_t>(r.ne[d], 1);
+        c[d] = flat % n;
+        flat /= n;
+    }
+    return c;
+}
+
+std::string coords_text(const std::array<int64_t, 4>& c) {
+    return "[" + std::to_string(c[0]) + "," + std::to_string(c[1]) + "," + std::to_string(c[2]) + "," +
+           std::to_string(c[3]) + "]";
+}
+
+std::string value_text(float v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.6g", static_cast<double>(v));
+    return buf;
+}
+
+// "[i0,i1,i2,i3] 1.5 vs 0.25": where a failing node differs most, its value there and the reference's.
+std::string worst_text(const NodeResult& r) {
+    if (!r.metrics || r.metrics->worst_index < 0) return {};
+    const report::ErrorMetrics& m = *r.metrics;
+    return coords_text(coords(r, m.worst_index)) + " " + value_text(m.worst_value) + " vs " + value_text(m.worst_reference);
+}
+
+nlohmann::ordered_json worst_json(const NodeResult& r) {
+    const report::ErrorMetrics& m = *r.metrics;
+    if (m.worst_index < 0) return nullptr;
+    return {{"index", m.worst_index}, {"coords", coords(r, m.worst_index)}, {"target", number(m.worst_value)},
+            {"reference", number(m.worst_reference)}};
+}
+
+nlohmann::ordered_json inputs_json(const NodeResult& r) {
+    nlohmann::ordered_json inputs = nlohmann::ordered_json::array();
+    for (const InputError& in : r.inputs) {
+        inputs.push_back({{"slot", in.slot}, {"name", in.name}, {"nmse", number(in.metrics.nmse)},
+                          {"max_abs", number(in.metrics.max_abs)},
+                          {"nan_inf", in.metrics.nan_count + in.metrics.inf_mismatch}});
+    }
+    return inputs;
+}
+
 }  // namespace
+
+const char* origin_name(Origin o) {
+    switch (o) {
+        case Origin::Introduced: return "introduced";
+        case Origin::Inherited: return "inherited";
+        case Origin::None: break;
+    }
+    return "";
+}
 
 bool CompareReport::add(int index, const Tensor& node, const report::ErrorMetrics& m, double tolerance) {
     NodeResult r = describe(index, node);
@@ -41,14 +99,39 @@ void CompareReport::add_skip(int index, const Tensor& node, const std::string& r
     nodes_.push_back(std::move(r));
 }
 
-void CompareReport::set_first_divergent(int index, std::string inputs_detail) {
-    if (first_divergent_) return;
-    first_divergent_ = index;
-    detail_ = std::move(inputs_detail);
+void CompareReport::explain(Origin origin, std::vector<InputError> inputs) {
+    NodeResult& r = nodes_.back();
+    r.origin = origin;
+    r.inputs = std::move(inputs);
+    ++(origin == Origin::Inherited ? inherited_ : introduced_);
+    if (!first_divergent_) first_divergent_ = r.index;
+}
+
+const NodeResult* CompareReport::first_divergent_node() const {
+    for (const NodeResult& r : nodes_) {
+        if (first_divergent_ && r.index == *first_divergent_) return &r;
+    }
+    return nullptr;
+}
+
+std::string CompareReport::first_divergent_detail() const {
+    const NodeResult* r = first_divergent_node();
+    if (r == nullptr) return {};
+    std::string text;
+    if (const std::string w = worst_text(*r); !w.empty()) text += "\n  worst element " + w + " (reference)";
+    for (const InputError& in : r->inputs) {
+        char buf[200];
+        std::snprintf(buf, sizeof buf, "\n  input %d '%s': nmse %.3g, max_abs %.3g", in.slot, in.name.c_str(), in.metrics.nmse,
+                      in.metrics.max_abs);
+        text += buf;
+    }
+    if (r->inputs.empty()) text += "\n  (no inputs)";
+    return text;
 }
 
 report::Table CompareReport::table() const {
-    report::Table t({"node", "name", "op", "shape", "type", "status", "nmse", "max_abs", "cosine", "nan_inf", "tolerance"});
+    report::Table t({"node", "name", "op", "shape", "type", "status", "nmse", "max_abs", "cosine", "nan_inf", "tolerance",
+                     "origin", "worst (target vs reference)"});
     for (const NodeResult& r : nodes_) {
         std::vector<report::Cell> row = {static_cast<int64_t>(r.index), r.name, r.op, r.shape, r.type};
         if (!r.metrics) {
@@ -56,7 +139,8 @@ report::Table CompareReport::table() const {
         } else {
             const report::ErrorMetrics& m = *r.metrics;
             row.insert(row.end(), {std::string(r.ok ? "ok" : "FAIL"), m.nmse, m.max_abs, m.cosine,
-                                   m.nan_count + m.inf_mismatch, r.tolerance});
+                                   m.nan_count + m.inf_mismatch, r.tolerance, std::string(origin_name(r.origin)),
+                                   r.ok ? std::string() : worst_text(r)});
         }
         t.add_row(std::move(row));
     }
@@ -72,17 +156,27 @@ nlohmann::ordered_json CompareReport::json() const {
             const report::ErrorMetrics& m = *r.metrics;
             n.update({{"nmse", number(m.nmse)}, {"max_abs", number(m.max_abs)}, {"cos", number(m.cosine)},
                       {"nan_inf", m.nan_count + m.inf_mismatch}, {"tolerance", r.tolerance}, {"ok", r.ok}});
+            if (!r.ok) n.update({{"origin", origin_name(r.origin)}, {"worst", worst_json(r)}, {"inputs", inputs_json(r)}});
         } else {
             n.update({{"skipped", r.skip_reason}});
         }
         nodes.push_back(std::move(n));
     }
+    nlohmann::ordered_json first = nullptr;
+    if (const NodeResult* r = first_divergent_node()) {
+        first = {{"index", r->index}, {"name", r->name}, {"op", r->op}, {"origin", origin_name(r->origin)},
+                 {"worst", worst_json(*r)}, {"inputs", inputs_json(*r)}};
+    }
     return {{"backends", {reference_, target_}},
+            {"mode", mode_},
             {"compared", compared_},
             {"skipped", skipped_},
             {"passed", compared_ - failed_},
             {"failed", failed_},
+            {"introduced", introduced_},
+            {"inherited", inherited_},
             {"first_divergent", first_divergent_ ? nlohmann::ordered_json(*first_divergent_) : nlohmann::ordered_json(nullptr)},
+            {"first_divergent_node", std::move(first)},
             {"nodes", std::move(nodes)}};
 }
 

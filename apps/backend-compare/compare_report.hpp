@@ -1,7 +1,9 @@
 // What backend-compare found, node by node: the rows of its table and the fields of its JSON
-// report (backends, compared, skipped, passed, first_divergent, nodes[...]).
+// report (backends, mode, compared, skipped, passed, failed, introduced, inherited,
+// first_divergent, first_divergent_node, nodes[...]).
 #pragma once
 
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,40 +16,63 @@
 
 namespace xb::tools {
 
+// A source of a node out of tolerance, compared between the two backends as the node read it.
+struct InputError {
+    int slot = 0;
+    std::string name;
+    report::ErrorMetrics metrics;
+};
+
+// Where a node out of tolerance got its error: made there (its inputs were within tolerance), or
+// carried in from an input that was not.
+enum class Origin { None, Introduced, Inherited };
+const char* origin_name(Origin o);
+
 struct NodeResult {
     int index = 0;
     std::string name, op, shape, type;
+    std::array<int64_t, 4> ne{};
     std::optional<report::ErrorMetrics> metrics;  // absent when skipped
     std::string skip_reason;
     double tolerance = 0;
     bool ok = false;
+    Origin origin = Origin::None;      // for nodes out of tolerance
+    std::vector<InputError> inputs;    // likewise
 };
 
 class CompareReport {
 public:
-    CompareReport(std::string reference, std::string target) : reference_(std::move(reference)), target_(std::move(target)) {}
+    // `mode`: "propagated" (each backend computes from its own results) or "isolated" (the target
+    // computes every node from the reference's inputs).
+    CompareReport(std::string reference, std::string target, std::string mode = "propagated")
+        : reference_(std::move(reference)), target_(std::move(target)), mode_(std::move(mode)) {}
 
     // Adds node i's result; true when it is within `tolerance` (no NaN/Inf mismatch, NMSE <= it).
     bool add(int index, const Tensor& node, const report::ErrorMetrics& m, double tolerance);
     void add_skip(int index, const Tensor& node, const std::string& reason);
-    // The first node out of tolerance, and what its inputs' errors were (see backend-compare).
-    void set_first_divergent(int index, std::string inputs_detail);
+    // For the node just added out of tolerance: where its error came from and its inputs' errors.
+    // The first such node is the first divergent one.
+    void explain(Origin origin, std::vector<InputError> inputs);
 
     int compared() const { return compared_; }
     int skipped() const { return skipped_; }
     int failed() const { return failed_; }
+    int introduced() const { return introduced_; }
+    int inherited() const { return inherited_; }
     std::optional<int> first_divergent() const { return first_divergent_; }
-    const std::string& first_divergent_detail() const { return detail_; }
+    // Lines for a person: the first divergent node's worst element and its inputs' errors.
+    std::string first_divergent_detail() const;
 
     report::Table table() const;
     nlohmann::ordered_json json() const;
 
 private:
-    std::string reference_, target_;
+    const NodeResult* first_divergent_node() const;
+
+    std::string reference_, target_, mode_;
     std::vector<NodeResult> nodes_;
-    int compared_ = 0, skipped_ = 0, failed_ = 0;
+    int compared_ = 0, skipped_ = 0, failed_ = 0, introduced_ = 0, inherited_ = 0;
     std::optional<int> first_divergent_;
-    std::string detail_;
 };
 
 }  // namespace xb::tools

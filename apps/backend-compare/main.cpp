@@ -12,6 +12,7 @@
 #include "cli.hpp"
 #include "progress.hpp"
 #include "session.hpp"
+#include "config/config_error.hpp"
 #include "config/config_parse.hpp"
 #include "config/model.hpp"
 #include "config/placement.hpp"
@@ -30,6 +31,7 @@ struct CompareOptions {
     CommonOptions common;
     std::vector<std::string> tolerances;
     bool stop_at_first = false;
+    bool isolate = false;        // the target computes each node from the reference's inputs
     std::string save_outputs;    // GGUF file for the target's node results
     std::string load_reference;  // GGUF file to compare one backend's run against
 };
@@ -61,31 +63,52 @@ Result<report::ErrorMetrics> metrics_of(const Tensor& target, const Tensor& refe
     return report::compare(a, b);
 }
 
-// The inputs of a divergent node, compared: did the error come in, or was it made here?
-std::string source_errors(const Tensor& t1, const Tensor& t2) {
-    std::string text;
+// The inputs of a divergent node, compared as the two backends held them: did the error come in,
+// or was it made here?
+std::vector<InputError> input_errors(const Tensor& t1, const Tensor& t2) {
+    std::vector<InputError> inputs;
     for (int j = 0; j < kMaxSrc; ++j) {
         if (t1.src[j] == nullptr || t2.src[j] == nullptr) continue;
         auto m = metrics_of(*t2.src[j], *t1.src[j]);
-        if (!m.is_ok()) continue;
-        char buf[160];
-        std::snprintf(buf, sizeof buf, "\n  input %d '%s': nmse %.3g, max_abs %.3g", j, t1.src[j]->display_name().c_str(),
-                      m->nmse, m->max_abs);
-        text += buf;
+        if (m.is_ok()) inputs.push_back({j, t1.src[j]->display_name(), *m});
     }
-    return text.empty() ? "\n  (no inputs)" : text;
+    return inputs;
 }
 
-Status compare_nodes(Backend& ref, Backend& target, const Graph& graph, const Tolerances& tol, bool stop_at_first,
+// Which nodes' results, as the target holds them, are out of tolerance, so that a failing node can
+// tell whether an input brought its error (inherited) or it made it (introduced). A view carries
+// its source's state; leafs (weights, inputs) are the same on both sides.
+class Divergence {
+public:
+    explicit Divergence(const Graph& graph) : graph_(graph), bad_(static_cast<size_t>(graph.n_nodes()), 0) {}
+    void set(int i, bool bad) { bad_[static_cast<size_t>(i)] = bad ? 1 : 0; }
+    bool any_source_bad(const Tensor& node) const {
+        for (const Tensor* src : node.src) {
+            const GraphRef r = graph_.ref_of(src);
+            if (r.is_node() && bad_[static_cast<size_t>(r.index())] != 0) return true;
+        }
+        return false;
+    }
+
+private:
+    const Graph& graph_;
+    std::vector<char> bad_;
+};
+
+Status compare_nodes(Backend& ref, Backend& target, const Graph& graph, const Tolerances& tol, const CompareOptions& opts,
                      ReferenceWriter* save, CompareReport& out) {
     XB_ASSIGN_OR_RETURN(GraphCopy copy, graph_copy(target, graph));
     Progress progress("comparing node", graph.n_nodes());
+    Divergence divergence(graph);
     for (int i = 0; i < graph.n_nodes(); ++i) {
         progress.update(i);
         Tensor& t1 = *graph.node(i);
         Tensor& t2 = *copy.graph.node(i);
         XB_RETURN_IF_ERROR(ref.graph_compute(graph.view(i, i + 1)));
-        if (op_is_view(t1.op)) continue;
+        if (op_is_view(t1.op)) {
+            divergence.set(i, divergence.any_source_bad(t1));
+            continue;
+        }
         const bool supported = target.supports_op(t2);
         if (supported) {
             XB_RETURN_IF_ERROR(target.graph_compute(copy.graph.view(i, i + 1)));
@@ -97,9 +120,15 @@ Status compare_nodes(Backend& ref, Backend& target, const Graph& graph, const To
         }
         if (save != nullptr) XB_RETURN_IF_ERROR(save->add(t2));
         XB_ASSIGN_OR_RETURN(report::ErrorMetrics m, metrics_of(t2, t1));
-        if (out.add(i, t1, m, tol.for_node(t1))) continue;
-        out.set_first_divergent(i, source_errors(t1, t2));
-        if (stop_at_first) break;
+        const bool ok = out.add(i, t1, m, tol.for_node(t1));
+        if (!ok) {
+            out.explain(divergence.any_source_bad(t1) ? Origin::Inherited : Origin::Introduced, input_errors(t1, t2));
+        }
+        // Isolated: the reference's result replaces the target's, so the next nodes read exactly
+        // the reference's inputs and each node shows only its own error.
+        if (opts.isolate) XB_RETURN_IF_ERROR(tensor_copy(t1, t2));
+        divergence.set(i, !ok && !opts.isolate);
+        if (!ok && opts.stop_at_first) break;
     }
     return Status::ok();
 }
@@ -108,17 +137,32 @@ Status compare_nodes(Backend& ref, Backend& target, const Graph& graph, const To
 Status compare_with_file(Backend& backend, const Graph& graph, const GgufReader& file, const Tolerances& tol,
                          bool stop_at_first, CompareReport& out) {
     XB_RETURN_IF_ERROR(backend.graph_compute(graph));
+    Divergence divergence(graph);
     for (int i = 0; i < graph.n_nodes(); ++i) {
         const Tensor& node = *graph.node(i);
-        if (op_is_view(node.op)) continue;
+        if (op_is_view(node.op)) {
+            divergence.set(i, divergence.any_source_bad(node));
+            continue;
+        }
         if (file.find_tensor(node.name) == nullptr) {
             out.add_skip(i, node, "not in " + file.path());
             continue;
         }
         XB_ASSIGN_OR_RETURN(std::vector<float> want, load_reference(file, node));
         XB_ASSIGN_OR_RETURN(std::vector<float> got, tensor_get_f32(node));
-        if (out.add(i, node, report::compare(got, want), tol.for_node(node))) continue;
-        out.set_first_divergent(i, {});
+        const bool ok = out.add(i, node, report::compare(got, want), tol.for_node(node));
+        divergence.set(i, !ok);
+        if (ok) continue;
+        // The saved run's inputs are in the file too, where it holds them.
+        std::vector<InputError> inputs;
+        for (int j = 0; j < kMaxSrc; ++j) {
+            const Tensor* src = node.src[j];
+            if (src == nullptr || file.find_tensor(src->name) == nullptr) continue;
+            auto saved = load_reference(file, *src);
+            auto here = tensor_get_f32(*src);
+            if (saved.is_ok() && here.is_ok()) inputs.push_back({j, src->display_name(), report::compare(*here, *saved)});
+        }
+        out.explain(divergence.any_source_bad(node) ? Origin::Inherited : Origin::Introduced, std::move(inputs));
         if (stop_at_first) break;
     }
     return Status::ok();
@@ -132,20 +176,42 @@ void name_nodes(Graph& graph) {
 }
 
 // The backends compute one node at a time, so a device's fault_node=N (an index into the graph it
-// is given) is re-expressed as the name of node N of the whole graph.
-Status fault_indices_to_names(const CommonOptions& o, const Graph& graph) {
+// is given) is re-expressed as the name of node N of the whole graph. A value must name a node
+// that is computed: an index past the end, an unknown name or a view would inject nothing and let
+// the comparison pass.
+Status resolve_fault_nodes(const CommonOptions& o, const Graph& graph) {
     for (const std::string& p : o.device_params) {
         const size_t colon = p.find(':');
         const size_t key = p.find("fault_node=", colon);
         if (colon == std::string::npos || key == std::string::npos) continue;
         const std::string value = p.substr(key + 11, p.find(',', key) - key - 11);
-        if (value.empty() || value.find_first_not_of("0123456789") != std::string::npos) continue;
-        const int index = std::stoi(value);
-        if (index >= graph.n_nodes()) {
-            return Status(StatusCode::InvalidArgument, "-P " + p + ": the graph has " + std::to_string(graph.n_nodes()) + " nodes");
+        if (value.empty() || value == "none") continue;
+        int index = -1;
+        if (value.find_first_not_of("0123456789") == std::string::npos) {
+            if (value.size() > 9 || std::stoi(value) >= graph.n_nodes()) {
+                return Status(StatusCode::InvalidArgument,
+                              "-P " + p + ": the graph has " + std::to_string(graph.n_nodes()) + " nodes");
+            }
+            index = std::stoi(value);
+        } else {
+            std::vector<std::string> names;
+            for (int i = 0; i < graph.n_nodes(); ++i) {
+                if (graph.node(i)->name == value) index = i;
+                if (!op_is_view(graph.node(i)->op)) names.push_back(graph.node(i)->name);
+            }
+            if (index < 0) {
+                return Status(StatusCode::InvalidArgument,
+                              "-P " + p + ": " + config::unknown_name("node", value, names) + " in the graph");
+            }
+        }
+        const Tensor& node = *graph.node(index);
+        if (op_is_view(node.op)) {
+            return Status(StatusCode::InvalidArgument, "-P " + p + ": node #" + std::to_string(index) + " '" +
+                                                           node.display_name() + "' is a view (" + node.op_label() +
+                                                           "), which no backend computes; choose a computed node");
         }
         Device* d = global_registry().dev_by_name(p.substr(0, colon));
-        XB_RETURN_IF_ERROR(d->configure("fault_node=" + graph.node(index)->name));
+        XB_RETURN_IF_ERROR(d->configure("fault_node=" + node.name));
     }
     return Status::ok();
 }
@@ -156,7 +222,9 @@ int finish(const CompareReport& report, const CompareOptions& opts, const config
            const std::string& what) {
     if (Status s = write_report(report.table(), report.json(), opts.common); !s.is_ok()) return fail(kTool, s);
     std::cerr << kTool << ": " << model.name << ": " << what << ": " << report.compared() << " nodes compared, "
-              << report.skipped() << " skipped, " << report.failed() << " out of tolerance\n";
+              << report.skipped() << " skipped, " << report.failed() << " out of tolerance";
+    if (report.failed() > 0) std::cerr << " (" << report.introduced() << " introduced, " << report.inherited() << " inherited)";
+    std::cerr << '\n';
     if (!report.first_divergent()) return kExitOk;
     const Tensor& n = *model.graph.node(*report.first_divergent());
     std::cerr << "first divergent node: #" << *report.first_divergent() << " '" << n.display_name() << "' ("
@@ -206,7 +274,7 @@ int run(const CompareOptions& opts) {
     auto model = config::build_model(*spec, global_registry(), *build);
     if (!model.is_ok()) return fail(kTool, model.status());
     name_nodes(model->graph);
-    if (Status s = fault_indices_to_names(o, model->graph); !s.is_ok()) return fail(kTool, s);
+    if (Status s = resolve_fault_nodes(o, model->graph); !s.is_ok()) return fail(kTool, s);
     auto ref = global_registry().init_by_name(pair->first);
     if (!ref.is_ok()) return fail(kTool, ref.status());
     if (!opts.load_reference.empty()) return run_against_file(opts, *model, **ref, tol);
@@ -221,8 +289,8 @@ int run(const CompareOptions& opts) {
 
     std::optional<ReferenceWriter> save;
     if (!opts.save_outputs.empty()) save.emplace((*target)->name(), model->name, model->seed);
-    CompareReport report((*ref)->name(), (*target)->name());
-    if (Status s = compare_nodes(**ref, **target, model->graph, tol, opts.stop_at_first, save ? &*save : nullptr, report);
+    CompareReport report((*ref)->name(), (*target)->name(), opts.isolate ? "isolated" : "propagated");
+    if (Status s = compare_nodes(**ref, **target, model->graph, tol, opts, save ? &*save : nullptr, report);
         !s.is_ok()) {
         return fail(kTool, s);
     }
@@ -231,7 +299,7 @@ int run(const CompareOptions& opts) {
     }
     return finish(report, opts, *model,
                   std::string((*target)->name()) + " (" + (*target)->device().description() + ") against " +
-                      (*ref)->name());
+                      (*ref)->name() + (opts.isolate ? ", each node from the reference's inputs" : ""));
 }
 
 }  // namespace
@@ -247,10 +315,15 @@ int main(int argc, char** argv) {
     app.add_option("--tol", opts.tolerances,
                    "OP=NMSE tolerance override, repeatable (defaults: 1e-7; mul_mat, out_prod, flash_attn_ext 5e-4)");
     app.add_flag("--stop-at-first", opts.stop_at_first, "Stop at the first node out of tolerance");
+    app.add_flag("--isolate", opts.isolate,
+                 "Compute each node on the target from the reference's inputs (as ggml's test-backend-ops does per op), so\n"
+                 "that every node shows only the error it makes itself. Default: each backend computes from its own\n"
+                 "results, and a node out of tolerance is marked introduced (its inputs agreed) or inherited");
     app.add_option("--save-outputs", opts.save_outputs, "Save every node result of the target backend to FILE (GGUF)");
     app.add_option("--load-reference", opts.load_reference,
                    "Compare one backend's run (-b DEVICE, default CPU) against results saved with --save-outputs")
-        ->excludes("--save-outputs");
+        ->excludes("--save-outputs")
+        ->excludes("--isolate");
     app.footer("Example: backend-compare -c configs/llama-decoder.json -b CPU,SIM0 -P SIM0:fault_node=12\n"
                "Exit codes: 0 all within tolerance, 1 a node out of tolerance, 2 usage or config error.");
     return run_tool(app, argc, argv, opts.common, [&] { return run(opts); });

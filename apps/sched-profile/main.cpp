@@ -27,21 +27,25 @@ struct ProfileOptions {
 
 report::Table split_table(const SchedReport& r, bool timed) {
     report::Table t({"split", "backend", "nodes", "n_nodes", "n_inputs", "input_bytes", "copied_bytes", "copied_from",
-                     "copy_ms", "compute_ms", "modelled_copy_ms"});
+                     "copied", "copy_ms", "compute_ms", "modelled_copy_ms"});
     for (const SplitReport& s : r.splits) {
         size_t bytes = 0, copied = 0;
-        std::string from;
+        std::string from, names;
+        int n_named = 0;
         for (const SplitInputReport& in : s.inputs) {
             bytes += in.bytes;
             if (!in.copied) continue;  // read in place: the split's backend can use the source's buffer
             copied += in.bytes;
             if (from.find(in.source_backend) == std::string::npos) from += (from.empty() ? "" : " ") + in.source_backend;
+            // The copied tensors by name, a few of them: the rest counted.
+            if (n_named++ < 4) names += (names.empty() ? "" : ", ") + in.name + " (" + report::human_bytes(in.bytes) + ")";
         }
+        if (n_named > 4) names += ", +" + std::to_string(n_named - 4) + " more";
         auto ms = [&](double sec) { return timed && sec >= 0 ? report::Cell(sec * 1e3) : report::Cell(); };
         t.add_row({static_cast<int64_t>(s.index), s.backend,
                    "[" + std::to_string(s.node_begin) + ", " + std::to_string(s.node_end) + ")",
                    static_cast<int64_t>(s.n_nodes), static_cast<int64_t>(s.inputs.size()), static_cast<int64_t>(bytes),
-                   static_cast<int64_t>(copied), from, ms(s.copy_seconds), ms(s.compute_seconds),
+                   static_cast<int64_t>(copied), from, names, ms(s.copy_seconds), ms(s.compute_seconds),
                    ms(s.modelled_copy_seconds)});
     }
     return t;
@@ -50,8 +54,9 @@ report::Table split_table(const SchedReport& r, bool timed) {
 report::Table node_table(const SchedReport& r) {
     report::Table t({"node", "name", "op", "backend", "reason", "why"});
     for (const NodeAssignment& n : r.nodes) {
-        t.add_row({static_cast<int64_t>(n.index), n.name, n.op, n.backend, std::string(assign_reason_code(n.reason)),
-                   std::string(assign_reason_text(n.reason))});
+        std::string why = assign_reason_text(n.reason);
+        if (!n.unsupported_by.empty()) why += "; " + n.unsupported_by + " does not support " + n.op;
+        t.add_row({static_cast<int64_t>(n.index), n.name, n.op, n.backend, std::string(assign_reason_code(n.reason)), why});
     }
     return t;
 }
@@ -60,11 +65,13 @@ void print_summary(const ProfileSummary& p) {
     std::cerr << kTool << ": " << p.model << " on [";
     for (size_t i = 0; i < p.backends.size(); ++i) std::cerr << (i ? ", " : "") << p.backends[i];
     std::cerr << "]: " << p.n_nodes << " nodes, " << p.n_splits << " splits, " << p.total_copies() << " copies ("
-              << p.total_copy_bytes() << " bytes)\n";
-    for (const auto& [name, bytes] : p.buffer_bytes) std::cerr << "  compute buffer " << name << ": " << bytes << " bytes\n";
+              << report::human_bytes(p.total_copy_bytes()) << ")\n";
+    for (const auto& [name, bytes] : p.buffer_bytes) {
+        std::cerr << "  compute buffer " << name << ": " << report::human_bytes(bytes) << '\n';
+    }
     for (const auto& [pair, c] : p.copies) {
-        std::cerr << "  copied " << pair.first << " -> " << pair.second << ": " << c.count << " copies, " << c.bytes
-                  << " bytes\n";
+        std::cerr << "  copied " << pair.first << " -> " << pair.second << ": " << c.count << " copies, "
+                  << report::human_bytes(c.bytes) << '\n';
     }
     if (const std::string hint = bound_hint(p); !hint.empty()) std::cerr << "  " << hint << '\n';
 }

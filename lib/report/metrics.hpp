@@ -13,6 +13,11 @@ struct ErrorMetrics {
     int64_t nan_count = 0;    // positions where exactly one side is NaN, or both differ in NaN-ness
     int64_t inf_mismatch = 0; // positions where an infinity is not matched by the same infinity
     int64_t count = 0;
+    // The element that differs most: the first NaN or infinity mismatch if there is one, else the
+    // largest |a - b|; -1 when every element matches.
+    int64_t worst_index = -1;
+    float worst_value = 0.0f;      // a there
+    float worst_reference = 0.0f;  // b there
 };
 
 // a is the value under test, b the reference. Positions where both hold the same infinity (a

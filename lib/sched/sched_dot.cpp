@@ -13,7 +13,7 @@ constexpr int kNumColours = sizeof kColours / sizeof kColours[0];
 
 class DotWriter {
 public:
-    DotWriter(const Scheduler& sched, std::ostream& out) : sched_(sched), out_(out) {
+    DotWriter(Scheduler& sched, std::ostream& out) : sched_(sched), out_(out) {
         for (int b = 0; b < sched.n_backends(); ++b) colour_[&sched.backend(b)] = kColours[b % kNumColours];
     }
 
@@ -26,8 +26,9 @@ public:
         // Ids before edges: a node may read a later-listed tensor only through a copy, but keep
         // the writer independent of that.
         for (size_t i = 0; i < graph.nodes().size(); ++i) ids_[graph.nodes()[i]] = "n" + std::to_string(i);
+        write_splits(graph);
         write_copies();
-        for (const Tensor* node : graph.nodes()) write_node(*node);
+        for (const Tensor* node : graph.nodes()) write_edges(*node);
         out_ << "}\n";
     }
 
@@ -72,10 +73,38 @@ private:
         }
     }
 
-    void write_node(const Tensor& node) {
-        const Backend* backend = sched_.tensor_backend(node);
+    // One cluster per split, outlined in its backend's colour, holding the split's nodes in order;
+    // nodes outside every split (none after a split_graph) follow on their own.
+    void write_splits(const Graph& graph) {
+        std::vector<bool> declared(graph.nodes().size(), false);
+        const std::vector<SplitReport>& splits = sched_.report().splits;
+        for (size_t k = 0; k < splits.size(); ++k) {
+            const SplitReport& split = splits[k];
+            const Backend* backend = split.node_begin < split.node_end
+                                         ? sched_.tensor_backend(*graph.nodes()[static_cast<size_t>(split.node_begin)])
+                                         : nullptr;
+            out_ << "  subgraph cluster_split" << k << " {\n    label="
+                 << dot_quoted("split " + std::to_string(k) + ": " + split.backend) << ";\n    color=\""
+                 << colour_of(backend) << "\";\n    penwidth=2;\n";
+            for (int i = split.node_begin; i < split.node_end && i < graph.n_nodes(); ++i) {
+                out_ << "  ";
+                declare_node(*graph.nodes()[static_cast<size_t>(i)]);
+                declared[static_cast<size_t>(i)] = true;
+            }
+            out_ << "  }\n";
+        }
+        for (size_t i = 0; i < graph.nodes().size(); ++i) {
+            if (!declared[i]) declare_node(*graph.nodes()[i]);
+        }
+    }
+
+    void declare_node(const Tensor& node) {
         out_ << "  " << ids_[&node] << " [label=" << dot_quoted(node.display_name() + "\n" + node.op_label() + " " + node.shape_string())
-             << ", fillcolor=\"" << colour_of(backend) << "\"];\n";
+             << ", fillcolor=\"" << colour_of(sched_.tensor_backend(node)) << "\"];\n";
+    }
+
+    void write_edges(const Tensor& node) {
+        const Backend* backend = sched_.tensor_backend(node);
         for (const Tensor* src : node.src) {
             if (src == nullptr) continue;
             const Backend* from = sched_.tensor_backend(*src);
@@ -87,7 +116,7 @@ private:
         }
     }
 
-    const Scheduler& sched_;
+    Scheduler& sched_;
     std::ostream& out_;
     std::map<const Backend*, const char*> colour_;
     std::map<const Tensor*, std::string> ids_;
@@ -113,6 +142,6 @@ std::string dot_quoted(std::string_view text) {
     return q + '"';
 }
 
-void write_dot(const Graph& graph, const Scheduler& sched, std::ostream& out) { DotWriter(sched, out).write(graph); }
+void write_dot(const Graph& graph, Scheduler& sched, std::ostream& out) { DotWriter(sched, out).write(graph); }
 
 }  // namespace xb

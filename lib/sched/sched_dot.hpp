@@ -1,4 +1,5 @@
-// Graphviz DOT of a scheduled graph (sched-profile --dot): computed nodes as boxes filled with their
+// Graphviz DOT of a scheduled graph (sched-profile --dot): a legend of the backends' colours, one
+// cluster per split outlined in its backend's colour, computed nodes as boxes filled with their
 // backend's colour, leafs as plain text, and the copies the scheduler made of split inputs as dashed
 // boxes; edges into another backend are bold and take the destination's colour. Ids come from graph
 // positions (n3, l0, c1), not addresses, so the DOT files of two runs diff cleanly; every id an
@@ -15,7 +16,8 @@
 namespace xb {
 
 // Call after the scheduler has split `graph` (alloc_graph or reserve) and before reset().
-void write_dot(const Graph& graph, const Scheduler& sched, std::ostream& out);
+// (Non-const: the scheduler builds its report, whose splits give the clusters, on first request.)
+void write_dot(const Graph& graph, Scheduler& sched, std::ostream& out);
 
 // `text` as a DOT quoted string: quotes and backslashes escaped, control characters as spaces.
 std::string dot_quoted(std::string_view text);

@@ -108,8 +108,13 @@ void Scheduler::build_report(const Graph& graph) {
         if (op_is_view(node->op)) continue;
         const size_t slot = static_cast<size_t>(slot_of(node));
         const BackendId b = backend_of_[slot];
+        std::string unsupported_by;
+        for (int h = 0; h < (b.valid() ? b.value() : n_backends()); ++h) {
+            if (backend_at(BackendId(h)).supports_op(*node)) continue;
+            unsupported_by += (unsupported_by.empty() ? "" : ", ") + std::string(backend_at(BackendId(h)).name());
+        }
         report_.nodes.push_back({i, node->display_name(), node->op_label(), b.valid() ? backend_at(b).name() : "?",
-                                 reason_of_[slot]});
+                                 reason_of_[slot], std::move(unsupported_by)});
     }
 }
 

@@ -58,6 +58,9 @@ struct NodeAssignment {
     std::string op;
     std::string backend;
     AssignReason reason = AssignReason::None;
+    // Higher-priority backends that do not support the op ("SIM0" or "SIM0, SIM1"), the usual
+    // reason a node is not where its neighbours are; empty when none.
+    std::string unsupported_by;
 };
 
 struct SchedReport {

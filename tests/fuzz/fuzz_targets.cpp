@@ -119,10 +119,11 @@ std::string dot_problem(std::string_view dot) {
             else if (line[i] == '"') quoted = !quoted;
         }
         if (quoted) return "line " + std::to_string(line_no) + ": unterminated string";
-        // Statements are "  ID [attributes];" and "  FROM -> TO[ attributes];"
+        // Statements are "  ID [attributes];" and "  FROM -> TO[ attributes];", indented further
+        // inside a subgraph (the legend, a split's cluster).
         const size_t first = line.find_first_not_of(' ');
-        if (first != 2 || line.find('[') == 2) continue;
-        const std::string_view statement = line.substr(2);
+        if (first == std::string_view::npos || first < 2 || line.find('[') == first) continue;
+        const std::string_view statement = line.substr(first);
         const std::string_view id = statement.substr(0, statement.find_first_of(" ;["));
         if (statement.substr(id.size()).starts_with(" -> ")) {
             const std::string_view rest = statement.substr(id.size() + 4);

@@ -26,6 +26,46 @@ assert all(n['ok'] for n in r['nodes'] if n['index'] < 11)
 for k in ('index', 'name', 'op', 'shape', 'type', 'nmse', 'max_abs', 'cos', 'ok'): assert k in bad[0], k" \
   || { echo "FAIL fault-json: report fields"; failures=$((failures + 1)); }
 
+# --isolate finds exactly the faulty node: only node 11 is out of tolerance, introduced there.
+# Propagated (the default), node 11 is introduced and every later failure inherited. Every format
+# carries the origin and the worst element; JSON the first divergent node's inputs too.
+check isolate 1 "$bin" -c "$configs/default.json" -b CPU,SIM0 -P SIM0:fault_node=11 --isolate --format json -o "$tmp/iso.json"
+expect_in isolate-summary "$tmp/err" "1 out of tolerance (1 introduced, 0 inherited)"
+expect_in isolate-worst "$tmp/err" "worst element"
+python3 -c "
+import json
+iso = json.load(open('$tmp/iso.json')); prop = json.load(open('$tmp/f.json'))
+assert iso['mode'] == 'isolated' and prop['mode'] == 'propagated'
+bad = [n for n in iso['nodes'] if not n.get('ok', True)]
+assert [n['index'] for n in bad] == [11] and bad[0]['origin'] == 'introduced', bad
+assert iso['introduced'] == 1 and iso['inherited'] == 0 and iso['failed'] == 1
+pbad = [n for n in prop['nodes'] if not n.get('ok', True)]
+assert pbad[0]['index'] == 11 and pbad[0]['origin'] == 'introduced'
+assert all(n['origin'] == 'inherited' for n in pbad[1:]) and len(pbad) > 1
+assert prop['introduced'] == 1 and prop['inherited'] == len(pbad) - 1
+f = prop['first_divergent_node']
+assert f['index'] == 11 and f['origin'] == 'introduced' and f['inputs'], f
+assert all(i['nmse'] <= 1e-7 for i in f['inputs']), f['inputs']
+w = f['worst']
+assert w['index'] >= 0 and len(w['coords']) == 4 and w['target'] != w['reference'], w" \
+  || { echo "FAIL isolate: one introduced node, the rest inherited"; failures=$((failures + 1)); }
+check isolate-md 1 "$bin" -c "$configs/default.json" -b CPU,SIM0 -P SIM0:fault_node=11 --isolate --format md
+expect_in isolate-md-origin "$tmp/out" "| introduced |"
+expect_in isolate-md-header "$tmp/out" "worst (target vs reference)"
+# A fault that names a node works like its index; one that names nothing, or a view (never
+# computed), would inject nothing and pass: it is an error.
+name11=$(python3 -c "import json; print([n['name'] for n in json.load(open('$tmp/f.json'))['nodes'] if n['index'] == 11][0])")
+check fault-by-name 1 "$bin" -c "$configs/default.json" -b CPU,SIM0 -P "SIM0:fault_node=$name11" --stop-at-first
+expect_in fault-by-name-node "$tmp/err" "first divergent node: #11"
+check fault-bad-name 2 "$bin" -c "$configs/default.json" -b CPU,SIM0 -P SIM0:fault_node=no_such_node
+expect_in fault-bad-name-msg "$tmp/err" "unknown node 'no_such_node'"
+view=$(python3 -c "
+import json; seen = {n['index'] for n in json.load(open('$tmp/f.json'))['nodes']}
+print(min(i for i in range(max(seen)) if i not in seen))")
+check fault-view 2 "$bin" -c "$configs/default.json" -b CPU,SIM0 -P "SIM0:fault_node=$view"
+expect_in fault-view-msg "$tmp/err" "which no backend computes"
+check fault-past-end 2 "$bin" -c "$configs/default.json" -b CPU,SIM0 -P SIM0:fault_node=99999
+
 check unsupported 0 "$bin" -c "$configs/default.json" -b CPU,SIM0 -P SIM0:unsupported=rope --format json -o "$tmp/r.json"
 python3 -c "import json,sys; r=json.load(open('$tmp/r.json')); sys.exit(0 if r['skipped']==4==sum('skipped' in n for n in r['nodes']) and r['first_divergent'] is None else 1)" \
   || { echo "FAIL unsupported: expected 4 skipped rope nodes"; failures=$((failures + 1)); }

@@ -36,6 +36,8 @@ assert all(r['copy_ms'] is not None for r in rows)
 assert p['copy_bytes'] == sum(r['copied_bytes'] for r in rows) > 0, 'copy bytes are the sum of the copied split inputs'
 assert p['copy_bytes'] == sum(c['bytes'] for c in p['copies_by_pair'].values())
 assert p['n_copies'] == sum(c['copies'] for c in p['copies_by_pair'].values())
+# Each split that copies names what it copied, with sizes for people.
+assert all(('iB)' in r['copied'] or ' B)' in r['copied']) == (r['copied_bytes'] > 0) for r in rows), rows
 r = json.load(open('$tmp/run.json'))
 assert (r['n_splits'], r['copy_bytes'], r['buffer_bytes']) == (p['n_splits'], p['copy_bytes'], p['buffer_bytes']), 'graph-run agrees'
 " "profile splits"
@@ -44,6 +46,9 @@ grep -q "digraph" "$tmp/g.dot" && grep -q 'c[0-9]* \[label="CPU#.*dashed' "$tmp/
   { echo "FAIL dot"; cat "$tmp/g.dot"; failures=$((failures + 1)); }
 check profile-nodes 0 "$profile" -c "$configs/default.json" -b SIM0,CPU -P SIM0:unsupported=rope --nodes --dry-run --format csv
 grep -q "rope.*CPU.*3.best" "$tmp/out" || { echo "FAIL nodes: rope should go to the CPU by pass 3"; cat "$tmp/out"; failures=$((failures + 1)); }
+expect_in profile-nodes-why "$tmp/out" "SIM0 does not support rope"
+check profile-summary 0 "$profile" -c "$configs/default.json" -b SIM0,CPU -P SIM0:unsupported=rope -r 1
+expect_in profile-summary-units "$tmp/err" " KiB"
 check profile-dry 0 "$profile" -c "$configs/default.json" --dry-run --format json
 py "
 import json; p = json.load(open('/dev/stdin'))
