@@ -112,20 +112,31 @@ report::Cell optional_cell(const std::optional<double>& v) { return v ? report::
 int run_sweep(const ProfileOptions& opts) {
     auto sweep = parse_sweep(opts.sweep);
     if (!sweep.is_ok()) return fail(kTool, sweep.status());
-    report::Table table({sweep->key, "n_splits", "n_copies", "copy_bytes", "copy_ms", "modelled_copy_ms", "compute_ms",
-                         "hint"});
+    // The swept column is named apart from the report's own (sweeping n_copies, the copy count).
+    report::Table table({sweep->key + " (swept)", "n_splits", "n_copies", "copy_bytes", "copy_ms", "modelled_copy_ms",
+                         "compute_ms", "hint"});
     nlohmann::ordered_json results = nlohmann::ordered_json::array();
     for (int value : sweep->values) {
         auto session = profile(opts, [&](config::ConfigSpec& spec) { apply_sweep_value(sweep->key, value, spec); });
         if (!session.is_ok()) return fail(kTool, Status(session.status().code(), sweep->key + "=" + std::to_string(value) +
                                                                                      ": " + session.status().message()));
+        // Past every layer and the output there is nothing more to offload: such values would
+        // repeat the last one (a range written for a bigger model, say).
+        const int n_layers = (*session)->model.n_layers;
+        if (sweep->key == "offload_layers" && n_layers > 0 && sweep->values.back() > n_layers + 1) {
+            return fail(kTool, Status(StatusCode::InvalidArgument,
+                                      "--sweep " + opts.sweep + ": the model has " + std::to_string(n_layers) +
+                                          " layers, so offload_layers above " + std::to_string(n_layers + 1) +
+                                          " (every layer and the output) changes nothing; sweep 0.." +
+                                          std::to_string(n_layers + 1)));
+        }
         const ProfileSummary p = summarize(**session, !opts.dry_run);
         table.add_row({static_cast<int64_t>(value), static_cast<int64_t>(p.n_splits),
                        static_cast<int64_t>(p.total_copies()), static_cast<int64_t>(p.total_copy_bytes()),
                        optional_cell(p.copy_ms), optional_cell(p.modelled_copy_ms), optional_cell(p.compute_ms),
                        bound_hint(p)});
-        nlohmann::ordered_json entry = {{sweep->key, value}};
-        entry.update(to_json(p));
+        nlohmann::ordered_json entry = to_json(p);
+        entry["value"] = value;  // the swept value, whatever the key (n_copies is also a report field)
         results.push_back(std::move(entry));
     }
     const nlohmann::ordered_json document = {{"config", opts.common.config}, {"sweep", sweep->key}, {"results", results}};

@@ -75,6 +75,7 @@ public:
     std::vector<Tensor*> outputs;  // marked outputs, in the config's order
     std::vector<Tensor*> weights;  // live in weights buffers on their devices
     int64_t n_tokens = 1;          // tokens (or batch rows) per compute, for throughput
+    int n_layers = 0;              // layers of a model builder (offload_layers counts them); 0 otherwise
     double matmul_flops = 0;       // flops of the graph's mul_mat and flash_attn_ext nodes
     std::vector<TensorInit> inits; // how every weight and input is initialised
     ModelPlacement placement;

@@ -58,9 +58,19 @@ offload="$configs/llama-decoder-offload.json"
 check sweep 0 "$profile" -c "$offload" --map CUDA0=SIM0 --sweep offload_layers=0..5 --dry-run --format json
 py "
 import json; s = json.load(open('/dev/stdin')); res = s['results']
-assert s['sweep'] == 'offload_layers' and [x['offload_layers'] for x in res] == list(range(6))
+assert s['sweep'] == 'offload_layers' and [x['value'] for x in res] == list(range(6))
 assert res[0]['n_splits'] == 1 and res[0]['copy_bytes'] == 0, 'nothing offloaded: one CPU split'
 assert all(x['n_splits'] > 1 and x['copy_bytes'] > 0 for x in res[1:]), 'offloaded layers split the graph'" "sweep" < "$tmp/out"
+# Sweeping n_copies keeps the swept value and the copy count apart.
+check sweep-copies 0 "$profile" -c "$offload" --map CUDA0=SIM0 --sweep n_copies=1,2 --dry-run --format json
+py "
+import json; s = json.load(open('/dev/stdin')); res = s['results']
+assert [x['value'] for x in res] == [1, 2] and all(x['n_copies'] >= 0 for x in res)" "sweep n_copies" < "$tmp/out"
+check sweep-copies-table 0 "$profile" -c "$offload" --map CUDA0=SIM0 --sweep n_copies=1,2 --dry-run
+expect_in sweep-copies-column "$tmp/out" "n_copies (swept)"
+# A range past the model's layers is refused, with the range that makes sense.
+check sweep-too-far 2 "$profile" -c "$offload" --map CUDA0=SIM0 --sweep offload_layers=0..99 --dry-run
+expect_in sweep-too-far-msg "$tmp/err" "sweep 0.."
 check sweep-bad 2 "$profile" -c "$offload" --map CUDA0=SIM0 --sweep layers=0..2
 grep -q "offload_layers" "$tmp/err" || { echo "FAIL sweep-bad: the message should name the known keys"; failures=$((failures + 1)); }
 # A link slow enough that copies take most of the time must be called out (the cost is modelled,
