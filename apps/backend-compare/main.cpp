@@ -312,6 +312,10 @@ int main(int argc, char** argv) {
     CompareOptions opts;
     opts.common.config = "configs/default.json";
     add_common_options(app, opts.common);
+    // Here -b names a pair, not a priority list as in the other tools.
+    app.get_option("-b")->description(
+        "REFERENCE,TARGET: the device whose results are the reference, then the one checked (default: CPU and the\n"
+        "first GPU, else SIM0). With --load-reference, the one device to run. (Other tools take -b as a priority list.)");
     app.add_option("--tol", opts.tolerances,
                    "OP=NMSE tolerance override, repeatable (defaults: 1e-7; mul_mat, out_prod, flash_attn_ext 5e-4)");
     app.add_flag("--stop-at-first", opts.stop_at_first, "Stop at the first node out of tolerance");

@@ -1,5 +1,6 @@
 #include "cli.hpp"
 
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
@@ -41,8 +42,28 @@ int parse(CLI::App& app, int argc, char** argv) {
     return -1;
 }
 
-int run_tool(CLI::App& app, int argc, char** argv, const CommonOptions& options, const std::function<int()>& run) {
+std::string default_config_path() {
+    namespace fs = std::filesystem;
+    const fs::path relative = "configs/default.json";
+    std::error_code ec;
+    if (fs::exists(relative, ec)) return relative.string();
+    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    if (!ec) {
+        // build/apps/TOOL -> the repository; PREFIX/bin/TOOL -> PREFIX/share/xbackend.
+        for (const fs::path& candidate : {exe.parent_path() / "../.." / relative,
+                                          exe.parent_path() / "../share/xbackend" / relative}) {
+            if (fs::exists(candidate, ec)) return fs::weakly_canonical(candidate, ec).string();
+        }
+    }
+    return relative.string();
+}
+
+int run_tool(CLI::App& app, int argc, char** argv, CommonOptions& options, const std::function<int()>& run) {
     if (const int rc = parse(app, argc, argv); rc >= 0) return rc;
+    if (const CLI::Option* c = app.get_option_no_throw("-c"); c != nullptr && c->count() == 0 &&
+                                                                  options.config == "configs/default.json") {
+        options.config = default_config_path();
+    }
     if (options.list_devices) {
         const Status s = write_table(device_table(), options);
         return s.is_ok() ? kExitOk : fail(app.get_name().c_str(), s);

@@ -42,7 +42,13 @@ void add_common_options(CLI::App& app, CommonOptions& options);
 int parse(CLI::App& app, int argc, char** argv);
 
 // The common main(): parses argv, answers --help and --list-devices, else calls run().
-int run_tool(CLI::App& app, int argc, char** argv, const CommonOptions& options, const std::function<int()>& run);
+int run_tool(CLI::App& app, int argc, char** argv, CommonOptions& options, const std::function<int()>& run);
+
+// The default config's path: configs/default.json in the current directory when it is there, else
+// the repository's (next to the build directory of this executable) or an installed copy
+// (PREFIX/share/xbackend), so that a tool run from anywhere finds it; the plain relative path when
+// none exists (the error then names it).
+std::string default_config_path();
 
 // Applies every -P NAME:KEY=VALUE to its device (Device::configure); -t sets the CPU's threads.
 Status apply_device_params(const CommonOptions& options);

@@ -16,8 +16,13 @@ Result<std::unique_ptr<Scheduler>> Scheduler::create(std::vector<Backend*> backe
         if (b == nullptr) return Status(StatusCode::InvalidArgument, "scheduler: a backend is null");
     }
     if (backends.back()->device().type() != DeviceType::CPU) {
+        // Say what to write instead: the same list with the CPU last.
+        std::string fixed;
+        for (const Backend* b : backends) {
+            if (b->device().type() != DeviceType::CPU) fixed += std::string(b->name()) + ",";
+        }
         return Status(StatusCode::InvalidArgument, std::string("scheduler: the last backend must be the CPU (got ") +
-                                                       backends.back()->name() + ")");
+                                                       backends.back()->name() + "); list it last, e.g. " + fixed + "CPU");
     }
     if (!bufts.empty() && bufts.size() != backends.size()) {
         return Status(StatusCode::InvalidArgument, "scheduler: give one buffer type per backend, or none");

@@ -23,6 +23,11 @@ assert {x['args']['name'] for x in e if x['ph'] == 'M'} == {'SIM0', 'CPU'}" "tra
 [ -s "$tmp/outs/result_output.npy" ] || { echo "FAIL save-outputs: no result_output.npy"; failures=$((failures + 1)); }
 check run-bad-config 2 "$run" -c "$tmp/missing.json"
 check run-bad-device 2 "$run" -c "$configs/default.json" -b CUDA3,CPU
+# The CPU left out of -b: the message says what to write.
+check run-no-cpu 2 "$run" -c "$configs/default.json" -b SIM0
+expect_in run-no-cpu-msg "$tmp/err" "e.g. SIM0,CPU"
+# Without -c, the default config is found from any directory (the repository's, next to the build).
+check run-default-elsewhere 0 env -C "$tmp" "$run" -r 1
 
 # sched-profile: the split table agrees with the devices and its totals, and with graph-run's
 # report of the same run; node reasons, DOT, dry run, sweep, the copy-bound hint.
