@@ -7,6 +7,7 @@
 #include "backend/registry.hpp"
 #include "builtin/builtin_backends.hpp"
 #include "model_info.hpp"
+#include "run_metadata.hpp"
 
 namespace xb::tools {
 
@@ -60,6 +61,7 @@ std::string default_config_path() {
 
 int run_tool(CLI::App& app, int argc, char** argv, CommonOptions& options, const std::function<int()>& run) {
     if (const int rc = parse(app, argc, argv); rc >= 0) return rc;
+    options.tool = app.get_name();
     if (const CLI::Option* c = app.get_option_no_throw("-c"); c != nullptr && c->count() == 0 &&
                                                                   options.config == "configs/default.json") {
         options.config = default_config_path();
@@ -132,7 +134,9 @@ Status write_table(const report::Table& table, const CommonOptions& o) {
 
 Status write_report(const report::Table& table, const nlohmann::ordered_json& document, const CommonOptions& o) {
     if (o.format != "json") return write_table(table, o);
-    return write_output(o, [&](std::ostream& out) { out << report::json_text(document, 2) << '\n'; });
+    nlohmann::ordered_json with_meta = document;
+    if (with_meta.is_object()) with_meta["meta"] = run_metadata(o);  // a list (op-check --list-cases) stays one
+    return write_output(o, [&](std::ostream& out) { out << report::json_text(with_meta, 2) << '\n'; });
 }
 
 int fail(const char* tool, const Status& status) {

@@ -22,6 +22,7 @@ inline constexpr int kExitCheckFailed = 1;  // a mismatch or regression
 inline constexpr int kExitUsage = 2;        // bad flags, bad config, missing file or device
 
 struct CommonOptions {
+    std::string tool;                        // the program's name (run_tool sets it), for reports
     std::string config;
     std::vector<std::string> backends;       // -b CPU,SIM0
     int threads = 0;                         // -t: CPU threads (0: default)

@@ -19,6 +19,10 @@ check fault-json 1 "$bin" -c "$configs/default.json" -b CPU,SIM0 -P SIM0:fault_n
 python3 -c "
 import json; r = json.load(open('$tmp/f.json'))
 assert r['backends'] == ['CPU', 'SIM0'] and r['first_divergent'] == 11
+m = r['meta']
+assert m['tool'] == 'backend-compare' and m['commit'] and m['build_type'] and m['cpu_kernels'] in ('scalar', 'avx2', 'avx512'), m
+assert m['date'].endswith('Z') and isinstance(m['n_cpus'], int) and isinstance(m['gpus'], list), m
+assert m['config']['path'].endswith('default.json') and len(m['config']['hash']) == 16, m
 assert r['compared'] == r['passed'] + r['failed'] == len([n for n in r['nodes'] if 'ok' in n])
 bad = [n for n in r['nodes'] if not n.get('ok', True)]
 assert bad[0]['index'] == 11 and bad[0]['nmse'] > bad[0]['tolerance']

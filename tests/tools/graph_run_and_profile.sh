@@ -15,7 +15,9 @@ import json; r = json.load(open('$tmp/run.json'))
 for k in ('config', 'backends', 'n_nodes', 'n_splits', 'time_ms', 'buffer_bytes', 'copy_bytes'): assert k in r, k
 assert r['reps'] == 3 and r['n_splits'] > 1 and r['copy_bytes'] > 0
 t = r['time_ms']; assert 0 < t['min'] <= t['median'] <= t['max']
-assert set(r['buffer_bytes']) == {'SIM0', 'CPU'}" "run-json fields"
+assert set(r['buffer_bytes']) == {'SIM0', 'CPU'}
+m = r['meta']
+assert m['tool'] == 'graph-run' and m['backends'] == ['SIM0', 'CPU'] and m['commit'] and m['cpu_kernels'], m" "run-json fields"
 py "
 import json; e = json.load(open('$tmp/trace.json'))['traceEvents']
 spans = [x for x in e if x['ph'] == 'X']; assert len(spans) >= 3 and all(x['dur'] >= 0 for x in spans)
@@ -34,6 +36,10 @@ check run-default-elsewhere 0 env -C "$tmp" "$run" -r 1
 check profile 0 "$profile" -c "$configs/default.json" -b SIM0,CPU -P SIM0:unsupported=rope --format json -o "$tmp/p.json" --dot "$tmp/g.dot"
 py "
 import json; p = json.load(open('$tmp/p.json')); rows = p['splits']
+r = p
+m = r['meta']
+assert m['tool'] == 'sched-profile' and m['commit'] and m['build_type'] and m['cpu_kernels'] in ('scalar', 'avx2', 'avx512'), m
+assert m['date'].endswith('Z') and isinstance(m['n_cpus'], int) and isinstance(m['gpus'], list), m
 assert len(rows) > 1 and rows[0]['backend'] in ('SIM0', 'CPU')
 assert p['n_splits'] == len(rows), 'n_splits is the number of split rows'
 assert all(a['backend'] != b['backend'] for a, b in zip(rows, rows[1:])), 'consecutive splits differ in backend'

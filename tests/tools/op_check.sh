@@ -57,6 +57,9 @@ check perf 0 "$bin" --mode perf -b SIM0 --op mul_mat,add -p 'mul_mat_*_1024x|^ad
 py "
 import json; r = json.load(open('$tmp/perf.json'))
 res = r['results']; assert r['mode'] == 'perf' and res
+m = r['meta']
+assert m['tool'] == 'op-check' and m['commit'] and m['build_type'] and m['cpu_kernels'] in ('scalar', 'avx2', 'avx512'), m
+assert m['date'].endswith('Z') and isinstance(m['n_cpus'], int) and isinstance(m['gpus'], list), m
 for x in res:
     assert x['supported'] and x['runs'] >= 1 and x['us_per_run'] > 0, x
     # Whole graphs of repeated nodes: runs is a multiple of them, and a fast op is repeated.
