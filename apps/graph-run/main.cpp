@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "compare_runs.hpp"
 #include "config/model_io.hpp"
 #include "progress.hpp"
 #include "report/timing.hpp"
@@ -24,6 +25,7 @@ struct RunOptions {
     double duration = 0;
     std::string save_outputs;
     std::string trace;
+    std::vector<std::string> compare;  // BASE.json NEW.json: compare two saved reports, run nothing
 };
 
 struct Measurements {
@@ -93,7 +95,16 @@ report::Table table_report(const nlohmann::ordered_json& j) {
     return t;
 }
 
+int run_compare(const RunOptions& opts) {
+    auto c = compare_runs(opts.compare[0], opts.compare[1]);
+    if (!c.is_ok()) return fail(kTool, c.status());
+    for (const std::string& note : c->notes) std::cerr << kTool << ": runs differ in " << note << '\n';
+    const Status st = write_report(c->table, c->json, opts.common);
+    return st.is_ok() ? kExitOk : fail(kTool, st);
+}
+
 int run(const RunOptions& opts) {
+    if (!opts.compare.empty()) return run_compare(opts);
     SessionOptions session_options;
     session_options.profile = !opts.trace.empty();  // the trace shows per-split times
     auto session = open_session(opts.common, session_options);
@@ -132,7 +143,12 @@ int main(int argc, char** argv) {
     app.add_option("--trace", opts.trace,
                    "Write a Chrome Trace Event file (Perfetto): per backend, each split's copies and compute "
                    "(profiling mode: synchronises between them)");
+    app.add_option("--compare", opts.compare,
+                   "BASE.json NEW.json: compare two saved reports (--format json -o) instead of running: per metric the\n"
+                   "base, the new value and new/base, and on stderr how the runs differ (commit, CPU, threads, config)")
+        ->expected(2);
     app.footer("Example: graph-run -c configs/llama-decoder.json -b BLAS,CPU -r 20 --trace run.trace.json\n"
+               "         graph-run --compare before.json after.json\n"
                "Exit codes: 0 success, 2 usage, config or device error.");
     return run_tool(app, argc, argv, opts.common, [&] { return run(opts); });
 }

@@ -23,6 +23,20 @@ import json; e = json.load(open('$tmp/trace.json'))['traceEvents']
 spans = [x for x in e if x['ph'] == 'X']; assert len(spans) >= 3 and all(x['dur'] >= 0 for x in spans)
 assert {x['args']['name'] for x in e if x['ph'] == 'M'} == {'SIM0', 'CPU'}" "trace"
 [ -s "$tmp/outs/result_output.npy" ] || { echo "FAIL save-outputs: no result_output.npy"; failures=$((failures + 1)); }
+# Two saved runs compared: every shared number with new/base, and the ways the runs differ.
+check run-json-1t 0 "$run" -c "$configs/default.json" -b SIM0,CPU -P SIM0:unsupported=rope -r 2 -t 1 --format json -o "$tmp/run1.json"
+check compare 0 "$run" --compare "$tmp/run.json" "$tmp/run1.json" --format json -o "$tmp/cmp.json"
+expect_in compare-threads "$tmp/err" "runs differ in threads: 0 -> 1"
+py "
+import json; c = json.load(open('$tmp/cmp.json')); m = {x['metric']: x for x in c['metrics']}
+assert m['n_splits']['ratio'] == 1 and m['n_splits']['base'] == m['n_splits']['new']
+t = m['time_ms.median']; assert abs(t['ratio'] - t['new'] / t['base']) < 1e-12
+assert 'buffer_bytes.SIM0' in m and 'meta' not in ' '.join(m), m.keys()
+assert c['meta']['tool'] == 'graph-run'" "compare metrics"
+check compare-not-a-report 2 "$run" --compare "$tmp/run.json" "$tmp/trace.json"
+expect_in compare-not-a-report-msg "$tmp/err" "is not a graph-run JSON report"
+check compare-missing 2 "$run" --compare "$tmp/run.json" "$tmp/none.json"
+check compare-one-file 2 "$run" --compare "$tmp/run.json"
 check run-bad-config 2 "$run" -c "$tmp/missing.json"
 check run-bad-device 2 "$run" -c "$configs/default.json" -b CUDA3,CPU
 # The CPU left out of -b: the message says what to write.
