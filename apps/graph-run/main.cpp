@@ -24,6 +24,7 @@ struct RunOptions {
     int reps = 10;
     double duration = 0;
     std::string save_outputs;
+    std::string save_weights;  // GGUF file for the placed model's weights
     std::string trace;
     std::vector<std::string> compare;  // BASE.json NEW.json: compare two saved reports, run nothing
 };
@@ -111,6 +112,9 @@ int run(const RunOptions& opts) {
     if (!session.is_ok()) return fail(kTool, session.status());
     Session& s = **session;
     for (const std::string& note : s.model.notes) std::cerr << kTool << ": note: " << note << '\n';
+    if (!opts.save_weights.empty()) {
+        if (Status st = config::save_weights(s.model, opts.save_weights); !st.is_ok()) return fail(kTool, st);
+    }
     TraceWriter trace(s.backend_names());
     auto m = measure(s, opts, opts.trace.empty() ? nullptr : &trace);
     if (!m.is_ok()) return fail(kTool, m.status());
@@ -140,6 +144,9 @@ int main(int argc, char** argv) {
     app.add_option("--duration", opts.duration, "Time computes for this many seconds instead of --reps")
         ->check(CLI::NonNegativeNumber);
     app.add_option("--save-outputs", opts.save_outputs, "Write every output as DIR/<name>.npy");
+    app.add_option("--save-weights", opts.save_weights,
+                   "Write the model's weights (as initialised, e.g. random with --seed) to FILE (GGUF); a config loads\n"
+                   "them back with \"defaults\": {\"init\": {\"kind\": \"gguf\", \"file\": FILE}}");
     app.add_option("--trace", opts.trace,
                    "Write a Chrome Trace Event file (Perfetto): per backend, each split's copies and compute "
                    "(profiling mode: synchronises between them)");

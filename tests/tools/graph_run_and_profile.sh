@@ -37,6 +37,19 @@ check compare-not-a-report 2 "$run" --compare "$tmp/run.json" "$tmp/trace.json"
 expect_in compare-not-a-report-msg "$tmp/err" "is not a graph-run JSON report"
 check compare-missing 2 "$run" --compare "$tmp/run.json" "$tmp/none.json"
 check compare-one-file 2 "$run" --compare "$tmp/run.json"
+# --save-weights: the weights as a GGUF file that --info reads and a config loads back, giving the
+# same outputs as the run that saved them.
+check save-weights 0 "$run" -c "$configs/default.json" --seed 7 -r 1 --save-weights "$tmp/w.gguf" --save-outputs "$tmp/o7"
+check save-weights-info 0 "$run" -c "$tmp/w.gguf" --info
+expect_in save-weights-arch "$tmp/out" "xbackend"
+python3 -c "
+import json; c = json.load(open('$configs/default.json'))
+c['defaults'] = {'init': {'kind': 'gguf', 'file': '$tmp/w.gguf'}}
+json.dump(c, open('$tmp/from_weights.json', 'w'))"
+check load-weights 0 "$run" -c "$tmp/from_weights.json" --seed 7 -r 1 --save-outputs "$tmp/ow"
+cmp -s "$tmp/o7/result_output.npy" "$tmp/ow/result_output.npy" ||
+  { echo "FAIL load-weights: outputs differ from the run that saved the weights"; failures=$((failures + 1)); }
+check save-weights-bad-path 2 "$run" -c "$configs/default.json" -r 1 --save-weights "$tmp/no/such/dir/w.gguf"
 check run-bad-config 2 "$run" -c "$tmp/missing.json"
 check run-bad-device 2 "$run" -c "$configs/default.json" -b CUDA3,CPU
 # The CPU left out of -b: the message says what to write.
