@@ -28,6 +28,15 @@ class Row:
     note: str = ""
 
 
+def changed(row):
+    """Whether a row shows a difference worth reading: flagged, a ratio other than 1, or unequal values."""
+    if row.flag:
+        return True
+    if row.ratio is not None:
+        return abs(row.ratio - 1.0) > 1e-12
+    return row.base != row.new
+
+
 @dataclass
 class Comparison:
     rows: list

@@ -44,9 +44,16 @@ def _draw_kind(ax, k, kind, cases, chosen):
     """The bars of one kind of metric, one per case, offset within each case's group."""
     offset = (k - (len(KINDS) - 1) / 2) * BAR_WIDTH
     rows = [chosen[c].get(kind) for c in cases]
-    # A metric with no ratio (a base of 0) is drawn hatched at 1.0 when flagged, so that it still shows.
-    heights = [0.0 if r is None else (r.ratio if r.ratio is not None else float(bool(r.flag))) for r in rows]
-    bars = ax.bar([i + offset for i in range(len(cases))], heights, BAR_WIDTH, label=kind, color=COLORS[kind])
+    # Bars grow from 1.0 (no change) to the ratio, up or down, so that on the log axis a 10% move and
+    # a 1000x one both show. A metric with no ratio (a base of 0) is drawn hatched from 1 to 2 when
+    # flagged, so that it still shows.
+    def top(r):
+        if r is None:
+            return 1.0
+        return r.ratio if r.ratio is not None else (2.0 if r.flag else 1.0)
+    heights = [top(r) - 1.0 for r in rows]
+    bars = ax.bar([i + offset for i in range(len(cases))], heights, BAR_WIDTH, bottom=1.0, label=kind,
+                  color=COLORS[kind])
     for bar, row in zip(bars, rows):
         if row is None:
             continue
@@ -57,7 +64,7 @@ def _draw_kind(ax, k, kind, cases, chosen):
             bar.set_hatch("//")
         label = ("!" if row.flag else "") + ("n/a" if row.ratio is None else "")
         if label:
-            ax.annotate(label, (bar.get_x() + bar.get_width() / 2, bar.get_height()), ha="center", va="bottom",
+            ax.annotate(label, (bar.get_x() + bar.get_width() / 2, max(top(row), 1.0)), ha="center", va="bottom",
                         color="red", fontsize=8)
 
 
@@ -70,11 +77,15 @@ def plot(cmp, path):
         _draw_kind(ax, k, kind, cases, chosen)
     ax.axhline(1.0, color="black", linewidth=0.8)
     ax.axhline(cmp.threshold, color="red", linewidth=0.8, linestyle="--", label=f"timing threshold {cmp.threshold:g}")
+    # Ratios span decades (an NMSE can move 1000x while a timing moves 10%): a log axis keeps every
+    # bar visible.
+    ax.set_yscale("log")
     ax.set_xticks(range(len(cases)))
     ax.set_xticklabels(cases, rotation=30, ha="right", fontsize=8)
-    ax.set_ylabel("new / base (timing: after calibration)")
-    ax.set_title(f"regress compare: {len(cmp.regressions)} flagged regression(s); "
-                 "red edge = flagged, hatched = no ratio (base 0)", fontsize=10)
+    ax.set_ylabel("new / base, log scale (timing: after calibration)")
+    # Two short lines: one long line was cut at the figure's edge once the legend took its place.
+    ax.set_title(f"regress compare: {len(cmp.regressions)} flagged regression(s)\n"
+                 "red edge = flagged, hatched = no ratio (base 0)", fontsize=9)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside the bars, not over them
     fig.tight_layout()
     try:

@@ -170,6 +170,21 @@ class TestCommandLine(unittest.TestCase):
     def test_doctored_still_fails_on_the_ci_gate(self):
         self.assertEqual(regress("compare", BASE, DOCTORED, "--gate", "deterministic,numerics").returncode, 1)
 
+    def test_only_changed_lists_the_moved_metrics_and_keeps_the_exit_code(self):
+        proc = regress("compare", BASE, DOCTORED, "--only-changed", "--format", "json")
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        rows = json.loads(proc.stdout)["rows"]
+        self.assertTrue(rows)
+        self.assertTrue(all(r["flag"] or r["base"] != r["new"] or (r["ratio"] is not None and r["ratio"] != 1)
+                            for r in rows), rows)
+        self.assertEqual({(r["case"], r["category"], r["metric"], r["flag"]) for r in rows if r["flag"]},
+                         EXPECTED_DOCTORED_FLAGS)
+        full = json.loads(regress("compare", BASE, DOCTORED, "--format", "json").stdout)["rows"]
+        self.assertLess(len(rows), len(full))
+        same = regress("compare", BASE, BASE, "--only-changed")
+        self.assertEqual(same.returncode, 0, same.stderr)
+        self.assertNotIn("| n_splits |", same.stdout)
+
     def test_time_threshold_option(self):
         self.assertEqual(regress("compare", BASE, DOCTORED, "--gate", "timing", "--time-threshold", "2.5").returncode,
                          0)
@@ -212,6 +227,10 @@ class TestUsageErrors(unittest.TestCase):
 
     def test_unknown_gate(self):
         self.assert_usage_error(regress("compare", BASE, BASE, "--gate", "speed"), "--gate: unknown speed")
+
+    def test_run_filter_that_matches_no_case(self):
+        self.assert_usage_error(regress("run", "--filter", "no-such-case*", "-o", "/dev/null"),
+                                "--filter no-such-case*: no case matches (cases: ")
 
     def test_missing_argument(self):
         self.assertEqual(regress("compare", BASE).returncode, 2)
