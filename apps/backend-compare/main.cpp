@@ -2,6 +2,7 @@
 //
 //   backend-compare -c configs/llama-decoder.json                 # CPU against the first GPU, else SIM0
 //   backend-compare -b CPU,SIM0 -P SIM0:fault_node=12 --stop-at-first
+#include <functional>
 #include <iostream>
 #include <optional>
 
@@ -34,6 +35,7 @@ struct CompareOptions {
     bool isolate = false;        // the target computes each node from the reference's inputs
     std::string save_outputs;    // GGUF file for the target's node results
     std::string load_reference;  // GGUF file to compare one backend's run against
+    std::vector<std::string> diff;  // REFERENCE.gguf TARGET.gguf: two saved runs, nothing computed
 };
 
 // [reference, target]: -b when given, else the CPU against the first real GPU, else SIM0. With
@@ -133,39 +135,57 @@ Status compare_nodes(Backend& ref, Backend& target, const Graph& graph, const To
     return Status::ok();
 }
 
-// Computes the graph on `backend` and compares each node with its saved values.
-Status compare_with_file(Backend& backend, const Graph& graph, const GgufReader& file, const Tolerances& tol,
-                         bool stop_at_first, CompareReport& out) {
-    XB_RETURN_IF_ERROR(backend.graph_compute(graph));
+// A node's values as one side of a comparison holds them: computed here, or saved in a file.
+using Values = std::function<Result<std::vector<float>>(const Tensor&)>;
+
+// Compares every node the reference file holds against `target`'s values, in graph order: the
+// target computed here (--load-reference) or saved in a second file (--diff). A node the files
+// lack is skipped; a failing node's inputs are compared where both sides have them.
+Status compare_with_saved(const Graph& graph, const GgufReader& reference, const Values& target,
+                          const std::function<bool(const Tensor&)>& target_has, const Tolerances& tol,
+                          bool stop_at_first, CompareReport& out) {
     Divergence divergence(graph);
+    auto has = [&](const Tensor& t) { return reference.find_tensor(t.name) != nullptr && target_has(t); };
     for (int i = 0; i < graph.n_nodes(); ++i) {
         const Tensor& node = *graph.node(i);
         if (op_is_view(node.op)) {
             divergence.set(i, divergence.any_source_bad(node));
             continue;
         }
-        if (file.find_tensor(node.name) == nullptr) {
-            out.add_skip(i, node, "not in " + file.path());
+        if (!has(node)) {
+            out.add_skip(i, node, "not saved");
             continue;
         }
-        XB_ASSIGN_OR_RETURN(std::vector<float> want, load_reference(file, node));
-        XB_ASSIGN_OR_RETURN(std::vector<float> got, tensor_get_f32(node));
+        XB_ASSIGN_OR_RETURN(std::vector<float> want, load_reference(reference, node));
+        XB_ASSIGN_OR_RETURN(std::vector<float> got, target(node));
         const bool ok = out.add(i, node, report::compare(got, want), tol.for_node(node));
         divergence.set(i, !ok);
         if (ok) continue;
-        // The saved run's inputs are in the file too, where it holds them.
         std::vector<InputError> inputs;
         for (int j = 0; j < kMaxSrc; ++j) {
             const Tensor* src = node.src[j];
-            if (src == nullptr || file.find_tensor(src->name) == nullptr) continue;
-            auto saved = load_reference(file, *src);
-            auto here = tensor_get_f32(*src);
-            if (saved.is_ok() && here.is_ok()) inputs.push_back({j, src->display_name(), report::compare(*here, *saved)});
+            if (src == nullptr || !has(*src)) continue;
+            auto saved = load_reference(reference, *src);
+            auto other = target(*src);
+            if (saved.is_ok() && other.is_ok()) inputs.push_back({j, src->display_name(), report::compare(*other, *saved)});
         }
         out.explain(divergence.any_source_bad(node) ? Origin::Inherited : Origin::Introduced, std::move(inputs));
         if (stop_at_first) break;
     }
     return Status::ok();
+}
+
+// The backend that saved a file (its xbackend.backend), and the config it ran ("?" when absent).
+std::string saved_kv(const GgufReader& file, const char* key) {
+    const GgufValue* v = file.find_kv(key);
+    return v && v->as_string() ? *v->as_string() : std::string("?");
+}
+
+// Nothing in common: the file holds another config's results, and passing would hide it.
+Status nothing_in_common(const config::Model& model, const GgufReader& file) {
+    return Status(StatusCode::InvalidArgument, file.path() + ": none of the nodes of '" + model.name +
+                                                   "' is in the file (it holds the results of '" +
+                                                   saved_kv(file, "xbackend.config") + "')");
 }
 
 // Unnamed nodes get "node<i>", so that the report and name-based settings can refer to them.
@@ -240,21 +260,38 @@ int run_against_file(const CompareOptions& opts, config::Model& model, Backend& 
     auto work = alloc_ctx_tensors(*model.ctx, backend);
     if (!work.is_ok()) return fail(kTool, work.status());
     if (Status s = model.set_inputs(); !s.is_ok()) return fail(kTool, s);
-    const GgufValue* saved_by = file->find_kv("xbackend.backend");
-    const std::string source = saved_by && saved_by->as_string() ? *saved_by->as_string() : std::string("?");
+    if (Status s = backend.graph_compute(model.graph); !s.is_ok()) return fail(kTool, s);
+    const std::string source = saved_kv(*file, "xbackend.backend");
     CompareReport report(backend.name(), source + " (" + opts.load_reference + ")");
-    if (Status s = compare_with_file(backend, model.graph, *file, tol, opts.stop_at_first, report); !s.is_ok()) {
+    if (Status s = compare_with_saved(model.graph, *file, [](const Tensor& t) { return tensor_get_f32(t); },
+                                      [](const Tensor&) { return true; }, tol, opts.stop_at_first, report);
+        !s.is_ok()) {
         return fail(kTool, s);
     }
-    if (report.compared() == 0) {
-        // Nothing in common: the file holds another config's results, and passing would hide it.
-        const GgufValue* saved_for = file->find_kv("xbackend.config");
-        const std::string config = saved_for && saved_for->as_string() ? *saved_for->as_string() : std::string("?");
-        return fail(kTool, Status(StatusCode::InvalidArgument, opts.load_reference + ": none of the nodes of '" + model.name +
-                                                                   "' is in the file (it holds the results of '" + config + "')"));
-    }
+    if (report.compared() == 0) return fail(kTool, nothing_in_common(model, *file));
     return finish(report, opts, model,
                   std::string(backend.name()) + " against " + source + " results in " + opts.load_reference);
+}
+
+// Two saved result files against each other, nothing computed: the config gives the nodes' order,
+// ops (for their tolerances) and sources (for introduced / inherited).
+int run_diff(const CompareOptions& opts, const config::Model& model, const Tolerances& tol) {
+    auto reference = GgufReader::open(opts.diff[0]);
+    if (!reference.is_ok()) return fail(kTool, reference.status());
+    auto target = GgufReader::open(opts.diff[1]);
+    if (!target.is_ok()) return fail(kTool, target.status());
+    const std::string ref_name = saved_kv(*reference, "xbackend.backend") + " (" + opts.diff[0] + ")";
+    const std::string target_name = saved_kv(*target, "xbackend.backend") + " (" + opts.diff[1] + ")";
+    CompareReport report(ref_name, target_name, "saved");
+    const GgufReader& t = *target;
+    if (Status s = compare_with_saved(model.graph, *reference, [&](const Tensor& n) { return load_reference(t, n); },
+                                      [&](const Tensor& n) { return t.find_tensor(n.name) != nullptr; }, tol,
+                                      opts.stop_at_first, report);
+        !s.is_ok()) {
+        return fail(kTool, s);
+    }
+    if (report.compared() == 0) return fail(kTool, nothing_in_common(model, *reference));
+    return finish(report, opts, model, target_name + " against " + ref_name + ", both saved (nothing computed)");
 }
 
 int run(const CompareOptions& opts) {
@@ -275,6 +312,7 @@ int run(const CompareOptions& opts) {
     if (!model.is_ok()) return fail(kTool, model.status());
     name_nodes(model->graph);
     if (Status s = resolve_fault_nodes(o, model->graph); !s.is_ok()) return fail(kTool, s);
+    if (!opts.diff.empty()) return run_diff(opts, *model, tol);
     auto ref = global_registry().init_by_name(pair->first);
     if (!ref.is_ok()) return fail(kTool, ref.status());
     if (!opts.load_reference.empty()) return run_against_file(opts, *model, **ref, tol);
@@ -328,6 +366,13 @@ int main(int argc, char** argv) {
                    "Compare one backend's run (-b DEVICE, default CPU) against results saved with --save-outputs")
         ->excludes("--save-outputs")
         ->excludes("--isolate");
+    app.add_option("--diff", opts.diff,
+                   "REFERENCE.gguf TARGET.gguf: compare two runs saved with --save-outputs, computing nothing (the config\n"
+                   "gives the nodes' order, ops and tolerances)")
+        ->expected(2)
+        ->excludes("--save-outputs")
+        ->excludes("--isolate")
+        ->excludes("--load-reference");
     app.footer("Example: backend-compare -c configs/llama-decoder.json -b CPU,SIM0 -P SIM0:fault_node=12\n"
                "Exit codes: 0 all within tolerance, 1 a node out of tolerance, 2 usage or config error.");
     return run_tool(app, argc, argv, opts.common, [&] { return run(opts); });

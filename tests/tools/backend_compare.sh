@@ -85,6 +85,19 @@ check load-other-config 2 "$bin" -c "$configs/mlp.json" --load-reference "$tmp/s
 expect_in load-other-config-says "$tmp/err" "none of the nodes of"
 check load-missing 2 "$bin" -c "$configs/default.json" --load-reference "$tmp/none.gguf"
 
+# Two saved runs diffed without computing: the faulty one against the good one finds node 11
+# introduced, the good one against itself passes, another config's file is refused.
+check diff-faulty 1 "$bin" -c "$configs/default.json" --diff "$tmp/sim.gguf" "$tmp/bad.gguf" --format json -o "$tmp/d.json"
+expect_in diff-faulty-says "$tmp/err" "both saved (nothing computed)"
+python3 -c "
+import json; r = json.load(open('$tmp/d.json'))
+assert r['mode'] == 'saved' and r['first_divergent'] == 11 and r['introduced'] == 1, r['first_divergent_node']" \
+  || { echo "FAIL diff-faulty: node 11 introduced"; failures=$((failures + 1)); }
+check diff-same 0 "$bin" -c "$configs/default.json" --diff "$tmp/sim.gguf" "$tmp/sim.gguf"
+check diff-other-config 2 "$bin" -c "$configs/mlp.json" --diff "$tmp/sim.gguf" "$tmp/bad.gguf"
+check diff-one-file 2 "$bin" -c "$configs/default.json" --diff "$tmp/sim.gguf"
+check diff-missing 2 "$bin" -c "$configs/default.json" --diff "$tmp/sim.gguf" "$tmp/none.gguf"
+
 check tolerance 1 "$bin" -c "$configs/default.json" -b CPU,SIM0 -P SIM0:fault_node=11 --tol mul_mat=1e-30 --tol default=1e-30
 # A node that quantizes is held to its format's rounding error (q4_K: 5e-3), the rest to their op's.
 check quantizing 0 "$bin" -c "$(dirname "$0")/../data/quantize_roundtrip.json" -b CPU,SIM0 --format json -o "$tmp/q.json"
