@@ -1,9 +1,13 @@
 // Chrome Trace Event output (viewable in Perfetto or chrome://tracing) of profiled computes: one
-// track per backend, each split's input copies and compute as spans.
+// track per backend, each split's input copies and compute as spans. Span names carry no
+// repetition number ("split 3 compute"), so that Perfetto groups the same span across computes;
+// the repetition, node range, inputs and bytes are the span's args.
 #pragma once
 
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "core/status.hpp"
 #include "sched/sched_report.hpp"
@@ -23,6 +27,7 @@ private:
         int track;
         double ts_us;
         double dur_us;
+        nlohmann::ordered_json args;
     };
     std::vector<std::string> backends_;
     std::vector<Span> spans_;

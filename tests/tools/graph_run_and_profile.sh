@@ -21,6 +21,11 @@ assert m['tool'] == 'graph-run' and m['backends'] == ['SIM0', 'CPU'] and m['comm
 py "
 import json; e = json.load(open('$tmp/trace.json'))['traceEvents']
 spans = [x for x in e if x['ph'] == 'X']; assert len(spans) >= 3 and all(x['dur'] >= 0 for x in spans)
+# Names repeat across computes (Perfetto groups them); the repetition and the split are args.
+assert all('rep' not in x['name'] and x['args']['rep'] in range(3) and 'nodes' in x['args'] for x in spans), spans[:3]
+assert len({x['name'] for x in spans}) * 3 == len(spans), 'the same span names in every rep'
+copies = [x for x in spans if x['name'].endswith(' copy') and x['args']['n_inputs'] > 0]
+assert copies and all(x['args']['bytes'] > 0 and len(x['args']['inputs']) == x['args']['n_inputs'] for x in copies)
 assert {x['args']['name'] for x in e if x['ph'] == 'M'} == {'SIM0', 'CPU'}" "trace"
 [ -s "$tmp/outs/result_output.npy" ] || { echo "FAIL save-outputs: no result_output.npy"; failures=$((failures + 1)); }
 # Two saved runs compared: every shared number with new/base, and the ways the runs differ.
