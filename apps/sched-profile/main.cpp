@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "core/size_math.hpp"
 #include "sched/sched_dot.hpp"
 #include "session.hpp"
 #include "summary.hpp"
@@ -38,7 +39,7 @@ report::Table split_table(const SchedReport& r, bool timed) {
             copied += in.bytes;
             if (from.find(in.source_backend) == std::string::npos) from += (from.empty() ? "" : " ") + in.source_backend;
             // The copied tensors by name, a few of them: the rest counted.
-            if (n_named++ < 4) names += (names.empty() ? "" : ", ") + in.name + " (" + report::human_bytes(in.bytes) + ")";
+            if (n_named++ < 4) names += (names.empty() ? "" : ", ") + in.name + " (" + bytes_text(static_cast<double>(in.bytes)) + ")";
         }
         if (n_named > 4) names += ", +" + std::to_string(n_named - 4) + " more";
         auto ms = [&](double sec) { return timed && sec >= 0 ? report::Cell(sec * 1e3) : report::Cell(); };
@@ -65,13 +66,13 @@ void print_summary(const ProfileSummary& p) {
     std::cerr << kTool << ": " << p.model << " on [";
     for (size_t i = 0; i < p.backends.size(); ++i) std::cerr << (i ? ", " : "") << p.backends[i];
     std::cerr << "]: " << p.n_nodes << " nodes, " << p.n_splits << " splits, " << p.total_copies() << " copies ("
-              << report::human_bytes(p.total_copy_bytes()) << ")\n";
+              << bytes_text(static_cast<double>(p.total_copy_bytes())) << ")\n";
     for (const auto& [name, bytes] : p.buffer_bytes) {
-        std::cerr << "  compute buffer " << name << ": " << report::human_bytes(bytes) << '\n';
+        std::cerr << "  compute buffer " << name << ": " << bytes_text(static_cast<double>(bytes)) << '\n';
     }
     for (const auto& [pair, c] : p.copies) {
         std::cerr << "  copied " << pair.first << " -> " << pair.second << ": " << c.count << " copies, "
-                  << report::human_bytes(c.bytes) << '\n';
+                  << bytes_text(static_cast<double>(c.bytes)) << '\n';
     }
     if (const std::string hint = bound_hint(p); !hint.empty()) std::cerr << "  " << hint << '\n';
 }

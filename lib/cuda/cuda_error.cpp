@@ -1,7 +1,6 @@
 #include "cuda/cuda_error.hpp"
 
-#include <array>
-#include <cstdio>
+#include "core/size_math.hpp"
 
 namespace xb::cuda {
 
@@ -35,18 +34,6 @@ std::string format_call_error(std::string_view library, std::string_view error_n
     return text;
 }
 
-std::string format_bytes(size_t bytes) {
-    constexpr std::array<const char*, 6> kUnits = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-    if (bytes < 1024) return std::to_string(bytes) + " B";
-    double value = static_cast<double>(bytes) / 1024.0;
-    size_t unit = 0;
-    while (value >= 1024.0 && unit + 1 < kUnits.size()) {
-        value /= 1024.0;
-        ++unit;
-    }
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.1f %s", value, kUnits[unit]);
-    return buf;
-}
+std::string format_bytes(size_t bytes) { return bytes_text(static_cast<double>(bytes)); }
 
 }  // namespace xb::cuda

@@ -25,7 +25,7 @@ std::string_view short_source_path(std::string_view file);
 std::string format_call_error(std::string_view library, std::string_view error_name, std::string_view error_text,
                               const CallSite& site);
 
-// Sizes for messages: "512 B", "1.5 KiB", "79.2 GiB".
+// Sizes for messages: "512 B", "1.5 KiB", "79.2 GiB" (core's bytes_text).
 std::string format_bytes(size_t bytes);
 
 }  // namespace xb::cuda

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <iterator>
 
 #include <nlohmann/json.hpp>
 
@@ -119,20 +118,6 @@ void write(const Table& table, Format format, std::ostream& out) {
         case Format::Csv: return write_csv(table, out);
         case Format::Markdown: return write_markdown(table, out);
     }
-}
-
-std::string human_bytes(uint64_t bytes) {
-    if (bytes < 1024) return std::to_string(bytes) + " B";
-    const char* units[] = {"KiB", "MiB", "GiB", "TiB"};
-    double v = static_cast<double>(bytes) / 1024.0;
-    size_t u = 0;
-    while (v >= 1024.0 && u + 1 < std::size(units)) {
-        v /= 1024.0;
-        ++u;
-    }
-    char buf[32];
-    std::snprintf(buf, sizeof buf, v < 10 ? "%.2f %s" : v < 100 ? "%.1f %s" : "%.0f %s", v, units[u]);
-    return buf;
 }
 
 }  // namespace xb::report

@@ -37,9 +37,6 @@ private:
 // Text of a cell: doubles with `precision` significant digits ("" for an empty cell).
 std::string cell_text(const Cell& cell, int precision = 4);
 
-// A byte count for people: "832 B", "12.0 KiB", "3.50 MiB", "1.25 GiB" (three significant digits).
-std::string human_bytes(uint64_t bytes);
-
 void write_text(const Table& table, std::ostream& out);      // aligned columns
 void write_csv(const Table& table, std::ostream& out);       // RFC 4180 quoting
 void write_markdown(const Table& table, std::ostream& out);
