@@ -87,26 +87,31 @@ GraphRef Graph::ref_by_scan(const Tensor* t) const {
     return GraphRef::outside();
 }
 
-void Graph::emit_node(Tensor* t) {
+GraphRef Graph::next_node_ref() const {
     XB_CHECK_MSG(n_nodes() < GraphRef::kMaxIndex, "a graph of more than 2^30 nodes");
-    const GraphRef r = GraphRef::node(n_nodes());
+    return GraphRef::node(n_nodes());
+}
+
+GraphRef Graph::next_leaf_ref() const {
+    XB_CHECK_MSG(n_leafs() < GraphRef::kMaxIndex, "a graph of more than 2^30 leafs");
+    return GraphRef::leaf(n_leafs());
+}
+
+void Graph::emit_node(Tensor* t) {
+    visited_.set(t, encode(next_node_ref()));
     nodes_.push_back(t);
-    visited_.set(t, encode(r));
 }
 
 void Graph::emit_leaf(Tensor* t) {
-    XB_CHECK_MSG(n_leafs() < GraphRef::kMaxIndex, "a graph of more than 2^30 leafs");
-    const GraphRef r = GraphRef::leaf(n_leafs());
+    visited_.set(t, encode(next_leaf_ref()));
     leafs_.push_back(t);
-    visited_.set(t, encode(r));
 }
 
 void Graph::add_node(Tensor* t) {
     XB_CHECK(t != nullptr);
     XB_CHECK_MSG(indexed_, "nodes cannot be added to a graph view");
-    XB_CHECK_MSG(n_nodes() < GraphRef::kMaxIndex, "a graph of more than 2^30 nodes");
     // One probe: the entry is claimed with the code the node gets, or found.
-    if (visited_.insert(t, encode(GraphRef::node(n_nodes()))).second) {
+    if (visited_.insert(t, encode(next_node_ref())).second) {
         src_refs_.clear();  // rewritten graphs do not keep source refs (see has_src_refs)
         nodes_.push_back(t);
     }
@@ -115,8 +120,7 @@ void Graph::add_node(Tensor* t) {
 void Graph::add_leaf(Tensor* t) {
     XB_CHECK(t != nullptr);
     XB_CHECK_MSG(indexed_, "leafs cannot be added to a graph view");
-    XB_CHECK_MSG(n_leafs() < GraphRef::kMaxIndex, "a graph of more than 2^30 leafs");
-    if (visited_.insert(t, encode(GraphRef::leaf(n_leafs()))).second) leafs_.push_back(t);
+    if (visited_.insert(t, encode(next_leaf_ref())).second) leafs_.push_back(t);
 }
 
 void Graph::clear() {

@@ -120,6 +120,9 @@ private:
     // tensor the build has reached but not emitted yet.
     static constexpr int32_t kOnStack = -2;
     static int32_t encode(GraphRef r) { return 2 * r.index() + (r.is_leaf() ? 1 : 0); }
+    // The ref the next node (leaf) takes; checks that its index fits.
+    GraphRef next_node_ref() const;
+    GraphRef next_leaf_ref() const;
     void emit_node(Tensor* t);
     void emit_leaf(Tensor* t);
 

@@ -1,15 +1,10 @@
 // The scheduler's assignment passes 1-4: which backend computes each node (see scheduler.hpp).
-#include <algorithm>
 #include <string>
 
 #include "backend/tensor_io.hpp"
 #include "sched/scheduler.hpp"
 
 namespace xb {
-
-namespace {
-
-}  // namespace
 
 bool Scheduler::computes(int slot, const Tensor& op, BackendId b) {
     // Bit b: backend b was asked; bit kMaxBackends + b: its answer.

@@ -138,11 +138,11 @@ void Scheduler::cut_splits(const Graph& graph) {
             start_split(node_backend(i), i);
         }
         Split& split = splits_[used - 1];
+        Tensor& node = *graph.nodes()[static_cast<size_t>(i)];  // read only to copy an input
         for (int j = 0; j < facts(i).n_src; ++j) {
             const int slot = src_slot(i, j);
             if (slot < 0) continue;
             const BackendId src_backend = backend_of_[static_cast<size_t>(slot)];
-            Tensor& node = *graph.nodes()[static_cast<size_t>(i)];
             if (facts(slot).input && options_.n_copies > 1) add_graph_input_copies(*node.src[j], src_backend);
             if (src_backend != split.backend && !buffer_supported(slot, split.backend)) add_split_input(node, j, slot, split);
         }
