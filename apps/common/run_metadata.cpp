@@ -16,17 +16,6 @@ namespace xb::tools {
 
 namespace {
 
-// "model name" of the first processor in /proc/cpuinfo; "" elsewhere.
-std::string cpu_model() {
-    std::ifstream in("/proc/cpuinfo");
-    for (std::string line; std::getline(in, line);) {
-        if (line.rfind("model name", 0) != 0) continue;
-        const size_t colon = line.find(':');
-        if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
-    }
-    return {};
-}
-
 std::string utc_now() {
     const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
     std::tm tm{};
@@ -65,7 +54,7 @@ nlohmann::ordered_json run_metadata(const CommonOptions& o) {
             {"dirty", kBuildDirty},
             {"build_type", XB_BUILD_TYPE},
             {"compiler", XB_COMPILER},
-            {"cpu", cpu_model()},
+            {"cpu", cpu_model_name()},
             {"cpu_kernels", isa_name(active_isa())},
             {"n_cpus", std::thread::hardware_concurrency()},
             {"threads", o.threads},  // 0: each backend's default

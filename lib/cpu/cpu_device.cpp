@@ -1,5 +1,4 @@
 #include <cstdlib>
-#include <fstream>
 #include <string>
 
 #include "backend/host_threads.hpp"
@@ -8,20 +7,6 @@
 #include "host/kernels.hpp"
 
 namespace xb::cpu {
-
-namespace {
-std::string cpu_model_name() {
-    std::ifstream in("/proc/cpuinfo");
-    std::string line;
-    while (std::getline(in, line)) {
-        if (line.rfind("model name", 0) == 0) {
-            const size_t colon = line.find(':');
-            if (colon != std::string::npos && colon + 2 <= line.size()) return line.substr(colon + 2);
-        }
-    }
-    return "CPU";
-}
-}  // namespace
 
 namespace {
 // "avx2 kernels", "scalar kernels (XB_CPU_ISA; the CPU runs avx2)" when forced lower, and a note
@@ -35,6 +20,12 @@ std::string kernel_set_description() {
         text += std::string(" (XB_CPU_ISA=") + forced + " is not a kernel set: scalar, avx2 or avx512)";
     }
     return text;
+}
+
+// "AMD EPYC, avx2 kernels"; "CPU, ..." where the model cannot be read.
+std::string cpu_description() {
+    const std::string model = cpu_model_name();
+    return (model.empty() ? std::string("CPU") : model) + ", " + kernel_set_description();
 }
 }  // namespace
 
@@ -64,7 +55,7 @@ Result<CpuOptions> parse_cpu_options(std::string_view params) {
 }
 
 CpuDevice::CpuDevice(BackendReg& reg)
-    : Device(reg), description_(cpu_model_name() + ", " + kernel_set_description()), buffer_type_(*this, CpuBufferType::Memory::Allocated),
+    : Device(reg), description_(cpu_description()), buffer_type_(*this, CpuBufferType::Memory::Allocated),
       from_ptr_type_(*this, CpuBufferType::Memory::CallerOwned) {}
 
 MemoryInfo CpuDevice::memory() const { return {available_memory_bytes(), physical_memory_bytes()}; }
