@@ -95,6 +95,9 @@ def compare_summary(report):
 def run_summary(report):
     if not isinstance(report, dict):
         return None
+    runs = report.get("runs")
+    if isinstance(runs, list) and runs and isinstance(runs[0], dict):
+        report = runs[0]  # graph-run writes a list of runs; gpu-check asks for one
     return {k: report.get(k) for k in ("backends", "n_nodes", "n_splits", "time_ms", "tokens_per_s", "gflops",
                                        "copy_bytes")}
 

@@ -2,12 +2,16 @@
 // async fallbacks, events, errors). New backends join by registering.
 #include <gtest/gtest.h>
 
+#include <omp.h>
+
 #include <atomic>
+#include <cstdlib>
 #include <numeric>
 #include <vector>
 
 #include "alloc/context_alloc.hpp"
 #include "alloc/linear_allocator.hpp"
+#include "backend/host_threads.hpp"
 #include "backend/registry.hpp"
 #include "builtin/builtin_backends.hpp"
 #include "backend/tensor_io.hpp"
@@ -280,6 +284,25 @@ std::unique_ptr<ScaleChain> make_scale_chain(Backend& backend) {
     chain->graph = std::move(g).value();
     chain->buffer = std::move(buf).value();
     return chain;
+}
+
+TEST(HostThreads, HyperthreadSiblingsCountAsOneCore) {
+    // Two cores with two hyperthreads each, listed as the kernel does (a range and a list).
+    const auto two_by_two = [](int cpu) { return std::string(cpu < 2 ? "0-1" : "2,3"); };
+    EXPECT_EQ(count_physical_cores({0, 1, 2, 3}, two_by_two), 2);
+    EXPECT_EQ(count_physical_cores({0, 2}, two_by_two), 2);  // one thread of each core allowed
+    EXPECT_EQ(count_physical_cores({2, 3}, two_by_two), 1);
+    // Unknown topology: every CPU is a core.
+    EXPECT_EQ(count_physical_cores({0, 1, 5}, [](int) { return std::string(); }), 3);
+    EXPECT_EQ(count_physical_cores({}, two_by_two), 0);
+}
+
+TEST(HostThreads, DefaultIsAtLeastOneAndAtMostTheCpus) {
+    const int n = default_host_threads();
+    EXPECT_GE(n, 1);
+    if (std::getenv("OMP_NUM_THREADS") == nullptr) {
+        EXPECT_LE(n, omp_get_num_procs());
+    }
 }
 
 TEST(CpuBackend, AbortCallbackStopsTheGraph) {

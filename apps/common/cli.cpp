@@ -11,23 +11,61 @@
 
 namespace xb::tools {
 
-void add_common_options(CLI::App& app, CommonOptions& o) {
-    app.add_option("-c,--config", o.config, "JSON config file (see configs/ and the README)")->capture_default_str();
-    app.add_option("-b,--backends", o.backends, "Devices to use, in priority order, e.g. SIM0,CPU (overrides the config)")
-        ->delimiter(',');
-    app.add_option("-t,--threads", o.threads, "CPU threads (default: all cores, or OMP_NUM_THREADS)")->check(CLI::PositiveNumber);
+void add_common_options(CLI::App& app, CommonOptions& o, RunMatrix* matrix) {
+    constexpr const char* kConfigHelp = "JSON config file (see configs/ and the README)";
+    constexpr const char* kBackendsHelp = "Devices to use, in priority order, e.g. SIM0,CPU (overrides the config)";
+    constexpr const char* kThreadsHelp = "CPU threads (default: OMP_NUM_THREADS, else the physical cores)";
+    if (matrix == nullptr) {
+        app.add_option("-c,--config", o.config, kConfigHelp)->capture_default_str();
+        app.add_option("-b,--backends", o.backends, kBackendsHelp)->delimiter(',');
+        app.add_option("-t,--threads", o.threads, kThreadsHelp)->check(CLI::PositiveNumber);
+    } else {
+        app.add_option("-c,--config", matrix->configs, std::string(kConfigHelp) + "; a list runs each")
+            ->delimiter(',')
+            ->default_str(o.config);
+        app.add_option("-b,--backends", matrix->backend_sets, std::string(kBackendsHelp) + "; repeat -b to run each set")
+            ->delimiter(',');
+        app.add_option("-t,--threads", matrix->threads, std::string(kThreadsHelp) + "; a list (1,2,4) runs each")
+            ->delimiter(',')
+            ->check(CLI::PositiveNumber);
+    }
     app.add_option("-P,--device-param", o.device_params,
                    "NAME:KEY=VALUE device setting, repeatable, e.g. -P SIM0:unsupported=rope,get_rows");
     app.add_option("--map", o.device_map, "FROM=TO: run what the config puts on FROM on TO, e.g. --map CUDA0=SIM0");
     app.add_option("--seed", o.seed, "Seed for random weights and inputs (overrides the config)");
-    app.add_option("--format", o.format, "Output format: table, json, csv or md")
-        ->check(CLI::IsMember({"table", "json", "csv", "md"}))
-        ->capture_default_str();
+    if (matrix == nullptr) {
+        app.add_option("--format", o.format, "Output format: table, json, csv or md")
+            ->check(CLI::IsMember({"table", "json", "csv", "md"}))
+            ->capture_default_str();
+    } else {
+        app.add_option("--format", o.format, "Output format: table, json, jsonl (one run per line), csv or md")
+            ->check(CLI::IsMember({"table", "json", "jsonl", "csv", "md"}))
+            ->capture_default_str();
+    }
     app.add_option("-o,--output", o.output, "Write the report to FILE instead of stdout");
     app.add_flag("--list-devices", o.list_devices, "List the devices (name, type, description, memory, settings) and exit");
     app.add_flag("--info", o.info,
                  "Describe the config's model and exit: for a llama.cpp GGUF file (-c model.gguf, or a gguf config) its "
                  "architecture, sizes, tensor types and bytes");
+}
+
+std::vector<CommonOptions> RunMatrix::runs(const CommonOptions& base) const {
+    std::vector<CommonOptions> out;
+    const std::vector<std::string> one_config = {base.config};
+    const std::vector<std::vector<std::string>> one_set = {base.backends};
+    const std::vector<int> one_count = {base.threads};
+    for (const std::string& config : configs.empty() ? one_config : configs) {
+        for (const std::vector<std::string>& set : backend_sets.empty() ? one_set : backend_sets) {
+            for (const int n : threads.empty() ? one_count : threads) {
+                CommonOptions o = base;
+                o.config = config;
+                o.backends = set;
+                o.threads = n;
+                out.push_back(std::move(o));
+            }
+        }
+    }
+    return out;
 }
 
 int parse(CLI::App& app, int argc, char** argv) {
@@ -59,12 +97,18 @@ std::string default_config_path() {
     return relative.string();
 }
 
-int run_tool(CLI::App& app, int argc, char** argv, CommonOptions& options, const std::function<int()>& run) {
+int run_tool(CLI::App& app, int argc, char** argv, CommonOptions& options, const std::function<int()>& run,
+             RunMatrix* matrix) {
     if (const int rc = parse(app, argc, argv); rc >= 0) return rc;
     options.tool = app.get_name();
     if (const CLI::Option* c = app.get_option_no_throw("-c"); c != nullptr && c->count() == 0 &&
                                                                   options.config == "configs/default.json") {
         options.config = default_config_path();
+    }
+    if (matrix != nullptr) {  // the first of each list, for --info and the report's metadata
+        if (!matrix->configs.empty()) options.config = matrix->configs.front();
+        if (!matrix->backend_sets.empty()) options.backends = matrix->backend_sets.front();
+        if (!matrix->threads.empty()) options.threads = matrix->threads.front();
     }
     if (options.list_devices) {
         const Status s = write_table(device_table(), options);
@@ -93,8 +137,10 @@ Status apply_device_params(const CommonOptions& o) {
         if (!s.is_ok()) return Status(s.code(), "-P " + p + ": " + s.message());
     }
     if (o.threads > 0) {
-        Device* cpu = reg.dev_by_name("CPU");
-        if (cpu != nullptr) XB_RETURN_IF_ERROR(cpu->configure("threads=" + std::to_string(o.threads)));
+        for (const char* name : {"CPU", "BLAS"}) {
+            Device* host = reg.dev_by_name(name);
+            if (host != nullptr) XB_RETURN_IF_ERROR(host->configure("threads=" + std::to_string(o.threads)));
+        }
     }
     return Status::ok();
 }
@@ -111,9 +157,6 @@ report::Table device_table() {
     return t;
 }
 
-namespace {
-
-// Calls write(stream) on -o FILE, or on stdout when there is none.
 Status write_output(const CommonOptions& o, const std::function<void(std::ostream&)>& write) {
     if (o.output.empty()) {
         write(std::cout);
@@ -124,8 +167,6 @@ Status write_output(const CommonOptions& o, const std::function<void(std::ostrea
     write(out);
     return out ? Status::ok() : Status(StatusCode::Internal, "error while writing " + o.output);
 }
-
-}  // namespace
 
 Status write_table(const report::Table& table, const CommonOptions& o) {
     const report::Format format = report::format_from_name(o.format).value_or(report::Format::Table);
@@ -153,6 +194,12 @@ std::vector<std::string> split_list(const std::string& text) {
         pos = end + 1;
     }
     return items;
+}
+
+std::string join_list(const std::vector<std::string>& items) {
+    std::string text;
+    for (const std::string& item : items) text += (text.empty() ? "" : ",") + item;
+    return text;
 }
 
 }  // namespace xb::tools

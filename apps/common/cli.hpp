@@ -29,21 +29,31 @@ struct CommonOptions {
     std::vector<std::string> device_params;  // -P SIM0:fault_node=12
     std::vector<std::string> device_map;     // --map CUDA0=SIM0
     std::optional<uint64_t> seed;
-    std::string format = "table";
+    std::string format = "table";            // table, json, csv, md (and jsonl with a RunMatrix)
     std::string output;                      // -o FILE ("" = stdout)
     bool list_devices = false;
     bool info = false;                       // --info: describe the config's model and exit
 };
 
-// Adds the shared flags to `app`.
-void add_common_options(CLI::App& app, CommonOptions& options);
+// graph-run's lists, as llama-bench's: one run per (config, backend set, threads), in that order.
+struct RunMatrix {
+    std::vector<std::string> configs;                    // -c a.json,b.json
+    std::vector<std::vector<std::string>> backend_sets;  // -b SIM0,CPU -b CPU: one set per -b
+    std::vector<int> threads;                            // -t 1,2
+    std::vector<CommonOptions> runs(const CommonOptions& base) const;  // base with each combination
+};
+
+// Adds the shared flags to `app`. With a matrix, -c, -b and -t take lists into it (options then
+// holds the first of each, for --info) and --format also offers jsonl.
+void add_common_options(CLI::App& app, CommonOptions& options, RunMatrix* matrix = nullptr);
 
 // Parses argv; returns an exit code when the program should stop now (help, or a usage error
 // already printed), or -1 to go on.
 int parse(CLI::App& app, int argc, char** argv);
 
 // The common main(): parses argv, answers --help and --list-devices, else calls run().
-int run_tool(CLI::App& app, int argc, char** argv, CommonOptions& options, const std::function<int()>& run);
+int run_tool(CLI::App& app, int argc, char** argv, CommonOptions& options, const std::function<int()>& run,
+             RunMatrix* matrix = nullptr);
 
 // The default config's path: configs/default.json in the current directory when it is there, else
 // the repository's (next to the build directory of this executable) or an installed copy
@@ -51,11 +61,14 @@ int run_tool(CLI::App& app, int argc, char** argv, CommonOptions& options, const
 // none exists (the error then names it).
 std::string default_config_path();
 
-// Applies every -P NAME:KEY=VALUE to its device (Device::configure); -t sets the CPU's threads.
+// Applies every -P NAME:KEY=VALUE to its device (Device::configure); -t sets the threads of the
+// host devices (CPU and BLAS, which compute in one OpenMP team).
 Status apply_device_params(const CommonOptions& options);
 // The table of registered devices: name, type, description, memory, settings.
 report::Table device_table();
 
+// Calls write(stream) on -o FILE, or on stdout when there is none.
+Status write_output(const CommonOptions& options, const std::function<void(std::ostream&)>& write);
 // Writes `table` in the chosen format to -o FILE or stdout.
 Status write_table(const report::Table& table, const CommonOptions& options);
 // A tool's whole report: `document` with --format json, else `table` in the chosen format.
@@ -64,7 +77,8 @@ Status write_report(const report::Table& table, const nlohmann::ordered_json& do
 // Prints "tool: <status>" to stderr and returns the exit code for it.
 int fail(const char* tool, const Status& status);
 
-// Comma-separated list -> items (empty items dropped).
+// Comma-separated list -> items (empty items dropped), and back ("SIM0,CPU").
 std::vector<std::string> split_list(const std::string& text);
+std::string join_list(const std::vector<std::string>& items);
 
 }  // namespace xb::tools

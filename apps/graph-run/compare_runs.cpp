@@ -3,27 +3,55 @@
 #include <fstream>
 #include <map>
 
+#include "cli.hpp"
+
 namespace xb::tools {
 
 namespace {
 
-Result<nlohmann::ordered_json> read_report(const std::string& path) {
+using Json = nlohmann::ordered_json;
+
+struct SavedReport {
+    std::vector<Json> runs;
+    Json meta;
+};
+
+bool is_run(const Json& j) { return j.is_object() && j.contains("time_ms") && j["time_ms"].is_object(); }
+
+Result<SavedReport> read_report(const std::string& path) {
     std::ifstream in(path);
     if (!in) return Status(StatusCode::InvalidArgument, "--compare: cannot read " + path);
-    nlohmann::ordered_json j = nlohmann::ordered_json::parse(in, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded() || !j.is_object() || !j.contains("time_ms") || !j["time_ms"].is_object()) {
+    Json j = Json::parse(in, nullptr, /*allow_exceptions=*/false);
+    SavedReport r;
+    if (j.is_object()) r.meta = j.value("meta", Json());
+    if (j.is_object() && j.contains("runs") && j["runs"].is_array()) {
+        for (const Json& run : j["runs"]) {
+            if (is_run(run)) r.runs.push_back(run);
+        }
+    } else if (is_run(j)) {  // one run at the top level
+        j.erase("meta");
+        r.runs.push_back(std::move(j));
+    }
+    if (r.runs.empty()) {
         return Status(StatusCode::InvalidArgument,
                       "--compare: " + path + " is not a graph-run JSON report (make one with graph-run --format json -o FILE)");
     }
-    return j;
+    return r;
 }
 
-// Every number of the report as "a.b" -> value, in the report's order; the run's metadata is
-// compared separately.
-void flatten(const nlohmann::ordered_json& j, const std::string& prefix,
-             std::vector<std::pair<std::string, nlohmann::ordered_json>>& out) {
+std::string text_of(const Json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+
+// "configs/default.json SIM0,CPU t2": what pairs runs across the two reports.
+std::string run_key(const Json& run) {
+    std::vector<std::string> backends;
+    for (const Json& b : run.value("backends", Json::array())) backends.push_back(text_of(b));
+    return text_of(run.value("config", Json(""))) + " " + join_list(backends) + " t" + text_of(run.value("threads", Json(0)));
+}
+
+// Every number of a run as "a.b" -> value, in the run's order.
+void flatten(const Json& j, const std::string& prefix, std::vector<std::pair<std::string, Json>>& out) {
     for (const auto& [key, value] : j.items()) {
-        if (prefix.empty() && key == "meta") continue;
+        if (key == "meta" || key == "profile") continue;
         const std::string name = prefix.empty() ? key : prefix + "." + key;
         if (value.is_object()) {
             flatten(value, name, out);
@@ -33,45 +61,63 @@ void flatten(const nlohmann::ordered_json& j, const std::string& prefix,
     }
 }
 
-std::string text_of(const nlohmann::ordered_json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
-
-}  // namespace
-
-Result<RunComparison> compare_runs(const std::string& base_path, const std::string& new_path) {
-    XB_ASSIGN_OR_RETURN(const nlohmann::ordered_json base, read_report(base_path));
-    XB_ASSIGN_OR_RETURN(const nlohmann::ordered_json now, read_report(new_path));
-    RunComparison c;
-    for (const char* key : {"config", "model", "backends"}) {
-        if (base.contains(key) && now.contains(key) && base[key] != now[key]) {
-            c.notes.push_back(std::string(key) + ": " + text_of(base[key]) + " -> " + text_of(now[key]));
-        }
-    }
-    if (base.contains("meta") && now.contains("meta")) {
-        for (const char* key : {"commit", "dirty", "build_type", "cpu", "cpu_kernels", "threads", "gpus", "seed", "config"}) {
-            const nlohmann::ordered_json& a = base["meta"].value(key, nlohmann::ordered_json());
-            const nlohmann::ordered_json& b = now["meta"].value(key, nlohmann::ordered_json());
-            if (a != b) c.notes.push_back(std::string(key) + ": " + text_of(a) + " -> " + text_of(b));
-        }
-    }
-    std::vector<std::pair<std::string, nlohmann::ordered_json>> a, b;
+void add_metrics(const std::string& run, const Json& base, const Json& now, RunComparison& c, Json& metrics) {
+    std::vector<std::pair<std::string, Json>> a, b;
     flatten(base, "", a);
     flatten(now, "", b);
-    const std::map<std::string, nlohmann::ordered_json> by_name(b.begin(), b.end());
+    const std::map<std::string, Json> by_name(b.begin(), b.end());
     // Counts stay integers in the table; everything else is a double.
-    auto cell = [](const nlohmann::ordered_json& v) {
-        return v.is_number_integer() ? report::Cell(v.get<int64_t>()) : report::Cell(v.get<double>());
-    };
-    nlohmann::ordered_json metrics = nlohmann::ordered_json::array();
+    auto cell = [](const Json& v) { return v.is_number_integer() ? report::Cell(v.get<int64_t>()) : report::Cell(v.get<double>()); };
     for (const auto& [name, base_value] : a) {
         const auto it = by_name.find(name);
         if (it == by_name.end()) continue;
         const double va = base_value.get<double>();
         const double vb = it->second.get<double>();
-        std::vector<report::Cell> row = {name, cell(base_value), cell(it->second)};
+        std::vector<report::Cell> row = {run, name, cell(base_value), cell(it->second)};
         if (va != 0) row.emplace_back(vb / va);  // else left empty
         c.table.add_row(std::move(row));
-        metrics.push_back({{"metric", name}, {"base", va}, {"new", vb},
-                           {"ratio", va != 0 ? nlohmann::ordered_json(vb / va) : nlohmann::ordered_json(nullptr)}});
+        metrics.push_back({{"run", run}, {"metric", name}, {"base", va}, {"new", vb},
+                           {"ratio", va != 0 ? Json(vb / va) : Json(nullptr)}});
+    }
+}
+
+}  // namespace
+
+Result<RunComparison> compare_runs(const std::string& base_path, const std::string& new_path) {
+    XB_ASSIGN_OR_RETURN(const SavedReport base, read_report(base_path));
+    XB_ASSIGN_OR_RETURN(const SavedReport now, read_report(new_path));
+    RunComparison c;
+    if (base.meta.is_object() && now.meta.is_object()) {
+        for (const char* key : {"commit", "dirty", "build_type", "cpu", "cpu_kernels", "gpus", "seed"}) {
+            const Json a = base.meta.value(key, Json());
+            const Json b = now.meta.value(key, Json());
+            if (a != b) c.notes.push_back(std::string(key) + ": " + text_of(a) + " -> " + text_of(b));
+        }
+    }
+    Json metrics = Json::array();
+    if (base.runs.size() == 1 && now.runs.size() == 1) {  // one run each: compared whatever they ran
+        const Json& a = base.runs.front();
+        const Json& b = now.runs.front();
+        for (const char* key : {"config", "model", "backends", "threads"}) {
+            if (a.contains(key) && b.contains(key) && a[key] != b[key]) {
+                c.notes.push_back(std::string(key) + ": " + text_of(a[key]) + " -> " + text_of(b[key]));
+            }
+        }
+        add_metrics(run_key(a), a, b, c, metrics);
+    } else {
+        std::map<std::string, const Json*> new_by_key;
+        for (const Json& r : now.runs) new_by_key[run_key(r)] = &r;
+        for (const Json& a : base.runs) {
+            const std::string key = run_key(a);
+            const auto it = new_by_key.find(key);
+            if (it == new_by_key.end()) {
+                c.notes.push_back("only in base: " + key);
+                continue;
+            }
+            add_metrics(key, a, *it->second, c, metrics);
+            new_by_key.erase(it);
+        }
+        for (const auto& [key, run] : new_by_key) c.notes.push_back("only in new: " + key);
     }
     c.json = {{"base", base_path}, {"new", new_path}, {"differences", c.notes}, {"metrics", std::move(metrics)}};
     return c;

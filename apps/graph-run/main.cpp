@@ -1,15 +1,21 @@
-// graph-run: builds, allocates and computes a config through the scheduler, and times it.
+// graph-run: builds, allocates and computes configs through the scheduler, and times them: one
+// run per (config, backend set, threads) of its lists, as llama-bench does.
 //
-//   graph-run -c configs/llama-decoder.json -b BLAS,CPU -r 20 --format json -o results/run.json
+//   graph-run -c configs/llama-decoder.json -b BLAS,CPU -b CPU -t 1,2 -r 20 --format json -o run.json
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
 
+#include "backend/host_threads.hpp"
 #include "compare_runs.hpp"
 #include "config/model_io.hpp"
+#include "machine_load.hpp"
+#include "node_profile.hpp"
 #include "progress.hpp"
 #include "report/timing.hpp"
+#include "run_report.hpp"
 #include "session.hpp"
 #include "trace.hpp"
 
@@ -17,6 +23,7 @@ namespace xb::tools {
 namespace {
 
 constexpr const char* kTool = "graph-run";
+constexpr int kProfileReps = 5;  // node-by-node computes for --profile (at most --reps)
 
 struct RunOptions {
     CommonOptions common;
@@ -26,19 +33,16 @@ struct RunOptions {
     std::string save_outputs;
     std::string save_weights;  // GGUF file for the placed model's weights
     std::string trace;
+    bool profile = false;              // time every node (node_profile.hpp)
     std::vector<std::string> compare;  // BASE.json NEW.json: compare two saved reports, run nothing
 };
 
-struct Measurements {
-    std::vector<double> ms;
-    report::TimingStats stats;
-};
-
-Result<Measurements> measure(Session& s, const RunOptions& opts, TraceWriter* trace) {
+// Computes the session's graph `warmup` then `reps` times (or for `duration` seconds); the timed
+// computes' milliseconds.
+Result<report::TimingStats> measure(Session& s, const RunOptions& opts, TraceWriter* trace) {
     for (int i = 0; i < opts.warmup; ++i) XB_RETURN_IF_ERROR(s.sched->graph_compute(s.model.graph));
-    Measurements m;
+    std::vector<double> ms;
     const auto begin = std::chrono::steady_clock::now();
-    double trace_t = 0;
     Progress progress("compute", opts.duration > 0 ? 0 : opts.reps);
     for (int i = 0;; ++i) {
         progress.update(i);
@@ -47,53 +51,15 @@ Result<Measurements> measure(Session& s, const RunOptions& opts, TraceWriter* tr
         XB_RETURN_IF_ERROR(s.model.set_inputs());
         const auto t0 = std::chrono::steady_clock::now();
         XB_RETURN_IF_ERROR(s.sched->graph_compute(s.model.graph));
-        m.ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-        if (trace != nullptr) trace_t = trace->add_compute(s.sched->report(), i, trace_t) + 50.0;
+        ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+        if (trace != nullptr) trace->add_compute(s.sched->report(), i);
     }
-    m.stats = report::summarize(m.ms);
-    return m;
+    return report::summarize(ms);
 }
 
-nlohmann::ordered_json json_report(Session& s, const Measurements& m, const std::string& config) {
-    const SchedReport& r = s.sched->report();
-    nlohmann::ordered_json buffers = nlohmann::ordered_json::object();
-    for (const auto& b : s.backends) buffers[b->name()] = s.sched->buffer_size(*b);
-    size_t copy_bytes = 0;
-    nlohmann::ordered_json pairs = nlohmann::ordered_json::object();
-    for (const auto& [pair, bytes] : r.copy_bytes) {
-        copy_bytes += bytes;
-        pairs[pair.first + "->" + pair.second] = bytes;
-    }
-    const report::TimingStats& t = m.stats;
-    return {{"config", config},
-            {"model", s.model.name},
-            {"backends", s.backend_names()},
-            {"n_nodes", s.model.graph.n_nodes()},
-            {"n_splits", s.sched->n_splits()},
-            {"reps", t.count},
-            {"time_ms", {{"min", t.min}, {"median", t.median}, {"mean", t.mean}, {"p90", t.p90}, {"p95", t.p95},
-                         {"p99", t.p99}, {"max", t.max}, {"stddev", t.stddev}}},
-            {"tokens_per_s", t.median > 0 ? static_cast<double>(s.model.n_tokens) / (t.median * 1e-3) : 0.0},
-            {"gflops", t.median > 0 ? s.model.matmul_flops / (t.median * 1e-3) * 1e-9 : 0.0},
-            {"buffer_bytes", buffers},
-            {"copy_bytes", copy_bytes},
-            {"copy_bytes_by_pair", pairs}};
-}
-
-report::Table table_report(const nlohmann::ordered_json& j) {
-    report::Table t({"metric", "value"});
-    for (const auto& [key, value] : j.items()) {
-        if (value.is_object()) {
-            for (const auto& [k, v] : value.items()) t.add_row({key + "." + k, v.is_number_integer() ? report::Cell(v.get<int64_t>()) : report::Cell(v.get<double>())});
-        } else if (value.is_number_integer()) {
-            t.add_row({key, value.get<int64_t>()});
-        } else if (value.is_number()) {
-            t.add_row({key, value.get<double>()});
-        } else {
-            t.add_row({key, value.is_string() ? value.get<std::string>() : report::json_text(value)});
-        }
-    }
-    return t;
+// "configs/a.json on SIM0,CPU with 2 threads": which run of a list failed.
+std::string run_name(const CommonOptions& o, int threads) {
+    return o.config + (o.backends.empty() ? "" : " on " + join_list(o.backends)) + " with " + std::to_string(threads) + " threads";
 }
 
 int run_compare(const RunOptions& opts) {
@@ -104,28 +70,51 @@ int run_compare(const RunOptions& opts) {
     return st.is_ok() ? kExitOk : fail(kTool, st);
 }
 
-int run(const RunOptions& opts) {
-    if (!opts.compare.empty()) return run_compare(opts);
+// One run of the matrix: opens the session, warns when the machine is busy, times it, and
+// profiles and saves what was asked for.
+Result<RunRecord> run_one(const RunOptions& opts, const CommonOptions& run, TraceWriter* trace) {
     SessionOptions session_options;
-    session_options.profile = !opts.trace.empty();  // the trace shows per-split times
-    auto session = open_session(opts.common, session_options);
-    if (!session.is_ok()) return fail(kTool, session.status());
-    Session& s = **session;
+    session_options.profile = trace != nullptr;  // the trace shows per-split times
+    XB_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, open_session(run, session_options));
+    Session& s = *session;
+    const int threads = run.threads > 0 ? run.threads : default_host_threads();
     for (const std::string& note : s.model.notes) std::cerr << kTool << ": note: " << note << '\n';
-    if (!opts.save_weights.empty()) {
-        if (Status st = config::save_weights(s.model, opts.save_weights); !st.is_ok()) return fail(kTool, st);
+    if (!opts.save_weights.empty()) XB_RETURN_IF_ERROR(config::save_weights(s.model, opts.save_weights));
+    const MachineLoad load = sample_machine_load();
+    if (const std::string w = contention_warning(load, threads); !w.empty()) std::cerr << kTool << ": warning: " << w << '\n';
+    XB_ASSIGN_OR_RETURN(const report::TimingStats stats, measure(s, opts, trace));
+    RunRecord record{run, run_row(s, stats, run, threads, load), std::nullopt};
+    if (opts.profile) {
+        XB_ASSIGN_OR_RETURN(record.profile, profile_nodes(s, std::max(1, std::min(opts.reps, kProfileReps))));
+        if (trace != nullptr) trace->add_nodes(*record.profile);
     }
-    TraceWriter trace(s.backend_names());
-    auto m = measure(s, opts, opts.trace.empty() ? nullptr : &trace);
-    if (!m.is_ok()) return fail(kTool, m.status());
+    if (!opts.save_outputs.empty()) XB_RETURN_IF_ERROR(config::save_outputs(s.model, opts.save_outputs));
+    return record;
+}
+
+int run(const RunOptions& opts, const RunMatrix& matrix) {
+    if (!opts.compare.empty()) return run_compare(opts);
+    const std::vector<CommonOptions> runs = matrix.runs(opts.common);
+    if (runs.size() > 1 && (!opts.save_outputs.empty() || !opts.save_weights.empty())) {
+        return fail(kTool, Status(StatusCode::InvalidArgument,
+                                  "--save-outputs and --save-weights take one run: give one config, one -b and one -t"));
+    }
+    std::vector<RunRecord> records;
+    TraceWriter trace;
+    for (const CommonOptions& r : runs) {
+        const int threads = r.threads > 0 ? r.threads : default_host_threads();
+        if (runs.size() > 1) trace.begin_run(run_name(r, threads));
+        auto record = run_one(opts, r, opts.trace.empty() ? nullptr : &trace);
+        if (!record.is_ok()) {
+            const std::string where = runs.size() > 1 ? run_name(r, threads) + ": " : "";
+            return fail(kTool, Status(record.status().code(), where + record.status().message()));
+        }
+        records.push_back(std::move(record).value());
+    }
     if (!opts.trace.empty()) {
         if (Status st = trace.write(opts.trace); !st.is_ok()) return fail(kTool, st);
     }
-    if (!opts.save_outputs.empty()) {
-        if (Status st = config::save_outputs(s.model, opts.save_outputs); !st.is_ok()) return fail(kTool, st);
-    }
-    const auto j = json_report(s, *m, opts.common.config);
-    const Status st = write_report(table_report(j), j, opts.common);
+    const Status st = write_runs(records, opts.common);
     return st.is_ok() ? kExitOk : fail(kTool, st);
 }
 
@@ -137,8 +126,9 @@ int main(int argc, char** argv) {
     CLI::App app{"graph-run: build, allocate and compute a config through the scheduler on one or more backends,\n"
                  "and report timing statistics, splits, compute buffer sizes and bytes copied between backends.", "graph-run"};
     RunOptions opts;
+    RunMatrix matrix;
     opts.common.config = "configs/default.json";
-    add_common_options(app, opts.common);
+    add_common_options(app, opts.common, &matrix);
     app.add_option("--warmup", opts.warmup, "Computes before timing")->check(CLI::NonNegativeNumber)->capture_default_str();
     app.add_option("-r,--reps", opts.reps, "Timed computes")->check(CLI::PositiveNumber)->capture_default_str();
     app.add_option("--duration", opts.duration, "Time computes for this many seconds instead of --reps")
@@ -149,13 +139,18 @@ int main(int argc, char** argv) {
                    "them back with \"defaults\": {\"init\": {\"kind\": \"gguf\", \"file\": FILE}}");
     app.add_option("--trace", opts.trace,
                    "Write a Chrome Trace Event file (Perfetto): per backend, each split's copies and compute "
-                   "(profiling mode: synchronises between them)");
+                   "(profiling mode: synchronises between them); with --profile also each node");
+    app.add_flag("--profile", opts.profile,
+                 "Also time every node (computed one at a time, median of up to 5 computes): per op and the slowest\n"
+                 "nodes in table/md, every node in json/jsonl");
     app.add_option("--compare", opts.compare,
                    "BASE.json NEW.json: compare two saved reports (--format json -o) instead of running: per metric the\n"
                    "base, the new value and new/base, and on stderr how the runs differ (commit, CPU, threads, config)")
         ->expected(2);
     app.footer("Example: graph-run -c configs/llama-decoder.json -b BLAS,CPU -r 20 --trace run.trace.json\n"
+               "         graph-run -c configs/llama-decoder.json -b CPU -b BLAS,CPU -t 1,2 --format md   (4 runs)\n"
+               "         graph-run -c configs/llama-decoder.json --profile\n"
                "         graph-run --compare before.json after.json\n"
                "Exit codes: 0 success, 2 usage, config or device error.");
-    return run_tool(app, argc, argv, opts.common, [&] { return run(opts); });
+    return run_tool(app, argc, argv, opts.common, [&] { return run(opts, matrix); }, &matrix);
 }

@@ -9,11 +9,8 @@
 
 namespace xb::tools {
 
-double TraceWriter::add_compute(const SchedReport& report, int rep, double start_us) {
-    double t = start_us;
+void TraceWriter::add_compute(const SchedReport& report, int rep) {
     for (const SplitReport& s : report.splits) {
-        const auto it = std::find(backends_.begin(), backends_.end(), s.backend);
-        const int track = static_cast<int>(it - backends_.begin());
         const std::string range = "[" + std::to_string(s.node_begin) + ", " + std::to_string(s.node_end) + ")";
         const std::string split = "split " + std::to_string(s.index);
         nlohmann::ordered_json args = {{"rep", rep}, {"split", s.index}, {"backend", s.backend}, {"nodes", range},
@@ -27,15 +24,31 @@ double TraceWriter::add_compute(const SchedReport& report, int rep, double start
             }
             nlohmann::ordered_json copy_args = args;
             copy_args.update({{"n_inputs", s.inputs.size()}, {"bytes", bytes}, {"inputs", copied}});
-            spans_.push_back({split + " copy", track, t, s.copy_seconds * 1e6, std::move(copy_args)});
-            t += s.copy_seconds * 1e6;
+            add_span(split + " copy", s.backend, s.copy_seconds * 1e6, std::move(copy_args));
         }
-        if (s.compute_seconds > 0) {
-            spans_.push_back({split + " compute", track, t, s.compute_seconds * 1e6, std::move(args)});
-            t += s.compute_seconds * 1e6;
-        }
+        if (s.compute_seconds > 0) add_span(split + " compute", s.backend, s.compute_seconds * 1e6, std::move(args));
     }
-    return t;
+    now_us_ += kGapUs;
+}
+
+void TraceWriter::add_nodes(const NodeProfile& profile) {
+    for (const NodeTime& n : profile.nodes) {
+        add_span(n.name, n.backend, n.us, {{"node", n.index}, {"op", n.op}, {"shape", n.shape}, {"median_of", profile.reps}});
+    }
+    now_us_ += kGapUs;
+}
+
+void TraceWriter::add_span(std::string name, const std::string& backend, double dur_us, nlohmann::ordered_json args) {
+    if (!run_.empty()) args["run"] = run_;
+    spans_.push_back({std::move(name), track_of(backend), now_us_, dur_us, std::move(args)});
+    now_us_ += dur_us;
+}
+
+int TraceWriter::track_of(const std::string& backend) {
+    const auto it = std::find(backends_.begin(), backends_.end(), backend);
+    if (it != backends_.end()) return static_cast<int>(it - backends_.begin());
+    backends_.push_back(backend);
+    return static_cast<int>(backends_.size()) - 1;
 }
 
 Status TraceWriter::write(const std::string& path) const {

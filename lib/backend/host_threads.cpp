@@ -1,16 +1,58 @@
 #include "backend/host_threads.hpp"
 
 #include <omp.h>
+#include <sched.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <set>
 
 namespace xb {
 
+namespace {
+
+std::vector<int> cpus_allowed() {
+    std::vector<int> cpus;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) != 0) return cpus;
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+        if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
+    }
+    return cpus;
+}
+
+std::string sysfs_siblings(int cpu) {
+    const std::string dir = "/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/topology/";
+    for (const char* file : {"core_cpus_list", "thread_siblings_list"}) {  // the second on kernels before 5.4
+        std::ifstream in(dir + file);
+        std::string line;
+        if (in && std::getline(in, line) && !line.empty()) return line;
+    }
+    return {};
+}
+
+int physical_cores_available() {
+    static const int n = count_physical_cores(cpus_allowed(), sysfs_siblings);  // the topology does not change
+    return n;
+}
+
+}  // namespace
+
+int count_physical_cores(const std::vector<int>& cpus, const std::function<std::string(int)>& siblings) {
+    std::set<std::string> cores;
+    for (const int cpu : cpus) {
+        const std::string list = siblings(cpu);
+        cores.insert(list.empty() ? "cpu" + std::to_string(cpu) : list);  // siblings print the same list
+    }
+    return static_cast<int>(cores.size());
+}
+
 int default_host_threads() {
-    // OpenMP's own default team size: OMP_NUM_THREADS when set (the usual way to cap OpenMP programs,
-    // and how the ThreadSanitizer CI step keeps libgomp, which TSan cannot see into, to one
-    // thread), else the cores this process may run on. The runtime reads the variable, not us.
-    return std::max(1, omp_get_max_threads());
+    if (std::getenv("OMP_NUM_THREADS") != nullptr) return std::max(1, omp_get_max_threads());
+    const int cores = physical_cores_available();
+    return cores > 0 ? cores : std::max(1, omp_get_max_threads());
 }
 
 }  // namespace xb

@@ -2,9 +2,21 @@
 // in the same OpenMP team (see blas/openblas.hpp), so they share one default.
 #pragma once
 
+#include <functional>
+#include <string>
+#include <vector>
+
 namespace xb {
 
-// OpenMP's default team size: OMP_NUM_THREADS when set, else the cores this process may use.
+// OMP_NUM_THREADS when it is set (the usual way to cap an OpenMP program, and how the TSan CI step
+// keeps libgomp to one thread); else the physical cores among the CPUs this process may run on,
+// as llama.cpp does: a second hyperthread on a core adds little to these kernels and costs every
+// barrier a wait for the slowest thread.
 int default_host_threads();
+
+// The number of distinct cores among `cpus`, where siblings(cpu) is the kernel's list of the
+// logical CPUs sharing cpu's core ("0,64" or "0-1"; "" when unknown: that CPU counts as a core of
+// its own). Separate from the sysfs reading so that tests can give any topology.
+int count_physical_cores(const std::vector<int>& cpus, const std::function<std::string(int)>& siblings);
 
 }  // namespace xb

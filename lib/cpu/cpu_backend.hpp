@@ -16,7 +16,7 @@
 namespace xb::cpu {
 
 struct CpuOptions {
-    int n_threads = 0;  // 0: all cores
+    int n_threads = 0;  // 0: default_host_threads()
     // Device-wide test hook: the N-th buffer allocation from now on fails once (0: off).
     std::optional<int> fail_alloc;
 };

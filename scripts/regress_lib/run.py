@@ -65,8 +65,9 @@ def run_case(tools, case, threads, devices):
             _, profile = tools.run_json("sched-profile", ["-b", ",".join(case.backends), "--dry-run", *common])
             entry["graph"] = _graph_figures(profile)
         if "timing" in case.record:
-            _, run = tools.run_json("graph-run", ["-b", ",".join(case.backends), "--warmup", str(case.warmup),
-                                                  "-r", str(case.reps), *common])
+            _, report = tools.run_json("graph-run", ["-b", ",".join(case.backends), "--warmup", str(case.warmup),
+                                                     "-r", str(case.reps), *common])
+            run = report["runs"][0]  # one config, one backend set, one thread count: one run
             entry["timing"] = {"median_ms": run["time_ms"]["median"], "min_ms": run["time_ms"]["min"],
                                "reps": run["reps"]}
         if "numerics" in case.record:

@@ -22,7 +22,7 @@ assert r['compared'] > 0 and r['passed'] == r['compared'] and r['first_divergent
   check "$name-run" 0 "$run" -c "$config" "${map[@]}" --warmup 0 -r 1 --format json -o "$tmp/r.json"
   check "$name-profile" 0 "$profile" -c "$config" "${map[@]}" --dry-run --format json -o "$tmp/p.json"
   py "
-import json; r = json.load(open('$tmp/r.json')); p = json.load(open('$tmp/p.json'))
+import json; r = json.load(open('$tmp/r.json'))['runs'][0]; p = json.load(open('$tmp/p.json'))
 assert r['n_nodes'] == p['n_nodes'] > 0 and r['n_splits'] == p['n_splits'] == len(p['splits'])
 assert r['buffer_bytes'] == p['buffer_bytes']" "$name-run-agrees-with-profile"
 done

@@ -11,12 +11,12 @@ source "$(dirname "$0")/check_lib.sh"
 check run-json 0 "$run" -c "$configs/default.json" -b SIM0,CPU -P SIM0:unsupported=rope -r 3 --format json \
   -o "$tmp/run.json" --trace "$tmp/trace.json" --save-outputs "$tmp/outs"
 py "
-import json; r = json.load(open('$tmp/run.json'))
+import json; d = json.load(open('$tmp/run.json')); assert len(d['runs']) == 1; r = d['runs'][0]
 for k in ('config', 'backends', 'n_nodes', 'n_splits', 'time_ms', 'buffer_bytes', 'copy_bytes'): assert k in r, k
 assert r['reps'] == 3 and r['n_splits'] > 1 and r['copy_bytes'] > 0
 t = r['time_ms']; assert 0 < t['min'] <= t['median'] <= t['max']
-assert set(r['buffer_bytes']) == {'SIM0', 'CPU'}
-m = r['meta']
+assert set(r['buffer_bytes']) == {'SIM0', 'CPU'} and r['threads'] >= 1
+m = d['meta']
 assert m['tool'] == 'graph-run' and m['backends'] == ['SIM0', 'CPU'] and m['commit'] and m['cpu_kernels'], m" "run-json fields"
 py "
 import json; e = json.load(open('$tmp/trace.json'))['traceEvents']
@@ -31,13 +31,19 @@ assert {x['args']['name'] for x in e if x['ph'] == 'M'} == {'SIM0', 'CPU'}" "tra
 # Two saved runs compared: every shared number with new/base, and the ways the runs differ.
 check run-json-1t 0 "$run" -c "$configs/default.json" -b SIM0,CPU -P SIM0:unsupported=rope -r 2 -t 1 --format json -o "$tmp/run1.json"
 check compare 0 "$run" --compare "$tmp/run.json" "$tmp/run1.json" --format json -o "$tmp/cmp.json"
-expect_in compare-threads "$tmp/err" "runs differ in threads: 0 -> 1"
+expect_in compare-threads "$tmp/err" "runs differ in threads: [0-9]* -> 1"
 py "
 import json; c = json.load(open('$tmp/cmp.json')); m = {x['metric']: x for x in c['metrics']}
 assert m['n_splits']['ratio'] == 1 and m['n_splits']['base'] == m['n_splits']['new']
 t = m['time_ms.median']; assert abs(t['ratio'] - t['new'] / t['base']) < 1e-12
 assert 'buffer_bytes.SIM0' in m and 'meta' not in ' '.join(m), m.keys()
 assert c['meta']['tool'] == 'graph-run'" "compare metrics"
+# A report of the older shape (one run at the top level) still compares.
+py "
+import json; d = json.load(open('$tmp/run.json')); old = dict(d['runs'][0], meta=d['meta'])
+json.dump(old, open('$tmp/old.json', 'w'))" "old report"
+check compare-old 0 "$run" --compare "$tmp/old.json" "$tmp/run1.json" --format csv
+expect_in compare-old-median "$tmp/out" "time_ms.median"
 check compare-not-a-report 2 "$run" --compare "$tmp/run.json" "$tmp/trace.json"
 expect_in compare-not-a-report-msg "$tmp/err" "is not a graph-run JSON report"
 check compare-missing 2 "$run" --compare "$tmp/run.json" "$tmp/none.json"
@@ -63,6 +69,68 @@ expect_in run-no-cpu-msg "$tmp/err" "e.g. SIM0,CPU"
 # Without -c, the default config is found from any directory (the repository's, next to the build).
 check run-default-elsewhere 0 env -C "$tmp" "$run" -r 1
 
+# Lists run every (config, backends, threads), in that order, one row each, in every format.
+matrix=(-c "$configs/default.json,$configs/mlp.json" -b SIM0,CPU -b CPU -t 1,2 -r 1 --warmup 0)
+check matrix-json 0 "$run" "${matrix[@]}" --format json -o "$tmp/m.json"
+py "
+import json; runs = json.load(open('$tmp/m.json'))['runs']
+got = [(r['config'].split('/')[-1], ','.join(r['backends']), r['threads']) for r in runs]
+want = [(c, b, t) for c in ('default.json', 'mlp.json') for b in ('SIM0,CPU', 'CPU') for t in (1, 2)]
+assert got == want, got
+assert all(r['reps'] == 1 and r['time_ms']['median'] > 0 and r['others_running'] >= 0 for r in runs)" "matrix runs"
+check matrix-csv 0 "$run" "${matrix[@]}" --format csv
+py "
+import csv; rows = list(csv.DictReader(open('$tmp/out')))
+assert len(rows) == 8 and [r['threads'] for r in rows] == ['1', '2'] * 4 and rows[2]['backends'] == 'CPU', rows" "matrix csv"
+check matrix-md 0 "$run" "${matrix[@]}" --format md
+[ "$(grep -c '^| .*mlp.json' "$tmp/out")" = 4 ] || { echo "FAIL matrix-md: 4 mlp rows expected"; cat "$tmp/out"; failures=$((failures + 1)); }
+check matrix-jsonl 0 "$run" "${matrix[@]}" --format jsonl
+py "
+import json; lines = open('$tmp/out').read().splitlines()
+rows = [json.loads(l) for l in lines]
+assert len(rows) == 8 and all(r['meta']['tool'] == 'graph-run' and 'time_ms' in r for r in rows)
+assert [r['meta']['threads'] for r in rows] == [1, 2] * 4" "matrix jsonl"
+# Lists compare run by run; a run only one side has is named.
+check matrix-less 0 "$run" -c "$configs/default.json" -b SIM0,CPU -b CPU -t 1 -r 1 --warmup 0 --format json -o "$tmp/m1.json"
+check compare-matrix 0 "$run" --compare "$tmp/m1.json" "$tmp/m.json" --format json -o "$tmp/cm.json"
+py "
+import json; c = json.load(open('$tmp/cm.json'))
+paired = {m['run'] for m in c['metrics']}
+assert len(paired) == 2 and all(r.endswith(' t1') for r in paired), paired
+assert sum(d.startswith('only in new: ') for d in c['differences']) == 6, c['differences']" "compare matrix"
+check matrix-save-outputs 2 "$run" "${matrix[@]}" --save-outputs "$tmp/mo"
+expect_in matrix-save-outputs-msg "$tmp/err" "take one run"
+check matrix-bad-config 2 "$run" -c "$configs/default.json,$tmp/missing.json" -r 1
+expect_in matrix-bad-config-names-run "$tmp/err" "missing.json"
+
+# --profile: every computing node timed; per op and slowest nodes in md, all nodes in JSON, node spans in the trace.
+check profile-json 0 "$run" -c "$configs/default.json" -b SIM0,CPU -P SIM0:unsupported=rope -r 2 --profile --format json \
+  -o "$tmp/prof.json" --trace "$tmp/prof-trace.json"
+py "
+import json; r = json.load(open('$tmp/prof.json'))['runs'][0]; p = r['profile']
+nodes = p['nodes']; assert p['reps'] == 2 and len(nodes) > 20 and len(nodes) <= r['n_nodes']
+assert all(n['us'] > 0 and n['backend'] in ('SIM0', 'CPU') for n in nodes)
+assert len({n['name'] for n in nodes}) == len(nodes), 'node names are unique'
+assert all(n['backend'] == 'CPU' for n in nodes if n['op'] == 'rope') and any(n['backend'] == 'SIM0' for n in nodes)
+assert abs(sum(n['us'] for n in nodes) - p['sum_us']) < 1e-6 * p['sum_us']
+assert abs(sum(o['total_ms'] for o in p['ops']) * 1e3 - p['sum_us']) < 1e-6 * p['sum_us']
+assert sum(o['nodes'] for o in p['ops']) == len(nodes) and 'mul_mat' in {o['op'] for o in p['ops']}
+e = json.load(open('$tmp/prof-trace.json'))['traceEvents']
+named = {x['name'] for x in e if x['ph'] == 'X' and 'op' in x['args']}
+assert named == {n['name'] for n in nodes}, 'one trace span per profiled node'" "profile"
+check profile-md 0 "$run" -c "$configs/default.json" -r 1 --profile --format md
+expect_in profile-md-ops "$tmp/out" "#### Time per op"
+expect_in profile-md-slowest "$tmp/out" "#### Slowest nodes"
+expect_in profile-md-result "$tmp/out" "result_output"
+
+# A machine busier than the threads allow gets a warning (one busy loop per CPU).
+cpus=$(nproc)
+busy=()
+for _ in $(seq "$cpus"); do (while :; do :; done) & busy+=($!); done
+check busy 0 "$run" -c "$configs/default.json" -t 1 -r 1 --warmup 0
+kill "${busy[@]}" 2>/dev/null; wait "${busy[@]}" 2>/dev/null
+expect_in busy-warning "$tmp/err" "warning: .* running on this machine"
+
 # sched-profile: the split table agrees with the devices and its totals, and with graph-run's
 # report of the same run; node reasons, DOT, dry run, sweep, the copy-bound hint.
 check profile 0 "$profile" -c "$configs/default.json" -b SIM0,CPU -P SIM0:unsupported=rope --format json -o "$tmp/p.json" --dot "$tmp/g.dot"
@@ -81,7 +149,7 @@ assert p['copy_bytes'] == sum(c['bytes'] for c in p['copies_by_pair'].values())
 assert p['n_copies'] == sum(c['copies'] for c in p['copies_by_pair'].values())
 # Each split that copies names what it copied, with sizes for people.
 assert all(('iB)' in r['copied'] or ' B)' in r['copied']) == (r['copied_bytes'] > 0) for r in rows), rows
-r = json.load(open('$tmp/run.json'))
+r = json.load(open('$tmp/run.json'))['runs'][0]
 assert (r['n_splits'], r['copy_bytes'], r['buffer_bytes']) == (p['n_splits'], p['copy_bytes'], p['buffer_bytes']), 'graph-run agrees'
 " "profile splits"
 # rope runs on the CPU, the rest on SIM0: copies between them are declared, dashed and bold.

@@ -1,0 +1,105 @@
+#include "run_report.hpp"
+
+#include <ostream>
+
+#include "run_metadata.hpp"
+
+namespace xb::tools {
+
+namespace {
+
+constexpr int kSlowestNodes = 10;
+
+report::Table runs_table(const std::vector<RunRecord>& runs) {
+    report::Table t({"config", "model", "backends", "threads", "splits", "median_ms", "stddev_ms", "min_ms", "tokens_per_s",
+                     "gflops", "copied_bytes"});
+    for (const RunRecord& r : runs) {
+        const nlohmann::ordered_json& j = r.row;
+        const std::string backends = join_list(j["backends"].get<std::vector<std::string>>());
+        const nlohmann::ordered_json& ms = j["time_ms"];
+        t.add_row({j["config"].get<std::string>(), j["model"].get<std::string>(), backends, j["threads"].get<int64_t>(),
+                   j["n_splits"].get<int64_t>(), ms["median"].get<double>(), ms["stddev"].get<double>(),
+                   ms["min"].get<double>(), j["tokens_per_s"].get<double>(), j["gflops"].get<double>(),
+                   j["copy_bytes"].get<int64_t>()});
+    }
+    return t;
+}
+
+nlohmann::ordered_json with_profile(const RunRecord& r) {
+    nlohmann::ordered_json row = r.row;
+    if (r.profile) row["profile"] = profile_json(*r.profile);
+    return row;
+}
+
+// The runs table, then for each profiled run its per-op and slowest-node tables under a title.
+void write_tables(const std::vector<RunRecord>& runs, report::Format format, std::ostream& out) {
+    report::write(runs_table(runs), format, out);
+    for (const RunRecord& r : runs) {
+        if (!r.profile) continue;
+        const std::string run = r.row["config"].get<std::string>() + " on " +
+                                join_list(r.row["backends"].get<std::vector<std::string>>()) + ", " +
+                                std::to_string(r.row["threads"].get<int>()) + " threads";
+        const std::string note = " (node by node, median of " + std::to_string(r.profile->reps) + "; sum " +
+                                 report::cell_text(r.profile->sum_us() * 1e-3) + " ms against " +
+                                 report::cell_text(r.row["time_ms"]["median"].get<double>()) +
+                                 " ms computed whole: one launch and synchronisation per node)";
+        const char* heading = format == report::Format::Markdown ? "\n#### " : "\n";
+        out << heading << "Time per op: " << run << note << "\n\n";
+        report::write(op_table(*r.profile), format, out);
+        out << heading << "Slowest nodes: " << run << "\n\n";
+        report::write(slowest_nodes_table(*r.profile, kSlowestNodes), format, out);
+    }
+}
+
+}  // namespace
+
+nlohmann::ordered_json run_row(Session& s, const report::TimingStats& t, const CommonOptions& run, int threads,
+                               const MachineLoad& load) {
+    const SchedReport& r = s.sched->report();
+    nlohmann::ordered_json buffers = nlohmann::ordered_json::object();
+    for (const auto& b : s.backends) buffers[b->name()] = s.sched->buffer_size(*b);
+    size_t copy_bytes = 0;
+    nlohmann::ordered_json pairs = nlohmann::ordered_json::object();
+    for (const auto& [pair, bytes] : r.copy_bytes) {
+        copy_bytes += bytes;
+        pairs[pair.first + "->" + pair.second] = bytes;
+    }
+    return {{"config", run.config},
+            {"model", s.model.name},
+            {"backends", s.backend_names()},
+            {"threads", threads},
+            {"n_nodes", s.model.graph.n_nodes()},
+            {"n_splits", s.sched->n_splits()},
+            {"reps", t.count},
+            {"time_ms", {{"min", t.min}, {"median", t.median}, {"mean", t.mean}, {"p90", t.p90}, {"p95", t.p95},
+                         {"p99", t.p99}, {"max", t.max}, {"stddev", t.stddev}}},
+            {"tokens_per_s", t.median > 0 ? static_cast<double>(s.model.n_tokens) / (t.median * 1e-3) : 0.0},
+            {"gflops", t.median > 0 ? s.model.matmul_flops / (t.median * 1e-3) * 1e-9 : 0.0},
+            {"buffer_bytes", buffers},
+            {"copy_bytes", copy_bytes},
+            {"copy_bytes_by_pair", pairs},
+            {"others_running", load.others_running}};
+}
+
+Status write_runs(const std::vector<RunRecord>& runs, const CommonOptions& o) {
+    if (o.format == "json") {
+        nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+        for (const RunRecord& r : runs) rows.push_back(with_profile(r));
+        const nlohmann::ordered_json doc = {{"runs", std::move(rows)}, {"meta", run_metadata(o)}};
+        return write_output(o, [&](std::ostream& out) { out << report::json_text(doc, 2) << '\n'; });
+    }
+    if (o.format == "jsonl") {
+        return write_output(o, [&](std::ostream& out) {
+            for (const RunRecord& r : runs) {
+                nlohmann::ordered_json line = with_profile(r);
+                line["meta"] = run_metadata(r.options);
+                out << report::json_text(line) << '\n';
+            }
+        });
+    }
+    const report::Format format = report::format_from_name(o.format).value_or(report::Format::Table);
+    if (format == report::Format::Csv) return write_table(runs_table(runs), o);  // one table: per-node figures are in json
+    return write_output(o, [&](std::ostream& out) { write_tables(runs, format, out); });
+}
+
+}  // namespace xb::tools

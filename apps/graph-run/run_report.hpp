@@ -1,0 +1,34 @@
+// graph-run's report, as llama-bench prints one: a row per run (config, backends, threads) in
+// every format; the JSON keeps every statistic, and jsonl writes one run per line with the
+// metadata in each, so that lines from many invocations can be concatenated.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli.hpp"
+#include "machine_load.hpp"
+#include "node_profile.hpp"
+#include "report/timing.hpp"
+#include "session.hpp"
+
+namespace xb::tools {
+
+struct RunRecord {
+    CommonOptions options;              // this run's config, backends and threads
+    nlohmann::ordered_json row;         // run_row()
+    std::optional<NodeProfile> profile;  // with --profile
+};
+
+// One run's figures: config, model, backends, threads (the count used), nodes, splits, reps,
+// time_ms statistics, tokens/s, GFLOP/s, buffer and copy bytes, and the other tasks running.
+nlohmann::ordered_json run_row(Session& s, const report::TimingStats& t, const CommonOptions& run, int threads,
+                               const MachineLoad& load);
+
+// Writes the runs in the chosen format (table and md add each profile's per-op and slowest-node
+// tables; json and jsonl carry every node).
+Status write_runs(const std::vector<RunRecord>& runs, const CommonOptions& options);
+
+}  // namespace xb::tools
