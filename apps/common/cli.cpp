@@ -14,7 +14,9 @@ namespace xb::tools {
 void add_common_options(CLI::App& app, CommonOptions& o, RunMatrix* matrix) {
     constexpr const char* kConfigHelp = "JSON config file (see configs/ and the README)";
     constexpr const char* kBackendsHelp = "Devices to use, in priority order, e.g. SIM0,CPU (overrides the config)";
-    constexpr const char* kThreadsHelp = "CPU threads (default: OMP_NUM_THREADS, else the physical cores)";
+    constexpr const char* kThreadsHelp =
+        "CPU threads (default: OMP_NUM_THREADS, else the physical cores; graph-run and sched-profile leave out\n"
+        "cores already busy, with a warning)";
     if (matrix == nullptr) {
         app.add_option("-c,--config", o.config, kConfigHelp)->capture_default_str();
         app.add_option("-b,--backends", o.backends, kBackendsHelp)->delimiter(',');

@@ -4,9 +4,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <thread>
+
+#include "backend/host_threads.hpp"
 
 namespace xb::tools {
 
@@ -48,6 +51,8 @@ int cpus_allowed() {
     return sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : static_cast<int>(std::thread::hardware_concurrency());
 }
 
+std::string threads_text(int n) { return std::to_string(n) + (n == 1 ? " thread" : " threads"); }
+
 }  // namespace
 
 MachineLoad sample_machine_load() {
@@ -73,8 +78,29 @@ std::string contention_warning(const MachineLoad& load, int threads) {
     const std::string others = std::to_string(load.others_running) +
                                (load.others_running == 1 ? " other task is" : " other tasks are");
     return others + " running on this machine's " + std::to_string(load.cpus) + " CPUs: timings with " +
-           std::to_string(threads) + " threads will contend with " + (load.others_running == 1 ? "it" : "them") +
+           threads_text(threads) + " will contend with " + (load.others_running == 1 ? "it" : "them") +
            (fit < threads ? " (try -t " + std::to_string(fit) + ")" : "");
+}
+
+ThreadChoice choose_threads(int requested) {
+    ThreadChoice c;
+    c.load = sample_machine_load();
+    if (requested > 0 || std::getenv("OMP_NUM_THREADS") != nullptr) {
+        c.threads = requested > 0 ? requested : default_host_threads();
+        c.warning = contention_warning(c.load, c.threads);
+        return c;
+    }
+    const int cores = default_host_threads();
+    const int idle = c.load.cpus - c.load.others_running;
+    c.threads = std::clamp(idle, 1, cores);
+    if (c.threads < cores) {
+        c.warning = std::to_string(c.load.others_running) + (c.load.others_running == 1 ? " other task is" : " other tasks are") +
+                    " running on this machine's " + std::to_string(c.load.cpus) + " CPUs: using " + threads_text(c.threads) +
+                    " instead of " + std::to_string(cores) + " (-t " + std::to_string(cores) + " to use them anyway)";
+    } else {
+        c.warning = contention_warning(c.load, c.threads);  // even one thread shares a CPU
+    }
+    return c;
 }
 
 }  // namespace xb::tools

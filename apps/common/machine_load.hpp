@@ -19,4 +19,15 @@ MachineLoad sample_machine_load();
 // "tool: warning: ") suggesting the threads that do fit.
 std::string contention_warning(const MachineLoad& load, int threads);
 
+struct ThreadChoice {
+    int threads = 1;
+    MachineLoad load;
+    std::string warning;  // "" when the machine has room for them
+};
+
+// The threads of a timed run. Asked-for threads (-t, or OMP_NUM_THREADS) are kept, with a warning
+// when the machine is too busy for them; otherwise the default (the physical cores) capped by the
+// CPUs not already busy, with a warning saying so.
+ThreadChoice choose_threads(int requested);
+
 }  // namespace xb::tools

@@ -8,7 +8,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "backend/host_threads.hpp"
 #include "compare_runs.hpp"
 #include "config/model_io.hpp"
 #include "machine_load.hpp"
@@ -58,8 +57,8 @@ Result<report::TimingStats> measure(Session& s, const RunOptions& opts, TraceWri
 }
 
 // "configs/a.json on SIM0,CPU with 2 threads": which run of a list failed.
-std::string run_name(const CommonOptions& o, int threads) {
-    return o.config + (o.backends.empty() ? "" : " on " + join_list(o.backends)) + " with " + std::to_string(threads) + " threads";
+std::string run_name(const CommonOptions& o) {
+    return o.config + (o.backends.empty() ? "" : " on " + join_list(o.backends)) + " with " + std::to_string(o.threads) + " threads";
 }
 
 int run_compare(const RunOptions& opts) {
@@ -70,20 +69,17 @@ int run_compare(const RunOptions& opts) {
     return st.is_ok() ? kExitOk : fail(kTool, st);
 }
 
-// One run of the matrix: opens the session, warns when the machine is busy, times it, and
-// profiles and saves what was asked for.
-Result<RunRecord> run_one(const RunOptions& opts, const CommonOptions& run, TraceWriter* trace) {
+// One run of the matrix (its threads already chosen): opens the session, times it, and profiles
+// and saves what was asked for.
+Result<RunRecord> run_one(const RunOptions& opts, const CommonOptions& run, const MachineLoad& load, TraceWriter* trace) {
     SessionOptions session_options;
     session_options.profile = trace != nullptr;  // the trace shows per-split times
     XB_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, open_session(run, session_options));
     Session& s = *session;
-    const int threads = run.threads > 0 ? run.threads : default_host_threads();
     for (const std::string& note : s.model.notes) std::cerr << kTool << ": note: " << note << '\n';
     if (!opts.save_weights.empty()) XB_RETURN_IF_ERROR(config::save_weights(s.model, opts.save_weights));
-    const MachineLoad load = sample_machine_load();
-    if (const std::string w = contention_warning(load, threads); !w.empty()) std::cerr << kTool << ": warning: " << w << '\n';
     XB_ASSIGN_OR_RETURN(const report::TimingStats stats, measure(s, opts, trace));
-    RunRecord record{run, run_row(s, stats, run, threads, load), std::nullopt};
+    RunRecord record{run, run_row(s, stats, run, load), std::nullopt};
     if (opts.profile) {
         XB_ASSIGN_OR_RETURN(record.profile, profile_nodes(s, std::max(1, std::min(opts.reps, kProfileReps))));
         if (trace != nullptr) trace->add_nodes(*record.profile);
@@ -101,12 +97,18 @@ int run(const RunOptions& opts, const RunMatrix& matrix) {
     }
     std::vector<RunRecord> records;
     TraceWriter trace;
-    for (const CommonOptions& r : runs) {
-        const int threads = r.threads > 0 ? r.threads : default_host_threads();
-        if (runs.size() > 1) trace.begin_run(run_name(r, threads));
-        auto record = run_one(opts, r, opts.trace.empty() ? nullptr : &trace);
+    std::string last_warning;  // a busy machine is reported once, not once per run
+    for (CommonOptions r : runs) {
+        const ThreadChoice threads = choose_threads(r.threads);
+        r.threads = threads.threads;
+        if (!threads.warning.empty() && threads.warning != last_warning) {
+            std::cerr << kTool << ": warning: " << threads.warning << '\n';
+            last_warning = threads.warning;
+        }
+        if (runs.size() > 1) trace.begin_run(run_name(r));
+        auto record = run_one(opts, r, threads.load, opts.trace.empty() ? nullptr : &trace);
         if (!record.is_ok()) {
-            const std::string where = runs.size() > 1 ? run_name(r, threads) + ": " : "";
+            const std::string where = runs.size() > 1 ? run_name(r) + ": " : "";
             return fail(kTool, Status(record.status().code(), where + record.status().message()));
         }
         records.push_back(std::move(record).value());

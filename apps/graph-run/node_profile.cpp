@@ -84,7 +84,7 @@ Result<NodeProfile> profile_nodes(Session& s, int reps) {
         const Tensor& node = *graph.node(i);
         const Backend* b = s.sched->tensor_backend(node);
         p.nodes.push_back({i, node.display_name(), op_name(node.op), b != nullptr ? std::string(b->name()) : "?",
-                           node.shape_string(), report::summarize(v).median});
+                           node.shape_string(), dtype_name(node.type), node.nbytes(), report::summarize(v).median});
     }
     return p;
 }
@@ -115,7 +115,8 @@ report::Table slowest_nodes_table(const NodeProfile& p, int n) {
 nlohmann::ordered_json profile_json(const NodeProfile& p) {
     nlohmann::ordered_json nodes = nlohmann::ordered_json::array();
     for (const NodeTime& n : p.nodes) {
-        nodes.push_back({{"node", n.index}, {"name", n.name}, {"op", n.op}, {"backend", n.backend}, {"shape", n.shape}, {"us", n.us}});
+        nodes.push_back({{"node", n.index}, {"name", n.name}, {"op", n.op}, {"backend", n.backend}, {"shape", n.shape},
+                         {"type", n.type}, {"bytes", n.bytes}, {"us", n.us}});
     }
     return {{"reps", p.reps}, {"sum_us", p.sum_us()}, {"ops", report::to_json(op_table(p))}, {"nodes", std::move(nodes)}};
 }

@@ -17,8 +17,9 @@ namespace xb::tools {
 
 struct NodeTime {
     int index = 0;  // in the model's graph
-    std::string name, op, backend, shape;
-    double us = 0;  // median over the profiled computes
+    std::string name, op, backend, shape, type;
+    size_t bytes = 0;  // of the node's output
+    double us = 0;     // median over the profiled computes
 };
 
 struct NodeProfile {
@@ -35,7 +36,7 @@ Result<NodeProfile> profile_nodes(Session& s, int reps);
 report::Table op_table(const NodeProfile& p);
 // The `n` slowest nodes: index, name, op, backend, shape, milliseconds and share of the sum.
 report::Table slowest_nodes_table(const NodeProfile& p, int n);
-// {"reps", "sum_us", "ops": op_table rows, "nodes": every node}.
+// {"reps", "sum_us", "ops": op_table rows, "nodes": every node with all its fields}.
 nlohmann::ordered_json profile_json(const NodeProfile& p);
 
 }  // namespace xb::tools

@@ -53,8 +53,7 @@ void write_tables(const std::vector<RunRecord>& runs, report::Format format, std
 
 }  // namespace
 
-nlohmann::ordered_json run_row(Session& s, const report::TimingStats& t, const CommonOptions& run, int threads,
-                               const MachineLoad& load) {
+nlohmann::ordered_json run_row(Session& s, const report::TimingStats& t, const CommonOptions& run, const MachineLoad& load) {
     const SchedReport& r = s.sched->report();
     nlohmann::ordered_json buffers = nlohmann::ordered_json::object();
     for (const auto& b : s.backends) buffers[b->name()] = s.sched->buffer_size(*b);
@@ -67,7 +66,7 @@ nlohmann::ordered_json run_row(Session& s, const report::TimingStats& t, const C
     return {{"config", run.config},
             {"model", s.model.name},
             {"backends", s.backend_names()},
-            {"threads", threads},
+            {"threads", run.threads},
             {"n_nodes", s.model.graph.n_nodes()},
             {"n_splits", s.sched->n_splits()},
             {"reps", t.count},

@@ -22,10 +22,9 @@ struct RunRecord {
     std::optional<NodeProfile> profile;  // with --profile
 };
 
-// One run's figures: config, model, backends, threads (the count used), nodes, splits, reps,
+// One run's figures (`run` with its threads chosen): config, model, backends, threads, nodes, splits, reps,
 // time_ms statistics, tokens/s, GFLOP/s, buffer and copy bytes, and the other tasks running.
-nlohmann::ordered_json run_row(Session& s, const report::TimingStats& t, const CommonOptions& run, int threads,
-                               const MachineLoad& load);
+nlohmann::ordered_json run_row(Session& s, const report::TimingStats& t, const CommonOptions& run, const MachineLoad& load);
 
 // Writes the runs in the chosen format (table and md add each profile's per-op and slowest-node
 // tables; json and jsonl carry every node).

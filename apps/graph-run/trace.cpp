@@ -33,7 +33,9 @@ void TraceWriter::add_compute(const SchedReport& report, int rep) {
 
 void TraceWriter::add_nodes(const NodeProfile& profile) {
     for (const NodeTime& n : profile.nodes) {
-        add_span(n.name, n.backend, n.us, {{"node", n.index}, {"op", n.op}, {"shape", n.shape}, {"median_of", profile.reps}});
+        add_span(n.name, n.backend, n.us,
+                 {{"node", n.index}, {"op", n.op}, {"shape", n.shape}, {"type", n.type}, {"backend", n.backend},
+                  {"bytes", n.bytes}, {"median_of", profile.reps}});
     }
     now_us_ += kGapUs;
 }

@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "core/size_math.hpp"
+#include "machine_load.hpp"
 #include "sched/sched_dot.hpp"
 #include "session.hpp"
 #include "summary.hpp"
@@ -145,7 +146,14 @@ int run_sweep(const ProfileOptions& opts) {
     return st.is_ok() ? kExitOk : fail(kTool, st);
 }
 
-int run(const ProfileOptions& opts) { return opts.sweep.empty() ? run_once(opts) : run_sweep(opts); }
+int run(ProfileOptions opts) {
+    if (!opts.dry_run) {  // it times: the threads as graph-run chooses them
+        const ThreadChoice threads = choose_threads(opts.common.threads);
+        opts.common.threads = threads.threads;
+        if (!threads.warning.empty()) std::cerr << kTool << ": warning: " << threads.warning << '\n';
+    }
+    return opts.sweep.empty() ? run_once(opts) : run_sweep(opts);
+}
 
 }  // namespace
 }  // namespace xb::tools

@@ -116,8 +116,9 @@ assert abs(sum(n['us'] for n in nodes) - p['sum_us']) < 1e-6 * p['sum_us']
 assert abs(sum(o['total_ms'] for o in p['ops']) * 1e3 - p['sum_us']) < 1e-6 * p['sum_us']
 assert sum(o['nodes'] for o in p['ops']) == len(nodes) and 'mul_mat' in {o['op'] for o in p['ops']}
 e = json.load(open('$tmp/prof-trace.json'))['traceEvents']
-named = {x['name'] for x in e if x['ph'] == 'X' and 'op' in x['args']}
-assert named == {n['name'] for n in nodes}, 'one trace span per profiled node'" "profile"
+spans = [x for x in e if x['ph'] == 'X' and 'op' in x['args']]
+assert {x['name'] for x in spans} == {n['name'] for n in nodes}, 'one trace span per profiled node'
+assert all(x['args']['bytes'] > 0 and x['args']['type'] == 'f32' and x['args']['backend'] in ('SIM0', 'CPU') for x in spans)" "profile"
 check profile-md 0 "$run" -c "$configs/default.json" -r 1 --profile --format md
 expect_in profile-md-ops "$tmp/out" "#### Time per op"
 expect_in profile-md-slowest "$tmp/out" "#### Slowest nodes"
@@ -128,8 +129,15 @@ cpus=$(nproc)
 busy=()
 for _ in $(seq "$cpus"); do (while :; do :; done) & busy+=($!); done
 check busy 0 "$run" -c "$configs/default.json" -t 1 -r 1 --warmup 0
+cp "$tmp/err" "$tmp/busy-asked.err"
+# Without -t the threads are capped by the CPUs not already busy: one here.
+check busy-default 0 env -u OMP_NUM_THREADS "$run" -c "$configs/default.json" -r 1 --warmup 0 --format json
 kill "${busy[@]}" 2>/dev/null; wait "${busy[@]}" 2>/dev/null
-expect_in busy-warning "$tmp/err" "warning: .* running on this machine"
+expect_in busy-warning "$tmp/busy-asked.err" "warning: .* running on this machine's $cpus CPUs: timings with 1 thread will contend"
+expect_in busy-default-warning "$tmp/err" "warning: .* running on this machine"
+py "
+import json; r = json.load(open('$tmp/out'))['runs'][0]
+assert r['threads'] == 1 and r['others_running'] >= $cpus, r" "busy default threads"
 
 # sched-profile: the split table agrees with the devices and its totals, and with graph-run's
 # report of the same run; node reasons, DOT, dry run, sweep, the copy-bound hint.
