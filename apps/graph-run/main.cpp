@@ -69,17 +69,23 @@ int run_compare(const RunOptions& opts) {
     return st.is_ok() ? kExitOk : fail(kTool, st);
 }
 
-// One run of the matrix (its threads already chosen): opens the session, times it, and profiles
-// and saves what was asked for.
-Result<RunRecord> run_one(const RunOptions& opts, const CommonOptions& run, const MachineLoad& load, TraceWriter* trace) {
+// One run of the matrix (its threads already chosen): opens the session, prints the threads'
+// warning once the config has opened (a failing run prints only its error) unless it was printed
+// last, times it, and profiles and saves what was asked for.
+Result<RunRecord> run_one(const RunOptions& opts, const CommonOptions& run, const ThreadChoice& threads,
+                          std::string& last_warning, TraceWriter* trace) {
     SessionOptions session_options;
     session_options.profile = trace != nullptr;  // the trace shows per-split times
     XB_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, open_session(run, session_options));
     Session& s = *session;
     for (const std::string& note : s.model.notes) std::cerr << kTool << ": note: " << note << '\n';
+    if (!threads.warning.empty() && threads.warning != last_warning) {
+        std::cerr << kTool << ": warning: " << threads.warning << '\n';
+        last_warning = threads.warning;
+    }
     if (!opts.save_weights.empty()) XB_RETURN_IF_ERROR(config::save_weights(s.model, opts.save_weights));
     XB_ASSIGN_OR_RETURN(const report::TimingStats stats, measure(s, opts, trace));
-    RunRecord record{run, run_row(s, stats, run, load), std::nullopt};
+    RunRecord record{run, run_row(s, stats, run, threads.load), std::nullopt};
     if (opts.profile) {
         XB_ASSIGN_OR_RETURN(record.profile, profile_nodes(s, std::max(1, std::min(opts.reps, kProfileReps))));
         if (trace != nullptr) trace->add_nodes(*record.profile);
@@ -101,12 +107,8 @@ int run(const RunOptions& opts, const RunMatrix& matrix) {
     for (CommonOptions r : runs) {
         const ThreadChoice threads = choose_threads(r.threads);
         r.threads = threads.threads;
-        if (!threads.warning.empty() && threads.warning != last_warning) {
-            std::cerr << kTool << ": warning: " << threads.warning << '\n';
-            last_warning = threads.warning;
-        }
         if (runs.size() > 1) trace.begin_run(run_name(r));
-        auto record = run_one(opts, r, threads.load, opts.trace.empty() ? nullptr : &trace);
+        auto record = run_one(opts, r, threads, last_warning, opts.trace.empty() ? nullptr : &trace);
         if (!record.is_ok()) {
             const std::string where = runs.size() > 1 ? run_name(r) + ": " : "";
             return fail(kTool, Status(record.status().code(), where + record.status().message()));

@@ -25,7 +25,12 @@ struct ProfileOptions {
     int reps = 3;
     std::string dot;
     std::string sweep;
+    std::string threads_warning;  // choose_threads' warning, printed once the config has opened
 };
+
+void print_threads_warning(const ProfileOptions& opts) {
+    if (!opts.threads_warning.empty()) std::cerr << kTool << ": warning: " << opts.threads_warning << '\n';
+}
 
 report::Table split_table(const SchedReport& r, bool timed) {
     report::Table t({"split", "backend", "nodes", "n_nodes", "n_inputs", "input_bytes", "copied_bytes", "copied_from",
@@ -97,6 +102,7 @@ Result<std::unique_ptr<Session>> profile(const ProfileOptions& opts, const SpecE
 int run_once(const ProfileOptions& opts) {
     auto session = profile(opts);
     if (!session.is_ok()) return fail(kTool, session.status());
+    print_threads_warning(opts);
     Session& s = **session;
     const SchedReport& r = s.sched->report();
     const report::Table table = opts.nodes ? node_table(r) : split_table(r, !opts.dry_run);
@@ -122,6 +128,7 @@ int run_sweep(const ProfileOptions& opts) {
         auto session = profile(opts, [&](config::ConfigSpec& spec) { apply_sweep_value(sweep->key, value, spec); });
         if (!session.is_ok()) return fail(kTool, Status(session.status().code(), sweep->key + "=" + std::to_string(value) +
                                                                                      ": " + session.status().message()));
+        if (value == sweep->values.front()) print_threads_warning(opts);
         // Past every layer and the output there is nothing more to offload: such values would
         // repeat the last one (a range written for a bigger model, say).
         const int n_layers = (*session)->model.n_layers;
@@ -150,7 +157,7 @@ int run(ProfileOptions opts) {
     if (!opts.dry_run) {  // it times: the threads as graph-run chooses them
         const ThreadChoice threads = choose_threads(opts.common.threads);
         opts.common.threads = threads.threads;
-        if (!threads.warning.empty()) std::cerr << kTool << ": warning: " << threads.warning << '\n';
+        opts.threads_warning = threads.warning;
     }
     return opts.sweep.empty() ? run_once(opts) : run_sweep(opts);
 }

@@ -8,14 +8,14 @@ configs=$3
 source "$(dirname "$0")/check_lib.sh"
 
 # graph-run: JSON report fields, trace, saved outputs.
-check run-json 0 "$run" -c "$configs/default.json" -b SIM0,CPU -P SIM0:unsupported=rope -r 3 --format json \
+check run-json 0 "$run" -c "$configs/default.json" -b SIM0,CPU -P SIM0:unsupported=rope -r 3 -t 2 --format json \
   -o "$tmp/run.json" --trace "$tmp/trace.json" --save-outputs "$tmp/outs"
 py "
 import json; d = json.load(open('$tmp/run.json')); assert len(d['runs']) == 1; r = d['runs'][0]
 for k in ('config', 'backends', 'n_nodes', 'n_splits', 'time_ms', 'buffer_bytes', 'copy_bytes'): assert k in r, k
 assert r['reps'] == 3 and r['n_splits'] > 1 and r['copy_bytes'] > 0
 t = r['time_ms']; assert 0 < t['min'] <= t['median'] <= t['max']
-assert set(r['buffer_bytes']) == {'SIM0', 'CPU'} and r['threads'] >= 1
+assert set(r['buffer_bytes']) == {'SIM0', 'CPU'} and r['threads'] == 2
 m = d['meta']
 assert m['tool'] == 'graph-run' and m['backends'] == ['SIM0', 'CPU'] and m['commit'] and m['cpu_kernels'], m" "run-json fields"
 py "
@@ -31,7 +31,7 @@ assert {x['args']['name'] for x in e if x['ph'] == 'M'} == {'SIM0', 'CPU'}" "tra
 # Two saved runs compared: every shared number with new/base, and the ways the runs differ.
 check run-json-1t 0 "$run" -c "$configs/default.json" -b SIM0,CPU -P SIM0:unsupported=rope -r 2 -t 1 --format json -o "$tmp/run1.json"
 check compare 0 "$run" --compare "$tmp/run.json" "$tmp/run1.json" --format json -o "$tmp/cmp.json"
-expect_in compare-threads "$tmp/err" "runs differ in threads: [0-9]* -> 1"
+expect_in compare-threads "$tmp/err" "runs differ in threads: 2 -> 1"
 py "
 import json; c = json.load(open('$tmp/cmp.json')); m = {x['metric']: x for x in c['metrics']}
 assert m['n_splits']['ratio'] == 1 and m['n_splits']['base'] == m['n_splits']['new']
