@@ -94,19 +94,21 @@ TEST(SimDevice, IsARegisteredGpuLabelledAsASimulator) {
 TEST(SimDevice, SettingsHaveDefaultsAndRoundTrip) {
     LocalSim sim;
     SimDevice& dev = sim.dev(0);
-    EXPECT_EQ(dev.settings(), "memory=4G,unsupported=none,threads=1,bandwidth_gbps=16,latency_us=10,fault_node=none,fail_alloc=none,fail_copy=none");
+    EXPECT_EQ(dev.settings(), "memory=4G,unsupported=none,threads=1,bandwidth_gbps=16,latency_us=10,peer_bandwidth_gbps=32,"
+                              "peer_latency_us=5,fault_node=none,fail_alloc=none,fail_copy=none");
     ASSERT_TRUE(dev.configure("memory=512M,unsupported=rope,get_rows,silu,threads=2,bandwidth_gbps=12.5,"
-                              "latency_us=0.5,fault_node=ffn_out")
+                              "latency_us=0.5,peer_bandwidth_gbps=100,peer_latency_us=1.5,fault_node=ffn_out")
                     .is_ok());
     const std::string changed = dev.settings();
     EXPECT_EQ(changed, "memory=512M,unsupported=rope+get_rows+silu,threads=2,bandwidth_gbps=12.5,latency_us=0.5,"
-                       "fault_node=ffn_out,fail_alloc=none,fail_copy=none");
+                       "peer_bandwidth_gbps=100,peer_latency_us=1.5,fault_node=ffn_out,fail_alloc=none,fail_copy=none");
     // What settings() prints is accepted back, by this parser and by the generic one.
     EXPECT_TRUE(parse_device_params(changed).is_ok());
     ASSERT_TRUE(sim.dev(1).configure(changed).is_ok());
     EXPECT_EQ(sim.dev(1).settings(), changed);
     ASSERT_TRUE(dev.configure("unsupported=none,fault_node=none,memory=1536K").is_ok());
-    EXPECT_EQ(dev.settings(), "memory=1536K,unsupported=none,threads=2,bandwidth_gbps=12.5,latency_us=0.5,fault_node=none,fail_alloc=none,fail_copy=none");
+    EXPECT_EQ(dev.settings(), "memory=1536K,unsupported=none,threads=2,bandwidth_gbps=12.5,latency_us=0.5,peer_bandwidth_gbps=100,"
+                              "peer_latency_us=1.5,fault_node=none,fail_alloc=none,fail_copy=none");
 }
 
 TEST(SimDevice, BadSettingsAreInvalidArgumentAndChangeNothing) {
@@ -114,7 +116,8 @@ TEST(SimDevice, BadSettingsAreInvalidArgumentAndChangeNothing) {
     SimDevice& dev = sim.dev(0);
     const std::string before = dev.settings();
     for (const char* bad : {"colour=blue", "memory=abc", "memory=0", "memory=12X", "memory=99999999999T", "threads=0",
-                            "threads=two", "bandwidth_gbps=-1", "bandwidth_gbps=inf", "latency_us=-3",
+                            "threads=two", "bandwidth_gbps=-1", "bandwidth_gbps=inf", "latency_us=-3", "peer_bandwidth_gbps=0",
+                            "peer_latency_us=-1",
                             "unsupported=rope,nope", "threads", "=3", "memory=1M,colour=blue"}) {
         const Status s = dev.configure(bad);
         EXPECT_EQ(s.code(), StatusCode::InvalidArgument) << bad;
@@ -123,7 +126,7 @@ TEST(SimDevice, BadSettingsAreInvalidArgumentAndChangeNothing) {
         EXPECT_FALSE(backend.is_ok()) << bad;
     }
     const Status unknown = dev.configure("colour=blue");
-    EXPECT_NE(unknown.message().find("known keys: memory, unsupported, threads, bandwidth_gbps, latency_us, fault_node"),
+    EXPECT_NE(unknown.message().find("known keys: memory, unsupported, threads, bandwidth_gbps, latency_us, peer_bandwidth_gbps, peer_latency_us, fault_node"),
               std::string::npos)
         << unknown.message();
     EXPECT_EQ(dev.settings(), before);
@@ -476,7 +479,7 @@ TEST(SimEvents, SynchronizeBlocksTheHostUntilTheStreamReachesTheEvent) {
 TEST(SimStats, CopyCountersModelLatencyPlusBytesOverBandwidth) {
     LocalSim sim;
     auto b0 = init(sim.dev(0), "bandwidth_gbps=2,latency_us=5");
-    auto b1 = init(sim.dev(1), "bandwidth_gbps=4,latency_us=1");
+    auto b1 = init(sim.dev(1), "bandwidth_gbps=4,latency_us=1,peer_bandwidth_gbps=50,peer_latency_us=2");
     Context ctx0, ctx1;
     Tensor* x = ctx0.new_tensor(DType::F32, {1000});
     Tensor* y = ctx0.new_tensor(DType::F32, {1000});
@@ -492,7 +495,7 @@ TEST(SimStats, CopyCountersModelLatencyPlusBytesOverBandwidth) {
     ASSERT_TRUE(tensor_set_async(*b0, *x, values.data(), 400, 400).is_ok());
     ASSERT_TRUE(tensor_copy_async(*b0, *b0, *x, *y).is_ok());
     ASSERT_TRUE(tensor_get_async(*b0, *y, out.data(), 0, 4000).is_ok());
-    ASSERT_TRUE(tensor_copy_async(*b0, *b1, *y, *z).is_ok());  // a peer copy, counted by SIM1's stream
+    ASSERT_TRUE(tensor_copy_async(*b0, *b1, *y, *z).is_ok());  // a peer copy, counted by SIM1's stream on its peer link
     b0->synchronize();
     b1->synchronize();
 
@@ -506,9 +509,13 @@ TEST(SimStats, CopyCountersModelLatencyPlusBytesOverBandwidth) {
     EXPECT_EQ(s0.device_to_host.count, 1u);
     EXPECT_DOUBLE_EQ(s0.device_to_host.seconds, cost(5, 2, 4000));
     const sim::SimStats s1 = as_sim(*b1).stats();
-    EXPECT_EQ(s1.device_to_device.count, 1u);
-    EXPECT_DOUBLE_EQ(s1.device_to_device.seconds, cost(1, 4, 4000));
-    EXPECT_EQ(s1.host_to_device.count + s1.device_to_host.count, 0u);
+    EXPECT_EQ(s1.peer.count, 1u);
+    EXPECT_EQ(s1.peer.bytes, 4000u);
+    EXPECT_DOUBLE_EQ(s1.peer.seconds, cost(2, 50, 4000));
+    EXPECT_EQ(s1.host_to_device.count + s1.device_to_host.count + s1.device_to_device.count, 0u);
+    // The scheduler's model of that copy is the peer link's; of a host copy, the link's.
+    EXPECT_DOUBLE_EQ(as_sim(*b1).modelled_copy_seconds(4000, *b0), cost(2, 50, 4000));
+    EXPECT_DOUBLE_EQ(as_sim(*b0).modelled_copy_seconds(4000, *b1), cost(5, 32, 4000));  // SIM0's default peer link
 
     // The device counts its streams' copies and the synchronous ones, with its own link (defaults:
     // 16 GB/s, 10 us).
@@ -521,7 +528,8 @@ TEST(SimStats, CopyCountersModelLatencyPlusBytesOverBandwidth) {
     EXPECT_DOUBLE_EQ(d0.device_to_host.seconds, cost(5, 2, 4000) + cost(10, 16, 4000));
     EXPECT_EQ(d0.device_to_device.count, 2u);
     EXPECT_DOUBLE_EQ(d0.device_to_device.seconds, cost(5, 2, 4000) + cost(10, 16, 4000));
-    EXPECT_EQ(sim.dev(1).stats().device_to_device.count, 1u);
+    EXPECT_EQ(sim.dev(1).stats().peer.count, 1u);
+    EXPECT_EQ(sim.dev(1).stats().device_to_device.count, 0u);
 
     as_sim(*b0).reset_stats();
     sim.dev(0).reset_stats();

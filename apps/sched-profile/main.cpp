@@ -78,7 +78,9 @@ void print_summary(const ProfileSummary& p) {
     }
     for (const auto& [pair, c] : p.copies) {
         std::cerr << "  copied " << pair.first << " -> " << pair.second << ": " << c.count << " copies, "
-                  << bytes_text(static_cast<double>(c.bytes)) << '\n';
+                  << bytes_text(static_cast<double>(c.bytes));
+        if (c.modelled_ms >= 0) std::cerr << ", " << c.modelled_ms << " ms modelled";
+        std::cerr << '\n';
     }
     if (const std::string hint = bound_hint(p); !hint.empty()) std::cerr << "  " << hint << '\n';
 }

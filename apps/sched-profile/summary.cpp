@@ -51,6 +51,7 @@ ProfileSummary summarize(const Session& s, bool timed) {
             PairCopies& c = out.copies[{in.source_backend, split.backend}];
             c.count += 1;
             c.bytes += in.bytes;
+            if (in.modelled_seconds >= 0) c.modelled_ms = std::max(c.modelled_ms, 0.0) + in.modelled_seconds * 1e3;
         }
     }
     for (const auto& b : s.backends) out.buffer_bytes[b->name()] = s.sched->buffer_size(*b);
@@ -82,7 +83,9 @@ std::string bound_hint(const ProfileSummary& s) {
 
 nlohmann::ordered_json to_json(const ProfileSummary& s) {
     nlohmann::ordered_json pairs = nlohmann::ordered_json::object();
-    for (const auto& [pair, c] : s.copies) pairs[pair_name(pair)] = {{"copies", c.count}, {"bytes", c.bytes}};
+    for (const auto& [pair, c] : s.copies) {
+        pairs[pair_name(pair)] = {{"copies", c.count}, {"bytes", c.bytes}, {"modelled_ms", optional_ms(c.modelled_ms >= 0 ? std::optional<double>(c.modelled_ms) : std::nullopt)}};
+    }
     nlohmann::ordered_json buffers = nlohmann::ordered_json::object();
     for (const auto& [name, bytes] : s.buffer_bytes) buffers[name] = bytes;
     const std::string hint = bound_hint(s);
@@ -98,14 +101,6 @@ nlohmann::ordered_json to_json(const ProfileSummary& s) {
             {"compute_ms", optional_ms(s.compute_ms)},
             {"modelled_copy_ms", optional_ms(s.modelled_copy_ms)},
             {"hint", hint.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(hint)}};
-}
-
-report::Table copies_table(const ProfileSummary& s) {
-    report::Table t({"from", "to", "copies", "bytes"});
-    for (const auto& [pair, c] : s.copies) {
-        t.add_row({pair.first, pair.second, static_cast<int64_t>(c.count), static_cast<int64_t>(c.bytes)});
-    }
-    return t;
 }
 
 }  // namespace xb::tools

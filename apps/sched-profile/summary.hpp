@@ -17,6 +17,7 @@ namespace xb::tools {
 struct PairCopies {
     int count = 0;     // split inputs copied from the first backend to the second
     size_t bytes = 0;
+    double modelled_ms = -1;  // the simulated links' model of those copies (-1: not modelled)
 };
 
 struct ProfileSummary {
@@ -40,7 +41,5 @@ ProfileSummary summarize(const Session& session, bool timed);
 std::string bound_hint(const ProfileSummary& summary);
 
 nlohmann::ordered_json to_json(const ProfileSummary& summary);
-// One row per backend pair that copied anything.
-report::Table copies_table(const ProfileSummary& summary);
 
 }  // namespace xb::tools

@@ -13,8 +13,8 @@ class Backend;
 class ModelledLink {
 public:
     virtual ~ModelledLink() = default;
-    // Modelled seconds of one copy of `bytes` over this backend's link.
-    virtual double modelled_copy_seconds(size_t bytes) const = 0;
+    // Modelled seconds of one copy of `bytes` between this backend and `other` (either direction).
+    virtual double modelled_copy_seconds(size_t bytes, const Backend& other) const = 0;
 };
 
 // The backend's link model, or nullptr when it has none.

@@ -1,5 +1,7 @@
 #include "builtin/builtin_backends.hpp"
 
+#include <cstdlib>
+
 #include "cpu/cpu_backend.hpp"
 #include "sim/sim_backend.hpp"
 #if defined(XB_HAVE_BLAS)
@@ -11,6 +13,15 @@
 
 namespace xb {
 
+int sim_device_count() {
+    const char* text = std::getenv("XB_SIM_DEVICES");
+    if (text == nullptr) return kDefaultSimDevices;
+    char* end = nullptr;
+    const long n = std::strtol(text, &end, 10);
+    const bool usable = end != text && *end == '\0' && n >= 0 && n <= kMaxSimDevices;
+    return usable ? static_cast<int>(n) : kDefaultSimDevices;
+}
+
 void register_builtin_backends(Registry& registry) {
     cpu::register_cpu_backend(registry);
 #if defined(XB_HAVE_BLAS)
@@ -19,7 +30,7 @@ void register_builtin_backends(Registry& registry) {
 #if defined(XB_HAVE_CUDA)
     cuda::register_cuda_backend(registry);
 #endif
-    sim::register_sim_backend(registry);
+    sim::register_sim_backend(registry, sim_device_count());
 }
 
 Registry& global_registry() {

@@ -8,8 +8,16 @@
 namespace xb {
 
 // Adds the CPU (always device 0), BLAS (when built), one CUDA device per GPU present (none, and no
-// failure, without a GPU or driver) and the simulated devices to `registry`.
+// failure, without a GPU or driver) and sim_device_count() simulated devices to `registry`.
 void register_builtin_backends(Registry& registry);
+
+inline constexpr int kDefaultSimDevices = 2;
+inline constexpr int kMaxSimDevices = 15;  // with the CPU, a scheduler's limit of 16 backends
+
+// XB_SIM_DEVICES=N (0..15): how many simulated devices (SIM0..SIM<N-1>) to register, so that
+// several-device paths run anywhere; the default is 2. An unusable value keeps the default (the
+// registry is made before any tool could report it); --list-devices shows what was made.
+int sim_device_count();
 
 // The process-wide registry of the built-in backends, built on first use: the one piece of global
 // state in xbackend. The tools use it; library code takes a Registry& instead, so that tests can

@@ -50,7 +50,8 @@ Status Scheduler::alloc_splits() {
 Status Scheduler::copy_split_inputs(const Split& split, SplitReport& report) {
     Backend& dst_backend = backend_at(split.backend);
     Event* ev = event(split.backend, cur_copy_);
-    for (Tensor* input : split.inputs) {
+    for (size_t j = 0; j < split.inputs.size(); ++j) {
+        Tensor* input = split.inputs[j];
         const BackendId src_b = backend_of(input);
         Backend& src_backend = backend_at(src_b);
         Tensor& copy = *copy_of(slot_of(input), split.backend, cur_copy_);
@@ -81,12 +82,13 @@ Status Scheduler::copy_split_inputs(const Split& split, SplitReport& report) {
         }
         copy_bytes_[src_b.index() * backends_.size() + split.backend.index()] += input->nbytes();
         if (options_.profile) {
-            // A simulated link is modelled by whichever side simulates it.
-            const ModelledLink* link = modelled_link(dst_backend);
-            if (link == nullptr) link = modelled_link(src_backend);
+            // A simulated link is modelled by whichever side simulates it (the receiver first).
+            const ModelledLink* dst_link = modelled_link(dst_backend);
+            const ModelledLink* link = dst_link != nullptr ? dst_link : modelled_link(src_backend);
             if (link != nullptr) {
-                report.modelled_copy_seconds =
-                    std::max(report.modelled_copy_seconds, 0.0) + link->modelled_copy_seconds(input->nbytes());
+                const double seconds = link->modelled_copy_seconds(input->nbytes(), dst_link != nullptr ? src_backend : dst_backend);
+                report.modelled_copy_seconds = std::max(report.modelled_copy_seconds, 0.0) + seconds;
+                if (j < report.inputs.size()) report.inputs[j].modelled_seconds = seconds;
             }
         }
     }

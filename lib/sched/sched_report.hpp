@@ -37,6 +37,7 @@ struct SplitInputReport {
     size_t bytes = 0;
     std::string source_backend;
     bool copied = false;  // false when the split's backend can read the source's buffer directly
+    double modelled_seconds = -1;  // profiling mode, simulated links: the link model's time for it
 };
 
 struct SplitReport {

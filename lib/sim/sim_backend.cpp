@@ -27,8 +27,15 @@ SimBackend::SimBackend(SimDevice& device, SimSettings settings)
     : Backend(device), sim_device_(&device), settings_(std::move(settings)), executor_(settings_.threads) {}
 
 void SimBackend::record_copy(CopyKind kind, size_t bytes) {
-    copies_.record(kind, bytes, settings_.link);
-    sim_device_->record_copy(kind, bytes, settings_.link);
+    const LinkModel& link = kind == CopyKind::Peer ? settings_.peer_link : settings_.link;
+    copies_.record(kind, bytes, link);
+    sim_device_->record_copy(kind, bytes, link);
+}
+
+double SimBackend::modelled_copy_seconds(size_t bytes, const Backend& other) const {
+    const auto* peer = dynamic_cast<const SimBackend*>(&other);
+    const bool across = peer != nullptr && &peer->sim_device() != sim_device_;
+    return (across ? settings_.peer_link : settings_.link).seconds(bytes);
 }
 
 void SimBackend::enqueue_copy(void* to, const void* from, size_t bytes, CopyKind kind) {
@@ -78,21 +85,22 @@ bool SimBackend::cpy_tensor_async(Backend& src_backend, const Tensor& src, Tenso
     const SimBuffer* from = sim_storage(src);
     if (from == nullptr || !from->contains(src.data, bytes)) return false;
     const std::byte* src_host = from->host_address(src.data);
+    const CopyKind kind = &from->sim_device() == sim_device_ ? CopyKind::DeviceToDevice : CopyKind::Peer;
     auto* src_stream = dynamic_cast<SimBackend*>(&src_backend);
     if (src_stream == nullptr || src_stream == this) {
-        enqueue_copy(dst_host, src_host, bytes, CopyKind::DeviceToDevice);
+        enqueue_copy(dst_host, src_host, bytes, kind);
         return true;
     }
     // On the source stream the copy follows the work that makes src and precedes any later
     // overwrite of it; this stream waits for the copy before its next work.
     auto fence = std::make_shared<Fence>();
     const uint64_t mark = fence->mark();
-    src_stream->stream().enqueue([this, fence, mark, dst_host, src_host, bytes] {
+    src_stream->stream().enqueue([this, fence, mark, dst_host, src_host, bytes, kind] {
         // A failed copy still releases the waiting stream; the error surfaces on the source stream.
         const Status copied = sim_device_->copy_fails(bytes);
         if (copied.is_ok()) {
             std::memmove(dst_host, src_host, bytes);
-            record_copy(CopyKind::DeviceToDevice, bytes);
+            record_copy(kind, bytes);
         }
         fence->signal(mark);
         return copied;

@@ -49,8 +49,8 @@ public:
 
     // Takes effect for graphs queued after the call.
     bool set_n_threads(int n_threads) override;
-    // ModelledLink: the device's bandwidth and latency settings.
-    double modelled_copy_seconds(size_t bytes) const override { return settings_.link.seconds(bytes); }
+    // ModelledLink: the peer link for a copy from or to another simulated device, else the link.
+    double modelled_copy_seconds(size_t bytes, const Backend& other) const override;
 
     // --- the simulator's own interface ---
     SimDevice& sim_device() const { return *sim_device_; }

@@ -84,7 +84,7 @@ Result<bool> SimBuffer::copy_tensor_impl(const Tensor& src, Tensor& dst) {
     const size_t bytes = src.nbytes();
     XB_RETURN_IF_ERROR(sim_device().copy_fails(bytes));
     std::memmove(host_address(dst.data), from->host_address(src.data), bytes);
-    sim_device().record_copy(CopyKind::DeviceToDevice, bytes);
+    sim_device().record_copy(&from->sim_device() == &sim_device() ? CopyKind::DeviceToDevice : CopyKind::Peer, bytes);
     return true;
 }
 

@@ -84,7 +84,7 @@ void SimDevice::record_copy(CopyKind kind, size_t bytes) {
     LinkModel link;
     {
         std::lock_guard<std::mutex> lock(mutex_);
-        link = settings_.link;
+        link = kind == CopyKind::Peer ? settings_.peer_link : settings_.link;
     }
     copies_.record(kind, bytes, link);
 }

@@ -7,6 +7,7 @@ const char* copy_kind_name(CopyKind kind) {
         case CopyKind::HostToDevice: return "host_to_device";
         case CopyKind::DeviceToHost: return "device_to_host";
         case CopyKind::DeviceToDevice: return "device_to_device";
+        case CopyKind::Peer: return "peer";
     }
     return "unknown";
 }
@@ -18,6 +19,7 @@ auto& counters_of(Stats& stats, CopyKind kind) {
     switch (kind) {
         case CopyKind::HostToDevice: return stats.host_to_device;
         case CopyKind::DeviceToHost: return stats.device_to_host;
+        case CopyKind::Peer: return stats.peer;
         case CopyKind::DeviceToDevice: break;
     }
     return stats.device_to_device;

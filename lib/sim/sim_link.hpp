@@ -18,7 +18,8 @@ struct LinkModel {
     double seconds(size_t bytes) const { return latency_us * 1e-6 + static_cast<double>(bytes) / (bandwidth_gbps * 1e9); }
 };
 
-enum class CopyKind { HostToDevice, DeviceToHost, DeviceToDevice };
+// Peer: between two simulated devices, over the peer link (sim_settings.hpp: peer_bandwidth_gbps).
+enum class CopyKind { HostToDevice, DeviceToHost, DeviceToDevice, Peer };
 const char* copy_kind_name(CopyKind kind);  // "host_to_device"
 
 struct CopyStats {
@@ -31,6 +32,7 @@ struct SimStats {
     CopyStats host_to_device;
     CopyStats device_to_host;
     CopyStats device_to_device;
+    CopyStats peer;  // from another simulated device, counted by the receiving side
 
     CopyStats& of(CopyKind kind);
     const CopyStats& of(CopyKind kind) const;

@@ -14,7 +14,7 @@ namespace xb::sim {
 
 namespace {
 
-constexpr const char* kKnownKeys = "memory, unsupported, threads, bandwidth_gbps, latency_us, fault_node, fail_alloc, fail_copy";
+constexpr const char* kKnownKeys = "memory, unsupported, threads, bandwidth_gbps, latency_us, peer_bandwidth_gbps, peer_latency_us, fault_node, fail_alloc, fail_copy";
 constexpr int kMaxThreads = 1024;
 
 struct RawParam {
@@ -133,14 +133,14 @@ Status parse_one(std::string_view device, const RawParam& p, SimSettingsUpdate& 
             return bad_value(device, p, "an integer from 1 to " + std::to_string(kMaxThreads));
         }
         update.threads = *n;
-    } else if (p.key == "bandwidth_gbps") {
+    } else if (p.key == "bandwidth_gbps" || p.key == "peer_bandwidth_gbps") {
         const auto gbps = parse_number<double>(p.value);
         if (!gbps || !std::isfinite(*gbps) || *gbps <= 0.0) return bad_value(device, p, "a positive number of GB/s");
-        update.bandwidth_gbps = *gbps;
-    } else if (p.key == "latency_us") {
+        (p.key == "bandwidth_gbps" ? update.bandwidth_gbps : update.peer_bandwidth_gbps) = *gbps;
+    } else if (p.key == "latency_us" || p.key == "peer_latency_us") {
         const auto us = parse_number<double>(p.value);
         if (!us || !std::isfinite(*us) || *us < 0.0) return bad_value(device, p, "a non-negative number of microseconds");
-        update.latency_us = *us;
+        (p.key == "latency_us" ? update.latency_us : update.peer_latency_us) = *us;
     } else if (p.key == "fault_node") {
         update.fault = parse_fault(p);
     } else if (p.key == "fail_alloc" || p.key == "fail_copy") {
@@ -218,6 +218,8 @@ void SimSettingsUpdate::apply_to(SimSettings& settings) const {
     if (threads) settings.threads = *threads;
     if (bandwidth_gbps) settings.link.bandwidth_gbps = *bandwidth_gbps;
     if (latency_us) settings.link.latency_us = *latency_us;
+    if (peer_bandwidth_gbps) settings.peer_link.bandwidth_gbps = *peer_bandwidth_gbps;
+    if (peer_latency_us) settings.peer_link.latency_us = *peer_latency_us;
     if (fault) settings.fault = *fault;
     if (fail_alloc) settings.fail_alloc = *fail_alloc;
     if (fail_copy) settings.fail_copy = *fail_copy;
@@ -233,7 +235,9 @@ Result<SimSettingsUpdate> parse_sim_params(std::string_view params, std::string_
 std::string format_sim_settings(const SimSettings& s) {
     return "memory=" + format_size(s.memory) + ",unsupported=" + s.unsupported.to_string() +
            ",threads=" + std::to_string(s.threads) + ",bandwidth_gbps=" + format_double(s.link.bandwidth_gbps) +
-           ",latency_us=" + format_double(s.link.latency_us) + ",fault_node=" + s.fault.to_string() +
+           ",latency_us=" + format_double(s.link.latency_us) +
+           ",peer_bandwidth_gbps=" + format_double(s.peer_link.bandwidth_gbps) +
+           ",peer_latency_us=" + format_double(s.peer_link.latency_us) + ",fault_node=" + s.fault.to_string() +
            ",fail_alloc=" + (s.fail_alloc > 0 ? std::to_string(s.fail_alloc) : std::string("none")) +
            ",fail_copy=" + (s.fail_copy > 0 ? std::to_string(s.fail_copy) : std::string("none"));
 }

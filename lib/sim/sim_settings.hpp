@@ -8,6 +8,9 @@
 //   threads=N            CPU threads that compute each graph on the stream's worker
 //   bandwidth_gbps=X     link bandwidth in GB/s (10^9 bytes per second) used to model copies
 //   latency_us=Y         fixed cost of each copy in microseconds
+//   peer_bandwidth_gbps=X, peer_latency_us=Y
+//                        the same for copies from another simulated device (a modelled peer link,
+//                        as NVLink or PCIe peer-to-peer between GPUs; default 32 GB/s, 5 us)
 //   fault_node=N|NAME    perturb the output of the computed node with index N in the graph given to
 //                        graph_compute, or of the nodes named NAME; "none" turns it off
 //   fail_alloc=N         the N-th buffer allocation on the device from now on fails (once), as if
@@ -60,6 +63,7 @@ struct SimSettings {
     OpFilter unsupported;
     int threads = 1;  // modest: tests create many streams; OpenMP is not TSan-instrumented beyond one
     LinkModel link;
+    LinkModel peer_link{32.0, 5.0};
     FaultTarget fault;
     int fail_alloc = 0;  // see fail_alloc above; SimDevice counts down (FailureCountdown)
     int fail_copy = 0;   // likewise
@@ -72,6 +76,8 @@ struct SimSettingsUpdate {
     std::optional<int> threads;
     std::optional<double> bandwidth_gbps;
     std::optional<double> latency_us;
+    std::optional<double> peer_bandwidth_gbps;
+    std::optional<double> peer_latency_us;
     std::optional<FaultTarget> fault;
     std::optional<int> fail_alloc;
     std::optional<int> fail_copy;
