@@ -114,11 +114,13 @@ def run_suite(suite, tools, build_dir, repo_root, log):
     cases = {}
     for i, case in enumerate(suite.cases, 1):
         t0 = time.monotonic()
-        cases[case.name] = run_case(tools, case, suite.threads, devices)
-        status = cases[case.name]["status"]
-        note = cases[case.name].get("note", "")
-        log(f"[{i}/{len(suite.cases)}] {case.name}: {status}{': ' + note if note else ''} "
-            f"({time.monotonic() - t0:.1f} s)")
+        entry = run_case(tools, case, suite.threads, devices)
+        # The case's wall time, all tools together: `run --shard` balances the shards by it.
+        entry["elapsed_s"] = round(time.monotonic() - t0, 3)
+        cases[case.name] = entry
+        note = entry.get("note", "")
+        log(f"[{i}/{len(suite.cases)}] {case.name}: {entry['status']}{': ' + note if note else ''} "
+            f"({entry['elapsed_s']:.1f} s)")
     after = _calibrate(tools, suite, "after", log)
     return {
         "format": FORMAT,
