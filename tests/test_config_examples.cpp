@@ -23,13 +23,15 @@ using testing::load_and_build;
 
 const char* const kExamples[] = {"default.json",          "mlp.json",        "attention.json",
                                  "llama-decoder.json",    "llama-decoder-gqa.json",
-                                 "llama-decoder-offload.json", "all-ops.json",    "decoder-q4_K.json"};
+                                 "llama-decoder-offload.json", "llama-decoder-split.json",
+                                 "all-ops.json",          "decoder-q4_K.json"};
 
-// The offload example names CUDA0; without one it runs on the simulator.
+// The offload and split examples name CUDA0 and CUDA1; without them they run on the simulator.
 BuildOptions options_for(const std::string& name) {
     BuildOptions o;
-    if (name == "llama-decoder-offload.json" && global_registry().dev_by_name("CUDA0") == nullptr) {
-        o.device_map = {{"CUDA0", "SIM0"}};
+    if (name != "llama-decoder-offload.json" && name != "llama-decoder-split.json") return o;
+    for (const char* gpu : {"CUDA0", "CUDA1"}) {
+        if (global_registry().dev_by_name(gpu) == nullptr) o.device_map.emplace_back(gpu, std::string("SIM") + gpu[4]);
     }
     return o;
 }

@@ -45,10 +45,10 @@ inline std::vector<Backend*> pointers(const std::vector<std::unique_ptr<Backend>
 }
 
 // Places the model on the CPU backend alone (its placement must say CPU) and computes it once.
-inline Result<std::unique_ptr<Placed>> compute_on_cpu(Model model) {
+inline Result<std::unique_ptr<Placed>> compute_on_cpu(Model model, const Registry& registry = global_registry()) {
     auto p = std::make_unique<Placed>();
     p->model = std::move(model);
-    XB_ASSIGN_OR_RETURN(p->backends, init_backends(p->model.placement, global_registry()));
+    XB_ASSIGN_OR_RETURN(p->backends, init_backends(p->model.placement, registry));
     const std::vector<Backend*> ptrs = pointers(p->backends);
     XB_RETURN_IF_ERROR(place_and_init(p->model, ptrs));
     p->galloc = std::make_unique<GraphAllocator>(ptrs.front()->default_buffer_type());
@@ -59,10 +59,10 @@ inline Result<std::unique_ptr<Placed>> compute_on_cpu(Model model) {
 }
 
 // Places the model on its placement's backends and computes it through the scheduler.
-inline Result<std::unique_ptr<Placed>> compute_scheduled(Model model) {
+inline Result<std::unique_ptr<Placed>> compute_scheduled(Model model, const Registry& registry = global_registry()) {
     auto p = std::make_unique<Placed>();
     p->model = std::move(model);
-    XB_ASSIGN_OR_RETURN(p->backends, init_backends(p->model.placement, global_registry()));
+    XB_ASSIGN_OR_RETURN(p->backends, init_backends(p->model.placement, registry));
     const std::vector<Backend*> ptrs = pointers(p->backends);
     XB_RETURN_IF_ERROR(place_and_init(p->model, ptrs));
     XB_ASSIGN_OR_RETURN(p->sched, Scheduler::create(ptrs, {}, p->model.placement.scheduler));

@@ -1,6 +1,9 @@
-// "/placement": the backends in priority order, weight and node rules, offload_layers and the
-// scheduler's options. Device names are checked against the registry when the model is built
+// "/placement": the backends in priority order, weight and node rules, offload_layers, the layer
+// split over several devices and the scheduler's options. Device names are checked against the registry when the model is built
 // (the tools may replace them first).
+#include <algorithm>
+#include <cmath>
+
 #include "config/config_error.hpp"
 #include "config/config_parse_internal.hpp"
 
@@ -52,11 +55,54 @@ Status parse_scheduler(const JsonReader& r, const Json& j, PlacementSpec& p) {
     return Status::ok();
 }
 
+// "split": {"mode": "layer", "devices": [...], "ratios": [...]}.
+Result<SplitSpec> parse_split(const JsonReader& r, const Json& j) {
+    SplitSpec s;
+    const std::string& path = s.path;
+    XB_RETURN_IF_ERROR(r.expect_object(j, path, {"mode", "devices", "ratios"}));
+    if (const Json* m = JsonReader::member(j, "mode")) {
+        XB_ASSIGN_OR_RETURN(const std::string mode, r.choice(*m, child_path(path, "mode"), {"layer", "row"}));
+        if (mode == "row") {
+            return r.error(child_path(path, "mode"), "split mode \"row\" (each weight's rows over the devices) is not "
+                                                     "available yet; use \"layer\"");
+        }
+    }
+    XB_ASSIGN_OR_RETURN(const Json* devices, r.required(j, path, "devices"));
+    const std::string devices_path = child_path(path, "devices");
+    XB_RETURN_IF_ERROR(r.expect_array(*devices, devices_path));
+    if (devices->empty()) return r.error(devices_path, "name at least one device to split the layers over");
+    for (size_t i = 0; i < devices->size(); ++i) {
+        XB_ASSIGN_OR_RETURN(std::string name, r.string((*devices)[i], child_path(devices_path, i)));
+        if (std::find(s.devices.begin(), s.devices.end(), name) != s.devices.end()) {
+            return r.error(child_path(devices_path, i), "device '" + name + "' is listed twice");
+        }
+        s.devices.push_back(std::move(name));
+    }
+    s.ratios.assign(s.devices.size(), 1.0);
+    if (const Json* ratios = JsonReader::member(j, "ratios")) {
+        const std::string ratios_path = child_path(path, "ratios");
+        XB_RETURN_IF_ERROR(r.expect_array(*ratios, ratios_path));
+        if (ratios->size() != s.devices.size()) {
+            return r.error(ratios_path, "give one ratio per device: " + std::to_string(s.devices.size()) + " devices, " +
+                                            std::to_string(ratios->size()) + " ratios");
+        }
+        double total = 0;
+        for (size_t i = 0; i < ratios->size(); ++i) {
+            XB_ASSIGN_OR_RETURN(const double v, r.number((*ratios)[i], child_path(ratios_path, i)));
+            if (!(v >= 0) || !std::isfinite(v)) return r.error(child_path(ratios_path, i), "a ratio must be a finite number >= 0");
+            s.ratios[i] = v;
+            total += v;
+        }
+        if (total <= 0) return r.error(ratios_path, "at least one ratio must be positive");
+    }
+    return s;
+}
+
 }  // namespace
 
 Status parse_placement(const JsonReader& r, const Json& j, ConfigSpec& spec) {
     PlacementSpec& p = spec.placement;
-    XB_RETURN_IF_ERROR(r.expect_object(j, "/placement", {"backends", "weights", "offload_layers", "nodes", "scheduler"}));
+    XB_RETURN_IF_ERROR(r.expect_object(j, "/placement", {"backends", "weights", "offload_layers", "split", "nodes", "scheduler"}));
     if (const Json* b = JsonReader::member(j, "backends")) XB_RETURN_IF_ERROR(parse_backends(r, *b, p));
     if (const Json* w = JsonReader::member(j, "weights")) {
         XB_ASSIGN_OR_RETURN(p.weights, parse_rules(r, *w, "/placement/weights"));
@@ -72,6 +118,13 @@ Status parse_placement(const JsonReader& r, const Json& j, ConfigSpec& spec) {
         }
         XB_ASSIGN_OR_RETURN(const int64_t n, r.integer_in(*o, p.offload_path, 0, 1 << 20));
         p.offload_layers = static_cast<int>(n);
+    }
+    if (const Json* s = JsonReader::member(j, "split")) {
+        if (!spec.model) {
+            return r.error("/placement/split", "split needs a model builder (it shares the builder's layers); place the "
+                                               "weights of an explicit graph with \"weights\" patterns");
+        }
+        XB_ASSIGN_OR_RETURN(p.split, parse_split(r, *s));
     }
     if (const Json* s = JsonReader::member(j, "scheduler")) XB_RETURN_IF_ERROR(parse_scheduler(r, *s, p));
     return Status::ok();

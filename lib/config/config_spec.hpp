@@ -102,12 +102,20 @@ struct DeviceRule {
     std::string path;     // JSON pointer of the rule
 };
 
+// Several devices sharing a model builder's layers (llama.cpp's --split-mode layer, --tensor-split).
+struct SplitSpec {
+    std::vector<std::string> devices;  // each one of placement.backends
+    std::vector<double> ratios;        // one per device, non-negative, positive sum (default all 1)
+    std::string path = "/placement/split";
+};
+
 struct PlacementSpec {
     std::vector<std::string> backends = {"CPU"};  // priority order
     std::string backends_path = "/placement/backends";
     std::vector<DeviceRule> weights;              // first match wins
     std::optional<int> offload_layers;            // model builders: the last N layers on the first GPU
-    std::string offload_path;
+    std::string offload_path;                     // (or on the split's devices)
+    std::optional<SplitSpec> split;
     std::vector<DeviceRule> nodes;                // per-node overrides for the scheduler
     int n_copies = 1;
     bool op_offload = true;

@@ -1,9 +1,12 @@
 // Placement: which backends take part, where each weight lives, and per-node overrides.
 //
 // A weight's device is the first of: the first `weights` rule whose pattern matches its name;
-// for model builders with offload_layers N, the llama.cpp rule (the last N layers on the first
-// GPU-type backend, the others, and the token embedding, on the last backend; the output norm and
-// projection on the GPU only when N > n_layers); otherwise the first (highest-priority) backend.
+// for model builders with a split, the llama.cpp layer split (the last N layers, N = offload_layers
+// or all, shared by the split's devices in proportion to their ratios, the output layer counted as
+// one more; the rest, and the token embedding, on the last backend); for model builders with
+// offload_layers N, the llama.cpp rule (the last N layers on the first GPU-type backend, the
+// others, and the token embedding, on the last backend; the output norm and projection on the GPU
+// only when N > n_layers); otherwise the first (highest-priority) backend.
 #include "config/placement.hpp"
 
 #include <algorithm>
@@ -15,6 +18,7 @@
 #include "backend/tensor_io.hpp"
 #include "config/config_error.hpp"
 #include "config/init.hpp"
+#include "config/layer_split.hpp"
 #include "config/model_internal.hpp"
 #include "core/size_math.hpp"
 
@@ -101,6 +105,40 @@ int first_gpu(const Registry& registry, const std::vector<std::string>& backends
     return -1;
 }
 
+// The split's devices that take part (those --backends left out are dropped, with a note) and
+// their ratios; no devices when none is left.
+struct LayerSplit {
+    std::vector<std::string> devices;
+    std::vector<double> ratios;
+};
+
+Result<LayerSplit> resolve_split(const SplitSpec& split, DeviceResolver& devices, std::vector<std::string>& notes) {
+    LayerSplit out;
+    for (size_t i = 0; i < split.devices.size(); ++i) {
+        const DeviceRule as_rule{"", split.devices[i], child_path(child_path(split.path, "devices"), i)};
+        XB_ASSIGN_OR_RETURN(const std::optional<std::string> dev, devices.rule_device(as_rule));
+        if (dev && split.ratios[i] > 0) {
+            out.devices.push_back(*dev);
+            out.ratios.push_back(split.ratios[i]);
+        }
+    }
+    if (out.devices.empty()) notes.push_back(split.path + ": no device of the split takes part; every layer stays on the host");
+    return out;
+}
+
+// The device of each builder layer under a layer split, the output layer last (index n_layers):
+// llama.cpp's rule with n_gpu_layers = `offloaded` (the last `offloaded` layers are shared, and the
+// output layer too when `offloaded` exceeds n_layers).
+std::vector<std::string> split_layers(const LayerSplit& split, int n_layers, int offloaded, const std::string& host) {
+    std::vector<std::string> out(static_cast<size_t>(n_layers) + 1, host);
+    if (split.devices.empty()) return out;
+    const int shared = std::min(offloaded, n_layers + 1);
+    const int first = std::max(n_layers - offloaded, 0);
+    const std::vector<int> device_of = split_layer_devices(shared, split.ratios);
+    for (int i = 0; i < shared; ++i) out[static_cast<size_t>(first + i)] = split.devices[static_cast<size_t>(device_of[static_cast<size_t>(i)])];
+    return out;
+}
+
 // The offload_layers device of one builder weight.
 const std::string& offload_device(const detail::Leaf& leaf, int n, int n_layers, const std::string& gpu, const std::string& cpu) {
     switch (leaf.group) {
@@ -110,6 +148,17 @@ const std::string& offload_device(const detail::Leaf& leaf, int n, int n_layers,
         case detail::WeightGroup::Other: return cpu;
     }
     return cpu;
+}
+
+// The layer split's device of one builder weight; the token embedding stays on the host.
+const std::string& split_device(const detail::Leaf& leaf, const std::vector<std::string>& layer_device, const std::string& host) {
+    switch (leaf.group) {
+        case detail::WeightGroup::Layer: return layer_device.at(static_cast<size_t>(leaf.layer));
+        case detail::WeightGroup::OutputLayer: return layer_device.back();
+        case detail::WeightGroup::InputLayer:
+        case detail::WeightGroup::Other: return host;
+    }
+    return host;
 }
 
 Status place_weights(const ConfigSpec& spec, DeviceResolver& devices, const detail::BuiltGraph& built,
@@ -134,7 +183,7 @@ Status place_weights(const ConfigSpec& spec, DeviceResolver& devices, const deta
     }
     const std::optional<int> offload = spec.placement.offload_layers;
     std::string gpu = p.backends.back();
-    if (offload) {
+    if (offload && !spec.placement.split) {
         const int g = first_gpu(devices.registry(), p.backends);
         if (g >= 0) {
             gpu = p.backends[static_cast<size_t>(g)];
@@ -143,10 +192,19 @@ Status place_weights(const ConfigSpec& spec, DeviceResolver& devices, const deta
                             "); every layer stays on " + p.backends.back());
         }
     }
+    std::vector<std::string> layer_device;  // with a split: the device of each layer, the output layer last
+    if (spec.placement.split) {
+        XB_ASSIGN_OR_RETURN(const LayerSplit split, resolve_split(*spec.placement.split, devices, notes));
+        layer_device = split_layers(split, built.n_layers, offload.value_or(built.n_layers + 1), p.backends.back());
+    }
     for (const detail::Leaf& leaf : built.leaves) {
         if (leaf.role != Role::Weight || !used(leaf.tensor)) continue;
         std::string device = p.backends.front();
-        if (offload) device = offload_device(leaf, *offload, built.n_layers, gpu, p.backends.back());
+        if (!layer_device.empty()) {
+            device = split_device(leaf, layer_device, p.backends.back());
+        } else if (offload) {
+            device = offload_device(leaf, *offload, built.n_layers, gpu, p.backends.back());
+        }
         for (const auto& [rule, dev] : rules) {
             if (glob_match(rule->pattern, leaf.tensor->name)) {
                 device = dev;

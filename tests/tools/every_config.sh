@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every example config through the tools as a user runs them: backend-compare (CPU against SIM0)
 # passes, graph-run computes it, and sched-profile's dry run agrees with graph-run on the splits.
-# CUDA0 in a config is mapped onto SIM0 when there is no GPU.
+# CUDA0 and CUDA1 in a config are mapped onto SIM0 and SIM1 when there are no such GPUs.
 # Usage: every_config.sh BACKEND_COMPARE GRAPH_RUN SCHED_PROFILE CONFIG_DIR
 set -u
 compare=$1
@@ -12,6 +12,7 @@ source "$(dirname "$0")/check_lib.sh"
 
 map=()
 "$compare" --list-devices | grep -q "^CUDA0" || map=(--map CUDA0=SIM0)
+"$compare" --list-devices | grep -q "^CUDA1" || map+=(--map CUDA1=SIM1)
 for config in "$configs"/*.json; do
   [ "$(basename "$config")" = schema.json ] && continue
   name=$(basename "$config" .json)

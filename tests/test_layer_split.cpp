@@ -1,0 +1,221 @@
+// The layer split over several devices (placement "split", llama.cpp's --split-mode layer with
+// --tensor-split): which layer goes where, config errors, and a decoder split over four simulated
+// devices computing what the CPU alone computes while copying exactly the activations that cross
+// from one device to the next.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cpu/cpu_backend.hpp"
+#include "config/layer_split.hpp"
+#include "sim/sim_device.hpp"
+#include "test_config_util.hpp"
+
+namespace xb::config {
+namespace {
+
+TEST(LayerSplit, FollowsLlamaCppTensorSplit) {
+    // Four layers and the output layer: five items, as llama.cpp counts them.
+    EXPECT_EQ(split_layer_devices(5, std::vector<double>{3, 1}), (std::vector<int>{0, 0, 0, 0, 1}));
+    EXPECT_EQ(split_layer_devices(5, std::vector<double>{1, 1}), (std::vector<int>{0, 0, 0, 1, 1}));
+    EXPECT_EQ(split_layer_devices(4, std::vector<double>{1, 0, 1}), (std::vector<int>{0, 0, 2, 2}));
+    EXPECT_EQ(split_layer_devices(3, std::vector<double>{2}), (std::vector<int>{0, 0, 0}));
+    EXPECT_TRUE(split_layer_devices(0, std::vector<double>{1, 1}).empty());
+}
+
+TEST(LayerSplit, RandomRatiosGiveEachDeviceOneRunOfItsShare) {
+    std::mt19937 rng(20261124);
+    std::uniform_int_distribution<int> devices(1, 8), items(0, 150), zero(0, 4);
+    std::uniform_real_distribution<double> ratio(0.05, 10.0);
+    for (int trial = 0; trial < 3000; ++trial) {
+        std::vector<double> ratios(static_cast<size_t>(devices(rng)));
+        for (double& r : ratios) r = zero(rng) == 0 ? 0.0 : ratio(rng);
+        if (std::all_of(ratios.begin(), ratios.end(), [](double r) { return r == 0; })) ratios.back() = 1.0;
+        double total = 0;
+        for (double r : ratios) total += r;
+        const int n = items(rng);
+        const std::vector<int> d = split_layer_devices(n, ratios);
+        ASSERT_EQ(static_cast<int>(d.size()), n);  // every item exactly once
+        std::vector<int> count(ratios.size(), 0);
+        for (int i = 0; i < n; ++i) {
+            ASSERT_GE(d[i], 0);
+            ASSERT_LT(d[i], static_cast<int>(ratios.size()));
+            if (i > 0) {
+                ASSERT_LE(d[i - 1], d[i]) << "each device takes one run of consecutive items";
+            }
+            count[static_cast<size_t>(d[i])] += 1;
+        }
+        for (size_t k = 0; k < ratios.size(); ++k) {
+            if (ratios[k] == 0) {
+                EXPECT_EQ(count[k], 0) << "a zero ratio takes nothing";
+            }
+            EXPECT_LT(std::fabs(count[k] - n * ratios[k] / total), 1.0 + 1e-9) << "device " << k << " of trial " << trial;
+        }
+    }
+}
+
+// The CPU and four simulated devices, in a registry of the test's own.
+struct FourSims {
+    Registry registry;
+    FourSims() {
+        cpu::register_cpu_backend(registry);
+        sim::register_sim_backend(registry, 4);
+    }
+};
+
+constexpr int kLayers = 6, kEmbd = 32, kTokens = 5;
+
+std::string split_decoder(const std::string& split, int n_copies, const std::string& extra = "") {
+    return R"({"seed": 3, "graph": {"model": "llama_decoder", "params": {"n_layers": )" + std::to_string(kLayers) +
+           R"(, "n_embd": )" + std::to_string(kEmbd) + R"(, "n_head": 4, "n_head_kv": 2, "n_ff": 48, "n_tokens": )" +
+           std::to_string(kTokens) + R"(, "n_kv": 8, "n_vocab": 40}},
+               "placement": {"backends": ["SIM0", "SIM1", "SIM2", "SIM3", "CPU"], "split": )" + split + extra +
+           R"(, "scheduler": {"n_copies": )" + std::to_string(n_copies) + "}}}";
+}
+
+Result<Model> build_in(const Registry& registry, const std::string& text, const BuildOptions& options = {}) {
+    XB_ASSIGN_OR_RETURN(ConfigSpec spec, parse_config(text, "split.json"));
+    return build_model(spec, registry, options);
+}
+
+TEST(LayerSplit, WeightsGoWhereTheSplitSays) {
+    FourSims four;
+    // 6 layers and the output over ratios 1:2:1:1.5 -> SIM0 layers 0-1, SIM1 2-3, SIM2 4-5, SIM3 the output.
+    auto m = build_in(four.registry, split_decoder(R"({"devices": ["SIM0", "SIM1", "SIM2", "SIM3"], "ratios": [1, 2, 1, 1.5]})", 1));
+    ASSERT_TRUE(m.is_ok()) << m.status().to_string();
+    const char* want[] = {"SIM0", "SIM0", "SIM1", "SIM1", "SIM2", "SIM2"};
+    for (int il = 0; il < kLayers; ++il) {
+        const std::string l = "blk." + std::to_string(il) + ".";
+        EXPECT_EQ(m->placement.device_of(*m->find(l + "ffn_up.weight")), want[il]) << il;
+        EXPECT_EQ(m->placement.device_of(*m->find(l + "attn_norm.weight")), want[il]) << il;
+        EXPECT_EQ(m->placement.device_of(*m->find("cache_k_l" + std::to_string(il))), want[il]) << il;
+    }
+    EXPECT_EQ(m->placement.device_of(*m->find("output.weight")), "SIM3");
+    EXPECT_EQ(m->placement.device_of(*m->find("output_norm.weight")), "SIM3");
+    EXPECT_EQ(m->placement.device_of(*m->find("token_embd.weight")), "CPU");
+
+    // With offload_layers, only the last layers are shared (llama.cpp's n_gpu_layers): 3 of 6, split
+    // 1:1 as 0, 1/3, 2/3 of them -> SIM0, SIM0, SIM1; the output stays on the host.
+    auto last3 = build_in(four.registry, split_decoder(R"({"devices": ["SIM0", "SIM1"]})", 1, R"(, "offload_layers": 3)"));
+    ASSERT_TRUE(last3.is_ok()) << last3.status().to_string();
+    EXPECT_EQ(last3->placement.device_of(*last3->find("blk.2.ffn_up.weight")), "CPU");
+    EXPECT_EQ(last3->placement.device_of(*last3->find("blk.3.ffn_up.weight")), "SIM0");
+    EXPECT_EQ(last3->placement.device_of(*last3->find("blk.4.ffn_up.weight")), "SIM0");
+    EXPECT_EQ(last3->placement.device_of(*last3->find("blk.5.ffn_up.weight")), "SIM1");
+    EXPECT_EQ(last3->placement.device_of(*last3->find("output.weight")), "CPU");
+
+    // --backends without SIM1: its share goes to the others, with a note.
+    BuildOptions o;
+    o.backends = {"SIM0", "CPU"};
+    auto dropped = build_in(four.registry, split_decoder(R"({"devices": ["SIM0", "SIM1"]})", 1), o);
+    ASSERT_TRUE(dropped.is_ok()) << dropped.status().to_string();
+    for (const WeightPlacement& w : dropped->placement.weights) EXPECT_NE(w.device, "SIM1") << w.tensor->name;
+    EXPECT_EQ(dropped->placement.device_of(*dropped->find("blk.5.ffn_up.weight")), "SIM0");
+    ASSERT_FALSE(dropped->notes.empty());
+    EXPECT_NE(dropped->notes[0].find("SIM1"), std::string::npos) << dropped->notes[0];
+}
+
+TEST(LayerSplit, ConfigMistakesAreClear) {
+    FourSims four;
+    const struct {
+        const char* split;
+        const char* message;
+    } cases[] = {
+        {R"({"devices": ["SIM0", "SIM1"], "ratios": [1]})", "one ratio per device: 2 devices, 1 ratios"},
+        {R"({"devices": ["SIM0", "SIM0"]})", "device 'SIM0' is listed twice"},
+        {R"({"devices": []})", "at least one device"},
+        {R"({"devices": ["SIM0"], "ratios": [0]})", "at least one ratio must be positive"},
+        {R"({"devices": ["SIM0", "SIM1"], "ratios": [1, -1]})", "a ratio must be a finite number >= 0"},
+        {R"({"mode": "row", "devices": ["SIM0", "SIM1"]})", "split mode \"row\""},
+        {R"({"mode": "tensor", "devices": ["SIM0"]})", "/placement/split/mode"},
+        {R"({"devices": ["SIM7"]})", "device 'SIM7' is not present"},
+        {R"({"device": ["SIM0"]})", "/placement/split"},
+    };
+    for (const auto& c : cases) {
+        const Status s = build_in(four.registry, split_decoder(c.split, 1)).status();
+        EXPECT_FALSE(s.is_ok()) << c.split;
+        EXPECT_NE(s.message().find(c.message), std::string::npos) << c.split << ": " << s.message();
+    }
+    const Status explicit_graph = parse_config(R"({"tensors": {"x": {"shape": [4], "role": "input"}},
+        "graph": [{"name": "y", "op": "sqr", "args": ["x"], "output": true}],
+        "placement": {"split": {"devices": ["SIM0"]}}})", "g.json").status();
+    EXPECT_NE(explicit_graph.message().find("split needs a model builder"), std::string::npos) << explicit_graph.message();
+}
+
+// Over SIM0..SIM3 with uneven ratios (GQA, one and two pipeline copies) the logits equal the CPU's
+// alone, and the bytes copied are what crosses: the token embeddings into the first device; from
+// each layer device to the next the residual stream and its normalised copy (the norm has no
+// weight, so the scheduler leaves it on the device before, as ggml's expands nodes down); into the
+// output layer's device only the final norm's input; and the positions and mask into each device
+// that computes a layer.
+TEST(LayerSplit, DecoderOverFourDevicesMatchesTheCpuAndCopiesWhatCrosses) {
+    FourSims four;
+    const std::string split = R"({"devices": ["SIM0", "SIM1", "SIM2", "SIM3"], "ratios": [1, 2, 1, 1.5]})";
+    BuildOptions cpu;
+    cpu.backends = {"CPU"};
+    auto whole = testing::compute_on_cpu(build_in(four.registry, split_decoder(split, 1), cpu).value(), four.registry);
+    ASSERT_TRUE(whole.is_ok()) << whole.status().to_string();
+    const std::vector<float> want = tensor_get_f32(*(*whole)->model.outputs[0]).value();
+    for (const int n_copies : {1, 2}) {
+        SCOPED_TRACE("n_copies " + std::to_string(n_copies));
+        auto model = build_in(four.registry, split_decoder(split, n_copies));
+        ASSERT_TRUE(model.is_ok()) << model.status().to_string();
+        auto run = testing::compute_scheduled(std::move(model).value(), four.registry);
+        ASSERT_TRUE(run.is_ok()) << run.status().to_string();
+        testing::Placed& p = **run;
+        const std::vector<float> got = tensor_get_f32(*p.model.outputs[0]).value();
+        ASSERT_EQ(got.size(), want.size());
+        double err = 0, ref = 0;
+        for (size_t i = 0; i < got.size(); ++i) {
+            err += (static_cast<double>(got[i]) - want[i]) * (static_cast<double>(got[i]) - want[i]);
+            ref += static_cast<double>(want[i]) * want[i];
+        }
+        EXPECT_LT(err / ref, 1e-10) << "NMSE of the logits against the CPU alone";
+
+        const size_t activation = size_t{kEmbd} * kTokens * sizeof(float);
+        const size_t per_device = p.model.find("positions")->nbytes() + p.model.find("kq_mask")->nbytes();
+        const std::map<std::pair<std::string, std::string>, size_t> want_bytes = {
+            {{"CPU", "SIM0"}, activation + per_device},  // token embeddings, positions, mask
+            {{"CPU", "SIM1"}, per_device},
+            {{"CPU", "SIM2"}, per_device},
+            {{"SIM0", "SIM1"}, 2 * activation},  // l_out-1 and its rms_norm
+            {{"SIM1", "SIM2"}, 2 * activation},
+            {{"SIM2", "SIM3"}, activation},  // the final norm's input: SIM3 holds only the output layer
+        };
+        EXPECT_EQ(p.sched->report().copy_bytes, want_bytes);
+    }
+}
+
+// Weights that do not fit one device's memory fit two: one device alone is a clear error naming
+// the device, the bytes needed and the bytes free; split over two it computes.
+TEST(LayerSplit, AModelTooBigForOneDeviceRunsOverTwo) {
+    FourSims four;
+    BuildOptions cpu;
+    cpu.backends = {"CPU"};
+    auto on_cpu = build_in(four.registry, split_decoder(R"({"devices": ["SIM0"]})", 1), cpu);
+    ASSERT_TRUE(on_cpu.is_ok()) << on_cpu.status().to_string();
+    size_t weights = 0;  // those a split places on the devices: all but the token embedding
+    for (const WeightPlacement& w : on_cpu->placement.weights) weights += w.tensor->name == "token_embd.weight" ? 0 : w.tensor->nbytes();
+    const std::string budget = "memory=" + std::to_string(weights * 8 / 10);
+    for (const char* sim : {"SIM0", "SIM1"}) ASSERT_TRUE(four.registry.dev_by_name(sim)->configure(budget).is_ok());
+
+    auto one = testing::compute_scheduled(build_in(four.registry, split_decoder(R"({"devices": ["SIM0"]})", 1)).value(), four.registry);
+    ASSERT_FALSE(one.is_ok());
+    const std::string msg = one.status().message();
+    EXPECT_NE(msg.find("weights on SIM0"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("need"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("free"), std::string::npos) << msg;
+
+    auto two = testing::compute_scheduled(build_in(four.registry, split_decoder(R"({"devices": ["SIM0", "SIM1"]})", 1)).value(),
+                                          four.registry);
+    ASSERT_TRUE(two.is_ok()) << two.status().to_string();
+    testing::expect_finite_outputs((*two)->model);
+}
+
+}  // namespace
+}  // namespace xb::config
