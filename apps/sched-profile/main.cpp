@@ -126,11 +126,13 @@ int run_sweep(const ProfileOptions& opts) {
     report::Table table({sweep->key + " (swept)", "n_splits", "n_copies", "copy_bytes", "copy_ms", "modelled_copy_ms",
                          "compute_ms", "hint"});
     nlohmann::ordered_json results = nlohmann::ordered_json::array();
-    for (int value : sweep->values) {
-        auto session = profile(opts, [&](config::ConfigSpec& spec) { apply_sweep_value(sweep->key, value, spec); });
-        if (!session.is_ok()) return fail(kTool, Status(session.status().code(), sweep->key + "=" + std::to_string(value) +
-                                                                                     ": " + session.status().message()));
-        if (value == sweep->values.front()) print_threads_warning(opts);
+    for (size_t i = 0; i < sweep->size(); ++i) {
+        const std::string value = sweep->key + "=" + sweep->text(i);
+        Status edited;
+        auto session = profile(opts, [&](config::ConfigSpec& spec) { edited = sweep->apply(i, spec); });
+        if (!edited.is_ok()) return fail(kTool, edited);
+        if (!session.is_ok()) return fail(kTool, Status(session.status().code(), value + ": " + session.status().message()));
+        if (i == 0) print_threads_warning(opts);
         // Past every layer and the output there is nothing more to offload: such values would
         // repeat the last one (a range written for a bigger model, say).
         const int n_layers = (*session)->model.n_layers;
@@ -142,12 +144,12 @@ int run_sweep(const ProfileOptions& opts) {
                                           std::to_string(n_layers + 1)));
         }
         const ProfileSummary p = summarize(**session, !opts.dry_run);
-        table.add_row({static_cast<int64_t>(value), static_cast<int64_t>(p.n_splits),
-                       static_cast<int64_t>(p.total_copies()), static_cast<int64_t>(p.total_copy_bytes()),
-                       optional_cell(p.copy_ms), optional_cell(p.modelled_copy_ms), optional_cell(p.compute_ms),
-                       bound_hint(p)});
+        const report::Cell swept = sweep->key == "split.ratios" ? report::Cell(sweep->text(i)) : report::Cell(int64_t{sweep->values[i]});
+        table.add_row({swept, static_cast<int64_t>(p.n_splits), static_cast<int64_t>(p.total_copies()),
+                       static_cast<int64_t>(p.total_copy_bytes()), optional_cell(p.copy_ms), optional_cell(p.modelled_copy_ms),
+                       optional_cell(p.compute_ms), bound_hint(p)});
         nlohmann::ordered_json entry = to_json(p);
-        entry["value"] = value;  // the swept value, whatever the key (n_copies is also a report field)
+        entry["value"] = sweep->json(i);  // the swept value, whatever the key (n_copies is also a report field)
         results.push_back(std::move(entry));
     }
     const nlohmann::ordered_json document = {{"config", opts.common.config}, {"sweep", sweep->key}, {"results", results}};
@@ -182,11 +184,12 @@ int main(int argc, char** argv) {
         ->capture_default_str();
     app.add_option("--dot", opts.dot, "Write the graph as Graphviz DOT, nodes coloured by backend");
     app.add_option("--sweep", opts.sweep,
-                   "KEY=FIRST..LAST or KEY=V1,V2,...: rerun over a placement setting (offload_layers, n_copies) and "
-                   "report splits, copies and time per value");
+                   "KEY=FIRST..LAST or KEY=V1,V2,...: rerun over a placement setting (offload_layers, n_copies, or\n"
+                   "split.ratios=3:1,1:1 for a config with a split) and report splits, copies and time per value");
     app.footer("Examples:\n"
                "  sched-profile -c configs/llama-decoder.json -b SIM0,CPU -P SIM0:unsupported=rope --dot g.dot\n"
                "  sched-profile -c configs/llama-decoder-offload.json --map CUDA0=SIM0 --sweep offload_layers=0..5\n"
+               "  sched-profile -c configs/llama-decoder-split.json --map CUDA0=SIM0 --map CUDA1=SIM1 --sweep split.ratios=3:1,1:1,1:3\n"
                "With --format json the report is one object: n_nodes, n_splits, n_copies, copy_bytes, copies_by_pair,\n"
                "buffer_bytes, copy/compute/modelled_copy_ms, hint (\"bound by copies\" when copies take most of the\n"
                "time), and splits (or nodes with --nodes).\n"

@@ -187,6 +187,18 @@ import json; s = json.load(open('/dev/stdin')); res = s['results']
 assert [x['value'] for x in res] == [1, 2] and all(x['n_copies'] >= 0 for x in res)" "sweep n_copies" < "$tmp/out"
 check sweep-copies-table 0 "$profile" -c "$offload" --map CUDA0=SIM0 --sweep n_copies=1,2 --dry-run
 expect_in sweep-copies-column "$tmp/out" "n_copies (swept)"
+# Sweeping a split's ratios: each value sets the layers' shares; all on one side needs fewer splits.
+split="$configs/llama-decoder-split.json"
+check sweep-ratios 0 "$profile" -c "$split" --map CUDA0=SIM0 --map CUDA1=SIM1 --sweep split.ratios=1:1,0:1 -r 1 --format json
+py "
+import json; s = json.load(open('/dev/stdin')); res = s['results']
+assert s['sweep'] == 'split.ratios' and [x['value'] for x in res] == [[1, 1], [0, 1]], res
+assert res[0]['n_splits'] == 3 and res[1]['n_splits'] == 2, [x['n_splits'] for x in res]
+pairs = res[0]['copies_by_pair']; assert pairs['SIM0->SIM1']['bytes'] > 0 and pairs['SIM0->SIM1']['modelled_ms'] > 0, pairs" "sweep ratios" < "$tmp/out"
+check sweep-ratios-count 2 "$profile" -c "$split" --map CUDA0=SIM0 --map CUDA1=SIM1 --sweep split.ratios=1:1:1 --dry-run
+expect_in sweep-ratios-count-msg "$tmp/err" "one ratio per device of the split (2)"
+check sweep-ratios-no-split 2 "$profile" -c "$offload" --map CUDA0=SIM0 --sweep split.ratios=1:1 --dry-run
+expect_in sweep-ratios-no-split-msg "$tmp/err" "has no placement.split"
 # A range past the model's layers is refused, with the range that makes sense.
 check sweep-too-far 2 "$profile" -c "$offload" --map CUDA0=SIM0 --sweep offload_layers=0..99 --dry-run
 expect_in sweep-too-far-msg "$tmp/err" "sweep 0.."
