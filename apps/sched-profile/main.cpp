@@ -73,6 +73,9 @@ void print_summary(const ProfileSummary& p) {
     for (size_t i = 0; i < p.backends.size(); ++i) std::cerr << (i ? ", " : "") << p.backends[i];
     std::cerr << "]: " << p.n_nodes << " nodes, " << p.n_splits << " splits, " << p.total_copies() << " copies ("
               << bytes_text(static_cast<double>(p.total_copy_bytes())) << ")\n";
+    for (const auto& [name, bytes] : p.weight_bytes) {
+        std::cerr << "  weights " << name << ": " << bytes_text(static_cast<double>(bytes)) << '\n';
+    }
     for (const auto& [name, bytes] : p.buffer_bytes) {
         std::cerr << "  compute buffer " << name << ": " << bytes_text(static_cast<double>(bytes)) << '\n';
     }
@@ -191,7 +194,7 @@ int main(int argc, char** argv) {
                "  sched-profile -c configs/llama-decoder-offload.json --map CUDA0=SIM0 --sweep offload_layers=0..5\n"
                "  sched-profile -c configs/llama-decoder-split.json --map CUDA0=SIM0 --map CUDA1=SIM1 --sweep split.ratios=3:1,1:1,1:3\n"
                "With --format json the report is one object: n_nodes, n_splits, n_copies, copy_bytes, copies_by_pair,\n"
-               "buffer_bytes, copy/compute/modelled_copy_ms, hint (\"bound by copies\" when copies take most of the\n"
+               "buffer_bytes, weight_bytes, copy/compute/modelled_copy_ms, hint (\"bound by copies\" when copies take most of the\n"
                "time), and splits (or nodes with --nodes).\n"
                "Exit codes: 0 success, 2 usage, config or device error.");
     return run_tool(app, argc, argv, opts.common, [&] { return run(opts); });

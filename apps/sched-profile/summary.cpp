@@ -55,6 +55,7 @@ ProfileSummary summarize(const Session& s, bool timed) {
         }
     }
     for (const auto& b : s.backends) out.buffer_bytes[b->name()] = s.sched->buffer_size(*b);
+    for (const config::WeightPlacement& w : s.model.placement.weights) out.weight_bytes[w.device] += w.tensor->nbytes();
     if (timed) {
         out.copy_ms = sum_ms(r, &SplitReport::copy_seconds);
         out.compute_ms = sum_ms(r, &SplitReport::compute_seconds);
@@ -88,6 +89,8 @@ nlohmann::ordered_json to_json(const ProfileSummary& s) {
     }
     nlohmann::ordered_json buffers = nlohmann::ordered_json::object();
     for (const auto& [name, bytes] : s.buffer_bytes) buffers[name] = bytes;
+    nlohmann::ordered_json weights = nlohmann::ordered_json::object();
+    for (const auto& [name, bytes] : s.weight_bytes) weights[name] = bytes;
     const std::string hint = bound_hint(s);
     return {{"model", s.model},
             {"backends", s.backends},
@@ -97,6 +100,7 @@ nlohmann::ordered_json to_json(const ProfileSummary& s) {
             {"copy_bytes", s.total_copy_bytes()},
             {"copies_by_pair", pairs},
             {"buffer_bytes", buffers},
+            {"weight_bytes", weights},
             {"copy_ms", optional_ms(s.copy_ms)},
             {"compute_ms", optional_ms(s.compute_ms)},
             {"modelled_copy_ms", optional_ms(s.modelled_copy_ms)},

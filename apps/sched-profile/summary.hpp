@@ -26,7 +26,8 @@ struct ProfileSummary {
     int n_nodes = 0;
     int n_splits = 0;
     std::map<std::pair<std::string, std::string>, PairCopies> copies;  // (from, to)
-    std::map<std::string, size_t> buffer_bytes;
+    std::map<std::string, size_t> buffer_bytes;  // compute buffers
+    std::map<std::string, size_t> weight_bytes;  // the weights placed on each device
     // Sums over the splits of the last profiled compute; absent on a dry run.
     std::optional<double> copy_ms, compute_ms, modelled_copy_ms;
 
