@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "backend/row_split_buffer.hpp"
+
 namespace xb::tools {
 
 namespace {
@@ -55,7 +57,15 @@ ProfileSummary summarize(const Session& s, bool timed) {
         }
     }
     for (const auto& b : s.backends) out.buffer_bytes[b->name()] = s.sched->buffer_size(*b);
-    for (const config::WeightPlacement& w : s.model.placement.weights) out.weight_bytes[w.device] += w.tensor->nbytes();
+    for (const config::WeightPlacement& w : s.model.placement.weights) {
+        const RowSplitBuffer* rows = row_split_storage(*w.tensor);
+        const auto* slices = rows != nullptr ? rows->slices(*w.tensor) : nullptr;
+        if (slices == nullptr) {
+            out.weight_bytes[w.device] += w.tensor->nbytes();
+            continue;
+        }
+        for (const auto& slice : *slices) out.weight_bytes[slice->buffer->type().device().name()] += slice->tensor.nbytes();
+    }
     if (timed) {
         out.copy_ms = sum_ms(r, &SplitReport::copy_seconds);
         out.compute_ms = sum_ms(r, &SplitReport::compute_seconds);

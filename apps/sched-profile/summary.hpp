@@ -27,7 +27,7 @@ struct ProfileSummary {
     int n_splits = 0;
     std::map<std::pair<std::string, std::string>, PairCopies> copies;  // (from, to)
     std::map<std::string, size_t> buffer_bytes;  // compute buffers
-    std::map<std::string, size_t> weight_bytes;  // the weights placed on each device
+    std::map<std::string, size_t> weight_bytes;  // the weights placed on each device (a row split's by slice)
     // Sums over the splits of the last profiled compute; absent on a dry run.
     std::optional<double> copy_ms, compute_ms, modelled_copy_ms;
 

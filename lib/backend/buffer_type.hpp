@@ -31,6 +31,9 @@ public:
     virtual size_t alloc_size(const Tensor& t) const { return t.nbytes(); }
     // The host can read and write the memory directly through tensor->data.
     virtual bool is_host() const { return false; }
+    // Its buffers hold no bytes themselves: each tensor's bytes go to buffers of other types when
+    // it is initialised (a row split), which check their own devices' memory.
+    virtual bool is_virtual() const { return false; }
     // The device whose memory this is.
     virtual Device& device() const = 0;
 };

@@ -62,10 +62,7 @@ Result<SplitSpec> parse_split(const JsonReader& r, const Json& j) {
     XB_RETURN_IF_ERROR(r.expect_object(j, path, {"mode", "devices", "ratios"}));
     if (const Json* m = JsonReader::member(j, "mode")) {
         XB_ASSIGN_OR_RETURN(const std::string mode, r.choice(*m, child_path(path, "mode"), {"layer", "row"}));
-        if (mode == "row") {
-            return r.error(child_path(path, "mode"), "split mode \"row\" (each weight's rows over the devices) is not "
-                                                     "available yet; use \"layer\"");
-        }
+        s.mode = mode == "row" ? SplitSpec::Mode::Row : SplitSpec::Mode::Layer;
     }
     XB_ASSIGN_OR_RETURN(const Json* devices, r.required(j, path, "devices"));
     const std::string devices_path = child_path(path, "devices");

@@ -102,8 +102,10 @@ struct DeviceRule {
     std::string path;     // JSON pointer of the rule
 };
 
-// Several devices sharing a model builder's layers (llama.cpp's --split-mode layer, --tensor-split).
+// Several devices sharing a model builder's layers (llama.cpp's --split-mode layer|row, --tensor-split).
 struct SplitSpec {
+    enum class Mode { Layer, Row };
+    Mode mode = Mode::Layer;           // layer: consecutive layers per device; row: each matrix's rows
     std::vector<std::string> devices;  // each one of placement.backends
     std::vector<double> ratios;        // one per device, non-negative, positive sum (default all 1)
     std::string path = "/placement/split";

@@ -47,6 +47,7 @@ struct TensorInit {
 struct WeightPlacement {
     Tensor* tensor;
     std::string device;
+    bool row_split = false;  // its rows shared by ModelPlacement::row_split's devices (`device` is the first)
 };
 
 struct NodePlacement {
@@ -59,6 +60,12 @@ struct ModelPlacement {
     std::vector<WeightPlacement> weights;  // every weight of the graph and its device
     std::vector<NodePlacement> nodes;      // per-node overrides (Scheduler::set_tensor_backend)
     SchedulerOptions scheduler;            // n_copies and op_offload from the config
+    // A row split (placement.split with mode row): its devices, the main one first, and ratios.
+    struct RowSplit {
+        std::vector<std::string> devices;
+        std::vector<double> ratios;
+    };
+    std::optional<RowSplit> row_split;
 
     // The device of a weight ("" when t is not one).
     std::string device_of(const Tensor& t) const;
@@ -81,7 +88,8 @@ public:
     ModelPlacement placement;
     std::vector<std::string> notes;  // things worth telling the user (unused tensors, dropped rules)
 
-    // Filled by place_and_init.
+    // Filled by place_and_init. The row split's buffer type outlives the buffers made of it.
+    std::unique_ptr<BufferType> row_split_type;
     std::vector<std::unique_ptr<MultiBuffer>> weight_buffers;
     std::vector<std::pair<Tensor*, std::vector<std::byte>>> input_values;
 

@@ -12,8 +12,10 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <unordered_set>
 
 #include "alloc/context_alloc.hpp"
+#include "backend/row_split_buffer.hpp"
 #include "backend/registry.hpp"
 #include "backend/tensor_io.hpp"
 #include "config/config_error.hpp"
@@ -161,7 +163,38 @@ const std::string& split_device(const detail::Leaf& leaf, const std::vector<std:
     return host;
 }
 
-Status place_weights(const ConfigSpec& spec, DeviceResolver& devices, const detail::BuiltGraph& built,
+// The weights a row split shares: matrices that mul_mat nodes take directly as their first source.
+std::unordered_set<const Tensor*> product_weights(const Graph& graph) {
+    std::unordered_set<const Tensor*> out;
+    for (const Tensor* n : graph.nodes()) {
+        const Tensor* w = n->src[0];
+        if (n->op == Op::MulMat && w != nullptr && !w->is_view() && w->ne[2] == 1 && w->ne[3] == 1) out.insert(w);
+    }
+    return out;
+}
+
+// The row split's part after the weights are placed (the offloaded layers on the split's first
+// device): the matrices there are marked to have their rows shared by all its devices. An error when
+// the first device cannot compute with such weights.
+Status mark_row_split(const ConfigSpec& spec, const LayerSplit& split, const Graph& graph, const Registry& registry,
+                      ModelPlacement& p) {
+    if (split.devices.size() < 2) return Status::ok();  // one device: nothing to share
+    std::vector<Device*> devices;
+    for (const std::string& name : split.devices) devices.push_back(registry.dev_by_name(name));
+    const RowSplitBufferType probe(devices, split.ratios);
+    if (!devices.front()->supports_buft(probe)) {
+        return config_error(spec.source, spec.placement.split->path + "/mode",
+                            "rows split over " + join_names(split.devices) + ": " + split.devices.front() +
+                                " cannot compute with weights split by rows (the simulated devices can; CUDA cannot "
+                                "yet); use \"layer\"");
+    }
+    const std::unordered_set<const Tensor*> products = product_weights(graph);
+    for (WeightPlacement& w : p.weights) w.row_split = w.device == split.devices.front() && products.count(w.tensor) > 0;
+    p.row_split = ModelPlacement::RowSplit{split.devices, split.ratios};
+    return Status::ok();
+}
+
+Status place_weights(const ConfigSpec& spec, DeviceResolver& devices, const detail::BuiltGraph& built, const Graph& graph,
                      const std::vector<Tensor*>& weights, std::vector<std::string>& notes, ModelPlacement& p) {
     const auto used = [&](const Tensor* t) { return std::find(weights.begin(), weights.end(), t) != weights.end(); };
     std::vector<std::pair<const DeviceRule*, std::string>> rules;
@@ -192,10 +225,17 @@ Status place_weights(const ConfigSpec& spec, DeviceResolver& devices, const deta
                             "); every layer stays on " + p.backends.back());
         }
     }
-    std::vector<std::string> layer_device;  // with a split: the device of each layer, the output layer last
+    // With a split: the device of each layer, the output layer last. A row split puts every
+    // offloaded layer on its first device (and shares their matrices' rows below).
+    std::vector<std::string> layer_device;
+    LayerSplit split;
+    const bool rows = spec.placement.split && spec.placement.split->mode == SplitSpec::Mode::Row;
     if (spec.placement.split) {
-        XB_ASSIGN_OR_RETURN(const LayerSplit split, resolve_split(*spec.placement.split, devices, notes));
-        layer_device = split_layers(split, built.n_layers, offload.value_or(built.n_layers + 1), p.backends.back());
+        XB_ASSIGN_OR_RETURN(split, resolve_split(*spec.placement.split, devices, notes));
+        LayerSplit first_only;
+        if (!split.devices.empty()) first_only = {{split.devices.front()}, {1.0}};
+        layer_device = split_layers(rows ? first_only : split, built.n_layers, offload.value_or(built.n_layers + 1),
+                                    p.backends.back());
     }
     for (const detail::Leaf& leaf : built.leaves) {
         if (leaf.role != Role::Weight || !used(leaf.tensor)) continue;
@@ -211,8 +251,9 @@ Status place_weights(const ConfigSpec& spec, DeviceResolver& devices, const deta
                 break;
             }
         }
-        p.weights.push_back({leaf.tensor, device});
+        p.weights.push_back({leaf.tensor, device, false});
     }
+    if (rows) XB_RETURN_IF_ERROR(mark_row_split(spec, split, graph, devices.registry(), p));
     return Status::ok();
 }
 
@@ -261,7 +302,7 @@ Result<ModelPlacement> resolve_placement(const ConfigSpec& spec, const Registry&
     ModelPlacement p;
     DeviceResolver devices(spec, registry, options, notes);
     XB_RETURN_IF_ERROR(devices.resolve_backends(p.backends));
-    XB_RETURN_IF_ERROR(place_weights(spec, devices, built, weights, notes, p));
+    XB_RETURN_IF_ERROR(place_weights(spec, devices, built, graph, weights, notes, p));
     XB_RETURN_IF_ERROR(place_nodes(spec, devices, graph, p));
     p.scheduler.n_copies = spec.placement.n_copies;
     p.scheduler.op_offload = spec.placement.op_offload;
@@ -279,25 +320,51 @@ Result<std::vector<std::unique_ptr<Backend>>> init_backends(const ModelPlacement
     return out;
 }
 
-Status place_and_init(Model& model, std::span<Backend* const> backends) {
-    std::map<std::string, std::vector<Tensor*>> by_device;
-    std::vector<std::string> order;
-    for (const WeightPlacement& w : model.placement.weights) {
-        if (by_device.find(w.device) == by_device.end()) order.push_back(w.device);
-        by_device[w.device].push_back(w.tensor);
+namespace {
+
+Result<Backend*> backend_of_device(const Model& model, std::span<Backend* const> backends, const std::string& device) {
+    for (Backend* b : backends) {
+        if (b != nullptr && b->device().name() == device) return b;
     }
-    for (const std::string& device : order) {
-        Backend* backend = nullptr;
-        for (Backend* b : backends) {
-            if (b != nullptr && b->device().name() == device) backend = b;
+    return Status(StatusCode::InvalidArgument, model.source + ": weights go to device '" + device +
+                                                   "' but no backend of it was given");
+}
+
+// The buffer type of the row split's weights, made once per model from its devices' backends.
+Result<BufferType*> row_split_type(Model& model, std::span<Backend* const> backends) {
+    if (!model.row_split_type) {
+        std::vector<Device*> devices;
+        for (const std::string& name : model.placement.row_split->devices) {
+            XB_ASSIGN_OR_RETURN(Backend * b, backend_of_device(model, backends, name));
+            devices.push_back(&b->device());
         }
-        if (backend == nullptr) {
-            return Status(StatusCode::InvalidArgument, model.source + ": weights go to device '" + device +
-                                                           "' but no backend of it was given");
+        model.row_split_type = std::make_unique<RowSplitBufferType>(std::move(devices), model.placement.row_split->ratios);
+    }
+    return model.row_split_type.get();
+}
+
+}  // namespace
+
+Status place_and_init(Model& model, std::span<Backend* const> backends) {
+    // Weights by device, and apart from them those whose rows the row split shares.
+    std::map<std::pair<std::string, bool>, std::vector<Tensor*>> groups;
+    std::vector<std::pair<std::string, bool>> order;
+    for (const WeightPlacement& w : model.placement.weights) {
+        const std::pair<std::string, bool> key{w.device, w.row_split};
+        if (groups.find(key) == groups.end()) order.push_back(key);
+        groups[key].push_back(w.tensor);
+    }
+    for (const auto& key : order) {
+        const auto& [device, rows] = key;
+        XB_ASSIGN_OR_RETURN(Backend * backend, backend_of_device(model, backends, device));
+        BufferType* type = &backend->default_buffer_type();
+        if (rows) {
+            XB_ASSIGN_OR_RETURN(type, row_split_type(model, backends));
         }
-        Result<std::unique_ptr<MultiBuffer>> buffer = alloc_tensors(by_device[device], backend->default_buffer_type());
+        Result<std::unique_ptr<MultiBuffer>> buffer = alloc_tensors(groups[key], *type);
         if (!buffer.is_ok()) {
-            return Status(buffer.status().code(), model.source + ": weights on " + device + ": " + buffer.status().message());
+            return Status(buffer.status().code(), model.source + ": weights on " + (rows ? std::string(type->name()) : device) +
+                                                      ": " + buffer.status().message());
         }
         if (!(*buffer)->empty()) {
             (*buffer)->set_usage(BufferUsage::Weights);

@@ -135,7 +135,10 @@ Status SimBackend::compute(const HostMirror& mirror) {
         };
     }
     Status status = executor_.compute(mirror.graph(), hooks);
-    if (status.is_ok()) return status;
+    if (status.is_ok()) {
+        for (const size_t bytes : mirror.peer_bytes()) record_copy(CopyKind::Peer, bytes);
+        return status;
+    }
     return Status(status.code(), std::string(name()) + ": " + status.message());
 }
 

@@ -1,5 +1,8 @@
 #include "sim/sim_device.hpp"
 
+#include <algorithm>
+
+#include "backend/row_split_buffer.hpp"
 #include "host/kernels.hpp"
 #include "sim/sim_backend.hpp"
 #include "sim/sim_event.hpp"
@@ -76,6 +79,13 @@ bool SimDevice::supports_op(const Tensor& op) const {
     if (!host::supports_node(op)) return false;
     std::lock_guard<std::mutex> lock(mutex_);
     return !settings_.unsupported.blocks(op);
+}
+
+bool SimDevice::supports_buft(const BufferType& buft) const {
+    if (&buft == &buffer_type_) return true;
+    const auto* rows = dynamic_cast<const RowSplitBufferType*>(&buft);
+    if (rows == nullptr || &rows->device() != this) return false;
+    return std::all_of(rows->devices().begin(), rows->devices().end(), [](const Device* d) { return d->is_simulated(); });
 }
 
 Result<std::unique_ptr<Event>> SimDevice::event_new() { return std::unique_ptr<Event>(std::make_unique<SimEvent>(*this)); }

@@ -44,8 +44,9 @@ public:
     BufferType& buffer_type() override { return buffer_type_; }
 
     bool supports_op(const Tensor& op) const override;
-    // Only its own memory: a discrete device cannot read host buffers.
-    bool supports_buft(const BufferType& buft) const override { return &buft == &buffer_type_; }
+    // Its own memory (a discrete device cannot read host buffers), and weights split by rows over
+    // simulated devices with this one first (it runs their products; sim_mirror.hpp).
+    bool supports_buft(const BufferType& buft) const override;
     Result<std::unique_ptr<Event>> event_new() override;
 
     // --- the simulator's own interface ---

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "backend/row_split_buffer.hpp"
 #include "backend/tensor_io.hpp"
 #include "host/graph_executor.hpp"
 #include "sim/sim_buffer.hpp"
@@ -31,6 +32,17 @@ Result<void*> translate(const Tensor& t, const SimDevice& device) {
                                                        "' lies outside its buffer");
     }
     return static_cast<void*>(buffer->host_address(t.data));
+}
+
+// The host storage behind a row slice on any simulated device: every simulated device's memory is
+// host memory here, so the device that owns the slice "computes" it by this process reading it.
+Result<void*> translate_slice(const Tensor& slice) {
+    const SimBuffer* buffer = sim_storage(slice);
+    if (buffer == nullptr || !buffer->contains(slice.data, slice.nbytes())) {
+        return Status(StatusCode::InvalidArgument, "row slice '" + slice.display_name() + "' is in " + memory_of(slice) +
+                                                       ", not a simulated device's");
+    }
+    return static_cast<void*>(buffer->host_address(slice.data));
 }
 
 // The metadata of t, without its links to other tensors.
@@ -75,6 +87,9 @@ Status HostMirror::add_node(const Tensor& node, int index) {
         return Status(StatusCode::InvalidArgument, std::string(device_->name()) + ": node '" + node.display_name() +
                                                        "' (" + node.op_label() + ") is not allocated");
     }
+    if (node.op == Op::MulMat && node.src[0] != nullptr && row_split_storage(*node.src[0]) != nullptr) {
+        return add_row_split_product(node, index);
+    }
     XB_ASSIGN_OR_RETURN(Tensor * shadow, shadow_of(node));
     for (size_t i = 0; i < node.src.size(); ++i) {
         const Tensor* src = node.src[i];
@@ -88,6 +103,58 @@ Status HostMirror::add_node(const Tensor& node, int index) {
     }
     graph_.add_node(shadow);
     original_index_.push_back(index);
+    return Status::ok();
+}
+
+Status HostMirror::add_row_split_product(const Tensor& node, int index) {
+    const Tensor& weight = *node.src[0];
+    const auto* slices = row_split_storage(weight)->slices(weight);
+    if (slices == nullptr || node.src[1] == nullptr || node.type != DType::F32 || !node.is_contiguous()) {
+        return Status(StatusCode::InvalidArgument, std::string(device_->name()) + ": '" + node.display_name() +
+                                                       "' multiplies the row-split weight '" + weight.display_name() +
+                                                       "' but is not a contiguous f32 product of an initialised weight");
+    }
+    XB_ASSIGN_OR_RETURN(Tensor * out, shadow_of(node));
+    XB_ASSIGN_OR_RETURN(Tensor * x, shadow_of(*node.src[1]));
+    for (const auto& slice : *slices) {
+        XB_ASSIGN_OR_RETURN(void* rows, translate_slice(slice->tensor));
+        Tensor& w = shadows_.emplace_back();
+        copy_metadata(slice->tensor, w);
+        w.data = rows;
+        // The slice's product: the node's rows [row_begin, row_end), computed on the slice's device...
+        Tensor& part = shadows_.emplace_back();
+        part.type = DType::F32;
+        part.ne = {slice->row_end - slice->row_begin, node.ne[1], node.ne[2], node.ne[3]};
+        part.nb = contiguous_strides(part.type, part.ne);
+        part.op = Op::MulMat;
+        part.op_params = node.op_params;
+        part.src[0] = &w;
+        part.src[1] = x;
+        part.name = slice->tensor.name + " x " + node.src[1]->display_name();
+        const AlignedBytes& scratch = scratch_.emplace_back(part.nbytes(), size_t{64});
+        if (scratch.data() == nullptr && part.nbytes() > 0) {
+            return Status(StatusCode::OutOfMemory, std::string(device_->name()) + ": no host memory for the rows of '" +
+                                                       part.name + "'");
+        }
+        part.data = scratch.data();
+        // ...and gathered into them on this one.
+        Tensor& gather = shadows_.emplace_back();
+        gather.type = DType::F32;
+        gather.ne = part.ne;
+        gather.nb = out->nb;
+        gather.op = Op::Cpy;
+        gather.src[0] = &part;
+        gather.name = node.name;
+        gather.data = static_cast<std::byte*>(out->data) + static_cast<size_t>(slice->row_begin) * out->nb[0];
+        graph_.add_node(&part);
+        original_index_.push_back(-1);
+        graph_.add_node(&gather);
+        original_index_.push_back(index);
+        if (&sim_storage(slice->tensor)->sim_device() != device_) {
+            peer_bytes_.push_back(node.src[1]->nbytes());  // the activations, sent to the slice's device
+            peer_bytes_.push_back(part.nbytes());          // its rows of the result, sent back
+        }
+    }
     return Status::ok();
 }
 

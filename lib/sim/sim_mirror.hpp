@@ -6,6 +6,11 @@
 // the device address and whose `src` point at the sources' shadows. The CPU GraphExecutor then
 // computes the shadows, writing the device's storage. Mirrors are built by the host when work is
 // queued, so the worker never reads the caller's tensors.
+//
+// A mul_mat whose weight is split by rows over simulated devices (backend/row_split_buffer.hpp)
+// becomes one product per slice, each into scratch rows of the mirror's own, then copied into the
+// node's rows: what each device computes and the main one gathers. The activations sent to each
+// other device and the rows sent back are modelled as peer copies (peer_bytes).
 #pragma once
 
 #include <deque>
@@ -13,6 +18,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/aligned_bytes.hpp"
 #include "core/graph.hpp"
 #include "core/status.hpp"
 #include "core/tensor.hpp"
@@ -32,20 +38,26 @@ public:
 
     // The shadow graph of the computing nodes, in the original's order.
     const Graph& graph() const { return graph_; }
-    // The original graph's index of shadow node i (fault_node=N counts the original's nodes).
+    // The original graph's index of shadow node i (fault_node=N counts the original's nodes; -1
+    // for a row-split product's partial products).
     int original_index(int i) const { return original_index_[static_cast<size_t>(i)]; }
+    // Bytes each computation of the mirror moves between simulated devices for row-split products.
+    const std::vector<size_t>& peer_bytes() const { return peer_bytes_; }
 
 private:
     explicit HostMirror(const SimDevice& device) : device_(&device) {}
 
     Result<Tensor*> shadow_of(const Tensor& t);
     Status add_node(const Tensor& node, int index);
+    Status add_row_split_product(const Tensor& node, int index);
 
     const SimDevice* device_;
     std::deque<Tensor> shadows_;  // deque: shadows never move once made
     std::unordered_map<const Tensor*, Tensor*> shadow_by_tensor_;
     Graph graph_;
     std::vector<int> original_index_;
+    std::deque<AlignedBytes> scratch_;  // the slices' products before they are gathered
+    std::vector<size_t> peer_bytes_;
 };
 
 }  // namespace xb::sim

@@ -1,7 +1,9 @@
-// The layer split over several devices (placement "split", llama.cpp's --split-mode layer with
-// --tensor-split): which layer goes where, config errors, and a decoder split over four simulated
-// devices computing what the CPU alone computes while copying exactly the activations that cross
-// from one device to the next.
+// Splits over several devices (placement "split", llama.cpp's --split-mode layer|row with
+// --tensor-split). Layer: which layer goes where, config errors, and a decoder split over four
+// simulated devices computing what the CPU alone computes while copying exactly the activations that
+// cross from one device to the next. Row: the row-split buffer's slices, scatter and gather, and
+// the decoder with its matrices' rows over four devices, against the CPU, with the bytes each
+// product sends out and gathers back.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,8 +13,12 @@
 #include <string>
 #include <vector>
 
+#include "alloc/context_alloc.hpp"
+#include "backend/row_split_buffer.hpp"
+#include "backend/tensor_io.hpp"
 #include "cpu/cpu_backend.hpp"
 #include "config/layer_split.hpp"
+#include "sim/sim_backend.hpp"
 #include "sim/sim_device.hpp"
 #include "test_config_util.hpp"
 
@@ -131,7 +137,7 @@ TEST(LayerSplit, ConfigMistakesAreClear) {
         {R"({"devices": []})", "at least one device"},
         {R"({"devices": ["SIM0"], "ratios": [0]})", "at least one ratio must be positive"},
         {R"({"devices": ["SIM0", "SIM1"], "ratios": [1, -1]})", "a ratio must be a finite number >= 0"},
-        {R"({"mode": "row", "devices": ["SIM0", "SIM1"]})", "split mode \"row\""},
+        {R"({"mode": "row", "devices": ["CPU", "SIM1"]})", "CPU cannot compute with weights split by rows"},
         {R"({"mode": "tensor", "devices": ["SIM0"]})", "/placement/split/mode"},
         {R"({"devices": ["SIM7"]})", "device 'SIM7' is not present"},
         {R"({"device": ["SIM0"]})", "/placement/split"},
@@ -213,6 +219,173 @@ TEST(LayerSplit, AModelTooBigForOneDeviceRunsOverTwo) {
 
     auto two = testing::compute_scheduled(build_in(four.registry, split_decoder(R"({"devices": ["SIM0", "SIM1"]})", 1)).value(),
                                           four.registry);
+    ASSERT_TRUE(two.is_ok()) << two.status().to_string();
+    testing::expect_finite_outputs((*two)->model);
+}
+
+// --- row split -------------------------------------------------------------------------------------
+
+std::vector<Device*> sims(const Registry& registry, int n) {
+    std::vector<Device*> out;
+    for (int i = 0; i < n; ++i) out.push_back(registry.dev_by_name("SIM" + std::to_string(i)));
+    return out;
+}
+
+TEST(RowSplit, SlicesFollowTheRatiosInWholeTiles) {
+    FourSims four;
+    const RowSplitBufferType halves(sims(four.registry, 2), {1, 1});
+    EXPECT_EQ(halves.row_bounds(100), (std::vector<int64_t>{0, 48, 100}));
+    const RowSplitBufferType three_to_one(sims(four.registry, 2), {3, 1});
+    EXPECT_EQ(three_to_one.row_bounds(64), (std::vector<int64_t>{0, 48, 64}));
+    const RowSplitBufferType skip(sims(four.registry, 3), {1, 0, 1});
+    EXPECT_EQ(skip.row_bounds(64), (std::vector<int64_t>{0, 32, 32, 64}));
+    EXPECT_EQ(halves.row_bounds(10), (std::vector<int64_t>{0, 0, 10}));  // less than a tile: the last takes it
+
+    std::mt19937 rng(11);
+    std::uniform_int_distribution<int> rows_of(0, 5000), n_of(1, 4);
+    std::uniform_real_distribution<double> ratio(0.0, 5.0);
+    for (int trial = 0; trial < 2000; ++trial) {
+        const int n = n_of(rng);
+        std::vector<double> ratios(static_cast<size_t>(n));
+        for (double& r : ratios) r = ratio(rng);
+        ratios[0] += 0.01;  // a positive sum
+        double total = 0;
+        for (double r : ratios) total += r;
+        const RowSplitBufferType type(sims(four.registry, n), ratios);
+        const int64_t rows = rows_of(rng);
+        const std::vector<int64_t> b = type.row_bounds(rows);
+        ASSERT_EQ(b.size(), static_cast<size_t>(n) + 1);
+        ASSERT_EQ(b.front(), 0);
+        ASSERT_EQ(b.back(), rows);  // every row exactly once
+        double running = 0;
+        for (int d = 0; d < n; ++d) {
+            ASSERT_LE(b[d], b[d + 1]);
+            running += ratios[static_cast<size_t>(d)];
+            if (d + 1 < n) {
+                EXPECT_EQ(b[d + 1] % RowSplitBufferType::kRowGranularity == 0 || b[d + 1] == rows, true) << b[d + 1];
+                EXPECT_LE(std::fabs(static_cast<double>(b[d + 1]) - rows * running / total),
+                          RowSplitBufferType::kRowGranularity + 1.0);
+            }
+        }
+    }
+}
+
+TEST(RowSplit, ScatterAndGatherEveryByte) {
+    FourSims four;
+    RowSplitBufferType type(sims(four.registry, 3), {2, 1, 1});
+    Context ctx;
+    Tensor* w = ctx.new_tensor(DType::F32, {37, 100});
+    std::vector<Tensor*> one = {w};
+    auto buffer = alloc_tensors(one, type);
+    ASSERT_TRUE(buffer.is_ok()) << buffer.status().to_string();
+    std::vector<float> values(37 * 100);
+    for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i) * 0.5f - 11.0f;
+    ASSERT_TRUE(tensor_set(*w, values.data(), 0, values.size() * 4).is_ok());
+    std::vector<float> back(values.size());
+    ASSERT_TRUE(tensor_get(*w, back.data(), 0, back.size() * 4).is_ok());
+    EXPECT_EQ(back, values);
+    // Each slice holds its rows, on its device.
+    const auto* slices = row_split_storage(*w)->slices(*w);
+    ASSERT_NE(slices, nullptr);
+    ASSERT_EQ(slices->size(), 3u);
+    const int64_t want_bounds[] = {48, 64, 100};
+    for (size_t d = 0; d < 3; ++d) {
+        const RowSlice& s = *(*slices)[d];
+        EXPECT_EQ(s.row_end, want_bounds[d]);
+        EXPECT_EQ(&s.buffer->type().device(), four.registry.dev_by_name("SIM" + std::to_string(d)));
+        std::vector<float> rows(static_cast<size_t>(s.tensor.nelements()));
+        ASSERT_TRUE(tensor_get(s.tensor, rows.data(), 0, rows.size() * 4).is_ok());
+        EXPECT_TRUE(std::equal(rows.begin(), rows.end(), values.begin() + s.row_begin * 37));
+    }
+    // A range across two slices at odd offsets, and a memset.
+    const std::vector<float> patch(200, 7.0f);
+    ASSERT_TRUE(tensor_set(*w, patch.data(), (47 * 37 + 5) * 4, patch.size() * 4).is_ok());
+    std::copy(patch.begin(), patch.end(), values.begin() + 47 * 37 + 5);
+    ASSERT_TRUE(tensor_get(*w, back.data(), 0, back.size() * 4).is_ok());
+    EXPECT_EQ(back, values);
+    ASSERT_TRUE(tensor_memset(*w, 0, 60 * 37 * 4, 10 * 37 * 4).is_ok());
+    ASSERT_TRUE(tensor_get(*w, back.data(), 0, back.size() * 4).is_ok());
+    for (int64_t i = 60 * 37; i < 70 * 37; ++i) EXPECT_EQ(back[static_cast<size_t>(i)], 0.0f) << i;
+}
+
+// The bytes a row-split product moves, by the model: for each product of a split weight, each
+// device but the main one gets the activations and sends its rows of the result back.
+size_t row_split_peer_bytes(const Model& m) {
+    size_t bytes = 0;
+    for (const Tensor* n : m.graph.nodes()) {
+        if (n->op != Op::MulMat || row_split_storage(*n->src[0]) == nullptr) continue;
+        for (const auto& s : *row_split_storage(*n->src[0])->slices(*n->src[0])) {
+            if (s->device == 0) continue;
+            bytes += n->src[1]->nbytes() + static_cast<size_t>(s->row_end - s->row_begin) * n->ne[1] * sizeof(float);
+        }
+    }
+    return bytes;
+}
+
+// Over SIM0..SIM3 with uneven ratios (GQA, one and two pipeline copies): every matrix's rows are
+// shared, the logits equal the CPU's alone, and SIM0's peer copies are the products' broadcasts
+// and gathers.
+TEST(RowSplit, DecoderOverFourDevicesMatchesTheCpuAndMovesWhatTheProductsNeed) {
+    FourSims four;
+    const std::string split = R"({"mode": "row", "devices": ["SIM0", "SIM1", "SIM2", "SIM3"], "ratios": [1, 2, 1, 1.5]})";
+    BuildOptions cpu;
+    cpu.backends = {"CPU"};
+    auto whole = testing::compute_on_cpu(build_in(four.registry, split_decoder(split, 1), cpu).value(), four.registry);
+    ASSERT_TRUE(whole.is_ok()) << whole.status().to_string();
+    const std::vector<float> want = tensor_get_f32(*(*whole)->model.outputs[0]).value();
+    for (const int n_copies : {1, 2}) {
+        SCOPED_TRACE("n_copies " + std::to_string(n_copies));
+        auto model = build_in(four.registry, split_decoder(split, n_copies));
+        ASSERT_TRUE(model.is_ok()) << model.status().to_string();
+        int shared = 0;
+        for (const WeightPlacement& w : model->placement.weights) {
+            const bool matrix = w.tensor->name.find("norm") == std::string::npos && w.tensor->name.find("cache") == std::string::npos &&
+                                w.tensor->name != "token_embd.weight";
+            EXPECT_EQ(w.row_split, matrix) << w.tensor->name;
+            if (w.tensor->name != "token_embd.weight") {
+                EXPECT_EQ(w.device, "SIM0") << w.tensor->name;
+            }
+            shared += w.row_split ? 1 : 0;
+        }
+        EXPECT_EQ(shared, 7 * kLayers + 1);  // q, k, v, o, gate, up, down per layer, and the output
+        auto run = testing::compute_scheduled(std::move(model).value(), four.registry);
+        ASSERT_TRUE(run.is_ok()) << run.status().to_string();
+        testing::Placed& p = **run;
+        const std::vector<float> got = tensor_get_f32(*p.model.outputs[0]).value();
+        ASSERT_EQ(got.size(), want.size());
+        double err = 0, ref = 0;
+        for (size_t i = 0; i < got.size(); ++i) {
+            err += (static_cast<double>(got[i]) - want[i]) * (static_cast<double>(got[i]) - want[i]);
+            ref += static_cast<double>(want[i]) * want[i];
+        }
+        EXPECT_LT(err / ref, 1e-10) << "NMSE of the logits against the CPU alone";
+        sim::SimBackend* sim0 = nullptr;
+        for (const auto& b : p.backends) {
+            if (std::string(b->name()) == "SIM0") sim0 = dynamic_cast<sim::SimBackend*>(b.get());
+        }
+        ASSERT_NE(sim0, nullptr);
+        sim0->synchronize();
+        EXPECT_EQ(sim0->stats().peer.bytes, row_split_peer_bytes(p.model));
+        EXPECT_GT(sim0->stats().peer.bytes, 0u);
+    }
+}
+
+TEST(RowSplit, AModelTooBigForOneDeviceRunsWithItsRowsOverTwo) {
+    FourSims four;
+    BuildOptions cpu;
+    cpu.backends = {"CPU"};
+    auto on_cpu = build_in(four.registry, split_decoder(R"({"mode": "row", "devices": ["SIM0"]})", 1), cpu);
+    ASSERT_TRUE(on_cpu.is_ok()) << on_cpu.status().to_string();
+    size_t weights = 0;
+    for (const WeightPlacement& w : on_cpu->placement.weights) weights += w.tensor->name == "token_embd.weight" ? 0 : w.tensor->nbytes();
+    const std::string budget = "memory=" + std::to_string(weights * 8 / 10);
+    for (const char* sim : {"SIM0", "SIM1"}) ASSERT_TRUE(four.registry.dev_by_name(sim)->configure(budget).is_ok());
+    auto one = testing::compute_scheduled(build_in(four.registry, split_decoder(R"({"mode": "row", "devices": ["SIM0"]})", 1)).value(),
+                                          four.registry);
+    ASSERT_FALSE(one.is_ok());
+    EXPECT_NE(one.status().message().find("SIM0"), std::string::npos) << one.status().message();
+    auto two = testing::compute_scheduled(
+        build_in(four.registry, split_decoder(R"({"mode": "row", "devices": ["SIM0", "SIM1"]})", 1)).value(), four.registry);
     ASSERT_TRUE(two.is_ok()) << two.status().to_string();
     testing::expect_finite_outputs((*two)->model);
 }
