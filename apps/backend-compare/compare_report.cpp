@@ -125,7 +125,7 @@ std::string CompareReport::first_divergent_detail() const {
                       in.metrics.max_abs);
         text += buf;
     }
-    if (r->inputs.empty()) text += "\n  (no inputs)";
+    if (r->inputs.empty()) text += mode_ == "placed" ? "\n  (inputs not compared: the placed run reuses their memory)" : "\n  (no inputs)";
     return text;
 }
 

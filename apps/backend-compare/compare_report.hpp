@@ -50,6 +50,8 @@ public:
     // Adds node i's result; true when it is within `tolerance` (no NaN/Inf mismatch, NMSE <= it).
     bool add(int index, const Tensor& node, const report::ErrorMetrics& m, double tolerance);
     void add_skip(int index, const Tensor& node, const std::string& reason);
+    // The target's name when it is known only after the run (--placed: its backends).
+    void set_target(std::string target) { target_ = std::move(target); }
     // For the node just added out of tolerance: where its error came from and its inputs' errors.
     // The first such node is the first divergent one.
     void explain(Origin origin, std::vector<InputError> inputs);

@@ -20,6 +20,8 @@
 #include "report/metrics.hpp"
 #include "sched/graph_copy.hpp"
 #include "compare_report.hpp"
+#include "node_checks.hpp"
+#include "placed_compare.hpp"
 #include "reference_file.hpp"
 #include "tolerances.hpp"
 
@@ -36,15 +38,17 @@ struct CompareOptions {
     std::string save_outputs;    // GGUF file for the target's node results
     std::string load_reference;  // GGUF file to compare one backend's run against
     std::vector<std::string> diff;  // REFERENCE.gguf TARGET.gguf: two saved runs, nothing computed
+    bool placed = false;            // the target is the config as placed, through the scheduler
 };
 
 // [reference, target]: -b when given, else the CPU against the first real GPU, else SIM0. With
 // --load-reference only one backend runs (-b DEVICE, default CPU) and the target is "".
 Result<std::pair<std::string, std::string>> pick_pair(const CompareOptions& opts) {
     const CommonOptions& o = opts.common;
-    if (!opts.load_reference.empty()) {
+    if (!opts.load_reference.empty() || opts.placed) {
         if (o.backends.size() > 1) {
-            return Status(StatusCode::InvalidArgument, "--load-reference runs one backend: give -b DEVICE");
+            return Status(StatusCode::InvalidArgument, std::string(opts.placed ? "--placed" : "--load-reference") +
+                                                           " runs one backend: give -b DEVICE");
         }
         return std::pair{o.backends.empty() ? std::string("CPU") : o.backends[0], std::string()};
     }
@@ -58,44 +62,6 @@ Result<std::pair<std::string, std::string>> pick_pair(const CompareOptions& opts
     }
     return std::pair{std::string("CPU"), std::string("SIM0")};
 }
-
-Result<report::ErrorMetrics> metrics_of(const Tensor& target, const Tensor& reference) {
-    XB_ASSIGN_OR_RETURN(auto a, tensor_get_f32(target));
-    XB_ASSIGN_OR_RETURN(auto b, tensor_get_f32(reference));
-    return report::compare(a, b);
-}
-
-// The inputs of a divergent node, compared as the two backends held them: did the error come in,
-// or was it made here?
-std::vector<InputError> input_errors(const Tensor& t1, const Tensor& t2) {
-    std::vector<InputError> inputs;
-    for (int j = 0; j < kMaxSrc; ++j) {
-        if (t1.src[j] == nullptr || t2.src[j] == nullptr) continue;
-        auto m = metrics_of(*t2.src[j], *t1.src[j]);
-        if (m.is_ok()) inputs.push_back({j, t1.src[j]->display_name(), *m});
-    }
-    return inputs;
-}
-
-// Which nodes' results, as the target holds them, are out of tolerance, so that a failing node can
-// tell whether an input brought its error (inherited) or it made it (introduced). A view carries
-// its source's state; leafs (weights, inputs) are the same on both sides.
-class Divergence {
-public:
-    explicit Divergence(const Graph& graph) : graph_(graph), bad_(static_cast<size_t>(graph.n_nodes()), 0) {}
-    void set(int i, bool bad) { bad_[static_cast<size_t>(i)] = bad ? 1 : 0; }
-    bool any_source_bad(const Tensor& node) const {
-        for (const Tensor* src : node.src) {
-            const GraphRef r = graph_.ref_of(src);
-            if (r.is_node() && bad_[static_cast<size_t>(r.index())] != 0) return true;
-        }
-        return false;
-    }
-
-private:
-    const Graph& graph_;
-    std::vector<char> bad_;
-};
 
 Status compare_nodes(Backend& ref, Backend& target, const Graph& graph, const Tolerances& tol, const CompareOptions& opts,
                      ReferenceWriter* save, CompareReport& out) {
@@ -273,6 +239,21 @@ int run_against_file(const CompareOptions& opts, config::Model& model, Backend& 
                   std::string(backend.name()) + " against " + source + " results in " + opts.load_reference);
 }
 
+// The config as placed (through the scheduler) against `ref` computing it alone.
+int run_placed(const CompareOptions& opts, config::Model& model, Backend& ref, const Tolerances& tol) {
+    Backend* placed[] = {&ref};
+    if (Status s = config::place_and_init(model, placed); !s.is_ok()) return fail(kTool, s);
+    auto work = alloc_ctx_tensors(*model.ctx, ref);  // every node kept: each has its own memory
+    if (!work.is_ok()) return fail(kTool, work.status());
+    if (Status s = model.set_inputs(); !s.is_ok()) return fail(kTool, s);
+    if (Status s = ref.graph_compute(model.graph); !s.is_ok()) return fail(kTool, s);
+    CompareReport report(ref.name(), "placed", "placed");
+    auto target = compare_placed(opts.common, model, tol, opts.stop_at_first, report);
+    if (!target.is_ok()) return fail(kTool, target.status());
+    report.set_target("placed on " + *target);
+    return finish(report, opts, model, "the config as placed on " + *target + " against " + ref.name() + " alone");
+}
+
 // Two saved result files against each other, nothing computed: the config gives the nodes' order,
 // ops (for their tolerances) and sources (for introduced / inherited).
 int run_diff(const CompareOptions& opts, const config::Model& model, const Tolerances& tol) {
@@ -316,6 +297,7 @@ int run(const CompareOptions& opts) {
     auto ref = global_registry().init_by_name(pair->first);
     if (!ref.is_ok()) return fail(kTool, ref.status());
     if (!opts.load_reference.empty()) return run_against_file(opts, *model, **ref, tol);
+    if (opts.placed) return run_placed(opts, *model, **ref, tol);
     auto target = global_registry().init_by_name(pair->second);
     if (!target.is_ok()) return fail(kTool, Status(target.status().code(), target.status().message() +
                                                                            " (choose another with -b CPU,<device>)"));
@@ -353,7 +335,8 @@ int main(int argc, char** argv) {
     // Here -b names a pair, not a priority list as in the other tools.
     app.get_option("-b")->description(
         "REFERENCE,TARGET: the device whose results are the reference, then the one checked (default: CPU and the\n"
-        "first GPU, else SIM0). With --load-reference, the one device to run. (Other tools take -b as a priority list.)");
+        "first GPU, else SIM0). With --load-reference or --placed, the one device to run. (Other tools take -b as a\n"
+        "priority list.)");
     app.add_option("--tol", opts.tolerances,
                    "OP=NMSE tolerance override, repeatable (defaults: 1e-7; mul_mat, out_prod, flash_attn_ext 5e-4)");
     app.add_flag("--stop-at-first", opts.stop_at_first, "Stop at the first node out of tolerance");
@@ -373,7 +356,15 @@ int main(int argc, char** argv) {
         ->excludes("--save-outputs")
         ->excludes("--isolate")
         ->excludes("--load-reference");
+    app.add_flag("--placed", opts.placed,
+                 "Check the config as it is placed (its backends, layer or row split and weights, through the scheduler,\n"
+                 "read node by node) against -b DEVICE (default CPU) computing it alone")
+        ->excludes("--isolate")
+        ->excludes("--save-outputs")
+        ->excludes("--load-reference")
+        ->excludes("--diff");
     app.footer("Example: backend-compare -c configs/llama-decoder.json -b CPU,SIM0 -P SIM0:fault_node=12\n"
+               "         backend-compare -c configs/llama-decoder-split.json --map CUDA0=SIM0 --map CUDA1=SIM1 --placed\n"
                "Exit codes: 0 all within tolerance, 1 a node out of tolerance, 2 usage or config error.");
     return run_tool(app, argc, argv, opts.common, [&] { return run(opts); });
 }

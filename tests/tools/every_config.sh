@@ -26,5 +26,26 @@ assert r['compared'] > 0 and r['passed'] == r['compared'] and r['first_divergent
 import json; r = json.load(open('$tmp/r.json'))['runs'][0]; p = json.load(open('$tmp/p.json'))
 assert r['n_nodes'] == p['n_nodes'] > 0 and r['n_splits'] == p['n_splits'] == len(p['splits'])
 assert r['buffer_bytes'] == p['buffer_bytes']" "$name-run-agrees-with-profile"
+  # A config placed on several backends is checked as placed, node by node, against the CPU alone.
+  case "$name" in *offload* | *split*)
+    check "$name-placed" 0 "$compare" -c "$config" "${map[@]}" --placed --format json -o "$tmp/pl.json"
+    py "
+import json; r = json.load(open('$tmp/pl.json'))
+assert r['compared'] > 20 and r['failed'] == 0, r['compared']" "$name-placed-report"
+  esac
 done
+
+# The row split of the split config, and a fault on its second device: --placed finds the node.
+split="$configs/llama-decoder-split.json"
+python3 -c "
+import json; c = json.load(open('$split')); c['placement']['split']['mode'] = 'row'
+json.dump(c, open('$tmp/rows.json', 'w'))"
+split_map=(--map CUDA0=SIM0 --map CUDA1=SIM1)
+check rows-placed 0 "$compare" -c "$tmp/rows.json" "${split_map[@]}" --placed
+check layer-placed-fault 1 "$compare" -c "$split" "${split_map[@]}" --placed -P SIM1:fault_node=ffn_out-3 --format json -o "$tmp/f.json"
+py "
+import json; r = json.load(open('$tmp/f.json'))
+assert r['first_divergent_node']['name'] == 'ffn_out-3' and r['introduced'] == 1, (r['first_divergent_node'], r['introduced'])" "layer-placed-fault-report"
+check placed-two-devices 2 "$compare" -c "$split" "${split_map[@]}" --placed -b CPU,SIM0
+expect_in placed-two-devices-msg "$tmp/err" "--placed runs one backend"
 finish "every config"
