@@ -24,7 +24,7 @@ using testing::load_and_build;
 const char* const kExamples[] = {"default.json",          "mlp.json",        "attention.json",
                                  "llama-decoder.json",    "llama-decoder-gqa.json",
                                  "llama-decoder-offload.json", "llama-decoder-split.json",
-                                 "all-ops.json",          "decoder-q4_K.json"};
+                                 "llama-decoder-split-row.json", "all-ops.json", "decoder-q4_K.json"};
 
 // The offload and split examples name CUDA0 and CUDA1; without them they run on the simulator.
 BuildOptions options_for(const std::string& name) {

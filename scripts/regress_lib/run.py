@@ -12,6 +12,8 @@ FORMAT = "xbackend-regress/1"
 GRAPH_KEYS = ("n_nodes", "n_splits", "n_copies", "copy_bytes", "copies_by_pair", "buffer_bytes")
 
 
+PLACED = "placed"  # compare: [reference, "placed"] checks the config as placed (backend-compare --placed)
+
 def _graph_figures(profile):
     missing = [k for k in GRAPH_KEYS if k not in profile]
     if missing:
@@ -53,7 +55,7 @@ def _numerics(report):
 
 def run_case(tools, case, threads, devices):
     """The results entry of one case; a tool failure becomes status "error" with its message."""
-    wanted = list(dict.fromkeys(case.backends + (case.compare or [])))
+    wanted = list(dict.fromkeys(case.backends + [d for d in (case.compare or []) if d != PLACED]))
     absent = [d for d in wanted if d not in devices]
     if absent:
         note = f"device {', '.join(absent)} not present (present: {', '.join(devices)})"
@@ -72,7 +74,9 @@ def run_case(tools, case, threads, devices):
                                "reps": run["reps"]}
         if "numerics" in case.record:
             # Exit 1 means "a node is out of tolerance": a valid report, which compare then flags.
-            _, report = tools.run_json("backend-compare", ["-b", ",".join(case.compare), *common], ok_codes=(0, 1))
+            # [REFERENCE, "placed"]: the config as placed (its split, through the scheduler) against the reference.
+            pair = ["-b", case.compare[0], "--placed"] if case.compare[1] == PLACED else ["-b", ",".join(case.compare)]
+            _, report = tools.run_json("backend-compare", [*pair, *common], ok_codes=(0, 1))
             entry["compare"] = case.compare
             entry["numerics"] = _numerics(report)
     except ToolError as e:
