@@ -1,12 +1,13 @@
 // Placement: which backends take part, where each weight lives, and per-node overrides.
 //
 // A weight's device is the first of: the first `weights` rule whose pattern matches its name;
-// for model builders with a split, the llama.cpp layer split (the last N layers, N = offload_layers
-// or all, shared by the split's devices in proportion to their ratios, the output layer counted as
-// one more; the rest, and the token embedding, on the last backend); for model builders with
-// offload_layers N, the llama.cpp rule (the last N layers on the first GPU-type backend, the
-// others, and the token embedding, on the last backend; the output norm and projection on the GPU
-// only when N > n_layers); otherwise the first (highest-priority) backend.
+// for model builders with a split, llama.cpp's: in layer mode the last N layers (N = offload_layers,
+// or all and the output) shared by the split's devices in proportion to their ratios, the output
+// layer counted as one more; in row mode those layers on the split's first device with the rows of
+// their product matrices shared by all its devices; the rest, and the token embedding, on the last
+// backend; for model builders with offload_layers N, the llama.cpp rule (the last N layers on the
+// first GPU-type backend, the others, and the token embedding, on the last backend; the output norm
+// and projection on the GPU only when N > n_layers); otherwise the first (highest-priority) backend.
 #include "config/placement.hpp"
 
 #include <algorithm>
@@ -109,13 +110,13 @@ int first_gpu(const Registry& registry, const std::vector<std::string>& backends
 
 // The split's devices that take part (those --backends left out are dropped, with a note) and
 // their ratios; no devices when none is left.
-struct LayerSplit {
+struct SplitDevices {
     std::vector<std::string> devices;
     std::vector<double> ratios;
 };
 
-Result<LayerSplit> resolve_split(const SplitSpec& split, DeviceResolver& devices, std::vector<std::string>& notes) {
-    LayerSplit out;
+Result<SplitDevices> resolve_split(const SplitSpec& split, DeviceResolver& devices, std::vector<std::string>& notes) {
+    SplitDevices out;
     for (size_t i = 0; i < split.devices.size(); ++i) {
         const DeviceRule as_rule{"", split.devices[i], child_path(child_path(split.path, "devices"), i)};
         XB_ASSIGN_OR_RETURN(const std::optional<std::string> dev, devices.rule_device(as_rule));
@@ -131,7 +132,7 @@ Result<LayerSplit> resolve_split(const SplitSpec& split, DeviceResolver& devices
 // The device of each builder layer under a layer split, the output layer last (index n_layers):
 // llama.cpp's rule with n_gpu_layers = `offloaded` (the last `offloaded` layers are shared, and the
 // output layer too when `offloaded` exceeds n_layers).
-std::vector<std::string> split_layers(const LayerSplit& split, int n_layers, int offloaded, const std::string& host) {
+std::vector<std::string> split_layers(const SplitDevices& split, int n_layers, int offloaded, const std::string& host) {
     std::vector<std::string> out(static_cast<size_t>(n_layers) + 1, host);
     if (split.devices.empty()) return out;
     const int shared = std::min(offloaded, n_layers + 1);
@@ -176,7 +177,7 @@ std::unordered_set<const Tensor*> product_weights(const Graph& graph) {
 // The row split's part after the weights are placed (the offloaded layers on the split's first
 // device): the matrices there are marked to have their rows shared by all its devices. An error when
 // the first device cannot compute with such weights.
-Status mark_row_split(const ConfigSpec& spec, const LayerSplit& split, const Graph& graph, const Registry& registry,
+Status mark_row_split(const ConfigSpec& spec, const SplitDevices& split, const Graph& graph, const Registry& registry,
                       ModelPlacement& p) {
     if (split.devices.size() < 2) return Status::ok();  // one device: nothing to share
     std::vector<Device*> devices;
@@ -228,11 +229,11 @@ Status place_weights(const ConfigSpec& spec, DeviceResolver& devices, const deta
     // With a split: the device of each layer, the output layer last. A row split puts every
     // offloaded layer on its first device (and shares their matrices' rows below).
     std::vector<std::string> layer_device;
-    LayerSplit split;
+    SplitDevices split;
     const bool rows = spec.placement.split && spec.placement.split->mode == SplitSpec::Mode::Row;
     if (spec.placement.split) {
         XB_ASSIGN_OR_RETURN(split, resolve_split(*spec.placement.split, devices, notes));
-        LayerSplit first_only;
+        SplitDevices first_only;
         if (!split.devices.empty()) first_only = {{split.devices.front()}, {1.0}};
         layer_device = split_layers(rows ? first_only : split, built.n_layers, offload.value_or(built.n_layers + 1),
                                     p.backends.back());
