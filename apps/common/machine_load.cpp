@@ -51,9 +51,9 @@ int cpus_allowed() {
     return sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : static_cast<int>(std::thread::hardware_concurrency());
 }
 
-std::string threads_text(int n) { return std::to_string(n) + (n == 1 ? " thread" : " threads"); }
-
 }  // namespace
+
+std::string threads_text(int n) { return std::to_string(n) + (n == 1 ? " thread" : " threads"); }
 
 MachineLoad sample_machine_load() {
     MachineLoad load;

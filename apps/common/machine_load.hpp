@@ -15,6 +15,9 @@ struct MachineLoad {
 // Samples /proc/stat's procs_running a few times over about 50 ms (a zero load when unreadable).
 MachineLoad sample_machine_load();
 
+// "1 thread", "2 threads".
+std::string threads_text(int n);
+
 // "" when `threads` fit beside the others running, else one line for the tool to print (after
 // "tool: warning: ") suggesting the threads that do fit.
 std::string contention_warning(const MachineLoad& load, int threads);

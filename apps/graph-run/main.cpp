@@ -58,7 +58,7 @@ Result<report::TimingStats> measure(Session& s, const RunOptions& opts, TraceWri
 
 // "configs/a.json on SIM0,CPU with 2 threads": which run of a list failed.
 std::string run_name(const CommonOptions& o) {
-    return o.config + (o.backends.empty() ? "" : " on " + join_list(o.backends)) + " with " + std::to_string(o.threads) + " threads";
+    return o.config + (o.backends.empty() ? "" : " on " + join_list(o.backends)) + " with " + threads_text(o.threads);
 }
 
 int run_compare(const RunOptions& opts) {

@@ -38,7 +38,7 @@ void write_tables(const std::vector<RunRecord>& runs, report::Format format, std
         if (!r.profile) continue;
         const std::string run = r.row["config"].get<std::string>() + " on " +
                                 join_list(r.row["backends"].get<std::vector<std::string>>()) + ", " +
-                                std::to_string(r.row["threads"].get<int>()) + " threads";
+                                threads_text(r.row["threads"].get<int>());
         const std::string note = " (node by node, median of " + std::to_string(r.profile->reps) + "; sum " +
                                  report::cell_text(r.profile->sum_us() * 1e-3) + " ms against " +
                                  report::cell_text(r.row["time_ms"]["median"].get<double>()) +
