@@ -17,6 +17,7 @@
 #include "alloc/context_alloc.hpp"
 #include "alloc/linear_allocator.hpp"
 #include "backend/registry.hpp"
+#include "backend/row_split_buffer.hpp"
 #include "builtin/builtin_backends.hpp"
 #include "backend/tensor_io.hpp"
 #include "core/ops.hpp"
@@ -362,6 +363,51 @@ std::unique_ptr<Mlp> make_mlp(Backend& cpu) {
         return nullptr;
     }
     return m;
+}
+
+// A weight split by rows multiplies like the whole weight. The split is over CUDA0 twice, so that
+// one GPU runs every step of the several-GPU path (a lane per device, the activations handed over,
+// each slice's product, the rows gathered into the node) but the peer copies between two GPUs.
+TEST_F(CudaDeviceTest, RowSplitWeightMultipliesLikeTheWholeWeight) {
+    for (const DType type : {DType::F32, DType::F16}) {
+        SCOPED_TRACE(dtype_name(type));
+        RowSplitBufferType rows({device_, device_}, {1.0, 2.0});
+        ASSERT_TRUE(device_->supports_buft(rows));
+        const std::vector<float> wv = uniform_values(64 * 100, 21, -0.5f, 0.5f);
+        const std::vector<float> xv = uniform_values(64 * 7, 22);
+        auto product = [&](Backend& backend, BufferType& weights) -> std::vector<float> {
+            Context ctx;
+            Tensor* w = ctx.new_tensor(type, {64, 100});
+            Tensor* x = ctx.new_tensor(DType::F32, {64, 7});
+            Tensor* y = mul_mat(ctx, w, x);
+            auto wbuf = alloc_tensors(std::vector<Tensor*>{w}, weights);
+            auto rest = alloc_tensors(std::vector<Tensor*>{x, y}, backend.default_buffer_type());
+            EXPECT_TRUE(wbuf.is_ok() && rest.is_ok());
+            if (!wbuf.is_ok() || !rest.is_ok()) return {};
+            EXPECT_TRUE(tensor_set_f32(*w, wv).is_ok());
+            EXPECT_TRUE(tensor_set_f32(*x, xv).is_ok());
+            if (&weights == &rows) {
+                const auto* slices = row_split_storage(*w)->slices(*w);
+                EXPECT_TRUE(slices != nullptr && slices->size() == 2u);
+            }
+            auto g = Graph::build({y});
+            EXPECT_TRUE(g.is_ok());
+            const Status s = backend.graph_compute(*g);
+            EXPECT_TRUE(s.is_ok()) << s.to_string();
+            auto values = tensor_get_f32(*y);
+            return values.is_ok() ? std::move(values).value() : std::vector<float>{};
+        };
+        const std::vector<float> got = product(*backend_, rows);
+        const std::vector<float> want = product(*cpu_, cpu_->default_buffer_type());
+        ASSERT_EQ(got.size(), want.size());
+        ASSERT_FALSE(got.empty());
+        double err = 0, ref = 0;
+        for (size_t i = 0; i < got.size(); ++i) {
+            err += (static_cast<double>(got[i]) - want[i]) * (static_cast<double>(got[i]) - want[i]);
+            ref += static_cast<double>(want[i]) * want[i];
+        }
+        EXPECT_LT(err / ref, 5e-4) << "NMSE against the whole weight on the CPU (mul_mat's tolerance)";
+    }
 }
 
 // The GPU takes the batch-64 products of weights on the CPU (offload_op); the scheduler copies the

@@ -186,8 +186,8 @@ Status mark_row_split(const ConfigSpec& spec, const SplitDevices& split, const G
     if (!devices.front()->supports_buft(probe)) {
         return config_error(spec.source, spec.placement.split->path + "/mode",
                             "rows split over " + join_names(split.devices) + ": " + split.devices.front() +
-                                " cannot compute with weights split by rows (the simulated devices can; CUDA cannot "
-                                "yet); use \"layer\"");
+                                " cannot compute with weights split by rows (simulated and CUDA devices can, each over "
+                                "devices of their own kind); use \"layer\"");
     }
     const std::unordered_set<const Tensor*> products = product_weights(graph);
     for (WeightPlacement& w : p.weights) w.row_split = w.device == split.devices.front() && products.count(w.tensor) > 0;

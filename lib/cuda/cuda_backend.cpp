@@ -50,7 +50,8 @@ CudaBackend::CudaBackend(CudaDevice& device, CudaSettings settings, StreamPtr st
       stream_(std::move(stream)),
       copy_event_(std::move(copy_event)),
       cublas_(std::move(cublas)),
-      kernel_errors_(std::move(kernel_errors)) {}
+      kernel_errors_(std::move(kernel_errors)),
+      row_split_(device) {}
 
 CudaBackend::~CudaBackend() {
     // Errors can no longer be reported to anyone; the wait itself is what matters.
@@ -183,8 +184,14 @@ Status CudaBackend::check_graph(const Graph& graph) const {
                                                         node.shape_string() + " is not supported");
         }
         XB_RETURN_IF_ERROR(check_reachable(node, node));
-        for (const Tensor* src : node.src) {
-            if (src != nullptr) XB_RETURN_IF_ERROR(check_reachable(node, *src));
+        const bool rows = RowSplitProducts::applies(node);
+        if (rows) {
+            if (Status s = RowSplitProducts::check(node); !s.is_ok()) {
+                return Status(s.code(), std::string(name()) + ": " + describe_node(i, node) + ": " + s.message());
+            }
+        }
+        for (size_t j = rows ? 1 : 0; j < node.src.size(); ++j) {  // a row-split weight lives in its slices
+            if (node.src[j] != nullptr) XB_RETURN_IF_ERROR(check_reachable(node, *node.src[j]));
         }
     }
     return Status::ok();
@@ -209,7 +216,8 @@ Status CudaBackend::graph_compute_async(const Graph& graph) {
         const Tensor& node = *graph.nodes()[static_cast<size_t>(i)];
         if (computes_nothing(node)) continue;
         if (node.op == Op::GetRows || node.op == Op::SetRows) ctx.error_slot = kernel_errors_.add_slot(checked_kernel_label(node));
-        if (Status s = launch_node(ctx, node); !s.is_ok()) {
+        const Status s = RowSplitProducts::applies(node) ? row_split_.launch(ctx, node) : launch_node(ctx, node);
+        if (!s.is_ok()) {
             return Status(s.code(), std::string(name()) + ": " + describe_node(i, node) + ": " + s.message());
         }
     }

@@ -20,6 +20,7 @@
 #include "cuda/cuda_settings.hpp"
 #include "cuda/device_scratch.hpp"
 #include "cuda/kernel_error_channel.hpp"
+#include "cuda/row_split_products.hpp"
 
 namespace xb::cuda {
 
@@ -66,6 +67,7 @@ private:
     CublasPtr cublas_;
     KernelErrorChannel kernel_errors_;
     DeviceScratch scratch_;
+    RowSplitProducts row_split_;  // products of weights split by rows over several GPUs
     Status async_error_;
 };
 

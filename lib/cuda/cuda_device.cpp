@@ -1,8 +1,10 @@
 #include "cuda/cuda_device.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
+#include "backend/row_split_buffer.hpp"
 #include "cuda/cuda_backend.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/cuda_event.hpp"
@@ -120,6 +122,14 @@ void CudaDevice::record_error(Status error) {
 Status CudaDevice::take_error() {
     std::lock_guard<std::mutex> lock(mutex_);
     return std::exchange(error_, Status::ok());
+}
+
+bool CudaDevice::supports_buft(const BufferType& buft) const {
+    if (&buft == &buffer_type_) return true;
+    const auto* rows = dynamic_cast<const RowSplitBufferType*>(&buft);
+    if (rows == nullptr || &rows->device() != this) return false;
+    return std::all_of(rows->devices().begin(), rows->devices().end(),
+                       [](const Device* d) { return dynamic_cast<const CudaDevice*>(d) != nullptr; });
 }
 
 void CudaDevice::enable_peer_access(int peer) {

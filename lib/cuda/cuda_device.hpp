@@ -56,7 +56,9 @@ public:
 
     bool supports_op(const Tensor& op) const override;
     // Its own device memory only: kernels never read host or other GPUs' memory.
-    bool supports_buft(const BufferType& buft) const override { return &buft == &buffer_type_; }
+    // Its own memory, and weights split by rows over CUDA devices with this one first (their
+    // products run on every slice's GPU: row_split_products.hpp).
+    bool supports_buft(const BufferType& buft) const override;
     // Batches of at least offload_min_batch (ne[1]) are worth moving here from weights on the CPU,
     // as ggml decides; get_rows never is (it reads a few rows of a large table).
     bool offload_op(const Tensor& op) const override;
