@@ -38,6 +38,25 @@ private:
 
 const RowSplitBuffer* weights_of(const Tensor& node) { return row_split_storage(*node.src[0]); }
 
+// `height` rows of `width` bytes from (src, src_pitch) on src_device to (dst, dst_pitch) on
+// dst_device. Between two GPUs a 3-D peer copy, which works with or without peer access (a plain
+// 2-D copy between devices needs it).
+Status copy_rows(void* dst, size_t dst_pitch, int dst_device, const void* src, size_t width, int src_device, size_t height,
+                 cudaStream_t stream) {
+    if (dst_device == src_device) {
+        XB_CUDA_RETURN_IF_ERROR(cudaMemcpy2DAsync(dst, dst_pitch, src, width, width, height, cudaMemcpyDeviceToDevice, stream));
+        return Status::ok();
+    }
+    cudaMemcpy3DPeerParms p{};
+    p.srcPtr = make_cudaPitchedPtr(const_cast<void*>(src), width, width, height);
+    p.srcDevice = src_device;
+    p.dstPtr = make_cudaPitchedPtr(dst, dst_pitch, width, height);
+    p.dstDevice = dst_device;
+    p.extent = make_cudaExtent(width, height, 1);
+    XB_CUDA_RETURN_IF_ERROR(cudaMemcpy3DPeerAsync(&p, stream));
+    return Status::ok();
+}
+
 }  // namespace
 
 bool RowSplitProducts::applies(const Tensor& node) {
@@ -125,8 +144,8 @@ Status RowSplitProducts::launch(const LaunchContext& main, const Tensor& node) {
             // Gathered: each column's rows [row_begin, row_end) of the node, from the packed product.
             const size_t row_bytes = static_cast<size_t>(part.ne[0]) * sizeof(float);
             char* into = static_cast<char*>(node.data) + static_cast<size_t>(slice->row_begin) * node.nb[0];
-            XB_CUDA_RETURN_IF_ERROR(cudaMemcpy2DAsync(into, node.nb[1], part.data, row_bytes, row_bytes,
-                                                      static_cast<size_t>(columns), cudaMemcpyDefault, l->stream.get()));
+            XB_RETURN_IF_ERROR(copy_rows(into, node.nb[1], main_device, part.data, row_bytes, device,
+                                         static_cast<size_t>(columns), l->stream.get()));
         }
         XB_CUDA_RETURN_IF_ERROR(cudaEventRecord(l->done.get(), l->stream.get()));
         XB_RETURN_IF_ERROR(use_device(main_device));
