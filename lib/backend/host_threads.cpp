@@ -12,17 +12,6 @@ namespace xb {
 
 namespace {
 
-std::vector<int> cpus_allowed() {
-    std::vector<int> cpus;
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    if (sched_getaffinity(0, sizeof set, &set) != 0) return cpus;
-    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-        if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
-    }
-    return cpus;
-}
-
 std::string sysfs_siblings(int cpu) {
     const std::string dir = "/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/topology/";
     for (const char* file : {"core_cpus_list", "thread_siblings_list"}) {  // the second on kernels before 5.4
@@ -40,6 +29,19 @@ int physical_cores_available() {
 
 }  // namespace
 
+std::vector<int> cpus_allowed() {
+    std::vector<int> cpus;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) != 0) return cpus;
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+        if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
+    }
+    return cpus;
+}
+
+bool host_threads_from_environment() { return std::getenv("OMP_NUM_THREADS") != nullptr; }
+
 int count_physical_cores(const std::vector<int>& cpus, const std::function<std::string(int)>& siblings) {
     std::set<std::string> cores;
     for (const int cpu : cpus) {
@@ -50,7 +52,7 @@ int count_physical_cores(const std::vector<int>& cpus, const std::function<std::
 }
 
 int default_host_threads() {
-    if (std::getenv("OMP_NUM_THREADS") != nullptr) return std::max(1, omp_get_max_threads());
+    if (host_threads_from_environment()) return std::max(1, omp_get_max_threads());
     const int cores = physical_cores_available();
     return cores > 0 ? cores : std::max(1, omp_get_max_threads());
 }

@@ -14,6 +14,12 @@ namespace xb {
 // barrier a wait for the slowest thread.
 int default_host_threads();
 
+// OMP_NUM_THREADS is set: the user chose the thread count.
+bool host_threads_from_environment();
+
+// The logical CPUs this process may run on (its affinity mask); empty when it cannot be read.
+std::vector<int> cpus_allowed();
+
 // The number of distinct cores among `cpus`, where siblings(cpu) is the kernel's list of the
 // logical CPUs sharing cpu's core ("0,64" or "0-1"; "" when unknown: that CPU counts as a core of
 // its own). Separate from the sysfs reading so that tests can give any topology.

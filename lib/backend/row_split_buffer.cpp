@@ -3,16 +3,12 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "backend/tensor_split.hpp"
+
 namespace xb {
 
-RowSplitBufferType::RowSplitBufferType(std::vector<Device*> devices, std::vector<double> ratios) : devices_(std::move(devices)) {
-    double total = 0;
-    for (const double r : ratios) total += r;
-    double running = 0;
-    for (const double r : ratios) {
-        running += r;
-        ends_.push_back(running / total);
-    }
+RowSplitBufferType::RowSplitBufferType(std::vector<Device*> devices, std::vector<double> ratios)
+    : devices_(std::move(devices)), ends_(tensor_split_ends(ratios)) {
     for (const Device* d : devices_) name_ += (name_.empty() ? "" : "+") + std::string(d->name());
     name_ += " rows";
 }
@@ -118,6 +114,17 @@ void RowSplitBuffer::clear_impl(uint8_t value) {
     for (auto& [t, parts] : slices_) {
         for (auto& s : parts) s->buffer->clear(value);
     }
+}
+
+void describe_slice_product(const Tensor& node, const RowSlice& slice, Tensor& weight, Tensor& x, Tensor& part) {
+    part.op = Op::MulMat;
+    part.type = DType::F32;
+    part.ne = {slice.row_end - slice.row_begin, node.ne[1], node.ne[2], node.ne[3]};
+    part.nb = contiguous_strides(part.type, part.ne);
+    part.op_params = node.op_params;
+    part.src[0] = &weight;
+    part.src[1] = &x;
+    part.name = slice.tensor.name + " x " + x.display_name();
 }
 
 const RowSplitBuffer* row_split_storage(const Tensor& t) { return dynamic_cast<const RowSplitBuffer*>(storage_buffer(t)); }

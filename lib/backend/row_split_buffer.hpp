@@ -37,7 +37,7 @@ public:
 
 private:
     std::vector<Device*> devices_;
-    std::vector<double> ends_;  // the ratios' running sums over their total: the last is 1
+    std::vector<double> ends_;  // tensor_split_ends of the ratios
     std::string name_;
 };
 
@@ -77,6 +77,11 @@ private:
 
     std::unordered_map<const Tensor*, std::vector<std::unique_ptr<RowSlice>>> slices_;
 };
+
+// One slice's share of `node` (a mul_mat of a row-split weight) as a node of its own: the node's
+// rows [row_begin, row_end), packed f32, from the slice's rows (`weight`) and activations `x`, each
+// as the computing device reads them. Its data is the caller's to set.
+void describe_slice_product(const Tensor& node, const RowSlice& slice, Tensor& weight, Tensor& x, Tensor& part);
 
 // The row-split buffer holding t's bytes, or nullptr when t is stored elsewhere.
 const RowSplitBuffer* row_split_storage(const Tensor& t);

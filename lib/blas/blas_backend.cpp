@@ -7,8 +7,6 @@ namespace xb::blas {
 
 namespace {
 
-bool computes_nothing(const Tensor& node) { return node.op == Op::None || op_is_view(node.op) || node.is_empty(); }
-
 std::string node_text(const Tensor& node) { return "node '" + node.display_name() + "' (" + node.op_label() + ")"; }
 
 // sgemm reads and writes through tensor->data: the memory must be the host's.

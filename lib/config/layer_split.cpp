@@ -2,17 +2,12 @@
 
 #include <algorithm>
 
+#include "backend/tensor_split.hpp"
+
 namespace xb::config {
 
 std::vector<int> split_layer_devices(int n_items, std::span<const double> ratios) {
-    std::vector<double> bounds;  // the running sums, normalised: the last is 1
-    double total = 0;
-    for (const double r : ratios) total += r;
-    double running = 0;
-    for (const double r : ratios) {
-        running += r;
-        bounds.push_back(running / total);
-    }
+    const std::vector<double> bounds = tensor_split_ends(ratios);
     std::vector<int> devices;
     devices.reserve(static_cast<size_t>(std::max(n_items, 0)));
     const int last = static_cast<int>(ratios.size()) - 1;

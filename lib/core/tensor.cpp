@@ -71,6 +71,8 @@ std::array<size_t, kMaxDims> contiguous_strides(DType type, const std::array<int
     return nb;
 }
 
+bool computes_nothing(const Tensor& node) { return node.op == Op::None || op_is_view(node.op) || node.is_empty(); }
+
 bool same_shape(const Tensor& a, const Tensor& b) { return a.ne == b.ne; }
 
 bool same_layout(const Tensor& a, const Tensor& b) {

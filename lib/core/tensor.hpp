@@ -92,6 +92,9 @@ struct Tensor {
 // Contiguous strides for a tensor of this type and shape.
 std::array<size_t, kMaxDims> contiguous_strides(DType type, const std::array<int64_t, kMaxDims>& ne);
 
+// Nodes that no backend computes: leafs, views and empty results.
+bool computes_nothing(const Tensor& node);
+
 bool same_shape(const Tensor& a, const Tensor& b);
 // Same type, shape and strides: bytes can be copied one-to-one.
 bool same_layout(const Tensor& a, const Tensor& b);

@@ -127,8 +127,6 @@ bool supports_op_types(const Tensor& node) {
 
 }  // namespace
 
-bool computes_nothing(const Tensor& node) { return node.op == Op::None || op_is_view(node.op) || node.is_empty(); }
-
 bool supports_node(const Tensor& node) {
     if (node.op == Op::None || op_is_view(node.op)) return true;
     return supports_op_types(node) && all_aligned(node);

@@ -17,7 +17,4 @@ bool supports_node(const Tensor& node);
 // pointer arrays, rope's cos/sin table); 0 for most ops. Reads data addresses: call after allocation.
 size_t node_scratch_bytes(const Tensor& node);
 
-// Leafs, view ops and empty results launch nothing.
-bool computes_nothing(const Tensor& node);
-
 }  // namespace xb::cuda

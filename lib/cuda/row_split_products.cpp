@@ -125,13 +125,7 @@ Status RowSplitProducts::launch(const LaunchContext& main, const Tensor& node) {
             xs.data = const_cast<void*>(x_data);
             // The slice's product: its rows of the result, packed.
             Tensor part;
-            part.op = Op::MulMat;
-            part.type = DType::F32;
-            part.ne = {slice->row_end - slice->row_begin, node.ne[1], node.ne[2], node.ne[3]};
-            part.nb = contiguous_strides(part.type, part.ne);
-            part.op_params = node.op_params;
-            part.src[0] = &slice->tensor;
-            part.src[1] = &xs;
+            describe_slice_product(node, *slice, slice->tensor, xs, part);
             XB_ASSIGN_OR_RETURN(part.data, memory.allocate(part.nbytes()));
             const size_t scratch_bytes = node_scratch_bytes(part);
             XB_ASSIGN_OR_RETURN(void* scratch, memory.allocate(scratch_bytes));

@@ -69,8 +69,6 @@ Status check_computable(const Graph& graph) {
 
 }  // namespace
 
-bool computes_nothing(const Tensor& node) { return node.op == Op::None || op_is_view(node.op) || node.is_empty(); }
-
 GraphExecutor::GraphExecutor(int n_threads) : n_threads_(n_threads) {}
 
 size_t GraphExecutor::work_size(const Graph& graph) const {

@@ -38,7 +38,4 @@ private:
     AlignedBytes work_;
 };
 
-// Nodes without a kernel call: leafs, views and empty tensors.
-bool computes_nothing(const Tensor& node);
-
 }  // namespace xb::host

@@ -81,7 +81,7 @@ Result<Tensor*> HostMirror::shadow_of(const Tensor& t) {
 // nodes reads (the scheduler points readers at a copy), and a view that is read gets its shadow
 // as that reader's source.
 Status HostMirror::add_node(const Tensor& node, int index) {
-    const bool computes = !host::computes_nothing(node);
+    const bool computes = !computes_nothing(node);
     if (!computes) return Status::ok();
     if (node.data == nullptr) {
         return Status(StatusCode::InvalidArgument, std::string(device_->name()) + ": node '" + node.display_name() +
@@ -123,14 +123,7 @@ Status HostMirror::add_row_split_product(const Tensor& node, int index) {
         w.data = rows;
         // The slice's product: the node's rows [row_begin, row_end), computed on the slice's device...
         Tensor& part = shadows_.emplace_back();
-        part.type = DType::F32;
-        part.ne = {slice->row_end - slice->row_begin, node.ne[1], node.ne[2], node.ne[3]};
-        part.nb = contiguous_strides(part.type, part.ne);
-        part.op = Op::MulMat;
-        part.op_params = node.op_params;
-        part.src[0] = &w;
-        part.src[1] = x;
-        part.name = slice->tensor.name + " x " + node.src[1]->display_name();
+        describe_slice_product(node, *slice, w, *x, part);
         const AlignedBytes& scratch = scratch_.emplace_back(part.nbytes(), size_t{64});
         if (scratch.data() == nullptr && part.nbytes() > 0) {
             return Status(StatusCode::OutOfMemory, std::string(device_->name()) + ": no host memory for the rows of '" +
