@@ -23,6 +23,7 @@
 #include "core/ops.hpp"
 #include "gpu_required.hpp"
 #include "local_registry.hpp"
+#include "report/metrics.hpp"
 #include "sched/scheduler.hpp"
 #if defined(XB_HAVE_CUDA)
 #include "cuda/cuda.hpp"
@@ -401,12 +402,7 @@ TEST_F(CudaDeviceTest, RowSplitWeightMultipliesLikeTheWholeWeight) {
         const std::vector<float> want = product(*cpu_, cpu_->default_buffer_type());
         ASSERT_EQ(got.size(), want.size());
         ASSERT_FALSE(got.empty());
-        double err = 0, ref = 0;
-        for (size_t i = 0; i < got.size(); ++i) {
-            err += (static_cast<double>(got[i]) - want[i]) * (static_cast<double>(got[i]) - want[i]);
-            ref += static_cast<double>(want[i]) * want[i];
-        }
-        EXPECT_LT(err / ref, 5e-4) << "NMSE against the whole weight on the CPU (mul_mat's tolerance)";
+        EXPECT_LT(report::compare(got, want).nmse, 5e-4) << "NMSE against the whole weight on the CPU (mul_mat's tolerance)";
     }
 }
 

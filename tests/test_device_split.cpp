@@ -18,6 +18,7 @@
 #include "backend/tensor_io.hpp"
 #include "cpu/cpu_backend.hpp"
 #include "config/layer_split.hpp"
+#include "report/metrics.hpp"
 #include "sim/sim_backend.hpp"
 #include "sim/sim_device.hpp"
 #include "test_config_util.hpp"
@@ -87,6 +88,21 @@ std::string split_decoder(const std::string& split, int n_copies, const std::str
 Result<Model> build_in(const Registry& registry, const std::string& text, const BuildOptions& options = {}) {
     XB_ASSIGN_OR_RETURN(ConfigSpec spec, parse_config(text, "split.json"));
     return build_model(spec, registry, options);
+}
+
+// The split decoder's logits computed by the CPU alone (the split dropped); empty, with a test
+// failure, when it cannot be computed.
+std::vector<float> logits_on_cpu_alone(const FourSims& four, const std::string& split) {
+    BuildOptions cpu;
+    cpu.backends = {"CPU"};
+    auto model = build_in(four.registry, split_decoder(split, 1), cpu);
+    EXPECT_TRUE(model.is_ok()) << model.status().to_string();
+    if (!model.is_ok()) return {};
+    auto whole = testing::compute_on_cpu(std::move(model).value(), four.registry);
+    EXPECT_TRUE(whole.is_ok()) << whole.status().to_string();
+    if (!whole.is_ok()) return {};
+    auto logits = tensor_get_f32(*(*whole)->model.outputs[0]);
+    return logits.is_ok() ? std::move(logits).value() : std::vector<float>{};
 }
 
 TEST(LayerSplit, WeightsGoWhereTheSplitSays) {
@@ -162,11 +178,8 @@ TEST(LayerSplit, ConfigMistakesAreClear) {
 TEST(LayerSplit, DecoderOverFourDevicesMatchesTheCpuAndCopiesWhatCrosses) {
     FourSims four;
     const std::string split = R"({"devices": ["SIM0", "SIM1", "SIM2", "SIM3"], "ratios": [1, 2, 1, 1.5]})";
-    BuildOptions cpu;
-    cpu.backends = {"CPU"};
-    auto whole = testing::compute_on_cpu(build_in(four.registry, split_decoder(split, 1), cpu).value(), four.registry);
-    ASSERT_TRUE(whole.is_ok()) << whole.status().to_string();
-    const std::vector<float> want = tensor_get_f32(*(*whole)->model.outputs[0]).value();
+    const std::vector<float> want = logits_on_cpu_alone(four, split);
+    ASSERT_FALSE(want.empty());
     for (const int n_copies : {1, 2}) {
         SCOPED_TRACE("n_copies " + std::to_string(n_copies));
         auto model = build_in(four.registry, split_decoder(split, n_copies));
@@ -176,12 +189,7 @@ TEST(LayerSplit, DecoderOverFourDevicesMatchesTheCpuAndCopiesWhatCrosses) {
         testing::Placed& p = **run;
         const std::vector<float> got = tensor_get_f32(*p.model.outputs[0]).value();
         ASSERT_EQ(got.size(), want.size());
-        double err = 0, ref = 0;
-        for (size_t i = 0; i < got.size(); ++i) {
-            err += (static_cast<double>(got[i]) - want[i]) * (static_cast<double>(got[i]) - want[i]);
-            ref += static_cast<double>(want[i]) * want[i];
-        }
-        EXPECT_LT(err / ref, 1e-10) << "NMSE of the logits against the CPU alone";
+        EXPECT_LT(report::compare(got, want).nmse, 1e-10) << "NMSE of the logits against the CPU alone";
 
         const size_t activation = size_t{kEmbd} * kTokens * sizeof(float);
         const size_t per_device = p.model.find("positions")->nbytes() + p.model.find("kq_mask")->nbytes();
@@ -328,11 +336,8 @@ size_t row_split_peer_bytes(const Model& m) {
 TEST(RowSplit, DecoderOverFourDevicesMatchesTheCpuAndMovesWhatTheProductsNeed) {
     FourSims four;
     const std::string split = R"({"mode": "row", "devices": ["SIM0", "SIM1", "SIM2", "SIM3"], "ratios": [1, 2, 1, 1.5]})";
-    BuildOptions cpu;
-    cpu.backends = {"CPU"};
-    auto whole = testing::compute_on_cpu(build_in(four.registry, split_decoder(split, 1), cpu).value(), four.registry);
-    ASSERT_TRUE(whole.is_ok()) << whole.status().to_string();
-    const std::vector<float> want = tensor_get_f32(*(*whole)->model.outputs[0]).value();
+    const std::vector<float> want = logits_on_cpu_alone(four, split);
+    ASSERT_FALSE(want.empty());
     for (const int n_copies : {1, 2}) {
         SCOPED_TRACE("n_copies " + std::to_string(n_copies));
         auto model = build_in(four.registry, split_decoder(split, n_copies));
@@ -353,12 +358,7 @@ TEST(RowSplit, DecoderOverFourDevicesMatchesTheCpuAndMovesWhatTheProductsNeed) {
         testing::Placed& p = **run;
         const std::vector<float> got = tensor_get_f32(*p.model.outputs[0]).value();
         ASSERT_EQ(got.size(), want.size());
-        double err = 0, ref = 0;
-        for (size_t i = 0; i < got.size(); ++i) {
-            err += (static_cast<double>(got[i]) - want[i]) * (static_cast<double>(got[i]) - want[i]);
-            ref += static_cast<double>(want[i]) * want[i];
-        }
-        EXPECT_LT(err / ref, 1e-10) << "NMSE of the logits against the CPU alone";
+        EXPECT_LT(report::compare(got, want).nmse, 1e-10) << "NMSE of the logits against the CPU alone";
         sim::SimBackend* sim0 = nullptr;
         for (const auto& b : p.backends) {
             if (std::string(b->name()) == "SIM0") sim0 = dynamic_cast<sim::SimBackend*>(b.get());

@@ -218,14 +218,21 @@ int finish(const CompareReport& report, const CompareOptions& opts, const config
     return kExitCheckFailed;
 }
 
+// Puts the model on `backend` alone: its weights, every other tensor in memory of its own (so that
+// every node's result is kept after a compute), and the input values. The buffer holds the tensors.
+Result<std::unique_ptr<MultiBuffer>> place_alone(config::Model& model, Backend& backend) {
+    Backend* placed[] = {&backend};
+    XB_RETURN_IF_ERROR(config::place_and_init(model, placed));
+    XB_ASSIGN_OR_RETURN(std::unique_ptr<MultiBuffer> tensors, alloc_ctx_tensors(*model.ctx, backend));
+    XB_RETURN_IF_ERROR(model.set_inputs());
+    return tensors;
+}
+
 int run_against_file(const CompareOptions& opts, config::Model& model, Backend& backend, const Tolerances& tol) {
     auto file = GgufReader::open(opts.load_reference);
     if (!file.is_ok()) return fail(kTool, file.status());
-    Backend* placed[] = {&backend};
-    if (Status s = config::place_and_init(model, placed); !s.is_ok()) return fail(kTool, s);
-    auto work = alloc_ctx_tensors(*model.ctx, backend);
-    if (!work.is_ok()) return fail(kTool, work.status());
-    if (Status s = model.set_inputs(); !s.is_ok()) return fail(kTool, s);
+    auto tensors = place_alone(model, backend);
+    if (!tensors.is_ok()) return fail(kTool, tensors.status());
     if (Status s = backend.graph_compute(model.graph); !s.is_ok()) return fail(kTool, s);
     const std::string source = saved_kv(*file, "xbackend.backend");
     CompareReport report(backend.name(), source + " (" + opts.load_reference + ")");
@@ -241,11 +248,8 @@ int run_against_file(const CompareOptions& opts, config::Model& model, Backend& 
 
 // The config as placed (through the scheduler) against `ref` computing it alone.
 int run_placed(const CompareOptions& opts, config::Model& model, Backend& ref, const Tolerances& tol) {
-    Backend* placed[] = {&ref};
-    if (Status s = config::place_and_init(model, placed); !s.is_ok()) return fail(kTool, s);
-    auto work = alloc_ctx_tensors(*model.ctx, ref);  // every node kept: each has its own memory
-    if (!work.is_ok()) return fail(kTool, work.status());
-    if (Status s = model.set_inputs(); !s.is_ok()) return fail(kTool, s);
+    auto tensors = place_alone(model, ref);
+    if (!tensors.is_ok()) return fail(kTool, tensors.status());
     if (Status s = ref.graph_compute(model.graph); !s.is_ok()) return fail(kTool, s);
     CompareReport report(ref.name(), "placed", "placed");
     auto target = compare_placed(opts.common, model, tol, opts.stop_at_first, report);
@@ -301,11 +305,8 @@ int run(const CompareOptions& opts) {
     auto target = global_registry().init_by_name(pair->second);
     if (!target.is_ok()) return fail(kTool, Status(target.status().code(), target.status().message() +
                                                                            " (choose another with -b CPU,<device>)"));
-    Backend* placed[] = {ref->get()};
-    if (Status s = config::place_and_init(*model, placed); !s.is_ok()) return fail(kTool, s);
-    auto work = alloc_ctx_tensors(*model->ctx, **ref);
-    if (!work.is_ok()) return fail(kTool, work.status());
-    if (Status s = model->set_inputs(); !s.is_ok()) return fail(kTool, s);
+    auto tensors = place_alone(*model, **ref);
+    if (!tensors.is_ok()) return fail(kTool, tensors.status());
 
     std::optional<ReferenceWriter> save;
     if (!opts.save_outputs.empty()) save.emplace((*target)->name(), model->name, model->seed);

@@ -1,10 +1,7 @@
 #include "machine_load.hpp"
 
-#include <sched.h>
-
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -45,10 +42,16 @@ int own_threads_running() {
     return std::max(n, 1);
 }
 
-int cpus_allowed() {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    return sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : static_cast<int>(std::thread::hardware_concurrency());
+int cpu_count() {
+    const size_t allowed = cpus_allowed().size();
+    return allowed > 0 ? static_cast<int>(allowed) : static_cast<int>(std::thread::hardware_concurrency());
+}
+
+// "1 other task is running on this machine's 2 CPUs", the start of every warning.
+std::string busy_text(const MachineLoad& load) {
+    const int n = load.others_running;
+    return std::to_string(n) + (n == 1 ? " other task is" : " other tasks are") + " running on this machine's " +
+           std::to_string(load.cpus) + " CPUs";
 }
 
 }  // namespace
@@ -57,7 +60,7 @@ std::string threads_text(int n) { return std::to_string(n) + (n == 1 ? " thread"
 
 MachineLoad sample_machine_load() {
     MachineLoad load;
-    load.cpus = cpus_allowed();
+    load.cpus = cpu_count();
     // The least of several samples: a task that runs only for a moment (or this process's own
     // threads winding down) should not count, a steady competitor shows in every sample.
     int least = -1;
@@ -75,17 +78,14 @@ MachineLoad sample_machine_load() {
 std::string contention_warning(const MachineLoad& load, int threads) {
     if (load.cpus <= 0 || load.others_running + threads <= load.cpus) return {};
     const int fit = std::max(1, load.cpus - load.others_running);
-    const std::string others = std::to_string(load.others_running) +
-                               (load.others_running == 1 ? " other task is" : " other tasks are");
-    return others + " running on this machine's " + std::to_string(load.cpus) + " CPUs: timings with " +
-           threads_text(threads) + " will contend with " + (load.others_running == 1 ? "it" : "them") +
-           (fit < threads ? " (try -t " + std::to_string(fit) + ")" : "");
+    return busy_text(load) + ": timings with " + threads_text(threads) + " will contend with " +
+           (load.others_running == 1 ? "it" : "them") + (fit < threads ? " (try -t " + std::to_string(fit) + ")" : "");
 }
 
 ThreadChoice choose_threads(int requested) {
     ThreadChoice c;
     c.load = sample_machine_load();
-    if (requested > 0 || std::getenv("OMP_NUM_THREADS") != nullptr) {
+    if (requested > 0 || host_threads_from_environment()) {
         c.threads = requested > 0 ? requested : default_host_threads();
         c.warning = contention_warning(c.load, c.threads);
         return c;
@@ -94,9 +94,8 @@ ThreadChoice choose_threads(int requested) {
     const int idle = c.load.cpus - c.load.others_running;
     c.threads = std::clamp(idle, 1, cores);
     if (c.threads < cores) {
-        c.warning = std::to_string(c.load.others_running) + (c.load.others_running == 1 ? " other task is" : " other tasks are") +
-                    " running on this machine's " + std::to_string(c.load.cpus) + " CPUs: using " + threads_text(c.threads) +
-                    " instead of " + std::to_string(cores) + " (-t " + std::to_string(cores) + " to use them anyway)";
+        c.warning = busy_text(c.load) + ": using " + threads_text(c.threads) + " instead of " + std::to_string(cores) +
+                    " (-t " + std::to_string(cores) + " to use them anyway)";
     } else {
         c.warning = contention_warning(c.load, c.threads);  // even one thread shares a CPU
     }

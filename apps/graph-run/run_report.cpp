@@ -10,14 +10,15 @@ namespace {
 
 constexpr int kSlowestNodes = 10;
 
+std::string backends_text(const nlohmann::ordered_json& row) { return join_list(row["backends"].get<std::vector<std::string>>()); }
+
 report::Table runs_table(const std::vector<RunRecord>& runs) {
     report::Table t({"config", "model", "backends", "threads", "splits", "median_ms", "stddev_ms", "min_ms", "tokens_per_s",
                      "gflops", "copied_bytes"});
     for (const RunRecord& r : runs) {
         const nlohmann::ordered_json& j = r.row;
-        const std::string backends = join_list(j["backends"].get<std::vector<std::string>>());
         const nlohmann::ordered_json& ms = j["time_ms"];
-        t.add_row({j["config"].get<std::string>(), j["model"].get<std::string>(), backends, j["threads"].get<int64_t>(),
+        t.add_row({j["config"].get<std::string>(), j["model"].get<std::string>(), backends_text(j), j["threads"].get<int64_t>(),
                    j["n_splits"].get<int64_t>(), ms["median"].get<double>(), ms["stddev"].get<double>(),
                    ms["min"].get<double>(), j["tokens_per_s"].get<double>(), j["gflops"].get<double>(),
                    j["copy_bytes"].get<int64_t>()});
@@ -36,8 +37,7 @@ void write_tables(const std::vector<RunRecord>& runs, report::Format format, std
     report::write(runs_table(runs), format, out);
     for (const RunRecord& r : runs) {
         if (!r.profile) continue;
-        const std::string run = r.row["config"].get<std::string>() + " on " +
-                                join_list(r.row["backends"].get<std::vector<std::string>>()) + ", " +
+        const std::string run = r.row["config"].get<std::string>() + " on " + backends_text(r.row) + ", " +
                                 threads_text(r.row["threads"].get<int>());
         const std::string note = " (node by node, median of " + std::to_string(r.profile->reps) + "; sum " +
                                  report::cell_text(r.profile->sum_us() * 1e-3) + " ms against " +

@@ -22,6 +22,7 @@ Status bad(const std::string& text, const std::string& why) {
                                                    " (expected offload_layers=0..4, n_copies=1,2,4 or split.ratios=3:1,1:1)");
 }
 
+// Every item between separators, empty ones included (an empty value is an error to report).
 std::vector<std::string> split_on(const std::string& text, char sep) {
     std::vector<std::string> items;
     size_t pos = 0;
@@ -76,13 +77,10 @@ Result<Sweep> parse_sweep(const std::string& text) {
         if (*last - *first >= kMaxValues) return bad(text, "more than " + std::to_string(kMaxValues) + " values");
         for (int v = *first; v <= *last; ++v) sweep.values.push_back(v);
     } else {
-        size_t pos = 0;
-        while (pos <= values.size()) {
-            const size_t end = std::min(values.find(',', pos), values.size());
-            const auto v = parse_non_negative(std::string_view(values).substr(pos, end - pos));
-            if (!v) return bad(text, "'" + values.substr(pos, end - pos) + "' is not a non-negative integer");
+        for (const std::string& item : split_on(values, ',')) {
+            const auto v = parse_non_negative(item);
+            if (!v) return bad(text, "'" + item + "' is not a non-negative integer");
             sweep.values.push_back(*v);
-            pos = end + 1;
         }
     }
     if (sweep.key == "n_copies") {
