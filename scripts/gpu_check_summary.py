@@ -85,9 +85,10 @@ def compare_summary(report):
         return None
     nodes = report.get("nodes") or []
     worst = max(nodes, key=lambda n: (n.get("nmse") or 0.0) / max(n.get("tolerance") or 1e-30, 1e-30), default=None)
-    return {k: report.get(k) for k in ("backends", "compared", "skipped", "passed", "failed", "first_divergent")} | {
+    return {k: report.get(k) for k in ("backends", "compared", "skipped", "passed", "failed", "introduced", "inherited",
+                                         "first_divergent")} | {
         "worst_node": None if worst is None else {k: worst.get(k) for k in ("index", "name", "op", "nmse", "tolerance")},
-        "failed_nodes": [{k: n.get(k) for k in ("index", "name", "op", "shape", "nmse", "max_abs", "tolerance")}
+        "failed_nodes": [{k: n.get(k) for k in ("index", "name", "op", "shape", "nmse", "max_abs", "tolerance", "origin")}
                          for n in nodes if not n.get("ok", True)][:50],
     }
 

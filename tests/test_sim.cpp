@@ -3,6 +3,7 @@
 // generic conformance and op suites run on SIM0 and SIM1 through the registry as well.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <csignal>
 #include <future>
 #include <numeric>
@@ -95,20 +96,20 @@ TEST(SimDevice, SettingsHaveDefaultsAndRoundTrip) {
     LocalSim sim;
     SimDevice& dev = sim.dev(0);
     EXPECT_EQ(dev.settings(), "memory=4G,unsupported=none,threads=1,bandwidth_gbps=16,latency_us=10,peer_bandwidth_gbps=32,"
-                              "peer_latency_us=5,fault_node=none,fail_alloc=none,fail_copy=none");
+                              "peer_latency_us=5,fault_node=none,fault_size=0,fail_alloc=none,fail_copy=none");
     ASSERT_TRUE(dev.configure("memory=512M,unsupported=rope,get_rows,silu,threads=2,bandwidth_gbps=12.5,"
-                              "latency_us=0.5,peer_bandwidth_gbps=100,peer_latency_us=1.5,fault_node=ffn_out")
+                              "latency_us=0.5,peer_bandwidth_gbps=100,peer_latency_us=1.5,fault_node=ffn_out,fault_size=0.001")
                     .is_ok());
     const std::string changed = dev.settings();
     EXPECT_EQ(changed, "memory=512M,unsupported=rope+get_rows+silu,threads=2,bandwidth_gbps=12.5,latency_us=0.5,"
-                       "peer_bandwidth_gbps=100,peer_latency_us=1.5,fault_node=ffn_out,fail_alloc=none,fail_copy=none");
+                       "peer_bandwidth_gbps=100,peer_latency_us=1.5,fault_node=ffn_out,fault_size=0.001,fail_alloc=none,fail_copy=none");
     // What settings() prints is accepted back, by this parser and by the generic one.
     EXPECT_TRUE(parse_device_params(changed).is_ok());
     ASSERT_TRUE(sim.dev(1).configure(changed).is_ok());
     EXPECT_EQ(sim.dev(1).settings(), changed);
     ASSERT_TRUE(dev.configure("unsupported=none,fault_node=none,memory=1536K").is_ok());
     EXPECT_EQ(dev.settings(), "memory=1536K,unsupported=none,threads=2,bandwidth_gbps=12.5,latency_us=0.5,peer_bandwidth_gbps=100,"
-                              "peer_latency_us=1.5,fault_node=none,fail_alloc=none,fail_copy=none");
+                              "peer_latency_us=1.5,fault_node=none,fault_size=0.001,fail_alloc=none,fail_copy=none");
 }
 
 TEST(SimDevice, BadSettingsAreInvalidArgumentAndChangeNothing) {
@@ -117,7 +118,7 @@ TEST(SimDevice, BadSettingsAreInvalidArgumentAndChangeNothing) {
     const std::string before = dev.settings();
     for (const char* bad : {"colour=blue", "memory=abc", "memory=0", "memory=12X", "memory=99999999999T", "threads=0",
                             "threads=two", "bandwidth_gbps=-1", "bandwidth_gbps=inf", "latency_us=-3", "peer_bandwidth_gbps=0",
-                            "peer_latency_us=-1",
+                            "peer_latency_us=-1", "fault_size=2", "fault_size=-0.1", "fault_size=x",
                             "unsupported=rope,nope", "threads", "=3", "memory=1M,colour=blue"}) {
         const Status s = dev.configure(bad);
         EXPECT_EQ(s.code(), StatusCode::InvalidArgument) << bad;
@@ -627,6 +628,30 @@ TEST(SimFault, PerturbsExactlyTheChosenNodeAndWhatDependsOnIt) {
             EXPECT_FLOAT_EQ(got[k][0], expected[k][0] + 1.0f);
             EXPECT_FLOAT_EQ(got[k][5], expected[k][5] * 1.01f);
         }
+    }
+}
+
+TEST(SimFault, SizedFaultScalesTheElementsUpAndDownInTurn) {
+    auto cpu = global_registry().init_by_name("CPU", "threads=1");
+    ASSERT_TRUE(cpu.is_ok());
+    Branches on_cpu(**cpu);
+    const auto expected = on_cpu.run(**cpu);
+    auto faulty = init(*global_registry().dev_by_name("SIM1"), "fault_node=prod+sum,fault_size=0.001");
+    ASSERT_NE(faulty, nullptr);
+    const auto got = Branches(*faulty).run(*faulty);
+    for (int k = 0; k < on_cpu.graph.n_nodes(); ++k) {
+        const std::string& name = on_cpu.graph.node(k)->name;
+        if (name != "prod" && name != "sum") continue;
+        SCOPED_TRACE(name);
+        const std::vector<float>& want = expected[static_cast<size_t>(k)];
+        const std::vector<float>& faulted = got[static_cast<size_t>(k)];
+        double err = 0, norm = 0;
+        for (size_t i = 0; i < want.size(); ++i) {
+            EXPECT_FLOAT_EQ(faulted[i], want[i] * (i % 2 == 0 ? 1.001f : 0.999f)) << i;
+            err += std::pow(double(faulted[i]) - want[i], 2);
+            norm += std::pow(double(want[i]), 2);
+        }
+        EXPECT_NEAR(err / norm, 1e-6, 1e-7) << "NMSE is about size^2";
     }
 }
 

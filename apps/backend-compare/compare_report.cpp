@@ -81,11 +81,15 @@ const char* origin_name(Origin o) {
     return "";
 }
 
+bool within_tolerance(const report::ErrorMetrics& m, double tolerance) {
+    return m.nan_count == 0 && m.inf_mismatch == 0 && m.nmse <= tolerance;
+}
+
 bool CompareReport::add(int index, const Tensor& node, const report::ErrorMetrics& m, double tolerance) {
     NodeResult r = describe(index, node);
     r.metrics = m;
     r.tolerance = tolerance;
-    r.ok = m.nan_count == 0 && m.inf_mismatch == 0 && m.nmse <= tolerance;
+    r.ok = within_tolerance(m, tolerance);
     ++compared_;
     if (!r.ok) ++failed_;
     nodes_.push_back(std::move(r));
@@ -104,7 +108,7 @@ void CompareReport::explain(Origin origin, std::vector<InputError> inputs) {
     r.origin = origin;
     r.inputs = std::move(inputs);
     ++(origin == Origin::Inherited ? inherited_ : introduced_);
-    if (!first_divergent_) first_divergent_ = r.index;
+    if (origin == Origin::Introduced && !first_divergent_) first_divergent_ = r.index;
 }
 
 const NodeResult* CompareReport::first_divergent_node() const {

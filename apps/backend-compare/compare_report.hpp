@@ -23,8 +23,13 @@ struct InputError {
     report::ErrorMetrics metrics;
 };
 
-// Where a node out of tolerance got its error: made there (its inputs were within tolerance), or
-// carried in from an input that was not.
+// No NaN/Inf mismatch and NMSE at most `tolerance`.
+bool within_tolerance(const report::ErrorMetrics& m, double tolerance);
+
+// Where a node out of tolerance got its error: made there (introduced: the node itself computes
+// differently), or carried in with its inputs (inherited: from the same inputs it computes within
+// tolerance; its inputs came from a node that introduced error, or from products within their own
+// looser tolerance, as quantized products differ between backends).
 enum class Origin { None, Introduced, Inherited };
 const char* origin_name(Origin o);
 
@@ -53,7 +58,8 @@ public:
     // The target's name when it is known only after the run (--placed: its backends).
     void set_target(std::string target) { target_ = std::move(target); }
     // For the node just added out of tolerance: where its error came from and its inputs' errors.
-    // The first such node is the first divergent one.
+    // The first node that introduces error is the first divergent one; the comparison fails when
+    // there is one.
     void explain(Origin origin, std::vector<InputError> inputs);
 
     int compared() const { return compared_; }

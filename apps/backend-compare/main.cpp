@@ -67,16 +67,13 @@ Status compare_nodes(Backend& ref, Backend& target, const Graph& graph, const To
                      ReferenceWriter* save, CompareReport& out) {
     XB_ASSIGN_OR_RETURN(GraphCopy copy, graph_copy(target, graph));
     Progress progress("comparing node", graph.n_nodes());
-    Divergence divergence(graph);
+    IsolatedRecheck recheck(target, graph);
     for (int i = 0; i < graph.n_nodes(); ++i) {
         progress.update(i);
         Tensor& t1 = *graph.node(i);
         Tensor& t2 = *copy.graph.node(i);
         XB_RETURN_IF_ERROR(ref.graph_compute(graph.view(i, i + 1)));
-        if (op_is_view(t1.op)) {
-            divergence.set(i, divergence.any_source_bad(t1));
-            continue;
-        }
+        if (op_is_view(t1.op)) continue;
         const bool supported = target.supports_op(t2);
         if (supported) {
             XB_RETURN_IF_ERROR(target.graph_compute(copy.graph.view(i, i + 1)));
@@ -88,15 +85,20 @@ Status compare_nodes(Backend& ref, Backend& target, const Graph& graph, const To
         }
         if (save != nullptr) XB_RETURN_IF_ERROR(save->add(t2));
         XB_ASSIGN_OR_RETURN(report::ErrorMetrics m, metrics_of(t2, t1));
-        const bool ok = out.add(i, t1, m, tol.for_node(t1));
-        if (!ok) {
-            out.explain(divergence.any_source_bad(t1) ? Origin::Inherited : Origin::Introduced, input_errors(t1, t2));
+        const double tolerance = tol.for_node(t1);
+        if (out.add(i, t1, m, tolerance)) continue;
+        // Isolated, every node computes from the reference's inputs already; propagated, the node
+        // is computed once more that way to tell whether it made the error.
+        Origin origin = Origin::Introduced;
+        if (!opts.isolate) {
+            XB_ASSIGN_OR_RETURN(report::ErrorMetrics alone, recheck.recompute(i));
+            if (within_tolerance(alone, tolerance)) origin = Origin::Inherited;
         }
+        out.explain(origin, input_errors(t1, t2));
         // Isolated: the reference's result replaces the target's, so the next nodes read exactly
         // the reference's inputs and each node shows only its own error.
         if (opts.isolate) XB_RETURN_IF_ERROR(tensor_copy(t1, t2));
-        divergence.set(i, !ok && !opts.isolate);
-        if (!ok && opts.stop_at_first) break;
+        if (origin == Origin::Introduced && opts.stop_at_first) break;
     }
     return Status::ok();
 }
@@ -114,18 +116,17 @@ Status compare_with_saved(const Graph& graph, const GgufReader& reference, const
     auto has = [&](const Tensor& t) { return reference.find_tensor(t.name) != nullptr && target_has(t); };
     for (int i = 0; i < graph.n_nodes(); ++i) {
         const Tensor& node = *graph.node(i);
-        if (op_is_view(node.op)) {
-            divergence.set(i, divergence.any_source_bad(node));
-            continue;
-        }
+        if (op_is_view(node.op)) continue;
         if (!has(node)) {
             out.add_skip(i, node, "not saved");
             continue;
         }
         XB_ASSIGN_OR_RETURN(std::vector<float> want, load_reference(reference, node));
         XB_ASSIGN_OR_RETURN(std::vector<float> got, target(node));
-        const bool ok = out.add(i, node, report::compare(got, want), tol.for_node(node));
-        divergence.set(i, !ok);
+        const report::ErrorMetrics m = report::compare(got, want);
+        const double tolerance = tol.for_node(node);
+        const bool ok = out.add(i, node, m, tolerance);
+        divergence.set(i, m, tolerance);
         if (ok) continue;
         std::vector<InputError> inputs;
         for (int j = 0; j < kMaxSrc; ++j) {
@@ -135,8 +136,9 @@ Status compare_with_saved(const Graph& graph, const GgufReader& reference, const
             auto other = target(*src);
             if (saved.is_ok() && other.is_ok()) inputs.push_back({j, src->display_name(), report::compare(*other, *saved)});
         }
-        out.explain(divergence.any_source_bad(node) ? Origin::Inherited : Origin::Introduced, std::move(inputs));
-        if (stop_at_first) break;
+        const Origin origin = divergence.origin_from_sources(node, m, tolerance);
+        out.explain(origin, std::move(inputs));
+        if (origin == Origin::Introduced && stop_at_first) break;
     }
     return Status::ok();
 }
@@ -161,10 +163,40 @@ void name_nodes(Graph& graph) {
     }
 }
 
+// One item of -P DEVICE:fault_node=...: node N of the whole graph, or the node named so. It must be
+// computed: an index past the end, an unknown name or a view would inject nothing and let the
+// comparison pass.
+Result<const Tensor*> fault_node_of(const std::string& param, const std::string& item, const Graph& graph) {
+    int index = -1;
+    if (item.find_first_not_of("0123456789") == std::string::npos) {
+        if (item.size() > 9 || std::stoi(item) >= graph.n_nodes()) {
+            return Status(StatusCode::InvalidArgument,
+                          "-P " + param + ": the graph has " + std::to_string(graph.n_nodes()) + " nodes");
+        }
+        index = std::stoi(item);
+    } else {
+        std::vector<std::string> names;
+        for (int i = 0; i < graph.n_nodes(); ++i) {
+            if (graph.node(i)->name == item) index = i;
+            if (!op_is_view(graph.node(i)->op)) names.push_back(graph.node(i)->name);
+        }
+        if (index < 0) {
+            return Status(StatusCode::InvalidArgument,
+                          "-P " + param + ": " + config::unknown_name("node", item, names) + " in the graph");
+        }
+    }
+    const Tensor* node = graph.node(index);
+    if (op_is_view(node->op)) {
+        return Status(StatusCode::InvalidArgument, "-P " + param + ": node #" + std::to_string(index) + " '" +
+                                                       node->display_name() + "' is a view (" + node->op_label() +
+                                                       "), which no backend computes; choose a computed node");
+    }
+    return node;
+}
+
 // The backends compute one node at a time, so a device's fault_node=N (an index into the graph it
-// is given) is re-expressed as the name of node N of the whole graph. A value must name a node
-// that is computed: an index past the end, an unknown name or a view would inject nothing and let
-// the comparison pass.
+// is given) is re-expressed as the name of node N of the whole graph, for each of the nodes
+// joined by '+'.
 Status resolve_fault_nodes(const CommonOptions& o, const Graph& graph) {
     for (const std::string& p : o.device_params) {
         const size_t colon = p.find(':');
@@ -172,38 +204,21 @@ Status resolve_fault_nodes(const CommonOptions& o, const Graph& graph) {
         if (colon == std::string::npos || key == std::string::npos) continue;
         const std::string value = p.substr(key + 11, p.find(',', key) - key - 11);
         if (value.empty() || value == "none") continue;
-        int index = -1;
-        if (value.find_first_not_of("0123456789") == std::string::npos) {
-            if (value.size() > 9 || std::stoi(value) >= graph.n_nodes()) {
-                return Status(StatusCode::InvalidArgument,
-                              "-P " + p + ": the graph has " + std::to_string(graph.n_nodes()) + " nodes");
-            }
-            index = std::stoi(value);
-        } else {
-            std::vector<std::string> names;
-            for (int i = 0; i < graph.n_nodes(); ++i) {
-                if (graph.node(i)->name == value) index = i;
-                if (!op_is_view(graph.node(i)->op)) names.push_back(graph.node(i)->name);
-            }
-            if (index < 0) {
-                return Status(StatusCode::InvalidArgument,
-                              "-P " + p + ": " + config::unknown_name("node", value, names) + " in the graph");
-            }
-        }
-        const Tensor& node = *graph.node(index);
-        if (op_is_view(node.op)) {
-            return Status(StatusCode::InvalidArgument, "-P " + p + ": node #" + std::to_string(index) + " '" +
-                                                           node.display_name() + "' is a view (" + node.op_label() +
-                                                           "), which no backend computes; choose a computed node");
+        std::string names;
+        for (const std::string& item : split_on(value, '+')) {
+            if (item.empty()) continue;
+            XB_ASSIGN_OR_RETURN(const Tensor* node, fault_node_of(p, item, graph));
+            names += (names.empty() ? "" : "+") + node->name;
         }
         Device* d = global_registry().dev_by_name(p.substr(0, colon));
-        XB_RETURN_IF_ERROR(d->configure("fault_node=" + node.name));
+        XB_RETURN_IF_ERROR(d->configure("fault_node=" + names));
     }
     return Status::ok();
 }
 
 // Writes the report, prints the summary line (and the first divergent node) on stderr, and
-// returns the exit code: 1 when a node is out of tolerance.
+// returns the exit code: 1 when a node introduces error (nodes that only carry their inputs'
+// differences are reported as inherited and do not fail the comparison).
 int finish(const CompareReport& report, const CompareOptions& opts, const config::Model& model,
            const std::string& what) {
     if (Status s = write_report(report.table(), report.json(), opts.common); !s.is_ok()) return fail(kTool, s);
@@ -211,7 +226,14 @@ int finish(const CompareReport& report, const CompareOptions& opts, const config
               << report.skipped() << " skipped, " << report.failed() << " out of tolerance";
     if (report.failed() > 0) std::cerr << " (" << report.introduced() << " introduced, " << report.inherited() << " inherited)";
     std::cerr << '\n';
-    if (!report.first_divergent()) return kExitOk;
+    if (!report.first_divergent()) {
+        if (report.inherited() > 0) {
+            std::cerr << kTool << ": no node introduces error: the nodes out of tolerance compute within it from the "
+                         "same inputs, and carry differences of earlier nodes within their own tolerance (e.g. "
+                         "products of quantized weights)\n";
+        }
+        return kExitOk;
+    }
     const Tensor& n = *model.graph.node(*report.first_divergent());
     std::cerr << "first divergent node: #" << *report.first_divergent() << " '" << n.display_name() << "' ("
               << n.op_label() << ")" << report.first_divergent_detail() << '\n';
@@ -340,11 +362,12 @@ int main(int argc, char** argv) {
         "priority list.)");
     app.add_option("--tol", opts.tolerances,
                    "OP=NMSE tolerance override, repeatable (defaults: 1e-7; mul_mat, out_prod, flash_attn_ext 5e-4)");
-    app.add_flag("--stop-at-first", opts.stop_at_first, "Stop at the first node out of tolerance");
+    app.add_flag("--stop-at-first", opts.stop_at_first, "Stop at the first node that introduces error");
     app.add_flag("--isolate", opts.isolate,
                  "Compute each node on the target from the reference's inputs (as ggml's test-backend-ops does per op), so\n"
                  "that every node shows only the error it makes itself. Default: each backend computes from its own\n"
-                 "results, and a node out of tolerance is marked introduced (its inputs agreed) or inherited");
+                 "results; a node out of tolerance is computed again from the reference's inputs and marked introduced\n"
+                 "(it computes differently: the comparison fails) or inherited (it carries its inputs' difference)");
     app.add_option("--save-outputs", opts.save_outputs, "Save every node result of the target backend to FILE (GGUF)");
     app.add_option("--load-reference", opts.load_reference,
                    "Compare one backend's run (-b DEVICE, default CPU) against results saved with --save-outputs")

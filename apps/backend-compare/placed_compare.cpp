@@ -33,12 +33,15 @@ Result<std::string> compare_placed(const CommonOptions& options, const config::M
             failure = m.status();
             return false;
         }
-        const bool ok = out.add(it->second, want, *m, tol.for_node(want));
+        const double tolerance = tol.for_node(want);
+        const bool ok = out.add(it->second, want, *m, tolerance);
+        divergence.set(it->second, *m, tolerance);
+        if (ok) return true;
         // The placed run's sources may already be overwritten (its allocator reuses memory), so
-        // only the origin is told, not the inputs' errors.
-        if (!ok) out.explain(divergence.any_source_bad(want) ? Origin::Inherited : Origin::Introduced, {});
-        divergence.set(it->second, !ok);
-        stopped = !ok && stop_at_first;
+        // the origin comes from the sources' recorded errors, and the inputs' errors are not told.
+        const Origin origin = divergence.origin_from_sources(want, *m, tolerance);
+        out.explain(origin, {});
+        stopped = origin == Origin::Introduced && stop_at_first;
         return !stopped;
     });
     const Status computed = s.sched->graph_compute(s.model.graph);

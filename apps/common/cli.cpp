@@ -1,5 +1,6 @@
 #include "cli.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -193,6 +194,17 @@ std::vector<std::string> split_list(const std::string& text) {
     while (pos <= text.size()) {
         const size_t end = std::min(text.find(',', pos), text.size());
         if (end > pos) items.push_back(text.substr(pos, end - pos));
+        pos = end + 1;
+    }
+    return items;
+}
+
+std::vector<std::string> split_on(const std::string& text, char sep) {
+    std::vector<std::string> items;
+    size_t pos = 0;
+    while (pos <= text.size()) {
+        const size_t end = std::min(text.find(sep, pos), text.size());
+        items.push_back(text.substr(pos, end - pos));
         pos = end + 1;
     }
     return items;

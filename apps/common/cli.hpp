@@ -80,5 +80,7 @@ int fail(const char* tool, const Status& status);
 // Comma-separated list -> items (empty items dropped), and back ("SIM0,CPU").
 std::vector<std::string> split_list(const std::string& text);
 std::string join_list(const std::vector<std::string>& items);
+// Every item between separators, empty ones included (where an empty item is an error to report).
+std::vector<std::string> split_on(const std::string& text, char sep);
 
 }  // namespace xb::tools

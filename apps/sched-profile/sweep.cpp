@@ -4,6 +4,8 @@
 #include <cmath>
 #include <sstream>
 
+#include "cli.hpp"
+
 namespace xb::tools {
 
 namespace {
@@ -20,18 +22,6 @@ std::optional<int> parse_non_negative(std::string_view text) {
 Status bad(const std::string& text, const std::string& why) {
     return Status(StatusCode::InvalidArgument, "--sweep " + text + ": " + why +
                                                    " (expected offload_layers=0..4, n_copies=1,2,4 or split.ratios=3:1,1:1)");
-}
-
-// Every item between separators, empty ones included (an empty value is an error to report).
-std::vector<std::string> split_on(const std::string& text, char sep) {
-    std::vector<std::string> items;
-    size_t pos = 0;
-    while (pos <= text.size()) {
-        const size_t end = std::min(text.find(sep, pos), text.size());
-        items.push_back(text.substr(pos, end - pos));
-        pos = end + 1;
-    }
-    return items;
 }
 
 // "3:1" -> {3, 1}: non-negative numbers with a positive sum.

@@ -129,9 +129,9 @@ Status SimBackend::check_supported(const Graph& graph) const {
 
 Status SimBackend::compute(const HostMirror& mirror) {
     host::ExecutorHooks hooks;
-    if (settings_.fault.kind != FaultTarget::Kind::None) {
+    if (!settings_.fault.empty()) {
         hooks.after_node = [this, &mirror](int index, Tensor& node) {
-            if (settings_.fault.matches(mirror.original_index(index), node)) perturb_output(node);
+            if (settings_.fault.matches(mirror.original_index(index), node)) perturb_output(node, settings_.fault_size);
         };
     }
     Status status = executor_.compute(mirror.graph(), hooks);

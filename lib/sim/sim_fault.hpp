@@ -6,8 +6,9 @@
 
 namespace xb::sim {
 
-// Perturbs a computed node's output in place (host storage): its first element gets +1 and every
-// other element is scaled by 1.01 (integers: only the first element changes, by +1).
-void perturb_output(Tensor& node);
+// Perturbs a computed node's output in place (host storage). size 0: its first element gets +1 and
+// every other element is scaled by 1.01. size F > 0: the elements are scaled by 1+F and 1-F in
+// turn, an error of NMSE F^2. Integers: only the first element changes, by +1.
+void perturb_output(Tensor& node, double size = 0);
 
 }  // namespace xb::sim

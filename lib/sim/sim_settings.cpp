@@ -14,7 +14,7 @@ namespace xb::sim {
 
 namespace {
 
-constexpr const char* kKnownKeys = "memory, unsupported, threads, bandwidth_gbps, latency_us, peer_bandwidth_gbps, peer_latency_us, fault_node, fail_alloc, fail_copy";
+constexpr const char* kKnownKeys = "memory, unsupported, threads, bandwidth_gbps, latency_us, peer_bandwidth_gbps, peer_latency_us, fault_node, fault_size, fail_alloc, fail_copy";
 constexpr int kMaxThreads = 1024;
 
 struct RawParam {
@@ -89,15 +89,21 @@ bool add_op_name(OpFilter& filter, std::string_view name) {
     return true;
 }
 
+// The non-empty items of "a+b+c".
+std::vector<std::string_view> plus_separated(std::string_view list) {
+    std::vector<std::string_view> items;
+    while (!list.empty()) {
+        const size_t plus = list.find('+');
+        if (plus != 0) items.push_back(list.substr(0, plus));
+        list = plus == std::string_view::npos ? std::string_view{} : list.substr(plus + 1);
+    }
+    return items;
+}
+
 Result<OpFilter> parse_op_filter(std::string_view device, const RawParam& p) {
     OpFilter filter;
     if (p.value.empty() || p.value == "none") return filter;
-    std::string_view rest = p.value;
-    while (!rest.empty()) {
-        const size_t plus = rest.find('+');
-        const std::string_view name = rest.substr(0, plus);
-        rest = plus == std::string_view::npos ? std::string_view{} : rest.substr(plus + 1);
-        if (name.empty()) continue;
+    for (const std::string_view name : plus_separated(p.value)) {
         if (!add_op_name(filter, name)) {
             return Status(StatusCode::InvalidArgument, std::string(device) + ": unsupported='" + p.value +
                                                            "': '" + std::string(name) +
@@ -110,12 +116,12 @@ Result<OpFilter> parse_op_filter(std::string_view device, const RawParam& p) {
 FaultTarget parse_fault(const RawParam& p) {
     FaultTarget fault;
     if (p.value.empty() || p.value == "none") return fault;
-    if (const auto index = parse_number<int>(p.value); index && *index >= 0) {
-        fault.kind = FaultTarget::Kind::Index;
-        fault.index = *index;
-    } else {
-        fault.kind = FaultTarget::Kind::Name;
-        fault.name = p.value;
+    for (const std::string_view item : plus_separated(p.value)) {
+        if (const auto index = parse_number<int>(item); index && *index >= 0) {
+            fault.indices.push_back(*index);
+        } else {
+            fault.names.emplace_back(item);
+        }
     }
     return fault;
 }
@@ -143,6 +149,10 @@ Status parse_one(std::string_view device, const RawParam& p, SimSettingsUpdate& 
         (p.key == "latency_us" ? update.latency_us : update.peer_latency_us) = *us;
     } else if (p.key == "fault_node") {
         update.fault = parse_fault(p);
+    } else if (p.key == "fault_size") {
+        const auto size = parse_number<double>(p.value);
+        if (!size || !(*size >= 0.0 && *size <= 1.0)) return bad_value(device, p, "a number from 0 to 1");
+        update.fault_size = *size;
     } else if (p.key == "fail_alloc" || p.key == "fail_copy") {
         const bool alloc = p.key == "fail_alloc";
         const std::optional<int> n = parse_failure_index(p.value);
@@ -195,21 +205,15 @@ std::string OpFilter::to_string() const {
 }
 
 bool FaultTarget::matches(int node_index, const Tensor& node) const {
-    switch (kind) {
-        case Kind::None: return false;
-        case Kind::Index: return node_index == index;
-        case Kind::Name: return node.name == name;
-    }
-    return false;
+    return std::find(indices.begin(), indices.end(), node_index) != indices.end() ||
+           std::find(names.begin(), names.end(), node.name) != names.end();
 }
 
 std::string FaultTarget::to_string() const {
-    switch (kind) {
-        case Kind::None: return "none";
-        case Kind::Index: return std::to_string(index);
-        case Kind::Name: return name;
-    }
-    return "none";
+    std::string out;
+    for (const int i : indices) out += (out.empty() ? "" : "+") + std::to_string(i);
+    for (const std::string& n : names) out += (out.empty() ? "" : "+") + n;
+    return out.empty() ? "none" : out;
 }
 
 void SimSettingsUpdate::apply_to(SimSettings& settings) const {
@@ -221,6 +225,7 @@ void SimSettingsUpdate::apply_to(SimSettings& settings) const {
     if (peer_bandwidth_gbps) settings.peer_link.bandwidth_gbps = *peer_bandwidth_gbps;
     if (peer_latency_us) settings.peer_link.latency_us = *peer_latency_us;
     if (fault) settings.fault = *fault;
+    if (fault_size) settings.fault_size = *fault_size;
     if (fail_alloc) settings.fail_alloc = *fail_alloc;
     if (fail_copy) settings.fail_copy = *fail_copy;
 }
@@ -238,6 +243,7 @@ std::string format_sim_settings(const SimSettings& s) {
            ",latency_us=" + format_double(s.link.latency_us) +
            ",peer_bandwidth_gbps=" + format_double(s.peer_link.bandwidth_gbps) +
            ",peer_latency_us=" + format_double(s.peer_link.latency_us) + ",fault_node=" + s.fault.to_string() +
+           ",fault_size=" + format_double(s.fault_size) +
            ",fail_alloc=" + (s.fail_alloc > 0 ? std::to_string(s.fail_alloc) : std::string("none")) +
            ",fail_copy=" + (s.fail_copy > 0 ? std::to_string(s.fail_copy) : std::string("none"));
 }

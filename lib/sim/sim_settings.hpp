@@ -12,7 +12,12 @@
 //                        the same for copies from another simulated device (a modelled peer link,
 //                        as NVLink or PCIe peer-to-peer between GPUs; default 32 GB/s, 5 us)
 //   fault_node=N|NAME    perturb the output of the computed node with index N in the graph given to
-//                        graph_compute, or of the nodes named NAME; "none" turns it off
+//                        graph_compute, or of the nodes named NAME; several joined by '+'
+//                        ("fault_node=11+ffn_out"); "none" turns it off
+//   fault_size=F         how large the fault is: 0 (default) adds 1 to the first element and scales
+//                        the rest by 1.01; F in (0, 1] scales the elements by 1+F and 1-F in turn
+//                        (NMSE F^2), a fault small enough to pass a loose tolerance, as the
+//                        rounding differences of a quantized product do
 //   fail_alloc=N         the N-th buffer allocation on the device from now on fails (once), as if
 //                        the device were out of memory: a test hook for every allocation point;
 //                        "none" (or 0) turns it off
@@ -26,6 +31,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/op.hpp"
 #include "core/status.hpp"
@@ -46,15 +52,14 @@ struct OpFilter {
     std::string to_string() const;
 };
 
-// The node whose output a fault perturbs.
+// The nodes whose outputs a fault perturbs: indices and names.
 struct FaultTarget {
-    enum class Kind { None, Index, Name };
-    Kind kind = Kind::None;
-    int index = -1;
-    std::string name;
+    std::vector<int> indices;
+    std::vector<std::string> names;
 
+    bool empty() const { return indices.empty() && names.empty(); }
     bool matches(int node_index, const Tensor& node) const;
-    // "3", "ffn_out" or "none".
+    // "3", "ffn_out+12" or "none".
     std::string to_string() const;
 };
 
@@ -65,6 +70,7 @@ struct SimSettings {
     LinkModel link;
     LinkModel peer_link{32.0, 5.0};
     FaultTarget fault;
+    double fault_size = 0;  // see fault_size above
     int fail_alloc = 0;  // see fail_alloc above; SimDevice counts down (FailureCountdown)
     int fail_copy = 0;   // likewise
 };
@@ -79,6 +85,7 @@ struct SimSettingsUpdate {
     std::optional<double> peer_bandwidth_gbps;
     std::optional<double> peer_latency_us;
     std::optional<FaultTarget> fault;
+    std::optional<double> fault_size;
     std::optional<int> fail_alloc;
     std::optional<int> fail_copy;
 
