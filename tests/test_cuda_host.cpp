@@ -379,7 +379,7 @@ TEST(CudaGemmPlan, QuantizedWeightsAreDequantizedToF16OrReadByTheMatVecKernel) {
     Tensor* batch = mul_mat(ctx, input(ctx, DType::Q4_0, {96, 13}), input(ctx, DType::F32, {96, 7}));
     ASSERT_TRUE(ctx.ok()) << ctx.status().to_string();
     ASSERT_TRUE(gemm_supported(*batch));
-    EXPECT_FALSE(uses_quant_mat_vec(*batch));
+    EXPECT_FALSE(uses_mat_vec(*batch));
     const GemmPlan p = plan_gemm(*batch);
     EXPECT_EQ(p.input_type, DType::F16);
     EXPECT_TRUE(p.a.pack && p.b.pack);
@@ -390,9 +390,24 @@ TEST(CudaGemmPlan, QuantizedWeightsAreDequantizedToF16OrReadByTheMatVecKernel) {
     // One column per batch: the mat-vec kernel reads the blocks, no scratch.
     Tensor* decode = mul_mat(ctx, input(ctx, DType::Q6_K, {512, 9, 2}), input(ctx, DType::F32, {512, 1, 4}));
     ASSERT_TRUE(ctx.ok()) << ctx.status().to_string();
-    EXPECT_TRUE(uses_quant_mat_vec(*decode));
+    EXPECT_TRUE(uses_mat_vec(*decode));
     EXPECT_TRUE(supports_node(*decode));
     EXPECT_EQ(node_scratch_bytes(*decode), 0u);
+}
+
+TEST(CudaGemmPlan, HalfWeightsTimesOneF32ColumnUseTheMatVecKernel) {
+    Context ctx;
+    for (DType t : {DType::F16, DType::BF16}) {
+        Tensor* decode = mul_mat(ctx, input(ctx, t, {264, 29, 2}), input(ctx, DType::F32, {264, 1, 4}));
+        ASSERT_TRUE(ctx.ok()) << ctx.status().to_string();
+        EXPECT_TRUE(uses_mat_vec(*decode)) << dtype_name(t);
+        EXPECT_EQ(node_scratch_bytes(*decode), 0u) << "the activations are read as they are, not rounded into scratch";
+    }
+    // Several columns go to cuBLAS, and so do f16 activations and f32 weights.
+    EXPECT_FALSE(uses_mat_vec(*mul_mat(ctx, input(ctx, DType::F16, {264, 29}), input(ctx, DType::F32, {264, 2}))));
+    EXPECT_FALSE(uses_mat_vec(*mul_mat(ctx, input(ctx, DType::F16, {264, 29}), input(ctx, DType::F16, {264, 1}))));
+    EXPECT_FALSE(uses_mat_vec(*mul_mat(ctx, input(ctx, DType::F32, {264, 29}), input(ctx, DType::F32, {264, 1}))));
+    ASSERT_TRUE(ctx.ok()) << ctx.status().to_string();
 }
 
 TEST(CudaGemmPlan, StridedOperandsArePackedOrUsedWithTheirRowStride) {

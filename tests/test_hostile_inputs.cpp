@@ -11,6 +11,7 @@
 
 #include "config/gguf.hpp"
 #include "core/size_math.hpp"
+#include "local_registry.hpp"
 #include "test_config_util.hpp"
 
 namespace xb::config {
@@ -20,11 +21,17 @@ namespace {
 const std::vector<std::string> kBoundaries = {"0",          "-1",         "2147483648",           "4294967296",
                                               "9007199254740992", "9223372036854775808", "18446744073709551615"};
 
-// Loads, builds, places and computes `text` on the CPU; the first error.
+// Loads, builds, places and computes `text` on a simulated device of 1 GiB (the CPU's kernels),
+// so that whether a size fits does not depend on the machine: on a host with 128 GiB, 2^31 floats
+// fit in the CPU's memory and take most of a minute to fill. The first error.
 Status run_config(const std::string& text) {
+    xbt::LocalRegistry local;
+    local.configure("SIM0", "memory=1G");
     XB_ASSIGN_OR_RETURN(ConfigSpec spec, parse_config(text, "hostile.json"));
-    XB_ASSIGN_OR_RETURN(Model model, build_model(spec, global_registry()));
-    XB_ASSIGN_OR_RETURN(auto placed, testing::compute_on_cpu(std::move(model)));
+    BuildOptions options;
+    options.backends = {"SIM0"};
+    XB_ASSIGN_OR_RETURN(Model model, build_model(spec, local.registry(), options));
+    XB_ASSIGN_OR_RETURN(auto placed, testing::compute_on_cpu(std::move(model), local.registry()));
     return Status::ok();
 }
 
@@ -103,7 +110,17 @@ TEST(HostileInputs, ModelLargerThanTheDeviceIsRefusedBeforeAllocating) {
     const Outcome o = timed_run(R"({"tensors": {"w": {"shape": [1048576, 1048576]}}, "graph": [{"name": "y", "op": "sqr", "args": ["w"]}]})");
     ASSERT_FALSE(o.status.is_ok());
     EXPECT_EQ(o.status.code(), StatusCode::OutOfMemory) << o.status.to_string();
-    EXPECT_NE(o.status.message().find("need 4.0 TiB, CPU has"), std::string::npos) << o.status.message();
+    EXPECT_NE(o.status.message().find("need 4.0 TiB, SIM0 has 1.0 GiB free"), std::string::npos) << o.status.message();
+}
+
+TEST(HostileInputs, InputsLargerThanTheDeviceAreRefusedBeforeTheirValuesAreMade) {
+    // 2^29 floats: 2 GiB of values, which the host would make (a second or more) before SIM0 refused them.
+    const Outcome o = timed_run(with_value(kFields[0].config, "268435456"));
+    ASSERT_FALSE(o.status.is_ok());
+    EXPECT_EQ(o.status.code(), StatusCode::OutOfMemory) << o.status.to_string();
+    EXPECT_LT(o.seconds, 1.0);
+    EXPECT_NE(o.status.message().find("the inputs need 2.0 GiB, SIM0 has 1.0 GiB free"), std::string::npos)
+        << o.status.message();
 }
 
 TEST(HostileInputs, DeepOrLongExpressionsAreErrors) {

@@ -16,6 +16,7 @@
 #include <unordered_set>
 
 #include "alloc/context_alloc.hpp"
+#include "backend/host_memory.hpp"
 #include "backend/row_split_buffer.hpp"
 #include "backend/registry.hpp"
 #include "backend/tensor_io.hpp"
@@ -344,6 +345,32 @@ Result<BufferType*> row_split_type(Model& model, std::span<Backend* const> backe
     return model.row_split_type.get();
 }
 
+// Input values are made in host memory before the graph is allocated, and the graph's tensors then
+// hold them again on the backend that holds the inputs: the last one, the scheduler's fallback
+// (usually the CPU, where both copies are host memory). Checked before any value is made, whatever
+// the device: an input of 2^32 floats would otherwise take a minute to fill, then fail, or throw.
+Status check_inputs_fit(const Model& model, std::span<Backend* const> backends) {
+    uint64_t input_bytes = 0;
+    for (const Tensor* t : model.inputs) input_bytes = checked_add(input_bytes, t->nbytes()).value_or(UINT64_MAX);
+    if (input_bytes == 0) return Status::ok();
+    const Backend* holder = nullptr;
+    for (const Backend* b : backends) holder = b != nullptr ? b : holder;
+    Status fits;
+    if (holder != nullptr && holder->device().type() == DeviceType::CPU) {
+        fits = check_device_memory(holder->device(), checked_mul(input_bytes, 2).value_or(UINT64_MAX),
+                                   "the inputs (their values, then their tensors)");
+    } else {
+        if (input_bytes > available_memory_bytes()) {
+            fits = Status(StatusCode::OutOfMemory, "the inputs' values need " + bytes_text(static_cast<double>(input_bytes)) +
+                                                       " of host memory, " + bytes_text(static_cast<double>(available_memory_bytes())) +
+                                                       " is free");
+        } else if (holder != nullptr) {
+            fits = check_device_memory(holder->device(), input_bytes, "the inputs");
+        }
+    }
+    return fits.is_ok() ? fits : Status(fits.code(), model.source + ": " + fits.message());
+}
+
 }  // namespace
 
 Status place_and_init(Model& model, std::span<Backend* const> backends) {
@@ -372,19 +399,7 @@ Status place_and_init(Model& model, std::span<Backend* const> backends) {
             model.weight_buffers.push_back(std::move(buffer).value());
         }
     }
-    // Input values are made in host memory before the graph is allocated, which then holds them
-    // again: check both fit first (an input of 2^32 floats would otherwise take a minute to fill,
-    // then fail, or throw).
-    uint64_t input_bytes = 0;
-    for (const Tensor* t : model.inputs) input_bytes = checked_add(input_bytes, t->nbytes()).value_or(UINT64_MAX);
-    input_bytes = checked_mul(input_bytes, 2).value_or(UINT64_MAX);
-    for (Backend* b : backends) {
-        if (b != nullptr && b->device().type() == DeviceType::CPU) {
-            const Status fits = check_device_memory(b->device(), input_bytes, "the inputs (their values, then their tensors)");
-            if (!fits.is_ok()) return Status(fits.code(), model.source + ": " + fits.message());
-            break;
-        }
-    }
+    XB_RETURN_IF_ERROR(check_inputs_fit(model, backends));
     InitFiles files;
     model.input_values.clear();
     for (const TensorInit& ti : model.inits) {

@@ -1,21 +1,12 @@
 #include "cpu/cpu_buffer_type.hpp"
 
-#include <unistd.h>
-
 #include <string>
 
 #include "backend/device.hpp"
+#include "backend/host_memory.hpp"
 #include "cpu/cpu_backend.hpp"
 
 namespace xb::cpu {
-
-size_t physical_memory_bytes() {
-    return static_cast<size_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<size_t>(sysconf(_SC_PAGE_SIZE));
-}
-
-size_t available_memory_bytes() {
-    return static_cast<size_t>(sysconf(_SC_AVPHYS_PAGES)) * static_cast<size_t>(sysconf(_SC_PAGE_SIZE));
-}
 
 Result<std::unique_ptr<Buffer>> CpuBufferType::alloc_buffer(size_t size) {
     if (memory_ == Memory::CallerOwned) {

@@ -29,9 +29,4 @@ private:
     Memory memory_;
 };
 
-// Total physical memory of the machine, in bytes.
-size_t physical_memory_bytes();
-// Memory currently available to new allocations, in bytes.
-size_t available_memory_bytes();
-
 }  // namespace xb::cpu

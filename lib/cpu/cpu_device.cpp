@@ -1,6 +1,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "backend/host_memory.hpp"
 #include "backend/host_threads.hpp"
 #include "cpu/cpu_backend.hpp"
 #include "core/isa.hpp"

@@ -25,7 +25,8 @@ Status launch_get_rows_node(const LaunchContext& ctx, const Tensor& dst) {
 }
 
 Status launch_mul_mat_node(const LaunchContext& ctx, const Tensor& dst) {
-    return uses_quant_mat_vec(dst) ? launch_mul_mat_vec_quant(ctx, dst) : launch_gemm(ctx, dst);
+    if (!uses_mat_vec(dst)) return launch_gemm(ctx, dst);
+    return is_quantized(dst.src[0]->type) ? launch_mul_mat_vec_quant(ctx, dst) : launch_mul_mat_vec_half(ctx, dst);
 }
 
 }  // namespace

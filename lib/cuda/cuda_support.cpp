@@ -136,7 +136,7 @@ size_t node_scratch_bytes(const Tensor& node) {
     if (computes_nothing(node)) return 0;
     switch (node.op) {
         case Op::MulMat: case Op::OutProd:
-            return uses_quant_mat_vec(node) ? 0 : plan_gemm(node).scratch_bytes;
+            return uses_mat_vec(node) ? 0 : plan_gemm(node).scratch_bytes;
         case Op::Rope:
             // cos and sin of every rotated pair at each token's position.
             return align_scratch(static_cast<size_t>(node.ne[2]) * static_cast<size_t>(RopeParams::load(node).n_dims) *

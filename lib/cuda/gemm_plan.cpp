@@ -90,8 +90,10 @@ bool gemm_supported(const Tensor& dst) {
            fits_int(dst.ne[2] * dst.ne[3]);
 }
 
-bool uses_quant_mat_vec(const Tensor& dst) {
-    return dst.op == Op::MulMat && is_quantized(dst.src[0]->type) && dst.ne[1] == 1;
+bool uses_mat_vec(const Tensor& dst) {
+    if (dst.op != Op::MulMat || dst.ne[1] != 1) return false;
+    const DType a = dst.src[0]->type;
+    return is_quantized(a) || ((a == DType::F16 || a == DType::BF16) && dst.src[1]->type == DType::F32);
 }
 
 GemmPlan plan_gemm(const Tensor& dst) {

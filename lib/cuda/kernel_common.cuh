@@ -51,6 +51,43 @@ __device__ __forceinline__ void store_f32(const TensorDesc& t, const Index4& idx
     store_from_f32(t.type, element_address(t, idx), v);
 }
 
+// Address of row (i1, i2, i3) of a tensor (element 0 of the row; for quantized types, its first block).
+__device__ __forceinline__ const char* row_address(const TensorDesc& t, int64_t i1, int64_t i2, int64_t i3) {
+    return t.data + i1 * t.nb[1] + i2 * t.nb[2] + i3 * t.nb[3];
+}
+
+// Eight consecutive f16 or bf16 elements with one 16-byte load (p 16-byte aligned), as f32.
+__device__ __forceinline__ void load8_half_f32(DType t, const char* p, float out[8]) {
+    const uint4 u = *reinterpret_cast<const uint4*>(p);
+    const uint32_t words[4] = {u.x, u.y, u.z, u.w};
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+        if (t == DType::F16) {
+            const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&words[q]));
+            out[2 * q] = f.x;
+            out[2 * q + 1] = f.y;
+        } else {  // bf16, little-endian: element 0 in the low half
+            out[2 * q] = bits_float(words[q] << 16);
+            out[2 * q + 1] = bits_float(words[q] & 0xffff0000u);
+        }
+    }
+}
+
+// The same eight elements back from f32 (f16 rounded to nearest, bf16 as the CPU rounds it).
+__device__ __forceinline__ void store8_half_from_f32(DType t, char* p, const float v[8]) {
+    uint32_t words[4];
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+        if (t == DType::F16) {
+            const __half2 h = __floats2half2_rn(v[2 * q], v[2 * q + 1]);
+            words[q] = *reinterpret_cast<const uint32_t*>(&h);
+        } else {
+            words[q] = static_cast<uint32_t>(f32_to_bf16(v[2 * q])) | (static_cast<uint32_t>(f32_to_bf16(v[2 * q + 1])) << 16);
+        }
+    }
+    *reinterpret_cast<uint4*>(p) = make_uint4(words[0], words[1], words[2], words[3]);
+}
+
 // Two consecutive elements of a pairable tensor (tensor_desc.hpp) with one load or store: for the
 // 16-bit types that doubles the bytes each memory instruction moves, which is what limits them.
 __device__ __forceinline__ float2 load_pair_f32(DType t, const char* p) {

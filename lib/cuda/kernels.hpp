@@ -65,8 +65,10 @@ Status launch_flash_attn_ext(const LaunchContext& ctx, const Tensor& dst);
 // same row length and number of rows.
 Status launch_dequantize(const LaunchContext& ctx, const TensorDesc& src, const TensorDesc& dst);
 Status launch_get_rows_quant(const LaunchContext& ctx, const Tensor& dst);
-// mul_mat of quantized a with a single column of b (uses_quant_mat_vec in gemm_plan.hpp).
+// mul_mat with a single column of b (uses_mat_vec in gemm_plan.hpp): of quantized a, and of f16 or
+// bf16 a with f32 b.
 Status launch_mul_mat_vec_quant(const LaunchContext& ctx, const Tensor& dst);
+Status launch_mul_mat_vec_half(const LaunchContext& ctx, const Tensor& dst);
 
 // --- matmul.cpp (cuBLAS) and kernels_matmul.cu ---
 Status launch_gemm(const LaunchContext& ctx, const Tensor& dst);  // mul_mat, out_prod; uses scratch

@@ -12,17 +12,32 @@ namespace {
 
 // dst = a (op) b, b tiled over a (a has dst's shape). b's row is found once per segment; along
 // dim 0 it is read as is, as one broadcast element, or (rarely) tiled.
-// With `paired` (a, dst and a full-width b pairable, or b one broadcast element) two elements at a
-// time.
+// With width 2 (a, dst and a full-width b pairable, or b one broadcast element) two elements at a
+// time; with width 8 (the same with octets of 16-bit floats) eight.
 __global__ void binary_kernel(TensorDesc a, TensorDesc b, TensorDesc dst, BinaryOp op, SegmentGrid grid,
-                              bool paired) {
+                              int width) {
     const int64_t b0 = b.ne[0];
     for (int64_t s = blockIdx.x; s < grid.count; s += gridDim.x) {
         const RowSegment seg = row_segment(dst, grid, s);
         const char* a_row = element_address(a, seg.row);
         const char* b_row = element_address(b, wrap(b, seg.row));
         char* d_row = element_address(dst, seg.row);
-        if (paired) {
+        if (width == 8) {
+            for (int64_t i0 = seg.begin + 8 * threadIdx.x; i0 < seg.end; i0 += 8 * blockDim.x) {
+                float x[8], y[8];
+                load8_half_f32(a.type, at(a_row, i0, a.nb[0]), x);
+                if (b0 == 1) {
+                    const float y0 = load_as_f32(b.type, b_row);
+                    for (float& v : y) v = y0;
+                } else {
+                    load8_half_f32(b.type, at(b_row, i0, b.nb[0]), y);
+                }
+                for (int j = 0; j < 8; ++j) x[j] = binary_f32(op, x[j], y[j]);
+                store8_half_from_f32(dst.type, at(d_row, i0, dst.nb[0]), x);
+            }
+            continue;
+        }
+        if (width == 2) {
             for (int64_t i0 = seg.begin + 2 * threadIdx.x; i0 < seg.end; i0 += 2 * blockDim.x) {
                 const float2 x = load_pair_f32(a.type, at(a_row, i0, a.nb[0]));
                 float2 y;
@@ -69,13 +84,23 @@ __device__ __forceinline__ float apply_map(const MapParams& p, float x) {
     return x;
 }
 
-// src has dst's shape; `paired`: both pairable, two elements at a time.
-__global__ void map_kernel(TensorDesc src, TensorDesc dst, MapParams params, SegmentGrid grid, bool paired) {
+// src has dst's shape. Width 2: both pairable, two elements at a time; width 8: both octets of
+// 16-bit floats, eight at a time.
+__global__ void map_kernel(TensorDesc src, TensorDesc dst, MapParams params, SegmentGrid grid, int width) {
     for (int64_t s = blockIdx.x; s < grid.count; s += gridDim.x) {
         const RowSegment seg = row_segment(dst, grid, s);
         const char* s_row = element_address(src, seg.row);
         char* d_row = element_address(dst, seg.row);
-        if (paired) {
+        if (width == 8) {
+            for (int64_t i0 = seg.begin + 8 * threadIdx.x; i0 < seg.end; i0 += 8 * blockDim.x) {
+                float x[8];
+                load8_half_f32(src.type, at(s_row, i0, src.nb[0]), x);
+                for (float& v : x) v = apply_map(params, v);
+                store8_half_from_f32(dst.type, at(d_row, i0, dst.nb[0]), x);
+            }
+            continue;
+        }
+        if (width == 2) {
             for (int64_t i0 = seg.begin + 2 * threadIdx.x; i0 < seg.end; i0 += 2 * blockDim.x) {
                 const float2 x = load_pair_f32(src.type, at(s_row, i0, src.nb[0]));
                 store_pair_from_f32(dst.type, at(d_row, i0, dst.nb[0]),
@@ -164,8 +189,11 @@ Status launch_binary(const LaunchContext& ctx, const Tensor& dst) {
     const TensorDesc b = describe(*dst.src[1]);
     const TensorDesc d = describe(dst);
     const bool b_paired = (b.ne[0] == d.ne[0] && pairable(b)) || b.ne[0] == 1;
-    const bool paired = pairable(a) && pairable(d) && b_paired;
-    binary_kernel<<<segment_blocks(grid), kBlockSize, 0, ctx.stream>>>(a, b, d, binary_op(dst.op), grid, paired);
+    const bool b_octets = (b.ne[0] == d.ne[0] && octets_of_halves(b)) || b.ne[0] == 1;
+    const int width = octets_of_halves(a) && octets_of_halves(d) && b_octets ? 8
+                      : pairable(a) && pairable(d) && b_paired          ? 2
+                                                                        : 1;
+    binary_kernel<<<segment_blocks(grid), kBlockSize, 0, ctx.stream>>>(a, b, d, binary_op(dst.op), grid, width);
     XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
     return Status::ok();
 }
@@ -174,8 +202,8 @@ Status launch_map(const LaunchContext& ctx, const Tensor& dst) {
     const SegmentGrid grid = row_segments(dst.ne[0], dst.nrows());
     const TensorDesc src = describe(*dst.src[0]);
     const TensorDesc d = describe(dst);
-    map_kernel<<<segment_blocks(grid), kBlockSize, 0, ctx.stream>>>(src, d, map_params(dst), grid,
-                                                                    pairable(src) && pairable(d));
+    const int width = octets_of_halves(src) && octets_of_halves(d) ? 8 : pairable(src) && pairable(d) ? 2 : 1;
+    map_kernel<<<segment_blocks(grid), kBlockSize, 0, ctx.stream>>>(src, d, map_params(dst), grid, width);
     XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
     return Status::ok();
 }

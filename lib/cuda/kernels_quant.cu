@@ -30,11 +30,6 @@ __device__ __forceinline__ int dequantize_any(DType t, const char* p, float* y) 
     }
 }
 
-// Address of row (i1, i2, i3) of a tensor with whole rows of blocks.
-__device__ __forceinline__ const char* row_address(const TensorDesc& t, int64_t i1, int64_t i2, int64_t i3) {
-    return t.data + i1 * t.nb[1] + i2 * t.nb[2] + i3 * t.nb[3];
-}
-
 // One thread per block: src (quantized) into dst (a float type, any strides, the same row length
 // and number of rows; its dims 1-3 may be cut differently, as a copy's may).
 __global__ void dequantize_kernel(TensorDesc src, TensorDesc dst, int64_t blocks_per_row, int block_elems,

@@ -110,6 +110,23 @@ inline bool pairable(const TensorDesc& t) {
     return true;
 }
 
+// True when dim 0 of `t` is contiguous and every row starts 16-byte aligned, so that a kernel may
+// read a row 16 bytes at a time.
+inline bool rows_aligned16(const TensorDesc& t) {
+    if (t.nb[0] != element_bytes(t.type) || reinterpret_cast<uintptr_t>(t.data) % 16 != 0) return false;
+    for (int k = 1; k < kMaxDims; ++k) {
+        if (t.ne[k] > 1 && t.nb[k] % 16 != 0) return false;
+    }
+    return true;
+}
+
+// True when a kernel may move `t`'s elements eight at a time (16 bytes): f16 or bf16, rows 16-byte
+// aligned and contiguous, their length a multiple of eight. The 16-bit types need that width to
+// reach the memory's speed; f32 reaches it with pairs.
+inline bool octets_of_halves(const TensorDesc& t) {
+    return (t.type == DType::F16 || t.type == DType::BF16) && t.ne[0] % 8 == 0 && rows_aligned16(t);
+}
+
 // A packed tensor of `type` and shape `ne` at `data` (scratch copies of operands).
 inline TensorDesc packed_desc(void* data, DType type, const std::array<int64_t, kMaxDims>& ne) {
     TensorDesc d;

@@ -60,6 +60,10 @@ void add_binary_cases(std::vector<OpCase>& cases) {
         cases.push_back(binary_case(op, DType::F16, {64, 3, 2, 1}, DType::F16, {64, 3, 2, 1}, "pairs"));
         cases.push_back(binary_case(op, DType::BF16, {64, 5, 1, 1}, DType::BF16, {64, 1, 1, 1}, "row_pairs"));
         cases.push_back(binary_case(op, DType::F32, {32, 4, 1, 1}, DType::F32, {1, 4, 1, 1}, "bcast0_pairs"));
+        // Rows of a multiple of eight 16-bit floats: a GPU moves eight per load or store (the
+        // "pairs" cases above too), here with one element of b broadcast and f16 mixed with bf16.
+        cases.push_back(binary_case(op, DType::BF16, {40, 4, 1, 1}, DType::BF16, {1, 4, 1, 1}, "bcast0_octets"));
+        cases.push_back(binary_case(op, DType::F16, {2056, 3, 1, 1}, DType::BF16, {2056, 3, 1, 1}, "octets_mixed"));
     }
 }
 
@@ -165,6 +169,12 @@ void add_unary_cases(std::vector<OpCase>& cases) {
                              },
                              tolerance_for_output(t)});
         }
+    }
+    for (DType t : {DType::F16, DType::BF16}) {  // rows of eight 16-bit floats per GPU load, over two segments
+        cases.push_back({"silu_octets_" + type_tag(t),
+                         [=](CaseBuilder& b) { return xb::silu(b.ctx(), b.input(t, {2056, 3, 1, 1}, uniform(-3.0f, 3.0f))); },
+                         [](const std::vector<RefArray>& in) { return ref::map(in[0], ref::silu); },
+                         tolerance_for_output(t)});
     }
     cases.push_back({"gelu_wide_f16",  // rows wider than the CPU's 256-float conversion chunks
                      [](CaseBuilder& b) {

@@ -46,6 +46,24 @@ void add_mul_mat_cases(std::vector<OpCase>& cases) {
         cases.push_back(mul_mat_case("gemv", t, {67, 29, 1, 1}, DType::F32, {67, 1, 1, 1}));
         cases.push_back(mul_mat_case("bcast23", t, {33, 9, 2, 3}, DType::F32, {33, 5, 4, 3}));
     }
+    // Rows 16-byte aligned: the GPU's mat-vec kernel reads eight 16-bit weights at a time (K = 264),
+    // over broadcast batches, and with a tail past the last eight (a window of 260 of 272 columns).
+    for (DType t : {DType::F16, DType::BF16}) {
+        cases.push_back(mul_mat_case("gemv_k264", t, {264, 29, 1, 1}, DType::F32, {264, 1, 1, 1}));
+        cases.push_back(mul_mat_case("gemv_k264_bcast", t, {264, 9, 2, 1}, DType::F32, {264, 1, 4, 3}));
+        cases.push_back({"mul_mat_gemv_tail_" + type_tag(t),
+                         [=](CaseBuilder& c) {
+                             Tensor* wide = c.input(t, {272, 21, 1, 1});
+                             Tensor* a = xb::view_2d(c.ctx(), wide, 260, 21, wide->nb[1], 0);
+                             Tensor* x = c.input(DType::F32, {272, 1, 1, 1});
+                             return xb::mul_mat(c.ctx(), a, xb::view_1d(c.ctx(), x, 260, 0));
+                         },
+                         [](const std::vector<RefArray>& in) {
+                             return ref::mul_mat(ref::strided_view(in[0], {260, 21, 1, 1}, {1, 272, 5712, 5712}, 0),
+                                                 ref::strided_view(in[1], {260, 1, 1, 1}, {1, 272, 272, 272}, 0));
+                         },
+                         matmul_tolerance(t)});
+    }
     cases.push_back(mul_mat_case("bcast3", DType::F32, {33, 9, 1, 1}, DType::F32, {33, 5, 2, 3}));
     cases.push_back(mul_mat_case("gemv_bcast", DType::F16, {33, 9, 2, 1}, DType::F32, {33, 1, 4, 3}));
     cases.push_back(mul_mat_case("64x64x67", DType::F32, {67, 64, 1, 1}, DType::F32, {67, 64, 1, 1}));
