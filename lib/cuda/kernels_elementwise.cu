@@ -13,16 +13,17 @@ namespace {
 // dst = a (op) b, b tiled over a (a has dst's shape). b's row is found once per segment; along
 // dim 0 it is read as is, as one broadcast element, or (rarely) tiled.
 // With width 2 (a, dst and a full-width b pairable, or b one broadcast element) two elements at a
-// time; with width 8 (the same with octets of 16-bit floats) eight.
-__global__ void binary_kernel(TensorDesc a, TensorDesc b, TensorDesc dst, BinaryOp op, SegmentGrid grid,
-                              int width) {
+// time; with width 8 (the same with octets of 16-bit floats) eight. One instantiation per width,
+// so that each keeps only its own path's registers.
+template <int kWidth>
+__global__ void binary_kernel(TensorDesc a, TensorDesc b, TensorDesc dst, BinaryOp op, SegmentGrid grid) {
     const int64_t b0 = b.ne[0];
     for (int64_t s = blockIdx.x; s < grid.count; s += gridDim.x) {
         const RowSegment seg = row_segment(dst, grid, s);
         const char* a_row = element_address(a, seg.row);
         const char* b_row = element_address(b, wrap(b, seg.row));
         char* d_row = element_address(dst, seg.row);
-        if (width == 8) {
+        if constexpr (kWidth == 8) {
             for (int64_t i0 = seg.begin + 8 * threadIdx.x; i0 < seg.end; i0 += 8 * blockDim.x) {
                 float x[8], y[8];
                 load8_half_f32(a.type, at(a_row, i0, a.nb[0]), x);
@@ -35,9 +36,7 @@ __global__ void binary_kernel(TensorDesc a, TensorDesc b, TensorDesc dst, Binary
                 for (int j = 0; j < 8; ++j) x[j] = binary_f32(op, x[j], y[j]);
                 store8_half_from_f32(dst.type, at(d_row, i0, dst.nb[0]), x);
             }
-            continue;
-        }
-        if (width == 2) {
+        } else if constexpr (kWidth == 2) {
             for (int64_t i0 = seg.begin + 2 * threadIdx.x; i0 < seg.end; i0 += 2 * blockDim.x) {
                 const float2 x = load_pair_f32(a.type, at(a_row, i0, a.nb[0]));
                 float2 y;
@@ -49,13 +48,13 @@ __global__ void binary_kernel(TensorDesc a, TensorDesc b, TensorDesc dst, Binary
                 store_pair_from_f32(dst.type, at(d_row, i0, dst.nb[0]),
                                     make_float2(binary_f32(op, x.x, y.x), binary_f32(op, x.y, y.y)));
             }
-            continue;
-        }
-        for (int64_t i0 = seg.begin + threadIdx.x; i0 < seg.end; i0 += blockDim.x) {
-            const int64_t ib = b0 == grid.row_length ? i0 : (b0 == 1 ? 0 : i0 % b0);
-            const float x = load_as_f32(a.type, at(a_row, i0, a.nb[0]));
-            const float y = load_as_f32(b.type, at(b_row, ib, b.nb[0]));
-            store_from_f32(dst.type, at(d_row, i0, dst.nb[0]), binary_f32(op, x, y));
+        } else {
+            for (int64_t i0 = seg.begin + threadIdx.x; i0 < seg.end; i0 += blockDim.x) {
+                const int64_t ib = b0 == grid.row_length ? i0 : (b0 == 1 ? 0 : i0 % b0);
+                const float x = load_as_f32(a.type, at(a_row, i0, a.nb[0]));
+                const float y = load_as_f32(b.type, at(b_row, ib, b.nb[0]));
+                store_from_f32(dst.type, at(d_row, i0, dst.nb[0]), binary_f32(op, x, y));
+            }
         }
     }
 }
@@ -85,32 +84,31 @@ __device__ __forceinline__ float apply_map(const MapParams& p, float x) {
 }
 
 // src has dst's shape. Width 2: both pairable, two elements at a time; width 8: both octets of
-// 16-bit floats, eight at a time.
-__global__ void map_kernel(TensorDesc src, TensorDesc dst, MapParams params, SegmentGrid grid, int width) {
+// 16-bit floats, eight at a time. One instantiation per width, as binary_kernel.
+template <int kWidth>
+__global__ void map_kernel(TensorDesc src, TensorDesc dst, MapParams params, SegmentGrid grid) {
     for (int64_t s = blockIdx.x; s < grid.count; s += gridDim.x) {
         const RowSegment seg = row_segment(dst, grid, s);
         const char* s_row = element_address(src, seg.row);
         char* d_row = element_address(dst, seg.row);
-        if (width == 8) {
+        if constexpr (kWidth == 8) {
             for (int64_t i0 = seg.begin + 8 * threadIdx.x; i0 < seg.end; i0 += 8 * blockDim.x) {
                 float x[8];
                 load8_half_f32(src.type, at(s_row, i0, src.nb[0]), x);
                 for (float& v : x) v = apply_map(params, v);
                 store8_half_from_f32(dst.type, at(d_row, i0, dst.nb[0]), x);
             }
-            continue;
-        }
-        if (width == 2) {
+        } else if constexpr (kWidth == 2) {
             for (int64_t i0 = seg.begin + 2 * threadIdx.x; i0 < seg.end; i0 += 2 * blockDim.x) {
                 const float2 x = load_pair_f32(src.type, at(s_row, i0, src.nb[0]));
                 store_pair_from_f32(dst.type, at(d_row, i0, dst.nb[0]),
                                     make_float2(apply_map(params, x.x), apply_map(params, x.y)));
             }
-            continue;
-        }
-        for (int64_t i0 = seg.begin + threadIdx.x; i0 < seg.end; i0 += blockDim.x) {
-            const float x = load_as_f32(src.type, at(s_row, i0, src.nb[0]));
-            store_from_f32(dst.type, at(d_row, i0, dst.nb[0]), apply_map(params, x));
+        } else {
+            for (int64_t i0 = seg.begin + threadIdx.x; i0 < seg.end; i0 += blockDim.x) {
+                const float x = load_as_f32(src.type, at(s_row, i0, src.nb[0]));
+                store_from_f32(dst.type, at(d_row, i0, dst.nb[0]), apply_map(params, x));
+            }
         }
     }
 }
@@ -193,7 +191,15 @@ Status launch_binary(const LaunchContext& ctx, const Tensor& dst) {
     const int width = octets_of_halves(a) && octets_of_halves(d) && b_octets ? 8
                       : pairable(a) && pairable(d) && b_paired          ? 2
                                                                         : 1;
-    binary_kernel<<<segment_blocks(grid), kBlockSize, 0, ctx.stream>>>(a, b, d, binary_op(dst.op), grid, width);
+    const BinaryOp op = binary_op(dst.op);
+    const int blocks = segment_blocks(grid);
+    if (width == 8) {
+        binary_kernel<8><<<blocks, kBlockSize, 0, ctx.stream>>>(a, b, d, op, grid);
+    } else if (width == 2) {
+        binary_kernel<2><<<blocks, kBlockSize, 0, ctx.stream>>>(a, b, d, op, grid);
+    } else {
+        binary_kernel<1><<<blocks, kBlockSize, 0, ctx.stream>>>(a, b, d, op, grid);
+    }
     XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
     return Status::ok();
 }
@@ -203,7 +209,15 @@ Status launch_map(const LaunchContext& ctx, const Tensor& dst) {
     const TensorDesc src = describe(*dst.src[0]);
     const TensorDesc d = describe(dst);
     const int width = octets_of_halves(src) && octets_of_halves(d) ? 8 : pairable(src) && pairable(d) ? 2 : 1;
-    map_kernel<<<segment_blocks(grid), kBlockSize, 0, ctx.stream>>>(src, d, map_params(dst), grid, width);
+    const MapParams params = map_params(dst);
+    const int blocks = segment_blocks(grid);
+    if (width == 8) {
+        map_kernel<8><<<blocks, kBlockSize, 0, ctx.stream>>>(src, d, params, grid);
+    } else if (width == 2) {
+        map_kernel<2><<<blocks, kBlockSize, 0, ctx.stream>>>(src, d, params, grid);
+    } else {
+        map_kernel<1><<<blocks, kBlockSize, 0, ctx.stream>>>(src, d, params, grid);
+    }
     XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
     return Status::ok();
 }
