@@ -1,5 +1,7 @@
 // Element-wise kernels: binary ops with broadcasting, the maps (add1, scale, sqr, sqrt, log, clamp,
 // unary activations) and gated linear units. The scalar math is op_math.hpp's, shared with the CPU.
+#include <utility>
+
 #include "core/op_math.hpp"
 #include "core/op_params.hpp"
 #include "cuda/cuda_check.hpp"
@@ -10,13 +12,18 @@ namespace xb::cuda {
 
 namespace {
 
+// The element loops below take the op as a functor fixed at compile time: the kernel picks the
+// op once, so that no element pays for a dispatch over every op (a chain of compares per element
+// had held the maps at one element per ~90 instructions, slower than memory for 16-bit types).
+
 // dst = a (op) b, b tiled over a (a has dst's shape). b's row is found once per segment; along
 // dim 0 it is read as is, as one broadcast element, or (rarely) tiled.
 // With width 2 (a, dst and a full-width b pairable, or b one broadcast element) two elements at a
 // time; with width 8 (the same with octets of 16-bit floats) eight. One instantiation per width,
 // so that each keeps only its own path's registers.
-template <int kWidth>
-__global__ void binary_kernel(TensorDesc a, TensorDesc b, TensorDesc dst, BinaryOp op, SegmentGrid grid) {
+template <int kWidth, typename Op>
+__device__ void binary_rows(const TensorDesc& a, const TensorDesc& b, const TensorDesc& dst, const SegmentGrid& grid,
+                            Op op) {
     const int64_t b0 = b.ne[0];
     for (int64_t s = blockIdx.x; s < grid.count; s += gridDim.x) {
         const RowSegment seg = row_segment(dst, grid, s);
@@ -33,7 +40,7 @@ __global__ void binary_kernel(TensorDesc a, TensorDesc b, TensorDesc dst, Binary
                 } else {
                     load8_half_f32(b.type, at(b_row, i0, b.nb[0]), y);
                 }
-                for (int j = 0; j < 8; ++j) x[j] = binary_f32(op, x[j], y[j]);
+                for (int j = 0; j < 8; ++j) x[j] = op(x[j], y[j]);
                 store8_half_from_f32(dst.type, at(d_row, i0, dst.nb[0]), x);
             }
         } else if constexpr (kWidth == 2) {
@@ -45,17 +52,42 @@ __global__ void binary_kernel(TensorDesc a, TensorDesc b, TensorDesc dst, Binary
                 } else {
                     y = load_pair_f32(b.type, at(b_row, i0, b.nb[0]));
                 }
-                store_pair_from_f32(dst.type, at(d_row, i0, dst.nb[0]),
-                                    make_float2(binary_f32(op, x.x, y.x), binary_f32(op, x.y, y.y)));
+                store_pair_from_f32(dst.type, at(d_row, i0, dst.nb[0]), make_float2(op(x.x, y.x), op(x.y, y.y)));
             }
         } else {
             for (int64_t i0 = seg.begin + threadIdx.x; i0 < seg.end; i0 += blockDim.x) {
                 const int64_t ib = b0 == grid.row_length ? i0 : (b0 == 1 ? 0 : i0 % b0);
                 const float x = load_as_f32(a.type, at(a_row, i0, a.nb[0]));
                 const float y = load_as_f32(b.type, at(b_row, ib, b.nb[0]));
-                store_from_f32(dst.type, at(d_row, i0, dst.nb[0]), binary_f32(op, x, y));
+                store_from_f32(dst.type, at(d_row, i0, dst.nb[0]), op(x, y));
             }
         }
+    }
+}
+
+template <BinaryOp kOp>
+struct BinaryFn {
+    __device__ __forceinline__ float operator()(float x, float y) const { return binary_f32(kOp, x, y); }
+};
+
+// Blocks per SM that the register budget must allow: these kernels stream memory, and occupancy
+// keeps loads in flight (binary's pair path, the one f32 tensors take, ran at 0.76 of the copy
+// bandwidth with 48 registers a thread and at 0.88 with 32). Each width gets the most blocks it
+// reaches without spilling: binary 8 (32 registers) for pairs, maps 6 (40); width 8, which holds
+// eight values per operand, 5 (48); width 1 what it needs.
+template <int kWidth>
+inline constexpr int kBinaryBlocksPerSm = kWidth == 2 ? 8 : kWidth == 8 ? 5 : 1;
+template <int kWidth>
+inline constexpr int kMapBlocksPerSm = kWidth == 2 ? 6 : kWidth == 8 ? 5 : 1;
+
+template <int kWidth>
+__global__ void __launch_bounds__(kBlockSize, kBinaryBlocksPerSm<kWidth>)
+    binary_kernel(TensorDesc a, TensorDesc b, TensorDesc dst, BinaryOp op, SegmentGrid grid) {
+    switch (op) {
+        case BinaryOp::Add: return binary_rows<kWidth>(a, b, dst, grid, BinaryFn<BinaryOp::Add>{});
+        case BinaryOp::Sub: return binary_rows<kWidth>(a, b, dst, grid, BinaryFn<BinaryOp::Sub>{});
+        case BinaryOp::Mul: return binary_rows<kWidth>(a, b, dst, grid, BinaryFn<BinaryOp::Mul>{});
+        case BinaryOp::Div: return binary_rows<kWidth>(a, b, dst, grid, BinaryFn<BinaryOp::Div>{});
     }
 }
 
@@ -70,23 +102,26 @@ struct MapParams {
     DType scalar_type = DType::F32;
 };
 
-__device__ __forceinline__ float apply_map(const MapParams& p, float x) {
-    switch (p.kind) {
-        case MapKind::AddScalar: return x + load_as_f32(p.scalar_type, p.scalar);
-        case MapKind::Scale: return scale_f32(x, p.p0, p.p1);
-        case MapKind::Sqr: return x * x;
-        case MapKind::Sqrt: return sqrtf(x);
-        case MapKind::Log: return logf(x);
-        case MapKind::Clamp: return clamp_f32(x, p.p0, p.p1);
-        case MapKind::Unary: return unary_f32(p.unary, x);
+// One map with its kind (and unary op) fixed at compile time. p0, p1: MapParams'; scalar: add1's
+// value, read once per thread.
+template <MapKind kKind, UnaryOp kUnary = UnaryOp::Neg>
+struct MapFn {
+    float p0 = 0.0f, p1 = 0.0f, scalar = 0.0f;
+    __device__ __forceinline__ float operator()(float x) const {
+        if constexpr (kKind == MapKind::AddScalar) return x + scalar;
+        else if constexpr (kKind == MapKind::Scale) return scale_f32(x, p0, p1);
+        else if constexpr (kKind == MapKind::Sqr) return x * x;
+        else if constexpr (kKind == MapKind::Sqrt) return sqrtf(x);
+        else if constexpr (kKind == MapKind::Log) return logf(x);
+        else if constexpr (kKind == MapKind::Clamp) return clamp_f32(x, p0, p1);
+        else return unary_f32(kUnary, x);
     }
-    return x;
-}
+};
 
 // src has dst's shape. Width 2: both pairable, two elements at a time; width 8: both octets of
-// 16-bit floats, eight at a time. One instantiation per width, as binary_kernel.
-template <int kWidth>
-__global__ void map_kernel(TensorDesc src, TensorDesc dst, MapParams params, SegmentGrid grid) {
+// 16-bit floats, eight at a time.
+template <int kWidth, typename Fn>
+__device__ void map_rows(const TensorDesc& src, const TensorDesc& dst, const SegmentGrid& grid, Fn fn) {
     for (int64_t s = blockIdx.x; s < grid.count; s += gridDim.x) {
         const RowSegment seg = row_segment(dst, grid, s);
         const char* s_row = element_address(src, seg.row);
@@ -95,21 +130,48 @@ __global__ void map_kernel(TensorDesc src, TensorDesc dst, MapParams params, Seg
             for (int64_t i0 = seg.begin + 8 * threadIdx.x; i0 < seg.end; i0 += 8 * blockDim.x) {
                 float x[8];
                 load8_half_f32(src.type, at(s_row, i0, src.nb[0]), x);
-                for (float& v : x) v = apply_map(params, v);
+                for (float& v : x) v = fn(v);
                 store8_half_from_f32(dst.type, at(d_row, i0, dst.nb[0]), x);
             }
         } else if constexpr (kWidth == 2) {
             for (int64_t i0 = seg.begin + 2 * threadIdx.x; i0 < seg.end; i0 += 2 * blockDim.x) {
                 const float2 x = load_pair_f32(src.type, at(s_row, i0, src.nb[0]));
-                store_pair_from_f32(dst.type, at(d_row, i0, dst.nb[0]),
-                                    make_float2(apply_map(params, x.x), apply_map(params, x.y)));
+                store_pair_from_f32(dst.type, at(d_row, i0, dst.nb[0]), make_float2(fn(x.x), fn(x.y)));
             }
         } else {
             for (int64_t i0 = seg.begin + threadIdx.x; i0 < seg.end; i0 += blockDim.x) {
                 const float x = load_as_f32(src.type, at(s_row, i0, src.nb[0]));
-                store_from_f32(dst.type, at(d_row, i0, dst.nb[0]), apply_map(params, x));
+                store_from_f32(dst.type, at(d_row, i0, dst.nb[0]), fn(x));
             }
         }
+    }
+}
+
+// The unary map whose op is `op`: one loop per op, of which the matching one runs.
+template <int kWidth, int... kOps>
+__device__ void map_unary(UnaryOp op, const TensorDesc& src, const TensorDesc& dst, const SegmentGrid& grid,
+                          std::integer_sequence<int, kOps...>) {
+    static_cast<void>(((static_cast<int>(op) == kOps &&
+                        (map_rows<kWidth>(src, dst, grid, MapFn<MapKind::Unary, static_cast<UnaryOp>(kOps)>{}), true)) ||
+                       ...));
+}
+
+// One instantiation per width, as binary_kernel.
+template <int kWidth>
+__global__ void __launch_bounds__(kBlockSize, kMapBlocksPerSm<kWidth>)
+    map_kernel(TensorDesc src, TensorDesc dst, MapParams params, SegmentGrid grid) {
+    const float p0 = params.p0, p1 = params.p1;
+    switch (params.kind) {
+        case MapKind::AddScalar:
+            return map_rows<kWidth>(src, dst, grid,
+                                    MapFn<MapKind::AddScalar>{p0, p1, load_as_f32(params.scalar_type, params.scalar)});
+        case MapKind::Scale: return map_rows<kWidth>(src, dst, grid, MapFn<MapKind::Scale>{p0, p1});
+        case MapKind::Sqr: return map_rows<kWidth>(src, dst, grid, MapFn<MapKind::Sqr>{});
+        case MapKind::Sqrt: return map_rows<kWidth>(src, dst, grid, MapFn<MapKind::Sqrt>{});
+        case MapKind::Log: return map_rows<kWidth>(src, dst, grid, MapFn<MapKind::Log>{});
+        case MapKind::Clamp: return map_rows<kWidth>(src, dst, grid, MapFn<MapKind::Clamp>{p0, p1});
+        case MapKind::Unary:
+            return map_unary<kWidth>(params.unary, src, dst, grid, std::make_integer_sequence<int, kUnaryOpCount>{});
     }
 }
 
