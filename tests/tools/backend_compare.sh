@@ -90,6 +90,8 @@ check carried-save 0 "$bin" -c "$configs/default.json" -b CPU,SIM0 -P SIM0:fault
   --save-outputs "$tmp/carried.gguf"
 check carried-load 0 "$bin" -c "$configs/default.json" -b CPU --load-reference "$tmp/carried.gguf"
 expect_in carried-load-summary "$tmp/err" "(0 introduced, "
+check fault-list-bad-name 2 "$bin" -c "$configs/default.json" -b CPU,SIM0 -P "SIM0:fault_node=11+no_such_node"
+expect_in fault-list-bad-name-msg "$tmp/err" "unknown node 'no_such_node'"
 check fault-size-bad 2 "$bin" -c "$configs/default.json" -b CPU,SIM0 -P SIM0:fault_node=11,fault_size=3
 expect_in fault-size-bad-msg "$tmp/err" "fault_size"
 # A fault that names a node works like its index; one that names nothing, or a view (never
