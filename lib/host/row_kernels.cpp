@@ -11,9 +11,8 @@ std::optional<RowType> row_type(DType t) {
     }
 }
 
-// No AVX-512 variants yet: AVX-512 CPUs run the AVX2 ones.
 const RowKernels& row_kernels(Isa isa) {
-    return table_for_isa(isa, "row_kernels", &row_kernels_scalar, &row_kernels_avx2, &row_kernels_avx2);
+    return table_for_isa(isa, "row_kernels", &row_kernels_scalar, &row_kernels_avx2, &row_kernels_avx512);
 }
 
 const RowKernels& row_kernels() {

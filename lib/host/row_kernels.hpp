@@ -64,5 +64,6 @@ const RowKernels& row_kernels();
 // Per instruction set (row_kernels_<isa>.cpp).
 const RowKernels& row_kernels_scalar();
 const RowKernels& row_kernels_avx2();
+const RowKernels& row_kernels_avx512();
 
 }  // namespace xb::host

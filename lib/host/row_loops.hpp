@@ -50,5 +50,6 @@ const RowLoops& row_loops();
 // Per instruction set (row_loops_<isa>.cpp).
 const RowLoops& row_loops_scalar();
 const RowLoops& row_loops_avx2();
+const RowLoops& row_loops_avx512();
 
 }  // namespace xb::host
