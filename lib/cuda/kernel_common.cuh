@@ -56,6 +56,18 @@ __device__ __forceinline__ const char* row_address(const TensorDesc& t, int64_t 
     return t.data + i1 * t.nb[1] + i2 * t.nb[2] + i3 * t.nb[3];
 }
 
+// The outputs of a mat-vec kernel (mul_mat with one column of b), one warp each in a warp-stride
+// loop: f(i, i2, i3) for every dst[i, 0, i2, i3]; every lane of the warp calls it.
+template <typename F>
+__device__ __forceinline__ void for_each_warp_output(const TensorDesc& dst, F f) {
+    const int64_t warps_per_block = blockDim.x / kWarpSize;
+    const int64_t outputs = dst.ne[0] * dst.ne[2] * dst.ne[3];
+    for (int64_t o = static_cast<int64_t>(blockIdx.x) * warps_per_block + threadIdx.x / kWarpSize; o < outputs;
+         o += static_cast<int64_t>(gridDim.x) * warps_per_block) {
+        f(o % dst.ne[0], (o / dst.ne[0]) % dst.ne[2], o / dst.ne[0] / dst.ne[2]);
+    }
+}
+
 // Eight consecutive f16 or bf16 elements with one 16-byte load (p 16-byte aligned), as f32.
 __device__ __forceinline__ void load8_half_f32(DType t, const char* p, float out[8]) {
     const uint4 u = *reinterpret_cast<const uint4*>(p);

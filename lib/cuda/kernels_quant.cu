@@ -67,15 +67,9 @@ __global__ void get_rows_quant_kernel(TensorDesc src, TensorDesc rows, TensorDes
 // lanes over blocks, a warp reduction at the end.
 __global__ void mul_mat_vec_quant_kernel(TensorDesc a, TensorDesc b, TensorDesc dst, int64_t blocks_per_row,
                                          int block_elems, int block_bytes, int64_t r2, int64_t r3) {
-    float y[kMaxBlock];
     const int lane = static_cast<int>(threadIdx.x) % kWarpSize;
-    const int64_t warps_per_block = blockDim.x / kWarpSize;
-    const int64_t outputs = dst.ne[0] * dst.ne[2] * dst.ne[3];
-    for (int64_t o = static_cast<int64_t>(blockIdx.x) * warps_per_block + threadIdx.x / kWarpSize; o < outputs;
-         o += static_cast<int64_t>(gridDim.x) * warps_per_block) {
-        const int64_t i = o % dst.ne[0];
-        const int64_t i2 = (o / dst.ne[0]) % dst.ne[2];
-        const int64_t i3 = o / dst.ne[0] / dst.ne[2];
+    for_each_warp_output(dst, [&](int64_t i, int64_t i2, int64_t i3) {
+        float y[kMaxBlock];
         const char* w = row_address(a, i, i2 / r2, i3 / r3);
         float sum = 0.0f;
         for (int64_t k = lane; k < blocks_per_row; k += kWarpSize) {
@@ -84,7 +78,7 @@ __global__ void mul_mat_vec_quant_kernel(TensorDesc a, TensorDesc b, TensorDesc 
         }
         sum = warp_reduce(sum, SumOp{});
         if (lane == 0) store_f32(dst, Index4{{i, 0, i2, i3}}, sum);
-    }
+    });
 }
 
 struct BlockShape {

@@ -9,138 +9,45 @@
 #include <cstring>
 
 #include "host/row_kernels.hpp"
+#include "host/row_kernels_impl.hpp"
 #include "host/simd_math_avx2.hpp"
 
 namespace xb::host {
 
 namespace {
 
-template <DType T>
-__m256 load8(const std::byte* p) {
-    if constexpr (T == DType::F32) {
-        return _mm256_loadu_ps(reinterpret_cast<const float*>(p));
-    } else if constexpr (T == DType::F16) {
-        return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-    } else {
-        const __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-        return _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
-    }
-}
-
-template <DType T>
-float load1(const std::byte* p) {
-    if constexpr (T == DType::F32) {
-        float v;
-        std::memcpy(&v, p, sizeof v);
-        return v;
-    } else {
-        uint16_t h;
-        std::memcpy(&h, p, sizeof h);
-        if constexpr (T == DType::F16) return _cvtsh_ss(h);
-        const uint32_t bits = static_cast<uint32_t>(h) << 16;
-        float v;
-        std::memcpy(&v, &bits, sizeof v);
-        return v;
-    }
-}
-
-float hsum8(__m256 v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
-
-template <DType T>
-float dot(const float* q, const std::byte* row, int64_t n) {
-    constexpr size_t ts = T == DType::F32 ? 4 : 2;
-    int64_t i = 0;
-    // Four independent sums: one FMA chain would wait out its latency on every step (a one-token
-    // mul_mat is a dot per weight row).
-    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
-    for (; i + 32 <= n; i += 32) {
-        for (int k = 0; k < 4; ++k) {
-            acc[k] = _mm256_fmadd_ps(_mm256_loadu_ps(q + i + 8 * k), load8<T>(row + (i + 8 * k) * ts), acc[k]);
+// The vector type of row_kernels_impl.hpp: 8 floats; f16 rows converted by vcvtph2ps, bf16 by a
+// shift.
+struct Avx2 {
+    using T = __m256;
+    static constexpr int64_t kWidth = 8;
+    static T zero() { return _mm256_setzero_ps(); }
+    static T load(const float* p) { return _mm256_loadu_ps(p); }
+    static void store(float* p, T v) { _mm256_storeu_ps(p, v); }
+    static T set1(float v) { return _mm256_set1_ps(v); }
+    static T mul(T a, T b) { return _mm256_mul_ps(a, b); }
+    static T fma(T a, T b, T c) { return _mm256_fmadd_ps(a, b, c); }
+    template <DType D>
+    static T row(const std::byte* p) {
+        if constexpr (D == DType::F32) {
+            return _mm256_loadu_ps(reinterpret_cast<const float*>(p));
+        } else if constexpr (D == DType::F16) {
+            return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+        } else {
+            const __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+            return _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
         }
     }
-    for (; i + 8 <= n; i += 8) acc[0] = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), load8<T>(row + i * ts), acc[0]);
-    float sum = hsum8(_mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3])));
-    for (; i < n; ++i) sum += q[i] * load1<T>(row + i * ts);
-    return sum;
-}
-
-// dot of q with two rows at once, each with exactly dot's operations (so the same bits): every
-// load of q serves both rows, and eight FMA chains are in flight.
-template <DType T>
-void dot2(const float* q, const std::byte* const* rows, int64_t n, float* out) {
-    constexpr size_t ts = T == DType::F32 ? 4 : 2;
-    const std::byte* r0 = rows[0];
-    const std::byte* r1 = rows[1];
-    int64_t i = 0;
-    __m256 a[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
-    __m256 b[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
-    for (; i + 32 <= n; i += 32) {
-        for (int k = 0; k < 4; ++k) {
-            const __m256 qv = _mm256_loadu_ps(q + i + 8 * k);
-            a[k] = _mm256_fmadd_ps(qv, load8<T>(r0 + (i + 8 * k) * ts), a[k]);
-            b[k] = _mm256_fmadd_ps(qv, load8<T>(r1 + (i + 8 * k) * ts), b[k]);
-        }
+    static float sum4(const T* acc) {
+        const __m256 v = _mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3]));
+        __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+        s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+        s = _mm_add_ss(s, _mm_movehdup_ps(s));
+        return _mm_cvtss_f32(s);
     }
-    for (; i + 8 <= n; i += 8) {
-        const __m256 qv = _mm256_loadu_ps(q + i);
-        a[0] = _mm256_fmadd_ps(qv, load8<T>(r0 + i * ts), a[0]);
-        b[0] = _mm256_fmadd_ps(qv, load8<T>(r1 + i * ts), b[0]);
-    }
-    float sa = hsum8(_mm256_add_ps(_mm256_add_ps(a[0], a[1]), _mm256_add_ps(a[2], a[3])));
-    float sb = hsum8(_mm256_add_ps(_mm256_add_ps(b[0], b[1]), _mm256_add_ps(b[2], b[3])));
-    for (; i < n; ++i) {
-        sa += q[i] * load1<T>(r0 + i * ts);
-        sb += q[i] * load1<T>(r1 + i * ts);
-    }
-    out[0] = sa;
-    out[1] = sb;
-}
-
-template <DType T>
-void axpy(float* acc, float s, const std::byte* row, int64_t n) {
-    constexpr size_t ts = T == DType::F32 ? 4 : 2;
-    int64_t i = 0;
-    const __m256 sv = _mm256_set1_ps(s);
-    for (; i + 8 <= n; i += 8) {
-        _mm256_storeu_ps(acc + i, _mm256_fmadd_ps(load8<T>(row + i * ts), sv, _mm256_loadu_ps(acc + i)));
-    }
-    for (; i < n; ++i) acc[i] += s * load1<T>(row + i * ts);
-}
+};
 
 // --- unary maps -------------------------------------------------------------------------------
-
-// y = f(x) eight at a time; the tail goes through the same vector code from a padded copy, so
-// every element gets the same function whatever its position.
-template <__m256 (*F)(__m256)>
-void map(const float* x, float* y, int64_t n) {
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, F(_mm256_loadu_ps(x + i)));
-    if (i < n) {
-        float tail[8] = {};
-        std::memcpy(tail, x + i, static_cast<size_t>(n - i) * sizeof(float));
-        _mm256_storeu_ps(tail, F(_mm256_loadu_ps(tail)));
-        std::memcpy(y + i, tail, static_cast<size_t>(n - i) * sizeof(float));
-    }
-}
-
-// y = F(x) * g eight at a time, the tail from padded copies as in map.
-template <__m256 (*F)(__m256)>
-void gated_map(const float* x, const float* g, float* y, int64_t n) {
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_mul_ps(F(_mm256_loadu_ps(x + i)), _mm256_loadu_ps(g + i)));
-    if (i < n) {
-        float xt[8] = {}, gt[8] = {};
-        std::memcpy(xt, x + i, static_cast<size_t>(n - i) * sizeof(float));
-        std::memcpy(gt, g + i, static_cast<size_t>(n - i) * sizeof(float));
-        _mm256_storeu_ps(xt, _mm256_mul_ps(F(_mm256_loadu_ps(xt)), _mm256_loadu_ps(gt)));
-        std::memcpy(y + i, xt, static_cast<size_t>(n - i) * sizeof(float));
-    }
-}
 
 // v = exp(v - max) eight at a time, the sum in two double accumulators; the tail from a copy
 // padded with -inf, whose exponentials add 0.
@@ -266,22 +173,22 @@ void transpose32(const uint32_t* src, int64_t src_stride, uint32_t* dst, int64_t
 const RowKernels& row_kernels_avx2() {
     static constexpr RowKernels kTable = [] {
         RowKernels t{Isa::Avx2,
-                     {&dot<DType::F32>, &dot<DType::F16>, &dot<DType::BF16>},
-                     {&dot2<DType::F32>, &dot2<DType::F16>, &dot2<DType::BF16>},
-                     {&axpy<DType::F32>, &axpy<DType::F16>, &axpy<DType::BF16>},
+                     {&dot<Avx2, DType::F32>, &dot<Avx2, DType::F16>, &dot<Avx2, DType::BF16>},
+                     {&dot2<Avx2, DType::F32>, &dot2<Avx2, DType::F16>, &dot2<Avx2, DType::BF16>},
+                     {&axpy<Avx2, DType::F32>, &axpy<Avx2, DType::F16>, &axpy<Avx2, DType::BF16>},
                      {},
                      {},
                      &transpose32,
                      &exp_sum,
                      &sincos};
-        t.unary[static_cast<int>(UnaryOp::Gelu)] = &map<gelu8>;
-        t.unary[static_cast<int>(UnaryOp::GeluQuick)] = &map<gelu_quick8>;
-        t.unary[static_cast<int>(UnaryOp::Silu)] = &map<silu8>;
-        t.unary[static_cast<int>(UnaryOp::Tanh)] = &map<tanh8>;
-        t.unary[static_cast<int>(UnaryOp::Sigmoid)] = &map<sigmoid8>;
-        t.unary[static_cast<int>(UnaryOp::Exp)] = &map<exp8<6>>;
-        t.gated[static_cast<int>(GluOp::SwiGlu)] = &gated_map<silu8>;
-        t.gated[static_cast<int>(GluOp::GeGlu)] = &gated_map<gelu8>;
+        t.unary[static_cast<int>(UnaryOp::Gelu)] = &map<Avx2, gelu8>;
+        t.unary[static_cast<int>(UnaryOp::GeluQuick)] = &map<Avx2, gelu_quick8>;
+        t.unary[static_cast<int>(UnaryOp::Silu)] = &map<Avx2, silu8>;
+        t.unary[static_cast<int>(UnaryOp::Tanh)] = &map<Avx2, tanh8>;
+        t.unary[static_cast<int>(UnaryOp::Sigmoid)] = &map<Avx2, sigmoid8>;
+        t.unary[static_cast<int>(UnaryOp::Exp)] = &map<Avx2, exp8<6>>;
+        t.gated[static_cast<int>(GluOp::SwiGlu)] = &gated_map<Avx2, silu8>;
+        t.gated[static_cast<int>(GluOp::GeGlu)] = &gated_map<Avx2, gelu8>;
         return t;
     }();
     return kTable;

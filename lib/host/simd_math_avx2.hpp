@@ -14,38 +14,50 @@
 namespace xb::host {
 namespace {
 
+// The constants of the range reduction (x = n ln2 + r) and of e^r - 1 = r + r^2 q(r), shared with
+// the AVX-512 set's 16-wide exp (row_kernels_avx512.cpp).
+struct ExpConstants {
+    static constexpr float kShift = 12582912.0f;  // 1.5 * 2^23
+    static constexpr float kLog2e = 1.44269504088896341f;
+    static constexpr float kLn2Hi = 0.693359375f;  // 8 significant bits: n * kLn2Hi is exact
+    static constexpr float kLn2Lo = -2.12194440e-4f;
+};
+
+// q's coefficients, highest degree first: fits of the relative error (Lawson's iteration towards
+// minimax, coefficients rounded to float). Degree 6: 2^-28 before rounding, exp within 1.03 ulp;
+// degree 5: 2^-23.1, exp within 2.3 ulp and one fused multiply-add less, which is 10% of silu
+// (README: Numerics lists which op uses which).
+template <int Degree>
+struct Expm1Coefficients;
+template <>
+struct Expm1Coefficients<6> {
+    static constexpr float kQ[] = {0x1.6bd908p-10f, 0x1.1239b0p-7f, 0x1.555682p-5f, 0x1.555492p-3f, 0x1.fffffep-2f};
+};
+template <>
+struct Expm1Coefficients<5> {
+    static constexpr float kQ[] = {0x1.106554p-7f, 0x1.5727a4p-5f, 0x1.5557aap-3f, 0x1.fffe04p-2f};
+};
+
 // x = n ln2 + r: n = round(x log2e) by adding 1.5 * 2^23 (the sum's low mantissa bits then hold n,
 // so 2^n needs no float-to-int conversion), r with ln2 in two parts so that n ln2 is exact.
 // Returns r; *z_out is the shifted sum whose bits carry n.
 inline __m256 exp8_reduce(__m256 x, __m256* z_out) {
-    const __m256 kShift = _mm256_set1_ps(12582912.0f);  // 1.5 * 2^23
-    const __m256 z = _mm256_fmadd_ps(x, _mm256_set1_ps(1.44269504088896341f), kShift);
+    const __m256 kShift = _mm256_set1_ps(ExpConstants::kShift);
+    const __m256 z = _mm256_fmadd_ps(x, _mm256_set1_ps(ExpConstants::kLog2e), kShift);
     const __m256 n = _mm256_sub_ps(z, kShift);
-    const __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);  // 8 significant bits: n * 0.693359375 is exact
+    const __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(ExpConstants::kLn2Hi), x);
     *z_out = z;
-    return _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+    return _mm256_fnmadd_ps(n, _mm256_set1_ps(ExpConstants::kLn2Lo), r);
 }
 
-// e^r - 1 on |r| <= ln2 / 2 as r + r^2 q(r), q of degree Degree - 2: fits of the relative error
-// (Lawson's iteration towards minimax, coefficients rounded to float). Degree 6: 2^-28 before
-// rounding, exp within 1.03 ulp; degree 5: 2^-23.1, exp within 2.3 ulp and one fused multiply-add
-// less, which is 10% of silu (README: Numerics lists which op uses which).
+// e^r - 1 on |r| <= ln2 / 2 as r + r^2 q(r), q of degree Degree - 2 (Horner).
 template <int Degree>
 inline __m256 expm1_reduced8(__m256 r) {
     static_assert(Degree == 5 || Degree == 6);
-    __m256 q;
-    if constexpr (Degree == 6) {
-        q = _mm256_set1_ps(0x1.6bd908p-10f);
-        q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(0x1.1239b0p-7f));
-        q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(0x1.555682p-5f));
-        q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(0x1.555492p-3f));
-        q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(0x1.fffffep-2f));
-    } else {
-        q = _mm256_set1_ps(0x1.106554p-7f);
-        q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(0x1.5727a4p-5f));
-        q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(0x1.5557aap-3f));
-        q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(0x1.fffe04p-2f));
-    }
+    constexpr const float* c = Expm1Coefficients<Degree>::kQ;
+    constexpr int terms = sizeof(Expm1Coefficients<Degree>::kQ) / sizeof(float);
+    __m256 q = _mm256_set1_ps(c[0]);
+    for (int k = 1; k < terms; ++k) q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(c[k]));
     return _mm256_fmadd_ps(q, _mm256_mul_ps(r, r), r);
 }
 
@@ -64,7 +76,7 @@ inline __m256 exp8_any(__m256 x) {
     // 2^n for n in [-126, 128]: n = 128 only at the clamp, where 1 + t < 1 keeps the product finite
     // unless x was over the limit (handled below). Scale in two steps so that 2^128 never forms;
     // the second is exact, so in range this gives exp8's bits.
-    const __m256i n = _mm256_sub_epi32(_mm256_castps_si256(z), _mm256_castps_si256(_mm256_set1_ps(12582912.0f)));
+    const __m256i n = _mm256_sub_epi32(_mm256_castps_si256(z), _mm256_castps_si256(_mm256_set1_ps(ExpConstants::kShift)));
     const __m256i half = _mm256_srai_epi32(n, 1);
     const __m256 s1 = pow2_8(half);
     __m256 y = _mm256_mul_ps(_mm256_fmadd_ps(t, s1, s1), pow2_8(_mm256_sub_epi32(n, half)));
