@@ -1,8 +1,8 @@
 // The row kernels with AVX-512 (F, BW, VL; compiled with those flags and chosen at run time only on
 // CPUs that have them): the dot products and axpy of the one-token mul_mat and flash attention, 16
 // elements per step, f16 converted by vcvtph2ps, bf16 by a shift; and the maps whose cost is one
-// exponential (exp, sigmoid, silu, gelu_quick, swiglu), 16 at a time with the AVX2 set's exp
-// polynomial. tanh, gelu, geglu, exp_sum, sincos and the transposition are the AVX2 set's. Like
+// exponential (exp, sigmoid, silu, gelu_quick, swiglu, soft_max's exp_sum), 16 at a time with the
+// AVX2 set's exp polynomial. tanh, gelu, geglu, sincos and the transposition are the AVX2 set's. Like
 // the AVX2 file, this one calls no inline function shared with other translation units
 // (simd_math_avx2.hpp's functions have internal linkage: this file gets its own copies).
 #include <immintrin.h>
@@ -92,6 +92,37 @@ __m512 gelu_quick16(__m512 x) {
     return _mm512_div_ps(x, _mm512_add_ps(splat(1.0f), exp16<5>(_mm512_mul_ps(x, splat(-1.702f)))));
 }
 
+// v = exp(v - max) sixteen at a time, the sum in two double accumulators; the tail from a copy
+// padded with -inf, whose exponentials add 0 (soft_max, and flash attention's blocks of keys).
+double exp_sum(float* v, int64_t n, float max) {
+    const __m512 m = splat(max);
+    __m512d lo = _mm512_setzero_pd(), hi = _mm512_setzero_pd();
+    // Each half widened to double (masked conversions from memory: see kAll).
+    const auto add = [&](__m512 e) {
+        alignas(64) float halves[16];
+        _mm512_store_ps(halves, e);
+        lo = _mm512_add_pd(lo, _mm512_mask_cvtps_pd(_mm512_setzero_pd(), 0xff, _mm256_load_ps(halves)));
+        hi = _mm512_add_pd(hi, _mm512_mask_cvtps_pd(_mm512_setzero_pd(), 0xff, _mm256_load_ps(halves + 8)));
+    };
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m512 e = exp16<5>(_mm512_sub_ps(_mm512_loadu_ps(v + i), m));
+        _mm512_storeu_ps(v + i, e);
+        add(e);
+    }
+    if (i < n) {
+        float tail[16];
+        for (int k = 0; k < 16; ++k) tail[k] = i + k < n ? v[i + k] : -__builtin_inff();
+        const __m512 e = exp16<5>(_mm512_sub_ps(_mm512_loadu_ps(tail), m));
+        _mm512_storeu_ps(tail, e);
+        add(e);
+        for (int64_t k = 0; i + k < n; ++k) v[i + k] = tail[k];
+    }
+    alignas(64) double lanes[8];
+    _mm512_store_pd(lanes, _mm512_add_pd(lo, hi));
+    return ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
+}
+
 }  // namespace
 
 const RowKernels& row_kernels_avx512() {
@@ -114,6 +145,7 @@ const RowKernels& row_kernels_avx512() {
         t.unary[static_cast<int>(UnaryOp::Silu)] = &map<Avx512, silu16>;
         t.unary[static_cast<int>(UnaryOp::GeluQuick)] = &map<Avx512, gelu_quick16>;
         t.gated[static_cast<int>(GluOp::SwiGlu)] = &gated_map<Avx512, silu16>;
+        t.exp_sum = &exp_sum;
         return t;
     }();
     return kTable;
