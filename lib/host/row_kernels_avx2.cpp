@@ -38,6 +38,21 @@ struct Avx2 {
             return _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
         }
     }
+    static T sub(T a, T b) { return _mm256_sub_ps(a, b); }
+    static T exp5(T x) { return exp8<5>(x); }
+    // Two accumulators of four doubles: the low and the high half of each vector.
+    struct Sums {
+        __m256d lo = _mm256_setzero_pd(), hi = _mm256_setzero_pd();
+        void add(T e) {
+            lo = _mm256_add_pd(lo, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
+            hi = _mm256_add_pd(hi, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
+        }
+        double total() const {
+            double lanes[4];
+            _mm256_storeu_pd(lanes, _mm256_add_pd(lo, hi));
+            return (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
+        }
+    };
     static float sum4(const T* acc) {
         const __m256 v = _mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3]));
         __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -48,34 +63,6 @@ struct Avx2 {
 };
 
 // --- unary maps -------------------------------------------------------------------------------
-
-// v = exp(v - max) eight at a time, the sum in two double accumulators; the tail from a copy
-// padded with -inf, whose exponentials add 0.
-double exp_sum(float* v, int64_t n, float max) {
-    const __m256 m = _mm256_set1_ps(max);
-    __m256d lo = _mm256_setzero_pd(), hi = _mm256_setzero_pd();
-    const auto add = [&](__m256 e) {
-        lo = _mm256_add_pd(lo, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
-        hi = _mm256_add_pd(hi, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
-    };
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        const __m256 e = exp8<5>(_mm256_sub_ps(_mm256_loadu_ps(v + i), m));
-        _mm256_storeu_ps(v + i, e);
-        add(e);
-    }
-    if (i < n) {
-        float tail[8];
-        for (int k = 0; k < 8; ++k) tail[k] = i + k < n ? v[i + k] : -__builtin_inff();
-        const __m256 e = exp8<5>(_mm256_sub_ps(_mm256_loadu_ps(tail), m));
-        _mm256_storeu_ps(tail, e);
-        add(e);
-        for (int64_t k = 0; i + k < n; ++k) v[i + k] = tail[k];
-    }
-    double lanes[4];
-    _mm256_storeu_pd(lanes, _mm256_add_pd(lo, hi));
-    return (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
-}
 
 // Eight angles at a time through sincos8 when all are within its range (|x| <= 8192), else libm's
 // sincosf for those eight; the tail from a zero-padded copy. cos and sin are interleaved on store.
@@ -179,7 +166,7 @@ const RowKernels& row_kernels_avx2() {
                      {},
                      {},
                      &transpose32,
-                     &exp_sum,
+                     &exp_sum<Avx2>,
                      &sincos};
         t.unary[static_cast<int>(UnaryOp::Gelu)] = &map<Avx2, gelu8>;
         t.unary[static_cast<int>(UnaryOp::GeluQuick)] = &map<Avx2, gelu_quick8>;

@@ -15,44 +15,9 @@ namespace xb::host {
 
 namespace {
 
-// The vector type of row_kernels_impl.hpp: 16 floats; f16 rows converted by vcvtph2ps, bf16 by a
-// shift. Masked forms with an explicit source throughout: the plain conversions, shifts and
+// Masked forms with an explicit source throughout: the plain conversions, shifts and
 // _mm512_reduce_add_ps trip gcc 12's -Wuninitialized inside its own headers.
 constexpr __mmask16 kAll = 0xffff;
-
-struct Avx512 {
-    using T = __m512;
-    static constexpr int64_t kWidth = 16;
-    static T zero() { return _mm512_setzero_ps(); }
-    static T load(const float* p) { return _mm512_loadu_ps(p); }
-    static void store(float* p, T v) { _mm512_storeu_ps(p, v); }
-    static T set1(float v) { return _mm512_set1_ps(v); }
-    static T mul(T a, T b) { return _mm512_mul_ps(a, b); }
-    static T fma(T a, T b, T c) { return _mm512_fmadd_ps(a, b, c); }
-    template <DType D>
-    static T row(const std::byte* p) {
-        if constexpr (D == DType::F32) {
-            return _mm512_loadu_ps(reinterpret_cast<const float*>(p));
-        } else if constexpr (D == DType::F16) {
-            return _mm512_mask_cvtph_ps(_mm512_setzero_ps(), kAll, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
-        } else {
-            const __m512i zero = _mm512_setzero_si512();
-            const __m512i w = _mm512_mask_cvtepu16_epi32(zero, kAll, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
-            return _mm512_castsi512_ps(_mm512_mask_slli_epi32(zero, kAll, w, 16));
-        }
-    }
-    // The lanes of the four accumulators' sum in one fixed order (dot and dot2 must agree bit for bit).
-    static float sum4(const T* acc) {
-        alignas(64) float lanes[16];
-        _mm512_store_ps(lanes, _mm512_add_ps(_mm512_add_ps(acc[0], acc[1]), _mm512_add_ps(acc[2], acc[3])));
-        for (int width = 8; width > 0; width /= 2) {
-            for (int l = 0; l < width; ++l) lanes[l] += lanes[l + width];
-        }
-        return lanes[0];
-    }
-};
-
-// --- maps -------------------------------------------------------------------------------------
 
 // Vector constants are made inside the functions (see row_kernels_avx2.cpp).
 __m512 splat(float v) { return _mm512_set1_ps(v); }
@@ -85,42 +50,63 @@ __m512 exp16(__m512 x) {
     return _mm512_fmadd_ps(t, s, s);
 }
 
+// The vector type of row_kernels_impl.hpp: 16 floats; f16 rows converted by vcvtph2ps, bf16 by a
+// shift.
+struct Avx512 {
+    using T = __m512;
+    static constexpr int64_t kWidth = 16;
+    static T zero() { return _mm512_setzero_ps(); }
+    static T load(const float* p) { return _mm512_loadu_ps(p); }
+    static void store(float* p, T v) { _mm512_storeu_ps(p, v); }
+    static T set1(float v) { return _mm512_set1_ps(v); }
+    static T mul(T a, T b) { return _mm512_mul_ps(a, b); }
+    static T fma(T a, T b, T c) { return _mm512_fmadd_ps(a, b, c); }
+    template <DType D>
+    static T row(const std::byte* p) {
+        if constexpr (D == DType::F32) {
+            return _mm512_loadu_ps(reinterpret_cast<const float*>(p));
+        } else if constexpr (D == DType::F16) {
+            return _mm512_mask_cvtph_ps(_mm512_setzero_ps(), kAll, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+        } else {
+            const __m512i zero = _mm512_setzero_si512();
+            const __m512i w = _mm512_mask_cvtepu16_epi32(zero, kAll, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+            return _mm512_castsi512_ps(_mm512_mask_slli_epi32(zero, kAll, w, 16));
+        }
+    }
+    static T sub(T a, T b) { return _mm512_sub_ps(a, b); }
+    static T exp5(T x) { return exp16<5>(x); }
+    // Two accumulators of eight doubles: the low and the high half of each vector, widened from
+    // memory with masked conversions (see kAll).
+    struct Sums {
+        __m512d lo = _mm512_setzero_pd(), hi = _mm512_setzero_pd();
+        void add(T e) {
+            alignas(64) float halves[16];
+            _mm512_store_ps(halves, e);
+            lo = _mm512_add_pd(lo, _mm512_mask_cvtps_pd(_mm512_setzero_pd(), 0xff, _mm256_load_ps(halves)));
+            hi = _mm512_add_pd(hi, _mm512_mask_cvtps_pd(_mm512_setzero_pd(), 0xff, _mm256_load_ps(halves + 8)));
+        }
+        double total() const {
+            alignas(64) double lanes[8];
+            _mm512_store_pd(lanes, _mm512_add_pd(lo, hi));
+            return ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
+        }
+    };
+    // The lanes of the four accumulators' sum in one fixed order (dot and dot2 must agree bit for bit).
+    static float sum4(const T* acc) {
+        alignas(64) float lanes[16];
+        _mm512_store_ps(lanes, _mm512_add_ps(_mm512_add_ps(acc[0], acc[1]), _mm512_add_ps(acc[2], acc[3])));
+        for (int width = 8; width > 0; width /= 2) {
+            for (int l = 0; l < width; ++l) lanes[l] += lanes[l + width];
+        }
+        return lanes[0];
+    }
+};
+
 __m512 exp16_6(__m512 x) { return exp16<6>(x); }
 __m512 sigmoid16(__m512 x) { return _mm512_div_ps(splat(1.0f), _mm512_add_ps(splat(1.0f), exp16<5>(_mm512_sub_ps(_mm512_setzero_ps(), x)))); }
 __m512 silu16(__m512 x) { return _mm512_div_ps(x, _mm512_add_ps(splat(1.0f), exp16<5>(_mm512_sub_ps(_mm512_setzero_ps(), x)))); }
 __m512 gelu_quick16(__m512 x) {
     return _mm512_div_ps(x, _mm512_add_ps(splat(1.0f), exp16<5>(_mm512_mul_ps(x, splat(-1.702f)))));
-}
-
-// v = exp(v - max) sixteen at a time, the sum in two double accumulators; the tail from a copy
-// padded with -inf, whose exponentials add 0 (soft_max, and flash attention's blocks of keys).
-double exp_sum(float* v, int64_t n, float max) {
-    const __m512 m = splat(max);
-    __m512d lo = _mm512_setzero_pd(), hi = _mm512_setzero_pd();
-    // Each half widened to double (masked conversions from memory: see kAll).
-    const auto add = [&](__m512 e) {
-        alignas(64) float halves[16];
-        _mm512_store_ps(halves, e);
-        lo = _mm512_add_pd(lo, _mm512_mask_cvtps_pd(_mm512_setzero_pd(), 0xff, _mm256_load_ps(halves)));
-        hi = _mm512_add_pd(hi, _mm512_mask_cvtps_pd(_mm512_setzero_pd(), 0xff, _mm256_load_ps(halves + 8)));
-    };
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        const __m512 e = exp16<5>(_mm512_sub_ps(_mm512_loadu_ps(v + i), m));
-        _mm512_storeu_ps(v + i, e);
-        add(e);
-    }
-    if (i < n) {
-        float tail[16];
-        for (int k = 0; k < 16; ++k) tail[k] = i + k < n ? v[i + k] : -__builtin_inff();
-        const __m512 e = exp16<5>(_mm512_sub_ps(_mm512_loadu_ps(tail), m));
-        _mm512_storeu_ps(tail, e);
-        add(e);
-        for (int64_t k = 0; i + k < n; ++k) v[i + k] = tail[k];
-    }
-    alignas(64) double lanes[8];
-    _mm512_store_pd(lanes, _mm512_add_pd(lo, hi));
-    return ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
 }
 
 }  // namespace
@@ -145,7 +131,7 @@ const RowKernels& row_kernels_avx512() {
         t.unary[static_cast<int>(UnaryOp::Silu)] = &map<Avx512, silu16>;
         t.unary[static_cast<int>(UnaryOp::GeluQuick)] = &map<Avx512, gelu_quick16>;
         t.gated[static_cast<int>(GluOp::SwiGlu)] = &gated_map<Avx512, silu16>;
-        t.exp_sum = &exp_sum;
+        t.exp_sum = &exp_sum<Avx512>;
         return t;
     }();
     return kTable;

@@ -5,9 +5,10 @@
 // external linkage (see row_loops_impl.hpp): each set's copy stays in its own translation unit.
 //
 // V provides: T (the vector), kWidth (floats per vector), zero(), load(const float*),
-// store(float*, T), set1(float), mul(T, T), fma(a, b, c) = a * b + c, row<DType>(const
-// std::byte*) (kWidth elements of a row as floats), and sum4(const T*) (the lanes of four
-// accumulators added in one fixed order).
+// store(float*, T), set1(float), mul(T, T), sub(T, T), fma(a, b, c) = a * b + c, row<DType>(const
+// std::byte*) (kWidth elements of a row as floats), sum4(const T*) (the lanes of four
+// accumulators added in one fixed order), exp5(T) (the degree-5 exp of simd_math_avx2.hpp) and
+// Sums (double accumulators: add(T), total()).
 #pragma once
 
 #include <immintrin.h>
@@ -133,6 +134,30 @@ void gated_map(const float* x, const float* g, float* y, int64_t n) {
         V::store(xt, V::mul(F(V::load(xt)), V::load(gt)));
         std::memcpy(y + i, xt, static_cast<size_t>(n - i) * sizeof(float));
     }
+}
+
+// v = exp(v - max) a vector at a time, the sum in double; the tail from a copy padded with -inf,
+// whose exponentials add 0 (soft_max, and flash attention's blocks of keys).
+template <typename V>
+double exp_sum(float* v, int64_t n, float max) {
+    constexpr int64_t w = V::kWidth;
+    const typename V::T m = V::set1(max);
+    typename V::Sums sums;
+    int64_t i = 0;
+    for (; i + w <= n; i += w) {
+        const typename V::T e = V::exp5(V::sub(V::load(v + i), m));
+        V::store(v + i, e);
+        sums.add(e);
+    }
+    if (i < n) {
+        float tail[w];
+        for (int64_t k = 0; k < w; ++k) tail[k] = i + k < n ? v[i + k] : -__builtin_inff();
+        const typename V::T e = V::exp5(V::sub(V::load(tail), m));
+        V::store(tail, e);
+        sums.add(e);
+        for (int64_t k = 0; i + k < n; ++k) v[i + k] = tail[k];
+    }
+    return sums.total();
 }
 
 }  // namespace
