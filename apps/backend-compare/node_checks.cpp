@@ -63,17 +63,6 @@ Origin Divergence::origin_from_sources(const Tensor& node, const report::ErrorMe
     return inputs_differed && within_growth ? Origin::Inherited : Origin::Introduced;
 }
 
-namespace {
-
-// The tensor whose memory `t` uses: itself, or the end of its chain of views.
-const Tensor& storage_of(const Tensor& t) {
-    const Tensor* s = &t;
-    while (s->view_src != nullptr) s = s->view_src;
-    return *s;
-}
-
-}  // namespace
-
 Result<report::ErrorMetrics> IsolatedRecheck::recompute(int i) {
     const Tensor& want = *reference_.node(i);
     if (!copy_) {
@@ -85,7 +74,7 @@ Result<report::ErrorMetrics> IsolatedRecheck::recompute(int i) {
         // into one (a KV cache).
         for (const Tensor* src : want.src) {
             if (src == nullptr) continue;
-            const Tensor& storage = storage_of(*src);
+            const Tensor& storage = src->view_src != nullptr ? *src->view_src : *src;  // a view's is its source's
             const GraphRef r = reference_.ref_of(&storage);
             if (!r.in_graph()) continue;
             const auto index = static_cast<size_t>(r.index());

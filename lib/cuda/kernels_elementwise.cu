@@ -1,5 +1,7 @@
 // Element-wise kernels: binary ops with broadcasting, the maps (add1, scale, sqr, sqrt, log, clamp,
 // unary activations) and gated linear units. The scalar math is op_math.hpp's, shared with the CPU.
+#include <algorithm>
+#include <type_traits>
 #include <utility>
 
 #include "core/op_math.hpp"
@@ -232,6 +234,19 @@ MapParams map_params(const Tensor& dst) {
     return p;
 }
 
+// f(std::integral_constant<int, W>{}) for W = width (1, 2 or 8): the launch of a kernel's
+// instantiation for that width.
+template <typename F>
+void with_width(int width, F f) {
+    if (width == 8) {
+        f(std::integral_constant<int, 8>{});
+    } else if (width == 2) {
+        f(std::integral_constant<int, 2>{});
+    } else {
+        f(std::integral_constant<int, 1>{});
+    }
+}
+
 BinaryOp binary_op(Op op) {
     switch (op) {
         case Op::Sub: return BinaryOp::Sub;
@@ -248,20 +263,14 @@ Status launch_binary(const LaunchContext& ctx, const Tensor& dst) {
     const TensorDesc a = describe(*dst.src[0]);
     const TensorDesc b = describe(*dst.src[1]);
     const TensorDesc d = describe(dst);
-    const bool b_paired = (b.ne[0] == d.ne[0] && pairable(b)) || b.ne[0] == 1;
-    const bool b_octets = (b.ne[0] == d.ne[0] && octets_of_halves(b)) || b.ne[0] == 1;
-    const int width = octets_of_halves(a) && octets_of_halves(d) && b_octets ? 8
-                      : pairable(a) && pairable(d) && b_paired          ? 2
-                                                                        : 1;
+    // b along dim 0: one broadcast element allows any width, a full row its own, a tiled row one.
+    const int b_width = b.ne[0] == 1 ? 8 : b.ne[0] == d.ne[0] ? access_width(b) : 1;
+    const int width = std::min({access_width(a), access_width(d), b_width});
     const BinaryOp op = binary_op(dst.op);
     const int blocks = segment_blocks(grid);
-    if (width == 8) {
-        binary_kernel<8><<<blocks, kBlockSize, 0, ctx.stream>>>(a, b, d, op, grid);
-    } else if (width == 2) {
-        binary_kernel<2><<<blocks, kBlockSize, 0, ctx.stream>>>(a, b, d, op, grid);
-    } else {
-        binary_kernel<1><<<blocks, kBlockSize, 0, ctx.stream>>>(a, b, d, op, grid);
-    }
+    with_width(width, [&](auto w) {
+        binary_kernel<decltype(w)::value><<<blocks, kBlockSize, 0, ctx.stream>>>(a, b, d, op, grid);
+    });
     XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
     return Status::ok();
 }
@@ -270,16 +279,11 @@ Status launch_map(const LaunchContext& ctx, const Tensor& dst) {
     const SegmentGrid grid = row_segments(dst.ne[0], dst.nrows());
     const TensorDesc src = describe(*dst.src[0]);
     const TensorDesc d = describe(dst);
-    const int width = octets_of_halves(src) && octets_of_halves(d) ? 8 : pairable(src) && pairable(d) ? 2 : 1;
     const MapParams params = map_params(dst);
     const int blocks = segment_blocks(grid);
-    if (width == 8) {
-        map_kernel<8><<<blocks, kBlockSize, 0, ctx.stream>>>(src, d, params, grid);
-    } else if (width == 2) {
-        map_kernel<2><<<blocks, kBlockSize, 0, ctx.stream>>>(src, d, params, grid);
-    } else {
-        map_kernel<1><<<blocks, kBlockSize, 0, ctx.stream>>>(src, d, params, grid);
-    }
+    with_width(std::min(access_width(src), access_width(d)), [&](auto w) {
+        map_kernel<decltype(w)::value><<<blocks, kBlockSize, 0, ctx.stream>>>(src, d, params, grid);
+    });
     XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
     return Status::ok();
 }

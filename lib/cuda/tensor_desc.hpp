@@ -127,6 +127,11 @@ inline bool octets_of_halves(const TensorDesc& t) {
     return (t.type == DType::F16 || t.type == DType::BF16) && t.ne[0] % 8 == 0 && rows_aligned16(t);
 }
 
+// How many elements a kernel may move per load or store of `t`: 8 (octets of 16-bit floats), 2
+// (pairable) or 1. Octets are pairable too, so the least over a kernel's operands is one they all
+// allow.
+inline int access_width(const TensorDesc& t) { return octets_of_halves(t) ? 8 : pairable(t) ? 2 : 1; }
+
 // A packed tensor of `type` and shape `ne` at `data` (scratch copies of operands).
 inline TensorDesc packed_desc(void* data, DType type, const std::array<int64_t, kMaxDims>& ne) {
     TensorDesc d;
