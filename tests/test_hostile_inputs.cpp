@@ -123,6 +123,22 @@ TEST(HostileInputs, InputsLargerThanTheDeviceAreRefusedBeforeTheirValuesAreMade)
         << o.status.message();
 }
 
+TEST(HostileInputs, InputsBeyondTheHostAreRefusedOnTheCpuToo) {
+    // On the CPU the values and the tensors are both host memory: 2^40 floats need 8 TiB of it.
+    auto spec = parse_config(with_value(kFields[0].config, "549755813888"), "hostile.json");
+    ASSERT_TRUE(spec.is_ok()) << spec.status().to_string();
+    auto model = build_model(*spec, global_registry());
+    ASSERT_TRUE(model.is_ok()) << model.status().to_string();
+    const auto start = std::chrono::steady_clock::now();
+    auto placed = testing::compute_on_cpu(std::move(model).value());
+    ASSERT_FALSE(placed.is_ok());
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 1.0);
+    EXPECT_EQ(placed.status().code(), StatusCode::OutOfMemory) << placed.status().to_string();
+    EXPECT_NE(placed.status().message().find("the inputs (their values, then their tensors) need 8.0 TiB, CPU has"),
+              std::string::npos)
+        << placed.status().message();
+}
+
 TEST(HostileInputs, DeepOrLongExpressionsAreErrors) {
     const std::string deep_minus = std::string(20000, '-') + "1";
     const std::string deep_parens = std::string(20000, '(') + "1" + std::string(20000, ')');
