@@ -16,6 +16,7 @@
 #include "builtin/builtin_backends.hpp"
 #include "core/context.hpp"
 #include "core/ops.hpp"
+#include "core/quant_int_dot.hpp"
 #include "cuda/cuda.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/cuda_error.hpp"
@@ -24,6 +25,7 @@
 #include "cuda/gemm_plan.hpp"
 #include "cuda/kernel_errors.hpp"
 #include "cuda/launch_config.hpp"
+#include "cuda/quant_products.hpp"
 #include "cuda/tensor_desc.hpp"
 
 namespace xb::cuda {
@@ -94,6 +96,68 @@ TEST(CudaLaunch, FlashKeySplitsFillTheGpuWithChunksOfSeveralKeys) {
     }
     EXPECT_EQ(flash_partial_bytes(10, 1, 128), 0u);
     EXPECT_EQ(flash_partial_bytes(10, 4, 128), 10u * 4u * 130u * sizeof(float));
+}
+
+// Decoding (a few query rows per head, head sizes of the vector kernel's templates, 16-byte K/V
+// rows) takes the vector kernel, its keys cut into chunks of whole 64-key steps, enough blocks to
+// fill the GPU; every other shape the general kernel.
+TEST(CudaLaunch, FlashPlanPicksTheVectorKernelForDecoding) {
+    FlashShape decode;
+    decode.d = decode.dv = 128;
+    decode.n_q = 1;
+    decode.n_head = 32;
+    decode.n_seq = 1;
+    decode.n_kv = 4096;
+    decode.kv_vectors = true;
+    const FlashPlan p = plan_flash(decode);
+    EXPECT_TRUE(p.vector);
+    EXPECT_EQ(p.rows_per_block, 1);
+    EXPECT_EQ(p.splits, 32);  // 32 heads x 32 chunks of 128 keys: 1024 blocks
+    EXPECT_EQ(p.chunk, 128);
+    EXPECT_EQ(p.partial_bytes, flash_partial_bytes(32, 32, 128));
+
+    for (int64_t d : {64, 80, 96, 112, 256}) {
+        FlashShape s = decode;
+        s.d = s.dv = d;
+        EXPECT_TRUE(plan_flash(s).vector) << d;
+    }
+    FlashShape rows3 = decode;
+    rows3.n_q = 3;
+    EXPECT_EQ(plan_flash(rows3).rows_per_block, 4);
+    rows3.n_q = 2;
+    EXPECT_EQ(plan_flash(rows3).rows_per_block, 2);
+
+    FlashShape other = decode;
+    other.n_q = kFlashVecMaxRows + 1;  // a prompt
+    EXPECT_FALSE(plan_flash(other).vector);
+    EXPECT_EQ(plan_flash(other).splits, flash_splits(other.n_q * other.n_head, other.n_kv));
+    other = decode;
+    other.dv = 64;  // v's head size differs
+    EXPECT_FALSE(plan_flash(other).vector);
+    other = decode;
+    other.d = other.dv = 72;  // no template
+    EXPECT_FALSE(plan_flash(other).vector);
+    other = decode;
+    other.kv_vectors = false;  // K or V rows not 16-byte aligned
+    EXPECT_FALSE(plan_flash(other).vector);
+
+    FlashShape short_kv = decode;
+    short_kv.n_kv = 100;  // fewer keys than a chunk: one split, no partial results
+    EXPECT_EQ(plan_flash(short_kv).splits, 1);
+    EXPECT_EQ(plan_flash(short_kv).partial_bytes, 0u);
+    // Chunks cover every key once, whatever the shape.
+    for (int64_t n_kv : {1, 63, 64, 65, 1000, 4097, 131072}) {
+        for (int64_t heads : {1, 8, 64}) {
+            FlashShape s = decode;
+            s.n_kv = n_kv;
+            s.n_head = heads;
+            const FlashPlan f = plan_flash(s);
+            EXPECT_GE(f.splits * f.chunk, n_kv) << n_kv << " " << heads;
+            EXPECT_LT((f.splits - 1) * f.chunk, n_kv) << n_kv << " " << heads;
+            EXPECT_EQ(f.chunk % kFlashVecChunkStep, 0);
+            EXPECT_LE(f.splits, kFlashMaxSplits);
+        }
+    }
 }
 
 TEST(CudaLaunch, FlashAttentionSharedMemoryPerWarp) {
@@ -372,27 +436,60 @@ TEST(CudaGemmPlan, MixedTypesPackTheOperandThatChanges) {
     EXPECT_EQ(p.scratch_bytes, align_scratch(33 * 9 * 4) + align_scratch(33 * 5 * 4));
 }
 
-TEST(CudaGemmPlan, QuantizedWeightsAreDequantizedToF16OrReadByTheMatVecKernel) {
+// Quantized weights never go through cuBLAS (nor a dequantized copy of the matrix): up to eight
+// columns to the integer mat-vec kernel, with the columns quantized in scratch; more to the tiles.
+TEST(CudaQuantProducts, ColumnsChooseTheKernelAndTheScratch) {
     Context ctx;
-    EXPECT_EQ(gemm_input_type(DType::Q4_K, DType::F32), DType::F16);
-    EXPECT_EQ(gemm_input_type(DType::Q8_0, DType::F16), DType::F16);
-    Tensor* batch = mul_mat(ctx, input(ctx, DType::Q4_0, {96, 13}), input(ctx, DType::F32, {96, 7}));
-    ASSERT_TRUE(ctx.ok()) << ctx.status().to_string();
-    ASSERT_TRUE(gemm_supported(*batch));
-    EXPECT_FALSE(uses_mat_vec(*batch));
-    const GemmPlan p = plan_gemm(*batch);
-    EXPECT_EQ(p.input_type, DType::F16);
-    EXPECT_TRUE(p.a.pack && p.b.pack);
-    EXPECT_EQ(p.a.scratch_bytes, 96u * 13u * 2u);  // the dequantized weights, f16
-    EXPECT_EQ(p.a.ld, 96);
-    EXPECT_EQ(node_scratch_bytes(*batch), p.scratch_bytes);
-
-    // One column per batch: the mat-vec kernel reads the blocks, no scratch.
     Tensor* decode = mul_mat(ctx, input(ctx, DType::Q6_K, {512, 9, 2}), input(ctx, DType::F32, {512, 1, 4}));
+    Tensor* batch8 = mul_mat(ctx, input(ctx, DType::Q4_0, {96, 13}), input(ctx, DType::F32, {96, 8, 3}));
+    Tensor* batch9 = mul_mat(ctx, input(ctx, DType::Q4_0, {96, 13}), input(ctx, DType::F32, {96, 9}));
     ASSERT_TRUE(ctx.ok()) << ctx.status().to_string();
-    EXPECT_TRUE(uses_mat_vec(*decode));
-    EXPECT_TRUE(supports_node(*decode));
-    EXPECT_EQ(node_scratch_bytes(*decode), 0u);
+    for (const Tensor* t : {decode, batch8, batch9}) {
+        EXPECT_TRUE(is_quant_product(*t));
+        EXPECT_TRUE(gemm_supported(*t));
+        EXPECT_TRUE(supports_node(*t));
+        EXPECT_FALSE(uses_mat_vec(*t));  // that one is the half-precision kernel's
+    }
+
+    const QuantProductPlan d = plan_quant_product(*decode);
+    EXPECT_EQ(d.path, QuantProductPath::MatVec);
+    EXPECT_EQ(d.k, 512);
+    EXPECT_EQ(d.rows, 9);
+    EXPECT_EQ(d.columns, 1);
+    EXPECT_EQ(d.batches, 4);
+    EXPECT_EQ(d.r2, 2);
+    // 4 columns of 512 int8 values, then 4 x 16 scales of 8 bytes.
+    EXPECT_EQ(d.scales_offset, align_scratch(4 * 512));
+    EXPECT_EQ(d.scratch_bytes, align_scratch(4 * 512) + align_scratch(4 * 16 * sizeof(Q8Scale)));
+    EXPECT_EQ(node_scratch_bytes(*decode), d.scratch_bytes);
+
+    const QuantProductPlan b8 = plan_quant_product(*batch8);
+    EXPECT_EQ(b8.path, QuantProductPath::MatVec);
+    EXPECT_EQ(b8.columns, 8);
+    EXPECT_EQ(b8.scratch_bytes, align_scratch(24 * 96) + align_scratch(24 * 3 * sizeof(Q8Scale)));
+
+    const QuantProductPlan b9 = plan_quant_product(*batch9);
+    EXPECT_EQ(b9.path, QuantProductPath::Tiles);
+    EXPECT_EQ(b9.scratch_bytes, 0u);
+    EXPECT_EQ(node_scratch_bytes(*batch9), 0u) << "tiles are decoded in shared memory";
+}
+
+// 16-byte loads of the weights' quants only for the types laid out for them, and only when every
+// row starts 16-byte aligned.
+TEST(CudaQuantProducts, WideLoadsNeedAlignedRows) {
+    Context ctx;
+    alignas(256) static char storage[4 * 176];
+    for (DType t : {DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::Q8_0}) {
+        Tensor* w = input(ctx, t, {256, 2});
+        w->data = storage;
+        Tensor* y = mul_mat(ctx, w, input(ctx, DType::F32, {256, 1}));
+        ASSERT_TRUE(ctx.ok()) << ctx.status().to_string();
+        EXPECT_EQ(plan_quant_product(*y).wide_loads, has_wide_units(t)) << dtype_name(t);
+        w->data = storage + 4;  // rows 4-byte aligned only
+        EXPECT_FALSE(plan_quant_product(*y).wide_loads) << dtype_name(t);
+    }
+    EXPECT_TRUE(has_wide_units(DType::Q4_K) && has_wide_units(DType::Q5_K));
+    EXPECT_FALSE(has_wide_units(DType::Q6_K) || has_wide_units(DType::Q4_0) || has_wide_units(DType::Q8_K));
 }
 
 TEST(CudaGemmPlan, HalfWeightsTimesOneF32ColumnUseTheMatVecKernel) {

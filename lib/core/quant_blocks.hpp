@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "core/dtype.hpp"
 #include "core/host_device.hpp"
@@ -76,6 +77,13 @@ struct BlockQ8_K {
     int8_t qs[kQKK];
     int16_t bsums[kQKK / 16];
 };
+
+// Values in one block of each struct: a k-quant super-block's 256, the legacy types' 32.
+template <typename Block>
+inline constexpr int kBlockElems = std::is_same_v<Block, BlockQ4_K> || std::is_same_v<Block, BlockQ5_K> ||
+                                           std::is_same_v<Block, BlockQ6_K> || std::is_same_v<Block, BlockQ8_K>
+                                       ? kQKK
+                                       : kQK;
 
 static_assert(sizeof(BlockQ4_0) == 18 && sizeof(BlockQ4_1) == 20 && sizeof(BlockQ5_0) == 22 &&
               sizeof(BlockQ5_1) == 24 && sizeof(BlockQ8_0) == 34);
@@ -215,6 +223,89 @@ XB_HD void dequantize_block(const BlockQ6_K& b, float* y) {
 
 XB_HD void dequantize_block(const BlockQ8_K& b, float* y) {
     for (int j = 0; j < kQKK; ++j) y[j] = b.d * static_cast<float>(b.qs[j]);
+}
+
+// --- sixteen consecutive values of a block to f32 ------------------------------------------------------
+// dequantize_part(b, part, y): values 16 * part .. 16 * part + 15 of the block, the same bits as
+// dequantize_block gives them (the GPU's tile kernels decode a block piece by piece).
+
+XB_HD void dequantize_part(const BlockQ4_0& b, int part, float* y) {
+    const float d = f16_to_f32(b.d);
+    for (int j = 0; j < 16; ++j) {
+        const int q = part == 0 ? (b.qs[j] & 0x0F) : (b.qs[j] >> 4);
+        y[j] = d * static_cast<float>(q - 8);
+    }
+}
+
+XB_HD void dequantize_part(const BlockQ4_1& b, int part, float* y) {
+    const float d = f16_to_f32(b.d);
+    const float m = f16_to_f32(b.m);
+    for (int j = 0; j < 16; ++j) {
+        const int q = part == 0 ? (b.qs[j] & 0x0F) : (b.qs[j] >> 4);
+        y[j] = mul_then_add(d, static_cast<float>(q), m);
+    }
+}
+
+// Value e (0..31) of a q5_0 / q5_1 block: its nibble and its fifth bit.
+XB_HD int q5_value(const uint8_t* qs, uint32_t qh, int e) {
+    const int nibble = e < kQK / 2 ? (qs[e] & 0x0F) : (qs[e - kQK / 2] >> 4);
+    return nibble | static_cast<int>(((qh >> e) & 1u) << 4);
+}
+
+XB_HD void dequantize_part(const BlockQ5_0& b, int part, float* y) {
+    const float d = f16_to_f32(b.d);
+    const uint32_t qh = load_u32_le(b.qh);
+    for (int j = 0; j < 16; ++j) y[j] = d * static_cast<float>(q5_value(b.qs, qh, 16 * part + j) - 16);
+}
+
+XB_HD void dequantize_part(const BlockQ5_1& b, int part, float* y) {
+    const float d = f16_to_f32(b.d);
+    const float m = f16_to_f32(b.m);
+    const uint32_t qh = load_u32_le(b.qh);
+    for (int j = 0; j < 16; ++j) y[j] = mul_then_add(d, static_cast<float>(q5_value(b.qs, qh, 16 * part + j)), m);
+}
+
+XB_HD void dequantize_part(const BlockQ8_0& b, int part, float* y) {
+    const float d = f16_to_f32(b.d);
+    for (int j = 0; j < 16; ++j) y[j] = static_cast<float>(b.qs[16 * part + j]) * d;
+}
+
+// q4_K / q5_K: part p is half of sub-block p / 2.
+template <typename Block, bool kFifthBit>
+XB_HD void dequantize_k_affine_part(const Block& b, int part, float* y) {
+    const int sub = part / 2;
+    const int l0 = 16 * (part % 2);
+    int sc = 0, m = 0;
+    k_scale_min(b.scales, sub, sc, m);
+    const float ds = f16_to_f32(b.d) * static_cast<float>(sc);
+    const float dm = f16_to_f32(b.dmin) * static_cast<float>(m);
+    const uint8_t* q = b.qs + 32 * (sub / 2);
+    for (int j = 0; j < 16; ++j) {
+        const int l = l0 + j;
+        int v = sub % 2 == 0 ? (q[l] & 0x0F) : (q[l] >> 4);
+        if constexpr (kFifthBit) v |= ((b.qh[l] >> sub) & 1) << 4;
+        y[j] = mul_then_sub(ds, static_cast<float>(v), dm);
+    }
+}
+
+XB_HD void dequantize_part(const BlockQ4_K& b, int part, float* y) { dequantize_k_affine_part<BlockQ4_K, false>(b, part, y); }
+XB_HD void dequantize_part(const BlockQ5_K& b, int part, float* y) { dequantize_k_affine_part<BlockQ5_K, true>(b, part, y); }
+
+XB_HD void dequantize_part(const BlockQ6_K& b, int part, float* y) {
+    const float d = f16_to_f32(b.d);
+    const float ds = d * static_cast<float>(b.scales[part]);
+    for (int j = 0; j < 16; ++j) {
+        const int e = 16 * part + j;
+        const int h = e / 128, g = (e % 128) / 32, l = e % 32;
+        const uint8_t ql = b.ql[64 * h + 32 * (g % 2) + l];
+        const int lo = g < 2 ? (ql & 0x0F) : (ql >> 4);
+        const int hi = (b.qh[32 * h + l] >> (2 * g)) & 3;
+        y[j] = ds * static_cast<float>((lo | (hi << 4)) - 32);
+    }
+}
+
+XB_HD void dequantize_part(const BlockQ8_K& b, int part, float* y) {
+    for (int j = 0; j < 16; ++j) y[j] = b.d * static_cast<float>(b.qs[16 * part + j]);
 }
 
 }  // namespace xb

@@ -2,6 +2,7 @@
 #include "cuda/cuda_check.hpp"
 #include "cuda/gemm_plan.hpp"
 #include "cuda/kernels.hpp"
+#include "cuda/quant_products.hpp"
 
 namespace xb::cuda {
 
@@ -24,9 +25,15 @@ Status launch_get_rows_node(const LaunchContext& ctx, const Tensor& dst) {
     return is_quantized(dst.src[0]->type) ? launch_get_rows_quant(ctx, dst) : launch_get_rows(ctx, dst);
 }
 
+// Quantized weights go to the integer mat-vec or the tile kernels, never through cuBLAS; f16/bf16
+// weights times one f32 column to the half mat-vec kernel; the rest to cuBLAS.
 Status launch_mul_mat_node(const LaunchContext& ctx, const Tensor& dst) {
-    if (!uses_mat_vec(dst)) return launch_gemm(ctx, dst);
-    return is_quantized(dst.src[0]->type) ? launch_mul_mat_vec_quant(ctx, dst) : launch_mul_mat_vec_half(ctx, dst);
+    if (is_quant_product(dst)) {
+        const QuantProductPlan plan = plan_quant_product(dst);
+        return plan.path == QuantProductPath::MatVec ? launch_mul_mat_vec_q(ctx, dst, plan)
+                                                     : launch_mul_mat_q_tiles(ctx, dst, plan);
+    }
+    return uses_mat_vec(dst) ? launch_mul_mat_vec_half(ctx, dst) : launch_gemm(ctx, dst);
 }
 
 }  // namespace

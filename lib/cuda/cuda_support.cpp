@@ -5,6 +5,8 @@
 #include "core/ops.hpp"
 #include "cuda/gemm_plan.hpp"
 #include "cuda/launch_config.hpp"
+#include "cuda/quant_products.hpp"
+#include "cuda/tensor_desc.hpp"
 
 namespace xb::cuda {
 
@@ -132,21 +134,34 @@ bool supports_node(const Tensor& node) {
     return supports_op_types(node) && all_aligned(node);
 }
 
+FlashShape flash_shape(const Tensor& node) {
+    const Tensor& q = *node.src[0];
+    const Tensor& k = *node.src[1];
+    const Tensor& v = *node.src[2];
+    FlashShape s;
+    s.d = q.ne[0];
+    s.dv = v.ne[0];
+    s.n_q = q.ne[1];
+    s.n_head = q.ne[2];
+    s.n_seq = q.ne[3];
+    s.n_kv = k.ne[1];
+    s.kv_vectors = is_float(k.type) && is_float(v.type) && rows_aligned16(describe(k)) && rows_aligned16(describe(v));
+    return s;
+}
+
 size_t node_scratch_bytes(const Tensor& node) {
     if (computes_nothing(node)) return 0;
     switch (node.op) {
         case Op::MulMat: case Op::OutProd:
+            if (is_quant_product(node)) return plan_quant_product(node).scratch_bytes;
             return uses_mat_vec(node) ? 0 : plan_gemm(node).scratch_bytes;
         case Op::Rope:
             // cos and sin of every rotated pair at each token's position.
             return align_scratch(static_cast<size_t>(node.ne[2]) * static_cast<size_t>(RopeParams::load(node).n_dims) *
                                  sizeof(float));
-        case Op::FlashAttnExt: {
+        case Op::FlashAttnExt:
             // Partial results of the key splits (launch_config.hpp).
-            const int64_t rows = node.src[0]->ne[1] * node.src[0]->ne[2] * node.src[0]->ne[3];
-            const int64_t splits = flash_splits(rows, node.src[1]->ne[1]);
-            return align_scratch(flash_partial_bytes(rows, splits, node.src[2]->ne[0]));
-        }
+            return align_scratch(plan_flash(flash_shape(node)).partial_bytes);
         default:
             return 0;
     }

@@ -5,6 +5,7 @@
 #include <cstddef>
 
 #include "core/tensor.hpp"
+#include "cuda/launch_config.hpp"
 
 namespace xb::cuda {
 
@@ -14,7 +15,12 @@ namespace xb::cuda {
 bool supports_node(const Tensor& node);
 
 // Device scratch that the node's kernels use while it is computed (packed GEMM operands, GEMM
-// pointer arrays, rope's cos/sin table); 0 for most ops. Reads data addresses: call after allocation.
+// pointer arrays, quantized activations, rope's cos/sin table, flash attention's key splits); 0 for
+// most ops. Reads data addresses: call after allocation.
 size_t node_scratch_bytes(const Tensor& node);
+
+// The shapes of a flash_attn_ext node that choose its kernel (launch_config.hpp's plan_flash).
+// Reads K's and V's data addresses.
+FlashShape flash_shape(const Tensor& node);
 
 }  // namespace xb::cuda

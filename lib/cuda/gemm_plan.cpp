@@ -70,7 +70,6 @@ std::optional<int64_t> flat_batch_stride(int64_t ne2, int64_t ne3, int64_t nb2, 
 size_t align_scratch(size_t bytes) { return (bytes + kScratchAlignment - 1) / kScratchAlignment * kScratchAlignment; }
 
 DType gemm_input_type(DType ta, DType tb) {
-    if (is_quantized(ta)) return DType::F16;
     if (ta == tb) return ta;
     if ((ta == DType::F16 || ta == DType::BF16) && tb == DType::F32) return ta;
     return DType::F32;
@@ -93,7 +92,7 @@ bool gemm_supported(const Tensor& dst) {
 bool uses_mat_vec(const Tensor& dst) {
     if (dst.op != Op::MulMat || dst.ne[1] != 1) return false;
     const DType a = dst.src[0]->type;
-    return is_quantized(a) || ((a == DType::F16 || a == DType::BF16) && dst.src[1]->type == DType::F32);
+    return (a == DType::F16 || a == DType::BF16) && dst.src[1]->type == DType::F32;
 }
 
 GemmPlan plan_gemm(const Tensor& dst) {

@@ -6,11 +6,12 @@
 //   out_prod: a [m, k] is stored m x k and used as is, b [n, k] transposed:   C[m x n] = a b^T
 // and C is dst [m, n], so that every batch (dims 2 and 3) is one GEMM.
 //
+// Quantized weights never come here: they have their own kernels (quant_products.hpp).
+//
 // Both operands must have one element type. As ggml does, f32 activations are rounded to the
-// type of f16/bf16 weights (b takes a's type), quantized weights are dequantized to f16 and the
-// activations rounded to f16; other mixes compute in f32. A quantized, f16 or bf16 a times a single
-// column of b (a decode step; f32 b with f16/bf16 a) skips cuBLAS: a mat-vec kernel reads the
-// weights as stored and the activations without rounding them (uses_mat_vec). An operand whose type,
+// type of f16/bf16 weights (b takes a's type); other mixes compute in f32. An f16 or bf16 a times a
+// single f32 column of b (a decode step) skips cuBLAS: a mat-vec kernel reads the weights as stored
+// and the activations without rounding them (uses_mat_vec). An operand whose type,
 // element stride or row stride cuBLAS cannot take is first packed (converted and made contiguous)
 // into scratch memory. Batches are one GEMM, a strided batch when every operand steps by one
 // stride per batch, else a batch over pointer arrays (broadcast of a over dims 2 and 3, or batch
@@ -56,14 +57,15 @@ struct GemmPlan {
 
 // The type both operands are converted to for a GEMM of a (type ta) and b (type tb).
 DType gemm_input_type(DType ta, DType tb);
-// True when a mul_mat / out_prod node can go to cuBLAS: float sources (or mul_mat's a quantized),
+// True when the GPU computes a mul_mat / out_prod node: float sources (or mul_mat's a quantized, for
+// the kernels of quant_products.hpp),
 // contiguous f32 dst, and every size within cuBLAS's 32-bit ints.
 bool gemm_supported(const Tensor& dst);
-// A mul_mat with one column of b per batch of quantized a, or of f16/bf16 a and f32 b: a mat-vec
-// kernel, not cuBLAS.
+// A mul_mat with one column of b per batch of f16/bf16 a and f32 b: a mat-vec kernel, not cuBLAS.
 bool uses_mat_vec(const Tensor& dst);
-// The plan of a node for which gemm_supported is true. Reads the tensors' data addresses (an
-// operand at an address not aligned to its element is packed), so make it after allocation.
+// The plan of a node for which gemm_supported is true and whose a is not quantized. Reads the
+// tensors' data addresses (an operand at an address not aligned to its element is packed), so make
+// it after allocation.
 GemmPlan plan_gemm(const Tensor& dst);
 
 size_t align_scratch(size_t bytes);

@@ -15,6 +15,7 @@
 #include "core/status.hpp"
 #include "core/tensor.hpp"
 #include "cuda/kernel_errors.hpp"
+#include "cuda/quant_products.hpp"
 #include "cuda/tensor_desc.hpp"
 
 namespace xb::cuda {
@@ -60,14 +61,19 @@ Status launch_diag_mask_inf(const LaunchContext& ctx, const Tensor& dst);
 Status launch_rope(const LaunchContext& ctx, const Tensor& dst);  // uses scratch (cos/sin table)
 Status launch_flash_attn_ext(const LaunchContext& ctx, const Tensor& dst);
 
-// --- kernels_quant.cu: the quantized types (core/quant_blocks.hpp) ---
+// --- kernels_quant.cu: the quantized types' values (core/quant_blocks.hpp) ---
 // src (quantized, whole rows of consecutive blocks) into dst (a float type, any strides) with the
 // same row length and number of rows.
 Status launch_dequantize(const LaunchContext& ctx, const TensorDesc& src, const TensorDesc& dst);
 Status launch_get_rows_quant(const LaunchContext& ctx, const Tensor& dst);
-// mul_mat with a single column of b (uses_mat_vec in gemm_plan.hpp): of quantized a, and of f16 or
-// bf16 a with f32 b.
-Status launch_mul_mat_vec_quant(const LaunchContext& ctx, const Tensor& dst);
+
+// --- kernels_mat_vec_q.cu and kernels_mat_mat_q.cu: quantized weights (quant_products.hpp) ---
+// mul_mat of quantized a by up to kMatVecMaxColumns columns (the plan's MatVec path; uses scratch
+// for the quantized columns), and by more (Tiles).
+Status launch_mul_mat_vec_q(const LaunchContext& ctx, const Tensor& dst, const QuantProductPlan& plan);
+Status launch_mul_mat_q_tiles(const LaunchContext& ctx, const Tensor& dst, const QuantProductPlan& plan);
+
+// --- kernels_matmul.cu: f16 or bf16 a times one f32 column of b (uses_mat_vec in gemm_plan.hpp) ---
 Status launch_mul_mat_vec_half(const LaunchContext& ctx, const Tensor& dst);
 
 // --- matmul.cpp (cuBLAS) and kernels_matmul.cu ---

@@ -1,6 +1,6 @@
-// Attention kernels: soft_max (mask, scale, ALiBi), diag_mask_inf, rope (normal and neox, YaRN)
-// and flash_attn_ext (one warp per query row and chunk of keys, online softmax, chunks merged). The scalar math (ALiBi slopes,
-// rope's YaRN angles) is op_math.hpp's, shared with the CPU.
+// Attention kernels: soft_max (mask, scale, ALiBi), diag_mask_inf, rope (normal and neox, YaRN);
+// flash_attn_ext is in kernels_flash_attn.cu. The scalar math (ALiBi slopes, rope's YaRN angles) is
+// op_math.hpp's, shared with the CPU.
 #include <cmath>
 
 #include "core/op_math.hpp"
@@ -128,156 +128,6 @@ __global__ void rope_kernel(TensorDesc src, TensorDesc dst, RopeArgs args, const
     }
 }
 
-// --- flash_attn_ext -------------------------------------------------------------------------------
-
-// Keys a flash_attn_ext warp takes at a time.
-constexpr int kKeyGroup = 4;
-
-struct FlashArgs {
-    float scale;  // applied to q.k (already divided by softcap when softcap is on, as ggml)
-    float max_bias;
-    float softcap;
-};
-
-// One warp per (query row, key chunk). Query rows (iq, h, s) are numbered head fastest; chunk c of
-// `splits` covers keys [c * chunk, (c + 1) * chunk). Lane l owns the elements l, l + 32, ... of the
-// row's q copy and V accumulator in shared memory, so no lane reads another lane's slots and the
-// warp needs no barrier besides its shuffles. Online softmax over the chunk's keys, with the CPU's
-// update rule. With one split the warp writes dst; with more it writes its unnormalised
-// accumulator, running max and sum to `partial` ([row][split][dv + 2] floats) for
-// flash_combine_kernel.
-__global__ void flash_attn_kernel(TensorDesc q, TensorDesc k, TensorDesc v, TensorDesc mask, bool masked,
-                                  TensorDesc dst, FlashArgs args, int64_t splits, int64_t chunk, float* partial) {
-    extern __shared__ float flash_shared[];
-    const int64_t d = q.ne[0];
-    const int64_t dv = v.ne[0];
-    const int64_t n_q = q.ne[1];
-    const int64_t n_head = q.ne[2];
-    const int64_t n_kv = k.ne[1];
-    const int64_t heads_per_kv = n_head / k.ne[2];
-    const int64_t units = n_head * n_q * q.ne[3] * splits;
-    const int lane = static_cast<int>(threadIdx.x) % kWarpSize;
-    const int warp = static_cast<int>(threadIdx.x) / kWarpSize;
-    const int64_t warps_per_block = blockDim.x / kWarpSize;
-    float* q_row = flash_shared + warp * (d + dv);
-    float* acc = q_row + d;
-
-    for (int64_t unit = static_cast<int64_t>(blockIdx.x) * warps_per_block + warp; unit < units;
-         unit += static_cast<int64_t>(gridDim.x) * warps_per_block) {
-        const int64_t row = unit / splits;
-        const int64_t split = unit - row * splits;
-        const int64_t h = row % n_head;
-        const int64_t iq = (row / n_head) % n_q;
-        const int64_t s = row / n_head / n_q;
-        const int64_t kvh = h / heads_per_kv;
-        const float slope = alibi_slope_f32(static_cast<int>(h), static_cast<int>(n_head), args.max_bias);
-        for (int64_t i = lane; i < d; i += kWarpSize) q_row[i] = load_f32(q, Index4{{i, iq, h, s}});
-        for (int64_t i = lane; i < dv; i += kWarpSize) acc[i] = 0.0f;
-
-        float run_max = -INFINITY;
-        float run_sum = 0.0f;
-        const int64_t first = split * chunk;
-        const int64_t last = first + chunk < n_kv ? first + chunk : n_kv;
-        // kKeyGroup keys at a time: their loads are independent, so the warp waits for memory once
-        // per group rather than once per key. The group's scores update the online softmax together
-        // (the same result as key by key, up to rounding).
-        for (int64_t ic0 = first; ic0 < last; ic0 += kKeyGroup) {
-            bool live[kKeyGroup];
-            float score[kKeyGroup];
-            // Every lane computes the same mask values: branches on them are uniform over the warp.
-#pragma unroll
-            for (int g = 0; g < kKeyGroup; ++g) {
-                const int64_t ic = ic0 + g;
-                live[g] = ic < last;
-                score[g] = live[g] && masked
-                               ? slope * load_f32(mask, Index4{{ic, iq, h % mask.ne[2], s % mask.ne[3]}})
-                               : 0.0f;
-                live[g] = live[g] && score[g] != -INFINITY;  // masked out: contributes nothing
-            }
-            float dot[kKeyGroup] = {};
-            for (int64_t i = lane; i < d; i += kWarpSize) {
-                const float qi = q_row[i];
-#pragma unroll
-                for (int g = 0; g < kKeyGroup; ++g) {
-                    if (live[g]) dot[g] += qi * load_f32(k, Index4{{i, ic0 + g, kvh, s}});
-                }
-            }
-            float group_max = -INFINITY;
-#pragma unroll
-            for (int g = 0; g < kKeyGroup; ++g) {
-                float sc = warp_reduce(dot[g], SumOp{}) * args.scale;
-                if (args.softcap != 0.0f) sc = args.softcap * tanhf(sc);
-                score[g] = live[g] ? sc + score[g] : -INFINITY;
-                group_max = fmaxf(group_max, score[g]);
-            }
-            if (group_max == -INFINITY) continue;
-            const float new_max = fmaxf(run_max, group_max);
-            const float ms = expf(run_max - new_max);  // rescales what is accumulated so far (0 at first)
-            float weight[kKeyGroup];
-            float weight_sum = 0.0f;
-#pragma unroll
-            for (int g = 0; g < kKeyGroup; ++g) {
-                weight[g] = live[g] ? expf(score[g] - new_max) : 0.0f;
-                weight_sum += weight[g];
-            }
-            for (int64_t i = lane; i < dv; i += kWarpSize) {
-                float a = acc[i] * ms;
-#pragma unroll
-                for (int g = 0; g < kKeyGroup; ++g) {
-                    if (live[g]) a += weight[g] * load_f32(v, Index4{{i, ic0 + g, kvh, s}});
-                }
-                acc[i] = a;
-            }
-            run_sum = run_sum * ms + weight_sum;
-            run_max = new_max;
-        }
-        if (splits == 1) {
-            // Every key masked out: zeros rather than 0/0.
-            const float inv = run_sum == 0.0f ? 0.0f : 1.0f / run_sum;
-            for (int64_t i = lane; i < dv; i += kWarpSize) store_f32(dst, Index4{{i, h, iq, s}}, acc[i] * inv);
-            continue;
-        }
-        float* out = partial + unit * (dv + 2);
-        for (int64_t i = lane; i < dv; i += kWarpSize) out[i] = acc[i];
-        if (lane == 0) {
-            out[dv] = run_max;
-            out[dv + 1] = run_sum;
-        }
-    }
-}
-
-// One warp per query row: merges the row's splits, each weighted by exp(its max - the overall max).
-// A split that saw no unmasked key (max -inf) weighs nothing; a row with none at all gives zeros.
-__global__ void flash_combine_kernel(const float* partial, TensorDesc dst, int64_t n_head, int64_t n_q, int64_t rows,
-                                     int64_t splits, int64_t dv) {
-    const int lane = static_cast<int>(threadIdx.x) % kWarpSize;
-    const int64_t warps_per_block = blockDim.x / kWarpSize;
-    const int64_t stride = dv + 2;
-    for (int64_t row = static_cast<int64_t>(blockIdx.x) * warps_per_block + threadIdx.x / kWarpSize; row < rows;
-         row += static_cast<int64_t>(gridDim.x) * warps_per_block) {
-        const float* parts = partial + row * splits * stride;
-        float overall = -INFINITY;
-        for (int64_t c = 0; c < splits; ++c) overall = fmaxf(overall, parts[c * stride + dv]);
-        float total = 0.0f;
-        for (int64_t c = 0; c < splits; ++c) {
-            const float m = parts[c * stride + dv];
-            if (m != -INFINITY) total += parts[c * stride + dv + 1] * expf(m - overall);
-        }
-        const float inv = total == 0.0f ? 0.0f : 1.0f / total;
-        const int64_t h = row % n_head;
-        const int64_t iq = (row / n_head) % n_q;
-        const int64_t s = row / n_head / n_q;
-        for (int64_t i = lane; i < dv; i += kWarpSize) {
-            float o = 0.0f;
-            for (int64_t c = 0; c < splits; ++c) {
-                const float m = parts[c * stride + dv];
-                if (m != -INFINITY) o += parts[c * stride + i] * expf(m - overall);
-            }
-            store_f32(dst, Index4{{i, h, iq, s}}, o * inv);
-        }
-    }
-}
-
 }  // namespace
 
 Status launch_soft_max(const LaunchContext& ctx, const Tensor& dst) {
@@ -326,34 +176,6 @@ Status launch_rope(const LaunchContext& ctx, const Tensor& dst) {
     rope_kernel<<<elementwise_blocks(units), kBlockSize, 0, ctx.stream>>>(describe(src), describe(dst), args, cache,
                                                                           units);
     XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
-    return Status::ok();
-}
-
-Status launch_flash_attn_ext(const LaunchContext& ctx, const Tensor& dst) {
-    const Tensor& q = *dst.src[0];
-    const Tensor& v = *dst.src[2];
-    const Tensor* mask = dst.src[3];
-    const FlashAttnParams p = FlashAttnParams::load(dst);
-    const FlashArgs args{p.score_scale(), p.max_bias, p.softcap};
-    const int64_t rows = q.ne[1] * q.ne[2] * q.ne[3];
-    const int64_t n_kv = dst.src[1]->ne[1];
-    const int64_t splits = flash_splits(rows, n_kv);
-    const int64_t chunk = splits > 1 ? n_kv / splits + (n_kv % splits != 0 ? 1 : 0) : n_kv;
-    if (ctx.scratch_bytes < flash_partial_bytes(rows, splits, v.ne[0])) {
-        return Status(StatusCode::Internal, "flash_attn_ext: the scratch reserved for the key splits is too small");
-    }
-    auto* partial = reinterpret_cast<float*>(ctx.scratch);
-    const WarpLaunch launch = flash_launch(q.ne[0], v.ne[0], rows * splits);
-    flash_attn_kernel<<<launch.blocks, launch.warps_per_block * kWarpSize, launch.shared_bytes, ctx.stream>>>(
-        describe(q), describe(*dst.src[1]), describe(v), mask ? describe(*mask) : TensorDesc{}, mask != nullptr,
-        describe(dst), args, splits, chunk, partial);
-    XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
-    if (splits > 1) {
-        constexpr int kCombineWarps = 4;
-        flash_combine_kernel<<<elementwise_blocks(rows, kCombineWarps), kCombineWarps * kWarpSize, 0, ctx.stream>>>(
-            partial, describe(dst), q.ne[2], q.ne[1], rows, splits, v.ne[0]);
-        XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
-    }
     return Status::ok();
 }
 

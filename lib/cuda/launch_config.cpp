@@ -37,7 +37,36 @@ int64_t flash_splits(int64_t rows, int64_t n_kv) {
     if (rows <= 0 || n_kv <= kFlashMinChunk) return 1;
     const int64_t by_keys = n_kv / kFlashMinChunk;                    // chunks of at least kFlashMinChunk keys
     const int64_t by_warps = std::max<int64_t>(1, kFlashTargetWarps / rows);  // no more warps than fill the GPU
-    return std::max<int64_t>(1, std::min(by_keys, by_warps));
+    return std::clamp<int64_t>(std::min(by_keys, by_warps), 1, kFlashMaxSplits);
+}
+
+bool flash_vec_head_size(int64_t d) {
+    return d == 64 || d == 80 || d == 96 || d == 112 || d == 128 || d == 256;
+}
+
+namespace {
+int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
+}  // namespace
+
+FlashPlan plan_flash(const FlashShape& s) {
+    FlashPlan p;
+    const int64_t rows = s.n_q * s.n_head * s.n_seq;
+    if (rows <= 0 || s.n_kv <= 0) return p;
+    p.vector = s.kv_vectors && s.d == s.dv && flash_vec_head_size(s.d) && s.n_q <= kFlashVecMaxRows;
+    if (!p.vector) {
+        p.splits = flash_splits(rows, s.n_kv);
+        p.chunk = ceil_div(s.n_kv, p.splits);
+        p.partial_bytes = flash_partial_bytes(rows, p.splits, s.dv);
+        return p;
+    }
+    p.rows_per_block = s.n_q == 1 ? 1 : s.n_q == 2 ? 2 : 4;
+    const int64_t blocks = s.n_head * s.n_seq * ceil_div(s.n_q, p.rows_per_block);
+    const int64_t by_keys = std::max<int64_t>(1, s.n_kv / kFlashVecMinChunk);
+    const int64_t wanted = std::clamp<int64_t>(ceil_div(kFlashVecTargetBlocks, blocks), 1, std::min(by_keys, kFlashMaxSplits));
+    p.chunk = ceil_div(ceil_div(s.n_kv, wanted), kFlashVecChunkStep) * kFlashVecChunkStep;
+    p.splits = ceil_div(s.n_kv, p.chunk);
+    p.partial_bytes = flash_partial_bytes(rows, p.splits, s.dv);
+    return p;
 }
 
 size_t flash_partial_bytes(int64_t rows, int64_t splits, int64_t dv) {

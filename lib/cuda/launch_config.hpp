@@ -57,9 +57,34 @@ WarpLaunch flash_launch(int64_t d, int64_t dv, int64_t units);
 // many splits so that the GPU is full; a chunk keeps at least kFlashMinChunk keys.
 inline constexpr int64_t kFlashMinChunk = 16;
 inline constexpr int64_t kFlashTargetWarps = 16384;
+inline constexpr int64_t kFlashMaxSplits = 1024;  // the combine kernel keeps one weight per split in shared memory
 int64_t flash_splits(int64_t rows, int64_t n_kv);
 // Scratch for the splits' partial results when splits > 1: per row and split, dv accumulators plus
 // the running max and sum, as floats.
 size_t flash_partial_bytes(int64_t rows, int64_t splits, int64_t dv);
+
+// The vector kernel for decoding (few query rows per head): one block of kFlashVecWarps warps per
+// (head, group of query rows, key split); K and V read 16 bytes at a time, q and the accumulators
+// in registers. Head sizes are template parameters (d == dv, one of flash_vec_head_size's).
+inline constexpr int kFlashVecWarps = 4;
+inline constexpr int64_t kFlashVecMaxRows = 4;        // query rows per head it takes
+inline constexpr int64_t kFlashVecMinChunk = 128;     // keys per block, at least
+inline constexpr int64_t kFlashVecChunkStep = 64;     // chunks are multiples of this
+inline constexpr int64_t kFlashVecTargetBlocks = 1024;  // enough blocks to fill a large GPU several times
+bool flash_vec_head_size(int64_t d);
+
+struct FlashShape {
+    int64_t d = 0, dv = 0;        // head sizes of q/k and of v
+    int64_t n_q = 0, n_head = 0, n_seq = 0, n_kv = 0;
+    bool kv_vectors = false;      // K and V rows 16-byte aligned and contiguous, of a float type
+};
+struct FlashPlan {
+    bool vector = false;          // the vector kernel, else the general one (flash_launch)
+    int rows_per_block = 1;       // vector: query rows of one head per block (1, 2 or 4)
+    int64_t splits = 1;           // key chunks per query row, combined at the end when more than one
+    int64_t chunk = 0;            // keys per chunk
+    size_t partial_bytes = 0;     // scratch for the chunks' partial results
+};
+FlashPlan plan_flash(const FlashShape& shape);
 
 }  // namespace xb::cuda

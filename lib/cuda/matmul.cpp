@@ -28,7 +28,7 @@ Result<const char*> operand_data(const LaunchContext& ctx, const GemmOperand& o,
     char* packed = ctx.scratch + o.scratch_offset;
     const TensorDesc src = describe(*o.tensor);
     const TensorDesc dst = packed_desc(packed, input_type, o.tensor->ne);
-    XB_RETURN_IF_ERROR(is_quantized(o.tensor->type) ? launch_dequantize(ctx, src, dst) : launch_copy(ctx, src, dst));
+    XB_RETURN_IF_ERROR(launch_copy(ctx, src, dst));
     return static_cast<const char*>(packed);
 }
 

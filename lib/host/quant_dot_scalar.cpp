@@ -4,24 +4,24 @@
 #include <cstddef>
 
 #include "core/quant.hpp"
+#include "core/quant_int_dot.hpp"
 #include "host/quant_dot.hpp"
 
 namespace xb::host {
 
 namespace {
 
-int clamp_round(float v, int lo, int hi) { return std::clamp(static_cast<int>(std::lround(v)), lo, hi); }
-
+// The rounding is core/quant_int_dot.hpp's, which the GPU's activation blocks use too.
 void quantize_q8sum(const float* x, void* out, int64_t n) {
     auto* y = static_cast<BlockQ8Sum*>(out);
     for (int64_t b = 0; b < n / kQK; ++b, x += kQK) {
         float amax = 0.0f;
         for (int j = 0; j < kQK; ++j) amax = std::max(amax, std::fabs(x[j]));
-        const float d = amax / 127;
-        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        const float d = q8_step(amax);
+        const float id = q8_inverse_step(d);
         int sum = 0;
         for (int j = 0; j < kQK; ++j) {
-            y[b].qs[j] = static_cast<int8_t>(clamp_round(x[j] * id, -127, 127));
+            y[b].qs[j] = static_cast<int8_t>(q8_round(x[j], id));
             sum += y[b].qs[j];
         }
         y[b].d = d;

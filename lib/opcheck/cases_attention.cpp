@@ -244,6 +244,18 @@ void add_flash_attn_cases(std::vector<OpCase>& cases) {
          1.5f},
     };
     for (const FlashDef& f : defs) cases.push_back(flash_case(f));
+
+    // Decoding at every head size a GPU's vector kernel has a template for, one to three query
+    // rows, key counts that make several chunks with a short last one, GQA; chunks that are wholly
+    // masked out (causal with few past keys) must weigh nothing when the chunks merge.
+    for (int64_t d : {64, 80, 96, 112, 128, 256}) {
+        cases.push_back(flash_case({"vec_d" + std::to_string(d), d, d, 1, 517, 4, 2, 1, DType::F16, DType::F16, m,
+                                    1.0f / std::sqrt(static_cast<float>(d)), 0.0f, 0.0f}));
+    }
+    cases.push_back(flash_case({"vec_rows3_causal", 128, 128, 3, 400, 4, 1, 1, DType::BF16, DType::F16,
+                                causal_mask(-0.5f, 0.5f, 50), 0.088f, 0.0f, 0.0f}));
+    cases.push_back(flash_case({"vec_rows2_alibi_softcap", 64, 64, 2, 260, 8, 4, 2, DType::F32, DType::F32, m, 0.125f,
+                                8.0f, 1.5f}));
 }
 
 }  // namespace

@@ -58,6 +58,23 @@ void add_mul_mat_cases(std::vector<OpCase>& cases) {
                              mul_mat_ref, kTolMatMulQuant});
         }
     }
+    // A GPU's tile path over several tiles in both directions (128 weight rows x 64 columns each)
+    // with short last ones, many k steps; and its mat-vec path's largest column count.
+    for (DType t : kQuantTypes) {
+        const int64_t k = row_of_blocks(t, t == DType::Q4_K || t == DType::Q5_K || t == DType::Q6_K ? 2 : 9);
+        cases.push_back({"mul_mat_tiles_" + type_tag(t),
+                         [=](CaseBuilder& c) {
+                             Tensor* a = c.input(t, {k, 133, 1, 1});  // inputs in order: a, then b
+                             return xb::mul_mat(c.ctx(), a, c.input(DType::F32, {k, 70, 1, 1}));
+                         },
+                         mul_mat_ref, kTolMatMulQuant});
+    }
+    cases.push_back({"mul_mat_batch8_q4_K",
+                     [](CaseBuilder& c) {
+                         Tensor* a = c.input(DType::Q4_K, {512, 19, 1, 1});
+                         return xb::mul_mat(c.ctx(), a, c.input(DType::F32, {512, 8, 1, 1}));
+                     },
+                     mul_mat_ref, kTolMatMulQuant});
     // Rows of a apart (a permuted: dims 1 and 2 swapped) and f16 activations.
     cases.push_back({"mul_mat_permuted_a_q4_0",
                      [](CaseBuilder& c) {

@@ -1,0 +1,183 @@
+// Quantized weights times up to eight columns (decode and small batches), as ggml's MMVQ: the
+// columns are quantized once to 8-bit blocks, then each weight row is dotted with every column in
+// integer arithmetic, unit by unit (core/quant_int_dot.hpp: the same code the CPU tests run).
+#include "core/quant_int_dot.hpp"
+#include "cuda/cuda_check.hpp"
+#include "cuda/kernel_common.cuh"
+#include "cuda/kernels.hpp"
+#include "cuda/quant_products.hpp"
+#include "cuda/quant_types.cuh"
+
+namespace xb::cuda {
+
+namespace {
+
+// One warp per block of 32 activations: b's columns (any float type, any strides) into int8 values
+// and a Q8Scale per block, rounded as the CPU rounds them (q8_step, q8_round).
+__global__ void quantize_columns_kernel(TensorDesc b, int8_t* values, Q8Scale* scales, int64_t blocks_per_column,
+                                        int64_t n_blocks) {
+    const int lane = static_cast<int>(threadIdx.x) % kWarpSize;
+    const int64_t warps_per_block = blockDim.x / kWarpSize;
+    for (int64_t blk = static_cast<int64_t>(blockIdx.x) * warps_per_block + threadIdx.x / kWarpSize; blk < n_blocks;
+         blk += static_cast<int64_t>(gridDim.x) * warps_per_block) {
+        const int64_t column = blk / blocks_per_column;
+        const int64_t i0 = (blk % blocks_per_column) * kQ8Block + lane;
+        const float x = load_f32(b, with_dim(row_start(b, column), 0, i0));
+        const float amax = warp_reduce(fabsf(x), MaxOp{});
+        const float d = q8_step(amax);
+        const int q = q8_round(x, q8_inverse_step(d));
+        values[blk * kQ8Block + lane] = static_cast<int8_t>(q);
+        const int sum = warp_reduce(q, SumOp{});
+        if (lane == 0) scales[blk] = Q8Scale{d, d * static_cast<float>(sum)};
+    }
+}
+
+struct MatVecArgs {
+    const char* a = nullptr;          // the weights, quantized rows
+    int64_t a_nb1 = 0, a_nb2 = 0, a_nb3 = 0;
+    int64_t rows = 0;                 // a's rows (dst's ne[0])
+    int64_t blocks_per_row = 0;
+    int64_t batches = 0, batch2 = 1;  // dst's ne[2] * ne[3], and ne[2]
+    int64_t r2 = 1, r3 = 1;
+    const int8_t* values = nullptr;   // quantized columns (QuantProductPlan)
+    const Q8Scale* scales = nullptr;
+    int64_t k = 0;
+    TensorDesc dst;
+};
+
+// dst[i, j, i2, i3] = dot(row i of a's matrix (i2 / r2, i3 / r3), column j of batch (i2, i3)), for
+// kCols columns and kRows rows per thread block. The block's threads take a row's units in turn
+// (consecutive threads, consecutive pieces of memory); each keeps kRows x kCols sums, which warp
+// shuffles and then shared memory add up.
+template <typename Block, int kCols, int kRows, bool kWide>
+__global__ void __launch_bounds__(kMatVecWarps * kWarpSize) mul_mat_vec_q_kernel(MatVecArgs args) {
+    constexpr int kUnits = Q8Dot<Block>::kUnits;
+    constexpr int kElems = kBlockElems<Block>;
+    __shared__ float partial[kMatVecWarps][kRows][kCols];
+    const int lane = static_cast<int>(threadIdx.x) % kWarpSize;
+    const int warp = static_cast<int>(threadIdx.x) / kWarpSize;
+    const int64_t units = args.blocks_per_row * kUnits;
+    const int64_t row0 = static_cast<int64_t>(blockIdx.x) * kRows;
+    for (int64_t batch = blockIdx.y; batch < args.batches; batch += gridDim.y) {
+        const int64_t i2 = batch % args.batch2;
+        const int64_t i3 = batch / args.batch2;
+        const char* matrix = args.a + (i2 / args.r2) * args.a_nb2 + (i3 / args.r3) * args.a_nb3;
+        const int64_t column0 = batch * kCols;
+        Q8Cols act;
+        act.qs = args.values + column0 * args.k;
+        act.ds = args.scales + column0 * (args.k / kQ8Block);
+        act.qs_stride = args.k;
+        act.ds_stride = args.k / kQ8Block;
+
+        float sum[kRows][kCols] = {};
+        for (int64_t u = threadIdx.x; u < units; u += blockDim.x) {
+            const int64_t blk = u / kUnits;
+            const int unit = static_cast<int>(u % kUnits);
+#pragma unroll
+            for (int r = 0; r < kRows; ++r) {
+                if (row0 + r >= args.rows) break;
+                const auto* block = reinterpret_cast<const uint8_t*>(matrix + (row0 + r) * args.a_nb1) +
+                                    blk * static_cast<int64_t>(sizeof(Block));
+                Q8Dot<Block>::template dot<kCols, kWide>(block, unit, act, blk * kElems, sum[r]);
+            }
+        }
+#pragma unroll
+        for (int r = 0; r < kRows; ++r) {
+#pragma unroll
+            for (int c = 0; c < kCols; ++c) {
+                const float s = warp_reduce(sum[r][c], SumOp{});
+                if (lane == 0) partial[warp][r][c] = s;
+            }
+        }
+        __syncthreads();
+        if (threadIdx.x < kRows * kCols) {
+            const int r = static_cast<int>(threadIdx.x) / kCols;
+            const int c = static_cast<int>(threadIdx.x) % kCols;
+            float total = 0.0f;
+#pragma unroll
+            for (int w = 0; w < kMatVecWarps; ++w) total += partial[w][r][c];
+            if (row0 + r < args.rows) store_f32(args.dst, Index4{{row0 + r, c, i2, i3}}, total);
+        }
+        __syncthreads();  // partial is reused by the next batch
+    }
+}
+
+// Rows per thread block: one for a single column (a whole GPU of blocks for one weight row each),
+// two for more, so that a block's activation loads serve two rows.
+template <int kCols>
+inline constexpr int kMatVecRows = kCols == 1 ? 1 : 2;
+
+template <typename Block, int kCols>
+Status launch_columns(const LaunchContext& ctx, const MatVecArgs& args, bool wide) {
+    constexpr int kRows = kMatVecRows<kCols>;
+    const int64_t row_blocks = args.rows / kRows + (args.rows % kRows != 0 ? 1 : 0);
+    const dim3 grid(static_cast<unsigned>(row_blocks), static_cast<unsigned>(args.batches < 65535 ? args.batches : 65535));
+    // Types without wide loads get one instantiation.
+    if constexpr (Q8Dot<Block>::kWideLoads) {
+        if (wide) {
+            mul_mat_vec_q_kernel<Block, kCols, kRows, true><<<grid, kMatVecWarps * kWarpSize, 0, ctx.stream>>>(args);
+            XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+            return Status::ok();
+        }
+    }
+    mul_mat_vec_q_kernel<Block, kCols, kRows, false><<<grid, kMatVecWarps * kWarpSize, 0, ctx.stream>>>(args);
+    XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+    return Status::ok();
+}
+
+template <typename Block>
+Status launch_for_columns(const LaunchContext& ctx, const MatVecArgs& args, int64_t columns, bool wide) {
+    static_assert(kMatVecMaxColumns == 8, "one case per column count");
+    switch (columns) {
+        case 1: return launch_columns<Block, 1>(ctx, args, wide);
+        case 2: return launch_columns<Block, 2>(ctx, args, wide);
+        case 3: return launch_columns<Block, 3>(ctx, args, wide);
+        case 4: return launch_columns<Block, 4>(ctx, args, wide);
+        case 5: return launch_columns<Block, 5>(ctx, args, wide);
+        case 6: return launch_columns<Block, 6>(ctx, args, wide);
+        case 7: return launch_columns<Block, 7>(ctx, args, wide);
+        case 8: return launch_columns<Block, 8>(ctx, args, wide);
+        default: return Status(StatusCode::Internal, "mul_mat: no mat-vec kernel for " + std::to_string(columns) + " columns");
+    }
+}
+
+}  // namespace
+
+Status launch_mul_mat_vec_q(const LaunchContext& ctx, const Tensor& dst, const QuantProductPlan& plan) {
+    const Tensor& a = *dst.src[0];
+    const Tensor& b = *dst.src[1];
+    if (plan.rows == 0 || plan.batches == 0 || plan.columns == 0) return Status::ok();
+    if (plan.scratch_bytes > ctx.scratch_bytes) {
+        return Status(StatusCode::Internal, "mul_mat: the scratch reserved for quantized activations is too small");
+    }
+    auto* values = reinterpret_cast<int8_t*>(ctx.scratch + plan.values_offset);
+    auto* scales = reinterpret_cast<Q8Scale*>(ctx.scratch + plan.scales_offset);
+    const int64_t blocks_per_column = plan.k / kQ8Block;
+    const int64_t n_blocks = blocks_per_column * plan.columns * plan.batches;
+    constexpr int kQuantizeWarps = 8;
+    quantize_columns_kernel<<<elementwise_blocks(n_blocks, kQuantizeWarps), kQuantizeWarps * kWarpSize, 0, ctx.stream>>>(
+        describe(b), values, scales, blocks_per_column, n_blocks);
+    XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+
+    MatVecArgs args;
+    args.a = static_cast<const char*>(a.data);
+    args.a_nb1 = static_cast<int64_t>(a.nb[1]);
+    args.a_nb2 = static_cast<int64_t>(a.nb[2]);
+    args.a_nb3 = static_cast<int64_t>(a.nb[3]);
+    args.rows = plan.rows;
+    args.blocks_per_row = plan.k / blck_size(a.type);
+    args.batches = plan.batches;
+    args.batch2 = dst.ne[2];
+    args.r2 = plan.r2;
+    args.r3 = plan.r3;
+    args.values = values;
+    args.scales = scales;
+    args.k = plan.k;
+    args.dst = describe(dst);
+    return with_block_type(
+        a.type,
+        [&](auto tag) { return launch_for_columns<typename decltype(tag)::type>(ctx, args, plan.columns, plan.wide_loads); },
+        Status(StatusCode::NotSupported, std::string("mul_mat: no mat-vec kernel for ") + dtype_name(a.type)));
+}
+
+}  // namespace xb::cuda

@@ -1,0 +1,245 @@
+// The math the GPU's quantized products run (core/quant_int_dot.hpp and dequantize_part in
+// core/quant_blocks.hpp, XB_HD), run here on the CPU: the same source the CUDA kernels compile.
+//   - the integer unit dots of every weight type, summed over a row, against the float64 dot of the
+//     dequantized weights with the dequantized 8-bit activations, for one and several columns;
+//   - the 8-bit activation rounding against the CPU's own activation quantizer, bit for bit;
+//   - dequantize_part against dequantize_block, bit for bit.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "core/quant.hpp"
+#include "core/quant_blocks.hpp"
+#include "core/quant_int_dot.hpp"
+#include "host/quant_dot.hpp"
+
+namespace xb {
+namespace {
+
+constexpr DType kWeightTypes[] = {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0,
+                                  DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::Q8_K};
+
+// Normal values whose scale changes from block to block (some blocks tiny, some large), so that
+// per-block scales and minima matter.
+std::vector<float> varied_data(size_t n, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> dist(0.0f, 1.0f);
+    std::uniform_real_distribution<float> scale(-3.0f, 2.0f);
+    std::vector<float> v(n);
+    float s = 1.0f;
+    for (size_t i = 0; i < n; ++i) {
+        if (i % kQK == 0) s = std::pow(10.0f, scale(rng));
+        v[i] = dist(rng) * s + (i % 3 == 0 ? 0.3f * s : 0.0f);  // an offset, for the types with a minimum
+    }
+    return v;
+}
+
+// Columns of activations in the GPU's layout: values, then scales, each column after the other.
+struct Q8Columns {
+    std::vector<int8_t> values;
+    std::vector<Q8Scale> scales;
+    int64_t k = 0;
+};
+
+Q8Columns quantize_columns(const std::vector<float>& x, int64_t k, int columns) {
+    Q8Columns c;
+    c.k = k;
+    c.values.resize(static_cast<size_t>(k * columns));
+    c.scales.resize(static_cast<size_t>(k / kQ8Block * columns));
+    for (int64_t blk = 0; blk < k / kQ8Block * columns; ++blk) {
+        const float* xb = x.data() + blk * kQ8Block;
+        float amax = 0.0f;
+        for (int j = 0; j < kQ8Block; ++j) amax = std::fmax(amax, std::fabs(xb[j]));
+        const float d = q8_step(amax);
+        int sum = 0;
+        for (int j = 0; j < kQ8Block; ++j) {
+            const int q = q8_round(xb[j], q8_inverse_step(d));
+            c.values[static_cast<size_t>(blk * kQ8Block + j)] = static_cast<int8_t>(q);
+            sum += q;
+        }
+        c.scales[static_cast<size_t>(blk)] = Q8Scale{d, d * static_cast<float>(sum)};
+    }
+    return c;
+}
+
+template <typename Block, int kCols>
+void unit_dots(const std::byte* row, int64_t k, const Q8Columns& act, float (&sum)[kCols]) {
+    constexpr int kElems = kBlockElems<Block>;
+    Q8Cols cols;
+    cols.qs = act.values.data();
+    cols.ds = act.scales.data();
+    cols.qs_stride = act.k;
+    cols.ds_stride = act.k / kQ8Block;
+    for (int64_t b = 0; b < k / kElems; ++b) {
+        const auto* block = reinterpret_cast<const uint8_t*>(row) + b * static_cast<int64_t>(sizeof(Block));
+        for (int u = 0; u < Q8Dot<Block>::kUnits; ++u) Q8Dot<Block>::template dot<kCols>(block, u, cols, b * kElems, sum);
+    }
+}
+
+template <int kCols>
+void row_dots(DType t, const std::byte* row, int64_t k, const Q8Columns& act, float (&sum)[kCols]) {
+    switch (t) {
+        case DType::Q4_0: return unit_dots<BlockQ4_0, kCols>(row, k, act, sum);
+        case DType::Q4_1: return unit_dots<BlockQ4_1, kCols>(row, k, act, sum);
+        case DType::Q5_0: return unit_dots<BlockQ5_0, kCols>(row, k, act, sum);
+        case DType::Q5_1: return unit_dots<BlockQ5_1, kCols>(row, k, act, sum);
+        case DType::Q8_0: return unit_dots<BlockQ8_0, kCols>(row, k, act, sum);
+        case DType::Q4_K: return unit_dots<BlockQ4_K, kCols>(row, k, act, sum);
+        case DType::Q5_K: return unit_dots<BlockQ5_K, kCols>(row, k, act, sum);
+        case DType::Q6_K: return unit_dots<BlockQ6_K, kCols>(row, k, act, sum);
+        case DType::Q8_K: return unit_dots<BlockQ8_K, kCols>(row, k, act, sum);
+        default: FAIL() << "not a quantized type";
+    }
+}
+
+// Checks kCols columns at once against the float64 dot of the dequantized operands: the integer
+// sums are exact, so only the per-block float scaling rounds.
+template <int kCols>
+void expect_unit_dots_match(DType t, uint32_t seed) {
+    const int64_t k = 3 * kQKK;
+    const auto w_values = varied_data(static_cast<size_t>(k), seed);
+    std::vector<std::byte> w(row_size(t, k));
+    quantize_row(t, w_values.data(), w.data(), k);
+    std::vector<float> wf(static_cast<size_t>(k));
+    dequantize_row(t, w.data(), wf.data(), k);
+    auto x = varied_data(static_cast<size_t>(k * kCols), seed + 100);
+    for (int j = 0; j < kQ8Block; ++j) x[static_cast<size_t>(kQ8Block + j)] = 0.0f;  // an all-zero block: d = 0
+    const Q8Columns act = quantize_columns(x, k, kCols);
+
+    float got[kCols] = {};
+    row_dots<kCols>(t, w.data(), k, act, got);
+    for (int c = 0; c < kCols; ++c) {
+        double want = 0, norm = 0;
+        for (int64_t i = 0; i < k; ++i) {
+            const Q8Scale s = act.scales[static_cast<size_t>((c * k + i) / kQ8Block)];
+            const double a = static_cast<double>(s.d) * act.values[static_cast<size_t>(c * k + i)];
+            want += static_cast<double>(wf[static_cast<size_t>(i)]) * a;
+            norm += std::fabs(static_cast<double>(wf[static_cast<size_t>(i)]) * a);
+        }
+        EXPECT_NEAR(got[c], want, 2e-6 * norm) << dtype_name(t) << " column " << c << " of " << kCols;
+        EXPECT_GT(norm, 0.0);
+    }
+}
+
+class QuantIntDot : public testing::TestWithParam<DType> {};
+
+TEST_P(QuantIntDot, UnitsSumToTheDequantizedDot) {
+    expect_unit_dots_match<1>(GetParam(), 11);
+    expect_unit_dots_match<3>(GetParam(), 12);
+    expect_unit_dots_match<8>(GetParam(), 13);
+}
+
+// A wrong nibble, bit plane or scale index shows: one weight changed changes the unit dot by its
+// own product only, and every value of the row is reached by exactly one unit.
+TEST_P(QuantIntDot, EveryValueIsReachedByOneUnit) {
+    const DType t = GetParam();
+    const int64_t k = kQKK;
+    const int64_t n = k / blck_size(t);
+    // Activations: one-hot columns (1 at position p), quantized exactly (d = 1/127, q = 127).
+    for (int64_t p : {int64_t{0}, int64_t{5}, int64_t{16}, int64_t{31}, int64_t{47}, int64_t{100}, int64_t{128},
+                      int64_t{200}, int64_t{255}}) {
+        std::vector<float> x(static_cast<size_t>(k), 0.0f);
+        x[static_cast<size_t>(p)] = 1.0f;
+        const Q8Columns act = quantize_columns(x, k, 1);
+        const auto w_values = varied_data(static_cast<size_t>(k), static_cast<uint32_t>(p + 7));
+        std::vector<std::byte> w(row_size(t, k));
+        quantize_row(t, w_values.data(), w.data(), k);
+        std::vector<float> wf(static_cast<size_t>(k));
+        dequantize_row(t, w.data(), wf.data(), k);
+        float got[1] = {};
+        row_dots<1>(t, w.data(), k, act, got);
+        EXPECT_NEAR(got[0], wf[static_cast<size_t>(p)], 1e-5 * std::fabs(wf[static_cast<size_t>(p)]) + 1e-30)
+            << dtype_name(t) << " value " << p << " of " << n << " blocks";
+    }
+}
+
+std::string type_name(const testing::TestParamInfo<DType>& info) { return dtype_name(info.param); }
+INSTANTIATE_TEST_SUITE_P(Types, QuantIntDot, testing::ValuesIn(kWeightTypes), type_name);
+
+// The GPU's activation blocks round as the CPU's q8 blocks do: the same steps, values and sums.
+TEST(QuantIntDot, ActivationRoundingIsTheCpus) {
+    const int64_t k = 8 * kQ8Block;
+    auto x = varied_data(static_cast<size_t>(k), 3);
+    x[3] = 0.5f / 127.0f;  // ties between steps, rounded away from zero by both
+    x[40] = -1e-38f;
+    for (int j = 0; j < kQ8Block; ++j) x[static_cast<size_t>(2 * kQ8Block + j)] = 0.0f;
+    const Q8Columns gpu = quantize_columns(x, k, 1);
+    std::vector<host::BlockQ8Sum> cpu(static_cast<size_t>(k / kQ8Block));
+    host::quant_dot(Isa::Scalar).quantize_q8sum(x.data(), cpu.data(), k);
+    for (size_t b = 0; b < cpu.size(); ++b) {
+        EXPECT_EQ(gpu.scales[b].d, cpu[b].d) << "block " << b;
+        EXPECT_EQ(gpu.scales[b].s, cpu[b].s) << "block " << b;
+        for (int j = 0; j < kQ8Block; ++j) EXPECT_EQ(gpu.values[b * kQ8Block + static_cast<size_t>(j)], cpu[b].qs[j]);
+    }
+}
+
+TEST(QuantIntDot, RoundingClampsAndKeepsZero) {
+    EXPECT_EQ(q8_round(1.0f, 127.0f), 127);
+    EXPECT_EQ(q8_round(-1.0f, 127.0f), -127);
+    EXPECT_EQ(q8_round(2.0f, 127.0f), 127);  // past the step's range: clamped
+    EXPECT_EQ(q8_round(0.5f, 1.0f), 1);      // half away from zero
+    EXPECT_EQ(q8_round(-0.5f, 1.0f), -1);
+    EXPECT_EQ(q8_round(NAN, 1.0f), -127);
+    EXPECT_EQ(q8_inverse_step(0.0f), 0.0f);
+    EXPECT_EQ(q8_round(5.0f, q8_inverse_step(q8_step(0.0f))), 0);
+}
+
+TEST(QuantIntDot, ByteDotsMatchTheirDefinition) {
+    std::mt19937 rng(9);
+    for (int i = 0; i < 1000; ++i) {
+        const auto a = static_cast<int>(rng());
+        const auto b = static_cast<int>(rng());
+        int want = 17;
+        for (int j = 0; j < 4; ++j) {
+            want += static_cast<int8_t>(static_cast<uint32_t>(a) >> (8 * j)) * static_cast<int8_t>(static_cast<uint32_t>(b) >> (8 * j));
+        }
+        ASSERT_EQ(dot4_i8(a, b, 17), want);
+    }
+    EXPECT_EQ(dot4_i8(kOnes8, static_cast<int>(0xFF7F0180u), 0), -1 + 127 + 1 - 128);
+    EXPECT_EQ(fifth_bits(0xFu), 0x10101010);
+    EXPECT_EQ(fifth_bits(0x5u), 0x00100010);
+    EXPECT_EQ(byte_bit_to_4(static_cast<int>(0x04000400u), 2), 0x10001000);
+    EXPECT_EQ(byte_bits2_to_4(static_cast<int>(0xC0300C03u), 2), 0x00003000);  // byte 1's bits 2, 3
+}
+
+// --- dequantize_part ---------------------------------------------------------------------------------------
+
+template <typename Block>
+void expect_parts_match_block(DType t, uint32_t seed) {
+    constexpr int kElems = kBlockElems<Block>;
+    const auto x = varied_data(static_cast<size_t>(kElems) * 4, seed);
+    std::vector<Block> blocks(4);
+    quantize_row(t, x.data(), blocks.data(), kElems * 4);
+    for (const Block& b : blocks) {
+        float whole[kElems];
+        dequantize_block(b, whole);
+        for (int part = 0; part < kElems / 16; ++part) {
+            float piece[16];
+            dequantize_part(b, part, piece);
+            for (int j = 0; j < 16; ++j) {
+                uint32_t want, got;
+                std::memcpy(&want, &whole[16 * part + j], 4);
+                std::memcpy(&got, &piece[j], 4);
+                ASSERT_EQ(got, want) << dtype_name(t) << " part " << part << " value " << j;
+            }
+        }
+    }
+}
+
+TEST(DequantizePart, GivesTheBlocksBits) {
+    expect_parts_match_block<BlockQ4_0>(DType::Q4_0, 1);
+    expect_parts_match_block<BlockQ4_1>(DType::Q4_1, 2);
+    expect_parts_match_block<BlockQ5_0>(DType::Q5_0, 3);
+    expect_parts_match_block<BlockQ5_1>(DType::Q5_1, 4);
+    expect_parts_match_block<BlockQ8_0>(DType::Q8_0, 5);
+    expect_parts_match_block<BlockQ4_K>(DType::Q4_K, 6);
+    expect_parts_match_block<BlockQ5_K>(DType::Q5_K, 7);
+    expect_parts_match_block<BlockQ6_K>(DType::Q6_K, 8);
+    expect_parts_match_block<BlockQ8_K>(DType::Q8_K, 9);
+}
+
+}  // namespace
+}  // namespace xb
