@@ -7,6 +7,7 @@
 // "built without CUDA" -- never passed; under XB_REQUIRE_GPU=1 they fail instead (gpu_required.hpp).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -490,6 +491,68 @@ TEST_F(CudaDeviceTest, FlashAttentionOnALongContextMatchesTheCpu) {
         in.push_back(ctx.new_tensor(DType::F16, {700, 9}));
         return flash_attn_ext(ctx, in[0], in[1], in[2], in[3], 1.0f / std::sqrt(128.0f));
     }, 1e-6);
+}
+
+// The sigmoid family on the GPU (op_math.hpp's fast forms: __expf and a hardware reciprocal)
+// against float64, value by value over the range where the results stay normal floats. Bound:
+// __expf's documented 2 + floor(1.173 |t|) ulp at its argument t, plus 4 ulp for the other
+// roundings, plus t's own rounding amplified (the f32 definitions have it too).
+// The measured worst cases are recorded as properties (gpu-check keeps them in its logs).
+TEST_F(CudaDeviceTest, FastActivationsStayWithinTheirUlpBound) {
+    struct Form {
+        const char* name;
+        UnaryOp op;
+        double (*ref)(double);
+        double lo, hi;
+        double (*exp_arg)(double);  // the argument t of the exp the GPU computes
+        double amplification;       // ulp per unit of |t| from t's own f32 rounding (test_fast_activations.cpp)
+    };
+    const Form forms[] = {
+        {"silu", UnaryOp::Silu, [](double x) { return x / (1.0 + std::exp(-x)); }, -30, 30,
+         [](double x) { return -x; }, 0.0},
+        {"sigmoid", UnaryOp::Sigmoid, [](double x) { return 1.0 / (1.0 + std::exp(-x)); }, -30, 30,
+         [](double x) { return -x; }, 0.0},
+        // The ops' own f32 constants; GELU as x * sigmoid(2y), which float64's tanh form cancels.
+        {"gelu_quick", UnaryOp::GeluQuick,
+         [](double x) { return x / (1.0 + std::exp(-static_cast<double>(1.702f) * x)); }, -30, 30,
+         [](double x) { return -1.702 * x; }, 1.0},
+        {"gelu", UnaryOp::Gelu,
+         [](double x) {
+             const double y = static_cast<double>(0.79788456f) * x * (1.0 + static_cast<double>(0.044715f) * x * x);
+             return x / (1.0 + std::exp(-2.0 * y));
+         },
+         -9, 9, [](double x) { return -2.0 * 0.79788456 * x * (1.0 + 0.044715 * x * x); }, 3.0},
+    };
+    constexpr int64_t kValues = 60001;
+    for (const Form& f : forms) {
+        SCOPED_TRACE(f.name);
+        std::vector<float> x(kValues);
+        for (int64_t i = 0; i < kValues; ++i) x[static_cast<size_t>(i)] = static_cast<float>(f.lo + (f.hi - f.lo) * i / (kValues - 1));
+        Context ctx;
+        Tensor* in = ctx.new_tensor(DType::F32, {kValues});
+        Tensor* out = unary(ctx, in, f.op);
+        out->set_output();
+        auto graph = Graph::build({out});
+        ASSERT_TRUE(graph.is_ok()) << graph.status().to_string();
+        auto buffer = alloc_ctx_tensors(ctx, *backend_);
+        ASSERT_TRUE(buffer.is_ok()) << buffer.status().to_string();
+        ASSERT_TRUE(tensor_set_f32(*in, x).is_ok());
+        ASSERT_TRUE(backend_->graph_compute(*graph).is_ok());
+        auto got = tensor_get_f32(*out);
+        ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+        double worst = 0.0;
+        for (size_t i = 0; i < x.size(); ++i) {
+            const double want = f.ref(x[i]);
+            const auto w = static_cast<float>(want);
+            const float spacing = std::nextafter(std::fabs(w), INFINITY) - std::fabs(w);
+            const double ulps = std::fabs(static_cast<double>((*got)[i]) - want) / spacing;
+            const double t = std::fabs(f.exp_arg(x[i]));
+            const double bound = 2.0 + std::floor(1.173 * t) + 4.0 + f.amplification * t;
+            worst = std::max(worst, ulps);
+            ASSERT_LE(ulps, bound) << "x = " << x[i] << ": " << (*got)[i] << " against " << want;
+        }
+        RecordProperty(std::string(f.name) + "_max_ulp", std::to_string(worst));
+    }
 }
 
 }  // namespace

@@ -98,6 +98,35 @@ TEST(CudaLaunch, FlashKeySplitsFillTheGpuWithChunksOfSeveralKeys) {
     EXPECT_EQ(flash_partial_bytes(10, 4, 128), 10u * 4u * 130u * sizeof(float));
 }
 
+// soft_max rows live in registers up to 8 accesses of each of 1024 threads: 128 threads with the
+// fewest accesses each where that covers the row, more threads past it.
+TEST(CudaLaunch, SoftMaxRowsInRegisters) {
+    EXPECT_FALSE(soft_max_launch(0, 4).fits);
+    const SoftMaxLaunch tiny = soft_max_launch(7, 1);
+    EXPECT_TRUE(tiny.fits);
+    EXPECT_EQ(tiny.threads, kWarpSize);
+    EXPECT_EQ(tiny.per_thread, 1);
+    const SoftMaxLaunch row4k = soft_max_launch(4096, 4);  // 1024 float4 accesses
+    EXPECT_TRUE(row4k.fits);
+    EXPECT_EQ(row4k.threads, 128);
+    EXPECT_EQ(row4k.per_thread, 8);
+    const SoftMaxLaunch vocab = soft_max_launch(32000, 4);  // 8000 accesses: 1024 threads x 8
+    EXPECT_TRUE(vocab.fits);
+    EXPECT_EQ(vocab.threads, kMaxBlockSize);
+    EXPECT_FALSE(soft_max_launch(32769, 4).fits);
+    EXPECT_FALSE(soft_max_launch(8193, 1).fits);
+    for (int64_t n : {1, 31, 33, 127, 129, 500, 1000, 2049, 8192}) {
+        for (int width : {1, 4}) {
+            const SoftMaxLaunch l = soft_max_launch(n, width);
+            if (!l.fits) continue;
+            const int64_t accesses = (n + width - 1) / width;
+            EXPECT_GE(static_cast<int64_t>(l.threads) * l.per_thread, accesses) << n << " " << width;
+            EXPECT_EQ(l.threads % kWarpSize, 0);
+            EXPECT_LE(l.per_thread, kSoftMaxMaxPerThread);
+        }
+    }
+}
+
 // Decoding (a few query rows per head, head sizes of the vector kernel's templates, 16-byte K/V
 // rows) takes the vector kernel, its keys cut into chunks of whole 64-key steps, enough blocks to
 // fill the GPU; every other shape the general kernel.

@@ -19,6 +19,39 @@ XB_HD float gelu_quick_f32(float x) { return x * (1.0f / (1.0f + expf(-1.702f * 
 XB_HD float silu_f32(float x) { return x / (1.0f + expf(-x)); }
 XB_HD float sigmoid_f32(float x) { return 1.0f / (1.0f + expf(-x)); }
 
+// The GPU's forms of the sigmoid family: exp through the hardware's exp2 (__expf: at most
+// 2 + floor(1.173 |x|) ulp, CUDA C++ Programming Guide, intrinsic functions) and a hardware
+// reciprocal (__frcp_rn, correctly rounded) instead of a division. GELU's tanh becomes a sigmoid,
+// 0.5 (1 + tanh(y)) = 1 / (1 + exp(-2y)), exact in real arithmetic and free of tanh's cost. On the
+// host the same forms run with expf and a division, so that the rewriting itself is tested against
+// float64 here (test_op_math.cpp); the intrinsics' own error is measured on a GPU
+// (CudaDeviceTest.FastActivationsStayWithinTheirUlpBound).
+XB_HD float fast_exp_f32(float x) {
+#if defined(__CUDA_ARCH__)
+    return __expf(x);
+#else
+    return expf(x);
+#endif
+}
+XB_HD float fast_recip_f32(float x) {
+#if defined(__CUDA_ARCH__)
+    return __frcp_rn(x);
+#else
+    return 1.0f / x;
+#endif
+}
+XB_HD float fast_sigmoid_f32(float x) { return fast_recip_f32(1.0f + fast_exp_f32(-x)); }
+XB_HD float fast_silu_f32(float x) { return x * fast_sigmoid_f32(x); }
+XB_HD float fast_gelu_quick_f32(float x) { return x * fast_sigmoid_f32(1.702f * x); }
+XB_HD float fast_gelu_f32(float x) {
+    constexpr float kTwoSqrt2OverPi = 1.5957691216057307117597842397375f;
+    constexpr float kCoef = 0.044715f;
+    return x * fast_sigmoid_f32(kTwoSqrt2OverPi * x * (1.0f + kCoef * x * x));
+}
+XB_HD float fast_glu_activation_f32(GluOp op, float x) {
+    return op == GluOp::SwiGlu ? fast_silu_f32(x) : fast_gelu_f32(x);
+}
+
 XB_HD float unary_f32(UnaryOp op, float x) {
     switch (op) {
         case UnaryOp::Neg: return -x;
@@ -31,6 +64,17 @@ XB_HD float unary_f32(UnaryOp op, float x) {
         case UnaryOp::Exp: return expf(x);
     }
     return x;
+}
+
+// unary_f32 with the sigmoid family in its fast forms (the GPU's element-wise kernels).
+XB_HD float fast_unary_f32(UnaryOp op, float x) {
+    switch (op) {
+        case UnaryOp::Gelu: return fast_gelu_f32(x);
+        case UnaryOp::GeluQuick: return fast_gelu_quick_f32(x);
+        case UnaryOp::Silu: return fast_silu_f32(x);
+        case UnaryOp::Sigmoid: return fast_sigmoid_f32(x);
+        default: return unary_f32(op, x);
+    }
 }
 
 // The activation applied to the gated half of a GLU.

@@ -26,7 +26,8 @@ __device__ __forceinline__ float soft_max_input(const TensorDesc& src, const Ten
     return w;
 }
 
-// One block per row: max, then the sum of exponentials in double, then the normalised values.
+// Rows too long for soft_max_row_kernel: one block per row: max, then the sum of exponentials in
+// double, then the normalised values.
 // With `cached`, the row's inputs and then their exponentials are kept in shared memory (ne[0]
 // floats), so src and the mask are read once and exp runs once per element; otherwise the inputs
 // are recomputed in each pass. Each thread touches only its own elements, so dst may alias src.
@@ -64,6 +65,104 @@ __global__ void soft_max_kernel(TensorDesc src, TensorDesc mask, bool masked, Te
             store_f32(dst, with_dim(r, 0, i0), e * inv);
         }
     }
+}
+
+// Four consecutive elements of a float type at p (aligned to four elements), as f32.
+__device__ __forceinline__ float4 load4_f32(DType t, const char* p) {
+    if (t == DType::F32) return *reinterpret_cast<const float4*>(p);
+    const uint2 u = *reinterpret_cast<const uint2*>(p);
+    if (t == DType::F16) {
+        const float2 lo = __half22float2(*reinterpret_cast<const __half2*>(&u.x));
+        const float2 hi = __half22float2(*reinterpret_cast<const __half2*>(&u.y));
+        return make_float4(lo.x, lo.y, hi.x, hi.y);
+    }
+    return make_float4(bits_float(u.x << 16), bits_float(u.x & 0xffff0000u), bits_float(u.y << 16),
+                       bits_float(u.y & 0xffff0000u));
+}
+
+// One block per row with the row in registers: thread t holds accesses t, t + blockDim, ... of
+// kWidth elements each (kWidth 4: src and dst f32 rows 16-byte aligned, the mask's aligned to four
+// elements; then one 16-byte load per access). src and the mask are read once, dst written once;
+// max and sum are float block reductions. Padding past the row scores -inf and weighs 0.
+template <int kWidth, int kPerThread>
+__global__ void soft_max_row_kernel(TensorDesc src, TensorDesc mask, bool masked, TensorDesc dst, float scale,
+                                    float max_bias) {
+    __shared__ float scratch[kMaxBlockSize / kWarpSize];
+    const int64_t n = src.ne[0];
+    const int64_t rows = row_count(src);
+    for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+        const Index4 r = row_start(src, row);
+        const float slope = alibi_slope_f32(static_cast<int>(r.i[2]), static_cast<int>(src.ne[2]), max_bias);
+        const char* s_row = element_address(src, r);
+        const char* m_row =
+            masked ? element_address(mask, Index4{{0, r.i[1], r.i[2] % mask.ne[2], r.i[3] % mask.ne[3]}}) : nullptr;
+        float x[kPerThread][kWidth];
+        float max = -INFINITY;
+#pragma unroll
+        for (int a = 0; a < kPerThread; ++a) {
+            const int64_t i0 = (threadIdx.x + static_cast<int64_t>(a) * blockDim.x) * kWidth;
+            if constexpr (kWidth == 4) {
+                if (i0 < n) {
+                    const float4 v = *reinterpret_cast<const float4*>(s_row + 4 * i0);
+                    const float4 m = masked ? load4_f32(mask.type, m_row + i0 * mask.nb[0]) : make_float4(0, 0, 0, 0);
+                    x[a][0] = v.x * scale + slope * m.x;
+                    x[a][1] = v.y * scale + slope * m.y;
+                    x[a][2] = v.z * scale + slope * m.z;
+                    x[a][3] = v.w * scale + slope * m.w;
+                } else {
+#pragma unroll
+                    for (float& v : x[a]) v = -INFINITY;
+                }
+            } else {
+                x[a][0] = i0 < n ? load_as_f32(src.type, s_row + i0 * src.nb[0]) * scale +
+                                       (masked ? slope * load_as_f32(mask.type, m_row + i0 * mask.nb[0]) : 0.0f)
+                                 : -INFINITY;
+            }
+#pragma unroll
+            for (int j = 0; j < kWidth; ++j) max = fmaxf(max, x[a][j]);
+        }
+        max = block_reduce(max, MaxOp{}, -INFINITY, scratch);
+        float sum = 0.0f;
+#pragma unroll
+        for (int a = 0; a < kPerThread; ++a) {
+            const int64_t i0 = (threadIdx.x + static_cast<int64_t>(a) * blockDim.x) * kWidth;
+#pragma unroll
+            for (int j = 0; j < kWidth; ++j) {
+                // A row of only -inf gives NaN (exp(-inf - -inf)), as on the CPU and in ggml.
+                x[a][j] = i0 < n ? expf(x[a][j] - max) : 0.0f;
+                sum += x[a][j];
+            }
+        }
+        sum = block_reduce(sum, SumOp{}, 0.0f, scratch);
+        const float inv = 1.0f / sum;
+        char* d_row = element_address(dst, r);
+#pragma unroll
+        for (int a = 0; a < kPerThread; ++a) {
+            const int64_t i0 = (threadIdx.x + static_cast<int64_t>(a) * blockDim.x) * kWidth;
+            if (i0 >= n) continue;
+            if constexpr (kWidth == 4) {
+                *reinterpret_cast<float4*>(d_row + 4 * i0) =
+                    make_float4(x[a][0] * inv, x[a][1] * inv, x[a][2] * inv, x[a][3] * inv);
+            } else {
+                store_from_f32(dst.type, d_row + i0 * dst.nb[0], x[a][0] * inv);
+            }
+        }
+    }
+}
+
+template <int kWidth>
+Status launch_soft_max_rows(const LaunchContext& ctx, const SoftMaxLaunch& l, int64_t rows, const TensorDesc& src,
+                            const TensorDesc& mask, bool masked, const TensorDesc& dst, float scale, float max_bias) {
+    const int blocks = row_blocks(rows);
+    switch (l.per_thread) {
+        case 1: soft_max_row_kernel<kWidth, 1><<<blocks, l.threads, 0, ctx.stream>>>(src, mask, masked, dst, scale, max_bias); break;
+        case 2: soft_max_row_kernel<kWidth, 2><<<blocks, l.threads, 0, ctx.stream>>>(src, mask, masked, dst, scale, max_bias); break;
+        case 4: soft_max_row_kernel<kWidth, 4><<<blocks, l.threads, 0, ctx.stream>>>(src, mask, masked, dst, scale, max_bias); break;
+        case 8: soft_max_row_kernel<kWidth, 8><<<blocks, l.threads, 0, ctx.stream>>>(src, mask, masked, dst, scale, max_bias); break;
+        default: return Status(StatusCode::Internal, "soft_max: no row kernel for this many values per thread");
+    }
+    XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+    return Status::ok();
 }
 
 __global__ void diag_mask_inf_kernel(TensorDesc src, TensorDesc dst, int64_t n_past, int64_t n) {
@@ -133,12 +232,27 @@ __global__ void rope_kernel(TensorDesc src, TensorDesc dst, RopeArgs args, const
 Status launch_soft_max(const LaunchContext& ctx, const Tensor& dst) {
     const Tensor& src = *dst.src[0];
     const Tensor* mask = dst.src[1];
+    const SoftMaxParams params = SoftMaxParams::load(dst);
+    const TensorDesc s = describe(src);
+    const TensorDesc m = mask != nullptr ? describe(*mask) : TensorDesc{};
+    const TensorDesc d = describe(dst);
+    if (src.nrows() == 0 || src.ne[0] == 0) return Status::ok();
+    // Four elements per access when every row of src, dst and the mask allows it.
+    const bool vectors = src.ne[0] % 4 == 0 && rows_aligned16(s) && rows_aligned16(d) &&
+                         (mask == nullptr || rows_aligned_to(m, 4 * element_bytes(m.type)));
+    const SoftMaxLaunch rows4 = soft_max_launch(src.ne[0], 4);
+    const SoftMaxLaunch rows1 = soft_max_launch(src.ne[0], 1);
+    if (vectors && rows4.fits) {
+        return launch_soft_max_rows<4>(ctx, rows4, src.nrows(), s, m, mask != nullptr, d, params.scale, params.max_bias);
+    }
+    if (rows1.fits) {
+        return launch_soft_max_rows<1>(ctx, rows1, src.nrows(), s, m, mask != nullptr, d, params.scale, params.max_bias);
+    }
+    // Rows too long for registers: cached in shared memory when they fit there, else recomputed.
     const size_t row_bytes = static_cast<size_t>(src.ne[0]) * sizeof(float);
     const bool cached = row_bytes <= kMaxSharedBytes;
-    const SoftMaxParams params = SoftMaxParams::load(dst);
     soft_max_kernel<<<row_blocks(src.nrows()), reduction_block_size(src.ne[0], kRowBlockSize), cached ? row_bytes : 0,
-                      ctx.stream>>>(describe(src), mask ? describe(*mask) : TensorDesc{}, mask != nullptr, describe(dst),
-                                    params.scale, params.max_bias, cached);
+                      ctx.stream>>>(s, m, mask != nullptr, d, params.scale, params.max_bias, cached);
     XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
     return Status::ok();
 }

@@ -116,7 +116,7 @@ struct MapFn {
         else if constexpr (kKind == MapKind::Sqrt) return sqrtf(x);
         else if constexpr (kKind == MapKind::Log) return logf(x);
         else if constexpr (kKind == MapKind::Clamp) return clamp_f32(x, p0, p1);
-        else return unary_f32(kUnary, x);
+        else return fast_unary_f32(kUnary, x);
     }
 };
 
@@ -193,14 +193,14 @@ __global__ void glu_kernel(TensorDesc a, TensorDesc g, TensorDesc dst, GluOp op,
                 const float2 x = load_pair_f32(a.type, at(x_row, i0 + act_offset, a.nb[0]));
                 const float2 y = load_pair_f32(gate.type, at(g_row, i0 + gate_offset, gate.nb[0]));
                 store_pair_from_f32(dst.type, at(d_row, i0, dst.nb[0]),
-                                    make_float2(glu_activation_f32(op, x.x) * y.x, glu_activation_f32(op, x.y) * y.y));
+                                    make_float2(fast_glu_activation_f32(op, x.x) * y.x, fast_glu_activation_f32(op, x.y) * y.y));
             }
             continue;
         }
         for (int64_t i0 = seg.begin + threadIdx.x; i0 < seg.end; i0 += blockDim.x) {
             const float x = load_as_f32(a.type, at(x_row, i0 + act_offset, a.nb[0]));
             const float y = load_as_f32(gate.type, at(g_row, i0 + gate_offset, gate.nb[0]));
-            store_from_f32(dst.type, at(d_row, i0, dst.nb[0]), glu_activation_f32(op, x) * y);
+            store_from_f32(dst.type, at(d_row, i0, dst.nb[0]), fast_glu_activation_f32(op, x) * y);
         }
     }
 }

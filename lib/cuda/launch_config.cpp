@@ -40,6 +40,22 @@ int64_t flash_splits(int64_t rows, int64_t n_kv) {
     return std::clamp<int64_t>(std::min(by_keys, by_warps), 1, kFlashMaxSplits);
 }
 
+SoftMaxLaunch soft_max_launch(int64_t n, int width) {
+    SoftMaxLaunch l;
+    if (n <= 0 || width <= 0) return l;
+    constexpr int kPreferredThreads = 128;
+    const int64_t accesses = n / width + (n % width != 0 ? 1 : 0);
+    for (int per = 1; per <= kSoftMaxMaxPerThread; per *= 2) {
+        const int64_t threads = accesses / per + (accesses % per != 0 ? 1 : 0);
+        if (threads > kPreferredThreads && per < kSoftMaxMaxPerThread) continue;
+        l.threads = reduction_block_size(threads);
+        l.per_thread = per;
+        l.fits = static_cast<int64_t>(l.threads) * per >= accesses;
+        return l;
+    }
+    return l;
+}
+
 bool flash_vec_head_size(int64_t d) {
     return d == 64 || d == 80 || d == 96 || d == 112 || d == 128 || d == 256;
 }

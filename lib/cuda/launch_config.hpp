@@ -40,6 +40,19 @@ SegmentGrid row_segments(int64_t row_length, int64_t rows);
 // Blocks for a segment grid (at least 1, at most kMaxBlocks).
 int segment_blocks(const SegmentGrid& grid);
 
+// soft_max keeps a row in registers when it fits: `threads` threads (a power of two, one warp up to
+// kMaxBlockSize) each hold per_thread accesses of `width` elements (4 with vector loads, else 1).
+// Longer rows (fits false) go to the kernel that caches rows in shared memory.
+inline constexpr int kSoftMaxMaxPerThread = 8;
+struct SoftMaxLaunch {
+    bool fits = false;
+    int threads = 0;
+    int per_thread = 0;  // 1, 2, 4 or 8
+};
+// The launch for rows of n elements read `width` at a time: the fewest accesses per thread that
+// keep the block at 128 threads or fewer, else more threads.
+SoftMaxLaunch soft_max_launch(int64_t n, int width);
+
 // flash_attn_ext: one warp per query row, each warp with (d + dv) floats of shared memory.
 struct WarpLaunch {
     int warps_per_block = 0;

@@ -110,15 +110,18 @@ inline bool pairable(const TensorDesc& t) {
     return true;
 }
 
-// True when dim 0 of `t` is contiguous and every row starts 16-byte aligned, so that a kernel may
-// read a row 16 bytes at a time.
-inline bool rows_aligned16(const TensorDesc& t) {
-    if (t.nb[0] != element_bytes(t.type) || reinterpret_cast<uintptr_t>(t.data) % 16 != 0) return false;
+// True when dim 0 of `t` is contiguous and every row starts at a multiple of `alignment` bytes, so
+// that a kernel may read a row that many bytes at a time.
+inline bool rows_aligned_to(const TensorDesc& t, int64_t alignment) {
+    if (t.nb[0] != element_bytes(t.type) || reinterpret_cast<uintptr_t>(t.data) % static_cast<uintptr_t>(alignment) != 0) {
+        return false;
+    }
     for (int k = 1; k < kMaxDims; ++k) {
-        if (t.ne[k] > 1 && t.nb[k] % 16 != 0) return false;
+        if (t.ne[k] > 1 && t.nb[k] % alignment != 0) return false;
     }
     return true;
 }
+inline bool rows_aligned16(const TensorDesc& t) { return rows_aligned_to(t, 16); }
 
 // True when a kernel may move `t`'s elements eight at a time (16 bytes): f16 or bf16, rows 16-byte
 // aligned and contiguous, their length a multiple of eight. The 16-bit types need that width to

@@ -34,7 +34,7 @@ void add_elementwise(std::vector<OpCase>& cases) {
                      [](CaseBuilder& b) { return scale(b.ctx(), b.input(DType::F32, kRows), 0.5f, 0.0f); },
                      [](const std::vector<RefArray>& in) { return ref::map(in[0], [](double x) { return 0.5 * x; }); },
                      kTolF32});
-    for (DType t : {DType::F32, DType::F16}) {
+    for (DType t : {DType::F32, DType::F16, DType::BF16}) {
         cases.push_back({"silu_" + type_tag(t) + "_4096x512",
                          [t](CaseBuilder& b) { return silu(b.ctx(), b.input(t, kRows, uniform(-3.0f, 3.0f))); },
                          [](const std::vector<RefArray>& in) { return ref::map(in[0], ref::silu); },
@@ -155,14 +155,15 @@ void add_attention(std::vector<OpCase>& cases) {
                              t == DType::F32 ? 1e-6 : tolerance_for_output(t)});
         }
     }
-    // Decoding (one query) and a 32-token prompt over 1024 cached positions, 32 heads on 8 kv heads.
-    for (int64_t n_q : {1, 32}) {
-        cases.push_back({"flash_attn_ext_f16_d128_q" + std::to_string(n_q) + "_kv1024",
-                         [n_q](CaseBuilder& b) {
+    // Decoding (one query) and a 32-token prompt over 1024 cached positions, decoding over 4096, 32
+    // heads on 8 kv heads.
+    for (const auto& [n_q, n_kv] : {std::pair<int64_t, int64_t>{1, 1024}, {32, 1024}, {1, 4096}}) {
+        cases.push_back({"flash_attn_ext_f16_d128_q" + std::to_string(n_q) + "_kv" + std::to_string(n_kv),
+                         [n_q = n_q, n_kv = n_kv](CaseBuilder& b) {
                              Tensor* q = b.input(DType::F32, {128, n_q, 32, 1});
-                             Tensor* k = b.input(DType::F16, {128, 1024, 8, 1});
-                             Tensor* v = b.input(DType::F16, {128, 1024, 8, 1});
-                             Tensor* mask = b.input(DType::F16, {1024, n_q, 1, 1});
+                             Tensor* k = b.input(DType::F16, {128, n_kv, 8, 1});
+                             Tensor* v = b.input(DType::F16, {128, n_kv, 8, 1});
+                             Tensor* mask = b.input(DType::F16, {n_kv, n_q, 1, 1});
                              return flash_attn_ext(b.ctx(), q, k, v, mask, 1.0f / std::sqrt(128.0f), 0.0f, 0.0f);
                          },
                          [](const std::vector<RefArray>& in) {
@@ -191,6 +192,17 @@ void add_matmul(std::vector<OpCase>& cases) {
                                  return mul_mat(b.ctx(), w, b.input(DType::F32, {4096, n, 1, 1}));
                              },
                              mul_mat_ref, 1e-6});
+        }
+    }
+    // Quantized weights of a 4096-wide layer: decoding (1), a small batch (8) and a prompt (512).
+    for (DType t : {DType::Q4_0, DType::Q8_0, DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
+        for (int64_t n : {1, 8, 512}) {
+            cases.push_back({"mul_mat_" + type_tag(t) + "_4096x4096x" + std::to_string(n),
+                             [t, n](CaseBuilder& b) {
+                                 Tensor* w = b.input(t, {4096, 4096, 1, 1});
+                                 return mul_mat(b.ctx(), w, b.input(DType::F32, {4096, n, 1, 1}));
+                             },
+                             mul_mat_ref, 1e-4});
         }
     }
     cases.push_back({"mul_mat_f16_gemv_4096x4096",
