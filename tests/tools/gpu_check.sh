@@ -10,11 +10,11 @@ src=$(realpath "$2")
 source "$(dirname "$0")/check_lib.sh"
 gpu_check() { bash "$src/scripts/gpu-check" --skip-build --build-dir "$build" "$@"; }
 
-# A deadline of 6 s: a step starts only with 5 s left, so at most the first two compare steps run and
-# the others are recorded as not started; everything is in the out folder when the run ends.
+# A deadline of 8 s: a step starts only with 5 s left, so the first compare steps run (each takes a
+# second or more) and most are recorded as not started; everything is in the out folder at the end.
 t0=$SECONDS
-check deadline 1 gpu_check --host-only --only compare --deadline 6 --work "$tmp/w1" --out "$tmp/o1"
-[ $((SECONDS - t0)) -le 15 ] || { echo "FAIL deadline: the run took $((SECONDS - t0)) s"; failures=$((failures + 1)); }
+check deadline 1 gpu_check --host-only --only compare --deadline 8 --work "$tmp/w1" --out "$tmp/o1"
+[ $((SECONDS - t0)) -le 25 ] || { echo "FAIL deadline: the run took $((SECONDS - t0)) s"; failures=$((failures + 1)); }
 expect_in deadline-verdict "$tmp/err" "not started; summary in"
 py "
 import json, tarfile, os
@@ -22,12 +22,12 @@ o = '$tmp/o1'
 assert sorted(os.listdir(o)) == ['gpu-check-logs.tar.gz', 'progress.txt', 'summary.json'], os.listdir(o)
 s = json.load(open(o + '/summary.json'))
 t = s['timing']
-assert t['finished'] and t['end'] == 'the deadline' and t['deadline_s'] == 6 and t['total_s'] <= 10, t
+assert t['finished'] and t['end'] == 'the deadline' and t['deadline_s'] == 8 and t['total_s'] <= 20, t
 status = {x['step']: x['status'] for x in t['steps']}
 assert len(status) == 11 and all(k.startswith('compare:') for k in status), status
 assert status['compare:all-ops'] in ('passed', 'cut by the deadline'), status
 started = [k for k, v in status.items() if v != 'not-started']
-assert 1 <= len(started) <= 2 and s['not_started'] == [k for k in status if k not in started], s['not_started']
+assert 1 <= len(started) <= 4 and s['not_started'] == [k for k in status if k not in started], s['not_started']
 assert s['ok'] is False and s['device']['name'] == 'SIM0'
 assert s['commit']['commit'] and s['commit']['tool_version'].startswith('backend-compare (xbackend) ')
 assert s['backend_compare']['all-ops']['status'] == status['compare:all-ops']
@@ -43,7 +43,7 @@ assert progress.startswith('gpu-check finished (the deadline)') and 'not-started
 bash "$src/scripts/gpu-check" --skip-build --build-dir "$build" --host-only --only run --deadline 120 \
   --work "$tmp/w2" --out "$tmp/o2" >"$tmp/out" 2>"$tmp/err" &
 pid=$!
-for _ in $(seq 100); do grep -q 'now running' "$tmp/o2/progress.txt" 2>/dev/null && break; sleep 0.1; done
+for _ in $(seq 300); do grep -q 'now running' "$tmp/o2/progress.txt" 2>/dev/null && break; sleep 0.1; done
 kill -TERM "$pid"
 wait "$pid"
 rc=$?
