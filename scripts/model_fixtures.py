@@ -184,19 +184,25 @@ def gguf_name(key):
     return key + ".weight"
 
 
-def write_model(path, name, hp, weights, rng):
-    """Writes the GGUF file; returns the weights as the file holds them (float64, checkpoint
-    layout: the permutation undone), which the reference computes with."""
-    writer = gguf.GGUFWriter(str(path), arch=hp["arch"])
-    arch = hp["arch"]
+def llama_writer(path, name, hp, context=2048):
+    """A GGUFWriter for hp's architecture with the name and the hyperparameters every model here has."""
+    writer = gguf.GGUFWriter(str(path), arch=hp.get("arch", "llama"))
     writer.add_name(name)
     writer.add_block_count(hp["n_layers"])
-    writer.add_context_length(2048)
+    writer.add_context_length(context)
     writer.add_embedding_length(hp["n_embd"])
     writer.add_feed_forward_length(hp["n_ff"])
     writer.add_head_count(hp["n_head"])
     writer.add_head_count_kv(hp["n_head_kv"])
     writer.add_layer_norm_rms_eps(hp["eps"])
+    return writer
+
+
+def write_model(path, name, hp, weights, rng):
+    """Writes the GGUF file; returns the weights as the file holds them (float64, checkpoint
+    layout: the permutation undone), which the reference computes with."""
+    writer = llama_writer(path, name, hp)
+    arch = hp["arch"]
     writer.add_rope_freq_base(hp["freq_base"])
     writer.add_rope_dimension_count(hp["n_embd"] // hp["n_head"])
     if "linear_scale" in hp:
@@ -361,15 +367,7 @@ def write_big(path, n_layers):
         shapes.update({p + "attn_norm.weight": (e,), p + "attn_q.weight": (e, e), p + "attn_k.weight": (e, e),
                        p + "attn_v.weight": (e, e), p + "attn_output.weight": (e, e), p + "ffn_norm.weight": (e,),
                        p + "ffn_gate.weight": (f, e), p + "ffn_up.weight": (f, e), p + "ffn_down.weight": (e, f)})
-    writer = gguf.GGUFWriter(str(path), arch="llama")
-    writer.add_name("big-f16")
-    writer.add_block_count(n_layers)
-    writer.add_context_length(2048)
-    writer.add_embedding_length(e)
-    writer.add_feed_forward_length(f)
-    writer.add_head_count(hp["n_head"])
-    writer.add_head_count_kv(hp["n_head_kv"])
-    writer.add_layer_norm_rms_eps(hp["eps"])
+    writer = llama_writer(path, "big-f16", hp)
     for name, shape in shapes.items():
         if len(shape) == 1:
             writer.add_tensor_info(name, shape, np.dtype(np.float32), shape[0] * 4)
@@ -442,15 +440,7 @@ def write_llama3_8b_q4_k_m(path, n_layers):
             tensors[p + role + ".weight"] = (shape, q4_k_m_type(role, il, n_layers), 1.0 / np.sqrt(fan_in))
         tensors[p + "attn_norm.weight"] = ((e,), None, 1.0)
         tensors[p + "ffn_norm.weight"] = ((e,), None, 1.0)
-    writer = gguf.GGUFWriter(str(path), arch="llama")
-    writer.add_name("llama3-8b-shaped-q4_k_m-random")
-    writer.add_block_count(n_layers)
-    writer.add_context_length(hp["context"])
-    writer.add_embedding_length(e)
-    writer.add_feed_forward_length(f)
-    writer.add_head_count(hp["n_head"])
-    writer.add_head_count_kv(hp["n_head_kv"])
-    writer.add_layer_norm_rms_eps(hp["eps"])
+    writer = llama_writer(path, "llama3-8b-shaped-q4_k_m-random", hp, hp["context"])
     writer.add_rope_freq_base(hp["freq_base"])
     writer.add_rope_dimension_count(e // hp["n_head"])
     writer.add_file_type(15)  # LLAMA_FTYPE_MOSTLY_Q4_K_M
