@@ -9,6 +9,17 @@
 # (DIR/commit.txt, same keys); without either the commit is "unknown".
 execute_process(COMMAND git -C "${SOURCE_DIR}" rev-parse HEAD
                 OUTPUT_VARIABLE commit OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE commit_rc)
+# Only the source's own repository counts: a copy without .git inside another checkout must not take
+# that checkout's commit.
+execute_process(COMMAND git -C "${SOURCE_DIR}" rev-parse --show-toplevel
+                OUTPUT_VARIABLE toplevel OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+file(REAL_PATH "${SOURCE_DIR}" source_real)
+if(NOT toplevel STREQUAL "")
+  file(REAL_PATH "${toplevel}" toplevel)
+endif()
+if(NOT toplevel STREQUAL source_real)
+  set(commit_rc 1)
+endif()
 set(dirty "false")
 set(diff_sha256 "")
 if(commit_rc EQUAL 0 AND NOT commit STREQUAL "")
