@@ -1,26 +1,37 @@
-"""The summary of a scripts/gpu-check run: pass/fail per step and the figures, as results/gpu-<model>.json.
+"""The summary of a scripts/gpu-check run, written after every step: pass/fail per step and the figures.
 
-    python3 scripts/gpu_check_summary.py WORK DEVICE MODEL DEVICES_JSON COMMAND OUT_DIR
+    python3 scripts/gpu_check_summary.py --work WORK --summary-dir DIR [--out OUT] [--running STEP]
+                                         [--progress-only] [--final]
 
-WORK is the check's folder (steps.tsv, logs and raw reports), DEVICE the checked device (CUDA0), MODEL its
-name from nvidia-smi (may be empty), DEVICES_JSON the tools' `--list-devices --format json`, COMMAND the
-command line, OUT_DIR where gpu-<model>.json goes. XB_COMMIT names the commit checked (else `git rev-parse`).
-Besides the raw reports it derives the figures the GPU issue asks for, each against a reference measured
-in the same run: element-wise and copy bandwidth as a fraction of cudaMemcpy device-to-device, mul_mat
-time against cuBLAS alone on the same shape, and per-op GPU time against the CPU. Exit 0 when every step
-passed.
+WORK is the check's folder: run.tsv (command, start, deadline, device), plan.txt (the steps in order),
+steps.tsv (one line per step ended: name, exit, seconds, log or reason), finished.tsv (written at the
+end), commit.txt (the build's record of its commit, cmake/build_info.cmake), version.txt (a tool's
+--version), tree.tsv (files that differ from --prepare's record, on a tree without .git),
+nvidia-smi.csv, devices.json (the tools' --list-devices), the logs and the raw reports.
+The summary goes to DIR/gpu-<device model>.json and WORK/summary.json; with --out also
+OUT/summary.json, OUT/progress.txt (a few lines a person reads first) and OUT/gpu-check-logs.tar.gz
+(WORK packed, large logs cut to their head and tail), each replaced whole. --progress-only writes
+progress.txt alone (a step is starting). Besides the raw reports the summary derives the figures the
+GPU issue asks for, each against a reference measured in the same run: element-wise and copy
+bandwidth as a fraction of cudaMemcpy device-to-device, mul_mat time against cuBLAS alone on the
+same shape, and per-op device time against the CPU. Exit 0 when every planned step ran and passed.
 """
+import argparse
+import io
 import json
 import os
 import re
-import subprocess
 import sys
+import tarfile
+import time
 import xml.etree.ElementTree as ET
 from datetime import datetime, timezone
 from pathlib import Path
 
 BANDWIDTH_TARGET = 0.6  # of the device-to-device memcpy rate
 GEMM_TARGET = 0.9       # of cuBLAS's rate on the same shape
+LOG_LIMIT = 4 << 20     # bytes of one file in the logs archive; larger ones keep their head and tail
+PASSED = ("0", "skipped")
 
 
 def load_json(path):
@@ -28,6 +39,14 @@ def load_json(path):
         return json.loads(Path(path).read_text())
     except (OSError, ValueError):
         return None
+
+
+def read_tsv(path):
+    """{key: value} of a two-column file; {} when it is missing."""
+    try:
+        return dict(line.split("\t", 1) for line in Path(path).read_text().splitlines() if "\t" in line)
+    except OSError:
+        return {}
 
 
 def tail(path, lines=15):
@@ -39,8 +58,15 @@ def tail(path, lines=15):
 
 def read_steps(work):
     steps = []
-    for line in (work / "steps.tsv").read_text().splitlines():
-        name, rc, seconds, log = line.split("\t", 3)
+    try:
+        lines = (work / "steps.tsv").read_text().splitlines()
+    except OSError:
+        return steps
+    for line in lines:
+        parts = line.split("\t", 3)
+        if len(parts) < 4:
+            continue
+        name, rc, seconds, log = parts
         steps.append({"step": name, "exit": rc, "seconds": int(seconds) if seconds.isdigit() else 0, "log": log})
     return steps
 
@@ -49,12 +75,23 @@ def ok(step):
     return step["exit"] == "0"
 
 
+def status_of(step):
+    rc = step["exit"]
+    if rc == "0":
+        return "passed"
+    if rc in ("skipped", "not-started", "interrupted", "pending", "running"):
+        return rc
+    if rc == "deadline":
+        return "cut by the deadline"
+    return "out of time" if rc in ("124", "137") else "failed"
+
+
 def describe_step(step, report=None, extra=None):
-    entry = {"ok": ok(step), "exit": step["exit"], "seconds": step["seconds"]}
-    if not ok(step) and step["exit"] != "skipped":
+    entry = {"ok": ok(step), "status": status_of(step), "exit": step["exit"], "seconds": step["seconds"]}
+    if entry["status"] in ("failed", "out of time", "interrupted", "cut by the deadline"):
         entry["log_tail"] = tail(step["log"])
-    if step["exit"] == "skipped":
-        entry["skipped"] = step["log"]
+    if step["exit"] in ("skipped", "not-started", "pending"):
+        entry["reason"] = step["log"]
     if extra:
         entry.update(extra)
     if report is not None:
@@ -166,51 +203,100 @@ def op_speedups(perf, device):
     return out
 
 
-def current_commit():
-    if os.environ.get("XB_COMMIT"):
-        return os.environ["XB_COMMIT"]
+def commit_info(work):
+    """What ran: the build's record (cmake/build_info.cmake), a tool's --version, and on a tree without
+    .git whether its files are still those --prepare recorded."""
+    record = {}
     try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip() or None
+        for line in (work / "commit.txt").read_text().splitlines():
+            key, _, value = line.partition("=")
+            record[key] = value
     except OSError:
-        return None
-
-
-def main(argv):
-    work, device, model, command_line, out_dir = Path(argv[1]), argv[2], argv[3].strip(), argv[5], Path(argv[6])
+        pass
+    info = {"commit": record.get("commit") or None, "dirty": record.get("dirty") == "true",
+            "diff_sha256": record.get("diff_sha256") or None, "source": record.get("source") or None}
     try:
-        devices = json.loads(argv[4])
-    except ValueError:
-        devices = []
-    if not isinstance(devices, list):
-        devices = []
-    listed = next((d for d in devices if isinstance(d, dict) and d.get("name") == device), None)
-    if not model and listed:
-        # "NVIDIA H100 80GB HBM3 (compute 9.0, 132 SMs)": the model is what precedes the parenthesis.
-        model = str(listed.get("description", "")).split(" (compute")[0]
+        info["tool_version"] = (work / "version.txt").read_text().strip() or None
+    except OSError:
+        info["tool_version"] = None
+    try:
+        lines = (work / "tree.tsv").read_text().splitlines()
+        checked = next((int(v) for k, _, v in (x.partition("\t") for x in lines) if k == "checked"), 0)
+        differ = [v for k, _, v in (x.partition("\t") for x in lines) if k == "differ"]
+        info["tree_check"] = {"files_checked": checked, "differ": differ[:100],
+                              "matches_commit_txt": not differ}
+    except OSError:
+        pass
+    return info
 
-    steps = read_steps(work)
+
+def device_info(work, device):
+    devices = load_json(work / "devices.json")
+    devices = devices if isinstance(devices, list) else []
+    listed = next((d for d in devices if isinstance(d, dict) and d.get("name") == device), None)
+    info = {"name": device, "model": None, "registry": listed, "all_devices": devices}
+    try:
+        fields = [f.strip() for f in (work / "nvidia-smi.csv").read_text().splitlines()[0].split(",")]
+        info["nvidia_smi"] = dict(zip(("name", "driver", "memory", "compute_cap"), fields))
+        info["model"] = fields[0] or None
+    except (OSError, IndexError):
+        pass
+    if not info["model"] and listed:
+        # "NVIDIA H100 80GB HBM3 (compute 9.0, 132 SMs)": the model is what precedes the parenthesis.
+        info["model"] = str(listed.get("description", "")).split(" (compute")[0] or None
+    return info
+
+
+def with_planned(work, steps, final, end_reason, running):
+    """steps.tsv's records, plus a line for each planned step that has none: running, pending, or at
+    the end not-started (the deadline or a signal stopped the run first)."""
+    try:
+        plan = [s for s in (work / "plan.txt").read_text().splitlines() if s]
+    except OSError:
+        plan = []
+    done = {s["step"] for s in steps}
+    for name in plan:
+        if name in done:
+            continue
+        if name == running:
+            steps.append({"step": name, "exit": "running", "seconds": 0, "log": ""})
+        elif final:
+            steps.append({"step": name, "exit": "not-started", "seconds": 0, "log": f"not started: {end_reason}"})
+        else:
+            steps.append({"step": name, "exit": "pending", "seconds": 0, "log": "not reached yet"})
+    return steps, plan
+
+
+def ggml_summary(work):
+    return {k: load_json(work / f"{k}.json") for k in ("ggml-ops", "ggml-model") if (work / f"{k}.json").exists()}
+
+
+def build_summary(work, steps, run, finished, device):
     summary = {
-        "device": {"name": device, "model": model or None, "registry": listed, "all_devices": devices},
-        # When the steps ran: the step list's last change (a summary may be written again later).
-        "date": datetime.fromtimestamp((work / "steps.tsv").stat().st_mtime, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "command": command_line.strip(),
-        "commit": current_commit(),
+        "device": device_info(work, device),
+        "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "command": run.get("command", "").strip(),
+        "commit": commit_info(work),
     }
+    started = int(run.get("started", "0") or 0)
+    ended = int(finished.get("ended", "0") or 0) or int(time.time())
+    summary["timing"] = {"deadline_s": int(run.get("deadline", "0") or 0), "total_s": ended - started if started else None,
+                         "finished": bool(finished), "end": finished.get("reason"),
+                         "steps": [{"step": s["step"], "status": status_of(s), "seconds": s["seconds"]} for s in steps]}
     compare, profiles, runs = {}, {}, {}
     for step in steps:
         name = step["step"]
-        if name == "build":
-            summary["build"] = describe_step(step)
+        if name in ("build", "ggml-build"):
+            summary[name.replace("-", "_")] = describe_step(step)
         elif name == "preflight":
             summary["preflight"] = {"ok": ok(step), "detail": step["log"]}
         elif name in ("ctest-host", "ctest-gpu"):
             summary[name.replace("-", "_")] = describe_step(step, extra=ctest_summary(work / f"{name}.xml"))
         elif name.startswith("sanitize"):
             summary.setdefault("compute_sanitizer", {})[name.split("-", 1)[-1]] = describe_step(step)
-        elif name in ("opcheck", "opcheck-test", "opcheck-perf"):
-            key = {"opcheck": "op_check", "opcheck-test": "op_check_test", "opcheck-perf": "op_check_perf"}[name]
-            report = load_json(work / f"{name}.json") if name != "opcheck" else None
-            summary[key] = describe_step(step, report)
+        elif name in ("opcheck-test", "opcheck-perf"):
+            report = load_json(work / f"{name}.json")
+            summary[name.replace("opcheck", "op_check").replace("-", "_")] = describe_step(step, report)
             if name == "opcheck-perf":
                 summary["op_speedup_over_cpu"] = op_speedups(report, device)
         elif name.startswith("compare:"):
@@ -229,6 +315,9 @@ def main(argv):
             summary["graph_bench"] = describe_step(step, bench)
             summary["bandwidth_vs_memcpy"] = bandwidth_figures(bench)
             summary["mul_mat_vs_cublas"] = gemm_figures(bench)
+        elif name in ("ggml-ops", "ggml-model"):
+            summary.setdefault("vs_ggml_cuda", {})[name.removeprefix("ggml-")] = describe_step(
+                step, load_json(work / f"{name}.json"))
     if compare:
         summary["backend_compare"] = compare
     if profiles:
@@ -243,17 +332,112 @@ def main(argv):
                 both["speedup_over_cpu"] = round(c_ms / g_ms, 2)
         summary["graph_run"] = runs
 
-    failed = [s["step"] for s in steps if s["exit"] not in ("0", "skipped")]
-    summary["ok"] = not failed
+    failed = [s["step"] for s in steps if status_of(s) in ("failed", "out of time")]
+    summary["interrupted"] = [s["step"] for s in steps if s["exit"] == "interrupted"]
+    not_run = [s["step"] for s in steps if s["exit"] in ("not-started", "pending", "running", "deadline", "interrupted")]
+    summary["ok"] = not failed and not not_run
     summary["failed_steps"] = failed
+    summary["cut_by_deadline"] = [s["step"] for s in steps if s["exit"] == "deadline"]
+    summary["not_started"] = [s["step"] for s in steps if s["exit"] == "not-started"]
+    return summary
 
+
+def progress_text(run, finished, steps, commit, device, running):
+    started = int(run.get("started", "0") or 0)
+    now = int(finished.get("ended", "0") or 0) or int(time.time())
+    deadline = run.get("deadline", "?")
+    counts = {}
+    for s in steps:
+        counts[status_of(s)] = counts.get(status_of(s), 0) + 1
+    head = (f"gpu-check {'finished (' + finished.get('reason', '') + ')' if finished else 'running'}: "
+            f"{now - started if started else '?'} s of the {deadline} s deadline; commit "
+            f"{(commit.get('commit') or 'unknown')[:12]}{' (dirty)' if commit.get('dirty') else ''}; device {device}")
+    lines = [head, ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "no step yet"]
+    if running:
+        lines.append(f"now running: {running}")
+    for s in steps:
+        if s["exit"] in ("pending", "running"):
+            continue
+        lines.append(f"  {s['step']:<40} {status_of(s):<12} {s['seconds']:>4} s"
+                     + (f"  exit {s['exit']}" if status_of(s) in ("failed", "out of time") else ""))
+    return "\n".join(lines) + "\n"
+
+
+def replace_file(path, data):
+    """Writes path whole or not at all (the GPU machine may be stopped at any moment)."""
+    tmp = path.with_name("." + path.name + ".tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def pack_logs(work):
+    """WORK as a gzipped tar in memory; files over LOG_LIMIT keep their first and last LOG_LIMIT/4 bytes."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for path in sorted(work.rglob("*")):
+            if not path.is_file() or path.name.startswith("."):
+                continue
+            name = str(Path(work.name) / path.relative_to(work))
+            size = path.stat().st_size
+            if size <= LOG_LIMIT:
+                tar.add(path, arcname=name, recursive=False)
+                continue
+            with path.open("rb") as f:
+                head = f.read(LOG_LIMIT // 4)
+                f.seek(size - LOG_LIMIT // 4)
+                data = head + f"\n[... {size - LOG_LIMIT // 2} bytes cut by gpu-check ...]\n".encode() + f.read()
+            info = tarfile.TarInfo(name)
+            info.size, info.mtime = len(data), int(path.stat().st_mtime)
+            tar.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--work", required=True, type=Path)
+    ap.add_argument("--summary-dir", required=True, type=Path)
+    ap.add_argument("--out", type=Path)
+    ap.add_argument("--running")
+    ap.add_argument("--progress-only", action="store_true")
+    ap.add_argument("--final", action="store_true")
+    args = ap.parse_args(argv[1:])
+    work = args.work
+    run = read_tsv(work / "run.tsv")
+    finished = read_tsv(work / "finished.tsv") if args.final else {}
+    device = run.get("device", "CUDA0")
+    steps, _ = with_planned(work, read_steps(work), args.final, finished.get("reason", ""), args.running)
+    commit = commit_info(work)
+    progress = progress_text(run, finished, steps, commit, device, args.running).encode()
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        replace_file(args.out / "progress.txt", progress)
+    if args.progress_only:
+        return 0
+
+    summary = build_summary(work, steps, run, finished, device)
+    model = summary["device"]["model"]
+    if run.get("host_only") == "1":
+        model = f"simulated {device}" if device.startswith("SIM") else model
     label = re.sub(r"[^a-z0-9]+", "-", (model or device).lower()).strip("-") or "unknown"
-    out_dir.mkdir(parents=True, exist_ok=True)
-    out = out_dir / f"gpu-{label}.json"
-    out.write_text(json.dumps(summary, indent=2) + "\n")
-    print(f"gpu-check: {'all steps passed' if not failed else 'FAILED: ' + ', '.join(failed)}; summary in {out}",
-          file=sys.stderr)
-    return 0 if not failed else 1
+    summary["results_file"] = f"results/gpu-{label}.json"
+    text = (json.dumps(summary, indent=2) + "\n").encode()
+    replace_file(work / "summary.json", text)
+    if args.summary_dir.resolve() != work.resolve():
+        args.summary_dir.mkdir(parents=True, exist_ok=True)
+        replace_file(args.summary_dir / f"gpu-{label}.json", text)
+    if args.out:
+        replace_file(args.out / "summary.json", text)
+        replace_file(args.out / "gpu-check-logs.tar.gz", pack_logs(work))
+    if args.final:
+        failed, cut, missing = summary["failed_steps"], summary["cut_by_deadline"], summary["not_started"]
+        verdict = "all steps passed" if summary["ok"] else "; ".join(
+            x for x in (failed and "FAILED: " + ", ".join(failed), cut and "cut by the deadline: " + ", ".join(cut),
+                        summary["interrupted"] and "interrupted: " + ", ".join(summary["interrupted"]),
+                        missing and f"{len(missing)} not started") if x)
+        where = work / "summary.json" if args.summary_dir.resolve() == work.resolve() else args.summary_dir / f"gpu-{label}.json"
+        print(f"gpu-check: {verdict}; summary in {where}"
+              + (f" and {args.out}" if args.out else ""), file=sys.stderr)
+    return 0 if summary["ok"] else 1
 
 
 if __name__ == "__main__":

@@ -32,6 +32,14 @@ bad/: a minimal model broken in each way a file can be (see BAD_FILES).
 
 writes instead one large llama-layout f16 model with random weights and no reference (8 layers of
 n_embd 2048, n_ff 5632, vocabulary 32000: 1.08 GB), for measuring the loader's memory (results/).
+
+    python3 scripts/model_fixtures.py --big /tmp/llama3-8b.gguf --big-model llama3-8b-q4_k_m [--big-layers 32]
+
+writes a Llama-3-8B-shaped model as llama.cpp's Q4_K_M mixes it (32 layers, n_embd 4096, 32 heads and 8
+KV heads of 128, n_ff 14336, vocabulary 128256; q4_K matrices, q6_K for output.weight and for attn_v
+and ffn_down in the layers llama.cpp gives more bits: 4.9 GB) from random valid blocks, for timing
+against llama.cpp (scripts/model-side-by-side). Blocks come from one random pool per type, rolled
+per tensor, so the file is written at disk speed.
 """
 import argparse
 import importlib.metadata
@@ -176,19 +184,25 @@ def gguf_name(key):
     return key + ".weight"
 
 
-def write_model(path, name, hp, weights, rng):
-    """Writes the GGUF file; returns the weights as the file holds them (float64, checkpoint
-    layout: the permutation undone), which the reference computes with."""
-    writer = gguf.GGUFWriter(str(path), arch=hp["arch"])
-    arch = hp["arch"]
+def llama_writer(path, name, hp, context=2048):
+    """A GGUFWriter for hp's architecture with the name and the hyperparameters every model here has."""
+    writer = gguf.GGUFWriter(str(path), arch=hp.get("arch", "llama"))
     writer.add_name(name)
     writer.add_block_count(hp["n_layers"])
-    writer.add_context_length(2048)
+    writer.add_context_length(context)
     writer.add_embedding_length(hp["n_embd"])
     writer.add_feed_forward_length(hp["n_ff"])
     writer.add_head_count(hp["n_head"])
     writer.add_head_count_kv(hp["n_head_kv"])
     writer.add_layer_norm_rms_eps(hp["eps"])
+    return writer
+
+
+def write_model(path, name, hp, weights, rng):
+    """Writes the GGUF file; returns the weights as the file holds them (float64, checkpoint
+    layout: the permutation undone), which the reference computes with."""
+    writer = llama_writer(path, name, hp)
+    arch = hp["arch"]
     writer.add_rope_freq_base(hp["freq_base"])
     writer.add_rope_dimension_count(hp["n_embd"] // hp["n_head"])
     if "linear_scale" in hp:
@@ -353,15 +367,7 @@ def write_big(path, n_layers):
         shapes.update({p + "attn_norm.weight": (e,), p + "attn_q.weight": (e, e), p + "attn_k.weight": (e, e),
                        p + "attn_v.weight": (e, e), p + "attn_output.weight": (e, e), p + "ffn_norm.weight": (e,),
                        p + "ffn_gate.weight": (f, e), p + "ffn_up.weight": (f, e), p + "ffn_down.weight": (e, f)})
-    writer = gguf.GGUFWriter(str(path), arch="llama")
-    writer.add_name("big-f16")
-    writer.add_block_count(n_layers)
-    writer.add_context_length(2048)
-    writer.add_embedding_length(e)
-    writer.add_feed_forward_length(f)
-    writer.add_head_count(hp["n_head"])
-    writer.add_head_count_kv(hp["n_head_kv"])
-    writer.add_layer_norm_rms_eps(hp["eps"])
+    writer = llama_writer(path, "big-f16", hp)
     for name, shape in shapes.items():
         if len(shape) == 1:
             writer.add_tensor_info(name, shape, np.dtype(np.float32), shape[0] * 4)
@@ -379,14 +385,109 @@ def write_big(path, n_layers):
     print(f"model_fixtures: wrote {path} ({Path(path).stat().st_size / 1e9:.2f} GB)", file=sys.stderr)
 
 
+# Llama-3-8B's shape (Meta-Llama-3-8B's config.json) for --big-model llama3-8b-q4_k_m.
+LLAMA3_8B = dict(n_embd=4096, n_head=32, n_head_kv=8, n_ff=14336, n_vocab=128256, n_layers=32, eps=1e-5,
+                 freq_base=500000.0, context=8192)
+POOL_BLOCKS = 1 << 18  # random blocks per type, reused (rolled) for every tensor of that type
+
+
+def q4_k_m_type(role, layer, n_layers):
+    """llama.cpp's Q4_K_M choice (llama_tensor_get_type): q6_K for output.weight, and for attn_v and
+    ffn_down in the first and last eighth of the layers and every third layer between; q4_K else."""
+    if role == "output":
+        return T.Q6_K
+    if role in ("attn_v", "ffn_down"):
+        more_bits = layer < n_layers // 8 or layer >= 7 * n_layers // 8 or (layer - n_layers // 8) % 3 == 2
+        return T.Q6_K if more_bits else T.Q4_K
+    return T.Q4_K
+
+
+def block_pool(qtype, rng):
+    """POOL_BLOCKS random blocks of qtype whose values have unit spread around zero."""
+    _, size = gguf.GGML_QUANT_SIZES[qtype]
+    raw = rng.integers(0, 256, (POOL_BLOCKS, size), dtype=np.uint8)
+    d_col = size - 2 if qtype == T.Q6_K else 0
+
+    def set_f16(col, value):
+        raw[:, col:col + 2] = np.full(POOL_BLOCKS, value, dtype=np.float16).view(np.uint8).reshape(-1, 2)
+
+    centre = {T.Q4_K: 7.5}.get(qtype)  # dmin/d: sc*q - centre*m averages zero (q averages 7.5)
+    set_f16(d_col, 1.0)
+    if centre is not None:
+        set_f16(2, centre)
+    sample = quants.dequantize(raw[:64].reshape(1, -1), qtype)
+    scale = 1.0 / float(sample.std())
+    set_f16(d_col, scale)
+    if centre is not None:
+        set_f16(2, centre * scale)
+    return raw
+
+
+def write_llama3_8b_q4_k_m(path, n_layers):
+    hp = dict(LLAMA3_8B, n_layers=n_layers)
+    rng = np.random.default_rng(8)
+    e, f, v = hp["n_embd"], hp["n_ff"], hp["n_vocab"]
+    kv = hp["n_head_kv"] * (e // hp["n_head"])
+    pools = {t: block_pool(t, rng) for t in (T.Q4_K, T.Q6_K)}
+    # name -> (shape [rows, cols], type or None for f32 norms, std of the values)
+    tensors = {"token_embd.weight": ((v, e), T.Q4_K, 1.0), "output_norm.weight": ((e,), None, 1.0),
+               "output.weight": ((v, e), q4_k_m_type("output", 0, n_layers), 1.0 / np.sqrt(e))}
+    for il in range(n_layers):
+        p = f"blk.{il}."
+        for role, shape, fan_in in (("attn_q", (e, e), e), ("attn_k", (kv, e), e), ("attn_v", (kv, e), e),
+                                    ("attn_output", (e, e), e), ("ffn_gate", (f, e), e), ("ffn_up", (f, e), e),
+                                    ("ffn_down", (e, f), f)):
+            tensors[p + role + ".weight"] = (shape, q4_k_m_type(role, il, n_layers), 1.0 / np.sqrt(fan_in))
+        tensors[p + "attn_norm.weight"] = ((e,), None, 1.0)
+        tensors[p + "ffn_norm.weight"] = ((e,), None, 1.0)
+    writer = llama_writer(path, "llama3-8b-shaped-q4_k_m-random", hp, hp["context"])
+    writer.add_rope_freq_base(hp["freq_base"])
+    writer.add_rope_dimension_count(e // hp["n_head"])
+    writer.add_file_type(15)  # LLAMA_FTYPE_MOSTLY_Q4_K_M
+    writer.add_vocab_size(v)
+    writer.add_string("xbackend.fixture.generator", "scripts/model_fixtures.py --big-model llama3-8b-q4_k_m")
+    for name, (shape, qtype, _) in tensors.items():
+        if qtype is None:
+            writer.add_tensor_info(name, shape, np.dtype(np.float32), shape[0] * 4)
+        else:
+            block, size = gguf.GGML_QUANT_SIZES[qtype]
+            byte_shape = (shape[0], shape[1] // block * size)
+            writer.add_tensor_info(name, byte_shape, np.dtype(np.uint8), byte_shape[0] * byte_shape[1], raw_dtype=qtype)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_ti_data_to_file()
+    for name, (shape, qtype, std) in tensors.items():
+        if qtype is None:
+            writer.write_tensor_data(np.ones(shape, np.float32))
+            continue
+        block, size = gguf.GGML_QUANT_SIZES[qtype]
+        n_blocks = shape[0] * (shape[1] // block)
+        pool = np.roll(pools[qtype], int(rng.integers(POOL_BLOCKS)), axis=0)
+        data = np.resize(pool, (n_blocks, size))  # the pool repeated: memory speed, not the generator's
+        d_col = size - 2 if qtype == T.Q6_K else 0
+        scaled = (data[:, d_col:d_col + 2].copy().view(np.float16).astype(np.float32) * std).astype(np.float16)
+        data[:, d_col:d_col + 2] = scaled.view(np.uint8)
+        if qtype == T.Q4_K:
+            dmin = (data[:, 2:4].copy().view(np.float16).astype(np.float32) * std).astype(np.float16)
+            data[:, 2:4] = dmin.view(np.uint8)
+        writer.write_tensor_data(data.reshape(shape[0], -1))
+    writer.close()
+    print(f"model_fixtures: wrote {path} ({Path(path).stat().st_size / 1e9:.2f} GB, {n_layers} layers)", file=sys.stderr)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", default=str(Path(__file__).resolve().parent.parent / "tests" / "data" / "models"))
     parser.add_argument("--big", help="write one large f16 model here instead (no reference)")
-    parser.add_argument("--big-layers", type=int, default=8)
+    parser.add_argument("--big-model", choices=("tinyllama-f16", "llama3-8b-q4_k_m"), default="tinyllama-f16",
+                        help="the shape and types of --big (default: tinyllama-f16)")
+    parser.add_argument("--big-layers", type=int, help="layers of --big (default: 8 for tinyllama-f16, 32 for llama3)")
     args = parser.parse_args()
     if args.big:
-        write_big(args.big, args.big_layers)
+        if args.big_model == "llama3-8b-q4_k_m":
+            write_llama3_8b_q4_k_m(args.big, args.big_layers or LLAMA3_8B["n_layers"])
+        else:
+            write_big(args.big, args.big_layers or 8)
         return
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "backend/registry.hpp"
+#include "build_info.hpp"
 #include "builtin/builtin_backends.hpp"
 #include "model_info.hpp"
 #include "run_metadata.hpp"
@@ -50,6 +51,10 @@ void add_common_options(CLI::App& app, CommonOptions& o, RunMatrix* matrix) {
     app.add_flag("--info", o.info,
                  "Describe the config's model and exit: for a llama.cpp GGUF file (-c model.gguf, or a gguf config) its "
                  "architecture, sizes, tensor types and bytes");
+    // The build that made this binary (scripts/gpu-check records it next to the results).
+    app.set_version_flag("--version", app.get_name() + " (xbackend) " + kBuildCommit + (kBuildDirty ? "+dirty" : "") +
+                                          ", " + XB_BUILD_TYPE + ", " + XB_COMPILER,
+                         "Print the commit and build of this binary and exit");
 }
 
 std::vector<CommonOptions> RunMatrix::runs(const CommonOptions& base) const {
@@ -76,6 +81,9 @@ int parse(CLI::App& app, int argc, char** argv) {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
         std::cout << app.help();
+        return kExitOk;
+    } catch (const CLI::CallForVersion& e) {
+        std::cout << e.what() << "\n";
         return kExitOk;
     } catch (const CLI::ParseError& e) {
         std::cerr << app.get_name() << ": " << e.what() << "\nRun with --help for the options.\n";

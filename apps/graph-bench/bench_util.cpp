@@ -16,11 +16,15 @@ std::unique_ptr<xb::Backend> cpu_backend() {
     return std::move(b).value();
 }
 
-void fill_random(xb::Tensor& t, std::mt19937& rng, float lo, float hi) {
+std::vector<float> uniform_values(std::mt19937& rng, int64_t n, float lo, float hi) {
     std::uniform_real_distribution<float> dist(lo, hi);
-    std::vector<float> v(static_cast<size_t>(t.nelements()));
+    std::vector<float> v(static_cast<size_t>(n));
     for (float& x : v) x = dist(rng);
-    if (!xb::tensor_set_f32(t, v).is_ok()) std::abort();
+    return v;
+}
+
+void fill_random(xb::Tensor& t, std::mt19937& rng, float lo, float hi) {
+    if (!xb::tensor_set_f32(t, uniform_values(rng, t.nelements(), lo, hi)).is_ok()) std::abort();
 }
 
 void run_graph(benchmark::State& state, xb::Backend& backend, const xb::Graph& graph, double flops) {

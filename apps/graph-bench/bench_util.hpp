@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <random>
+#include <vector>
 
 #include "backend/backend.hpp"
 #include "core/context.hpp"
@@ -18,6 +19,9 @@ struct LlamaDecoder;
 namespace bench {
 
 std::unique_ptr<xb::Backend> cpu_backend();
+// n values uniform in [lo, hi) drawn from rng; fill_random sets a tensor to the next nelements() of
+// them, so a reference fed uniform_values from the same seed and order gets the same inputs.
+std::vector<float> uniform_values(std::mt19937& rng, int64_t n, float lo, float hi);
 void fill_random(xb::Tensor& t, std::mt19937& rng, float lo, float hi);
 // Computes `graph` every iteration; adds a GFLOPS counter when flops > 0.
 void run_graph(benchmark::State& state, xb::Backend& backend, const xb::Graph& graph, double flops);

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# scripts/gpu-check rehearsed without a GPU, against the build under test (--skip-build): the whole-run
+# deadline leaves steps out and says so, the out folder (as a GPU lease's $OUT) holds the summary,
+# the progress lines and the logs however the run ends, a SIGTERM stops the running step and still
+# writes everything, and with a fake nvidia-smi the preflight and the device's name come through.
+# Usage: gpu_check.sh BUILD_DIR SOURCE_DIR
+set -u
+build=$(realpath "$1")
+src=$(realpath "$2")
+source "$(dirname "$0")/check_lib.sh"
+gpu_check() { bash "$src/scripts/gpu-check" --skip-build --build-dir "$build" "$@"; }
+
+# A deadline of 8 s: a step starts only with 5 s left, so the first compare steps run (each takes a
+# second or more) and most are recorded as not started; everything is in the out folder at the end.
+t0=$SECONDS
+check deadline 1 gpu_check --host-only --only compare --deadline 8 --work "$tmp/w1" --out "$tmp/o1"
+[ $((SECONDS - t0)) -le 25 ] || { echo "FAIL deadline: the run took $((SECONDS - t0)) s"; failures=$((failures + 1)); }
+expect_in deadline-verdict "$tmp/err" "not started; summary in"
+py "
+import json, tarfile, os
+o = '$tmp/o1'
+assert sorted(os.listdir(o)) == ['gpu-check-logs.tar.gz', 'progress.txt', 'summary.json'], os.listdir(o)
+s = json.load(open(o + '/summary.json'))
+t = s['timing']
+assert t['finished'] and t['end'] == 'the deadline' and t['deadline_s'] == 8 and t['total_s'] <= 20, t
+status = {x['step']: x['status'] for x in t['steps']}
+assert len(status) == 11 and all(k.startswith('compare:') for k in status), status
+assert status['compare:all-ops'] in ('passed', 'cut by the deadline'), status
+started = [k for k, v in status.items() if v != 'not-started']
+assert 1 <= len(started) <= 4 and s['not_started'] == [k for k in status if k not in started], s['not_started']
+assert s['ok'] is False and s['device']['name'] == 'SIM0'
+assert s['commit']['commit'] and s['commit']['tool_version'].startswith('backend-compare (xbackend) ')
+assert s['backend_compare']['all-ops']['status'] == status['compare:all-ops']
+names = tarfile.open(o + '/gpu-check-logs.tar.gz').getnames()
+assert 'w1/compare-all-ops.log' in names and 'w1/steps.tsv' in names and 'w1/summary.json' in names, names
+assert not any('compare-mlp' in n for n in names), names
+progress = open(o + '/progress.txt').read()
+assert progress.startswith('gpu-check finished (the deadline)') and 'not-started' in progress, progress
+" "deadline out folder"
+
+# A fake driver for the runs below: the preflight passes and the device's model names the summary.
+mkdir -p "$tmp/bin" "$tmp/r3"
+cat >"$tmp/bin/nvidia-smi" <<'EOF'
+#!/bin/sh
+case "$*" in
+  -L) echo "GPU 0: Fake GPU 9000 (UUID: GPU-0)" ;;
+  *--query-gpu*) echo "Fake GPU 9000, 999.99, 81559 MiB, 9.0" ;;
+  *) echo "| NVIDIA-SMI 999.99    Driver Version: 999.99    CUDA Version: 99.0 |" ;;
+esac
+EOF
+chmod +x "$tmp/bin/nvidia-smi"
+
+# SIGTERM while a step runs (a compute-sanitizer that sleeps, so the step is surely running): the
+# step is recorded as interrupted, the rest as not started, exit 143. The script itself goes in the
+# background, not a function: a subshell would take the signal instead.
+printf '#!/bin/sh\nexec sleep 60\n' >"$tmp/bin/compute-sanitizer"
+chmod +x "$tmp/bin/compute-sanitizer"
+PATH="$tmp/bin:$PATH" bash "$src/scripts/gpu-check" --skip-build --build-dir "$build" -d SIM0 --only memcheck,racecheck \
+  --deadline 120 --work "$tmp/w2" --out "$tmp/o2" --results "$tmp/r2" >"$tmp/out" 2>"$tmp/err" &
+pid=$!
+for _ in $(seq 300); do grep -q 'now running' "$tmp/o2/progress.txt" 2>/dev/null && break; sleep 0.1; done
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+[ "$rc" -eq 143 ] || { echo "FAIL sigterm: exit $rc, expected 143"; cat "$tmp/err"; failures=$((failures + 1)); }
+py "
+import json
+s = json.load(open('$tmp/o2/summary.json'))
+t = s['timing']
+assert t['finished'] and t['end'] == 'interrupted by SIGTERM' and t['total_s'] < 30, t
+status = {x['step']: x['status'] for x in t['steps']}
+assert status == {'preflight': 'passed', 'sanitize-memcheck': 'interrupted', 'sanitize-racecheck': 'not-started'}, status
+assert s['interrupted'] == ['sanitize-memcheck'] and s['ok'] is False
+assert 'sanitize-memcheck' in open('$tmp/o2/progress.txt').read()
+" "sigterm summary"
+
+# With it the steps run on SIM0 (registered as the device), and the summary goes to --results.
+PATH="$tmp/bin:$PATH" check fake-device 1 gpu_check -d SIM0 --only compare --deadline 6 --work "$tmp/w3" \
+  --out "$tmp/o3" --results "$tmp/r3"
+py "
+import json, os
+s = json.load(open('$tmp/r3/gpu-fake-gpu-9000.json'))
+assert s['preflight'] == {'ok': True, 'detail': 'SIM0 registered'}, s.get('preflight')
+assert s['device']['model'] == 'Fake GPU 9000' and s['device']['nvidia_smi']['compute_cap'] == '9.0', s['device']
+assert s['results_file'] == 'results/gpu-fake-gpu-9000.json'
+assert json.load(open('$tmp/o3/summary.json')) == s
+" "fake device summary"
+
+# A driver that fails: exit 3 with the preflight's one line, and the summary says why.
+printf '#!/bin/sh\necho "NVIDIA-SMI has failed because it could not communicate with the NVIDIA driver."\nexit 9\n' \
+  >"$tmp/bin/nvidia-smi"
+PATH="$tmp/bin:$PATH" check no-driver 3 gpu_check --only compare --work "$tmp/w4" --out "$tmp/o4" --results "$tmp/r4"
+expect_in no-driver-line "$tmp/err" "gpu-check: preflight: no GPU: nvidia-smi failed: NVIDIA-SMI has failed"
+py "
+import json
+s = json.load(open('$tmp/o4/summary.json'))
+assert s['preflight']['ok'] is False and 'nvidia-smi failed' in s['preflight']['detail'], s['preflight']
+assert s['failed_steps'] == ['preflight'] and len(s['not_started']) == 11, s
+" "no-driver summary"
+
+finish gpu-check
