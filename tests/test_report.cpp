@@ -47,6 +47,26 @@ TEST(ReportTable, FormatsCarryTheSameData) {
     EXPECT_FALSE(format_from_name("xml").has_value());
 }
 
+// SQL as sqlite3 reads it: typed columns, quoted strings (a quote doubled), NULL for empty and
+// non-finite cells, identifiers made of letters, digits and underscores.
+TEST(ReportTable, SqlCreatesATypedTableAndInsertsEachRow) {
+    report::Table t({"name", "new/base", "count", "ok"});
+    t.add_row({std::string("it's"), 1.5, int64_t{3}, true});
+    t.add_row({std::string("b"), std::numeric_limits<double>::infinity(), int64_t{-2}});
+    std::ostringstream out;
+    report::write_sql(t, "graph run", out);
+    EXPECT_EQ(out.str(),
+              "CREATE TABLE IF NOT EXISTS graph_run (\n"
+              "  name TEXT,\n"
+              "  new_base REAL,\n"
+              "  count INTEGER,\n"
+              "  ok INTEGER\n"
+              ");\n"
+              "INSERT INTO graph_run (name, new_base, count, ok) VALUES ('it''s', 1.5, 3, 1);\n"
+              "INSERT INTO graph_run (name, new_base, count, ok) VALUES ('b', NULL, -2, NULL);\n");
+    EXPECT_EQ(report::format_from_name("sql"), report::Format::Sql);
+}
+
 TEST(ReportMetrics, MatchDefinitions) {
     std::mt19937 rng(3);
     std::normal_distribution<float> dist;

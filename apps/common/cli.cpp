@@ -42,8 +42,8 @@ void add_common_options(CLI::App& app, CommonOptions& o, RunMatrix* matrix) {
             ->check(CLI::IsMember({"table", "json", "csv", "md"}))
             ->capture_default_str();
     } else {
-        app.add_option("--format", o.format, "Output format: table, json, jsonl (one run per line), csv or md")
-            ->check(CLI::IsMember({"table", "json", "jsonl", "csv", "md"}))
+        app.add_option("--format", o.format, "Output format: table, json, jsonl (one run per line), csv, md or sql")
+            ->check(CLI::IsMember({"table", "json", "jsonl", "csv", "md", "sql"}))
             ->capture_default_str();
     }
     app.add_option("-o,--output", o.output, "Write the report to FILE instead of stdout");

@@ -41,11 +41,20 @@ Result<SavedReport> read_report(const std::string& path) {
 
 std::string text_of(const Json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
-// "configs/default.json SIM0,CPU t2": what pairs runs across the two reports.
+// "configs/default.json pp8 SIM0,CPU t2": what pairs runs across the two reports (reports from
+// before the test column pair by the rest).
 std::string run_key(const Json& run) {
     std::vector<std::string> backends;
     for (const Json& b : run.value("backends", Json::array())) backends.push_back(text_of(b));
-    return text_of(run.value("config", Json(""))) + " " + join_list(backends) + " t" + text_of(run.value("threads", Json(0)));
+    const std::string test = text_of(run.value("test", Json("")));
+    return text_of(run.value("config", Json(""))) + (test.empty() ? "" : " " + test) + " " + join_list(backends) + " t" +
+           text_of(run.value("threads", Json(0)));
+}
+
+double number_at(const Json& run, const char* key, const char* sub = nullptr) {
+    const Json* v = run.contains(key) ? &run[key] : nullptr;
+    if (v != nullptr && sub != nullptr) v = v->is_object() && v->contains(sub) ? &(*v)[sub] : nullptr;
+    return v != nullptr && v->is_number() ? v->get<double>() : 0.0;
 }
 
 // Every number of a run as "a.b" -> value, in the run's order.
@@ -66,19 +75,20 @@ void add_metrics(const std::string& run, const Json& base, const Json& now, RunC
     flatten(base, "", a);
     flatten(now, "", b);
     const std::map<std::string, Json> by_name(b.begin(), b.end());
-    // Counts stay integers in the table; everything else is a double.
-    auto cell = [](const Json& v) { return v.is_number_integer() ? report::Cell(v.get<int64_t>()) : report::Cell(v.get<double>()); };
     for (const auto& [name, base_value] : a) {
         const auto it = by_name.find(name);
         if (it == by_name.end()) continue;
         const double va = base_value.get<double>();
         const double vb = it->second.get<double>();
-        std::vector<report::Cell> row = {run, name, cell(base_value), cell(it->second)};
-        if (va != 0) row.emplace_back(vb / va);  // else left empty
-        c.table.add_row(std::move(row));
         metrics.push_back({{"run", run}, {"metric", name}, {"base", va}, {"new", vb},
                            {"ratio", va != 0 ? Json(vb / va) : Json(nullptr)}});
     }
+    const double tps_a = number_at(base, "tokens_per_s");
+    const double tps_b = number_at(now, "tokens_per_s");
+    std::vector<report::Cell> row = {run, tps_a, tps_b, report::Cell{}, number_at(base, "time_ms", "median"),
+                                     number_at(now, "time_ms", "median")};
+    if (tps_a != 0) row[3] = tps_b / tps_a;  // else left empty
+    c.table.add_row(std::move(row));
 }
 
 }  // namespace
@@ -91,16 +101,16 @@ Result<RunComparison> compare_runs(const std::string& base_path, const std::stri
         for (const char* key : {"commit", "dirty", "build_type", "cpu", "cpu_kernels", "gpus", "seed"}) {
             const Json a = base.meta.value(key, Json());
             const Json b = now.meta.value(key, Json());
-            if (a != b) c.notes.push_back(std::string(key) + ": " + text_of(a) + " -> " + text_of(b));
+            if (a != b) c.differences.push_back(std::string(key) + ": " + text_of(a) + " -> " + text_of(b));
         }
     }
     Json metrics = Json::array();
     if (base.runs.size() == 1 && now.runs.size() == 1) {  // one run each: compared whatever they ran
         const Json& a = base.runs.front();
         const Json& b = now.runs.front();
-        for (const char* key : {"config", "model", "backends", "threads"}) {
+        for (const char* key : {"config", "model", "test", "backends", "threads"}) {
             if (a.contains(key) && b.contains(key) && a[key] != b[key]) {
-                c.notes.push_back(std::string(key) + ": " + text_of(a[key]) + " -> " + text_of(b[key]));
+                c.differences.push_back(std::string(key) + ": " + text_of(a[key]) + " -> " + text_of(b[key]));
             }
         }
         add_metrics(run_key(a), a, b, c, metrics);
@@ -111,15 +121,19 @@ Result<RunComparison> compare_runs(const std::string& base_path, const std::stri
             const std::string key = run_key(a);
             const auto it = new_by_key.find(key);
             if (it == new_by_key.end()) {
-                c.notes.push_back("only in base: " + key);
+                c.unpaired.push_back("base: " + key);
                 continue;
             }
             add_metrics(key, a, *it->second, c, metrics);
             new_by_key.erase(it);
         }
-        for (const auto& [key, run] : new_by_key) c.notes.push_back("only in new: " + key);
+        for (const auto& [key, run] : new_by_key) c.unpaired.push_back("new: " + key);
     }
-    c.json = {{"base", base_path}, {"new", new_path}, {"differences", c.notes}, {"metrics", std::move(metrics)}};
+    c.json = {{"base", base_path},
+              {"new", new_path},
+              {"differences", c.differences},
+              {"unpaired", c.unpaired},
+              {"metrics", std::move(metrics)}};
     return c;
 }
 

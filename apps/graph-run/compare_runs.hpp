@@ -1,9 +1,9 @@
 // graph-run --compare BASE.json NEW.json: two saved reports side by side, like llama.cpp's
-// compare-llama-bench. Runs are paired by (config, backends, threads), or the two runs paired
-// as they are when each file holds one; for every number a pair both hold (time_ms.median,
-// tokens_per_s, n_splits, copy_bytes, buffer_bytes.CPU, ...) the base value, the new one and
-// new / base, and a note for each way the runs differ (commit, CPU, kernels, threads, backends,
-// config) or a run without a partner.
+// compare-llama-bench. Runs are paired by (config, test, backends, threads), or the two runs
+// paired as they are when each file holds one. The table has a row per pair: tokens/s and the
+// median time of both and new / base; the JSON has every number a pair both hold (time_ms.*,
+// tokens_per_s, n_splits, copy_bytes, buffer_bytes.CPU, ...). Notes say how the runs differ
+// (commit, CPU, kernels, threads, backends, config) and which runs have no partner.
 #pragma once
 
 #include <string>
@@ -17,9 +17,10 @@
 namespace xb::tools {
 
 struct RunComparison {
-    report::Table table{{"run", "metric", "base", "new", "new/base"}};
-    nlohmann::ordered_json json;     // {base, new, differences, metrics[{run, metric, base, new, ratio}]}
-    std::vector<std::string> notes;  // "commit: 1a2b3c -> 4d5e6f", "only in base: ...", ...
+    report::Table table{{"run", "base_tokens_per_s", "new_tokens_per_s", "new/base", "base_median_ms", "new_median_ms"}};
+    nlohmann::ordered_json json;           // {base, new, differences, unpaired, metrics[{run, metric, base, new, ratio}]}
+    std::vector<std::string> differences;  // "commit: 1a2b3c -> 4d5e6f"
+    std::vector<std::string> unpaired;     // "base: configs/a.json pp8 CPU t2"
 };
 
 // InvalidArgument (one line, naming the file) when a file cannot be read or is not a graph-run

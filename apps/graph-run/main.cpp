@@ -16,6 +16,7 @@
 #include "report/timing.hpp"
 #include "run_report.hpp"
 #include "session.hpp"
+#include "token_tests.hpp"
 #include "trace.hpp"
 
 namespace xb::tools {
@@ -34,6 +35,10 @@ struct RunOptions {
     std::string trace;
     bool profile = false;              // time every node (node_profile.hpp)
     std::vector<std::string> compare;  // BASE.json NEW.json: compare two saved reports, run nothing
+    std::vector<int> prompts;          // -p: prompt sizes (token_tests.hpp)
+    std::vector<int> generated;        // -n: tokens generated one at a time
+    std::vector<int> depths;           // -d: KV depth the tests start from
+    std::optional<int> gpu_layers;     // --ngl: offload_layers
 };
 
 // Computes the session's graph `warmup` then `reps` times (or for `duration` seconds); the timed
@@ -56,15 +61,17 @@ Result<report::TimingStats> measure(Session& s, const RunOptions& opts, TraceWri
     return report::summarize(ms);
 }
 
-// "configs/a.json on SIM0,CPU with 2 threads": which run of a list failed.
-std::string run_name(const CommonOptions& o) {
-    return o.config + (o.backends.empty() ? "" : " on " + join_list(o.backends)) + " with " + threads_text(o.threads);
+// "configs/a.json pp512 on SIM0,CPU with 2 threads": which run of a list failed.
+std::string run_name(const CommonOptions& o, const TokenTest& test) {
+    const std::string name = test.n_tokens ? " " + test_name(*test.n_tokens, test.n_kv.value_or(0)) : "";
+    return o.config + name + (o.backends.empty() ? "" : " on " + join_list(o.backends)) + " with " + threads_text(o.threads);
 }
 
 int run_compare(const RunOptions& opts) {
     auto c = compare_runs(opts.compare[0], opts.compare[1]);
     if (!c.is_ok()) return fail(kTool, c.status());
-    for (const std::string& note : c->notes) std::cerr << kTool << ": runs differ in " << note << '\n';
+    for (const std::string& d : c->differences) std::cerr << kTool << ": runs differ in " << d << '\n';
+    for (const std::string& u : c->unpaired) std::cerr << kTool << ": no partner for the run of " << u << '\n';
     const Status st = write_report(c->table, c->json, opts.common);
     return st.is_ok() ? kExitOk : fail(kTool, st);
 }
@@ -72,11 +79,19 @@ int run_compare(const RunOptions& opts) {
 // One run of the matrix (its threads already chosen): opens the session, prints the threads'
 // warning once the config has opened (a failing run prints only its error) unless it was printed
 // last, times it, and profiles and saves what was asked for.
-Result<RunRecord> run_one(const RunOptions& opts, const CommonOptions& run, const ThreadChoice& threads,
-                          std::string& last_warning, TraceWriter* trace) {
+Result<RunRecord> run_one(const RunOptions& opts, const CommonOptions& run, const TokenTest& test,
+                          const ThreadChoice& threads, std::string& last_warning, TraceWriter* trace) {
     SessionOptions session_options;
     session_options.profile = trace != nullptr;  // the trace shows per-split times
-    XB_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, open_session(run, session_options));
+    Status edited;
+    std::string test_label;
+    session_options.edit = [&](config::ConfigSpec& spec) {
+        edited = apply_token_test(test, opts.gpu_layers, spec);
+        if (const auto tokens = spec_tokens(spec)) test_label = test_name(tokens->first, tokens->second);
+    };
+    auto opened = open_session(run, session_options);
+    XB_RETURN_IF_ERROR(edited);  // before the session's error: a config without tokens may build fine
+    XB_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, std::move(opened));
     Session& s = *session;
     for (const std::string& note : s.model.notes) std::cerr << kTool << ": note: " << note << '\n';
     if (!threads.warning.empty() && threads.warning != last_warning) {
@@ -85,7 +100,7 @@ Result<RunRecord> run_one(const RunOptions& opts, const CommonOptions& run, cons
     }
     if (!opts.save_weights.empty()) XB_RETURN_IF_ERROR(config::save_weights(s.model, opts.save_weights));
     XB_ASSIGN_OR_RETURN(const report::TimingStats stats, measure(s, opts, trace));
-    RunRecord record{run, run_row(s, stats, run, threads.load), std::nullopt};
+    RunRecord record{run, run_row(s, stats, run, test_label, threads.load), std::nullopt};
     if (opts.profile) {
         XB_ASSIGN_OR_RETURN(record.profile, profile_nodes(s, std::max(1, std::min(opts.reps, kProfileReps))));
         if (trace != nullptr) trace->add_nodes(*record.profile);
@@ -97,23 +112,29 @@ Result<RunRecord> run_one(const RunOptions& opts, const CommonOptions& run, cons
 int run(const RunOptions& opts, const RunMatrix& matrix) {
     if (!opts.compare.empty()) return run_compare(opts);
     const std::vector<CommonOptions> runs = matrix.runs(opts.common);
-    if (runs.size() > 1 && (!opts.save_outputs.empty() || !opts.save_weights.empty())) {
+    if ((runs.size() > 1 || opts.prompts.size() + opts.generated.size() > 1 || opts.depths.size() > 1) &&
+        (!opts.save_outputs.empty() || !opts.save_weights.empty())) {
         return fail(kTool, Status(StatusCode::InvalidArgument,
-                                  "--save-outputs and --save-weights take one run: give one config, one -b and one -t"));
+                                  "--save-outputs and --save-weights take one run: give one config, one -b, one -t "
+                                  "and at most one -p, -n or -d"));
     }
+    const std::vector<TokenTest> tests = token_tests(opts.prompts, opts.generated, opts.depths);
     std::vector<RunRecord> records;
     TraceWriter trace;
     std::string last_warning;  // a busy machine is reported once, not once per run
     for (CommonOptions r : runs) {
         const ThreadChoice threads = choose_threads(r.threads);
         r.threads = threads.threads;
-        if (runs.size() > 1) trace.begin_run(run_name(r));
-        auto record = run_one(opts, r, threads, last_warning, opts.trace.empty() ? nullptr : &trace);
-        if (!record.is_ok()) {
-            const std::string where = runs.size() > 1 ? run_name(r) + ": " : "";
-            return fail(kTool, Status(record.status().code(), where + record.status().message()));
+        for (const TokenTest& test : tests) {
+            const bool many = runs.size() * tests.size() > 1;
+            if (many) trace.begin_run(run_name(r, test));
+            auto record = run_one(opts, r, test, threads, last_warning, opts.trace.empty() ? nullptr : &trace);
+            if (!record.is_ok()) {
+                const std::string where = many ? run_name(r, test) + ": " : "";
+                return fail(kTool, Status(record.status().code(), where + record.status().message()));
+            }
+            records.push_back(std::move(record).value());
         }
-        records.push_back(std::move(record).value());
     }
     if (!opts.trace.empty()) {
         if (Status st = trace.write(opts.trace); !st.is_ok()) return fail(kTool, st);
@@ -147,11 +168,28 @@ int main(int argc, char** argv) {
     app.add_flag("--profile", opts.profile,
                  "Also time every node (computed one at a time, median of up to 5 computes): per op and the slowest\n"
                  "nodes in table/md, every node in json/jsonl");
+    app.add_option("-p,--n-prompt", opts.prompts,
+                   "Prompt sizes (llama-bench's -p): a run of N tokens, test ppN; a list (64,512) runs each; a\n"
+                   "llama_decoder or GGUF model")
+        ->delimiter(',')
+        ->check(CLI::PositiveNumber);
+    app.add_option("-n,--n-gen", opts.generated,
+                   "Tokens generated one at a time (llama-bench's -n): timed as the last, one token over the cache\n"
+                   "it has then, test tg1@kvK; a list runs each")
+        ->delimiter(',')
+        ->check(CLI::PositiveNumber);
+    app.add_option("-d,--n-depth", opts.depths, "KV cache positions the -p and -n tests start from (llama-bench's -d); a list runs each")
+        ->delimiter(',')
+        ->check(CLI::NonNegativeNumber);
+    app.add_option("--ngl,--n-gpu-layers", opts.gpu_layers,
+                   "Layers on the first GPU (llama-bench's -ngl): the config's offload_layers")
+        ->check(CLI::NonNegativeNumber);
     app.add_option("--compare", opts.compare,
                    "BASE.json NEW.json: compare two saved reports (--format json -o) instead of running: per metric the\n"
                    "base, the new value and new/base, and on stderr how the runs differ (commit, CPU, threads, config)")
         ->expected(2);
     app.footer("Example: graph-run -c configs/llama-decoder.json -b BLAS,CPU -r 20 --trace run.trace.json\n"
+               "         graph-run -c model.gguf -p 64,512 -n 1 -d 0,128 --format sql   (6 runs, llama-bench's tests)\n"
                "         graph-run -c configs/llama-decoder.json -b CPU -b BLAS,CPU -t 1,2 --format md   (4 runs)\n"
                "         graph-run -c configs/llama-decoder.json --profile\n"
                "         graph-run --compare before.json after.json\n"

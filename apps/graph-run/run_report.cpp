@@ -1,5 +1,7 @@
 #include "run_report.hpp"
 
+#include <algorithm>
+#include <map>
 #include <ostream>
 
 #include "run_metadata.hpp"
@@ -12,13 +14,40 @@ constexpr int kSlowestNodes = 10;
 
 std::string backends_text(const nlohmann::ordered_json& row) { return join_list(row["backends"].get<std::vector<std::string>>()); }
 
+// "1.2B", "125M", "30K": a parameter count as llama-bench prints a model's size.
+std::string count_text(double n) {
+    const char* units[] = {"", "K", "M", "B", "T"};
+    int u = 0;
+    while (n >= 1000.0 && u < 4) {
+        n /= 1000.0;
+        ++u;
+    }
+    return report::cell_text(n, n >= 100.0 ? 3 : 2) + units[u];
+}
+
+// What the model is, as llama-bench's model column says it: its name, parameters and the type that
+// holds most of its weight bytes ("tinyllama 1.1B q4_K").
+std::string model_label(const config::Model& m) {
+    double params = 0;
+    std::map<std::string, size_t> bytes_by_type;
+    for (const Tensor* w : m.weights) {
+        params += static_cast<double>(w->nelements());
+        bytes_by_type[dtype_name(w->type)] += w->nbytes();
+    }
+    if (m.weights.empty()) return m.name;
+    const auto most = std::max_element(bytes_by_type.begin(), bytes_by_type.end(),
+                                       [](const auto& a, const auto& b) { return a.second < b.second; });
+    return m.name + " " + count_text(params) + " " + most->first;
+}
+
 report::Table runs_table(const std::vector<RunRecord>& runs) {
-    report::Table t({"config", "model", "backends", "threads", "splits", "median_ms", "stddev_ms", "min_ms", "tokens_per_s",
-                     "gflops", "copied_bytes"});
+    report::Table t({"config", "model", "test", "backends", "threads", "splits", "median_ms", "stddev_ms", "min_ms",
+                     "tokens_per_s", "gflops", "copied_bytes"});
     for (const RunRecord& r : runs) {
         const nlohmann::ordered_json& j = r.row;
         const nlohmann::ordered_json& ms = j["time_ms"];
-        t.add_row({j["config"].get<std::string>(), j["model"].get<std::string>(), backends_text(j), j["threads"].get<int64_t>(),
+        t.add_row({j["config"].get<std::string>(), j["model"].get<std::string>(), j["test"].get<std::string>(),
+                   backends_text(j), j["threads"].get<int64_t>(),
                    j["n_splits"].get<int64_t>(), ms["median"].get<double>(), ms["stddev"].get<double>(),
                    ms["min"].get<double>(), j["tokens_per_s"].get<double>(), j["gflops"].get<double>(),
                    j["copy_bytes"].get<int64_t>()});
@@ -53,7 +82,8 @@ void write_tables(const std::vector<RunRecord>& runs, report::Format format, std
 
 }  // namespace
 
-nlohmann::ordered_json run_row(Session& s, const report::TimingStats& t, const CommonOptions& run, const MachineLoad& load) {
+nlohmann::ordered_json run_row(Session& s, const report::TimingStats& t, const CommonOptions& run, const std::string& test,
+                               const MachineLoad& load) {
     const SchedReport& r = s.sched->report();
     nlohmann::ordered_json buffers = nlohmann::ordered_json::object();
     for (const auto& b : s.backends) buffers[b->name()] = s.sched->buffer_size(*b);
@@ -64,7 +94,9 @@ nlohmann::ordered_json run_row(Session& s, const report::TimingStats& t, const C
         pairs[pair.first + "->" + pair.second] = bytes;
     }
     return {{"config", run.config},
-            {"model", s.model.name},
+            {"model", model_label(s.model)},
+            {"test", test},
+            {"n_tokens", s.model.n_tokens},
             {"backends", s.backend_names()},
             {"threads", run.threads},
             {"n_nodes", s.model.graph.n_nodes()},
@@ -97,7 +129,11 @@ Status write_runs(const std::vector<RunRecord>& runs, const CommonOptions& o) {
         });
     }
     const report::Format format = report::format_from_name(o.format).value_or(report::Format::Table);
-    if (format == report::Format::Csv) return write_table(runs_table(runs), o);  // one table: per-node figures are in json
+    // One table: per-node figures are in json. SQL as llama-bench writes it: a graph_run table.
+    if (format == report::Format::Csv) return write_table(runs_table(runs), o);
+    if (format == report::Format::Sql) {
+        return write_output(o, [&](std::ostream& out) { report::write_sql(runs_table(runs), "graph_run", out); });
+    }
     return write_output(o, [&](std::ostream& out) { write_tables(runs, format, out); });
 }
 

@@ -24,7 +24,9 @@ struct RunRecord {
 
 // One run's figures (`run` with its threads chosen): config, model, backends, threads, nodes, splits, reps,
 // time_ms statistics, tokens/s, GFLOP/s, buffer and copy bytes, and the other tasks running.
-nlohmann::ordered_json run_row(Session& s, const report::TimingStats& t, const CommonOptions& run, const MachineLoad& load);
+// `test` names the tokens computed (token_tests.hpp's test_name; "" for a graph without tokens).
+nlohmann::ordered_json run_row(Session& s, const report::TimingStats& t, const CommonOptions& run, const std::string& test,
+                               const MachineLoad& load);
 
 // Writes the runs in the chosen format (table and md add each profile's per-op and slowest-node
 // tables; json and jsonl carry every node).

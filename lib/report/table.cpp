@@ -1,6 +1,7 @@
 #include "report/table.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 
@@ -13,6 +14,7 @@ std::optional<Format> format_from_name(std::string_view name) {
     if (name == "json") return Format::Json;
     if (name == "csv") return Format::Csv;
     if (name == "md" || name == "markdown") return Format::Markdown;
+    if (name == "sql") return Format::Sql;
     return std::nullopt;
 }
 
@@ -111,12 +113,70 @@ std::string json_text(const nlohmann::ordered_json& j, int indent) {
 
 void write_json(const Table& table, std::ostream& out) { out << json_text(to_json(table), 2) << '\n'; }
 
+namespace {
+
+// A name as an SQL identifier: letters, digits and underscores, not starting with a digit.
+std::string sql_identifier(std::string_view name) {
+    std::string id;
+    for (char c : name) id += std::isalnum(static_cast<unsigned char>(c)) != 0 ? c : '_';
+    if (id.empty() || std::isdigit(static_cast<unsigned char>(id.front())) != 0) id.insert(0, "_");
+    return id;
+}
+
+// The column's type from its cells: INTEGER when every value is an integer or a yes/no, REAL when
+// every value is a number, else TEXT.
+std::string sql_type(const Table& table, size_t column) {
+    bool integer = true, number = true;
+    for (const auto& row : table.rows()) {
+        const Cell& c = row[column];
+        if (std::holds_alternative<std::monostate>(c)) continue;
+        if (std::holds_alternative<std::string>(c)) integer = number = false;
+        if (std::holds_alternative<double>(c)) integer = false;
+    }
+    return integer ? "INTEGER" : number ? "REAL" : "TEXT";
+}
+
+std::string sql_value(const Cell& c) {
+    if (std::holds_alternative<std::monostate>(c)) return "NULL";
+    if (const auto* b = std::get_if<bool>(&c)) return *b ? "1" : "0";
+    if (const auto* i = std::get_if<int64_t>(&c)) return std::to_string(*i);
+    if (const auto* d = std::get_if<double>(&c)) {
+        if (!std::isfinite(*d)) return "NULL";
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.17g", *d);
+        return buf;
+    }
+    std::string quoted = "'";
+    for (char ch : std::get<std::string>(c)) quoted += ch == '\'' ? std::string("''") : std::string(1, ch);
+    return quoted + "'";
+}
+
+}  // namespace
+
+void write_sql(const Table& table, std::string_view name, std::ostream& out) {
+    const std::string id = sql_identifier(name);
+    std::string columns;
+    for (size_t i = 0; i < table.columns().size(); ++i) columns += (i > 0 ? ", " : "") + sql_identifier(table.columns()[i]);
+    out << "CREATE TABLE IF NOT EXISTS " << id << " (\n";
+    for (size_t i = 0; i < table.columns().size(); ++i) {
+        out << "  " << sql_identifier(table.columns()[i]) << ' ' << sql_type(table, i)
+            << (i + 1 < table.columns().size() ? ",\n" : "\n");
+    }
+    out << ");\n";
+    for (const auto& row : table.rows()) {
+        out << "INSERT INTO " << id << " (" << columns << ") VALUES (";
+        for (size_t i = 0; i < row.size(); ++i) out << (i > 0 ? ", " : "") << sql_value(row[i]);
+        out << ");\n";
+    }
+}
+
 void write(const Table& table, Format format, std::ostream& out) {
     switch (format) {
         case Format::Table: return write_text(table, out);
         case Format::Json: return write_json(table, out);
         case Format::Csv: return write_csv(table, out);
         case Format::Markdown: return write_markdown(table, out);
+        case Format::Sql: return write_sql(table, "results", out);
     }
 }
 

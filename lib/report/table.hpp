@@ -14,8 +14,8 @@
 
 namespace xb::report {
 
-enum class Format { Table, Json, Csv, Markdown };
-std::optional<Format> format_from_name(std::string_view name);  // "table", "json", "csv", "md"
+enum class Format { Table, Json, Csv, Markdown, Sql };
+std::optional<Format> format_from_name(std::string_view name);  // "table", "json", "csv", "md", "sql"
 
 using Cell = std::variant<std::monostate, std::string, int64_t, double, bool>;
 
@@ -40,11 +40,16 @@ std::string cell_text(const Cell& cell, int precision = 4);
 void write_text(const Table& table, std::ostream& out);      // aligned columns
 void write_csv(const Table& table, std::ostream& out);       // RFC 4180 quoting
 void write_markdown(const Table& table, std::ostream& out);
+// SQL for sqlite3 (as llama-bench's -o sql): CREATE TABLE IF NOT EXISTS `name` with a column per
+// table column (INTEGER, REAL or TEXT from its cells), then one INSERT per row; empty and
+// non-finite cells are NULL. `sqlite3 results.db < run.sql` appends runs to a database.
+void write_sql(const Table& table, std::string_view name, std::ostream& out);
 nlohmann::ordered_json to_json(const Table& table);          // an array of objects, one per row
 // JSON text of j (indent -1: one line). Strings that are not UTF-8 (names from a config or a
 // model file) are written with U+FFFD in place of the bad bytes instead of throwing.
 std::string json_text(const nlohmann::ordered_json& j, int indent = -1);
 void write_json(const Table& table, std::ostream& out);      // to_json, indented
+// Sql writes a table named "results"; call write_sql for another name.
 void write(const Table& table, Format format, std::ostream& out);
 
 }  // namespace xb::report

@@ -43,7 +43,40 @@ py "
 import json; d = json.load(open('$tmp/run.json')); old = dict(d['runs'][0], meta=d['meta'])
 json.dump(old, open('$tmp/old.json', 'w'))" "old report"
 check compare-old 0 "$run" --compare "$tmp/old.json" "$tmp/run1.json" --format csv
-expect_in compare-old-median "$tmp/out" "time_ms.median"
+expect_in compare-old-columns "$tmp/out" "run,base_tokens_per_s,new_tokens_per_s,new/base,base_median_ms,new_median_ms"
+# llama-bench's tests: -p prompts, -n generated tokens, -d depths (one run each, a test column),
+# --ngl layers on the GPU; SQL output for sqlite3; --compare one row per paired run.
+check tests-json 0 "$run" -c "$configs/llama-decoder.json" -p 4,8 -n 1 -d 0,16 -r 1 --format json -o "$tmp/tests.json"
+py "
+import json; runs = json.load(open('$tmp/tests.json'))['runs']
+assert [r['test'] for r in runs] == ['pp4', 'pp4@d16', 'pp8', 'pp8@d16', 'tg1@kv1', 'tg1@kv17'], [r['test'] for r in runs]
+assert [r['n_tokens'] for r in runs] == [4, 4, 8, 8, 1, 1]
+assert all(r['model'].startswith('llama-decoder ') and r['model'].endswith(' f32') for r in runs), runs[0]['model']
+assert all(abs(r['tokens_per_s'] - r['n_tokens'] / (r['time_ms']['median'] * 1e-3)) < 1e-6 * r['tokens_per_s'] for r in runs)" "tests json"
+check tests-default 0 "$run" -c "$configs/llama-decoder.json" -r 1 --format csv
+expect_in tests-default-test "$tmp/out" ",pp"
+check tests-sql 0 "$run" -c "$configs/llama-decoder.json" -p 4 -r 1 --format sql
+expect_in tests-sql-create "$tmp/out" "CREATE TABLE IF NOT EXISTS graph_run ("
+expect_in tests-sql-insert "$tmp/out" "INSERT INTO graph_run (config, model, test, backends,"
+if command -v sqlite3 >/dev/null 2>&1; then
+  sqlite3 "$tmp/runs.db" <"$tmp/out" && [ "$(sqlite3 "$tmp/runs.db" 'select test from graph_run')" = pp4 ] ||
+    { echo "FAIL tests-sql-sqlite3"; failures=$((failures + 1)); }
+fi
+check tests-no-tokens 2 "$run" -c "$configs/mlp.json" -p 8 -r 1
+expect_in tests-no-tokens-msg "$tmp/err" "-p and -n set the tokens of a model"
+check tests-ngl 0 "$run" -c "$configs/llama-decoder-offload.json" --map CUDA0=SIM0 --ngl 2 -r 1 --format json -o "$tmp/ngl.json"
+check tests-ngl0 0 "$run" -c "$configs/llama-decoder-offload.json" --map CUDA0=SIM0 --ngl 0 -r 1 --format json -o "$tmp/ngl0.json"
+py "
+import json; a = json.load(open('$tmp/ngl.json'))['runs'][0]; b = json.load(open('$tmp/ngl0.json'))['runs'][0]
+assert a['n_splits'] > b['n_splits'], (a['n_splits'], b['n_splits'])" "ngl offloads"
+check tests-compare 0 "$run" --compare "$tmp/tests.json" "$tmp/tests.json" --format json -o "$tmp/tcmp.json"
+py "
+import json; c = json.load(open('$tmp/tcmp.json'))
+assert c['differences'] == [] and c['unpaired'] == [], c
+assert len({m['run'] for m in c['metrics']}) == 6" "compare pairs by test"
+check tests-compare-table 0 "$run" --compare "$tmp/tests.json" "$tmp/run.json"
+[ "$(grep -c 'llama-decoder' "$tmp/out")" -eq 0 ] || { echo "FAIL tests-compare-table: unpaired runs in the table"; failures=$((failures + 1)); }
+expect_in tests-compare-unpaired "$tmp/err" "no partner for the run of base: "
 check compare-not-a-report 2 "$run" --compare "$tmp/run.json" "$tmp/trace.json"
 expect_in compare-not-a-report-msg "$tmp/err" "is not a graph-run JSON report"
 check compare-missing 2 "$run" --compare "$tmp/run.json" "$tmp/none.json"
@@ -97,7 +130,7 @@ py "
 import json; c = json.load(open('$tmp/cm.json'))
 paired = {m['run'] for m in c['metrics']}
 assert len(paired) == 2 and all(r.endswith(' t1') for r in paired), paired
-assert sum(d.startswith('only in new: ') for d in c['differences']) == 6, c['differences']" "compare matrix"
+assert sum(u.startswith('new: ') for u in c['unpaired']) == 6 and c['differences'] == [], c" "compare matrix"
 check matrix-save-outputs 2 "$run" "${matrix[@]}" --save-outputs "$tmp/mo"
 expect_in matrix-save-outputs-msg "$tmp/err" "take one run"
 check matrix-bad-config 2 "$run" -c "$configs/default.json,$tmp/missing.json" -r 1
