@@ -631,6 +631,29 @@ TEST(SimFault, PerturbsExactlyTheChosenNodeAndWhatDependsOnIt) {
     }
 }
 
+// A graph that repeats its nodes (op-check's perf mode, as ggml's test-backend-ops) computes every
+// repetition: a fault on a node of the last repetition, counted by its index there, shows.
+TEST(SimFault, RepeatedGraphsComputeEveryRepetition) {
+    auto cpu = global_registry().init_by_name("CPU", "threads=1");
+    ASSERT_TRUE(cpu.is_ok());
+    Branches on_cpu(**cpu);
+    const auto expected = on_cpu.run(**cpu);
+    const int n_nodes = on_cpu.graph.n_nodes();
+    auto faulty = init(*global_registry().dev_by_name("SIM1"), "fault_node=" + std::to_string(2 * n_nodes + 3));
+    ASSERT_NE(faulty, nullptr);
+    Branches on_sim(*faulty);
+    ASSERT_TRUE(faulty->graph_compute(on_sim.graph.repeated(3)).is_ok());
+    const std::vector<bool> depends = on_cpu.dependents_of(3);
+    for (int j = 0; j < n_nodes; ++j) {
+        const auto got = tensor_get_f32(*on_sim.graph.node(j)).value();
+        if (depends[static_cast<size_t>(j)]) {
+            EXPECT_NE(got, expected[static_cast<size_t>(j)]) << "node " << j << " of the last repetition";
+        } else {
+            EXPECT_EQ(got, expected[static_cast<size_t>(j)]) << "node " << j;
+        }
+    }
+}
+
 TEST(SimFault, SizedFaultScalesTheElementsUpAndDownInTurn) {
     auto cpu = global_registry().init_by_name("CPU", "threads=1");
     ASSERT_TRUE(cpu.is_ok());

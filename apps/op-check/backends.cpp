@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "backend/host_threads.hpp"
 #include "backend/registry.hpp"
 #include "builtin/builtin_backends.hpp"
 
@@ -25,11 +26,17 @@ Result<WorkerBackends> make_worker_backends(const std::vector<std::string>& name
         XB_ASSIGN_OR_RETURN(auto backend, make(name));
         b.targets.push_back(std::move(backend));
     }
+    // Backends without a thread setting answer false; that is fine.
     if (jobs > 1 && threads == 0) {
         const int share = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / jobs);
-        // Backends without a thread setting answer false; that is fine.
         (void)b.cpu->set_n_threads(share);
         for (auto& t : b.targets) (void)t->set_n_threads(share);
+    } else {
+        // One job (perf mode): every backend that computes with host threads (the simulated devices
+        // compute with the CPU kernels, on one thread unless told) gets the CPU's count, so that
+        // their timings compare with the CPU's.
+        const int n = threads > 0 ? threads : default_host_threads();
+        for (auto& t : b.targets) (void)t->set_n_threads(n);
     }
     return b;
 }

@@ -91,10 +91,11 @@ report::Table table_of(const std::vector<PerfRow>& rows) {
                        r.error.empty() ? "unsupported: " + r.unsupported : "error: " + r.error});
             continue;
         }
-        const bool flops = r.cost.compute_bound;
+        // GB/s for every case (the bytes its op moves), GFLOP/s where it does arithmetic worth counting.
         t.add_row({r.backend, r.c->source->name, r.c->op, r.c->type, static_cast<int64_t>(r.timing.runs), us_per_run(r),
-                   flops ? report::Cell() : report::Cell(rate(r, r.cost.bytes)),
-                   flops ? report::Cell(rate(r, r.cost.flops)) : report::Cell(), std::string()});
+                   r.cost.bytes > 0 ? report::Cell(rate(r, r.cost.bytes)) : report::Cell(),
+                   r.cost.flops > 0 ? report::Cell(rate(r, r.cost.flops)) : report::Cell(),
+                   std::string(r.cost.compute_bound ? "" : r.cost.flops > 0 ? "memory-bound" : "")});
     }
     return t;
 }
@@ -114,7 +115,9 @@ nlohmann::ordered_json json_of(const std::vector<PerfRow>& rows, size_t n_cases,
             j["us_per_run"] = us_per_run(r);
             j["bytes"] = r.cost.bytes;
             j["flops"] = r.cost.flops;
-            j[r.cost.compute_bound ? "gflops" : "gbps"] = rate(r, r.cost.compute_bound ? r.cost.flops : r.cost.bytes);
+            j["compute_bound"] = r.cost.compute_bound;
+            if (r.cost.bytes > 0) j["gbps"] = rate(r, r.cost.bytes);
+            if (r.cost.flops > 0) j["gflops"] = rate(r, r.cost.flops);
         }
         results.push_back(std::move(j));
     }

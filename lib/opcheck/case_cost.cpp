@@ -34,8 +34,11 @@ CaseCost op_cost(const Tensor& op) {
     const Tensor* a = op.src[0];
     const Tensor* b = op.src[1];
     switch (op.op) {
-        case Op::MulMat:  // [k, m] x [k, n] per batch: k*m*n multiply-adds
-            return compute_bound(read_write_bytes(op), 2.0 * n(a->ne[0]) * n(op.nelements()));
+        case Op::MulMat: {  // [k, m] x [k, n] per batch: k*m*n multiply-adds
+            CaseCost c = compute_bound(read_write_bytes(op), 2.0 * n(a->ne[0]) * n(op.nelements()));
+            c.compute_bound = op.ne[1] > kMemoryBoundColumns;
+            return c;
+        }
         case Op::OutProd:  // sum over ne01 of outer products
             return compute_bound(read_write_bytes(op), 2.0 * n(op.nelements()) * n(a->ne[1]));
         case Op::FlashAttnExt: {  // q.k (d) and p.v (dv) per query, key and head

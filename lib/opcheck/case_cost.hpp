@@ -1,12 +1,15 @@
 // What one computation of a case costs, for perf mode: the bytes its op moves and the arithmetic it
-// does. Matrix products and attention are counted in flops (their speed is GFLOP/s); every other
-// op is memory-bound and counted in bytes (GB/s), as ggml's test-backend-ops does.
+// does. Matrix products and attention are compute-bound (judged in GFLOP/s) except products of at
+// most kMemoryBoundColumns columns (decoding: every weight byte is read for a few multiply-adds,
+// judged in GB/s); every other op is memory-bound (GB/s), as ggml's test-backend-ops counts them.
 #pragma once
 
 #include "core/tensor.hpp"
 #include "opcheck/case_graph.hpp"
 
 namespace xb::opcheck {
+
+inline constexpr int64_t kMemoryBoundColumns = 8;
 
 struct CaseCost {
     double bytes = 0.0;          // read and written by the case's op (its output node)

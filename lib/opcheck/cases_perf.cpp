@@ -195,7 +195,7 @@ void add_matmul(std::vector<OpCase>& cases) {
         }
     }
     // Quantized weights of a 4096-wide layer: decoding (1), a small batch (8) and a prompt (512).
-    for (DType t : {DType::Q4_0, DType::Q8_0, DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
+    for (DType t : {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0, DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
         for (int64_t n : {1, 8, 512}) {
             cases.push_back({"mul_mat_" + type_tag(t) + "_4096x4096x" + std::to_string(n),
                              [t, n](CaseBuilder& b) {

@@ -1,5 +1,6 @@
 #include "sim/sim_mirror.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "backend/row_split_buffer.hpp"
@@ -59,9 +60,41 @@ void copy_metadata(const Tensor& t, Tensor& shadow) {
 
 }  // namespace
 
+namespace {
+
+// The length of the node sequence that `graph` repeats (Graph::repeated, op-check's perf mode), or
+// its length when it is no repetition.
+int repetition_period(const Graph& graph) {
+    const int n = graph.n_nodes();
+    int period = n;
+    for (int i = 1; i < n; ++i) {
+        if (graph.node(i) == graph.node(0)) {
+            period = i;
+            break;
+        }
+    }
+    if (period == n || n % period != 0) return n;
+    for (int i = period; i < n; ++i) {
+        if (graph.node(i) != graph.node(i % period)) return n;
+    }
+    return period;
+}
+
+}  // namespace
+
 Result<std::shared_ptr<HostMirror>> HostMirror::build(const Graph& graph, const SimDevice& device) {
     std::shared_ptr<HostMirror> mirror(new HostMirror(device));
-    for (int i = 0; i < graph.n_nodes(); ++i) XB_RETURN_IF_ERROR(mirror->add_node(*graph.node(i), i));
+    // A repeated graph computes its nodes again each time: the shadow graph (whose nodes, as any
+    // graph's, are distinct) is mirrored once and repeated.
+    const int period = repetition_period(graph);
+    for (int i = 0; i < period; ++i) XB_RETURN_IF_ERROR(mirror->add_node(*graph.node(i), i));
+    if (const int times = graph.n_nodes() / std::max(period, 1); times > 1) {
+        mirror->graph_ = mirror->graph_.repeated(times);
+        const std::vector<int> once = mirror->original_index_;
+        for (int t = 1; t < times; ++t) {
+            for (const int index : once) mirror->original_index_.push_back(index < 0 ? index : index + t * period);
+        }
+    }
     return mirror;
 }
 
