@@ -51,14 +51,14 @@ struct SplitGraph {
         graph = Graph::build({out}).value();
     }
 
-    std::string dot() {
+    std::string dot(DotLevel level = DotLevel::Node) {
         auto sched = Scheduler::create({sim.get(), cpu.get()});
         EXPECT_TRUE(sched.is_ok());
         EXPECT_TRUE((*sched)->set_tensor_backend(*pinned, *cpu).is_ok());
         EXPECT_TRUE((*sched)->alloc_graph(graph).is_ok());
         n_splits = (*sched)->n_splits();
         std::ostringstream out;
-        write_dot(graph, **sched, out);
+        write_dot(graph, **sched, out, level);
         return out.str();
     }
     int n_splits = 0;
@@ -103,6 +103,56 @@ TEST(SchedDot, GraphvizRendersOneClusterPerSplitAndEveryEdge) {
     EXPECT_EQ(count(svg.str(), "class=\"edge\""), count(dot, " -> "));
     EXPECT_NE(svg.str().find("split 0: SIM0"), std::string::npos);
     EXPECT_NE(svg.str().find("split 1: CPU"), std::string::npos);
+}
+
+// The split level: a box per split with its backend and node count, one edge per pair of splits a
+// tensor crosses, labelled with its bytes, bold into another backend.
+TEST(SchedDot, SplitLevelDrawsABoxPerSplitAndTheBytesCrossing) {
+    SplitGraph g("product");
+    ASSERT_NE(g.sim, nullptr);
+    const std::string dot = g.dot(DotLevel::Split);
+    EXPECT_EQ(fuzz::dot_problem(dot), "") << dot;
+    ASSERT_GE(g.n_splits, 2);
+    EXPECT_NE(dot.find("g0 [label=\"split 0: SIM0\\n1 node\\n1 weight, 204 B\""), std::string::npos) << dot;
+    EXPECT_NE(dot.find("g1 [label=\"split 1: CPU\\n"), std::string::npos) << dot;
+    EXPECT_NE(dot.find("g0 -> g1 [label=\"204 B\", penwidth=3"), std::string::npos) << "17 x 3 floats cross" << dot;
+    EXPECT_EQ(dot.find("n0"), std::string::npos) << "no node boxes at the split level";
+}
+
+// The layer level groups nodes named as llama.cpp names them (name-<layer>) within each split.
+TEST(SchedDot, LayerLevelGroupsNodesByTheirLayer) {
+    auto cpu = init("CPU");
+    Context ctx;
+    Tensor* x = ctx.new_tensor(DType::F32, {8, 2});
+    x->set_input();
+    Tensor* h = x;
+    for (int layer = 0; layer < 3; ++layer) {
+        Tensor* a = scale(ctx, h, 2.0f, 0.0f);
+        a->name = "norm-" + std::to_string(layer);
+        h = add(ctx, a, h);
+        h->name = "out-" + std::to_string(layer);
+    }
+    Tensor* result = tanh(ctx, h);
+    result->name = "result_output";
+    result->set_output();
+    Graph graph = Graph::build({result}).value();
+    auto sched = Scheduler::create({cpu.get()});
+    ASSERT_TRUE(sched.is_ok());
+    ASSERT_TRUE((*sched)->alloc_graph(graph).is_ok());
+    std::ostringstream out;
+    write_dot(graph, **sched, out, DotLevel::Layer);
+    const std::string dot = out.str();
+    EXPECT_EQ(fuzz::dot_problem(dot), "") << dot;
+    for (int layer = 0; layer < 3; ++layer) {
+        EXPECT_NE(dot.find("g" + std::to_string(layer) + " [label=\"layer " + std::to_string(layer) + "\\n2 nodes\""),
+                  std::string::npos)
+            << dot;
+    }
+    EXPECT_NE(dot.find("g3 [label=\"outside the layers\\n1 node\""), std::string::npos) << dot;
+    EXPECT_NE(dot.find("g0 -> g1 [label=\"64 B\"]"), std::string::npos) << dot;
+    EXPECT_NE(dot.find("subgraph cluster_split0"), std::string::npos) << dot;
+    EXPECT_EQ(dot_level_from_name("layer"), DotLevel::Layer);
+    EXPECT_EQ(dot_level_from_name("nodes"), std::nullopt);
 }
 
 TEST(SchedDot, IdsAreTheSameForTheSameGraphBuiltTwice) {

@@ -24,6 +24,7 @@ struct ProfileOptions {
     bool nodes = false;
     int reps = 3;
     std::string dot;
+    std::string dot_level = "split";
     std::string sweep;
     std::string threads_warning;  // choose_threads' warning, printed once the config has opened
 };
@@ -98,7 +99,7 @@ Result<std::unique_ptr<Session>> profile(const ProfileOptions& opts, const SpecE
     if (!opts.dot.empty()) {
         std::ofstream out(opts.dot);
         if (!out) return Status(StatusCode::NotFound, "--dot: cannot write " + opts.dot);
-        write_dot(session->model.graph, *session->sched, out);
+        write_dot(session->model.graph, *session->sched, out, dot_level_from_name(opts.dot_level).value_or(DotLevel::Split));
         if (!out.flush()) return Status(StatusCode::Internal, "--dot: error while writing " + opts.dot);
     }
     return session;
@@ -185,7 +186,12 @@ int main(int argc, char** argv) {
     app.add_option("-r,--reps", opts.reps, "Profiled computes (the last one is reported)")
         ->check(CLI::PositiveNumber)
         ->capture_default_str();
-    app.add_option("--dot", opts.dot, "Write the graph as Graphviz DOT, nodes coloured by backend");
+    app.add_option("--dot", opts.dot, "Write the graph as Graphviz DOT, coloured by backend (render: dot -Tsvg FILE)");
+    app.add_option("--dot-level", opts.dot_level,
+                   "split: a box per split with its nodes, layers and weights, edges with the bytes crossing\n"
+                   "(readable at any depth); layer: a box per layer of each split; node: every node")
+        ->check(CLI::IsMember({"split", "layer", "node"}))
+        ->capture_default_str();
     app.add_option("--sweep", opts.sweep,
                    "KEY=FIRST..LAST or KEY=V1,V2,...: rerun over a placement setting (offload_layers, n_copies, or\n"
                    "split.ratios=3:1,1:1 for a config with a split) and report splits, copies and time per value");

@@ -7,19 +7,15 @@ namespace xb {
 
 namespace {
 
-constexpr const char* kColours[] = {"#8dd3c7", "#fdb462", "#bebada", "#fb8072",
-                                    "#80b1d3", "#b3de69", "#fccde5", "#d9d9d9"};
-constexpr int kNumColours = sizeof kColours / sizeof kColours[0];
-
 class DotWriter {
 public:
     DotWriter(Scheduler& sched, std::ostream& out) : sched_(sched), out_(out) {
-        for (int b = 0; b < sched.n_backends(); ++b) colour_[&sched.backend(b)] = kColours[b % kNumColours];
+        for (int b = 0; b < sched.n_backends(); ++b) colour_[&sched.backend(b)] = dot_backend_colour(b);
     }
 
     void write(const Graph& graph) {
         out_ << "digraph xbackend {\n  rankdir=TB;\n  node [shape=box, style=filled, fontname=\"monospace\"];\n";
-        write_legend();
+        write_dot_legend(sched_, out_);
         for (size_t i = 0; i < graph.leafs().size(); ++i) {
             declare(graph.leafs()[i], "l" + std::to_string(i), "shape=plaintext, style=\"\"");
         }
@@ -36,15 +32,6 @@ private:
     const char* colour_of(const Backend* b) const {
         auto it = colour_.find(b);
         return it == colour_.end() ? "white" : it->second;
-    }
-
-    void write_legend() {
-        out_ << "  subgraph cluster_legend {\n    label=\"backends\";\n";
-        for (int b = 0; b < sched_.n_backends(); ++b) {
-            out_ << "    legend" << b << " [label=" << dot_quoted(sched_.backend(b).name()) << ", fillcolor=\""
-                 << kColours[b % kNumColours] << "\"];\n";
-        }
-        out_ << "  }\n";
     }
 
     void declare(const Tensor* t, const std::string& id, const std::string& attributes) {
@@ -142,6 +129,35 @@ std::string dot_quoted(std::string_view text) {
     return q + '"';
 }
 
-void write_dot(const Graph& graph, Scheduler& sched, std::ostream& out) { DotWriter(sched, out).write(graph); }
+const char* dot_backend_colour(int index) {
+    constexpr const char* kColours[] = {"#8dd3c7", "#fdb462", "#bebada", "#fb8072",
+                                        "#80b1d3", "#b3de69", "#fccde5", "#d9d9d9"};
+    constexpr int kNumColours = sizeof kColours / sizeof kColours[0];
+    return kColours[(index % kNumColours + kNumColours) % kNumColours];
+}
+
+void write_dot_legend(Scheduler& sched, std::ostream& out) {
+    out << "  subgraph cluster_legend {\n    label=\"backends\";\n";
+    for (int b = 0; b < sched.n_backends(); ++b) {
+        out << "    legend" << b << " [label=" << dot_quoted(sched.backend(b).name()) << ", fillcolor=\""
+            << dot_backend_colour(b) << "\"];\n";
+    }
+    out << "  }\n";
+}
+
+std::optional<DotLevel> dot_level_from_name(std::string_view name) {
+    if (name == "split") return DotLevel::Split;
+    if (name == "layer") return DotLevel::Layer;
+    if (name == "node") return DotLevel::Node;
+    return std::nullopt;
+}
+
+void write_dot(const Graph& graph, Scheduler& sched, std::ostream& out, DotLevel level) {
+    if (level == DotLevel::Node) {
+        DotWriter(sched, out).write(graph);
+        return;
+    }
+    write_dot_groups(graph, sched, out, level);
+}
 
 }  // namespace xb

@@ -175,11 +175,13 @@ int sched_report(const uint8_t* data, size_t size) {
     if (!sched.is_ok() || !config::assign_nodes(*model, **sched).is_ok()) return 0;
     if (!(*sched)->alloc_graph(model->graph).is_ok()) return 0;
 
-    std::ostringstream dot;
-    write_dot(model->graph, **sched, dot);
-    if (const std::string problem = dot_problem(dot.str()); !problem.empty()) {
-        std::fprintf(stderr, "sched_report: malformed DOT: %s\n", problem.c_str());
-        std::abort();
+    for (DotLevel level : {DotLevel::Split, DotLevel::Layer, DotLevel::Node}) {
+        std::ostringstream dot;
+        write_dot(model->graph, **sched, dot, level);
+        if (const std::string problem = dot_problem(dot.str()); !problem.empty()) {
+            std::fprintf(stderr, "sched_report: malformed DOT: %s\n", problem.c_str());
+            std::abort();
+        }
     }
     std::FILE* sink = std::fopen("/dev/null", "w");
     if (sink != nullptr) {

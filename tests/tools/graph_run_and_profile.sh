@@ -174,7 +174,7 @@ assert r['threads'] == 1 and r['others_running'] >= $cpus, r" "busy default thre
 
 # sched-profile: the split table agrees with the devices and its totals, and with graph-run's
 # report of the same run; node reasons, DOT, dry run, sweep, the copy-bound hint.
-check profile 0 "$profile" -c "$configs/default.json" -b SIM0,CPU -P SIM0:unsupported=rope --format json -o "$tmp/p.json" --dot "$tmp/g.dot"
+check profile 0 "$profile" -c "$configs/default.json" -b SIM0,CPU -P SIM0:unsupported=rope --format json -o "$tmp/p.json" --dot "$tmp/g.dot" --dot-level node
 py "
 import json; p = json.load(open('$tmp/p.json')); rows = p['splits']
 r = p
@@ -196,6 +196,35 @@ assert (r['n_splits'], r['copy_bytes'], r['buffer_bytes']) == (p['n_splits'], p[
 # rope runs on the CPU, the rest on SIM0: copies between them are declared, dashed and bold.
 grep -q "digraph" "$tmp/g.dot" && grep -q 'c[0-9]* \[label="CPU#.*dashed' "$tmp/g.dot" && grep -q "penwidth=3" "$tmp/g.dot" ||
   { echo "FAIL dot"; cat "$tmp/g.dot"; failures=$((failures + 1)); }
+# A 32-layer model half offloaded: the split level (the default) is a box per split, the layer
+# level a box per layer; both render to a picture of readable size.
+python3 -c "
+import json; c = json.load(open('$configs/llama-decoder-offload.json'))
+c['graph']['params'].update(n_layers=32, n_embd=64, n_head=4, n_ff=128, n_vocab=256, n_tokens=4)
+c['placement']['offload_layers'] = 16
+json.dump(c, open('$tmp/deep.json', 'w'))"
+check dot-split 0 "$profile" -c "$tmp/deep.json" --map CUDA0=SIM0 --dry-run --dot "$tmp/deep.dot" --format json -o "$tmp/deep.json.out"
+check dot-layer 0 "$profile" -c "$tmp/deep.json" --map CUDA0=SIM0 --dry-run --dot "$tmp/deep-layers.dot" --dot-level layer
+py "
+import json, re; p = json.load(open('$tmp/deep.json.out')); d = open('$tmp/deep.dot').read()
+boxes = re.findall(r'^  g[0-9]+ \[', d, re.M)
+assert len(boxes) == p['n_splits'], (len(boxes), p['n_splits'])
+assert 'layers 16-31' in d or 'layers 0-15' in d, d
+l = open('$tmp/deep-layers.dot').read()
+assert all(f'label=\"layer {i}\\\\n' in l for i in range(32)), l[:2000]
+assert len(re.findall(r'^    g[0-9]+ \[', l, re.M)) <= 32 + 2 * p['n_splits']" "dot levels"
+if command -v dot >/dev/null 2>&1; then
+  for f in deep deep-layers; do
+    dot -Tsvg "$tmp/$f.dot" -o "$tmp/$f.svg" || { echo "FAIL dot-render $f"; failures=$((failures + 1)); }
+  done
+  py "
+import re
+for f, limit in (('deep', 1500), ('deep-layers', 6000)):
+    svg = open('$tmp/' + f + '.svg').read()
+    w, h = (float(x) for x in re.search(r'width=\"([0-9.]+)pt\" height=\"([0-9.]+)pt\"', svg).groups())
+    assert w < limit and h < limit, (f, w, h)" "dot readable size"
+fi
+check dot-level-bad 2 "$profile" -c "$configs/default.json" --dry-run --dot "$tmp/x.dot" --dot-level nodes
 check profile-nodes 0 "$profile" -c "$configs/default.json" -b SIM0,CPU -P SIM0:unsupported=rope --nodes --dry-run --format csv
 grep -q "rope.*CPU.*3.best" "$tmp/out" || { echo "FAIL nodes: rope should go to the CPU by pass 3"; cat "$tmp/out"; failures=$((failures + 1)); }
 expect_in profile-nodes-why "$tmp/out" "SIM0 does not support rope"
