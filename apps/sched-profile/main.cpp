@@ -126,8 +126,9 @@ report::Cell optional_cell(const std::optional<double>& v) { return v ? report::
 int run_sweep(const ProfileOptions& opts) {
     auto sweep = parse_sweep(opts.sweep);
     if (!sweep.is_ok()) return fail(kTool, sweep.status());
-    // The swept column is named apart from the report's own (sweeping n_copies, the copy count).
-    report::Table table({sweep->key + " (swept)", "n_splits", "n_copies", "copy_bytes", "copy_ms", "modelled_copy_ms",
+    // The swept setting is named apart from the results: "copies" counts the copies made (the JSON's
+    // n_copies), which sweeping placement.n_copies (the pipeline's copy slots) would confuse.
+    report::Table table({sweep->key + " (swept)", "n_splits", "copies", "copy_bytes", "copy_ms", "modelled_copy_ms",
                          "compute_ms", "hint"});
     nlohmann::ordered_json results = nlohmann::ordered_json::array();
     for (size_t i = 0; i < sweep->size(); ++i) {

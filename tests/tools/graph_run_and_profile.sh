@@ -248,7 +248,7 @@ py "
 import json; s = json.load(open('/dev/stdin')); res = s['results']
 assert [x['value'] for x in res] == [1, 2] and all(x['n_copies'] >= 0 for x in res)" "sweep n_copies" < "$tmp/out"
 check sweep-copies-table 0 "$profile" -c "$offload" --map CUDA0=SIM0 --sweep n_copies=1,2 --dry-run
-expect_in sweep-copies-column "$tmp/out" "n_copies (swept)"
+expect_in sweep-copies-column "$tmp/out" "n_copies (swept)  n_splits  copies"
 # Sweeping a split's ratios: each value sets the layers' shares; all on one side needs fewer splits.
 split="$configs/llama-decoder-split.json"
 check sweep-ratios 0 "$profile" -c "$split" --map CUDA0=SIM0 --map CUDA1=SIM1 --sweep split.ratios=1:1,0:1 -r 1 --format json
