@@ -149,6 +149,7 @@ Status Scheduler::compute_splits() {
         const Split& split = splits_[i];
         SplitReport dummy;
         SplitReport& rep = options_.profile ? report_.splits[i] : dummy;
+        rep.modelled_copy_seconds = -1;  // summed over this compute's inputs, not over computes
         auto t0 = std::chrono::steady_clock::now();
         XB_RETURN_IF_ERROR(copy_split_inputs(split, rep));
         if (options_.profile) {

@@ -18,8 +18,8 @@
 //                        pinned SIM<i>_Host buffer) run at R times bandwidth_gbps, R in (0, 1];
 //                        default 0.5: a GPU driver stages pageable memory through a pinned bounce
 //                        buffer, which costs a host-side memcpy per chunk; how much that loses
-//                        depends on the host (the H100 machine of results/ copied pageable
-//                        weights at ~6 GB/s, far below its PCIe link), so set it to what yours does
+//                        depends on the host (the H100 run in results/ copied the offload
+//                        config's pageable weights at 6.4 GB/s), so set it to what yours does
 //   peer_bandwidth_gbps=X, peer_latency_us=Y
 //                        the same for copies from another simulated device (a modelled peer link,
 //                        as NVLink or PCIe peer-to-peer between GPUs; default 32 GB/s, 5 us)
