@@ -2,6 +2,7 @@
 // offload_layers as llama.cpp's n_gpu_layers, per-node overrides and scheduler options.
 #include <gtest/gtest.h>
 
+#include "local_registry.hpp"
 #include "test_config_util.hpp"
 
 namespace xb::config {
@@ -187,6 +188,104 @@ TEST(ConfigPlacement, PlacingNeedsABackendForEveryWeightDevice) {
     Backend* only_cpu[] = {cpu.get()};
     const Status s = place_and_init(*m, only_cpu);
     EXPECT_NE(s.message().find("weights go to device 'SIM0' but no backend of it was given"), std::string::npos) << s.message();
+}
+
+// llama.cpp's rule: with a device that has a pinned host buffer type among the backends, the
+// weights that stay on the CPU (and the CPU's compute buffer) go there; host_weights "pageable"
+// (or --host-weights) keeps them in the CPU's memory. Same results, same copies, faster copies.
+TEST(ConfigPlacement, HostWeightsGoToThePinnedHostBufferTypeUnlessPageable) {
+    xbt::LocalRegistry local;
+    if (local.device("SIM0") == nullptr) GTEST_SKIP() << "no simulated devices";
+    // offload_min_batch: SIM0 takes the batch-8 products of the CPU's layers too, copying their weights.
+    local.configure("SIM0", "host_buffer=1,offload_min_batch=8,bandwidth_gbps=4,latency_us=0");
+    const auto decoder = [](const std::string& extra) {
+        return R"({"seed": 3, "graph": {"model": "llama_decoder", "params": {"n_layers": 4, "n_embd": 32, "n_head": 2,
+                   "n_ff": 64, "n_tokens": 8, "n_vocab": 50}},
+                   "placement": {"backends": ["SIM0", "CPU"], "offload_layers": 2)" + extra + "}}";
+    };
+    const auto build_here = [&](const std::string& text, const BuildOptions& options = {}) -> Result<Model> {
+        XB_ASSIGN_OR_RETURN(ConfigSpec spec, parse_config(text, "placement.json"));
+        return build_model(spec, local.registry(), options);
+    };
+    auto pinned_model = build_here(decoder(""));
+    ASSERT_TRUE(pinned_model.is_ok()) << pinned_model.status().to_string();
+    EXPECT_EQ(pinned_model->placement.host_buffer_device, "SIM0");
+    BuildOptions pageable_option;
+    pageable_option.host_weights = HostWeights::Pageable;
+    auto pageable_model = build_here(decoder(""), pageable_option);
+    ASSERT_TRUE(pageable_model.is_ok()) << pageable_model.status().to_string();
+    EXPECT_EQ(pageable_model->placement.host_buffer_device, "");
+    auto keyed = build_here(decoder(R"(, "host_weights": "pageable")"));
+    ASSERT_TRUE(keyed.is_ok()) << keyed.status().to_string();
+    EXPECT_EQ(keyed->placement.host_buffer_device, "") << "the config key does what the option does";
+    EXPECT_NE(build_here(decoder(R"(, "host_weights": "locked")")).status().message().find("/placement/host_weights"),
+              std::string::npos);
+    // The global registry's SIM0 has no host buffer: nothing changes there.
+    auto plain = build(decoder(""));
+    ASSERT_TRUE(plain.is_ok()) << plain.status().to_string();
+    EXPECT_EQ(plain->placement.host_buffer_device, "");
+
+    auto pinned = testing::compute_scheduled(std::move(pinned_model).value(), local.registry(), true);
+    ASSERT_TRUE(pinned.is_ok()) << pinned.status().to_string();
+    auto pageable = testing::compute_scheduled(std::move(pageable_model).value(), local.registry(), true);
+    ASSERT_TRUE(pageable.is_ok()) << pageable.status().to_string();
+    for (const WeightPlacement& w : (*pinned)->model.placement.weights) {
+        const BufferType& type = storage_buffer(*w.tensor)->type();
+        EXPECT_STREQ(type.name(), w.device == "CPU" ? "SIM0_Host" : "SIM0") << w.tensor->name;
+        EXPECT_EQ(type.is_pinned(), w.device == "CPU") << w.tensor->name;
+        EXPECT_EQ(storage_buffer(*w.tensor)->usage(), BufferUsage::Weights) << w.tensor->name;
+    }
+    for (const WeightPlacement& w : (*pageable)->model.placement.weights) {
+        EXPECT_STREQ(storage_buffer(*w.tensor)->type().name(), w.device == "CPU" ? "CPU" : "SIM0") << w.tensor->name;
+    }
+
+    // The same splits and copies, every host copy from or to pinned memory, and identical results.
+    const SchedReport& a = (*pinned)->sched->report();
+    const SchedReport& b = (*pageable)->sched->report();
+    EXPECT_EQ(a.copy_bytes, b.copy_bytes);
+    ASSERT_EQ(a.splits.size(), b.splits.size());
+    size_t weight_copies = 0;
+    double modelled_pinned = 0, modelled_pageable = 0;
+    for (size_t i = 0; i < a.splits.size(); ++i) {
+        ASSERT_EQ(a.splits[i].inputs.size(), b.splits[i].inputs.size());
+        for (size_t j = 0; j < a.splits[i].inputs.size(); ++j) {
+            const SplitInputReport& in = a.splits[i].inputs[j];
+            EXPECT_EQ(in.host_memory, HostMemory::Pinned) << in.name;
+            EXPECT_EQ(b.splits[i].inputs[j].host_memory, HostMemory::Pageable) << in.name;
+            EXPECT_EQ(in.link_gbps, 4.0);
+            EXPECT_DOUBLE_EQ(in.modelled_gbps(), in.link_gbps) << "no latency: the link's bandwidth";
+            EXPECT_DOUBLE_EQ(b.splits[i].inputs[j].modelled_gbps(), 0.5 * in.link_gbps);
+            EXPECT_GT(in.achieved_gbps(), 0.0);
+            weight_copies += in.name.find(".weight") != std::string::npos ? 1 : 0;
+        }
+        modelled_pinned += std::max(a.splits[i].modelled_copy_seconds, 0.0);  // -1: no inputs
+        modelled_pageable += std::max(b.splits[i].modelled_copy_seconds, 0.0);
+    }
+    EXPECT_GT(weight_copies, 0u) << "the offloaded products copy the CPU's weights";
+    EXPECT_GT(modelled_pinned, 0.0);
+    EXPECT_NEAR(modelled_pinned, 0.5 * modelled_pageable, 1e-9 * modelled_pageable)
+        << "pinned copies cross the link at twice the pageable rate (the default pageable_ratio)";
+    EXPECT_EQ(tensor_get_f32(*(*pinned)->model.outputs[0]).value(), tensor_get_f32(*(*pageable)->model.outputs[0]).value());
+    BuildOptions cpu;
+    cpu.backends = {"CPU"};
+    auto alone = testing::compute_on_cpu(build_here(decoder(""), cpu).value(), local.registry());
+    ASSERT_TRUE(alone.is_ok()) << alone.status().to_string();
+    EXPECT_EQ((*alone)->model.placement.host_buffer_device, "") << "no device with a host buffer takes part";
+    const auto x = tensor_get_f32(*(*pinned)->model.outputs[0]).value();
+    const auto y = tensor_get_f32(*(*alone)->model.outputs[0]).value();
+    ASSERT_EQ(x.size(), y.size());
+    for (size_t i = 0; i < x.size(); ++i) EXPECT_NEAR(x[i], y[i], 1e-5f * (1 + std::fabs(y[i]))) << i;
+
+    // Placing needs the backend of the host buffer's device.
+    auto lone = build_here(decoder(""));
+    ASSERT_TRUE(lone.is_ok());
+    for (WeightPlacement& w : lone->placement.weights) w.device = "CPU";
+    auto cpu_backend = local.init("CPU");
+    Backend* only_cpu[] = {cpu_backend.get()};
+    const Status s = place_and_init(*lone, only_cpu);
+    EXPECT_NE(s.message().find("host weights go to the pinned memory of device 'SIM0' but no backend of it was given"),
+              std::string::npos)
+        << s.message();
 }
 
 }  // namespace

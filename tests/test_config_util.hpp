@@ -58,14 +58,19 @@ inline Result<std::unique_ptr<Placed>> compute_on_cpu(Model model, const Registr
     return p;
 }
 
-// Places the model on its placement's backends and computes it through the scheduler.
-inline Result<std::unique_ptr<Placed>> compute_scheduled(Model model, const Registry& registry = global_registry()) {
+// Places the model on its placement's backends and computes it through the scheduler (the
+// compute buffers of scheduler_buffer_types, as the tools make them; `profile`: profiling mode).
+inline Result<std::unique_ptr<Placed>> compute_scheduled(Model model, const Registry& registry = global_registry(),
+                                                         bool profile = false) {
     auto p = std::make_unique<Placed>();
     p->model = std::move(model);
     XB_ASSIGN_OR_RETURN(p->backends, init_backends(p->model.placement, registry));
     const std::vector<Backend*> ptrs = pointers(p->backends);
     XB_RETURN_IF_ERROR(place_and_init(p->model, ptrs));
-    XB_ASSIGN_OR_RETURN(p->sched, Scheduler::create(ptrs, {}, p->model.placement.scheduler));
+    XB_ASSIGN_OR_RETURN(std::vector<BufferType*> bufts, scheduler_buffer_types(p->model, ptrs));
+    SchedulerOptions options = p->model.placement.scheduler;
+    options.profile = profile;
+    XB_ASSIGN_OR_RETURN(p->sched, Scheduler::create(ptrs, std::move(bufts), options));
     XB_RETURN_IF_ERROR(assign_nodes(p->model, *p->sched));
     XB_RETURN_IF_ERROR(p->sched->alloc_graph(p->model.graph));
     XB_RETURN_IF_ERROR(p->model.set_inputs());

@@ -1,6 +1,7 @@
 // The CUDA backend on a GPU: device properties, buffers (device, pinned, registered host memory),
-// streams, copies between streams and GPUs, events, errors found by kernels, refusals that keep the
-// device usable, offload_op, the scheduler with pipelined copies, and larger problems than the op
+// pinned host weights (uploads on the stream, the offload placement, the measured link), streams,
+// copies between streams and GPUs, events, errors found by kernels, refusals that keep the device
+// usable, offload_op, the scheduler with pipelined copies, and larger problems than the op
 // conformance suite's (which runs on CUDA0 too, through the registry) against the CPU.
 //
 // Without a GPU every test here is skipped with the reason: "no CUDA device: <the CUDA error>" or
@@ -26,6 +27,7 @@
 #include "local_registry.hpp"
 #include "report/metrics.hpp"
 #include "sched/scheduler.hpp"
+#include "test_config_util.hpp"
 #if defined(XB_HAVE_CUDA)
 #include "cuda/cuda.hpp"
 #endif
@@ -196,6 +198,93 @@ TEST_F(CudaDeviceTest, PinnedHostBuffersServeTheCpuAndCopies) {
     auto again = tensor_get_f32(*a);
     ASSERT_TRUE(again.is_ok());
     EXPECT_EQ(*again, back);
+}
+
+// Weights in pinned memory upload on the backend's stream (cpy_tensor_async takes them); pageable
+// weights and pinned compute memory are left to the scheduler's synchronous copy.
+TEST_F(CudaDeviceTest, PinnedWeightsUploadOnTheBackendStream) {
+    BufferType* host = device_->host_buffer_type();
+    ASSERT_NE(host, nullptr);
+    EXPECT_TRUE(host->is_pinned());
+    EXPECT_FALSE(device_->buffer_type().is_pinned());
+    const std::optional<double> link = device_->host_link_gbps();
+    ASSERT_TRUE(link.has_value()) << "the pinned upload probe runs on any GPU with 128 MiB free";
+    EXPECT_GT(*link, 1.0);
+    EXPECT_LT(*link, 2000.0);
+    EXPECT_EQ(device_->host_link_gbps(), link) << "measured once";
+
+    Context wctx, pctx, cctx, dctx;
+    Tensor* w = wctx.new_tensor(DType::F32, {1 << 20});
+    Tensor* pageable = pctx.new_tensor(DType::F32, {1 << 20});
+    Tensor* compute = cctx.new_tensor(DType::F32, {1 << 20});
+    Tensor* d = dctx.new_tensor(DType::F32, {1 << 20});
+    auto wb = alloc_ctx_tensors(wctx, *host);
+    auto pb = alloc_ctx_tensors(pctx, *cpu_);
+    auto cb = alloc_ctx_tensors(cctx, *host);
+    auto db = alloc_ctx_tensors(dctx, *backend_);
+    ASSERT_TRUE(wb.is_ok() && pb.is_ok() && cb.is_ok() && db.is_ok());
+    (*wb)->set_usage(BufferUsage::Weights);
+    (*pb)->set_usage(BufferUsage::Weights);
+    const std::vector<float> values = uniform_values(1 << 20, 12);
+    ASSERT_TRUE(tensor_set_f32(*w, values).is_ok());
+    EXPECT_TRUE(backend_->cpy_tensor_async(*cpu_, *w, *d));
+    backend_->synchronize();
+    ASSERT_TRUE(backend_->take_async_error().is_ok());
+    EXPECT_EQ(tensor_get_f32(*d).value(), values);
+    EXPECT_FALSE(backend_->cpy_tensor_async(*cpu_, *pageable, *d)) << "pageable memory: the synchronous path";
+    EXPECT_FALSE(backend_->cpy_tensor_async(*cpu_, *compute, *d)) << "pinned compute memory the CPU may reuse";
+}
+
+// The offload placement (half the layers on the GPU) keeps the host's weights in CUDA0_Host, and
+// the CPU's compute buffer there too; every host copy then reads or writes pinned memory, and the
+// profile sets each copy's rate beside the measured link. --host-weights pageable gives the CPU's
+// own memory, with the same results.
+TEST_F(CudaDeviceTest, OffloadPlacementPutsHostWeightsInPinnedMemory) {
+    const std::string text = R"({"seed": 5, "graph": {"model": "llama_decoder", "params": {"n_layers": 4, "n_embd": 256,
+        "n_head": 4, "n_ff": 512, "n_tokens": 32, "n_vocab": 1000}},
+        "placement": {"backends": ["CUDA0", "CPU"], "offload_layers": 2}})";
+    auto run = [&](config::HostWeights host) -> Result<std::unique_ptr<config::testing::Placed>> {
+        XB_ASSIGN_OR_RETURN(config::ConfigSpec spec, config::parse_config(text, "offload.json"));
+        config::BuildOptions options;
+        options.host_weights = host;
+        XB_ASSIGN_OR_RETURN(config::Model model, config::build_model(spec, global_registry(), options));
+        return config::testing::compute_scheduled(std::move(model), global_registry(), true);
+    };
+    auto pinned = run(config::HostWeights::Pinned);
+    ASSERT_TRUE(pinned.is_ok()) << pinned.status().to_string();
+    EXPECT_EQ((*pinned)->model.placement.host_buffer_device, "CUDA0");
+    for (const config::WeightPlacement& wp : (*pinned)->model.placement.weights) {
+        const BufferType& type = storage_buffer(*wp.tensor)->type();
+        if (wp.device == "CPU") {
+            EXPECT_EQ(&type, device_->host_buffer_type()) << wp.tensor->name;
+            EXPECT_TRUE(type.is_pinned()) << wp.tensor->name;
+        } else {
+            EXPECT_EQ(&type, &device_->buffer_type()) << wp.tensor->name;
+        }
+    }
+    const SchedReport& r = (*pinned)->sched->report();
+    size_t host_copies = 0;
+    for (const SplitReport& split : r.splits) {
+        for (const SplitInputReport& in : split.inputs) {
+            if (in.host_memory == HostMemory::None) continue;
+            ++host_copies;
+            EXPECT_EQ(in.host_memory, HostMemory::Pinned) << in.name;
+            EXPECT_GT(in.achieved_gbps(), 0.0) << in.name;
+            EXPECT_EQ(in.link_gbps, device_->host_link_gbps().value_or(-1)) << in.name;
+        }
+    }
+    EXPECT_GT(host_copies, 0u) << "the offloaded batch-32 products copy the host's weights";
+    auto pageable = run(config::HostWeights::Pageable);
+    ASSERT_TRUE(pageable.is_ok()) << pageable.status().to_string();
+    for (const config::WeightPlacement& wp : (*pageable)->model.placement.weights) {
+        if (wp.device == "CPU") {
+            EXPECT_FALSE(storage_buffer(*wp.tensor)->type().is_pinned()) << wp.tensor->name;
+        }
+    }
+    auto a = tensor_get_f32(*(*pinned)->model.outputs[0]);
+    auto b = tensor_get_f32(*(*pageable)->model.outputs[0]);
+    ASSERT_TRUE(a.is_ok() && b.is_ok());
+    EXPECT_LE(nmse(*a, *b), 1e-12) << "the same kernels on the same values, wherever the host keeps them";
 }
 
 TEST_F(CudaDeviceTest, BuffersOverCallerMemory) {

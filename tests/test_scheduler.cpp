@@ -2,6 +2,7 @@
 // against the CPU alone.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <random>
 
 #include "alloc/context_alloc.hpp"
@@ -158,29 +159,53 @@ TEST(Scheduler, UnsupportedOpInTheMiddleGivesThreeSplits) {
     EXPECT_EQ(r.copy_bytes.at({"SIM0", "CPU"}), chain->ops[4]->nbytes());
 }
 
+// The chain over SIM0 (rms_norm on the CPU: three splits, one 33x5 f32 input each, host <-> device)
+// computed once in profiling mode, the CPU's compute buffer of `cpu_buft` (nullptr: its own).
+void profile_chain(Backend& sim, Backend& cpu, BufferType* cpu_buft, const std::function<void(const SchedReport&)>& check) {
+    auto setup = chain_with_weight_on(sim);
+    SchedulerOptions opts;
+    opts.profile = true;
+    auto sched = Scheduler::create({&sim, &cpu}, {nullptr, cpu_buft}, opts).value();
+    ASSERT_TRUE(sched->alloc_graph(setup->graph).is_ok());
+    ASSERT_TRUE(tensor_set_f32(*setup->chain->x, random_values(165, 1)).is_ok());
+    ASSERT_TRUE(sched->graph_compute(setup->graph).is_ok());
+    ASSERT_TRUE(sched->graph_compute(setup->graph).is_ok());  // the figures are the last compute's, not sums
+    ASSERT_EQ(sched->report().splits.size(), 3u);
+    check(sched->report());
+}
+
 TEST(Scheduler, ProfileModeTimesSplitsAndModelsTheSimLink) {
     if (!has_device("SIM0")) GTEST_SKIP() << "no SIM0 device";
     LocalRegistry devices;
-    devices.configure("SIM0", "unsupported=rms_norm,bandwidth_gbps=2,latency_us=100");
+    devices.configure("SIM0", "unsupported=rms_norm,bandwidth_gbps=2,latency_us=100,host_buffer=1");
     auto sim = devices.init("SIM0");
     auto cpu = devices.init("CPU");
-    auto setup = chain_with_weight_on(*sim);
-    auto& chain = setup->chain;
-    Graph& g = setup->graph;
-    SchedulerOptions opts;
-    opts.profile = true;
-    auto sched = Scheduler::create({sim.get(), cpu.get()}, {}, opts).value();
-    ASSERT_TRUE(sched->alloc_graph(g).is_ok());
-    ASSERT_TRUE(tensor_set_f32(*chain->x, random_values(165, 1)).is_ok());
-    ASSERT_TRUE(sched->graph_compute(g).is_ok());
-    const SchedReport& r = sched->report();
-    ASSERT_EQ(r.splits.size(), 3u);
-    const double per_copy = 100e-6 + static_cast<double>(chain->x->nbytes()) / 2e9;  // every input is 33x5 f32
-    for (const SplitReport& s : r.splits) {
-        EXPECT_GE(s.copy_seconds, 0.0);
-        EXPECT_GE(s.compute_seconds, 0.0);
-        EXPECT_NEAR(s.modelled_copy_seconds, per_copy, 1e-12) << "split " << s.index;
-    }
+    const double bytes = 33 * 5 * 4;
+    // The CPU's own memory is pageable: its copies cross at half the link (the default pageable_ratio).
+    profile_chain(*sim, *cpu, nullptr, [&](const SchedReport& r) {
+        for (const SplitReport& s : r.splits) {
+            EXPECT_GE(s.copy_seconds, 0.0);
+            EXPECT_GE(s.compute_seconds, 0.0);
+            EXPECT_NEAR(s.modelled_copy_seconds, 100e-6 + bytes / 1e9, 1e-12) << "split " << s.index;
+            ASSERT_EQ(s.inputs.size(), 1u);
+            const SplitInputReport& in = s.inputs[0];
+            EXPECT_GT(in.copy_seconds, 0.0) << "each copy is timed on its own";
+            EXPECT_LE(in.copy_seconds, s.copy_seconds);
+            EXPECT_GT(in.achieved_gbps(), 0.0);
+            EXPECT_EQ(in.link_gbps, 2.0) << "the modelled link's bandwidth";
+            EXPECT_EQ(in.host_memory, HostMemory::Pageable);
+            EXPECT_NEAR(in.modelled_gbps(), bytes / (100e-6 + bytes / 1e9) * 1e-9, 1e-12);
+            EXPECT_LT(in.modelled_gbps(), 0.5 * in.link_gbps);
+        }
+    });
+    // With the CPU's compute buffer in SIM0's pinned host memory, at the link's full bandwidth.
+    profile_chain(*sim, *cpu, devices.device("SIM0")->host_buffer_type(), [&](const SchedReport& r) {
+        for (const SplitReport& s : r.splits) {
+            EXPECT_NEAR(s.modelled_copy_seconds, 100e-6 + bytes / 2e9, 1e-12) << "split " << s.index;
+            EXPECT_EQ(s.inputs[0].host_memory, HostMemory::Pinned) << "split " << s.index;
+            EXPECT_LT(s.inputs[0].modelled_gbps(), s.inputs[0].link_gbps);
+        }
+    });
 }
 
 TEST(Scheduler, UserAssignmentIsKept) {

@@ -12,6 +12,7 @@
 
 #include "alloc/context_alloc.hpp"
 #include "alloc/linear_allocator.hpp"
+#include "backend/modelled_link.hpp"
 #include "backend/registry.hpp"
 #include "builtin/builtin_backends.hpp"
 #include "backend/tensor_io.hpp"
@@ -95,21 +96,25 @@ TEST(SimDevice, IsARegisteredGpuLabelledAsASimulator) {
 TEST(SimDevice, SettingsHaveDefaultsAndRoundTrip) {
     LocalSim sim;
     SimDevice& dev = sim.dev(0);
-    EXPECT_EQ(dev.settings(), "memory=4G,unsupported=none,threads=1,bandwidth_gbps=16,latency_us=10,peer_bandwidth_gbps=32,"
-                              "peer_latency_us=5,fault_node=none,fault_size=0,fail_alloc=none,fail_copy=none");
-    ASSERT_TRUE(dev.configure("memory=512M,unsupported=rope,get_rows,silu,threads=2,bandwidth_gbps=12.5,"
-                              "latency_us=0.5,peer_bandwidth_gbps=100,peer_latency_us=1.5,fault_node=ffn_out,fault_size=0.001")
+    EXPECT_EQ(dev.settings(), "memory=4G,host_buffer=0,offload_min_batch=0,unsupported=none,threads=1,bandwidth_gbps=16,latency_us=10,"
+                              "pageable_ratio=0.5,peer_bandwidth_gbps=32,peer_latency_us=5,fault_node=none,fault_size=0,"
+                              "fail_alloc=none,fail_copy=none");
+    ASSERT_TRUE(dev.configure("memory=512M,host_buffer=1,offload_min_batch=16,unsupported=rope,get_rows,silu,threads=2,bandwidth_gbps=12.5,"
+                              "latency_us=0.5,pageable_ratio=0.25,peer_bandwidth_gbps=100,peer_latency_us=1.5,"
+                              "fault_node=ffn_out,fault_size=0.001")
                     .is_ok());
     const std::string changed = dev.settings();
-    EXPECT_EQ(changed, "memory=512M,unsupported=rope+get_rows+silu,threads=2,bandwidth_gbps=12.5,latency_us=0.5,"
-                       "peer_bandwidth_gbps=100,peer_latency_us=1.5,fault_node=ffn_out,fault_size=0.001,fail_alloc=none,fail_copy=none");
+    EXPECT_EQ(changed, "memory=512M,host_buffer=1,offload_min_batch=16,unsupported=rope+get_rows+silu,threads=2,bandwidth_gbps=12.5,latency_us=0.5,"
+                       "pageable_ratio=0.25,peer_bandwidth_gbps=100,peer_latency_us=1.5,fault_node=ffn_out,fault_size=0.001,"
+                       "fail_alloc=none,fail_copy=none");
     // What settings() prints is accepted back, by this parser and by the generic one.
     EXPECT_TRUE(parse_device_params(changed).is_ok());
     ASSERT_TRUE(sim.dev(1).configure(changed).is_ok());
     EXPECT_EQ(sim.dev(1).settings(), changed);
     ASSERT_TRUE(dev.configure("unsupported=none,fault_node=none,memory=1536K").is_ok());
-    EXPECT_EQ(dev.settings(), "memory=1536K,unsupported=none,threads=2,bandwidth_gbps=12.5,latency_us=0.5,peer_bandwidth_gbps=100,"
-                              "peer_latency_us=1.5,fault_node=none,fault_size=0.001,fail_alloc=none,fail_copy=none");
+    EXPECT_EQ(dev.settings(), "memory=1536K,host_buffer=1,offload_min_batch=16,unsupported=none,threads=2,bandwidth_gbps=12.5,latency_us=0.5,"
+                              "pageable_ratio=0.25,peer_bandwidth_gbps=100,peer_latency_us=1.5,fault_node=none,fault_size=0.001,"
+                              "fail_alloc=none,fail_copy=none");
 }
 
 TEST(SimDevice, BadSettingsAreInvalidArgumentAndChangeNothing) {
@@ -118,7 +123,8 @@ TEST(SimDevice, BadSettingsAreInvalidArgumentAndChangeNothing) {
     const std::string before = dev.settings();
     for (const char* bad : {"colour=blue", "memory=abc", "memory=0", "memory=12X", "memory=99999999999T", "threads=0",
                             "threads=two", "bandwidth_gbps=-1", "bandwidth_gbps=inf", "latency_us=-3", "peer_bandwidth_gbps=0",
-                            "peer_latency_us=-1", "fault_size=2", "fault_size=-0.1", "fault_size=x",
+                            "peer_latency_us=-1", "fault_size=2", "fault_size=-0.1", "fault_size=x", "host_buffer=yes",
+                            "host_buffer=2", "offload_min_batch=-1", "pageable_ratio=0", "pageable_ratio=1.5", "pageable_ratio=nan",
                             "unsupported=rope,nope", "threads", "=3", "memory=1M,colour=blue"}) {
         const Status s = dev.configure(bad);
         EXPECT_EQ(s.code(), StatusCode::InvalidArgument) << bad;
@@ -127,7 +133,8 @@ TEST(SimDevice, BadSettingsAreInvalidArgumentAndChangeNothing) {
         EXPECT_FALSE(backend.is_ok()) << bad;
     }
     const Status unknown = dev.configure("colour=blue");
-    EXPECT_NE(unknown.message().find("known keys: memory, unsupported, threads, bandwidth_gbps, latency_us, peer_bandwidth_gbps, peer_latency_us, fault_node"),
+    EXPECT_NE(unknown.message().find("known keys: memory, host_buffer, offload_min_batch, unsupported, threads, bandwidth_gbps, latency_us, "
+                                     "pageable_ratio, peer_bandwidth_gbps, peer_latency_us, fault_node"),
               std::string::npos)
         << unknown.message();
     EXPECT_EQ(dev.settings(), before);
@@ -500,23 +507,28 @@ TEST(SimStats, CopyCountersModelLatencyPlusBytesOverBandwidth) {
     b0->synchronize();
     b1->synchronize();
 
+    // Host copies from and to std::vector memory are pageable: half the link's bandwidth (the
+    // default pageable_ratio); copies within the device and between devices use the links as set.
     const sim::SimStats s0 = as_sim(*b0).stats();
     EXPECT_EQ(s0.host_to_device.count, 2u);
+    EXPECT_EQ(s0.host_to_device.pinned, 0u);
     EXPECT_EQ(s0.host_to_device.bytes, 4400u);
-    EXPECT_DOUBLE_EQ(s0.host_to_device.seconds, cost(5, 2, 4000) + cost(5, 2, 400));
+    EXPECT_DOUBLE_EQ(s0.host_to_device.seconds, cost(5, 1, 4000) + cost(5, 1, 400));
     EXPECT_EQ(s0.device_to_device.count, 1u);
     EXPECT_EQ(s0.device_to_device.bytes, 4000u);
     EXPECT_DOUBLE_EQ(s0.device_to_device.seconds, cost(5, 2, 4000));
     EXPECT_EQ(s0.device_to_host.count, 1u);
-    EXPECT_DOUBLE_EQ(s0.device_to_host.seconds, cost(5, 2, 4000));
+    EXPECT_DOUBLE_EQ(s0.device_to_host.seconds, cost(5, 1, 4000));
     const sim::SimStats s1 = as_sim(*b1).stats();
     EXPECT_EQ(s1.peer.count, 1u);
     EXPECT_EQ(s1.peer.bytes, 4000u);
     EXPECT_DOUBLE_EQ(s1.peer.seconds, cost(2, 50, 4000));
     EXPECT_EQ(s1.host_to_device.count + s1.device_to_host.count + s1.device_to_device.count, 0u);
     // The scheduler's model of that copy is the peer link's; of a host copy, the link's.
-    EXPECT_DOUBLE_EQ(as_sim(*b1).modelled_copy_seconds(4000, *b0), cost(2, 50, 4000));
-    EXPECT_DOUBLE_EQ(as_sim(*b0).modelled_copy_seconds(4000, *b1), cost(5, 32, 4000));  // SIM0's default peer link
+    EXPECT_DOUBLE_EQ(as_sim(*b1).modelled_copy_seconds(*y, *z, *b0), cost(2, 50, 4000));
+    EXPECT_DOUBLE_EQ(as_sim(*b0).modelled_copy_seconds(*y, *z, *b1), cost(5, 32, 4000));  // SIM0's default peer link
+    EXPECT_DOUBLE_EQ(as_sim(*b1).link_gbps(*b0), 50.0);
+    EXPECT_DOUBLE_EQ(as_sim(*b0).link_gbps(*b1), 32.0);
 
     // The device counts its streams' copies and the synchronous ones, with its own link (defaults:
     // 16 GB/s, 10 us).
@@ -526,7 +538,7 @@ TEST(SimStats, CopyCountersModelLatencyPlusBytesOverBandwidth) {
     EXPECT_EQ(d0.host_to_device.count, 2u);
     EXPECT_EQ(d0.device_to_host.count, 2u);
     EXPECT_EQ(d0.device_to_host.bytes, 8000u);
-    EXPECT_DOUBLE_EQ(d0.device_to_host.seconds, cost(5, 2, 4000) + cost(10, 16, 4000));
+    EXPECT_DOUBLE_EQ(d0.device_to_host.seconds, cost(5, 1, 4000) + cost(10, 8, 4000));
     EXPECT_EQ(d0.device_to_device.count, 2u);
     EXPECT_DOUBLE_EQ(d0.device_to_device.seconds, cost(5, 2, 4000) + cost(10, 16, 4000));
     EXPECT_EQ(sim.dev(1).stats().peer.count, 1u);
@@ -536,6 +548,132 @@ TEST(SimStats, CopyCountersModelLatencyPlusBytesOverBandwidth) {
     sim.dev(0).reset_stats();
     EXPECT_EQ(as_sim(*b0).stats().host_to_device.count, 0u);
     EXPECT_EQ(sim.dev(0).stats().device_to_host.seconds, 0.0);
+}
+
+// --- pinned host memory ------------------------------------------------------------------------
+
+TEST(SimHostBuffer, PinnedHostMemoryIsOptionalHostMemoryTheCpuComputesIn) {
+    LocalSim sim;
+    SimDevice& dev = sim.dev(0);
+    EXPECT_FALSE(dev.caps().host_buffer);
+    EXPECT_EQ(dev.host_buffer_type(), nullptr);
+    ASSERT_TRUE(dev.configure("host_buffer=1").is_ok());
+    EXPECT_TRUE(dev.caps().host_buffer);
+    BufferType* host = dev.host_buffer_type();
+    ASSERT_NE(host, nullptr);
+    EXPECT_STREQ(host->name(), "SIM0_Host");
+    EXPECT_TRUE(host->is_host());
+    EXPECT_TRUE(host->is_pinned());
+    EXPECT_FALSE(dev.buffer_type().is_pinned());
+    EXPECT_EQ(&host->device(), &dev);
+    EXPECT_FALSE(dev.supports_buft(*host)) << "a discrete device cannot read host memory, pinned or not";
+    Device& cpu_device = *global_registry().dev_by_name("CPU");
+    EXPECT_TRUE(cpu_device.supports_buft(*host));
+    EXPECT_FALSE(cpu_device.buffer_type().is_pinned());
+
+    // Host memory: the device's own memory is untouched, the CPU computes in it.
+    const size_t free_before = dev.memory().free;
+    Context ctx;
+    Tensor* a = ctx.new_tensor(DType::F32, {37, 3});
+    Tensor* y = scale(ctx, a, 2.0f);
+    auto pinned = alloc_ctx_tensors(ctx, *host);
+    ASSERT_TRUE(pinned.is_ok()) << pinned.status().to_string();
+    EXPECT_EQ(dev.memory().free, free_before);
+    EXPECT_TRUE(dev.is_pinned(a->data, a->nbytes()));
+    EXPECT_TRUE(sim.dev(1).is_pinned(y->data, y->nbytes())) << "pinned for every simulated device, as portable memory";
+    const std::vector<float> values = ramp(111, -3.0f, 0.25f);
+    ASSERT_TRUE(tensor_set_f32(*a, values).is_ok());
+    auto g = Graph::build({y});
+    ASSERT_TRUE(g.is_ok());
+    auto cpu = init(cpu_device);
+    ASSERT_TRUE(cpu->graph_compute(*g).is_ok());
+    const std::vector<float> out = tensor_get_f32(*y).value();
+    for (size_t i = 0; i < values.size(); ++i) EXPECT_EQ(out[i], 2.0f * values[i]) << i;
+
+    // Freed memory is no longer pinned; turning the setting off hides the type, not live buffers.
+    void* where = a->data;
+    ASSERT_TRUE(dev.configure("host_buffer=0").is_ok());
+    EXPECT_EQ(dev.host_buffer_type(), nullptr);
+    EXPECT_TRUE(dev.is_pinned(where, 4));
+    pinned->reset();
+    EXPECT_FALSE(dev.is_pinned(where, 4));
+
+    // fail_alloc counts pinned allocations too.
+    ASSERT_TRUE(dev.configure("host_buffer=1,fail_alloc=1").is_ok());
+    auto failed = host->alloc_buffer(1024);
+    ASSERT_FALSE(failed.is_ok());
+    EXPECT_EQ(failed.status().code(), StatusCode::OutOfMemory);
+    EXPECT_NE(failed.status().message().find("SIM0_Host"), std::string::npos) << failed.status().message();
+}
+
+TEST(SimDevice, OffloadMinBatchAsksForLargeBatchesAsCudaDoes) {
+    LocalSim sim;
+    SimDevice& dev = sim.dev(0);
+    Context ctx;
+    Tensor* w = ctx.new_tensor(DType::F32, {64, 64});
+    Tensor* x8 = ctx.new_tensor(DType::F32, {64, 8});
+    Tensor* x7 = ctx.new_tensor(DType::F32, {64, 7});
+    EXPECT_FALSE(dev.offload_op(*mul_mat(ctx, w, x8))) << "never by default";
+    auto b = init(dev, "offload_min_batch=8");  // device-wide, like memory
+    EXPECT_TRUE(dev.offload_op(*mul_mat(ctx, w, x8)));
+    EXPECT_TRUE(b->offload_op(*mul_mat(ctx, w, x8)));
+    EXPECT_FALSE(dev.offload_op(*mul_mat(ctx, w, x7)));
+    EXPECT_FALSE(dev.offload_op(*get_rows(ctx, w, ctx.new_tensor(DType::I32, {64})))) << "a few rows of a large table";
+    EXPECT_FALSE(sim.dev(1).offload_op(*mul_mat(ctx, w, x8)));
+}
+
+TEST(SimHostBuffer, CopiesFromPinnedMemoryAreModelledAtTheLinkAndPageableAtItsPageableShare) {
+    LocalSim sim;
+    ASSERT_TRUE(sim.dev(0).configure("host_buffer=1").is_ok());
+    auto b0 = init(sim.dev(0), "bandwidth_gbps=4,latency_us=2,pageable_ratio=0.25");
+    auto cpu = init(*global_registry().dev_by_name("CPU"));
+    Context host_ctx, page_ctx, dev_ctx;
+    Tensor* pinned = host_ctx.new_tensor(DType::F32, {1000});
+    Tensor* pageable = page_ctx.new_tensor(DType::F32, {1000});
+    Tensor* d = dev_ctx.new_tensor(DType::F32, {1000});
+    auto hb = alloc_ctx_tensors(host_ctx, *sim.dev(0).host_buffer_type());
+    auto pb = alloc_ctx_tensors(page_ctx, *cpu);
+    auto db = alloc_ctx_tensors(dev_ctx, *b0);
+    ASSERT_TRUE(hb.is_ok() && pb.is_ok() && db.is_ok());
+    ASSERT_TRUE(tensor_set_f32(*pinned, ramp(1000, 1.0f)).is_ok());
+    ASSERT_TRUE(tensor_set_f32(*pageable, ramp(1000, 2.0f)).is_ok());
+    auto cost = [](double latency_us, double gbps, double bytes) { return latency_us * 1e-6 + bytes / (gbps * 1e9); };
+
+    // The scheduler's model of each copy, either way.
+    const SimBackend& s0 = as_sim(*b0);
+    EXPECT_DOUBLE_EQ(s0.modelled_copy_seconds(*pinned, *d, *cpu), cost(2, 4, 4000));
+    EXPECT_DOUBLE_EQ(s0.modelled_copy_seconds(*pageable, *d, *cpu), cost(2, 1, 4000));
+    EXPECT_DOUBLE_EQ(s0.modelled_copy_seconds(*d, *pinned, *cpu), cost(2, 4, 4000));
+    EXPECT_DOUBLE_EQ(s0.modelled_copy_seconds(*d, *pageable, *cpu), cost(2, 1, 4000));
+    EXPECT_DOUBLE_EQ(s0.link_gbps(*cpu), 4.0);
+    EXPECT_EQ(copy_link_gbps(*cpu, *b0).value_or(-1), 4.0);
+    EXPECT_EQ(copy_link_gbps(*b0, *cpu).value_or(-1), 4.0);
+    EXPECT_FALSE(copy_link_gbps(*cpu, *cpu).has_value()) << "two host backends: no link";
+    EXPECT_EQ(sim.dev(0).host_link_gbps().value_or(-1), 16.0) << "the device's own link setting";
+
+    // The stream's copies: asynchronous ones and those through raw pointers alike.
+    ASSERT_TRUE(tensor_copy_async(*cpu, *b0, *pinned, *d).is_ok());
+    ASSERT_TRUE(tensor_copy_async(*cpu, *b0, *pageable, *d).is_ok());
+    ASSERT_TRUE(tensor_get_async(*b0, *d, pinned->data, 0, 4000).is_ok());
+    ASSERT_TRUE(tensor_get_async(*b0, *d, pageable->data, 0, 4000).is_ok());
+    b0->synchronize();
+    ASSERT_TRUE(b0->take_async_error().is_ok());
+    const sim::SimStats st = s0.stats();
+    EXPECT_EQ(st.host_to_device.count, 2u);
+    EXPECT_EQ(st.host_to_device.pinned, 1u);
+    EXPECT_DOUBLE_EQ(st.host_to_device.seconds, cost(2, 4, 4000) + cost(2, 1, 4000));
+    EXPECT_EQ(st.device_to_host.count, 2u);
+    EXPECT_EQ(st.device_to_host.pinned, 1u);
+    EXPECT_DOUBLE_EQ(st.device_to_host.seconds, cost(2, 4, 4000) + cost(2, 1, 4000));
+    EXPECT_EQ(tensor_get_f32(*pinned).value(), ramp(1000, 2.0f)) << "the bytes made the round trip";
+
+    // Synchronous copies through the buffers: the device's own link (16 GB/s, 10 us, half pageable).
+    sim.dev(0).reset_stats();
+    ASSERT_TRUE(tensor_copy(*pinned, *d).is_ok());
+    ASSERT_TRUE(tensor_copy(*pageable, *d).is_ok());
+    const sim::SimStats dst = sim.dev(0).stats();
+    EXPECT_EQ(dst.host_to_device.pinned, 1u);
+    EXPECT_DOUBLE_EQ(dst.host_to_device.seconds, cost(10, 16, 4000) + cost(10, 8, 4000));
 }
 
 // --- fault injection ---------------------------------------------------------------------------

@@ -37,6 +37,11 @@ void add_common_options(CLI::App& app, CommonOptions& o, RunMatrix* matrix) {
                    "NAME:KEY=VALUE device setting, repeatable, e.g. -P SIM0:unsupported=rope,get_rows");
     app.add_option("--map", o.device_map, "FROM=TO: run what the config puts on FROM on TO, e.g. --map CUDA0=SIM0");
     app.add_option("--seed", o.seed, "Seed for random weights and inputs (overrides the config)");
+    app.add_option("--host-weights", o.host_weights,
+                   "pinned or pageable: where weights that stay on the host live when a GPU with a pinned host buffer\n"
+                   "type takes part (overrides placement.host_weights; default pinned, as llama.cpp; pageable is\n"
+                   "llama.cpp's --no-host)")
+        ->check(CLI::IsMember({"pinned", "pageable"}));
     if (matrix == nullptr) {
         app.add_option("--format", o.format, "Output format: table, json, csv or md")
             ->check(CLI::IsMember({"table", "json", "csv", "md"}))

@@ -29,6 +29,7 @@ struct CommonOptions {
     std::vector<std::string> device_params;  // -P SIM0:fault_node=12
     std::vector<std::string> device_map;     // --map CUDA0=SIM0
     std::optional<uint64_t> seed;
+    std::string host_weights;                // --host-weights pinned|pageable ("" = the config's)
     std::string format = "table";            // table, json, csv, md (and jsonl with a RunMatrix)
     std::string output;                      // -o FILE ("" = stdout)
     bool list_devices = false;

@@ -23,6 +23,9 @@ Result<config::BuildOptions> build_options(const CommonOptions& o) {
     config::BuildOptions build;
     build.backends = o.backends;
     build.seed = o.seed;
+    if (!o.host_weights.empty()) {
+        build.host_weights = o.host_weights == "pageable" ? config::HostWeights::Pageable : config::HostWeights::Pinned;
+    }
     for (const std::string& m : o.device_map) {
         const size_t eq = m.find('=');
         if (eq == std::string::npos || eq == 0 || eq + 1 == m.size()) {
@@ -47,7 +50,8 @@ Result<std::unique_ptr<Session>> open_session(const CommonOptions& o, const Sess
     SchedulerOptions sopts = s->model.placement.scheduler;
     sopts.profile = session.profile;
     sopts.debug = scheduler_debug_level();
-    XB_ASSIGN_OR_RETURN(s->sched, Scheduler::create(raw, {}, sopts));
+    XB_ASSIGN_OR_RETURN(std::vector<BufferType*> bufts, config::scheduler_buffer_types(s->model, raw));
+    XB_ASSIGN_OR_RETURN(s->sched, Scheduler::create(raw, std::move(bufts), sopts));
     XB_RETURN_IF_ERROR(config::assign_nodes(s->model, *s->sched));
     if (session.allocate) {
         XB_RETURN_IF_ERROR(s->sched->alloc_graph(s->model.graph));

@@ -21,7 +21,7 @@ struct Session {
     std::vector<std::string> backend_names() const;
 };
 
-// -b, --map and --seed as the config builder's options (InvalidArgument for a malformed --map).
+// -b, --map, --seed and --host-weights as the config builder's options (InvalidArgument for a malformed --map).
 Result<config::BuildOptions> build_options(const CommonOptions& options);
 
 // The scheduler's debug printing level from XB_SCHED_DEBUG (0 when unset): 1 prints the splits

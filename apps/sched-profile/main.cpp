@@ -1,8 +1,10 @@
 // sched-profile: how the scheduler splits a config across backends, what it copies, and what the
-// copies and computes cost.
+// copies and computes cost (each copy's achieved bandwidth beside the link's).
 //
 //   sched-profile -c configs/llama-decoder.json -b SIM0,CPU -P SIM0:unsupported=rope --dry-run
 //   sched-profile -c configs/llama-decoder-offload.json --map CUDA0=SIM0 --sweep offload_layers=0..5
+#include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <iostream>
 
@@ -22,6 +24,7 @@ struct ProfileOptions {
     CommonOptions common;
     bool dry_run = false;
     bool nodes = false;
+    bool inputs = false;
     int reps = 3;
     std::string dot;
     std::string dot_level = "split";
@@ -33,28 +36,52 @@ void print_threads_warning(const ProfileOptions& opts) {
     if (!opts.threads_warning.empty()) std::cerr << kTool << ": warning: " << opts.threads_warning << '\n';
 }
 
+// A rate in GB/s, or a time given in seconds as ms; an empty cell when it is not known (-1) or
+// this is a dry run.
+report::Cell gbps_cell(double gbps, bool timed) { return timed && gbps >= 0 ? report::Cell(gbps) : report::Cell(); }
+report::Cell ms_cell(double seconds, bool timed) { return timed && seconds >= 0 ? report::Cell(seconds * 1e3) : report::Cell(); }
+
 report::Table split_table(const SchedReport& r, bool timed) {
     report::Table t({"split", "backend", "nodes", "n_nodes", "n_inputs", "input_bytes", "copied_bytes", "copied_from",
-                     "copied", "copy_ms", "compute_ms", "modelled_copy_ms"});
+                     "copied", "copy_ms", "compute_ms", "modelled_copy_ms", "achieved_gbps", "link_gbps"});
     for (const SplitReport& s : r.splits) {
         size_t bytes = 0, copied = 0;
         std::string from, names;
         int n_named = 0;
+        double input_seconds = 0, link = -1;  // the copies' own times; the slowest link they crossed
         for (const SplitInputReport& in : s.inputs) {
             bytes += in.bytes;
             if (!in.copied) continue;  // read in place: the split's backend can use the source's buffer
             copied += in.bytes;
+            input_seconds += std::max(in.copy_seconds, 0.0);
+            link = slowest_link(link, in.link_gbps);
             if (from.find(in.source_backend) == std::string::npos) from += (from.empty() ? "" : " ") + in.source_backend;
             // The copied tensors by name, a few of them: the rest counted.
             if (n_named++ < 4) names += (names.empty() ? "" : ", ") + in.name + " (" + bytes_text(static_cast<double>(in.bytes)) + ")";
         }
         if (n_named > 4) names += ", +" + std::to_string(n_named - 4) + " more";
-        auto ms = [&](double sec) { return timed && sec >= 0 ? report::Cell(sec * 1e3) : report::Cell(); };
+        const double achieved = input_seconds > 0 ? static_cast<double>(copied) / input_seconds * 1e-9 : -1;
         t.add_row({static_cast<int64_t>(s.index), s.backend,
                    "[" + std::to_string(s.node_begin) + ", " + std::to_string(s.node_end) + ")",
                    static_cast<int64_t>(s.n_nodes), static_cast<int64_t>(s.inputs.size()), static_cast<int64_t>(bytes),
-                   static_cast<int64_t>(copied), from, names, ms(s.copy_seconds), ms(s.compute_seconds),
-                   ms(s.modelled_copy_seconds)});
+                   static_cast<int64_t>(copied), from, names, ms_cell(s.copy_seconds, timed), ms_cell(s.compute_seconds, timed),
+                   ms_cell(s.modelled_copy_seconds, timed), gbps_cell(achieved, timed), gbps_cell(link, timed)});
+    }
+    return t;
+}
+
+// One row per split input: its copy's bytes, host memory, measured and modelled time and rate, and
+// the link's bandwidth (what the copy reached against what the link carries).
+report::Table input_table(const SchedReport& r, bool timed) {
+    report::Table t({"split", "input", "from", "to", "bytes", "copied", "host_memory", "copy_ms", "achieved_gbps",
+                     "link_gbps", "modelled_ms", "modelled_gbps"});
+    for (const SplitReport& s : r.splits) {
+        for (const SplitInputReport& in : s.inputs) {
+            t.add_row({static_cast<int64_t>(s.index), in.name, in.source_backend, s.backend, static_cast<int64_t>(in.bytes),
+                       in.copied, std::string(host_memory_name(in.host_memory)), ms_cell(in.copy_seconds, timed),
+                       gbps_cell(in.achieved_gbps(), timed), gbps_cell(in.link_gbps, timed),
+                       ms_cell(in.modelled_seconds, timed), gbps_cell(in.modelled_gbps(), timed)});
+        }
     }
     return t;
 }
@@ -80,10 +107,30 @@ void print_summary(const ProfileSummary& p) {
     for (const auto& [name, bytes] : p.buffer_bytes) {
         std::cerr << "  compute buffer " << name << ": " << bytes_text(static_cast<double>(bytes)) << '\n';
     }
+    if (!p.host_weight_buffers.empty()) {
+        std::cerr << "  host weights in:";
+        for (const std::string& name : p.host_weight_buffers) std::cerr << ' ' << name;
+        std::cerr << '\n';
+    }
     for (const auto& [pair, c] : p.copies) {
         std::cerr << "  copied " << pair.first << " -> " << pair.second << ": " << c.count << " copies, "
                   << bytes_text(static_cast<double>(c.bytes));
-        if (c.modelled_ms >= 0) std::cerr << ", " << c.modelled_ms << " ms modelled";
+        if (c.achieved_gbps() >= 0) {
+            char rate[96];
+            std::snprintf(rate, sizeof rate, ", %.3g GB/s achieved", c.achieved_gbps());
+            std::cerr << rate;
+            if (c.link_gbps > 0) {
+                std::snprintf(rate, sizeof rate, " of a %.3g GB/s link (%.0f%%)", c.link_gbps, 100.0 * c.achieved_gbps() / c.link_gbps);
+                std::cerr << rate;
+            } else {
+                std::cerr << " (link bandwidth n/a)";
+            }
+        }
+        if (c.modelled_ms >= 0) {
+            char modelled[96];
+            std::snprintf(modelled, sizeof modelled, ", %.4g ms modelled (%.3g GB/s)", c.modelled_ms, c.modelled_gbps());
+            std::cerr << modelled;
+        }
         std::cerr << '\n';
     }
     if (const std::string hint = bound_hint(p); !hint.empty()) std::cerr << "  " << hint << '\n';
@@ -111,11 +158,17 @@ int run_once(const ProfileOptions& opts) {
     print_threads_warning(opts);
     Session& s = **session;
     const SchedReport& r = s.sched->report();
-    const report::Table table = opts.nodes ? node_table(r) : split_table(r, !opts.dry_run);
-    const ProfileSummary summary = summarize(s, !opts.dry_run);
+    const bool timed = !opts.dry_run;
+    const report::Table table = opts.nodes ? node_table(r) : opts.inputs ? input_table(r, timed) : split_table(r, timed);
+    const ProfileSummary summary = summarize(s, timed);
     nlohmann::ordered_json document = to_json(summary);
     document["config"] = opts.common.config;
-    document[opts.nodes ? "nodes" : "splits"] = report::to_json(table);
+    if (opts.nodes) {
+        document["nodes"] = report::to_json(table);
+    } else {
+        document["splits"] = report::to_json(split_table(r, timed));
+        document["inputs"] = report::to_json(input_table(r, timed));
+    }
     if (Status st = write_report(table, document, opts.common); !st.is_ok()) return fail(kTool, st);
     print_summary(summary);
     return kExitOk;
@@ -184,6 +237,10 @@ int main(int argc, char** argv) {
     add_common_options(app, opts.common);
     app.add_flag("--dry-run", opts.dry_run, "Split and allocate only: no compute, no timings");
     app.add_flag("--nodes", opts.nodes, "Report every node's backend and the reason instead of the splits");
+    app.add_flag("--inputs", opts.inputs,
+                 "Report every split input instead of the splits: bytes, host memory (pinned or pageable), copy time\n"
+                 "and achieved GB/s beside the link's (and the simulator's modelled time and rate)")
+        ->excludes("--nodes");
     app.add_option("-r,--reps", opts.reps, "Profiled computes (the last one is reported)")
         ->check(CLI::PositiveNumber)
         ->capture_default_str();
@@ -200,9 +257,11 @@ int main(int argc, char** argv) {
                "  sched-profile -c configs/llama-decoder.json -b SIM0,CPU -P SIM0:unsupported=rope --dot g.dot\n"
                "  sched-profile -c configs/llama-decoder-offload.json --map CUDA0=SIM0 --sweep offload_layers=0..5\n"
                "  sched-profile -c configs/llama-decoder-split.json --map CUDA0=SIM0 --map CUDA1=SIM1 --sweep split.ratios=3:1,1:1,1:3\n"
-               "With --format json the report is one object: n_nodes, n_splits, n_copies, copy_bytes, copies_by_pair,\n"
-               "buffer_bytes, weight_bytes, copy/compute/modelled_copy_ms, hint (\"bound by copies\" when copies take most of the\n"
-               "time), and splits (or nodes with --nodes).\n"
+               "With --format json the report is one object: n_nodes, n_splits, n_copies, copy_bytes, copies_by_pair\n"
+               "(copies, bytes, copy_ms, achieved_gbps, link_gbps, modelled_ms, modelled_gbps), buffer_bytes, weight_bytes,\n"
+               "host_weight_buffers, copy/compute/modelled_copy_ms, hint (\"bound by copies\" when copies take most of the\n"
+               "time), and splits and inputs (or nodes with --nodes). link_gbps: the simulator's modelled link, or a GPU's\n"
+               "pinned host-to-device bandwidth measured once in the run; null (blank in tables) when unknown.\n"
                "Exit codes: 0 success, 2 usage, config or device error.");
     return run_tool(app, argc, argv, opts.common, [&] { return run(opts); });
 }

@@ -26,6 +26,9 @@ nlohmann::ordered_json optional_ms(const std::optional<double>& ms) {
     return ms ? nlohmann::ordered_json(*ms) : nlohmann::ordered_json(nullptr);
 }
 
+// A figure that is -1 when unknown, as JSON: the number or null.
+nlohmann::ordered_json known(double v) { return v >= 0 ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr); }
+
 }  // namespace
 
 int ProfileSummary::total_copies() const {
@@ -54,10 +57,21 @@ ProfileSummary summarize(const Session& s, bool timed) {
             c.count += 1;
             c.bytes += in.bytes;
             if (in.modelled_seconds >= 0) c.modelled_ms = std::max(c.modelled_ms, 0.0) + in.modelled_seconds * 1e3;
+            if (in.copy_seconds >= 0) c.copy_ms = std::max(c.copy_ms, 0.0) + in.copy_seconds * 1e3;
+            c.link_gbps = slowest_link(c.link_gbps, in.link_gbps);
         }
     }
     for (const auto& b : s.backends) out.buffer_bytes[b->name()] = s.sched->buffer_size(*b);
     for (const config::WeightPlacement& w : s.model.placement.weights) {
+        const Buffer* storage = storage_buffer(*w.tensor);
+        const bool on_cpu = std::any_of(s.backends.begin(), s.backends.end(), [&](const auto& b) {
+            return b->device().name() == w.device && b->device().type() == DeviceType::CPU;
+        });
+        if (storage != nullptr && on_cpu) {
+            const std::string name = storage->name();
+            auto& names = out.host_weight_buffers;
+            if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+        }
         const RowSplitBuffer* rows = row_split_storage(*w.tensor);
         const auto* slices = rows != nullptr ? rows->slices(*w.tensor) : nullptr;
         if (slices == nullptr) {
@@ -95,7 +109,10 @@ std::string bound_hint(const ProfileSummary& s) {
 nlohmann::ordered_json to_json(const ProfileSummary& s) {
     nlohmann::ordered_json pairs = nlohmann::ordered_json::object();
     for (const auto& [pair, c] : s.copies) {
-        pairs[pair_name(pair)] = {{"copies", c.count}, {"bytes", c.bytes}, {"modelled_ms", optional_ms(c.modelled_ms >= 0 ? std::optional<double>(c.modelled_ms) : std::nullopt)}};
+        pairs[pair_name(pair)] = {{"copies", c.count},          {"bytes", c.bytes},
+                                  {"copy_ms", known(c.copy_ms)}, {"achieved_gbps", known(c.achieved_gbps())},
+                                  {"link_gbps", known(c.link_gbps)}, {"modelled_ms", known(c.modelled_ms)},
+                                  {"modelled_gbps", known(c.modelled_gbps())}};
     }
     nlohmann::ordered_json buffers = nlohmann::ordered_json::object();
     for (const auto& [name, bytes] : s.buffer_bytes) buffers[name] = bytes;
@@ -111,6 +128,7 @@ nlohmann::ordered_json to_json(const ProfileSummary& s) {
             {"copies_by_pair", pairs},
             {"buffer_bytes", buffers},
             {"weight_bytes", weights},
+            {"host_weight_buffers", s.host_weight_buffers},
             {"copy_ms", optional_ms(s.copy_ms)},
             {"compute_ms", optional_ms(s.compute_ms)},
             {"modelled_copy_ms", optional_ms(s.modelled_copy_ms)},

@@ -2,6 +2,7 @@
 // compute buffers, time totals, and a hint when copies dominate (like trtexec's "bound by H2D").
 #pragma once
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <string>
@@ -18,6 +19,12 @@ struct PairCopies {
     int count = 0;     // split inputs copied from the first backend to the second
     size_t bytes = 0;
     double modelled_ms = -1;  // the simulated links' model of those copies (-1: not modelled)
+    double copy_ms = -1;      // the copies measured one by one, summed (-1: not timed)
+    double link_gbps = -1;    // the link's bandwidth at best (the slowest of the copies'; -1: unknown)
+
+    // GB/s of the bytes over the measured or the modelled time; -1 when not timed or modelled.
+    double achieved_gbps() const { return copy_ms > 0 ? static_cast<double>(bytes) / copy_ms * 1e-6 : -1; }
+    double modelled_gbps() const { return modelled_ms > 0 ? static_cast<double>(bytes) / modelled_ms * 1e-6 : -1; }
 };
 
 struct ProfileSummary {
@@ -28,6 +35,8 @@ struct ProfileSummary {
     std::map<std::pair<std::string, std::string>, PairCopies> copies;  // (from, to)
     std::map<std::string, size_t> buffer_bytes;  // compute buffers
     std::map<std::string, size_t> weight_bytes;  // the weights placed on each device (a row split's by slice)
+    // The buffer types holding the weights of CPU-type devices ("SIM0_Host" when pinned, "CPU").
+    std::vector<std::string> host_weight_buffers;
     // Sums over the splits of the last profiled compute; absent on a dry run.
     std::optional<double> copy_ms, compute_ms, modelled_copy_ms;
 
@@ -36,6 +45,9 @@ struct ProfileSummary {
 };
 
 ProfileSummary summarize(const Session& session, bool timed);
+
+// The slower of two link bandwidths, either of which may be unknown (-1).
+inline double slowest_link(double a, double b) { return a > 0 && b > 0 ? std::min(a, b) : std::max(a, b); }
 
 // "bound by copies: ..." when copies (measured, or modelled for a simulated link) take more than
 // half of the profiled time; empty otherwise or on a dry run.

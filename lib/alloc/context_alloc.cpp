@@ -39,7 +39,7 @@ Result<std::unique_ptr<MultiBuffer>> alloc_tensors(std::span<Tensor* const> tens
         const std::optional<uint64_t> sum = padded ? checked_add(total, *padded) : std::nullopt;
         total = sum.value_or(UINT64_MAX);  // saturates: still more than any device has
     }
-    if (!buft.is_virtual()) XB_RETURN_IF_ERROR(check_device_memory(buft.device(), total, std::to_string(tensors.size()) + " tensors"));
+    if (!buft.is_virtual()) XB_RETURN_IF_ERROR(check_buffer_type_memory(buft, total, std::to_string(tensors.size()) + " tensors"));
     std::vector<std::unique_ptr<Buffer>> buffers;
     size_t batch_first = 0;
     size_t batch_size = 0;

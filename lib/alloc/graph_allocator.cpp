@@ -258,7 +258,7 @@ Status GraphAllocator::allocate_buffers() {
         std::unique_ptr<Buffer>& buffer = buffers_[k];
         if (buffer != nullptr && buffer->size() >= need) continue;
         buffer.reset();  // release the old memory before asking for more
-        const Status fits = check_device_memory(planner_bufts_[k]->device(), need, "the compute buffers");
+        const Status fits = check_buffer_type_memory(*planner_bufts_[k], need, "the compute buffers");
         auto fresh = fits.is_ok() ? planner_bufts_[k]->alloc_buffer(need) : Result<std::unique_ptr<Buffer>>(fits);
         if (!fresh.is_ok()) {
             return Status(fresh.status().code(), std::string("graph allocator: cannot allocate the ") +

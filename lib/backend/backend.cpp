@@ -16,6 +16,15 @@ Status Backend::get_tensor_async(const Tensor& t, void* data, size_t offset, siz
 
 const ModelledLink* modelled_link(const Backend& backend) { return dynamic_cast<const ModelledLink*>(&backend); }
 
+std::optional<double> copy_link_gbps(Backend& src, Backend& dst) {
+    if (const ModelledLink* link = modelled_link(dst)) return link->link_gbps(src);
+    if (const ModelledLink* link = modelled_link(src)) return link->link_gbps(dst);
+    const auto host = [](const Backend& b) { return b.device().type() != DeviceType::GPU; };
+    if (host(src) && !host(dst)) return dst.device().host_link_gbps();
+    if (!host(src) && host(dst)) return src.device().host_link_gbps();
+    return std::nullopt;
+}
+
 Status Backend::graph_compute(const Graph& graph) {
     Status status = graph_compute_async(graph);
     synchronize();

@@ -31,6 +31,10 @@ public:
     virtual size_t alloc_size(const Tensor& t) const { return t.nbytes(); }
     // The host can read and write the memory directly through tensor->data.
     virtual bool is_host() const { return false; }
+    // Host memory locked in RAM for a device's transfers (a GPU's host buffer type): copies between
+    // it and the device run at the link's full speed and can be asynchronous, where pageable host
+    // memory is staged by the driver at a fraction of it. Only host memory is pinned.
+    virtual bool is_pinned() const { return false; }
     // Its buffers hold no bytes themselves: each tensor's bytes go to buffers of other types when
     // it is initialised (a row split), which check their own devices' memory.
     virtual bool is_virtual() const { return false; }

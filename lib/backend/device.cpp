@@ -1,5 +1,6 @@
 #include "backend/device.hpp"
 
+#include "backend/host_memory.hpp"
 #include "core/size_math.hpp"
 
 namespace xb {
@@ -30,6 +31,16 @@ Status check_device_memory(const Device& device, uint64_t bytes, std::string_vie
     if (m.total == 0 || bytes <= m.free) return Status::ok();
     return Status(StatusCode::OutOfMemory, std::string(what) + " need " + bytes_text(static_cast<double>(bytes)) + ", " +
                                                device.name() + " has " + bytes_text(static_cast<double>(m.free)) + " free");
+}
+
+Status check_buffer_type_memory(const BufferType& buft, uint64_t bytes, std::string_view what) {
+    const Device& device = buft.device();
+    if (!buft.is_host() || device.type() == DeviceType::CPU) return check_device_memory(device, bytes, what);
+    const size_t free = available_memory_bytes();
+    if (bytes <= free) return Status::ok();
+    return Status(StatusCode::OutOfMemory, std::string(what) + " need " + bytes_text(static_cast<double>(bytes)) + " of " +
+                                               buft.name() + " host memory, the host has " +
+                                               bytes_text(static_cast<double>(free)) + " free");
 }
 
 }  // namespace xb

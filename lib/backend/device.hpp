@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -52,6 +53,9 @@ class Device;
 // 22.1 GiB free": a clear error instead of a failed (or, with overcommit, a fatal) allocation.
 // Devices that report no memory (total 0) are not checked.
 Status check_device_memory(const Device& device, uint64_t bytes, std::string_view what);
+// The same for a buffer of `buft`: host memory of another device's buffer type (a GPU's pinned
+// host memory) is checked against the host's free memory, everything else against its device's.
+Status check_buffer_type_memory(const BufferType& buft, uint64_t bytes, std::string_view what);
 
 class Device {
 public:
@@ -86,8 +90,14 @@ public:
     virtual Result<std::unique_ptr<Backend>> init_backend(std::string_view params = {}) = 0;
     // The device's own memory.
     virtual BufferType& buffer_type() = 0;
-    // Pinned host memory for fast transfers, when the device has it.
+    // Pinned host memory for fast transfers, when the device has it (caps().host_buffer). The CPU
+    // computes in it (is_host); placements put the weights that stay on the host there.
     virtual BufferType* host_buffer_type() { return nullptr; }
+    // The bandwidth in GB/s (10^9 bytes/s) of a copy from pinned host memory to the device's
+    // memory: what the link carries at best, for reports to set achieved copy rates against. The
+    // simulated device answers its modelled link; CUDA measures it once, on the first call, with a
+    // timed pinned copy. Default: unknown (the CPU has no such link).
+    virtual std::optional<double> host_link_gbps() { return std::nullopt; }
     // A buffer over existing host memory (not owned), when caps().buffer_from_host_ptr.
     virtual Result<std::unique_ptr<Buffer>> buffer_from_host_ptr(void* ptr, size_t size, size_t max_tensor_size) {
         (void)ptr;

@@ -1,5 +1,5 @@
 // "/placement": the backends in priority order, weight and node rules, offload_layers, the layer
-// split over several devices and the scheduler's options. Device names are checked against the registry when the model is built
+// split over several devices, the scheduler's options and where host weights live (host_weights). Device names are checked against the registry when the model is built
 // (the tools may replace them first).
 #include <algorithm>
 #include <cmath>
@@ -95,11 +95,19 @@ Result<SplitSpec> parse_split(const JsonReader& r, const Json& j) {
     return s;
 }
 
+Status parse_host_weights(const JsonReader& r, const Json& j, PlacementSpec& p) {
+    Result<std::string> kind = r.choice(j, "/placement/host_weights", {"pinned", "pageable"});
+    if (!kind.is_ok()) return kind.status();
+    p.host_weights = *kind == "pageable" ? HostWeights::Pageable : HostWeights::Pinned;
+    return Status::ok();
+}
+
 }  // namespace
 
 Status parse_placement(const JsonReader& r, const Json& j, ConfigSpec& spec) {
     PlacementSpec& p = spec.placement;
-    XB_RETURN_IF_ERROR(r.expect_object(j, "/placement", {"backends", "weights", "offload_layers", "split", "nodes", "scheduler"}));
+    XB_RETURN_IF_ERROR(r.expect_object(j, "/placement", {"backends", "weights", "offload_layers", "split", "nodes", "scheduler",
+                                                         "host_weights"}));
     if (const Json* b = JsonReader::member(j, "backends")) XB_RETURN_IF_ERROR(parse_backends(r, *b, p));
     if (const Json* w = JsonReader::member(j, "weights")) {
         XB_ASSIGN_OR_RETURN(p.weights, parse_rules(r, *w, "/placement/weights"));
@@ -124,6 +132,7 @@ Status parse_placement(const JsonReader& r, const Json& j, ConfigSpec& spec) {
         XB_ASSIGN_OR_RETURN(p.split, parse_split(r, *s));
     }
     if (const Json* s = JsonReader::member(j, "scheduler")) XB_RETURN_IF_ERROR(parse_scheduler(r, *s, p));
+    if (const Json* h = JsonReader::member(j, "host_weights")) XB_RETURN_IF_ERROR(parse_host_weights(r, *h, p));
     return Status::ok();
 }
 

@@ -111,6 +111,13 @@ struct SplitSpec {
     std::string path = "/placement/split";
 };
 
+// Where the weights that stay on the host live when a device with a pinned host buffer type takes
+// part (placement.host_weights).
+enum class HostWeights {
+    Pinned,    // that device's host buffer type (llama.cpp's choice): fast, asynchronous uploads
+    Pageable,  // the CPU's own buffers (llama.cpp's --no-host): no page-locked memory taken
+};
+
 struct PlacementSpec {
     std::vector<std::string> backends = {"CPU"};  // priority order
     std::string backends_path = "/placement/backends";
@@ -121,6 +128,7 @@ struct PlacementSpec {
     std::vector<DeviceRule> nodes;                // per-node overrides for the scheduler
     int n_copies = 1;
     bool op_offload = true;
+    HostWeights host_weights = HostWeights::Pinned;
 };
 
 struct ConfigSpec {

@@ -37,6 +37,8 @@ struct BuildOptions {
     std::vector<std::pair<std::string, std::string>> device_map;
     // Replaces the config's seed.
     std::optional<uint64_t> seed;
+    // Replaces placement.host_weights (--host-weights pinned|pageable).
+    std::optional<HostWeights> host_weights;
 };
 
 struct TensorInit {
@@ -66,6 +68,10 @@ struct ModelPlacement {
         std::vector<double> ratios;
     };
     std::optional<RowSplit> row_split;
+    // The device whose pinned host buffer type holds the weights placed on CPU-type devices and the
+    // CPU's compute buffer (scheduler_buffer_types): the first of `backends` that has one, unless
+    // host_weights is pageable; empty: the CPU's own memory.
+    std::string host_buffer_device;
 
     // The device of a weight ("" when t is not one).
     std::string device_of(const Tensor& t) const;

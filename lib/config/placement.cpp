@@ -8,6 +8,10 @@
 // backend; for model builders with offload_layers N, the llama.cpp rule (the last N layers on the
 // first GPU-type backend, the others, and the token embedding, on the last backend; the output norm
 // and projection on the GPU only when N > n_layers); otherwise the first (highest-priority) backend.
+//
+// Weights on a CPU-type device go to the pinned host buffer type of the first backend whose device
+// has one (llama.cpp's rule, with the CPU compute buffer there too: scheduler_buffer_types), unless
+// host_weights is "pageable": uploads from page-locked memory run at the link's speed.
 #include "config/placement.hpp"
 
 #include <algorithm>
@@ -100,6 +104,16 @@ private:
     std::vector<std::string>& notes_;
     std::vector<std::string> backends_;
 };
+
+// The first of the backends whose device has a pinned host buffer type ("" when none does): its
+// host memory holds the weights that stay on the host, as llama.cpp takes the first GPU's.
+std::string pinned_host_device(const Registry& registry, const std::vector<std::string>& backends) {
+    for (const std::string& name : backends) {
+        Device* dev = registry.dev_by_name(name);
+        if (dev != nullptr && dev->caps().host_buffer && dev->host_buffer_type() != nullptr) return name;
+    }
+    return {};
+}
 
 int first_gpu(const Registry& registry, const std::vector<std::string>& backends) {
     for (size_t i = 0; i < backends.size(); ++i) {
@@ -308,6 +322,9 @@ Result<ModelPlacement> resolve_placement(const ConfigSpec& spec, const Registry&
     XB_RETURN_IF_ERROR(place_nodes(spec, devices, graph, p));
     p.scheduler.n_copies = spec.placement.n_copies;
     p.scheduler.op_offload = spec.placement.op_offload;
+    if (options.host_weights.value_or(spec.placement.host_weights) == HostWeights::Pinned) {
+        p.host_buffer_device = pinned_host_device(registry, p.backends);
+    }
     return p;
 }
 
@@ -343,6 +360,19 @@ Result<BufferType*> row_split_type(Model& model, std::span<Backend* const> backe
         model.row_split_type = std::make_unique<RowSplitBufferType>(std::move(devices), model.placement.row_split->ratios);
     }
     return model.row_split_type.get();
+}
+
+// The pinned host buffer type of placement.host_buffer_device, for weights on a CPU-type device
+// (nullptr: the backend's own buffer type).
+Result<BufferType*> host_weights_type(const Model& model, std::span<Backend* const> backends, const Backend& holder) {
+    const std::string& host = model.placement.host_buffer_device;
+    if (host.empty() || holder.device().type() != DeviceType::CPU) return nullptr;
+    for (Backend* b : backends) {
+        if (b != nullptr && b->device().name() == host) return b->device().host_buffer_type();
+    }
+    return Status(StatusCode::InvalidArgument, model.source + ": host weights go to the pinned memory of device '" + host +
+                                                   "' but no backend of it was given (placement.host_weights \"pageable\" "
+                                                   "keeps them in the CPU's memory)");
 }
 
 // Input values are made in host memory before the graph is allocated, and the graph's tensors then
@@ -388,6 +418,9 @@ Status place_and_init(Model& model, std::span<Backend* const> backends) {
         BufferType* type = &backend->default_buffer_type();
         if (rows) {
             XB_ASSIGN_OR_RETURN(type, row_split_type(model, backends));
+        } else {
+            XB_ASSIGN_OR_RETURN(BufferType * pinned, host_weights_type(model, backends, *backend));
+            if (pinned != nullptr) type = pinned;
         }
         Result<std::unique_ptr<MultiBuffer>> buffer = alloc_tensors(groups[key], *type);
         if (!buffer.is_ok()) {
@@ -430,6 +463,16 @@ Status place_and_init(Model& model, std::span<Backend* const> backends) {
         if (!s.is_ok()) return Status(s.code(), model.source + ": weight '" + t.name + "': " + s.message());
     }
     return Status::ok();
+}
+
+Result<std::vector<BufferType*>> scheduler_buffer_types(const Model& model, std::span<Backend* const> backends) {
+    std::vector<BufferType*> out;
+    for (Backend* b : backends) {
+        if (b == nullptr) return Status(StatusCode::InvalidArgument, model.source + ": a backend is null");
+        XB_ASSIGN_OR_RETURN(BufferType * pinned, host_weights_type(model, backends, *b));
+        out.push_back(pinned);
+    }
+    return out;
 }
 
 Status assign_nodes(const Model& model, Scheduler& sched) {

@@ -89,8 +89,26 @@ Status CudaBackend::get_tensor_async(const Tensor& t, void* data, size_t offset,
     return Status::ok();
 }
 
+bool CudaBackend::upload_pinned_weights(Backend& src_backend, const Tensor& src, Tensor& dst) {
+    const CudaHostBuffer* from = cuda_host_storage(src);
+    if (from == nullptr || from->usage() != BufferUsage::Weights) return false;
+    const size_t bytes = src.nbytes();
+    if (bytes == 0) return true;
+    src_backend.synchronize();  // whatever src's backend still has queued is done before the upload reads src
+    Status s = use_device(device_->id());
+    if (s.is_ok()) {
+        s = XB_CUDA_STATUS(cudaMemcpyAsync(dst.data, src.data, bytes, cudaMemcpyHostToDevice, stream_.get()));
+    }
+    keep(std::move(s));
+    return true;
+}
+
 bool CudaBackend::cpy_tensor_async(Backend& src_backend, const Tensor& src, Tensor& dst) {
     const CudaBuffer* to = cuda_storage(dst);
+    if (to != nullptr && to->device_id() == device_->id() && src.data != nullptr && dst.data != nullptr &&
+        upload_pinned_weights(src_backend, src, dst)) {
+        return true;
+    }
     const CudaBuffer* from = cuda_storage(src);
     auto* from_backend = dynamic_cast<CudaBackend*>(&src_backend);
     if (to == nullptr || to->device_id() != device_->id() || from == nullptr || from_backend == nullptr ||

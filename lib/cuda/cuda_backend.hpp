@@ -37,7 +37,12 @@ public:
     // dst in this GPU's memory, src in the memory of any CUDA backend's GPU (the same stream, another
     // stream of this GPU, or a peer GPU). The copy runs on src's stream after the work queued on
     // both streams, and later work on both streams runs after it, so neither side's buffers are
-    // reused too early. False for other memory (the caller then copies synchronously).
+    // reused too early. Also src in a weights buffer of CUDA-pinned host memory (the host weights
+    // of an offload placement): a DMA upload queued on this stream, after src's backend has
+    // finished its queued work; weights do not change while graphs run, so the host never waits
+    // for it. Pinned compute memory is left to the synchronous path, since the CPU may reuse it
+    // before a queued upload has read it. False for other memory (the caller then copies
+    // synchronously).
     bool cpy_tensor_async(Backend& src_backend, const Tensor& src, Tensor& dst) override;
     void synchronize() override;
     Status take_async_error() override;
@@ -57,6 +62,8 @@ private:
     Status check_graph(const Graph& graph) const;
     Status check_reachable(const Tensor& node, const Tensor& t) const;
     Status copy_from_peer_stream(CudaBackend& from, const Tensor& src, Tensor& dst, size_t bytes);
+    // The pinned-weights upload of cpy_tensor_async; false when src is not such memory.
+    bool upload_pinned_weights(Backend& src_backend, const Tensor& src, Tensor& dst);
     // Keeps the first error for take_async_error.
     void keep(Status error);
 

@@ -97,6 +97,8 @@ void CudaBuffer::clear_impl(uint8_t value) {
 
 CudaBuffer* cuda_storage(const Tensor& t) { return dynamic_cast<CudaBuffer*>(storage_buffer(t)); }
 
+CudaHostBuffer* cuda_host_storage(const Tensor& t) { return dynamic_cast<CudaHostBuffer*>(storage_buffer(t)); }
+
 // --- pinned host memory --------------------------------------------------------------------------
 
 CudaHostBufferType::CudaHostBufferType(CudaDevice& device)

@@ -69,6 +69,7 @@ public:
     Result<std::unique_ptr<Buffer>> alloc_buffer(size_t size) override;
     size_t alignment() const override { return 64; }  // as the CPU's buffers: whole AVX-512 vectors
     bool is_host() const override { return true; }
+    bool is_pinned() const override { return true; }
     Device& device() const override;
 
 private:
@@ -86,6 +87,7 @@ public:
     Result<std::unique_ptr<Buffer>> alloc_buffer(size_t size) override;
     size_t alignment() const override { return 64; }
     bool is_host() const override { return true; }
+    bool is_pinned() const override { return true; }
     Device& device() const override;
     CudaDevice& cuda_device() const { return *device_; }
 
@@ -109,5 +111,7 @@ private:
 
 // The CUDA device buffer holding t's bytes (through its view source); nullptr for other memory.
 CudaBuffer* cuda_storage(const Tensor& t);
+// The pinned host buffer (allocated or registered by CUDA) holding t's bytes; nullptr for other memory.
+CudaHostBuffer* cuda_host_storage(const Tensor& t);
 
 }  // namespace xb::cuda

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -50,6 +51,9 @@ public:
 
     BufferType& buffer_type() override { return buffer_type_; }
     BufferType* host_buffer_type() override { return &host_buffer_type_; }
+    // Measured on the first call (a 64 MiB upload from pinned memory, the best of three after a
+    // warm-up, on a stream of its own) and kept; nullopt when the probe cannot run (no memory).
+    std::optional<double> host_link_gbps() override;
     // Pins the caller's memory (cudaHostRegister): a host buffer the CPU computes in and copies
     // reach at full speed. NotSupported where the system cannot register host memory.
     Result<std::unique_ptr<Buffer>> buffer_from_host_ptr(void* ptr, size_t size, size_t max_tensor_size) override;
@@ -80,6 +84,9 @@ private:
     std::string name_;
     CudaDeviceInfo info_;
     mutable std::mutex mutex_;  // guards settings_, error_ and peers_
+    std::mutex link_mutex_;     // guards link_probed_ and link_gbps_ (held through the probe)
+    bool link_probed_ = false;
+    std::optional<double> link_gbps_;
     CudaSettings settings_;
     Status error_;
     std::set<int> peers_;

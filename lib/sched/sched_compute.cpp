@@ -47,50 +47,78 @@ Status Scheduler::alloc_splits() {
     return Status::ok();
 }
 
-Status Scheduler::copy_split_inputs(const Split& split, SplitReport& report) {
+Status Scheduler::copy_split_input(const Split& split, Tensor& input, Tensor& copy) {
     Backend& dst_backend = backend_at(split.backend);
+    Backend& src_backend = backend_at(backend_of(&input));
     Event* ev = event(split.backend, cur_copy_);
+    if (input.is_input()) {
+        // User inputs are copied right away, so the user may overwrite them once compute returns.
+        if (ev != nullptr) {
+            XB_RETURN_IF_ERROR(ev->synchronize());
+        } else {
+            dst_backend.synchronize();
+        }
+        return tensor_copy(input, copy);
+    }
+    // The split's backend must be done with this copy slot before it is overwritten.
+    if (ev != nullptr) {
+        XB_RETURN_IF_ERROR(ev->wait(dst_backend));
+    } else {
+        dst_backend.synchronize();
+    }
+    if (dst_backend.cpy_tensor_async(src_backend, input, copy)) return Status::ok();
+    src_backend.synchronize();
+    if (ev != nullptr) {
+        XB_RETURN_IF_ERROR(ev->synchronize());
+    } else {
+        dst_backend.synchronize();
+    }
+    return tensor_copy(input, copy);
+}
+
+namespace {
+
+// The host memory a copy between the host and a device reads or writes: the side in host memory.
+HostMemory host_memory_of(const Tensor& src, const Tensor& dst) {
+    const Buffer* from = storage_buffer(src);
+    const Buffer* to = storage_buffer(dst);
+    if (from == nullptr || to == nullptr || from->is_host() == to->is_host()) return HostMemory::None;
+    const Buffer& host = from->is_host() ? *from : *to;
+    return host.type().is_pinned() ? HostMemory::Pinned : HostMemory::Pageable;
+}
+
+}  // namespace
+
+// Profiling: the copy's own time (queued work of both backends is done when a profiled split
+// starts, so waiting for the destination measures the copy alone), its link and host memory, and a
+// simulated link's model of it (the receiver models it when it simulates the link, else the sender).
+void Scheduler::profile_split_input(const Split& split, const Tensor& input, const Tensor& copy, double seconds,
+                                    SplitInputReport& report) {
+    Backend& dst_backend = backend_at(split.backend);
+    Backend& src_backend = backend_at(backend_of(&input));
+    report.copy_seconds = seconds;
+    report.host_memory = host_memory_of(input, copy);
+    report.link_gbps = copy_link_gbps(src_backend, dst_backend).value_or(-1.0);
+    const ModelledLink* dst_link = modelled_link(dst_backend);
+    const ModelledLink* link = dst_link != nullptr ? dst_link : modelled_link(src_backend);
+    if (link != nullptr) {
+        report.modelled_seconds = link->modelled_copy_seconds(input, copy, dst_link != nullptr ? src_backend : dst_backend);
+    }
+}
+
+Status Scheduler::copy_split_inputs(const Split& split, SplitReport& report) {
     for (size_t j = 0; j < split.inputs.size(); ++j) {
         Tensor* input = split.inputs[j];
         const BackendId src_b = backend_of(input);
-        Backend& src_backend = backend_at(src_b);
         Tensor& copy = *copy_of(slot_of(input), split.backend, cur_copy_);
-        if (input->is_input()) {
-            // User inputs are copied right away, so the user may overwrite them once compute returns.
-            if (ev != nullptr) {
-                XB_RETURN_IF_ERROR(ev->synchronize());
-            } else {
-                dst_backend.synchronize();
-            }
-            XB_RETURN_IF_ERROR(tensor_copy(*input, copy));
-        } else {
-            // The split's backend must be done with this copy slot before it is overwritten.
-            if (ev != nullptr) {
-                XB_RETURN_IF_ERROR(ev->wait(dst_backend));
-            } else {
-                dst_backend.synchronize();
-            }
-            if (!dst_backend.cpy_tensor_async(src_backend, *input, copy)) {
-                src_backend.synchronize();
-                if (ev != nullptr) {
-                    XB_RETURN_IF_ERROR(ev->synchronize());
-                } else {
-                    dst_backend.synchronize();
-                }
-                XB_RETURN_IF_ERROR(tensor_copy(*input, copy));
-            }
-        }
+        const auto t0 = std::chrono::steady_clock::now();
+        XB_RETURN_IF_ERROR(copy_split_input(split, *input, copy));
         copy_bytes_[src_b.index() * backends_.size() + split.backend.index()] += input->nbytes();
-        if (options_.profile) {
-            // A simulated link is modelled by whichever side simulates it (the receiver first).
-            const ModelledLink* dst_link = modelled_link(dst_backend);
-            const ModelledLink* link = dst_link != nullptr ? dst_link : modelled_link(src_backend);
-            if (link != nullptr) {
-                const double seconds = link->modelled_copy_seconds(input->nbytes(), dst_link != nullptr ? src_backend : dst_backend);
-                report.modelled_copy_seconds = std::max(report.modelled_copy_seconds, 0.0) + seconds;
-                if (j < report.inputs.size()) report.inputs[j].modelled_seconds = seconds;
-            }
-        }
+        if (!options_.profile || j >= report.inputs.size()) continue;
+        backend_at(split.backend).synchronize();
+        SplitInputReport& in = report.inputs[j];
+        profile_split_input(split, *input, copy, seconds_since(t0), in);
+        if (in.modelled_seconds >= 0) report.modelled_copy_seconds = std::max(report.modelled_copy_seconds, 0.0) + in.modelled_seconds;
     }
     return Status::ok();
 }
@@ -121,6 +149,7 @@ Status Scheduler::compute_splits() {
         const Split& split = splits_[i];
         SplitReport dummy;
         SplitReport& rep = options_.profile ? report_.splits[i] : dummy;
+        rep.modelled_copy_seconds = -1;  // summed over this compute's inputs, not over computes
         auto t0 = std::chrono::steady_clock::now();
         XB_RETURN_IF_ERROR(copy_split_inputs(split, rep));
         if (options_.profile) {

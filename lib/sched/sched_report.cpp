@@ -5,6 +5,15 @@
 
 namespace xb {
 
+const char* host_memory_name(HostMemory m) {
+    switch (m) {
+        case HostMemory::None: return "";
+        case HostMemory::Pinned: return "pinned";
+        case HostMemory::Pageable: return "pageable";
+    }
+    return "?";
+}
+
 const char* assign_reason_code(AssignReason r) {
     switch (r) {
         case AssignReason::None: return "-";

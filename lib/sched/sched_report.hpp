@@ -32,12 +32,31 @@ enum class AssignReason {
 const char* assign_reason_code(AssignReason r);   // "1.wgt", "2.gpu-down", ... (ggml's debug codes)
 const char* assign_reason_text(AssignReason r);   // a sentence for people
 
+// Which host memory a copy between the host and a device touched.
+enum class HostMemory {
+    None,      // no host side: a copy between two devices' memories (or not measured)
+    Pinned,    // page-locked (a device's host buffer type): the link's full speed
+    Pageable,  // ordinary host memory, which a GPU driver stages through a pinned bounce buffer
+};
+const char* host_memory_name(HostMemory m);  // "", "pinned", "pageable"
+
 struct SplitInputReport {
     std::string name;
     size_t bytes = 0;
     std::string source_backend;
     bool copied = false;  // false when the split's backend can read the source's buffer directly
-    double modelled_seconds = -1;  // profiling mode, simulated links: the link model's time for it
+    // Profiling mode only (-1 when not measured or not known):
+    double copy_seconds = -1;      // the copy, measured alone (queued and waited for)
+    double modelled_seconds = -1;  // simulated links: the link model's time for it
+    double link_gbps = -1;         // the link's bandwidth at best (copy_link_gbps)
+    HostMemory host_memory = HostMemory::None;
+
+    // GB/s (10^9 bytes/s) of bytes over the measured or the modelled time; -1 when not timed.
+    double achieved_gbps() const { return rate_gbps(copy_seconds); }
+    double modelled_gbps() const { return rate_gbps(modelled_seconds); }
+
+private:
+    double rate_gbps(double seconds) const { return seconds > 0 ? static_cast<double>(bytes) / seconds * 1e-9 : -1; }
 };
 
 struct SplitReport {

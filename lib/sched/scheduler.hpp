@@ -195,6 +195,9 @@ private:
     Status alloc_splits();
     Status compute_splits();
     Status copy_split_inputs(const Split& split, SplitReport& report);
+    Status copy_split_input(const Split& split, Tensor& input, Tensor& copy);
+    void profile_split_input(const Split& split, const Tensor& input, const Tensor& copy, double seconds,
+                             SplitInputReport& report);
     Status compute_split(const Split& split);
     // Waits for every backend; the first error their queued work met (take_async_error).
     Status synchronize_and_collect();

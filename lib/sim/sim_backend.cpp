@@ -26,23 +26,46 @@ public:
 SimBackend::SimBackend(SimDevice& device, SimSettings settings)
     : Backend(device), sim_device_(&device), settings_(std::move(settings)), executor_(settings_.threads) {}
 
-void SimBackend::record_copy(CopyKind kind, size_t bytes) {
-    const LinkModel& link = kind == CopyKind::Peer ? settings_.peer_link : settings_.link;
-    copies_.record(kind, bytes, link);
-    sim_device_->record_copy(kind, bytes, link);
+void SimBackend::record_copy(CopyKind kind, size_t bytes, bool pinned) {
+    const LinkModel link = settings_.link_for(kind, pinned);
+    copies_.record(kind, bytes, link, pinned);
+    sim_device_->record_copy(kind, bytes, link, pinned);
 }
 
-double SimBackend::modelled_copy_seconds(size_t bytes, const Backend& other) const {
+namespace {
+
+// The other backend is a stream of another simulated device: copies with it use the peer link.
+bool across_devices(const Backend& other, const SimDevice& self) {
     const auto* peer = dynamic_cast<const SimBackend*>(&other);
-    const bool across = peer != nullptr && &peer->sim_device() != sim_device_;
-    return (across ? settings_.peer_link : settings_.link).seconds(bytes);
+    return peer != nullptr && &peer->sim_device() != &self;
+}
+
+}  // namespace
+
+double SimBackend::modelled_copy_seconds(const Tensor& src, const Tensor& dst, const Backend& other) const {
+    const size_t bytes = src.nbytes();
+    if (across_devices(other, *sim_device_)) return settings_.peer_link.seconds(bytes);
+    const bool src_here = sim_storage(src) != nullptr;
+    const bool dst_here = sim_storage(dst) != nullptr;
+    if (src_here && dst_here) return settings_.link_for(CopyKind::DeviceToDevice, false).seconds(bytes);
+    const Tensor& host = src_here ? dst : src;
+    const CopyKind kind = src_here ? CopyKind::DeviceToHost : CopyKind::HostToDevice;
+    return settings_.link_for(kind, sim_device_->is_pinned(host.data, bytes)).seconds(bytes);
+}
+
+double SimBackend::link_gbps(const Backend& other) const {
+    return across_devices(other, *sim_device_) ? settings_.peer_link.bandwidth_gbps : settings_.link.bandwidth_gbps;
 }
 
 void SimBackend::enqueue_copy(void* to, const void* from, size_t bytes, CopyKind kind) {
-    stream_.enqueue([this, to, from, bytes, kind] {
+    // Whether the host side is pinned is read now, while the caller guarantees its memory is live.
+    const void* host = kind == CopyKind::HostToDevice ? from : to;
+    const bool pinned = (kind == CopyKind::HostToDevice || kind == CopyKind::DeviceToHost) &&
+                        sim_device_->is_pinned(host, bytes);
+    stream_.enqueue([this, to, from, bytes, kind, pinned] {
         XB_RETURN_IF_ERROR(sim_device_->copy_fails(bytes));
         std::memmove(to, from, bytes);
-        record_copy(kind, bytes);
+        record_copy(kind, bytes, pinned);
         return Status::ok();
     });
 }
@@ -100,7 +123,7 @@ bool SimBackend::cpy_tensor_async(Backend& src_backend, const Tensor& src, Tenso
         const Status copied = sim_device_->copy_fails(bytes);
         if (copied.is_ok()) {
             std::memmove(dst_host, src_host, bytes);
-            record_copy(kind, bytes);
+            record_copy(kind, bytes, false);
         }
         fence->signal(mark);
         return copied;
@@ -136,7 +159,7 @@ Status SimBackend::compute(const HostMirror& mirror) {
     }
     Status status = executor_.compute(mirror.graph(), hooks);
     if (status.is_ok()) {
-        for (const size_t bytes : mirror.peer_bytes()) record_copy(CopyKind::Peer, bytes);
+        for (const size_t bytes : mirror.peer_bytes()) record_copy(CopyKind::Peer, bytes, false);
         return status;
     }
     return Status(status.code(), std::string(name()) + ": " + status.message());

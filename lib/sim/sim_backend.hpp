@@ -7,7 +7,8 @@
 // must live until synchronize(). Errors of queued work (an index out of range in get_rows) are
 // kept and returned by take_async_error() (and so by graph_compute).
 //
-// Copies are counted in stats() with the stream's link model (sim_link.hpp); a fault setting
+// Copies are counted in stats() with the stream's link model (sim_link.hpp: pinned host memory at
+// the link's bandwidth, pageable at pageable_ratio of it); a fault setting
 // perturbs the chosen node's output after it is computed (sim_fault.hpp).
 #pragma once
 
@@ -49,8 +50,11 @@ public:
 
     // Takes effect for graphs queued after the call.
     bool set_n_threads(int n_threads) override;
-    // ModelledLink: the peer link for a copy from or to another simulated device, else the link.
-    double modelled_copy_seconds(size_t bytes, const Backend& other) const override;
+    // ModelledLink: the peer link for a copy from or to another simulated device, else the link,
+    // at pageable_ratio of its bandwidth when the host side is pageable memory.
+    double modelled_copy_seconds(const Tensor& src, const Tensor& dst, const Backend& other) const override;
+    // bandwidth_gbps, or peer_bandwidth_gbps toward another simulated device.
+    double link_gbps(const Backend& other) const override;
 
     // --- the simulator's own interface ---
     SimDevice& sim_device() const { return *sim_device_; }
@@ -66,7 +70,7 @@ private:
     void enqueue_compute(std::shared_ptr<const HostMirror> mirror);
     // Queues a copy of `bytes` between host storages (either side may be device storage).
     void enqueue_copy(void* to, const void* from, size_t bytes, CopyKind kind);
-    void record_copy(CopyKind kind, size_t bytes);
+    void record_copy(CopyKind kind, size_t bytes, bool pinned);
     Status compute(const HostMirror& mirror);  // on the worker
 
     SimDevice* sim_device_;

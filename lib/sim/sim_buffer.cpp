@@ -62,14 +62,14 @@ std::byte* SimBuffer::host_address(const void* addr) const {
 Status SimBuffer::set_tensor_impl(Tensor& t, const void* data, size_t offset, size_t size) {
     XB_RETURN_IF_ERROR(sim_device().copy_fails(size));
     std::memcpy(host_address(t.data) + offset, data, size);
-    sim_device().record_copy(CopyKind::HostToDevice, size);
+    sim_device().record_copy(CopyKind::HostToDevice, size, sim_device().is_pinned(data, size));
     return Status::ok();
 }
 
 Status SimBuffer::get_tensor_impl(const Tensor& t, void* data, size_t offset, size_t size) {
     XB_RETURN_IF_ERROR(sim_device().copy_fails(size));
     std::memcpy(data, host_address(t.data) + offset, size);
-    sim_device().record_copy(CopyKind::DeviceToHost, size);
+    sim_device().record_copy(CopyKind::DeviceToHost, size, sim_device().is_pinned(data, size));
     return Status::ok();
 }
 
@@ -84,7 +84,7 @@ Result<bool> SimBuffer::copy_tensor_impl(const Tensor& src, Tensor& dst) {
     const size_t bytes = src.nbytes();
     XB_RETURN_IF_ERROR(sim_device().copy_fails(bytes));
     std::memmove(host_address(dst.data), from->host_address(src.data), bytes);
-    sim_device().record_copy(&from->sim_device() == &sim_device() ? CopyKind::DeviceToDevice : CopyKind::Peer, bytes);
+    sim_device().record_copy(&from->sim_device() == &sim_device() ? CopyKind::DeviceToDevice : CopyKind::Peer, bytes, false);
     return true;
 }
 

@@ -9,8 +9,13 @@
 
 namespace xb::sim {
 
-SimDevice::SimDevice(BackendReg& reg, std::string name)
-    : Device(reg), name_(std::move(name)), budget_(settings_.memory), buffer_type_(*this) {}
+SimDevice::SimDevice(BackendReg& reg, std::string name, std::shared_ptr<PinnedRanges> pinned)
+    : Device(reg),
+      name_(std::move(name)),
+      budget_(settings_.memory),
+      pinned_(pinned != nullptr ? std::move(pinned) : std::make_shared<PinnedRanges>()),
+      buffer_type_(*this),
+      host_buffer_type_(*this, pinned_) {}
 
 MemoryInfo SimDevice::memory() const {
     const size_t total = budget_.total();
@@ -22,7 +27,19 @@ DeviceCaps SimDevice::caps() const {
     DeviceCaps c;
     c.async = true;
     c.events = true;
+    std::lock_guard<std::mutex> lock(mutex_);
+    c.host_buffer = settings_.host_buffer;
     return c;
+}
+
+BufferType* SimDevice::host_buffer_type() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return settings_.host_buffer ? &host_buffer_type_ : nullptr;
+}
+
+std::optional<double> SimDevice::host_link_gbps() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return settings_.link.bandwidth_gbps;
 }
 
 Status SimDevice::apply(const SimSettingsUpdate& update) {
@@ -66,6 +83,8 @@ Result<std::unique_ptr<Backend>> SimDevice::init_backend(std::string_view params
     XB_ASSIGN_OR_RETURN(SimSettingsUpdate update, parse_sim_params(params, name_));
     SimSettingsUpdate device_wide;
     device_wide.memory = update.memory;
+    device_wide.host_buffer = update.host_buffer;
+    device_wide.offload_min_batch = update.offload_min_batch;
     device_wide.fail_alloc = update.fail_alloc;
     device_wide.fail_copy = update.fail_copy;
     device_wide.unsupported = update.unsupported;
@@ -81,6 +100,11 @@ bool SimDevice::supports_op(const Tensor& op) const {
     return !settings_.unsupported.blocks(op);
 }
 
+bool SimDevice::offload_op(const Tensor& op) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return settings_.offload_min_batch > 0 && op.op != Op::GetRows && op.ne[1] >= settings_.offload_min_batch;
+}
+
 bool SimDevice::supports_buft(const BufferType& buft) const {
     if (&buft == &buffer_type_) return true;
     const auto* rows = dynamic_cast<const RowSplitBufferType*>(&buft);
@@ -90,18 +114,19 @@ bool SimDevice::supports_buft(const BufferType& buft) const {
 
 Result<std::unique_ptr<Event>> SimDevice::event_new() { return std::unique_ptr<Event>(std::make_unique<SimEvent>(*this)); }
 
-void SimDevice::record_copy(CopyKind kind, size_t bytes) {
+void SimDevice::record_copy(CopyKind kind, size_t bytes, bool pinned) {
     LinkModel link;
     {
         std::lock_guard<std::mutex> lock(mutex_);
-        link = kind == CopyKind::Peer ? settings_.peer_link : settings_.link;
+        link = settings_.link_for(kind, pinned);
     }
-    copies_.record(kind, bytes, link);
+    copies_.record(kind, bytes, link, pinned);
 }
 
 void register_sim_backend(Registry& registry, int n_devices) {
     BackendReg& reg = registry.add(std::make_unique<BackendReg>("SIM"));
-    for (int i = 0; i < n_devices; ++i) reg.add_device(std::make_unique<SimDevice>(reg, "SIM" + std::to_string(i)));
+    auto pinned = std::make_shared<PinnedRanges>();  // pinned for every device of the family
+    for (int i = 0; i < n_devices; ++i) reg.add_device(std::make_unique<SimDevice>(reg, "SIM" + std::to_string(i), pinned));
 }
 
 }  // namespace xb::sim

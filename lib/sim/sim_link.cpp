@@ -29,10 +29,11 @@ auto& counters_of(Stats& stats, CopyKind kind) {
 CopyStats& SimStats::of(CopyKind kind) { return counters_of(*this, kind); }
 const CopyStats& SimStats::of(CopyKind kind) const { return counters_of(*this, kind); }
 
-void CopyCounter::record(CopyKind kind, size_t bytes, const LinkModel& link) {
+void CopyCounter::record(CopyKind kind, size_t bytes, const LinkModel& link, bool pinned) {
     std::lock_guard<std::mutex> lock(mutex_);
     CopyStats& s = stats_.of(kind);
     s.count += 1;
+    s.pinned += pinned ? 1 : 0;
     s.bytes += bytes;
     s.seconds += link.seconds(bytes);
 }

@@ -1,7 +1,10 @@
 // The simulated link between host and device, and the copy statistics the sim keeps.
 //
 // Copies are never slowed down: each one is *modelled* as latency + bytes / bandwidth and the
-// modelled seconds are added to counters, so "what-if" profiles cost nothing to run.
+// modelled seconds are added to counters, so "what-if" profiles cost nothing to run. A copy between
+// the host and the device crosses the link at its full bandwidth when the host memory is pinned (a
+// SIM<i>_Host buffer, sim_host_buffer.hpp), and at a fraction of it when it is pageable, as a GPU's
+// driver stages pageable memory through a pinned bounce buffer (sim_settings.hpp: pageable_ratio).
 #pragma once
 
 #include <cstddef>
@@ -26,6 +29,7 @@ struct CopyStats {
     uint64_t count = 0;    // copies made
     uint64_t bytes = 0;    // bytes moved
     double seconds = 0.0;  // modelled time, summed copy by copy
+    uint64_t pinned = 0;   // of the copies, those whose host side was pinned memory (host copies only)
 };
 
 struct SimStats {
@@ -41,7 +45,9 @@ struct SimStats {
 // Copy counters shared by the host thread and stream workers.
 class CopyCounter {
 public:
-    void record(CopyKind kind, size_t bytes, const LinkModel& link);
+    // `pinned`: the host side of a host copy was pinned memory (counted; the link is already the
+    // one that memory travels at).
+    void record(CopyKind kind, size_t bytes, const LinkModel& link, bool pinned = false);
     SimStats snapshot() const;
     void reset();
 

@@ -14,7 +14,7 @@ namespace xb::sim {
 
 namespace {
 
-constexpr const char* kKnownKeys = "memory, unsupported, threads, bandwidth_gbps, latency_us, peer_bandwidth_gbps, peer_latency_us, fault_node, fault_size, fail_alloc, fail_copy";
+constexpr const char* kKnownKeys = "memory, host_buffer, offload_min_batch, unsupported, threads, bandwidth_gbps, latency_us, pageable_ratio, peer_bandwidth_gbps, peer_latency_us, fault_node, fault_size, fail_alloc, fail_copy";
 constexpr int kMaxThreads = 1024;
 
 struct RawParam {
@@ -131,6 +131,17 @@ Status parse_one(std::string_view device, const RawParam& p, SimSettingsUpdate& 
         const auto size = parse_size(p.value);
         if (!size || *size == 0) return bad_value(device, p, "a positive size in bytes (suffixes K, M, G, T)");
         update.memory = *size;
+    } else if (p.key == "host_buffer") {
+        if (p.value != "0" && p.value != "1") return bad_value(device, p, "0 or 1");
+        update.host_buffer = p.value == "1";
+    } else if (p.key == "offload_min_batch") {
+        const auto n = parse_number<int>(p.value);
+        if (!n || *n < 0) return bad_value(device, p, "a non-negative integer (0: never)");
+        update.offload_min_batch = *n;
+    } else if (p.key == "pageable_ratio") {
+        const auto ratio = parse_number<double>(p.value);
+        if (!ratio || !(*ratio > 0.0 && *ratio <= 1.0)) return bad_value(device, p, "a number in (0, 1]");
+        update.pageable_ratio = *ratio;
     } else if (p.key == "unsupported") {
         XB_ASSIGN_OR_RETURN(update.unsupported, parse_op_filter(device, p));
     } else if (p.key == "threads" || p.key == "n_threads") {
@@ -216,12 +227,22 @@ std::string FaultTarget::to_string() const {
     return out.empty() ? "none" : out;
 }
 
+LinkModel SimSettings::link_for(CopyKind kind, bool pinned) const {
+    if (kind == CopyKind::Peer) return peer_link;
+    const bool host = kind == CopyKind::HostToDevice || kind == CopyKind::DeviceToHost;
+    if (!host || pinned) return link;
+    return {link.bandwidth_gbps * pageable_ratio, link.latency_us};
+}
+
 void SimSettingsUpdate::apply_to(SimSettings& settings) const {
     if (memory) settings.memory = *memory;
+    if (host_buffer) settings.host_buffer = *host_buffer;
+    if (offload_min_batch) settings.offload_min_batch = *offload_min_batch;
     if (unsupported) settings.unsupported = *unsupported;
     if (threads) settings.threads = *threads;
     if (bandwidth_gbps) settings.link.bandwidth_gbps = *bandwidth_gbps;
     if (latency_us) settings.link.latency_us = *latency_us;
+    if (pageable_ratio) settings.pageable_ratio = *pageable_ratio;
     if (peer_bandwidth_gbps) settings.peer_link.bandwidth_gbps = *peer_bandwidth_gbps;
     if (peer_latency_us) settings.peer_link.latency_us = *peer_latency_us;
     if (fault) settings.fault = *fault;
@@ -238,9 +259,10 @@ Result<SimSettingsUpdate> parse_sim_params(std::string_view params, std::string_
 }
 
 std::string format_sim_settings(const SimSettings& s) {
-    return "memory=" + format_size(s.memory) + ",unsupported=" + s.unsupported.to_string() +
-           ",threads=" + std::to_string(s.threads) + ",bandwidth_gbps=" + format_double(s.link.bandwidth_gbps) +
-           ",latency_us=" + format_double(s.link.latency_us) +
+    return "memory=" + format_size(s.memory) + ",host_buffer=" + (s.host_buffer ? "1" : "0") +
+           ",offload_min_batch=" + std::to_string(s.offload_min_batch) + ",unsupported=" + s.unsupported.to_string() + ",threads=" + std::to_string(s.threads) +
+           ",bandwidth_gbps=" + format_double(s.link.bandwidth_gbps) + ",latency_us=" + format_double(s.link.latency_us) +
+           ",pageable_ratio=" + format_double(s.pageable_ratio) +
            ",peer_bandwidth_gbps=" + format_double(s.peer_link.bandwidth_gbps) +
            ",peer_latency_us=" + format_double(s.peer_link.latency_us) + ",fault_node=" + s.fault.to_string() +
            ",fault_size=" + format_double(s.fault_size) +

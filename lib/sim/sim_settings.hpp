@@ -2,12 +2,24 @@
 // SimDevice::init_backend (the same keys in both):
 //
 //   memory=SIZE          device memory in bytes; suffixes K, M, G, T (powers of 1024), e.g. 512M
+//   host_buffer=0|1      1: the device has a pinned host buffer type, "SIM0_Host" (caps().host_buffer,
+//                        Device::host_buffer_type), as a CUDA device does, so placements put the
+//                        weights that stay on the host in it; 0 (default): none
+//   offload_min_batch=N  offload_op answers yes for ops of at least N rows (ne[1]), get_rows
+//                        excepted, as CUDA's setting of the same name: the scheduler then moves such
+//                        ops here from weights on the CPU, copying those weights; 0 (default): never
 //   unsupported=OPS      ops the device claims not to support: op names (rope, get_rows, unary, ...)
 //                        or unary/glu sub-op names (silu, swiglu, ...), joined by '+' or ','
 //                        ("unsupported=rope,get_rows"); "none" clears the list
 //   threads=N            CPU threads that compute each graph on the stream's worker
 //   bandwidth_gbps=X     link bandwidth in GB/s (10^9 bytes per second) used to model copies
 //   latency_us=Y         fixed cost of each copy in microseconds
+//   pageable_ratio=R     copies between the device and pageable host memory (anything but a
+//                        pinned SIM<i>_Host buffer) run at R times bandwidth_gbps, R in (0, 1];
+//                        default 0.5: a GPU driver stages pageable memory through a pinned bounce
+//                        buffer, which costs a host-side memcpy per chunk; how much that loses
+//                        depends on the host (the H100 run in results/ copied the offload
+//                        config's pageable weights at 6.4 GB/s), so set it to what yours does
 //   peer_bandwidth_gbps=X, peer_latency_us=Y
 //                        the same for copies from another simulated device (a modelled peer link,
 //                        as NVLink or PCIe peer-to-peer between GPUs; default 32 GB/s, 5 us)
@@ -65,23 +77,33 @@ struct FaultTarget {
 
 struct SimSettings {
     size_t memory = size_t{4} << 30;
+    bool host_buffer = false;  // see host_buffer above
+    int offload_min_batch = 0;  // see offload_min_batch above
     OpFilter unsupported;
     int threads = 1;  // modest: tests create many streams; OpenMP is not TSan-instrumented beyond one
     LinkModel link;
+    double pageable_ratio = 0.5;  // see pageable_ratio above
     LinkModel peer_link{32.0, 5.0};
     FaultTarget fault;
     double fault_size = 0;  // see fault_size above
     int fail_alloc = 0;  // see fail_alloc above; SimDevice counts down (FailureCountdown)
     int fail_copy = 0;   // likewise
+
+    // The link a copy of `kind` travels: the peer link between devices, the link within the device
+    // and for pinned host memory, the link slowed by pageable_ratio for pageable host memory.
+    LinkModel link_for(CopyKind kind, bool pinned) const;
 };
 
 // The keys one parameter string gave, parsed and checked; the rest stay unset.
 struct SimSettingsUpdate {
     std::optional<size_t> memory;
+    std::optional<bool> host_buffer;
+    std::optional<int> offload_min_batch;
     std::optional<OpFilter> unsupported;
     std::optional<int> threads;
     std::optional<double> bandwidth_gbps;
     std::optional<double> latency_us;
+    std::optional<double> pageable_ratio;
     std::optional<double> peer_bandwidth_gbps;
     std::optional<double> peer_latency_us;
     std::optional<FaultTarget> fault;
@@ -96,7 +118,7 @@ struct SimSettingsUpdate {
 // InvalidArgument naming `device`, the key, and the known keys or the expected form.
 Result<SimSettingsUpdate> parse_sim_params(std::string_view params, std::string_view device);
 
-// Every setting as "memory=4G,unsupported=none,threads=1,..." (parseable again).
+// Every setting as "memory=4G,host_buffer=0,unsupported=none,..." (parseable again).
 std::string format_sim_settings(const SimSettings& settings);
 
 // "4G", "1536K", "1000" -- the largest exact power-of-1024 unit.

@@ -274,4 +274,40 @@ grep -q "bound by copies" "$tmp/err" || { echo "FAIL copy-bound hint"; cat "$tmp
 check not-copy-bound 0 "$profile" -c "$offload" --map CUDA0=SIM0 -r 1
 grep -q "bound by copies" "$tmp/err" && { echo "FAIL hint on a compute-bound run"; failures=$((failures + 1)); }
 
+# Pinned host weights: with a simulated device that has a pinned host buffer and takes the CPU's
+# batch-32 products (as CUDA does), the weights that stay on the host live in SIM0_Host and every
+# copy reports its measured rate beside the link's; --host-weights pageable keeps them in the CPU's
+# memory, whose copies the link model takes twice as long over (pageable_ratio 0.5).
+pin="SIM0:host_buffer=1,offload_min_batch=32,bandwidth_gbps=8,latency_us=0"
+check pinned 0 "$profile" -c "$offload" --map CUDA0=SIM0 -P "$pin" -r 1 --format json -o "$tmp/pinned.json"
+expect_in pinned-summary "$tmp/err" "GB/s achieved of a 8 GB/s link"
+expect_in pinned-summary-buffers "$tmp/err" "host weights in: SIM0_Host"
+check pageable 0 "$profile" -c "$offload" --map CUDA0=SIM0 -P "$pin" --host-weights pageable -r 1 --format json -o "$tmp/pageable.json"
+py "
+import json; a = json.load(open('$tmp/pinned.json')); b = json.load(open('$tmp/pageable.json'))
+assert a['host_weight_buffers'] == ['SIM0_Host'] and b['host_weight_buffers'] == ['CPU'], (a['host_weight_buffers'], b['host_weight_buffers'])
+assert a['copy_bytes'] == b['copy_bytes'] > 0 and a['n_splits'] == b['n_splits']
+ins = [x for x in a['inputs'] if x['copied']]
+assert ins and all(x['host_memory'] == 'pinned' for x in ins), ins[:2]
+assert any(x['input'].endswith('.weight') for x in ins), 'the offloaded products copy weights'
+assert all(x['host_memory'] == 'pageable' for x in b['inputs'] if x['copied'])
+for x in ins:
+    assert x['copy_ms'] > 0 and 0 < x['achieved_gbps'] < 1000 and x['link_gbps'] == 8, x
+    assert abs(x['achieved_gbps'] - x['bytes'] / x['copy_ms'] * 1e-6) <= 1e-9 * x['achieved_gbps'], x
+    assert abs(x['modelled_gbps'] - x['link_gbps']) < 1e-6, x
+pa = a['copies_by_pair']['CPU->SIM0']; pb = b['copies_by_pair']['CPU->SIM0']
+assert pa['link_gbps'] == 8 and 0 < pa['achieved_gbps'] < 1000 and pa['copy_ms'] > 0, pa
+assert abs(pa['modelled_gbps'] - 8) < 1e-6 and abs(pb['modelled_gbps'] - 4) < 1e-6, (pa, pb)
+assert abs(a['modelled_copy_ms'] * 2 - b['modelled_copy_ms']) < 1e-6 * b['modelled_copy_ms']
+assert all(r['link_gbps'] == 8 and r['achieved_gbps'] > 0 for r in a['splits'] if r['copied_bytes'] > 0)
+assert all(r['achieved_gbps'] is None for r in a['splits'] if r['copied_bytes'] == 0)" "pinned host weights"
+check pinned-inputs 0 "$profile" -c "$offload" --map CUDA0=SIM0 -P "$pin" -r 1 --inputs --format csv
+expect_in pinned-inputs-csv "$tmp/out" "host_memory,copy_ms,achieved_gbps,link_gbps,modelled_ms,modelled_gbps"
+expect_in pinned-inputs-row "$tmp/out" "blk.0.ffn_up.weight,CPU,SIM0,11534336,yes,pinned,"
+check pinned-dry 0 "$profile" -c "$offload" --map CUDA0=SIM0 -P "$pin" --dry-run --inputs --format json
+py "
+import json; p = json.load(open('/dev/stdin'))
+assert p['inputs'] and all(x['copy_ms'] is None and x['link_gbps'] is None for x in p['inputs'])" "dry run has no rates" < "$tmp/out"
+check bad-host-weights 2 "$profile" -c "$offload" --map CUDA0=SIM0 --host-weights locked --dry-run
+
 finish "graph-run, sched-profile"
