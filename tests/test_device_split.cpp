@@ -367,6 +367,15 @@ TEST(RowSplit, DecoderOverFourDevicesMatchesTheCpuAndMovesWhatTheProductsNeed) {
         sim0->synchronize();
         EXPECT_EQ(sim0->stats().peer.bytes, row_split_peer_bytes(p.model));
         EXPECT_GT(sim0->stats().peer.bytes, 0u);
+        // What the tools report as the row split's copies (row_split_copies): the same bytes, each
+        // between the main device and another slice's.
+        size_t reported = 0;
+        for (const auto& [pair, c] : row_split_copies(p.model.graph)) {
+            EXPECT_TRUE((pair.first == "SIM0") != (pair.second == "SIM0")) << pair.first << "->" << pair.second;
+            EXPECT_GT(c.count, 0);
+            reported += c.bytes;
+        }
+        EXPECT_EQ(reported, sim0->stats().peer.bytes);
     }
 }
 

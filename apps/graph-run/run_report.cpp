@@ -4,6 +4,7 @@
 #include <map>
 #include <ostream>
 
+#include "backend/row_split_buffer.hpp"
 #include "run_metadata.hpp"
 
 namespace xb::tools {
@@ -92,6 +93,11 @@ nlohmann::ordered_json run_row(Session& s, const report::TimingStats& t, const C
     for (const auto& [pair, bytes] : r.copy_bytes) {
         copy_bytes += bytes;
         pairs[pair.first + "->" + pair.second] = bytes;
+    }
+    // A row split's copies happen inside the main device's backend, out of the scheduler's sight.
+    for (const auto& [pair, c] : row_split_copies(s.model.graph)) {
+        copy_bytes += c.bytes;
+        pairs[pair.first + "->" + pair.second + " (row split)"] = c.bytes;
     }
     return {{"config", run.config},
             {"model", model_label(s.model)},

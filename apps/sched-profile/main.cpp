@@ -133,6 +133,10 @@ void print_summary(const ProfileSummary& p) {
         }
         std::cerr << '\n';
     }
+    for (const auto& [pair, c] : p.row_split) {
+        std::cerr << "  copied " << pair.first << " -> " << pair.second << " (row split): " << c.count << " copies, "
+                  << bytes_text(static_cast<double>(c.bytes)) << '\n';
+    }
     if (const std::string hint = bound_hint(p); !hint.empty()) std::cerr << "  " << hint << '\n';
 }
 
@@ -257,7 +261,8 @@ int main(int argc, char** argv) {
                "  sched-profile -c configs/llama-decoder.json -b SIM0,CPU -P SIM0:unsupported=rope --dot g.dot\n"
                "  sched-profile -c configs/llama-decoder-offload.json --map CUDA0=SIM0 --sweep offload_layers=0..5\n"
                "  sched-profile -c configs/llama-decoder-split.json --map CUDA0=SIM0 --map CUDA1=SIM1 --sweep split.ratios=3:1,1:1,1:3\n"
-               "With --format json the report is one object: n_nodes, n_splits, n_copies, copy_bytes, copies_by_pair\n"
+               "With --format json the report is one object: n_nodes, n_splits, n_copies and copy_bytes (every copy of a\n"
+               "compute, a row split's included), copies_by_pair, row_split_copies_by_pair (copies, bytes)\n"
                "(copies, bytes, copy_ms, achieved_gbps, link_gbps, modelled_ms, modelled_gbps), buffer_bytes, weight_bytes,\n"
                "host_weight_buffers, copy/compute/modelled_copy_ms, hint (\"bound by copies\" when copies take most of the\n"
                "time), and splits and inputs (or nodes with --nodes). link_gbps: the simulator's modelled link, or a GPU's\n"

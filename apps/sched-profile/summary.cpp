@@ -34,12 +34,14 @@ nlohmann::ordered_json known(double v) { return v >= 0 ? nlohmann::ordered_json(
 int ProfileSummary::total_copies() const {
     int n = 0;
     for (const auto& [pair, c] : copies) n += c.count;
+    for (const auto& [pair, c] : row_split) n += c.count;
     return n;
 }
 
 size_t ProfileSummary::total_copy_bytes() const {
     size_t n = 0;
     for (const auto& [pair, c] : copies) n += c.bytes;
+    for (const auto& [pair, c] : row_split) n += c.bytes;
     return n;
 }
 
@@ -61,6 +63,7 @@ ProfileSummary summarize(const Session& s, bool timed) {
             c.link_gbps = slowest_link(c.link_gbps, in.link_gbps);
         }
     }
+    out.row_split = row_split_copies(s.model.graph);
     for (const auto& b : s.backends) out.buffer_bytes[b->name()] = s.sched->buffer_size(*b);
     for (const config::WeightPlacement& w : s.model.placement.weights) {
         const Buffer* storage = storage_buffer(*w.tensor);
@@ -114,6 +117,8 @@ nlohmann::ordered_json to_json(const ProfileSummary& s) {
                                   {"link_gbps", known(c.link_gbps)}, {"modelled_ms", known(c.modelled_ms)},
                                   {"modelled_gbps", known(c.modelled_gbps())}};
     }
+    nlohmann::ordered_json row_split = nlohmann::ordered_json::object();
+    for (const auto& [pair, c] : s.row_split) row_split[pair_name(pair)] = {{"copies", c.count}, {"bytes", c.bytes}};
     nlohmann::ordered_json buffers = nlohmann::ordered_json::object();
     for (const auto& [name, bytes] : s.buffer_bytes) buffers[name] = bytes;
     nlohmann::ordered_json weights = nlohmann::ordered_json::object();
@@ -126,6 +131,7 @@ nlohmann::ordered_json to_json(const ProfileSummary& s) {
             {"n_copies", s.total_copies()},
             {"copy_bytes", s.total_copy_bytes()},
             {"copies_by_pair", pairs},
+            {"row_split_copies_by_pair", row_split},
             {"buffer_bytes", buffers},
             {"weight_bytes", weights},
             {"host_weight_buffers", s.host_weight_buffers},

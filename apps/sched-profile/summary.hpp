@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "backend/row_split_buffer.hpp"
 #include "report/table.hpp"
 #include "session.hpp"
 
@@ -33,6 +34,9 @@ struct ProfileSummary {
     int n_nodes = 0;
     int n_splits = 0;
     std::map<std::pair<std::string, std::string>, PairCopies> copies;  // (from, to)
+    // A row split's copies inside the main device's backend (activations out to each slice's
+    // device, rows back), per compute: counted in the totals too.
+    std::map<std::pair<std::string, std::string>, RowSplitCopies> row_split;
     std::map<std::string, size_t> buffer_bytes;  // compute buffers
     std::map<std::string, size_t> weight_bytes;  // the weights placed on each device (a row split's by slice)
     // The buffer types holding the weights of CPU-type devices ("SIM0_Host" when pinned, "CPU").
@@ -40,6 +44,7 @@ struct ProfileSummary {
     // Sums over the splits of the last profiled compute; absent on a dry run.
     std::optional<double> copy_ms, compute_ms, modelled_copy_ms;
 
+    // Every copy of a compute: the scheduler's split inputs and a row split's.
     int total_copies() const;
     size_t total_copy_bytes() const;
 };

@@ -129,4 +129,35 @@ void describe_slice_product(const Tensor& node, const RowSlice& slice, Tensor& w
 
 const RowSplitBuffer* row_split_storage(const Tensor& t) { return dynamic_cast<const RowSplitBuffer*>(storage_buffer(t)); }
 
+SliceTransfer slice_transfer(const Tensor& node, const RowSlice& slice) {
+    SliceTransfer t;
+    t.to_slice = node.src[1] != nullptr ? node.src[1]->nbytes() : 0;
+    t.from_slice = static_cast<size_t>(slice.row_end - slice.row_begin) * static_cast<size_t>(node.ne[1]) *
+                   static_cast<size_t>(node.ne[2]) * static_cast<size_t>(node.ne[3]) * sizeof(float);
+    return t;
+}
+
+std::map<std::pair<std::string, std::string>, RowSplitCopies> row_split_copies(const Graph& graph) {
+    std::map<std::pair<std::string, std::string>, RowSplitCopies> copies;
+    for (const Tensor* node : graph.nodes()) {
+        if (node->op != Op::MulMat || node->src[0] == nullptr) continue;
+        const RowSplitBuffer* rows = row_split_storage(*node->src[0]);
+        const auto* slices = rows != nullptr ? rows->slices(*node->src[0]) : nullptr;
+        if (slices == nullptr) continue;
+        const std::string main = rows->split_type().device().name();
+        for (const auto& slice : *slices) {
+            const std::string other = rows->split_type().devices()[static_cast<size_t>(slice->device)]->name();
+            if (other == main) continue;
+            const SliceTransfer t = slice_transfer(*node, *slice);
+            RowSplitCopies& out = copies[{main, other}];
+            out.count += 1;
+            out.bytes += t.to_slice;
+            RowSplitCopies& back = copies[{other, main}];
+            back.count += 1;
+            back.bytes += t.from_slice;
+        }
+    }
+    return copies;
+}
+
 }  // namespace xb

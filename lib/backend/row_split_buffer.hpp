@@ -8,6 +8,7 @@
 // slice's device, and gathers the rows.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -15,6 +16,7 @@
 
 #include "backend/buffer.hpp"
 #include "backend/device.hpp"
+#include "core/graph.hpp"
 
 namespace xb {
 
@@ -85,5 +87,22 @@ void describe_slice_product(const Tensor& node, const RowSlice& slice, Tensor& w
 
 // The row-split buffer holding t's bytes, or nullptr when t is stored elsewhere.
 const RowSplitBuffer* row_split_storage(const Tensor& t);
+
+// What one slice's product of `node` moves between devices when the slice is on another device
+// than the main one: the activations sent to the slice's device, and its rows of the result sent
+// back. The devices that compute row-split products count exactly these as peer copies.
+struct SliceTransfer {
+    size_t to_slice = 0;    // node.src[1]'s bytes
+    size_t from_slice = 0;  // the slice's rows of the result, f32
+};
+SliceTransfer slice_transfer(const Tensor& node, const RowSlice& slice);
+
+// The copies a compute of `graph` makes between devices for its products of row-split weights
+// (inside the main device's backend, out of the scheduler's sight), per (from, to) device pair.
+struct RowSplitCopies {
+    int count = 0;
+    size_t bytes = 0;
+};
+std::map<std::pair<std::string, std::string>, RowSplitCopies> row_split_copies(const Graph& graph);
 
 }  // namespace xb

@@ -177,8 +177,9 @@ Status HostMirror::add_row_split_product(const Tensor& node, int index) {
         graph_.add_node(&gather);
         original_index_.push_back(index);
         if (&sim_storage(slice->tensor)->sim_device() != device_) {
-            peer_bytes_.push_back(node.src[1]->nbytes());  // the activations, sent to the slice's device
-            peer_bytes_.push_back(part.nbytes());          // its rows of the result, sent back
+            const SliceTransfer t = slice_transfer(node, *slice);
+            peer_bytes_.push_back(t.to_slice);    // the activations, sent to the slice's device
+            peer_bytes_.push_back(t.from_slice);  // its rows of the result, sent back
         }
     }
     return Status::ok();
