@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "core/file_io.hpp"
 #include "core/size_math.hpp"
 #include "machine_load.hpp"
 #include "sched/sched_dot.hpp"
@@ -96,10 +97,9 @@ Result<std::unique_ptr<Session>> profile(const ProfileOptions& opts, const SpecE
         for (int i = 0; i < opts.reps; ++i) XB_RETURN_IF_ERROR(session->sched->graph_compute(session->model.graph));
     }
     if (!opts.dot.empty()) {
-        std::ofstream out(opts.dot);
-        if (!out) return Status(StatusCode::NotFound, "--dot: cannot write " + opts.dot);
+        XB_ASSIGN_OR_RETURN(std::ofstream out, open_for_writing(opts.dot, "DOT file (--dot)"));
         write_dot(session->model.graph, *session->sched, out);
-        if (!out.flush()) return Status(StatusCode::Internal, "--dot: error while writing " + opts.dot);
+        if (!out.flush()) return write_error(opts.dot, "DOT file (--dot)");
     }
     return session;
 }
@@ -183,7 +183,7 @@ int main(int argc, char** argv) {
     app.add_flag("--dry-run", opts.dry_run, "Split and allocate only: no compute, no timings");
     app.add_flag("--nodes", opts.nodes, "Report every node's backend and the reason instead of the splits");
     app.add_option("-r,--reps", opts.reps, "Profiled computes (the last one is reported)")
-        ->check(CLI::PositiveNumber)
+        ->check(at_least(1))
         ->capture_default_str();
     app.add_option("--dot", opts.dot, "Write the graph as Graphviz DOT, nodes coloured by backend");
     app.add_option("--sweep", opts.sweep,
