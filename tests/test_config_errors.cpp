@@ -72,7 +72,7 @@ const BadCase kCases[] = {
     {"bad_node_rule.json", kInvalid, {": /placement/nodes/0/pattern: pattern 'logits' matches no node of the graph"}},
     {"bad_offload_explicit.json", kInvalid, {": /placement/offload_layers: offload_layers needs a model builder"}},
     // .npy files
-    {"bad_missing_npy.json", kNotFound, {": /tensors/x/init: ", "missing.npy: cannot open the .npy file"}},
+    {"bad_missing_npy.json", kNotFound, {": /tensors/x/init: ", "missing.npy: cannot open the .npy file: No such file or directory"}},
     {"bad_npy_truncated.json", kInvalid, {": /tensors/x/init: ", "truncated.npy: offset 128: truncated data: shape (2, 3) of '<f4' needs 24 bytes, the file has 19"}},
     {"bad_npy_truncated_header.json", kInvalid, {"truncated_header.npy: offset 10: truncated: the header needs 118 bytes, the file has 30 left"}},
     {"bad_npy_corrupt_magic.json", kInvalid, {"corrupt_magic.npy: offset 0: not a .npy file (bad magic)"}},
@@ -82,7 +82,7 @@ const BadCase kCases[] = {
     {"bad_npy_shape.json", kInvalid, {": /tensors/x/init: ", "good_2x3_f32.npy: the array's shape (2, 3) does not match the tensor's [2, 3]"}},
     {"bad_npy_type.json", kInvalid, {"good_4_i32.npy: the array's type i32 cannot initialise a tensor of type f32"}},
     // GGUF files
-    {"bad_gguf_missing.json", kNotFound, {": /tensors/w/init: ", "no-such-file.gguf: cannot open the GGUF file"}},
+    {"bad_gguf_missing.json", kNotFound, {": /tensors/w/init: ", "no-such-file.gguf: cannot open the GGUF file: No such file or directory"}},
     {"bad_gguf_truncated.json", kInvalid, {"truncated.gguf: offset ", "truncated: tensor 'q' needs bytes"}},
     {"bad_gguf_truncated_header.json", kInvalid, {"truncated_header.gguf: offset 16: truncated or corrupt: 14 metadata key-values cannot fit in the 36 bytes left"}},
     {"bad_gguf_corrupt.json", kInvalid, {"corrupt.gguf: offset 0: not a GGUF file (bad magic)"}},
@@ -132,7 +132,9 @@ TEST(BadInput, EveryBrokenConfigIsTested) {
 TEST(BadInput, MissingConfigFileIsNotFound) {
     const Status s = load_config(data_path("no-such-config.json")).status();
     EXPECT_EQ(s.code(), StatusCode::NotFound);
-    EXPECT_NE(s.message().find("no-such-config.json: cannot open the config file"), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find("no-such-config.json: cannot open the config file: No such file or directory"),
+              std::string::npos)
+        << s.message();
 }
 
 }  // namespace

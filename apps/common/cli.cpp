@@ -1,13 +1,18 @@
 #include "cli.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
+#include <optional>
+#include <sstream>
 
 #include "backend/registry.hpp"
 #include "build_info.hpp"
 #include "builtin/builtin_backends.hpp"
+#include "config/config_error.hpp"
+#include "core/file_io.hpp"
 #include "model_info.hpp"
 #include "run_metadata.hpp"
 
@@ -22,7 +27,7 @@ void add_common_options(CLI::App& app, CommonOptions& o, RunMatrix* matrix) {
     if (matrix == nullptr) {
         app.add_option("-c,--config", o.config, kConfigHelp)->capture_default_str();
         app.add_option("-b,--backends", o.backends, kBackendsHelp)->delimiter(',');
-        app.add_option("-t,--threads", o.threads, kThreadsHelp)->check(CLI::PositiveNumber);
+        app.add_option("-t,--threads", o.threads, kThreadsHelp)->check(at_least(1));
     } else {
         app.add_option("-c,--config", matrix->configs, std::string(kConfigHelp) + "; a list runs each")
             ->delimiter(',')
@@ -31,7 +36,7 @@ void add_common_options(CLI::App& app, CommonOptions& o, RunMatrix* matrix) {
             ->delimiter(',');
         app.add_option("-t,--threads", matrix->threads, std::string(kThreadsHelp) + "; a list (1,2,4) runs each")
             ->delimiter(',')
-            ->check(CLI::PositiveNumber);
+            ->check(at_least(1));
     }
     app.add_option("-P,--device-param", o.device_params,
                    "NAME:KEY=VALUE device setting, repeatable, e.g. -P SIM0:unsupported=rope,get_rows");
@@ -81,6 +86,72 @@ std::vector<CommonOptions> RunMatrix::runs(const CommonOptions& base) const {
     return out;
 }
 
+namespace {
+
+// The number that `text` is, all of it, or none.
+std::optional<double> number_in(const std::string& text) {
+    char* end = nullptr;
+    const double v = std::strtod(text.c_str(), &end);
+    if (text.empty() || end != text.c_str() + text.size()) return std::nullopt;
+    return v;
+}
+
+// A check of a number against one bound: `bound_text` ("at least 1") in its error, `tag` in --help
+// after the type, as CLI11 names its own checks ("INT:POSITIVE").
+CLI::Validator bound_check(const std::string& tag, const std::string& bound_text, std::function<bool(double)> within) {
+    return CLI::Validator(
+        [bound_text, within](std::string& input) -> std::string {
+            const std::optional<double> v = number_in(input);
+            if (!v || !std::isfinite(*v)) return input + " is not a number";
+            return within(*v) ? std::string() : input + " is too small (" + bound_text + ")";
+        },
+        tag);
+}
+
+// Every name of every option of `app`, as typed: "--reps", "-r".
+std::vector<std::string> option_names(const CLI::App& app) {
+    std::vector<std::string> names;
+    for (const CLI::Option* opt : app.get_options()) {
+        for (const std::string& name : opt->get_lnames()) names.push_back("--" + name);
+        for (const std::string& name : opt->get_snames()) names.push_back("-" + name);
+    }
+    return names;
+}
+
+}  // namespace
+
+CLI::Validator at_least(int min) {
+    const std::string tag = min == 0 ? "NONNEGATIVE" : min == 1 ? "POSITIVE" : ">=" + std::to_string(min);
+    return bound_check(tag, "at least " + std::to_string(min), [min](double v) { return v >= min; });
+}
+
+CLI::Validator more_than(double bound) {
+    std::ostringstream number;
+    number << bound;
+    return bound_check(bound == 0 ? "POSITIVE" : ">" + number.str(), "more than " + number.str(),
+                       [bound](double v) { return v > bound; });
+}
+
+std::string unknown_arguments_message(const std::vector<std::string>& extras, const std::vector<std::string>& names) {
+    constexpr const char* kSeeHelp = " (--help lists the options)";
+    // Suggestions need a few letters: any one-letter flag is one edit from every other.
+    constexpr size_t kMinLetters = 3;
+    for (const std::string& arg : extras) {
+        if (arg.size() < 2 || arg[0] != '-' || number_in(arg)) continue;  // a stray value, a negative number
+        const std::string flag = arg.substr(0, arg.find('='));
+        const size_t start = flag.find_first_not_of('-');
+        std::optional<std::string> best;
+        if (start != std::string::npos && flag.size() - start >= kMinLetters) {
+            best = config::closest_name(flag, names);
+            if (!best && flag[1] != '-') best = config::closest_name("-" + flag, names);  // -reps for --reps
+        }
+        return "unknown option " + flag + (best ? "; did you mean " + *best + "?" : kSeeHelp);
+    }
+    std::string text = extras.size() == 1 ? "unexpected argument" : "unexpected arguments";
+    for (const std::string& arg : extras) text += " '" + arg + "'";
+    return text + kSeeHelp;
+}
+
 int parse(CLI::App& app, int argc, char** argv) {
     try {
         app.parse(argc, argv);
@@ -90,8 +161,12 @@ int parse(CLI::App& app, int argc, char** argv) {
     } catch (const CLI::CallForVersion& e) {
         std::cout << e.what() << "\n";
         return kExitOk;
+    } catch (const CLI::ExtrasError&) {
+        std::cerr << app.get_name() << ": " << unknown_arguments_message(app.remaining(), option_names(app)) << '\n';
+        return kExitUsage;
     } catch (const CLI::ParseError& e) {
-        std::cerr << app.get_name() << ": " << e.what() << "\nRun with --help for the options.\n";
+        // CLI11's message names the option ("--reps: 0 is too small (at least 1)"): one line.
+        std::cerr << app.get_name() << ": " << e.what() << '\n';
         return kExitUsage;
     }
     return -1;
@@ -178,10 +253,9 @@ Status write_output(const CommonOptions& o, const std::function<void(std::ostrea
         write(std::cout);
         return Status::ok();
     }
-    std::ofstream out(o.output);
-    if (!out) return Status(StatusCode::NotFound, "cannot write " + o.output);
+    XB_ASSIGN_OR_RETURN(std::ofstream out, open_for_writing(o.output, "report (-o)"));
     write(out);
-    return out ? Status::ok() : Status(StatusCode::Internal, "error while writing " + o.output);
+    return out.flush() ? Status::ok() : write_error(o.output, "report (-o)");
 }
 
 Status write_table(const report::Table& table, const CommonOptions& o) {

@@ -48,9 +48,19 @@ struct RunMatrix {
 // holds the first of each, for --info) and --format also offers jsonl.
 void add_common_options(CLI::App& app, CommonOptions& options, RunMatrix* matrix = nullptr);
 
+// Range checks whose errors read as words ("--reps: 0 is too small (at least 1)"), where CLI11's
+// PositiveNumber and NonNegativeNumber print the limits of a double (a 309-digit number).
+CLI::Validator at_least(int min);        // an integer option: `min` or more
+CLI::Validator more_than(double bound);  // a real option: above `bound`
+
 // Parses argv; returns an exit code when the program should stop now (help, or a usage error
-// already printed), or -1 to go on.
+// already printed on one line), or -1 to go on.
 int parse(CLI::App& app, int argc, char** argv);
+
+// The message for command-line arguments that no option took (`extras`, as given), with the option
+// of `names` ("--reps", "-r", ...) closest to the first one when it looks like a typo: "unknown
+// option --repat; did you mean --reps?". Every tool's (graph-bench's too) says it this way.
+std::string unknown_arguments_message(const std::vector<std::string>& extras, const std::vector<std::string>& names);
 
 // The common main(): parses argv, answers --help and --list-devices, else calls run().
 int run_tool(CLI::App& app, int argc, char** argv, CommonOptions& options, const std::function<int()>& run,

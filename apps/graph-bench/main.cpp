@@ -3,7 +3,11 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
+#include <string>
 #include <string_view>
+#include <vector>
+
+#include "cli.hpp"
 
 namespace {
 
@@ -31,6 +35,14 @@ Examples:
 
 )";
 
+// Google Benchmark's flags (1.7, as its --help lists them), for the suggestion when one is misspelled.
+const std::vector<std::string> kBenchmarkFlags = {
+    "--benchmark_list_tests", "--benchmark_filter", "--benchmark_min_time", "--benchmark_min_warmup_time",
+    "--benchmark_repetitions", "--benchmark_enable_random_interleaving", "--benchmark_report_aggregates_only",
+    "--benchmark_display_aggregates_only", "--benchmark_format", "--benchmark_out", "--benchmark_out_format",
+    "--benchmark_color", "--benchmark_counters_tabular", "--benchmark_context", "--benchmark_time_unit",
+    "--benchmark_perf_counters", "--v", "--help"};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -39,7 +51,12 @@ int main(int argc, char** argv) {
         if (arg == "--help" || arg == "-h") std::fputs(kFamilies, stdout);
     }
     benchmark::Initialize(&argc, argv);
-    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+    if (argc > 1) {  // what Initialize left is no flag of Google Benchmark's: one line, as every tool says it
+        const std::vector<std::string> extras(argv + 1, argv + argc);
+        const std::string message = xb::tools::unknown_arguments_message(extras, kBenchmarkFlags);
+        std::fprintf(stderr, "graph-bench: %s\n", message.c_str());
+        return xb::tools::kExitUsage;
+    }
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();
     return 0;

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "cli.hpp"
+#include "core/file_io.hpp"
 
 namespace xb::tools {
 
@@ -19,8 +20,7 @@ struct SavedReport {
 bool is_run(const Json& j) { return j.is_object() && j.contains("time_ms") && j["time_ms"].is_object(); }
 
 Result<SavedReport> read_report(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) return Status(StatusCode::InvalidArgument, "--compare: cannot read " + path);
+    XB_ASSIGN_OR_RETURN(std::ifstream in, open_for_reading(path, "report (--compare)"));
     Json j = Json::parse(in, nullptr, /*allow_exceptions=*/false);
     SavedReport r;
     if (j.is_object()) r.meta = j.value("meta", Json());

@@ -154,10 +154,10 @@ int main(int argc, char** argv) {
     RunMatrix matrix;
     opts.common.config = "configs/default.json";
     add_common_options(app, opts.common, &matrix);
-    app.add_option("--warmup", opts.warmup, "Computes before timing")->check(CLI::NonNegativeNumber)->capture_default_str();
-    app.add_option("-r,--reps", opts.reps, "Timed computes")->check(CLI::PositiveNumber)->capture_default_str();
+    app.add_option("--warmup", opts.warmup, "Computes before timing")->check(at_least(0))->capture_default_str();
+    app.add_option("-r,--reps", opts.reps, "Timed computes")->check(at_least(1))->capture_default_str();
     app.add_option("--duration", opts.duration, "Time computes for this many seconds instead of --reps")
-        ->check(CLI::NonNegativeNumber);
+        ->check(at_least(0));
     app.add_option("--save-outputs", opts.save_outputs, "Write every output as DIR/<name>.npy");
     app.add_option("--save-weights", opts.save_weights,
                    "Write the model's weights (as initialised, e.g. random with --seed) to FILE (GGUF); a config loads\n"

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/file_io.hpp"
 #include "report/table.hpp"
 
 namespace xb::tools {
@@ -62,10 +63,9 @@ Status TraceWriter::write(const std::string& path) const {
         events.push_back({{"name", s.name}, {"ph", "X"}, {"pid", 0}, {"tid", s.track}, {"ts", s.ts_us}, {"dur", s.dur_us},
                           {"args", s.args}});
     }
-    std::ofstream out(path);
-    if (!out) return Status(StatusCode::NotFound, "--trace: cannot write " + path);
+    XB_ASSIGN_OR_RETURN(std::ofstream out, open_for_writing(path, "trace (--trace)"));
     out << report::json_text(nlohmann::ordered_json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}) << '\n';
-    return out ? Status::ok() : Status(StatusCode::Internal, "--trace: error while writing " + path);
+    return out.flush() ? Status::ok() : write_error(path, "trace (--trace)");
 }
 
 }  // namespace xb::tools

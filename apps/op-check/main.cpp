@@ -51,10 +51,10 @@ void add_options(CLI::App& app, OpCheckOptions& o) {
     app.add_option("-p,--pattern", o.pattern,
                    "Only cases whose name holds this glob: * ? | ^ $, e.g. 'f16|bf16', '^mul_mat_*_f32$'");
     app.add_option("-j,--jobs", o.jobs, "Parallel workers in test mode, each with its own backends")
-        ->check(CLI::PositiveNumber)
+        ->check(at_least(1))
         ->capture_default_str();
     app.add_option("--perf-time", o.perf_seconds, "Perf mode: seconds of timed computes per case and backend")
-        ->check(CLI::PositiveNumber)
+        ->check(more_than(0))
         ->capture_default_str();
     app.add_flag("--list-cases", o.list_cases, "List the selected cases (name, op, type, tolerance; in JSON also the output node: op, shape, parameters, sources with strides) and exit");
 }

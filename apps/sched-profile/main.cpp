@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "core/file_io.hpp"
 #include "core/size_math.hpp"
 #include "machine_load.hpp"
 #include "sched/sched_dot.hpp"
@@ -148,10 +149,9 @@ Result<std::unique_ptr<Session>> profile(const ProfileOptions& opts, const SpecE
         for (int i = 0; i < opts.reps; ++i) XB_RETURN_IF_ERROR(session->sched->graph_compute(session->model.graph));
     }
     if (!opts.dot.empty()) {
-        std::ofstream out(opts.dot);
-        if (!out) return Status(StatusCode::NotFound, "--dot: cannot write " + opts.dot);
+        XB_ASSIGN_OR_RETURN(std::ofstream out, open_for_writing(opts.dot, "DOT file (--dot)"));
         write_dot(session->model.graph, *session->sched, out, dot_level_from_name(opts.dot_level).value_or(DotLevel::Split));
-        if (!out.flush()) return Status(StatusCode::Internal, "--dot: error while writing " + opts.dot);
+        if (!out.flush()) return write_error(opts.dot, "DOT file (--dot)");
     }
     return session;
 }
@@ -246,7 +246,7 @@ int main(int argc, char** argv) {
                  "and achieved GB/s beside the link's (and the simulator's modelled time and rate)")
         ->excludes("--nodes");
     app.add_option("-r,--reps", opts.reps, "Profiled computes (the last one is reported)")
-        ->check(CLI::PositiveNumber)
+        ->check(at_least(1))
         ->capture_default_str();
     app.add_option("--dot", opts.dot, "Write the graph as Graphviz DOT, coloured by backend (render: dot -Tsvg FILE)");
     app.add_option("--dot-level", opts.dot_level,

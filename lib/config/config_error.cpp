@@ -89,11 +89,11 @@ bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(
 
 }  // namespace
 
-std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates) {
+std::optional<std::string> closest_name(std::string_view word, const std::vector<std::string>& candidates) {
     // Names are short: a long word is no misspelling, and its distances would cost
     // O(length x candidates) each.
     constexpr size_t kMaxWord = 64;
-    if (word.size() > kMaxWord) return "";
+    if (word.size() > kMaxWord) return std::nullopt;
     const size_t max_distance = std::max<size_t>(1, word.size() / 3);
     const std::string* best = nullptr;
     size_t best_distance = 0;
@@ -109,16 +109,19 @@ std::string did_you_mean(std::string_view word, const std::vector<std::string>& 
         }
     }
     // Close spellings (a third of the word's length catches a transposition or a missing letter).
-    if (best != nullptr && best_distance > 0 && best_distance <= max_distance) {
-        return " (did you mean '" + *best + "'?)";
-    }
+    if (best != nullptr && best_distance > 0 && best_distance <= max_distance) return *best;
     // The same letters reordered, or a word that starts the other ("epsilon" for "eps").
     for (const std::string& c : candidates) {
         const bool shuffled = word.size() >= 3 && c != word && letters(c) == letters(word);
         const bool prefix = std::min(c.size(), word.size()) >= 3 && c != word && (starts_with(c, word) || starts_with(word, c));
-        if (shuffled || prefix) return " (did you mean '" + c + "'?)";
+        if (shuffled || prefix) return c;
     }
-    return "";
+    return std::nullopt;
+}
+
+std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates) {
+    const std::optional<std::string> best = closest_name(word, candidates);
+    return best ? " (did you mean '" + *best + "'?)" : "";
 }
 
 bool glob_match(std::string_view pattern, std::string_view name) {

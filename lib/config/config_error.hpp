@@ -2,6 +2,7 @@
 // fault ("configs/x.json: /graph/7/args/1: unknown tensor 'foo' (known: a, b)").
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,7 +31,10 @@ std::string unknown_name(std::string_view what, std::string_view name, const std
 // "a, b, c" -- or the first `max_names` and "... (N more)" for long lists.
 std::string join_names(const std::vector<std::string>& names, size_t max_names = 16);
 // The candidate closest to `word` by edit distance when it is close enough to be a likely typo
-// (" (did you mean 'params'?)"), else "".
+// (at most a third of its letters wrong, or the same letters reordered, or one starting the other),
+// else none. The tools suggest their flags with it too ("--repat" -> "--reps").
+std::optional<std::string> closest_name(std::string_view word, const std::vector<std::string>& candidates);
+// closest_name as the end of a message (" (did you mean 'params'?)"), else "".
 std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates);
 
 // Whether `name` matches the glob `pattern` ('*' any run of characters, '?' one character).

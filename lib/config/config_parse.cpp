@@ -8,6 +8,7 @@
 
 #include "config/config_error.hpp"
 #include "config/config_parse_internal.hpp"
+#include "core/file_io.hpp"
 
 namespace xb::config {
 
@@ -356,11 +357,10 @@ Result<ConfigSpec> load_config(const std::string& path) {
                              {"graph", {{"model", "gguf"}, {"file", p.filename().string()}}}};
         return parse_config(config.dump(-1, ' ', false, Json::error_handler_t::replace), path, dir);
     }
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return Status(StatusCode::NotFound, path + ": cannot open the config file");
+    XB_ASSIGN_OR_RETURN(std::ifstream in, open_for_reading(path, "config file"));
     std::ostringstream text;
     text << in.rdbuf();
-    if (in.bad()) return Status(StatusCode::NotFound, path + ": cannot read the config file");
+    if (in.bad()) return read_error(path, "config file");
     return parse_config(text.str(), path, dir);
 }
 

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "config/config_error.hpp"
+#include "core/file_io.hpp"
 #include "core/size_math.hpp"
 
 namespace xb {
@@ -367,10 +368,10 @@ private:
 Result<GgufReader> GgufReader::open(const std::string& path) {
     GgufReader r;
     r.path_ = path;
+    XB_ASSIGN_OR_RETURN(std::ifstream in, open_for_reading(path, "GGUF file"));
     std::error_code ec;
     const uintmax_t size = std::filesystem::file_size(path, ec);
-    std::ifstream in(path, std::ios::binary);
-    if (ec || !in) return Status(StatusCode::NotFound, path + ": cannot open the GGUF file");
+    if (ec) return file_error(path, "cannot open the GGUF file", ec.value());
     r.file_size_ = size;
     GgufParser parser(in, r);
     XB_RETURN_IF_ERROR(parser.parse());
@@ -407,8 +408,7 @@ Result<std::ifstream> GgufReader::open_data(const GgufTensorInfo& info) const {
         return Status(StatusCode::NotSupported, path_ + ": tensor '" + info.name + "' has the unknown ggml type id " +
                                                     std::to_string(info.type));
     }
-    std::ifstream in(path_, std::ios::binary);
-    if (!in) return Status(StatusCode::NotFound, path_ + ": cannot open the GGUF file");
+    XB_ASSIGN_OR_RETURN(std::ifstream in, open_for_reading(path_, "GGUF file"));
     in.seekg(static_cast<std::streamoff>(data_offset_ + info.offset));
     return in;
 }
@@ -618,8 +618,7 @@ Status GgufWriter::write(const std::string& path) const {
     for (const GgufKV& kv : kvs_) {
         if (!consistent(kv.value)) return Status(StatusCode::InvalidArgument, "gguf: metadata '" + kv.key + "' is malformed");
     }
-    std::ofstream f(path, std::ios::binary | std::ios::trunc);
-    if (!f) return Status(StatusCode::NotFound, path + ": cannot create the GGUF file");
+    XB_ASSIGN_OR_RETURN(std::ofstream f, open_for_writing(path, "GGUF file"));
     Out o(f);
     o.bytes("GGUF", 4);
     o.le<uint32_t>(kGgufVersion);
@@ -649,7 +648,7 @@ Status GgufWriter::write(const std::string& path) const {
         o.pad_to(alignment_);
     }
     f.close();
-    if (!f) return Status(StatusCode::Internal, path + ": writing the GGUF file failed");
+    if (!f) return write_error(path, "GGUF file");
     return Status::ok();
 }
 

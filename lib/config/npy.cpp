@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "backend/tensor_io.hpp"
+#include "core/file_io.hpp"
 
 namespace xb {
 
@@ -236,10 +237,9 @@ Result<NpyArray> decode_npy(std::span<const std::byte> bytes, const std::string&
 }
 
 Result<NpyArray> read_npy(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return Status(StatusCode::NotFound, path + ": cannot open the .npy file");
+    XB_ASSIGN_OR_RETURN(std::ifstream in, open_for_reading(path, ".npy file"));
     std::vector<char> raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (in.bad()) return Status(StatusCode::NotFound, path + ": cannot read the .npy file");
+    if (in.bad()) return read_error(path, ".npy file");
     return decode_npy(std::as_bytes(std::span<const char>(raw)), path);
 }
 
@@ -273,11 +273,10 @@ Result<std::vector<std::byte>> encode_npy(const NpyArray& a) {
 
 Status write_npy(const std::string& path, const NpyArray& a) {
     XB_ASSIGN_OR_RETURN(const std::vector<std::byte> bytes, encode_npy(a));
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    if (!out) return Status(StatusCode::NotFound, path + ": cannot create the .npy file");
+    XB_ASSIGN_OR_RETURN(std::ofstream out, open_for_writing(path, ".npy file"));
     out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
     out.close();
-    if (!out) return Status(StatusCode::Internal, path + ": writing the .npy file failed");
+    if (!out) return write_error(path, ".npy file");
     return Status::ok();
 }
 

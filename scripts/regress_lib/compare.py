@@ -5,12 +5,19 @@ Three kinds of metric, each a gate that can be switched on or off:
                  bytes: any change is flagged (update the baseline in the same change when it is meant);
   numerics       backend-compare's worst NMSE per op: flagged when over the op's tolerance, or when
                  any node of the op failed;
-  timing         the fastest compute of a case's reps: flagged when its ratio, divided by the change in
-                 the calibration measured in the same runs, is over the threshold.
+  timing         the fastest compute of a case's reps: flagged when its ratio, divided by the machine
+                 factor (the change in the calibration measured in the same runs), is over the
+                 threshold; reported only, never gated, when either run timed the case under load
+                 (load.py: other work filled the CPUs, even after retries).
 A case that fails to run (a tool error, a device missing that is not a GPU) is always flagged.
+
+Every row's `ratio` is new / base as measured. Timing rows also carry `machine`, the machine factor,
+and `corrected`, ratio / machine: the figure the verdict compares with the threshold.
 """
 import math
 from dataclasses import dataclass, field
+
+from .load import busy_text
 
 GATES = ("deterministic", "numerics", "timing")
 
@@ -22,10 +29,18 @@ class Row:
     metric: str
     base: object
     new: object
-    ratio: float = None    # new / base; for timings, after calibration
+    ratio: float = None    # new / base, as measured
     flag: str = ""
     gated: bool = True
     note: str = ""
+    machine: float = None    # timings: the machine factor (how much slower the new run's machine was)
+    corrected: float = None  # timings: ratio / machine, which the threshold judges
+    under_load: bool = False  # timings: either run timed the case under load, so it is never gated
+
+    @property
+    def judged_ratio(self):
+        """The ratio the verdict reads: corrected for timings, else the plain ratio."""
+        return self.corrected if self.corrected is not None else self.ratio
 
 
 def changed(row):
@@ -112,17 +127,33 @@ def numerics_rows(name, base, new):
     return rows
 
 
+def _load_note(base_timing, new_timing):
+    """Which runs timed the case under load ("new timed while 2 other tasks ran ..."), or ""."""
+    parts = []
+    for side, t in (("base", base_timing), ("new", new_timing)):
+        if t.get("under_load"):
+            load = t.get("load") or {}
+            parts.append(f"{side} timed under load ({busy_text(load)}, {t.get('attempts', 1)} timings)"
+                         if load else f"{side} timed under load")
+    return "; ".join(parts)
+
+
 def timing_rows(name, base, new, factor, threshold):
-    """The fastest compute of the reps (other work on a shared machine only ever adds time), scaled by the
-    calibration factor; the median is in the results files for reading."""
+    """The fastest compute of the reps (other work on a shared machine only ever adds time); ratio is
+    new/base, and corrected, that ratio divided by the machine factor, is judged against THRESHOLD.
+    The median is in the results files for reading."""
     b, n = base.get("timing", {}), new.get("timing", {})
     if "min_ms" not in b or "min_ms" not in n:
         return []
     raw = ratio(b["min_ms"], n["min_ms"])
-    scaled = raw / factor if raw is not None else None
-    flag = "slower" if scaled is not None and scaled > threshold else ""
-    return [Row(name, "timing", "min_ms", b["min_ms"], n["min_ms"], scaled, flag,
-                note=f"raw ratio {raw:.2f}" if raw is not None else "")]
+    corrected = raw / (factor or 1.0) if raw is not None else None  # no calibration: unscaled, with a note
+    load = _load_note(b, n)
+    slower = corrected is not None and corrected > threshold
+    flag = ("under load" if load else "slower") if slower else ""
+    note = f"{corrected:.2f} after the machine factor, threshold {threshold:.2f}" if slower else ""
+    note = "; ".join(x for x in (note, load) if x)
+    return [Row(name, "timing", "min_ms", b["min_ms"], n["min_ms"], raw, flag, note=note, machine=factor,
+                corrected=corrected, under_load=bool(load))]
 
 
 def _case_rows(name, base, new, factor, threshold):
@@ -150,12 +181,16 @@ def compare(base, new, threshold=1.25, gates=GATES):
         if name not in new["cases"]:
             notes.append(f"{name}: in the baseline, not in the new results (removed from the suite?)")
             continue
-        case_rows, case_notes = _case_rows(name, base["cases"].get(name), new["cases"][name], factor or 1.0,
+        case_rows, case_notes = _case_rows(name, base["cases"].get(name), new["cases"][name], factor,
                                            threshold)
         rows += case_rows
         notes += case_notes
     for row in rows:
-        row.gated = row.category == "case" or row.category in gates
+        row.gated = row.category == "case" or (row.category in gates and not row.under_load)
+    loaded = [r.case for r in rows if r.under_load]
+    if loaded:
+        notes.append(f"timed under load (other work filled the CPUs, even after retries): {', '.join(loaded)}; "
+                     "their timings are reported, never gated: time them again on a quiet machine")
     return Comparison(rows=rows, notes=notes, threshold=threshold, gates=tuple(gates),
                       calibration_factor=factor, base_calibration=base.get("calibration"),
                       new_calibration=new.get("calibration"), base_machine=base.get("machine", {}),

@@ -19,8 +19,16 @@ def load_json(path, what):
         raise UsageError(f"{path}:{e.lineno}:{e.colno}: the {what} is not valid JSON: {e.msg}") from None
 
 
+def save_text(path, text, what):
+    """Writes TEXT to PATH, creating its folder; `what` names the file in the message when it cannot."""
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    except OSError as e:
+        raise UsageError(f"{path}: cannot write the {what}: {e.strerror}") from None
+
+
 def save_json(path, data):
     """Writes DATA to PATH (creating its folder), indented so that diffs of a baseline read well."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=2) + "\n")
+    save_text(path, json.dumps(data, indent=2) + "\n", "results file")

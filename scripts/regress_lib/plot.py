@@ -1,4 +1,5 @@
-"""--plot: one bar group per case, one bar per kind of metric, heights the new/base ratios.
+"""--plot: one bar group per case, one bar per kind of metric, heights the new/base ratios (a timing's
+divided by the machine factor: the ratio the verdict reads).
 
 Each bar shows the metric of its kind that moved most in that case (a flagged one first), so a
 reviewer sees at a glance which cases changed and how; the table has every metric.
@@ -24,7 +25,8 @@ def _import_pyplot():
 
 
 def _distance(row):
-    return abs(math.log(row.ratio)) if row.ratio and row.ratio > 0 else 0.0
+    r = row.judged_ratio
+    return abs(math.log(r)) if r and r > 0 else 0.0
 
 
 def representative_rows(cmp):
@@ -50,7 +52,7 @@ def _draw_kind(ax, k, kind, cases, chosen):
     def top(r):
         if r is None:
             return 1.0
-        return r.ratio if r.ratio is not None else (2.0 if r.flag else 1.0)
+        return r.judged_ratio if r.judged_ratio is not None else (2.0 if r.flag else 1.0)
     heights = [top(r) - 1.0 for r in rows]
     bars = ax.bar([i + offset for i in range(len(cases))], heights, BAR_WIDTH, bottom=1.0, label=kind,
                   color=COLORS[kind])
@@ -60,9 +62,11 @@ def _draw_kind(ax, k, kind, cases, chosen):
         if row.flag:
             bar.set_edgecolor("red")
             bar.set_linewidth(2)
-        if row.ratio is None:
+        if row.judged_ratio is None:
             bar.set_hatch("//")
-        label = ("!" if row.flag else "") + ("n/a" if row.ratio is None else "")
+        if row.under_load:
+            bar.set_alpha(0.4)
+        label = ("!" if row.flag else "") + ("n/a" if row.judged_ratio is None else "")
         if label:
             ax.annotate(label, (bar.get_x() + bar.get_width() / 2, max(top(row), 1.0)), ha="center", va="bottom",
                         color="red", fontsize=8)
@@ -82,10 +86,10 @@ def plot(cmp, path):
     ax.set_yscale("log")
     ax.set_xticks(range(len(cases)))
     ax.set_xticklabels(cases, rotation=30, ha="right", fontsize=8)
-    ax.set_ylabel("new / base, log scale (timing: after calibration)")
+    ax.set_ylabel("new / base, log scale (timing: / machine factor)")
     # Two short lines: one long line was cut at the figure's edge once the legend took its place.
     ax.set_title(f"regress compare: {len(cmp.regressions)} flagged regression(s)\n"
-                 "red edge = flagged, hatched = no ratio (base 0)", fontsize=9)
+                 "red edge = flagged, hatched = no ratio (base 0), pale = timed under load", fontsize=9)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside the bars, not over them
     fig.tight_layout()
     try:

@@ -1,4 +1,8 @@
-"""A comparison as a markdown table (like llama.cpp's compare-llama-bench) or as JSON."""
+"""A comparison as a markdown table (like llama.cpp's compare-llama-bench) or as JSON.
+
+Columns: base, new, ratio (new / base as measured), and for timings machine (the machine factor)
+and ratio / machine (what the threshold judges); the flag with its note.
+"""
 import json
 from dataclasses import asdict
 
@@ -38,8 +42,8 @@ def _calibration_line(cmp):
         return "Calibration: none common to both files; timing ratios are unscaled."
     parts = [f"{k} {cmp.base_calibration[k]:.3g} -> {cmp.new_calibration[k]:.3g}"
              for k in sorted(set(cmp.base_calibration) & set(cmp.new_calibration))]
-    return (f"Calibration: {', '.join(parts)}; machine factor {cmp.calibration_factor:.2f} "
-            f"(timing ratios are divided by it; threshold {cmp.threshold:.2f}).")
+    return (f"Calibration: {', '.join(parts)}; machine factor {cmp.calibration_factor:.2f} (the machine column: "
+            f"a timing is flagged when ratio / machine is over {cmp.threshold:.2f}).")
 
 
 def _summary(cmp):
@@ -61,11 +65,12 @@ def to_markdown(cmp, base_path, new_path):
         f"- Gated: {', '.join(cmp.gates) or 'none'}" + (f" (reported only: {', '.join(ungated)})" if ungated else "")
         + ".",
         "",
-        "| case | metric | base | new | ratio | flag |",
-        "|---|---|---:|---:|---:|---|",
+        "| case | metric | base | new | ratio | machine | ratio / machine | flag |",
+        "|---|---|---:|---:|---:|---:|---:|---|",
     ]
     for r in cmp.rows:
-        cells = [r.case, r.metric, fmt_value(r.base), fmt_value(r.new), fmt_ratio(r.ratio), _flag_text(r)]
+        cells = [r.case, r.metric, fmt_value(r.base), fmt_value(r.new), fmt_ratio(r.ratio), fmt_ratio(r.machine),
+                 fmt_ratio(r.corrected), _flag_text(r)]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")  # a tool's message may hold a |
     if cmp.notes:
         lines += ["", "Notes:"] + [f"- {n}" for n in cmp.notes]

@@ -15,9 +15,15 @@ def _check_case_figures(path, name, case):
     for key in ("graph", "numerics", "timing"):
         if not isinstance(case.get(key, {}), dict):
             raise UsageError(f"{path}: /cases/{name}/{key}: an object is required")
+    timing = case.get("timing", {})
     for key in ("min_ms", "median_ms"):
-        if key in case.get("timing", {}) and not _is_number(case["timing"][key]):
+        if key in timing and not _is_number(timing[key]):
             raise UsageError(f"{path}: /cases/{name}/timing/{key}: a number is required")
+    # The load check (load.py), absent from files written before it.
+    if not isinstance(timing.get("under_load", False), bool):
+        raise UsageError(f"{path}: /cases/{name}/timing/under_load: true or false is required")
+    if not isinstance(timing.get("load", {}), dict):
+        raise UsageError(f"{path}: /cases/{name}/timing/load: an object is required")
     for op, figures in case.get("numerics", {}).items():
         if not isinstance(figures, dict) or not all(figures.get(k) is None or _is_number(figures[k])
                                                     for k in ("worst_nmse", "tolerance", "n_fail", "n_nodes")):

@@ -115,7 +115,9 @@ class TestTimingCalibration(unittest.TestCase):
         self.assertEqual(flags(comparison), set())
         self.assertAlmostEqual(comparison.calibration_factor, 2.0)
         timing = [r for r in comparison.rows if r.category == "timing"]
-        self.assertTrue(all(abs(r.ratio - 1.0) < 1e-9 for r in timing))
+        # ratio is new/base as measured; the verdict reads it divided by the machine factor.
+        self.assertTrue(all(abs(r.ratio - 2.0) < 1e-9 for r in timing))
+        self.assertTrue(all(abs(r.machine - 2.0) < 1e-9 and abs(r.corrected - 1.0) < 1e-9 for r in timing))
 
     def test_slower_code_on_the_same_machine_is_flagged(self):
         self.assertEqual({f[3] for f in flags(self.slowed(1.3, 1.0))}, {"slower"})
@@ -139,7 +141,7 @@ class TestCommandLine(unittest.TestCase):
     def test_unchanged_exits_0(self):
         proc = regress("compare", BASE, BASE)
         self.assertEqual(proc.returncode, 0, proc.stderr)
-        self.assertIn("| case | metric | base | new | ratio | flag |", proc.stdout)
+        self.assertIn("| case | metric | base | new | ratio | machine | ratio / machine | flag |", proc.stdout)
         self.assertIn("Result: no regressions.", proc.stdout)
 
     def test_doctored_exits_1_with_three_flags(self):

@@ -169,7 +169,7 @@ class FakeTools:
     def _seed(args):
         return int(hashlib.sha256(" ".join(args).encode()).hexdigest()[:8], 16)
 
-    def run_json(self, tool, args, ok_codes=(0,)):
+    def run_json(self, tool, args, ok_codes=(0,), warnings=None):
         s = self._seed(args)
         if tool == "graph-bench":
             names = args[0].split("=", 1)[1].strip("^$()").replace("\\", "").split("|")
