@@ -8,8 +8,8 @@
 #include <unistd.h>
 
 #include "config/config_parse.hpp"
-#include "config/gguf.hpp"
-#include "config/npy.hpp"
+#include "formats/gguf.hpp"
+#include "formats/npy.hpp"
 #include "core/file_io.hpp"
 
 namespace xb {

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <unistd.h>
 
-#include "config/gguf.hpp"
+#include "formats/gguf.hpp"
 #include "config/model_io.hpp"
 #include "test_config_util.hpp"
 

@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "config/npy.hpp"
+#include "formats/npy.hpp"
 #include "report/metrics.hpp"
 #include "test_config_util.hpp"
 

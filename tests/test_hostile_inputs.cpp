@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "config/gguf.hpp"
+#include "formats/gguf.hpp"
 #include "core/size_math.hpp"
 #include "local_registry.hpp"
 #include "test_config_util.hpp"

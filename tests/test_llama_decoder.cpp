@@ -9,7 +9,7 @@
 #include "backend/registry.hpp"
 #include "builtin/builtin_backends.hpp"
 #include "backend/tensor_io.hpp"
-#include "config/llama_decoder.hpp"
+#include "models/llama_decoder.hpp"
 #include "report/metrics.hpp"
 
 namespace xb {

@@ -11,7 +11,8 @@
 #include "backend/registry.hpp"
 #include "builtin/builtin_backends.hpp"
 #include "backend/tensor_io.hpp"
-#include "config/npy.hpp"
+#include "config/model_io.hpp"
+#include "formats/npy.hpp"
 #include "core/ops.hpp"
 #include "test_config_util.hpp"
 

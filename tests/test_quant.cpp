@@ -17,8 +17,8 @@
 
 #include <unistd.h>
 
-#include "config/gguf.hpp"
-#include "config/npy.hpp"
+#include "formats/gguf.hpp"
+#include "formats/npy.hpp"
 #include "core/quant.hpp"
 #include "core/quant_blocks.hpp"
 #include "host/quant_dot.hpp"

@@ -182,7 +182,7 @@ Result<const Tensor*> fault_node_of(const std::string& param, const std::string&
         }
         if (index < 0) {
             return Status(StatusCode::InvalidArgument,
-                          "-P " + param + ": " + config::unknown_name("node", item, names) + " in the graph");
+                          "-P " + param + ": " + unknown_name("node", item, names) + " in the graph");
         }
     }
     const Tensor* node = graph.node(index);

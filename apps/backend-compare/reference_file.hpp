@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "config/gguf.hpp"
+#include "formats/gguf.hpp"
 #include "core/status.hpp"
 #include "core/tensor.hpp"
 

@@ -142,8 +142,8 @@ std::string unknown_arguments_message(const std::vector<std::string>& extras, co
         const size_t start = flag.find_first_not_of('-');
         std::optional<std::string> best;
         if (start != std::string::npos && flag.size() - start >= kMinLetters) {
-            best = config::closest_name(flag, names);
-            if (!best && flag[1] != '-') best = config::closest_name("-" + flag, names);  // -reps for --reps
+            best = closest_name(flag, names);
+            if (!best && flag[1] != '-') best = closest_name("-" + flag, names);  // -reps for --reps
         }
         return "unknown option " + flag + (best ? "; did you mean " + *best + "?" : kSeeHelp);
     }

@@ -4,7 +4,7 @@
 
 #include "builtin/builtin_backends.hpp"
 #include "config/config_parse.hpp"
-#include "config/gguf_model.hpp"
+#include "models/gguf_model.hpp"
 #include "config/model.hpp"
 #include "core/size_math.hpp"
 
@@ -75,7 +75,7 @@ Status gguf_info(const std::string& path, report::Table& table, Json& doc) {
     put(table, doc, "gguf_version", static_cast<int64_t>(file.version()));
     const GgufValue* arch = file.find_kv("general.architecture");
     put(table, doc, "architecture", arch && arch->as_string() ? *arch->as_string() : std::string("(none)"));
-    Result<config::GgufModelInfo> info = config::read_gguf_model_info(file);
+    Result<GgufModelInfo> info = read_gguf_model_info(file);
     if (info.is_ok()) {
         const LlamaParams& p = info->params;
         if (!info->name.empty()) put(table, doc, "name", info->name);

@@ -14,8 +14,8 @@
 #include "backend/registry.hpp"
 #include "bench_util.hpp"
 #include "builtin/builtin_backends.hpp"
-#include "config/llama_decoder.hpp"
-#include "config/mlp.hpp"
+#include "models/llama_decoder.hpp"
+#include "models/mlp.hpp"
 
 namespace bench {
 namespace {

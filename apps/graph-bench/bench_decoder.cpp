@@ -18,7 +18,7 @@
 #include "bench_util.hpp"
 #include "backend/registry.hpp"
 #include "builtin/builtin_backends.hpp"
-#include "config/llama_decoder.hpp"
+#include "models/llama_decoder.hpp"
 #include "core/ops.hpp"
 #include "sched/scheduler.hpp"
 

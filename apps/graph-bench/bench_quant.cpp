@@ -15,7 +15,7 @@
 #include "alloc/context_alloc.hpp"
 #include "backend/tensor_io.hpp"
 #include "bench_util.hpp"
-#include "config/llama_decoder.hpp"
+#include "models/llama_decoder.hpp"
 #include "core/ops.hpp"
 
 namespace bench {

@@ -10,7 +10,7 @@
 #include "backend/registry.hpp"
 #include "bench_util.hpp"
 #include "builtin/builtin_backends.hpp"
-#include "config/llama_decoder.hpp"
+#include "models/llama_decoder.hpp"
 #include "sched/scheduler.hpp"
 
 namespace bench {

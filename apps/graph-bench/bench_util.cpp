@@ -6,7 +6,7 @@
 #include "backend/registry.hpp"
 #include "backend/tensor_io.hpp"
 #include "builtin/builtin_backends.hpp"
-#include "config/llama_decoder.hpp"
+#include "models/llama_decoder.hpp"
 
 namespace bench {
 

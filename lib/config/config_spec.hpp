@@ -12,11 +12,11 @@
 #include <variant>
 #include <vector>
 
-#include "config/attention.hpp"
+#include "models/attention.hpp"
 #include "config/expr.hpp"
-#include "config/gguf_model.hpp"
-#include "config/llama_decoder.hpp"
-#include "config/mlp.hpp"
+#include "models/gguf_model.hpp"
+#include "models/llama_decoder.hpp"
+#include "models/mlp.hpp"
 #include "core/dtype.hpp"
 
 namespace xb::config {

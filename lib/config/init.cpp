@@ -7,8 +7,8 @@
 #include <span>
 
 #include "config/config_error.hpp"
-#include "config/llama_decoder.hpp"
-#include "config/npy.hpp"
+#include "models/llama_decoder.hpp"
+#include "formats/npy.hpp"
 
 namespace xb::config {
 

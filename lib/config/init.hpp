@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "config/config_spec.hpp"
-#include "config/gguf.hpp"
+#include "formats/gguf.hpp"
 #include "core/status.hpp"
 #include "core/tensor.hpp"
 

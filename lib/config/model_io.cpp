@@ -1,11 +1,38 @@
 #include "config/model_io.hpp"
 
 #include <cctype>
+#include <cstring>
 #include <filesystem>
 
 #include "backend/tensor_io.hpp"
-#include "config/gguf.hpp"
-#include "config/npy.hpp"
+#include "formats/gguf.hpp"
+#include "formats/npy.hpp"
+
+namespace xb {
+
+Result<NpyArray> npy_from_tensor(const Tensor& t) {
+    NpyArray a;
+    for (int i = t.n_dims() - 1; i >= 0; --i) a.shape.push_back(t.ne[static_cast<size_t>(i)]);
+    const bool raw = t.is_contiguous() && npy_has_type(t.type);
+    if (raw) {
+        a.type = t.type;
+        a.data.resize(t.nbytes());
+        XB_RETURN_IF_ERROR(tensor_get(t, a.data.data(), 0, a.data.size()));
+        return a;
+    }
+    XB_ASSIGN_OR_RETURN(const std::vector<float> values, tensor_get_f32(t));
+    a.type = DType::F32;
+    a.data.resize(values.size() * sizeof(float));
+    std::memcpy(a.data.data(), values.data(), a.data.size());
+    return a;
+}
+
+Status save_npy(const Tensor& t, const std::string& path) {
+    XB_ASSIGN_OR_RETURN(const NpyArray a, npy_from_tensor(t));
+    return write_npy(path, a);
+}
+
+}  // namespace xb
 
 namespace xb::config {
 

@@ -5,7 +5,17 @@
 #include <string>
 
 #include "config/model.hpp"
+#include "formats/npy.hpp"
 #include "core/status.hpp"
+
+namespace xb {
+
+// A tensor's values, read from wherever it lives (any backend). Contiguous f32/f16/i32/i64 keep
+// their bytes; bf16 and non-contiguous tensors are read as f32.
+Result<NpyArray> npy_from_tensor(const Tensor& t);
+Status save_npy(const Tensor& t, const std::string& path);
+
+}  // namespace xb
 
 namespace xb::config {
 

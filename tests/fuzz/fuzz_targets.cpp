@@ -10,10 +10,10 @@
 #include "builtin/builtin_backends.hpp"
 #include "config/config_parse.hpp"
 #include "config/expr.hpp"
-#include "config/gguf.hpp"
-#include "config/gguf_model.hpp"
+#include "formats/gguf.hpp"
+#include "models/gguf_model.hpp"
 #include "config/model.hpp"
-#include "config/npy.hpp"
+#include "formats/npy.hpp"
 #include "config/placement.hpp"
 #include "sched/sched_dot.hpp"
 #include "report/table.hpp"
@@ -64,15 +64,15 @@ int gguf(const uint8_t* data, size_t size) {
 int gguf_model(const uint8_t* data, size_t size) {
     auto file = GgufReader::parse(bytes_of(data, size), "fuzz.gguf");
     if (!file.is_ok()) return 0;
-    auto info = config::read_gguf_model_info(*file);
+    auto info = read_gguf_model_info(*file);
     if (!info.is_ok()) return 0;
     LlamaParams p = info->params;
     p.n_layers = std::min(p.n_layers, 2);  // enough to check the roles; keeps each run fast
     p.n_tokens = 2;
     p.n_kv = 4;
     Context ctx;
-    auto m = build_llama_decoder(ctx, p, config::gguf_weight_types(*file));
-    if (m.is_ok()) (void)config::check_gguf_tensors(*file, *info, *m);
+    auto m = build_llama_decoder(ctx, p, gguf_weight_types(*file));
+    if (m.is_ok()) (void)check_gguf_tensors(*file, *info, *m);
     return 0;
 }
 

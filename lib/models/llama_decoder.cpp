@@ -1,10 +1,10 @@
-#include "config/llama_decoder.hpp"
+#include "models/llama_decoder.hpp"
 
 #include <cmath>
 #include <limits>
 #include <string>
 
-#include "config/weight_rows.hpp"
+#include "models/weight_rows.hpp"
 #include "core/ops.hpp"
 
 namespace xb {

@@ -1,4 +1,4 @@
-#include "config/weight_rows.hpp"
+#include "models/weight_rows.hpp"
 
 #include <string>
 

@@ -1,8 +1,8 @@
-#include "config/mlp.hpp"
+#include "models/mlp.hpp"
 
 #include <string>
 
-#include "config/weight_rows.hpp"
+#include "models/weight_rows.hpp"
 #include "core/ops.hpp"
 
 namespace xb {

@@ -1,4 +1,4 @@
-#include "config/gguf.hpp"
+#include "formats/gguf.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "config/config_error.hpp"
+#include "core/names.hpp"
 #include "core/file_io.hpp"
 #include "core/size_math.hpp"
 
@@ -454,7 +454,7 @@ Result<const GgufTensorInfo*> GgufReader::checked_tensor(std::string_view name, 
         std::vector<std::string> names;
         for (const GgufTensorInfo& t : tensors_) names.push_back(t.name);
         return Status(StatusCode::NotFound, path_ + ": no tensor '" + std::string(name) + "' in the file" +
-                                                config::did_you_mean(name, names) + " (it has: " + config::join_names(names) + ")");
+                                                did_you_mean(name, names) + " (it has: " + join_names(names) + ")");
     }
     const std::string where = path_ + ": offset " + std::to_string(info->info_offset) + ": tensor '" + info->name + "'";
     const GgmlTypeInfo* ti = ggml_type_info(info->type);

@@ -1,9 +1,9 @@
-#include "config/attention.hpp"
+#include "models/attention.hpp"
 
 #include <cmath>
 #include <string>
 
-#include "config/weight_rows.hpp"
+#include "models/weight_rows.hpp"
 #include "core/ops.hpp"
 
 namespace xb {

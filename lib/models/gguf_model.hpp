@@ -12,11 +12,11 @@
 #include <string>
 #include <vector>
 
-#include "config/gguf.hpp"
-#include "config/llama_decoder.hpp"
+#include "formats/gguf.hpp"
+#include "models/llama_decoder.hpp"
 #include "core/status.hpp"
 
-namespace xb::config {
+namespace xb {
 
 // What a config says about its model file ("graph": {"model": "gguf", "file": ..., "params": ...}).
 struct GgufModelParams {
@@ -52,4 +52,4 @@ Status check_gguf_tensors(const GgufReader& file, const GgufModelInfo& info, con
 // file lacks, which check_gguf_tensors then reports).
 LlamaWeightTypes gguf_weight_types(const GgufReader& file);
 
-}  // namespace xb::config
+}  // namespace xb

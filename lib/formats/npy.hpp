@@ -35,10 +35,7 @@ Result<NpyArray> read_npy(const std::string& path);
 Result<NpyArray> decode_npy(std::span<const std::byte> bytes, const std::string& source);
 Result<std::vector<std::byte>> encode_npy(const NpyArray& array);
 Status write_npy(const std::string& path, const NpyArray& array);
-
-// A tensor's values, read from wherever it lives (any backend). Contiguous f32/f16/i32/i64 keep
-// their bytes; bf16 and non-contiguous tensors are read as f32.
-Result<NpyArray> npy_from_tensor(const Tensor& t);
-Status save_npy(const Tensor& t, const std::string& path);
+// Whether numpy has `type` (f32, f16, i32, i64; not bf16 nor the quantized types).
+bool npy_has_type(DType type);
 
 }  // namespace xb

@@ -1,10 +1,10 @@
-#include "config/gguf_model.hpp"
+#include "models/gguf_model.hpp"
 
 #include <limits>
 #include <optional>
 #include <set>
 
-namespace xb::config {
+namespace xb {
 
 namespace {
 
@@ -242,4 +242,4 @@ Status check_gguf_tensors(const GgufReader& file, const GgufModelInfo& info, con
     return Status::ok();
 }
 
-}  // namespace xb::config
+}  // namespace xb
