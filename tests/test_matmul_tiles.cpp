@@ -11,9 +11,9 @@
 #include <utility>
 #include <vector>
 
-#include "host/matmul_tiles.hpp"
+#include "cpu_kernels/matmul_tiles.hpp"
 
-namespace xb::host {
+namespace xb::cpu_kernels {
 namespace {
 
 TEST(MatmulTiles, EveryTableMatchesAFloat64DotProduct) {
@@ -187,4 +187,4 @@ TEST(MatmulTiles, InstructionSetsByName) {
 }
 
 }  // namespace
-}  // namespace xb::host
+}  // namespace xb::cpu_kernels

@@ -21,7 +21,7 @@
 #include "formats/npy.hpp"
 #include "core/quant.hpp"
 #include "core/quant_blocks.hpp"
-#include "host/quant_dot.hpp"
+#include "cpu_kernels/quant_dot.hpp"
 #include "test_config_util.hpp"
 
 namespace xb {
@@ -263,10 +263,10 @@ TEST(KQuant, ZerosConstantsAndTinyValuesStayFinite) {
 double reference_dot(DType type, const std::vector<std::byte>& w, const std::vector<std::byte>& act, int64_t n) {
     std::vector<float> wf(static_cast<size_t>(n)), af(static_cast<size_t>(n));
     dequantize_row(type, w.data(), wf.data(), n);
-    if (host::activation_format(type) == host::ActFormat::Q8K) {
+    if (cpu_kernels::activation_format(type) == cpu_kernels::ActFormat::Q8K) {
         dequantize_row(DType::Q8_K, act.data(), af.data(), n);
     } else {
-        const auto* blocks = reinterpret_cast<const host::BlockQ8Sum*>(act.data());
+        const auto* blocks = reinterpret_cast<const cpu_kernels::BlockQ8Sum*>(act.data());
         for (int64_t i = 0; i < n; ++i) af[static_cast<size_t>(i)] = blocks[i / kQK].d * blocks[i / kQK].qs[i % kQK];
     }
     double sum = 0;
@@ -277,17 +277,17 @@ double reference_dot(DType type, const std::vector<std::byte>& w, const std::vec
 // Every column count a dot call takes (1..kMaxDotColumns), each column its own activations.
 TEST(QuantDot, EveryInstructionSetMatchesTheDequantizedDot) {
     const int64_t n = 3 * kQKK;  // three super-blocks, 24 legacy blocks
-    constexpr int kCols = host::kMaxDotColumns;
+    constexpr int kCols = cpu_kernels::kMaxDotColumns;
     const auto w_values = normal_data(static_cast<size_t>(n), 3);
     const auto x = heavy_tailed_data(static_cast<size_t>(n) * kCols, 4);
     for (Isa isa : supported_isas()) {
-        const host::QuantDot& table = host::quant_dot(isa);
+        const cpu_kernels::QuantDot& table = cpu_kernels::quant_dot(isa);
         for (DType type : kAll) {
             std::vector<std::byte> w(row_size(type, n));
             quantize_row(type, w_values.data(), w.data(), n);
             std::vector<float> wf(static_cast<size_t>(n));
             dequantize_row(type, w.data(), wf.data(), n);
-            const size_t act_row = host::activation_row_bytes(type, n);
+            const size_t act_row = cpu_kernels::activation_row_bytes(type, n);
             std::vector<std::byte> act(act_row * kCols);
             double want[kCols], norm[kCols];  // norm: the scale of the terms, for a rounding error
             for (int j = 0; j < kCols; ++j) {
@@ -313,13 +313,13 @@ TEST(QuantDot, EveryInstructionSetMatchesTheDequantizedDot) {
 
 TEST(QuantDot, ActivationsQuantizeAlikeOnEveryInstructionSet) {
     const auto x = heavy_tailed_data(4 * kQK, 5);
-    std::vector<std::byte> reference(host::activation_row_bytes(DType::Q4_0, 4 * kQK));
-    host::quant_dot(Isa::Scalar).quantize_q8sum(x.data(), reference.data(), 4 * kQK);
+    std::vector<std::byte> reference(cpu_kernels::activation_row_bytes(DType::Q4_0, 4 * kQK));
+    cpu_kernels::quant_dot(Isa::Scalar).quantize_q8sum(x.data(), reference.data(), 4 * kQK);
     for (Isa isa : supported_isas()) {
         std::vector<std::byte> out(reference.size());
-        host::quant_dot(isa).quantize_q8sum(x.data(), out.data(), 4 * kQK);
-        const auto* a = reinterpret_cast<const host::BlockQ8Sum*>(out.data());
-        const auto* r = reinterpret_cast<const host::BlockQ8Sum*>(reference.data());
+        cpu_kernels::quant_dot(isa).quantize_q8sum(x.data(), out.data(), 4 * kQK);
+        const auto* a = reinterpret_cast<const cpu_kernels::BlockQ8Sum*>(out.data());
+        const auto* r = reinterpret_cast<const cpu_kernels::BlockQ8Sum*>(reference.data());
         for (int b = 0; b < 4; ++b) {
             EXPECT_EQ(a[b].d, r[b].d) << isa_name(isa);
             EXPECT_NEAR(a[b].s, r[b].s, std::fabs(r[b].d) * 2) << isa_name(isa);
@@ -337,7 +337,7 @@ TEST(QuantDot, KQuantActivationsQuantizeAlikeOnEveryInstructionSet) {
     quantize_row(DType::Q8_K, x.data(), reference.data(), n);
     for (Isa isa : supported_isas()) {
         std::vector<BlockQ8_K> out(reference.size());
-        host::quant_dot(isa).quantize_q8k(x.data(), out.data(), n);
+        cpu_kernels::quant_dot(isa).quantize_q8k(x.data(), out.data(), n);
         for (size_t b = 0; b < out.size(); ++b) {
             EXPECT_EQ(out[b].d, reference[b].d) << isa_name(isa);
             for (int j = 0; j < kQKK; ++j) {

@@ -14,7 +14,7 @@
 #include "core/quant.hpp"
 #include "core/quant_blocks.hpp"
 #include "core/quant_int_dot.hpp"
-#include "host/quant_dot.hpp"
+#include "cpu_kernels/quant_dot.hpp"
 
 namespace xb {
 namespace {
@@ -167,8 +167,8 @@ TEST(QuantIntDot, ActivationRoundingIsTheCpus) {
     x[40] = -1e-38f;
     for (int j = 0; j < kQ8Block; ++j) x[static_cast<size_t>(2 * kQ8Block + j)] = 0.0f;
     const Q8Columns gpu = quantize_columns(x, k, 1);
-    std::vector<host::BlockQ8Sum> cpu(static_cast<size_t>(k / kQ8Block));
-    host::quant_dot(Isa::Scalar).quantize_q8sum(x.data(), cpu.data(), k);
+    std::vector<cpu_kernels::BlockQ8Sum> cpu(static_cast<size_t>(k / kQ8Block));
+    cpu_kernels::quant_dot(Isa::Scalar).quantize_q8sum(x.data(), cpu.data(), k);
     for (size_t b = 0; b < cpu.size(); ++b) {
         EXPECT_EQ(gpu.scales[b].d, cpu[b].d) << "block " << b;
         EXPECT_EQ(gpu.scales[b].s, cpu[b].s) << "block " << b;

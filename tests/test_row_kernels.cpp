@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "core/op_math.hpp"
-#include "host/row_kernels.hpp"
+#include "cpu_kernels/row_kernels.hpp"
 
-namespace xb::host {
+namespace xb::cpu_kernels {
 namespace {
 
 // n random values stored as type t (as bytes) and the values each element holds after rounding.
@@ -185,4 +185,4 @@ TEST(RowKernels, GatedMapsEqualTheMapTimesTheGate) {
 }
 
 }  // namespace
-}  // namespace xb::host
+}  // namespace xb::cpu_kernels

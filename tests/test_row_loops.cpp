@@ -1,4 +1,4 @@
-// The row loops (host/row_loops.hpp) and soft_max's exp_sum row kernel of every instruction set
+// The row loops (cpu_kernels/row_loops.hpp) and soft_max's exp_sum row kernel of every instruction set
 // this CPU runs, against float64, on odd lengths that leave vector tails and in place; the
 // reductions of all sets must agree bit for bit (they add in the same order).
 #include <gtest/gtest.h>
@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "host/row_kernels.hpp"
-#include "host/row_loops.hpp"
+#include "cpu_kernels/row_kernels.hpp"
+#include "cpu_kernels/row_loops.hpp"
 
-namespace xb::host {
+namespace xb::cpu_kernels {
 namespace {
 
 constexpr int64_t kLengths[] = {0, 1, 7, 8, 9, 31, 130, 1031};
@@ -215,4 +215,4 @@ TEST(RowKernels, ExpSumOfEverySetMatchesFloat64) {
 }
 
 }  // namespace
-}  // namespace xb::host
+}  // namespace xb::cpu_kernels

@@ -1,6 +1,6 @@
 // The instruction sets kernels are compiled for, one translation unit each (so that one binary runs
 // on any x86-64 CPU), and the best one this CPU runs, chosen at run time: the host kernels' tables
-// (lib/host/*_<isa>.cpp) and core's f16/bf16 row conversions (row_convert_<isa>.cpp).
+// (lib/cpu_kernels/*_<isa>.cpp) and core's f16/bf16 row conversions (row_convert_<isa>.cpp).
 #pragma once
 
 #include <optional>

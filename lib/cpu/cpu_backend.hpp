@@ -10,7 +10,7 @@
 #include "backend/failure_countdown.hpp"
 #include "backend/registry.hpp"
 #include "core/aligned_bytes.hpp"
-#include "host/graph_executor.hpp"
+#include "cpu_kernels/graph_executor.hpp"
 #include "cpu/cpu_buffer_type.hpp"
 
 namespace xb::cpu {
@@ -68,8 +68,8 @@ public:
     bool set_abort_callback(AbortCallback callback) override;
 
 private:
-    host::GraphExecutor executor_;
-    host::ExecutorHooks hooks_;
+    cpu_kernels::GraphExecutor executor_;
+    cpu_kernels::ExecutorHooks hooks_;
 };
 
 // Registers the "CPU" backend family and its device.

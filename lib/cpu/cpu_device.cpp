@@ -5,7 +5,7 @@
 #include "backend/host_threads.hpp"
 #include "cpu/cpu_backend.hpp"
 #include "core/isa.hpp"
-#include "host/kernels.hpp"
+#include "cpu_kernels/kernels.hpp"
 
 namespace xb::cpu {
 
@@ -98,7 +98,7 @@ Result<std::unique_ptr<Buffer>> CpuDevice::buffer_from_host_ptr(void* ptr, size_
     return std::unique_ptr<Buffer>(std::make_unique<HostBuffer>(from_ptr_type_, ptr, size));
 }
 
-bool CpuDevice::supports_op(const Tensor& op) const { return host::supports_node(op); }
+bool CpuDevice::supports_op(const Tensor& op) const { return cpu_kernels::supports_node(op); }
 
 void register_cpu_backend(Registry& registry) {
     BackendReg& reg = registry.add(std::make_unique<BackendReg>("CPU"));

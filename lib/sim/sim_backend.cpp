@@ -151,7 +151,7 @@ Status SimBackend::check_supported(const Graph& graph) const {
 }
 
 Status SimBackend::compute(const HostMirror& mirror) {
-    host::ExecutorHooks hooks;
+    cpu_kernels::ExecutorHooks hooks;
     if (!settings_.fault.empty()) {
         hooks.after_node = [this, &mirror](int index, Tensor& node) {
             if (settings_.fault.matches(mirror.original_index(index), node)) perturb_output(node, settings_.fault_size);

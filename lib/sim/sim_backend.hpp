@@ -17,7 +17,7 @@
 #include "backend/backend.hpp"
 #include "backend/modelled_link.hpp"
 #include "backend/registry.hpp"
-#include "host/graph_executor.hpp"
+#include "cpu_kernels/graph_executor.hpp"
 #include "sim/sim_device.hpp"
 #include "sim/sim_link.hpp"
 #include "sim/sim_settings.hpp"
@@ -75,7 +75,7 @@ private:
 
     SimDevice* sim_device_;
     const SimSettings settings_;
-    host::GraphExecutor executor_;  // used by the worker only
+    cpu_kernels::GraphExecutor executor_;  // used by the worker only
     CopyCounter copies_;
     Stream stream_;  // last: destroyed (drained and joined) before what its operations use
 };

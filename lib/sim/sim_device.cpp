@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "backend/row_split_buffer.hpp"
-#include "host/kernels.hpp"
+#include "cpu_kernels/kernels.hpp"
 #include "sim/sim_backend.hpp"
 #include "sim/sim_event.hpp"
 
@@ -95,7 +95,7 @@ Result<std::unique_ptr<Backend>> SimDevice::init_backend(std::string_view params
 }
 
 bool SimDevice::supports_op(const Tensor& op) const {
-    if (!host::supports_node(op)) return false;
+    if (!cpu_kernels::supports_node(op)) return false;
     std::lock_guard<std::mutex> lock(mutex_);
     return !settings_.unsupported.blocks(op);
 }

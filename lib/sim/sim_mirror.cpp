@@ -5,7 +5,7 @@
 
 #include "backend/row_split_buffer.hpp"
 #include "backend/tensor_io.hpp"
-#include "host/graph_executor.hpp"
+#include "cpu_kernels/graph_executor.hpp"
 #include "sim/sim_buffer.hpp"
 #include "sim/sim_device.hpp"
 

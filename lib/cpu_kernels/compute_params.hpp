@@ -1,0 +1,62 @@
+// What a CPU kernel is given besides its node: its share of the threads, a barrier, scratch
+// memory, and a place to report an error found in the data (an index out of range).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <utility>
+
+#include "core/status.hpp"
+
+namespace xb::cpu_kernels {
+
+// Shared by the threads that compute one graph; implemented by the CPU backend.
+class ThreadTeam {
+public:
+    virtual ~ThreadTeam() = default;
+    // Blocks until every thread of the team has reached it.
+    virtual void barrier() = 0;
+    // Records an error found while computing node `node_index` (first error wins; thread-safe).
+    virtual void report(Status error, int node_index) = 0;
+};
+
+// Kernels split their scratch into pieces of whole 64-byte lines, and ask for kWorkAlign bytes
+// more than those pieces so that the first aligned byte of any buffer leaves room for them all.
+inline constexpr size_t kWorkAlign = 64;
+constexpr size_t work_align_up(size_t n) { return (n + kWorkAlign - 1) / kWorkAlign * kWorkAlign; }
+
+struct ComputeParams {
+    int ith = 0;  // this thread's index, 0 <= ith < nth
+    int nth = 1;  // threads computing the node; every one of them calls the kernel
+    // Scratch shared by all threads of the node, at least kernel_work_size(node, nth) bytes,
+    // 64-byte aligned; kernels split it per thread themselves.
+    std::span<std::byte> work;
+    ThreadTeam* team = nullptr;
+    int node_index = 0;  // position of the node in its graph, for error reports
+
+    void barrier() const {
+        if (nth > 1) team->barrier();
+    }
+    void report(Status error) const { team->report(std::move(error), node_index); }
+    // The first kWorkAlign-aligned byte of work (the buffer is aligned already; a smaller
+    // guarantee would still work).
+    std::byte* aligned_work() const {
+        const auto misalign = reinterpret_cast<uintptr_t>(work.data()) % kWorkAlign;
+        return work.data() + (misalign == 0 ? 0 : kWorkAlign - misalign);
+    }
+
+    // The range [begin, end) of n items that this thread handles (contiguous, balanced).
+    struct Range {
+        int64_t begin;
+        int64_t end;
+    };
+    Range split(int64_t n) const {
+        const int64_t per = (n + nth - 1) / nth;
+        const int64_t b = per * ith < n ? per * ith : n;
+        const int64_t e = b + per < n ? b + per : n;
+        return {b, e};
+    }
+};
+
+}  // namespace xb::cpu_kernels

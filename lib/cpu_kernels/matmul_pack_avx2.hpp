@@ -1,0 +1,76 @@
+// Panel packing (GemmKernel::pack) with AVX: 8 x 8 blocks transposed in registers. Included by the
+// AVX2 and AVX-512 tile files only, each compiled for its ISA, so everything here has internal
+// linkage: every translation unit keeps its own copy built with its own instructions.
+#pragma once
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "cpu_kernels/matmul_tiles_impl.hpp"
+
+namespace xb::cpu_kernels {
+namespace {
+
+// r[i] = row i of an 8 x 8 block in; column i out.
+inline void transpose8x8(__m256 (&r)[8]) {
+    __m256 t[8];
+    for (int i = 0; i < 8; i += 2) {
+        t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);      // [a0 b0 a1 b1 | a4 b4 a5 b5]
+        t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);  // [a2 b2 a3 b3 | a6 b6 a7 b7]
+    }
+    __m256 s[8];
+    for (int i = 0; i < 8; i += 4) {
+        s[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);      // column 0 | 4 of rows i..i+3
+        s[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xee);  // 1 | 5
+        s[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);  // 2 | 6
+        s[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xee);  // 3 | 7
+    }
+    for (int i = 0; i < 4; ++i) {
+        r[i] = _mm256_permute2f128_ps(s[i], s[i + 4], 0x20);
+        r[i + 4] = _mm256_permute2f128_ps(s[i], s[i + 4], 0x31);
+    }
+}
+
+// The first n (< 8) floats of v to out, with no write past out[n].
+inline void store_first(float* out, __m256 v, int n) {
+    __m128 part = _mm256_castps256_ps128(v);
+    if (n >= 4) {
+        _mm_storeu_ps(out, part);
+        out += 4;
+        n -= 4;
+        part = _mm256_extractf128_ps(v, 1);
+    }
+    if (n >= 2) {
+        _mm_storel_pi(reinterpret_cast<__m64*>(out), part);
+        out += 2;
+        n -= 2;
+        part = _mm_movehl_ps(part, part);
+    }
+    if (n == 1) _mm_store_ss(out, part);
+}
+
+// out[k * rows + i] = src[i][k]: whole blocks of 8 k by 8 rows through transposes (a group of
+// fewer rows repeats its last one and stores only its own), the last k one by one.
+void pack_panel_avx(const float* const* src, int rows, int64_t len, float* out) {
+    int64_t k = 0;
+    for (; k + 8 <= len; k += 8) {
+        for (int g = 0; g < rows; g += 8) {
+            const int n = std::min(8, rows - g);
+            __m256 r[8];
+            for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(src[g + std::min(i, n - 1)] + k);
+            transpose8x8(r);
+            float* dst = out + k * rows + g;
+            if (n == 8) {
+                for (int c = 0; c < 8; ++c) _mm256_storeu_ps(dst + c * rows, r[c]);
+            } else {
+                for (int c = 0; c < 8; ++c) store_first(dst + c * rows, r[c], n);
+            }
+        }
+    }
+    matmul_impl::pack_panel_from(src, rows, k, len, out);
+}
+
+}  // namespace
+}  // namespace xb::cpu_kernels

@@ -1,0 +1,61 @@
+// Dot products of rows of quantized weights with activations, for the CPU's mul_mat, in ggml's
+// style: the f32 activations are quantized once per product to 8-bit blocks (BlockQ8Sum for the
+// legacy types, BlockQ8_K for the k-quants) and each weight block meets its activation block in
+// integer arithmetic, scaled once per block.
+//
+// One table per instruction set, each in its own translation unit (quant_dot_<isa>.cpp, compiled
+// for that ISA only); quant_dot() is the best one this CPU runs (core/isa.hpp).
+#pragma once
+
+#include <cstdint>
+
+#include "core/dtype.hpp"
+#include "core/quant_blocks.hpp"
+#include "core/isa.hpp"
+
+namespace xb::cpu_kernels {
+
+// 32 activations: x = d * q, and s = d * sum(q) for the weights' minimum terms (q4_1, q5_1).
+struct BlockQ8Sum {
+    float d;
+    float s;
+    int8_t qs[kQK];
+};
+
+// The activation block format a weight type's dot product takes.
+enum class ActFormat { Q8Sum, Q8K };
+ActFormat activation_format(DType weights);
+// Bytes of the activation blocks of a row of n elements for `weights` (n a multiple of its block).
+size_t activation_row_bytes(DType weights, int64_t n);
+
+// The most activation rows one dot call takes: a weight row decoded once serves them all.
+constexpr int kMaxDotColumns = 4;
+
+struct QuantDot {
+    using QuantizeFn = void (*)(const float* x, void* blocks, int64_t n);
+    // out[j] = dot(weights row, activation row j) for j < ncols (1..kMaxDotColumns), the activation
+    // rows act_stride bytes apart.
+    using DotFn = void (*)(int64_t n, const void* weights, const void* activations, size_t act_stride, int ncols,
+                           float* out);
+
+    Isa isa;
+    QuantizeFn quantize_q8sum;  // n f32 -> n / 32 BlockQ8Sum
+    QuantizeFn quantize_q8k;    // n f32 -> n / 256 BlockQ8_K
+    DotFn dot[kDTypeCount];     // indexed by the weight type; nullptr for non-quantized types
+
+    // Quantizes n activations into the format `weights` takes.
+    void quantize_activations(DType weights, const float* x, void* blocks, int64_t n) const {
+        (activation_format(weights) == ActFormat::Q8K ? quantize_q8k : quantize_q8sum)(x, blocks, n);
+    }
+};
+
+// The table of `isa` (which must be supported, see isa_supported).
+const QuantDot& quant_dot(Isa isa);
+// The table of the best supported instruction set.
+const QuantDot& quant_dot();
+
+// Per instruction set (quant_dot_<isa>.cpp).
+const QuantDot& quant_dot_scalar();
+const QuantDot& quant_dot_avx2();
+
+}  // namespace xb::cpu_kernels
