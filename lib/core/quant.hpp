@@ -2,7 +2,7 @@
 //
 // Dequantization is ggml's arithmetic, bit for bit. Quantization of the legacy types (q4_0, q4_1,
 // q5_0, q5_1, q8_0) is ggml's reference rounding, byte for byte; the k-quants (q4_K, q5_K, q6_K) use
-// xbackend's own search for scales and mins, whose error is bounded per type (tests/test_quant.cpp).
+// xbackend's own search for scales and mins, whose error is bounded per type (tests/core/test_quant.cpp).
 // q8_K is the activation format of the k-quant dot products. Row lengths must be multiples of the
 // type's block size.
 #pragma once

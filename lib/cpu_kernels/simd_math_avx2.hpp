@@ -6,7 +6,7 @@
 // polynomial of degree 6 (exp8<6>, within 1.03 ulp) or 5 (exp8<5>, 2.3 ulp, cheaper), then 2^n put
 // into the exponent bits. Results under FLT_MIN flush to 0; x above
 // ln(FLT_MAX) gives +inf. tanh: x + x^3 P(x^2) on |x| < 0.625 (no cancellation near 0), else
-// sign(x) (1 - 2 / (e^{2|x|} + 1)). Measured errors are in tests/test_row_kernels.cpp and README.
+// sign(x) (1 - 2 / (e^{2|x|} + 1)). Measured errors are in tests/cpu_kernels/test_row_kernels.cpp and README.
 #pragma once
 
 #include <immintrin.h>

@@ -1,5 +1,5 @@
 // Op cases: one small graph around one op, the inputs it reads, its float64 reference and the error
-// it may make. The cases are shared by the conformance tests (tests/test_ops_*.cpp, every case on
+// it may make. The cases are shared by the conformance tests (tests/opcheck/test_ops_*.cpp, every case on
 // every device against the reference) and by the op-check tool (a backend against the CPU).
 //
 // A case builds its graph from inputs that it declares through a CaseBuilder; the runner

@@ -21,7 +21,7 @@
 
 namespace xb::config::testing {
 
-inline std::filesystem::path repo_root() { return std::filesystem::path(__FILE__).parent_path().parent_path(); }
+inline std::filesystem::path repo_root() { return std::filesystem::path(XB_SOURCE_DIR); }
 inline std::string config_path(const std::string& name) { return (repo_root() / "configs" / name).string(); }
 inline std::string data_path(const std::string& name) { return (repo_root() / "tests" / "data" / name).string(); }
 

@@ -301,7 +301,7 @@ TEST(CudaTensorDesc, PackedDescriptorsAreContiguous) {
 
 TEST(CudaErrors, SourcePathsAreShortened) {
     EXPECT_EQ(short_source_path("/home/ci/work/main/lib/cuda/cuda_buffer.cpp"), "lib/cuda/cuda_buffer.cpp");
-    EXPECT_EQ(short_source_path("/x/tests/test_cuda_host.cpp"), "tests/test_cuda_host.cpp");
+    EXPECT_EQ(short_source_path("/x/tests/cuda/test_cuda_host.cpp"), "tests/cuda/test_cuda_host.cpp");
     EXPECT_EQ(short_source_path("lib/cuda/matmul.cpp"), "lib/cuda/matmul.cpp");
     EXPECT_EQ(short_source_path("/tmp/other/kernel.cu"), "kernel.cu");
     EXPECT_EQ(short_source_path("kernel.cu"), "kernel.cu");
@@ -347,7 +347,7 @@ TEST(CudaErrors, CheckMacrosReturnStatusesWithTheCallSite) {
     int line = 0;
     const Status cuda = failing_cuda_call(line);
     EXPECT_EQ(cuda.code(), StatusCode::OutOfMemory);
-    const std::string where = "tests/test_cuda_host.cpp:" + std::to_string(line);
+    const std::string where = "tests/cuda/test_cuda_host.cpp:" + std::to_string(line);
     EXPECT_NE(cuda.message().find("CUDA error cudaErrorMemoryAllocation"), std::string::npos) << cuda.message();
     EXPECT_NE(cuda.message().find("static_cast<cudaError_t>(cudaErrorMemoryAllocation)"), std::string::npos)
         << cuda.message();
@@ -358,7 +358,7 @@ TEST(CudaErrors, CheckMacrosReturnStatusesWithTheCallSite) {
     EXPECT_EQ(cublas.code(), StatusCode::NotSupported);
     EXPECT_NE(cublas.message().find("cuBLAS error CUBLAS_STATUS_NOT_SUPPORTED"), std::string::npos)
         << cublas.message();
-    EXPECT_NE(cublas.message().find("tests/test_cuda_host.cpp:" + std::to_string(line)), std::string::npos)
+    EXPECT_NE(cublas.message().find("tests/cuda/test_cuda_host.cpp:" + std::to_string(line)), std::string::npos)
         << cublas.message();
 
     EXPECT_TRUE(succeeding_calls().is_ok());
