@@ -110,8 +110,7 @@ Result<BuiltGraph> gguf(const GgufModelParams& g, Context& ctx) {
                                                            g.file + " (" + std::to_string(p.n_vocab) + " tokens)");
         }
     }
-    XB_ASSIGN_OR_RETURN(LlamaDecoder m, build_llama_decoder(ctx, p, gguf_weight_types(file)));
-    XB_RETURN_IF_ERROR(check_gguf_tensors(file, info, m));
+    XB_ASSIGN_OR_RETURN(LlamaDecoder m, build_gguf_graph(ctx, file, info, p));
     InitSpec tokens = uniform(0, p.n_vocab);
     if (!g.tokens.empty()) {
         tokens.kind = InitKind::Values;

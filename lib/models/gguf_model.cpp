@@ -4,6 +4,8 @@
 #include <optional>
 #include <set>
 
+#include "core/names.hpp"
+
 namespace xb {
 
 namespace {
@@ -90,17 +92,16 @@ Status set_rope_scaling(const Metadata& md, const std::string& arch, GgufModelIn
 
 }  // namespace
 
-const char* gguf_supported_architectures() { return "llama, qwen2"; }
-
 Result<GgufModelInfo> read_gguf_model_info(const GgufReader& file) {
     const Metadata md(file);
     GgufModelInfo info;
     XB_ASSIGN_OR_RETURN(const std::optional<std::string> arch, md.string("general.architecture"));
     if (!arch) return md.missing("general.architecture", "not a llama.cpp model file?");
     info.architecture = *arch;
-    if (info.architecture != "llama" && info.architecture != "qwen2") {
-        return Status(StatusCode::NotSupported, file.path() + ": architecture '" + info.architecture +
-                                                    "' is not supported (supported: " + gguf_supported_architectures() + ")");
+    info.arch = find_architecture(info.architecture);
+    if (info.arch == nullptr) {
+        return Status(StatusCode::NotSupported, file.path() + ": architecture '" + excerpt(info.architecture) +
+                                                    "' is not supported (supported: " + supported_architectures() + ")");
     }
     XB_ASSIGN_OR_RETURN(const std::optional<std::string> name, md.string("general.name"));
     info.name = name.value_or("");
@@ -149,9 +150,9 @@ Result<GgufModelInfo> read_gguf_model_info(const GgufReader& file) {
                                                        ") must be even");
     }
     p.rope_n_dims = static_cast<int>(rope_dims);
-    p.rope_mode = info.architecture == "qwen2" ? RopeMode::Neox : RopeMode::Normal;
+    p.rope_mode = info.arch->rope_mode;
     XB_RETURN_IF_ERROR(set_rope_scaling(md, info.architecture, info));
-    p.qkv_bias = info.architecture == "qwen2" || file.find_tensor("blk.0.attn_q.bias") != nullptr;
+    p.qkv_bias = info.arch->qkv_bias || file.find_tensor("blk.0.attn_q.bias") != nullptr;
     p.tied_output = file.find_tensor("output.weight") == nullptr;
     p.rope_freq_factors = file.find_tensor("rope_freqs.weight") != nullptr;
     const GgufTensorInfo* embd = file.find_tensor("token_embd.weight");
@@ -240,6 +241,12 @@ Status check_gguf_tensors(const GgufReader& file, const GgufModelInfo& info, con
                                                     " graph: this variant of the architecture is not supported");
     }
     return Status::ok();
+}
+
+Result<LlamaDecoder> build_gguf_graph(Context& ctx, const GgufReader& file, const GgufModelInfo& info, const LlamaParams& params) {
+    XB_ASSIGN_OR_RETURN(LlamaDecoder m, info.arch->build(ctx, params, gguf_weight_types(file)));
+    XB_RETURN_IF_ERROR(check_gguf_tensors(file, info, m));
+    return m;
 }
 
 }  // namespace xb

@@ -1,20 +1,18 @@
-// llama.cpp model files (GGUF) as decoder graphs: the hyperparameters of the `llama` and `qwen2`
-// architectures read from the file's metadata, and the file's tensors checked against the roles
-// the decoder gives them (name, shape, type) before any weight is read.
-//
-//   llama: Llama 1/2/3, Mistral, TinyLlama, SmolLM: normal-mode rope (llama.cpp's converter
-//          permutes Q and K for it), optional q/k/v biases, output tied to the embedding when
-//          output.weight is absent.
-//   qwen2: Qwen2/2.5: q/k/v biases, neox rope.
+// llama.cpp model files (GGUF) as decoder graphs: the hyperparameters read from the file's
+// metadata, the graph of its architecture (models/architectures.hpp: the supported ones and what
+// each is), and the file's tensors checked against the roles the graph gives them (name, shape,
+// type) before any weight is read.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "formats/gguf.hpp"
-#include "models/llama_decoder.hpp"
+#include "core/context.hpp"
 #include "core/status.hpp"
+#include "formats/gguf.hpp"
+#include "models/architectures.hpp"
+#include "models/llama_decoder.hpp"
 
 namespace xb {
 
@@ -31,14 +29,12 @@ struct GgufModelParams {
 // The file's model as the decoder sees it.
 struct GgufModelInfo {
     std::string architecture;  // general.architecture
+    const Architecture* arch = nullptr;  // its entry
     std::string name;          // general.name, when present
     int64_t context_length = 0;
     LlamaParams params;        // every layer; n_tokens and n_kv left at their defaults
     std::string rope_scaling = "none";
 };
-
-// The supported architectures, for messages: "llama, qwen2".
-const char* gguf_supported_architectures();
 
 // Reads and checks the hyperparameters. Errors name the file, the key and its byte offset.
 Result<GgufModelInfo> read_gguf_model_info(const GgufReader& file);
@@ -48,8 +44,12 @@ Result<GgufModelInfo> read_gguf_model_info(const GgufReader& file);
 // a file of a variant this graph does not compute is an error, never a wrong answer.
 Status check_gguf_tensors(const GgufReader& file, const GgufModelInfo& info, const LlamaDecoder& m);
 
-// The weight types of the file's tensors, for build_llama_decoder (the fallback for names the
-// file lacks, which check_gguf_tensors then reports).
+// The weight types of the file's tensors, for the builders (the fallback for names the file lacks,
+// which check_gguf_tensors then reports).
 LlamaWeightTypes gguf_weight_types(const GgufReader& file);
+
+// The graph of the file's architecture with `params` (info.params with the caller's tokens, cache
+// and layers), its tensors checked against the file's (check_gguf_tensors).
+Result<LlamaDecoder> build_gguf_graph(Context& ctx, const GgufReader& file, const GgufModelInfo& info, const LlamaParams& params);
 
 }  // namespace xb

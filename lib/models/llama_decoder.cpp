@@ -4,6 +4,7 @@
 #include <limits>
 #include <string>
 
+#include "models/decoder_blocks.hpp"
 #include "models/weight_rows.hpp"
 #include "core/ops.hpp"
 
@@ -56,10 +57,8 @@ std::vector<float> causal_mask_values(int n_kv, int n_tokens) {
 
 namespace {
 
-Tensor* named(Tensor* t, const std::string& name) {
-    t->name = name;
-    return t;
-}
+using decoder::LayerNames;
+using decoder::named;
 
 // Makes the weights with llama.cpp's names and each one's type (the caller's choice, or the
 // builder's fallback).
@@ -101,62 +100,6 @@ private:
     const LlamaWeightTypes& types_;
 };
 
-// Names the nodes of one layer: "Qcur-0", and for the earlier nodes of the same value
-// "Qcur-0 (mul_mat)".
-struct LayerNames {
-    std::string suffix;  // "-0"
-    Tensor* operator()(Tensor* t, const char* name) const { return named(t, name + suffix); }
-    Tensor* step(Tensor* t, const char* name, const char* op) const { return named(t, name + suffix + " (" + op + ")"); }
-};
-
-// rms_norm(x) * w, named `name` (the rms_norm node `name (rms_norm)`).
-Tensor* norm(Context& ctx, Tensor* x, Tensor* w, float eps, const std::string& name) {
-    Tensor* n = named(rms_norm(ctx, x, eps), name + " (rms_norm)");
-    return named(mul(ctx, n, w), name);
-}
-
-// Attention of q [head_dim, n_tokens, n_head] over k, v [head_dim, n_attended, n_head_kv] (any
-// strides); returns [n_embd_q, n_tokens], named kqv_out-<il>.
-Tensor* attention(Context& ctx, const LlamaParams& p, const LayerNames& n, Tensor* q, Tensor* k, Tensor* v, Tensor* mask) {
-    const float scale = 1.0f / std::sqrt(static_cast<float>(p.head_dim()));
-    const int64_t t = p.n_tokens;
-    if (p.flash_attn) {
-        Tensor* out = n(flash_attn_ext(ctx, q, k, v, mask, scale), "__fattn__");  // [head_dim, n_head, n_tokens]
-        return n(reshape(ctx, out, {p.n_embd_q(), t, 1, 1}), "kqv_out");
-    }
-    Tensor* kq = n(mul_mat(ctx, k, q), "kq");                              // [n_attended, n_tokens, n_head]
-    kq = n(soft_max_ext(ctx, kq, mask, scale, 0.0f), "kq_soft_max");
-    Tensor* vt = n.step(cont(ctx, n.step(transpose(ctx, v), "v", "transposed")), "v", "cont");  // [n_attended, head_dim, n_head_kv]
-    Tensor* kqv = n(mul_mat(ctx, vt, kq), "kqv");                          // [head_dim, n_tokens, n_head]
-    Tensor* merged = n(permute(ctx, kqv, {0, 2, 1, 3}), "kqv_merged");     // [head_dim, n_head, n_tokens]
-    Tensor* merged_cont = n(cont(ctx, merged), "kqv_merged_cont");
-    return n(reshape(ctx, merged_cont, {p.n_embd_q(), t, 1, 1}), "kqv_out");
-}
-
-// Writes the batch's k or v ([n_embd_kv, n_tokens], named `what`) into the cache's last n_tokens
-// columns and returns the whole cache as [head_dim, n_kv, n_head_kv], named k-<il> / v-<il>.
-Tensor* through_cache(Context& ctx, const LlamaParams& p, const LayerNames& n, const char* what, Tensor* cache, Tensor* cur,
-                      std::vector<Tensor*>& writes) {
-    const bool is_k = what[0] == 'K';
-    const int64_t hd = p.head_dim(), kv_dim = cache->ne[0], t = p.n_tokens;
-    const size_t row = cache->nb[1];
-    Tensor* slot = n(view_2d(ctx, cache, kv_dim, t, row, row * static_cast<size_t>(p.n_kv - t)), is_k ? "k_cache_view" : "v_cache_view");
-    Tensor* flat = n.step(reshape(ctx, cur, {kv_dim, t, 1, 1}), what, "flattened");
-    writes.push_back(named(cpy(ctx, flat, slot), slot->name + " (copy of " + cur->name + ")"));
-    return n(view(ctx, cache, {hd, p.n_kv, p.n_head_kv, 1},
-                  {row, static_cast<size_t>(hd) * type_size(cache->type), row * static_cast<size_t>(p.n_kv)}, 0),
-             is_k ? "k" : "v");
-}
-
-// x @ w (+ b), reshaped to heads [head_dim, n_heads, n_tokens]: the projection for Qcur, Kcur or
-// Vcur, named as the value's earlier steps.
-Tensor* project(Context& ctx, const LayerNames& n, const char* what, Tensor* w, Tensor* b, Tensor* x, int64_t hd, int64_t heads,
-                int64_t t) {
-    Tensor* y = n.step(mul_mat(ctx, w, x), what, "mul_mat");
-    if (b != nullptr) y = n.step(add(ctx, y, b), what, "bias");
-    return n.step(reshape(ctx, y, {hd, heads, t, 1}), what, "reshaped");
-}
-
 Tensor* layer(Context& ctx, const LlamaParams& p, LlamaDecoder& m, size_t il, Tensor* x) {
     const LlamaLayerWeights& w = m.layers[il];
     const LayerNames n{"-" + std::to_string(il)};
@@ -167,29 +110,27 @@ Tensor* layer(Context& ctx, const LlamaParams& p, LlamaDecoder& m, size_t il, Te
     rope_params.freq_base = p.rope_freq_base;
     rope_params.freq_scale = p.rope_freq_scale;
 
-    Tensor* cur = norm(ctx, x, w.attn_norm, p.rms_eps, "attn_norm" + n.suffix);
-    Tensor* q = project(ctx, n, "Qcur", w.wq, w.bq, cur, hd, p.n_head, t);
+    Tensor* cur = decoder::norm(ctx, x, w.attn_norm, p.rms_eps, "attn_norm" + n.suffix);
+    Tensor* q = decoder::project(ctx, n, "Qcur", w.wq, w.bq, cur, hd, p.n_head, t);
     q = n(rope(ctx, q, m.positions, rope_params, m.rope_freqs), "Qcur");
-    Tensor* k = project(ctx, n, "Kcur", w.wk, w.bk, cur, hd, p.n_head_kv, t);
+    Tensor* k = decoder::project(ctx, n, "Kcur", w.wk, w.bk, cur, hd, p.n_head_kv, t);
     k = n(rope(ctx, k, m.positions, rope_params, m.rope_freqs), "Kcur");
-    Tensor* v = project(ctx, n, "Vcur", w.wv, w.bv, cur, hd, p.n_head_kv, t);
+    Tensor* v = decoder::project(ctx, n, "Vcur", w.wv, w.bv, cur, hd, p.n_head_kv, t);
     v->name = "Vcur" + n.suffix;  // the last step of Vcur is its reshape (llama.cpp names it so too)
     q = n(permute(ctx, q, {0, 2, 1, 3}), "q");
     if (p.n_kv > 0) {
-        k = through_cache(ctx, p, n, "Kcur", m.k_cache[il], k, m.graph_outputs);
-        v = through_cache(ctx, p, n, "Vcur", m.v_cache[il], v, m.graph_outputs);
+        k = decoder::through_cache(ctx, p, n, "Kcur", m.k_cache[il], k, m.graph_outputs);
+        v = decoder::through_cache(ctx, p, n, "Vcur", m.v_cache[il], v, m.graph_outputs);
     } else {
         k = n(permute(ctx, k, {0, 2, 1, 3}), "k");
         v = n(permute(ctx, v, {0, 2, 1, 3}), "v");
     }
-    Tensor* attn = attention(ctx, p, n, q, k, v, m.kq_mask);
+    Tensor* attn = decoder::attention(ctx, p, n, q, k, v, m.kq_mask);
     Tensor* h = n(add(ctx, n(mul_mat(ctx, w.wo, attn), "attn_out"), x), "ffn_inp");
 
-    Tensor* ffn_in = norm(ctx, h, w.ffn_norm, p.rms_eps, "ffn_norm" + n.suffix);
-    Tensor* gate = n(mul_mat(ctx, w.w_gate, ffn_in), "ffn_gate");
-    Tensor* up = n(mul_mat(ctx, w.w_up, ffn_in), "ffn_up");
-    Tensor* act = n(glu_split(ctx, gate, up, GluOp::SwiGlu), "ffn_swiglu");
-    return n(add(ctx, n(mul_mat(ctx, w.w_down, act), "ffn_out"), h), "l_out");
+    Tensor* ffn_in = decoder::norm(ctx, h, w.ffn_norm, p.rms_eps, "ffn_norm" + n.suffix);
+    Tensor* ffn = decoder::gated_ffn(ctx, n, ffn_in, w.w_gate, w.w_up, w.w_down, GluOp::SwiGlu);
+    return n(add(ctx, ffn, h), "l_out");
 }
 
 Status check_params(const LlamaParams& p) {
@@ -245,7 +186,7 @@ Result<LlamaDecoder> build_llama_decoder(Context& ctx, const LlamaParams& p, con
 
     Tensor* x = named(get_rows(ctx, m.tok_embd, m.tokens), "inp_embd");
     for (size_t il = 0; il < m.layers.size(); ++il) x = layer(ctx, p, m, il, x);
-    x = norm(ctx, x, m.out_norm, p.rms_eps, "result_norm");
+    x = decoder::norm(ctx, x, m.out_norm, p.rms_eps, "result_norm");
     m.logits = named(mul_mat(ctx, m.output, x), "result_output");
     m.logits->set_output();
     m.graph_outputs.push_back(m.logits);

@@ -1,13 +1,13 @@
-// A llama-style decoder built from the core ops: token embedding, n_layers of (rms_norm,
-// rope'd grouped-query attention, swiglu feed-forward) with residuals, final norm and output
-// projection. Used by the benchmarks, the config's `llama_decoder` builder (synthetic weights) and
-// its `gguf` builder (llama.cpp's llama and qwen2 files).
+// The llama family's decoder (llama, qwen2: models/architectures.hpp), built from the shared
+// pieces of models/decoder_blocks.hpp: token embedding, n_layers of (rms_norm, rope'd
+// grouped-query attention, swiglu feed-forward) with residuals, final norm and output projection.
+// Used by the benchmarks, the config's `llama_decoder` builder (synthetic weights) and its `gguf`
+// builder (llama.cpp's files).
 //
 // Weights carry llama.cpp's tensor names (`token_embd.weight`, `blk.0.attn_q.weight`, ...) and
 // nodes the names llama.cpp's graph gives them (`attn_norm-0`, `Qcur-0`, `kq-0`, `ffn_out-0`,
-// `result_output`, ...), so a per-node report reads like llama.cpp's eval callback. Where llama.cpp
-// gives one name to successive nodes (the Q projection and its rope'd result are both `Qcur-0`),
-// the last carries it and the earlier ones add their op: `Qcur-0 (mul_mat)`. Names are unique.
+// `result_output`, ...; decoder_blocks.hpp), so a per-node report reads like llama.cpp's eval
+// callback.
 #pragma once
 
 #include <functional>

@@ -1,0 +1,60 @@
+#include "models/decoder_blocks.hpp"
+
+#include <cmath>
+
+namespace xb::decoder {
+
+Tensor* named(Tensor* t, const std::string& name) {
+    t->name = name;
+    return t;
+}
+
+Tensor* norm(Context& ctx, Tensor* x, Tensor* w, float eps, const std::string& name) {
+    Tensor* n = named(rms_norm(ctx, x, eps), name + " (rms_norm)");
+    return named(mul(ctx, n, w), name);
+}
+
+Tensor* attention(Context& ctx, const LlamaParams& p, const LayerNames& n, Tensor* q, Tensor* k, Tensor* v, Tensor* mask) {
+    const float scale = 1.0f / std::sqrt(static_cast<float>(p.head_dim()));
+    const int64_t t = p.n_tokens;
+    if (p.flash_attn) {
+        Tensor* out = n(flash_attn_ext(ctx, q, k, v, mask, scale), "__fattn__");  // [head_dim, n_head, n_tokens]
+        return n(reshape(ctx, out, {p.n_embd_q(), t, 1, 1}), "kqv_out");
+    }
+    Tensor* kq = n(mul_mat(ctx, k, q), "kq");                              // [n_attended, n_tokens, n_head]
+    kq = n(soft_max_ext(ctx, kq, mask, scale, 0.0f), "kq_soft_max");
+    Tensor* vt = n.step(cont(ctx, n.step(transpose(ctx, v), "v", "transposed")), "v", "cont");  // [n_attended, head_dim, n_head_kv]
+    Tensor* kqv = n(mul_mat(ctx, vt, kq), "kqv");                          // [head_dim, n_tokens, n_head]
+    Tensor* merged = n(permute(ctx, kqv, {0, 2, 1, 3}), "kqv_merged");     // [head_dim, n_head, n_tokens]
+    Tensor* merged_cont = n(cont(ctx, merged), "kqv_merged_cont");
+    return n(reshape(ctx, merged_cont, {p.n_embd_q(), t, 1, 1}), "kqv_out");
+}
+
+Tensor* through_cache(Context& ctx, const LlamaParams& p, const LayerNames& n, const char* what, Tensor* cache, Tensor* cur,
+                      std::vector<Tensor*>& writes) {
+    const bool is_k = what[0] == 'K';
+    const int64_t hd = p.head_dim(), kv_dim = cache->ne[0], t = p.n_tokens;
+    const size_t row = cache->nb[1];
+    Tensor* slot = n(view_2d(ctx, cache, kv_dim, t, row, row * static_cast<size_t>(p.n_kv - t)), is_k ? "k_cache_view" : "v_cache_view");
+    Tensor* flat = n.step(reshape(ctx, cur, {kv_dim, t, 1, 1}), what, "flattened");
+    writes.push_back(named(cpy(ctx, flat, slot), slot->name + " (copy of " + cur->name + ")"));
+    return n(view(ctx, cache, {hd, p.n_kv, p.n_head_kv, 1},
+                  {row, static_cast<size_t>(hd) * type_size(cache->type), row * static_cast<size_t>(p.n_kv)}, 0),
+             is_k ? "k" : "v");
+}
+
+Tensor* project(Context& ctx, const LayerNames& n, const char* what, Tensor* w, Tensor* b, Tensor* x, int64_t hd, int64_t heads,
+                int64_t t) {
+    Tensor* y = n.step(mul_mat(ctx, w, x), what, "mul_mat");
+    if (b != nullptr) y = n.step(add(ctx, y, b), what, "bias");
+    return n.step(reshape(ctx, y, {hd, heads, t, 1}), what, "reshaped");
+}
+
+Tensor* gated_ffn(Context& ctx, const LayerNames& n, Tensor* x, Tensor* gate, Tensor* up, Tensor* down, GluOp op) {
+    Tensor* g = n(mul_mat(ctx, gate, x), "ffn_gate");
+    Tensor* u = n(mul_mat(ctx, up, x), "ffn_up");
+    Tensor* act = n(glu_split(ctx, g, u, op), op == GluOp::SwiGlu ? "ffn_swiglu" : "ffn_geglu");
+    return n(mul_mat(ctx, down, act), "ffn_out");
+}
+
+}  // namespace xb::decoder

@@ -1,0 +1,53 @@
+// The pieces every decoder architecture is built from (models/<family>.cpp builds its layers
+// from them): node naming as llama.cpp's graph names nodes, norms, the Q/K/V projections, the KV
+// cache writes, attention (flash or by matrix products) and the gated feed-forward network.
+//
+// Names: a layer's nodes carry llama.cpp's names with the layer as suffix (`attn_norm-0`,
+// `Qcur-0`, `kq-0`, `ffn_out-0`). Where llama.cpp gives one name to successive nodes (the Q
+// projection and its rope'd result are both `Qcur-0`), the last carries it and the earlier ones
+// add their op: `Qcur-0 (mul_mat)`. Names are unique.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/context.hpp"
+#include "core/ops.hpp"
+#include "core/tensor.hpp"
+#include "models/llama_decoder.hpp"
+
+namespace xb::decoder {
+
+Tensor* named(Tensor* t, const std::string& name);
+
+// Names the nodes of one layer: "Qcur-0", and for the earlier nodes of the same value
+// "Qcur-0 (mul_mat)".
+struct LayerNames {
+    std::string suffix;  // "-0"
+    Tensor* operator()(Tensor* t, const char* name) const { return named(t, name + suffix); }
+    Tensor* step(Tensor* t, const char* name, const char* op) const { return named(t, name + suffix + " (" + op + ")"); }
+};
+
+// rms_norm(x) * w, named `name` (the rms_norm node `name (rms_norm)`).
+Tensor* norm(Context& ctx, Tensor* x, Tensor* w, float eps, const std::string& name);
+
+// x @ w (+ b), reshaped to heads [head_dim, n_heads, n_tokens]: the projection for Qcur, Kcur or
+// Vcur, named as the value's earlier steps.
+Tensor* project(Context& ctx, const LayerNames& n, const char* what, Tensor* w, Tensor* b, Tensor* x, int64_t hd,
+                int64_t heads, int64_t t);
+
+// Writes the batch's k or v ([head_dim, n_heads_kv, n_tokens], named `what`: "Kcur" or "Vcur") into
+// the cache's last n_tokens columns and returns the whole cache as [head_dim, n_kv, n_head_kv],
+// named k-<il> / v-<il>; the write is appended to `writes` (graph outputs, so that it runs first).
+Tensor* through_cache(Context& ctx, const LlamaParams& p, const LayerNames& n, const char* what, Tensor* cache, Tensor* cur,
+                      std::vector<Tensor*>& writes);
+
+// Attention of q [head_dim, n_tokens, n_head] over k, v [head_dim, n_attended, n_head_kv] (any
+// strides); returns [n_embd_q, n_tokens], named kqv_out-<il>.
+Tensor* attention(Context& ctx, const LlamaParams& p, const LayerNames& n, Tensor* q, Tensor* k, Tensor* v, Tensor* mask);
+
+// The gated feed-forward network down(act(gate(x)) * up(x)), named ffn_gate, ffn_up, ffn_<act>
+// and ffn_out.
+Tensor* gated_ffn(Context& ctx, const LayerNames& n, Tensor* x, Tensor* gate, Tensor* up, Tensor* down, GluOp op);
+
+}  // namespace xb::decoder
