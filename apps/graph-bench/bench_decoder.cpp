@@ -55,17 +55,11 @@ size_t streamed_bytes(const xb::LlamaParams& p, const xb::LlamaDecoder& m) {
 
 void BM_LlamaDecoder(benchmark::State& state, DecoderCase c) {
     const xb::LlamaParams p = decoder_params(c);
-    auto backend = cpu_backend();
-    xb::Context ctx;
-    auto model = xb::build_llama_decoder(ctx, p);
-    if (!model.is_ok()) return state.SkipWithError(model.status().to_string().c_str());
-    auto graph = xb::Graph::build(model->graph_outputs);
-    auto buffer = xb::alloc_ctx_tensors(ctx, *backend);
-    if (!graph.is_ok() || !buffer.is_ok()) return state.SkipWithError("setup failed");
-    if (!fill_decoder(p, *model)) return state.SkipWithError("input setup failed");
-    run_graph(state, *backend, *graph, p.matmul_flops());
-    state.counters["nodes"] = graph->n_nodes();
-    state.counters["streamed_bytes"] = static_cast<double>(streamed_bytes(p, *model));
+    auto d = cpu_decoder(p);
+    if (!d.is_ok()) return state.SkipWithError(d.status().to_string().c_str());
+    run_graph(state, *(*d)->backend, (*d)->graph, p.matmul_flops());
+    state.counters["nodes"] = (*d)->graph.n_nodes();
+    state.counters["streamed_bytes"] = static_cast<double>(streamed_bytes(p, (*d)->model));
 }
 
 // Every mul_mat node of the decoder's graph again, on new contiguous operands of the same types

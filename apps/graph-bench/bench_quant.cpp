@@ -80,17 +80,11 @@ void BM_QuantDecode(benchmark::State& state, DType type) {
     p.n_tokens = 1;
     p.n_kv = 256;
     p.weight_type = type;
-    auto backend = cpu_backend();
-    xb::Context ctx;
-    auto model = xb::build_llama_decoder(ctx, p);
-    if (!model.is_ok()) return state.SkipWithError(model.status().to_string().c_str());
-    auto graph = xb::Graph::build(model->graph_outputs);
-    auto buffer = xb::alloc_ctx_tensors(ctx, *backend);
-    if (!graph.is_ok() || !buffer.is_ok()) return state.SkipWithError("setup failed");
-    if (!fill_decoder(p, *model)) return state.SkipWithError("input setup failed");
+    auto d = cpu_decoder(p);
+    if (!d.is_ok()) return state.SkipWithError(d.status().to_string().c_str());
     size_t weight_bytes = 0;
-    for (const xb::Tensor* w : model->weights()) weight_bytes += w->nbytes();
-    run_graph(state, *backend, *graph, p.matmul_flops());
+    for (const xb::Tensor* w : (*d)->model.weights()) weight_bytes += w->nbytes();
+    run_graph(state, *(*d)->backend, (*d)->graph, p.matmul_flops());
     state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(weight_bytes));
 }
 

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "alloc/context_alloc.hpp"
 #include "backend/registry.hpp"
 #include "backend/tensor_io.hpp"
 #include "builtin/builtin_backends.hpp"
@@ -55,6 +56,16 @@ bool fill_decoder(const xb::LlamaParams& p, const xb::LlamaDecoder& model) {
     return xb::tensor_set(*model.tokens, tokens.data(), 0, model.tokens->nbytes()).is_ok() &&
            xb::tensor_set(*model.positions, positions.data(), 0, model.positions->nbytes()).is_ok() &&
            xb::tensor_set_f32(*model.kq_mask, xb::causal_mask_values(p.n_attended(), p.n_tokens)).is_ok();
+}
+
+xb::Result<std::unique_ptr<CpuDecoder>> cpu_decoder(const xb::LlamaParams& p) {
+    auto d = std::make_unique<CpuDecoder>();
+    d->backend = cpu_backend();
+    XB_ASSIGN_OR_RETURN(d->model, xb::build_llama_decoder(d->ctx, p));
+    XB_ASSIGN_OR_RETURN(d->graph, xb::Graph::build(d->model.graph_outputs));
+    XB_ASSIGN_OR_RETURN(d->buffer, xb::alloc_ctx_tensors(d->ctx, *d->backend));
+    if (!fill_decoder(p, d->model)) return xb::Status(xb::StatusCode::Internal, "the decoder's inputs could not be set");
+    return d;
 }
 
 }  // namespace bench

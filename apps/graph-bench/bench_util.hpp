@@ -8,13 +8,10 @@
 #include <vector>
 
 #include "backend/backend.hpp"
+#include "backend/buffer.hpp"
 #include "core/context.hpp"
 #include "core/graph.hpp"
-
-namespace xb {
-struct LlamaParams;
-struct LlamaDecoder;
-}  // namespace xb
+#include "models/llama_decoder.hpp"
 
 namespace bench {
 
@@ -29,6 +26,17 @@ void run_graph(benchmark::State& state, xb::Backend& backend, const xb::Graph& g
 // Fills a llama decoder's weights (uniform +-0.05) and its tokens, positions and causal mask;
 // the weights must be allocated. False when a tensor cannot be set.
 bool fill_decoder(const xb::LlamaParams& p, const xb::LlamaDecoder& model);
+
+// A decoder ready to compute on the CPU: built, allocated in one buffer and filled (fill_decoder).
+struct CpuDecoder {
+    std::unique_ptr<xb::Backend> backend;
+    xb::Context ctx;
+    xb::LlamaDecoder model;
+    xb::Graph graph;
+    std::unique_ptr<xb::MultiBuffer> buffer;
+};
+// The error's text when any step fails.
+xb::Result<std::unique_ptr<CpuDecoder>> cpu_decoder(const xb::LlamaParams& p);
 
 // Bytes a memory-bound node moves: every source and the result (of a get_rows table only the rows
 // gathered).

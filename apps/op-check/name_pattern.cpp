@@ -3,32 +3,13 @@
 #include <algorithm>
 #include <cctype>
 
+#include "core/names.hpp"
+
 namespace xb::tools::opcheck {
 
 namespace {
 
 bool allowed(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '*' || c == '?'; }
-
-// Whole-string glob match, iterative with one backtrack point (the last '*'): linear in practice.
-bool glob_match(std::string_view glob, std::string_view name) {
-    size_t g = 0, n = 0, star = std::string_view::npos, resume = 0;
-    while (n < name.size()) {
-        if (g < glob.size() && (glob[g] == '?' || glob[g] == name[n])) {
-            ++g;
-            ++n;
-        } else if (g < glob.size() && glob[g] == '*') {
-            star = g++;
-            resume = n;
-        } else if (star != std::string_view::npos) {
-            g = star + 1;
-            n = ++resume;
-        } else {
-            return false;
-        }
-    }
-    while (g < glob.size() && glob[g] == '*') ++g;
-    return g == glob.size();
-}
 
 Result<std::string> alternative_glob(std::string_view alt, std::string_view whole) {
     const bool at_start = !alt.empty() && alt.front() == '^';

@@ -151,101 +151,68 @@ XB_HD void legacy_dots(const Words& w, const Q8Cols& a, int64_t e0, int (&sum_q)
     }
 }
 
-template <>
-struct Q8Dot<BlockQ4_0> {
-    static constexpr int kUnits = 1;
-    static constexpr bool kWideLoads = false;
-    template <int kCols, bool kWide = false>
-    XB_HD static void dot(const uint8_t* block, int /*unit*/, const Q8Cols& a, int64_t e0, float (&sum)[kCols]) {
-        const float d = f16_to_f32(load_u16(block));
-        int v[4];
-        for (int i = 0; i < 4; ++i) v[i] = load_i32_a2(block + 2 + 4 * i);
-        int sum_q[kCols];
-        Q8Scale s[kCols];
-        legacy_dots<kCols>(
-            [&](const int (&lo)[4], const int (&hi)[4]) {
-                int acc = 0;
-                for (int i = 0; i < 4; ++i) acc = dot4_i8(high_nibbles(v[i]), hi[i], dot4_i8(low_nibbles(v[i]), lo[i], acc));
-                return acc;
-            },
-            a, e0, sum_q, s);
-        for (int c = 0; c < kCols; ++c) sum[c] += d * (s[c].d * static_cast<float>(sum_q[c]) - 8.0f * s[c].s);
-    }
-};
-
-template <>
-struct Q8Dot<BlockQ4_1> {
-    static constexpr int kUnits = 1;
-    static constexpr bool kWideLoads = false;
-    template <int kCols, bool kWide = false>
-    XB_HD static void dot(const uint8_t* block, int /*unit*/, const Q8Cols& a, int64_t e0, float (&sum)[kCols]) {
-        const float d = f16_to_f32(load_u16(block));
-        const float m = f16_to_f32(load_u16(block + 2));
-        int v[4];
-        for (int i = 0; i < 4; ++i) v[i] = load_i32_a4(block + 4 + 4 * i);
-        int sum_q[kCols];
-        Q8Scale s[kCols];
-        legacy_dots<kCols>(
-            [&](const int (&lo)[4], const int (&hi)[4]) {
-                int acc = 0;
-                for (int i = 0; i < 4; ++i) acc = dot4_i8(high_nibbles(v[i]), hi[i], dot4_i8(low_nibbles(v[i]), lo[i], acc));
-                return acc;
-            },
-            a, e0, sum_q, s);
-        for (int c = 0; c < kCols; ++c) sum[c] += d * s[c].d * static_cast<float>(sum_q[c]) + m * s[c].s;
-    }
-};
+// The legacy units' integer dots: four words of nibbles (low: values 0..15, high: 16..31), or
+// eight words of bytes (values 0..31), against the block's 32 activations.
+XB_HD int nibble_dot(const int (&v)[4], const int (&lo)[4], const int (&hi)[4]) {
+    int acc = 0;
+    for (int i = 0; i < 4; ++i) acc = dot4_i8(high_nibbles(v[i]), hi[i], dot4_i8(low_nibbles(v[i]), lo[i], acc));
+    return acc;
+}
+XB_HD int byte_dot(const int (&v)[8], const int (&lo)[4], const int (&hi)[4]) {
+    int acc = 0;
+    for (int i = 0; i < 4; ++i) acc = dot4_i8(v[4 + i], hi[i], dot4_i8(v[i], lo[i], acc));
+    return acc;
+}
 
 // q5_0 / q5_1: the low and high nibbles with their fifth bits from qh (bits 0..15 and 16..31).
-template <typename Load>
-XB_HD int q5_dot(Load load_qs, uint32_t qh, const int (&lo)[4], const int (&hi)[4]) {
+XB_HD int q5_dot(const int (&v)[4], uint32_t qh, const int (&lo)[4], const int (&hi)[4]) {
     int acc = 0;
     for (int i = 0; i < 4; ++i) {
-        const int v = load_qs(i);
-        acc = dot4_i8(low_nibbles(v) | fifth_bits(qh >> (4 * i)), lo[i], acc);
-        acc = dot4_i8(high_nibbles(v) | fifth_bits(qh >> (4 * i + 16)), hi[i], acc);
+        acc = dot4_i8(low_nibbles(v[i]) | fifth_bits(qh >> (4 * i)), lo[i], acc);
+        acc = dot4_i8(high_nibbles(v[i]) | fifth_bits(qh >> (4 * i + 16)), hi[i], acc);
     }
     return acc;
 }
 
-template <>
-struct Q8Dot<BlockQ5_0> {
+// The legacy 4- and 5-bit types, one unit per block: d (f16) at byte 0, then the minimum m (f16,
+// at kM; -1: none), the fifth bits (at kQh; -1: none) and 16 bytes of nibbles (at kQs). Values are
+// d * (q - kOffset) without a minimum, d * q + m with one. kAligned4: the block's size is a multiple
+// of 4 bytes (20, 24), so its words can be read whole.
+template <int kM, int kQh, int kQs, int kOffset, bool kAligned4>
+struct LegacyNibbles {
     static constexpr int kUnits = 1;
     static constexpr bool kWideLoads = false;
+
+    XB_HD static int word(const uint8_t* p) { return kAligned4 ? load_i32_a4(p) : load_i32_a2(p); }
+
     template <int kCols, bool kWide = false>
     XB_HD static void dot(const uint8_t* block, int /*unit*/, const Q8Cols& a, int64_t e0, float (&sum)[kCols]) {
         const float d = f16_to_f32(load_u16(block));
-        const auto qh = static_cast<uint32_t>(load_i32_a2(block + 2));
         int v[4];
-        for (int i = 0; i < 4; ++i) v[i] = load_i32_a2(block + 6 + 4 * i);
+        for (int i = 0; i < 4; ++i) v[i] = word(block + kQs + 4 * i);
+        const auto qh = kQh >= 0 ? static_cast<uint32_t>(word(block + kQh)) : 0u;
         int sum_q[kCols];
         Q8Scale s[kCols];
         legacy_dots<kCols>(
-            [&](const int (&lo)[4], const int (&hi)[4]) { return q5_dot([&](int i) { return v[i]; }, qh, lo, hi); }, a,
-            e0, sum_q, s);
-        for (int c = 0; c < kCols; ++c) sum[c] += d * (s[c].d * static_cast<float>(sum_q[c]) - 16.0f * s[c].s);
+            [&](const int (&lo)[4], const int (&hi)[4]) { return kQh >= 0 ? q5_dot(v, qh, lo, hi) : nibble_dot(v, lo, hi); },
+            a, e0, sum_q, s);
+        if constexpr (kM >= 0) {
+            const float m = f16_to_f32(load_u16(block + kM));
+            for (int c = 0; c < kCols; ++c) sum[c] += d * s[c].d * static_cast<float>(sum_q[c]) + m * s[c].s;
+        } else {
+            for (int c = 0; c < kCols; ++c) sum[c] += d * (s[c].d * static_cast<float>(sum_q[c]) - kOffset * s[c].s);
+        }
     }
 };
 
 template <>
-struct Q8Dot<BlockQ5_1> {
-    static constexpr int kUnits = 1;
-    static constexpr bool kWideLoads = false;
-    template <int kCols, bool kWide = false>
-    XB_HD static void dot(const uint8_t* block, int /*unit*/, const Q8Cols& a, int64_t e0, float (&sum)[kCols]) {
-        const float d = f16_to_f32(load_u16(block));
-        const float m = f16_to_f32(load_u16(block + 2));
-        const auto qh = static_cast<uint32_t>(load_i32_a4(block + 4));
-        int v[4];
-        for (int i = 0; i < 4; ++i) v[i] = load_i32_a4(block + 8 + 4 * i);
-        int sum_q[kCols];
-        Q8Scale s[kCols];
-        legacy_dots<kCols>(
-            [&](const int (&lo)[4], const int (&hi)[4]) { return q5_dot([&](int i) { return v[i]; }, qh, lo, hi); }, a,
-            e0, sum_q, s);
-        for (int c = 0; c < kCols; ++c) sum[c] += d * s[c].d * static_cast<float>(sum_q[c]) + m * s[c].s;
-    }
-};
+struct Q8Dot<BlockQ4_0> : LegacyNibbles<-1, -1, 2, 8, false> {};
+template <>
+struct Q8Dot<BlockQ4_1> : LegacyNibbles<2, -1, 4, 0, true> {};
+template <>
+struct Q8Dot<BlockQ5_0> : LegacyNibbles<-1, 2, 6, 16, false> {};
+template <>
+struct Q8Dot<BlockQ5_1> : LegacyNibbles<2, 4, 8, 0, true> {};
 
 template <>
 struct Q8Dot<BlockQ8_0> {
@@ -259,11 +226,7 @@ struct Q8Dot<BlockQ8_0> {
         int sum_q[kCols];
         Q8Scale s[kCols];
         legacy_dots<kCols>(
-            [&](const int (&lo)[4], const int (&hi)[4]) {
-                int acc = 0;
-                for (int i = 0; i < 4; ++i) acc = dot4_i8(v[4 + i], hi[i], dot4_i8(v[i], lo[i], acc));
-                return acc;
-            },
+            [&](const int (&lo)[4], const int (&hi)[4]) { return byte_dot(v, lo, hi); },
             a, e0, sum_q, s);
         for (int c = 0; c < kCols; ++c) sum[c] += d * s[c].d * static_cast<float>(sum_q[c]);
     }
@@ -415,11 +378,7 @@ struct Q8Dot<BlockQ8_K> {
         int sum_q[kCols];
         Q8Scale s[kCols];
         legacy_dots<kCols>(
-            [&](const int (&lo)[4], const int (&hi)[4]) {
-                int acc = 0;
-                for (int i = 0; i < 4; ++i) acc = dot4_i8(v[4 + i], hi[i], dot4_i8(v[i], lo[i], acc));
-                return acc;
-            },
+            [&](const int (&lo)[4], const int (&hi)[4]) { return byte_dot(v, lo, hi); },
             a, e0 + 32 * unit, sum_q, s);
         for (int c = 0; c < kCols; ++c) sum[c] += d * s[c].d * static_cast<float>(sum_q[c]);
     }
