@@ -1,8 +1,16 @@
 // Backend: one execution stream on a device (ggml_backend).
 //
-// Work submitted with the *_async members may still be running when they return; synchronize()
-// waits for it. Backends without a queue implement the async members synchronously (the
-// defaults). A Backend is used from one host thread at a time.
+// Contract for a backend author:
+//   - Ordering: work submitted with the *_async members runs in submission order and may still be
+//     running when they return; synchronize() waits for it. Backends without a queue implement the
+//     async members synchronously (the defaults).
+//   - Errors: a member's status reports what went wrong before its work was queued; errors the
+//     queued work meets later are kept and returned once by take_async_error (graph_compute
+//     returns them). A failed computation leaves the backend usable.
+//   - Thread safety: a Backend is used from one host thread at a time; its own workers may run
+//     concurrently with that thread. Different backends (of one device or several) are independent.
+//   - Ownership: owned by the caller (std::unique_ptr); it must outlive its queued work's buffers'
+//     use, which synchronize() (or the destructor, which waits) guarantees.
 #pragma once
 
 #include <cstddef>

@@ -1,10 +1,17 @@
 // Buffer: one allocation of a BufferType (ggml_backend_buffer).
 //
-// The public members are the buffer's contract and check their arguments once: byte access takes
-// a tensor that lives in this buffer (itself or through its view source) and a byte range inside
-// it, else it returns InvalidArgument or OutOfRange. Each backend implements the protected *_impl
-// hooks, which may assume checked arguments. Buffers are owned by std::unique_ptr; tensors point at
-// them without owning them.
+// Contract for a backend author:
+//   - The public members check their arguments once: byte access takes a tensor that lives in this
+//     buffer (itself or through its view source) and a byte range inside it, else it returns
+//     InvalidArgument or OutOfRange. Each backend implements the protected *_impl hooks, which may
+//     assume checked arguments and return errors of their own (a device's copy failing).
+//   - Ownership: buffers are owned by std::unique_ptr (the allocators' and the tools'); tensors
+//     point at them without owning them, and must not be used after their buffer is gone.
+//   - Synchronous: the byte access members have completed when they return (the asynchronous
+//     transfers are the Backend's). A device with queued work reads or writes after it, in order.
+//   - Thread safety: different tensors of one buffer may be accessed from different threads at
+//     once (a stream worker and the host thread); the same bytes need the caller's ordering
+//     (events, synchronize).
 #pragma once
 
 #include <cstddef>

@@ -1,7 +1,14 @@
 // BufferType: how a device makes memory (ggml_backend_buffer_type).
 //
-// Buffer types are owned by their Device and live as long as the registry; everything else refers
-// to them by reference. Optional members have their documented default as the body of the virtual.
+// Contract for a backend author:
+//   - Ownership: buffer types are owned by their Device and live as long as the registry;
+//     everything else refers to them by reference. The buffers they make belong to the caller.
+//   - Thread safety: every member may be called from any thread; alloc_buffer too (allocators and
+//     tools allocate while streams run), so a type that counts its device's memory does it under a
+//     lock.
+//   - The queries are constant for the type's life: the graph allocator plans with alignment,
+//     max_size and alloc_size before it allocates.
+//   - Optional members have their documented default as the body of the virtual.
 #pragma once
 
 #include <cstddef>
@@ -21,7 +28,8 @@ public:
     virtual ~BufferType() = default;
 
     virtual const char* name() const = 0;
-    // A new buffer of `size` bytes; OutOfMemory (with the size) when the device cannot provide it.
+    // A new buffer of `size` bytes (0 is allowed: an empty buffer); OutOfMemory naming the type and
+    // the size when the device cannot provide it. Never more than max_size() is asked for.
     virtual Result<std::unique_ptr<Buffer>> alloc_buffer(size_t size) = 0;
     // Alignment of every tensor placed in a buffer of this type.
     virtual size_t alignment() const = 0;

@@ -1,5 +1,18 @@
 // Device: one piece of hardware (or a simulation of one) that makes backends and buffers
-// (ggml_backend_device). Devices are owned by their BackendReg in the global Registry.
+// (ggml_backend_device).
+//
+// Contract for a backend author:
+//   - Ownership: a Device is owned by its BackendReg in the Registry and lives as long as the
+//     Registry. Its buffer types are its own members (references to them stay valid as long). The
+//     backends, buffers and events it makes belong to the caller (std::unique_ptr) and must not
+//     outlive it.
+//   - Thread safety: the queries (name, description, memory, type, caps, is_simulated, settings,
+//     supports_op, supports_buft, offload_op, host_link_gbps) may be called from any thread, also
+//     while its backends compute: the scheduler asks them on the host thread while streams run.
+//     configure() must not run concurrently with any other use of the device or its backends.
+//   - Errors: recoverable failures are statuses with the device's name in the message, never an
+//     abort: InvalidArgument for bad settings, OutOfMemory for memory it cannot provide,
+//     NotSupported for what it does not do (the defaults below say so).
 #pragma once
 
 #include <cstddef>
@@ -86,9 +99,11 @@ public:
     virtual std::string settings() const { return {}; }
 
     // A new backend (stream) on this device. `params` is a comma-separated list of key=value
-    // settings that the device documents (e.g. "threads=4"); unknown keys are an error.
+    // settings that the device documents (e.g. "threads=4"); unknown keys are InvalidArgument, a
+    // stream or handle that cannot be made an error naming the cause. Any number of backends of one
+    // device may exist at once, each used from one thread at a time.
     virtual Result<std::unique_ptr<Backend>> init_backend(std::string_view params = {}) = 0;
-    // The device's own memory.
+    // The device's own memory; the same object on every call.
     virtual BufferType& buffer_type() = 0;
     // Pinned host memory for fast transfers, when the device has it (caps().host_buffer). The CPU
     // computes in it (is_host); placements put the weights that stay on the host there.
@@ -106,16 +121,20 @@ public:
         return Status(StatusCode::NotSupported, std::string(name()) + ": buffers from host pointers are not supported");
     }
 
-    // The device can compute `op` (its op, types and layouts).
+    // The device can compute `op` (its op, types and layouts); a pure function of the tensor's
+    // metadata (and, for layouts, its data address), never an error: the scheduler puts what a
+    // device refuses on another one.
     virtual bool supports_op(const Tensor& op) const = 0;
-    // The device's backends can use tensors in buffers of `buft`.
+    // The device's backends can read and write tensors in buffers of `buft` without a copy.
     virtual bool supports_buft(const BufferType& buft) const = 0;
-    // Worth moving `op` here even though its weights are elsewhere (large batches).
+    // Worth moving `op` here even though its weights are elsewhere (large batches): the scheduler
+    // then copies the weights in for the op.
     virtual bool offload_op(const Tensor& op) const {
         (void)op;
         return false;
     }
 
+    // A new event for this device's backends to record and wait on (caps().events).
     virtual Result<std::unique_ptr<Event>> event_new() {
         return Status(StatusCode::NotSupported, std::string(name()) + ": events are not supported");
     }
