@@ -1,5 +1,6 @@
 #include "node_checks.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "backend/tensor_io.hpp"
@@ -63,27 +64,70 @@ Origin Divergence::origin_from_sources(const Tensor& node, const report::ErrorMe
     return inputs_differed && within_growth ? Origin::Inherited : Origin::Introduced;
 }
 
-Result<report::ErrorMetrics> IsolatedRecheck::recompute(int i) {
-    const Tensor& want = *reference_.node(i);
-    if (!copy_) {
-        // Made now, the copy already holds every tensor as the reference has it.
-        XB_ASSIGN_OR_RETURN(GraphCopy copy, graph_copy(target_, reference_));
-        copy_.emplace(std::move(copy));
-    } else {
-        // The reference's inputs, through the memory they view; leafs too, since a graph may write
-        // into one (a KV cache).
-        for (const Tensor* src : want.src) {
-            if (src == nullptr) continue;
-            const Tensor& storage = src->view_src != nullptr ? *src->view_src : *src;  // a view's is its source's
-            const GraphRef r = reference_.ref_of(&storage);
-            if (!r.in_graph()) continue;
-            const auto index = static_cast<size_t>(r.index());
-            Tensor& mine = *(r.is_node() ? copy_->graph.nodes() : copy_->graph.leafs())[index];
-            XB_RETURN_IF_ERROR(tensor_copy(storage, mine));
+Status check_fault_devices(const std::vector<ResolvedFault>& faults, const std::vector<std::string>& devices,
+                           const std::string& what) {
+    for (const ResolvedFault& f : faults) {
+        if (std::find(devices.begin(), devices.end(), f.device) == devices.end()) {
+            return Status(StatusCode::InvalidArgument, "-P " + f.given + ": " + f.device + " takes no part in " + what +
+                                                           ", so its fault would inject nothing");
         }
     }
-    XB_RETURN_IF_ERROR(target_.graph_compute(copy_->graph.view(i, i + 1)));
-    return metrics_of(*copy_->graph.node(i), want);
+    return Status::ok();
+}
+
+Status check_faults_injected(const std::vector<ResolvedFault>& faults, const CompareReport& report) {
+    for (const ResolvedFault& f : faults) {
+        const NodeResult* r = report.node(f.index);
+        if (r == nullptr) continue;  // not reached (the run stopped before it)
+        const std::string node = "node #" + std::to_string(f.index) + " '" + r->name + "'";
+        if (!r->metrics) {
+            return Status(StatusCode::InvalidArgument, "-P " + f.given + ": " + node + " was not computed (" +
+                                                           r->skip_reason + "), so the fault injected nothing");
+        }
+        if (!r->device.empty() && r->device != f.device) {
+            return Status(StatusCode::InvalidArgument, "-P " + f.given + ": " + node + " runs on " + r->device +
+                                                           " in this placement, so " + f.device +
+                                                           "'s fault injected nothing; fault a node " + f.device +
+                                                           " computes (the report's device column)");
+        }
+    }
+    return Status::ok();
+}
+
+bool LiveJudge::operator()(const NodeComparison& node) {
+    Result<bool> go_on = judge(node);
+    if (!go_on.is_ok()) {
+        status_ = go_on.status();
+        return false;
+    }
+    return *go_on;
+}
+
+Result<bool> LiveJudge::judge(const NodeComparison& n) {
+    const Tensor& want = *n.t1;
+    if (!n.supported) {
+        report_.add_skip(n.index, want, options_.target + " does not support " + want.op_label());
+        return true;
+    }
+    if (options_.save != nullptr) XB_RETURN_IF_ERROR(options_.save->add(*n.t2));
+    XB_ASSIGN_OR_RETURN(report::ErrorMetrics m, metrics_of(*n.t2, want));
+    const double tolerance = tol_.for_node(want);
+    const bool ok = report_.add(n.index, want, m, tolerance);
+    divergence_.set(n.index, m, tolerance);
+    if (ok) return true;
+    Origin origin = Origin::Introduced;
+    if (options_.isolated) {
+        // Computed from the reference's inputs already: the error is the node's own.
+    } else if (n.recompute_from_reference) {
+        XB_ASSIGN_OR_RETURN(const Tensor* alone, n.recompute_from_reference());
+        XB_ASSIGN_OR_RETURN(report::ErrorMetrics again, metrics_of(*alone, want));
+        if (within_tolerance(again, tolerance)) origin = Origin::Inherited;
+    } else {
+        origin = divergence_.origin_from_sources(want, m, tolerance);
+    }
+    report_.explain(origin, options_.inputs_readable ? input_errors(want, *n.t2) : std::vector<InputError>{});
+    stopped_ = origin == Origin::Introduced && options_.stop_at_first;
+    return !stopped_;
 }
 
 }  // namespace xb::tools
