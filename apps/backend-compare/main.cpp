@@ -100,7 +100,7 @@ Status compare_with_saved(const Graph& graph, const GgufReader& reference, const
             auto other = target(*src);
             if (saved.is_ok() && other.is_ok()) inputs.push_back({j, src->display_name(), report::compare(*other, *saved)});
         }
-        const Origin origin = divergence.origin_from_sources(node, m, tolerance);
+        const Origin origin = divergence.origin_from_sources(i, m, tolerance);
         out.explain(origin, std::move(inputs));
         if (origin == Origin::Introduced && stop_at_first) {
             out.skip_end_to_end("stopped at the first node that introduces error");

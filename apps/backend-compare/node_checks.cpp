@@ -29,34 +29,56 @@ double nmse_or_nan(const report::ErrorMetrics& m) {
     return m.nan_count == 0 && m.inf_mismatch == 0 ? m.nmse : std::nan("");
 }
 
+// The tensor that holds t's bytes: t, or the end of its view chain.
+const Tensor& storage_of(const Tensor& t) {
+    const Tensor* s = &t;
+    while (s->view_src != nullptr) s = s->view_src;
+    return *s;
+}
+
 }  // namespace
+
+Carriers::Carriers(const Graph& graph) : graph_(graph) {
+    for (int i = 0; i < graph.n_nodes(); ++i) {
+        const Tensor& node = *graph.node(i);
+        if (op_is_view(node.op) || node.view_src == nullptr) continue;
+        const Tensor& storage = storage_of(node);
+        if (graph.ref_of(&storage).is_leaf()) writers_[&storage].push_back(i);
+    }
+}
+
+void Carriers::add(const Tensor* src, int reader, std::vector<int>& out) const {
+    while (src != nullptr && op_is_view(src->op)) src = src->view_src != nullptr ? src->view_src : src->src[0];
+    if (src == nullptr) return;
+    const GraphRef r = graph_.ref_of(src);
+    if (r.is_node()) {
+        out.push_back(r.index());
+    } else if (const auto it = writers_.find(src); it != writers_.end()) {
+        for (const int w : it->second) {
+            if (w < reader) out.push_back(w);
+        }
+    }
+}
+
+std::vector<int> Carriers::of(int i) const {
+    std::vector<int> out;
+    for (const Tensor* src : graph_.node(i)->src) add(src, i, out);
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+}
 
 void Divergence::set(int i, const report::ErrorMetrics& m, double tolerance) {
     nodes_[static_cast<size_t>(i)] = {!within_tolerance(m, tolerance), nmse_or_nan(m)};
 }
 
-// A node's state; a view's is its sources' (views are not computed, so never set); leafs and
-// tensors outside the graph agree.
-Divergence::State Divergence::state_of(const Tensor* t) const {
-    const GraphRef r = graph_.ref_of(t);
-    if (!r.is_node()) return {};
-    if (op_is_view(t->op)) return sources_of(*t);
-    return nodes_[static_cast<size_t>(r.index())];
-}
-
-Divergence::State Divergence::sources_of(const Tensor& node) const {
-    State carried;
-    for (const Tensor* src : node.src) {
-        if (src == nullptr) continue;
-        const State s = state_of(src);
+Origin Divergence::origin_from_sources(int i, const report::ErrorMetrics& m, double tolerance) const {
+    State carried;  // bad if any source is; NMSE summed (NaN, a NaN/Inf mismatch, stays NaN)
+    for (const int c : carriers_.of(i)) {
+        const State& s = nodes_[static_cast<size_t>(c)];
         carried.bad = carried.bad || s.bad;
-        carried.nmse += s.nmse;  // NaN (a NaN/Inf mismatch) stays NaN
+        carried.nmse += s.nmse;
     }
-    return carried;
-}
-
-Origin Divergence::origin_from_sources(const Tensor& node, const report::ErrorMetrics& m, double tolerance) const {
-    const State carried = sources_of(node);
     const double nmse = nmse_or_nan(m);
     if (carried.bad || std::isnan(carried.nmse)) return Origin::Inherited;
     const bool inputs_differed = carried.nmse > tolerance;
@@ -123,7 +145,7 @@ Result<bool> LiveJudge::judge(const NodeComparison& n) {
         XB_ASSIGN_OR_RETURN(report::ErrorMetrics again, metrics_of(*alone, want));
         if (within_tolerance(again, tolerance)) origin = Origin::Inherited;
     } else {
-        origin = divergence_.origin_from_sources(want, m, tolerance);
+        origin = divergence_.origin_from_sources(n.index, m, tolerance);
     }
     report_.explain(origin, options_.inputs_readable ? input_errors(want, *n.t2) : std::vector<InputError>{});
     stopped_ = origin == Origin::Introduced && options_.stop_at_first;

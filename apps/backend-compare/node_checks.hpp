@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "compare_report.hpp"
@@ -23,9 +24,27 @@ Result<report::ErrorMetrics> metrics_of(const Tensor& target, const Tensor& refe
 // or was it made here?
 std::vector<InputError> input_errors(const Tensor& reference_node, const Tensor& target_node);
 
+// Which computed nodes' results each node reads: a source that is a node, the node a view looks
+// into, and for a view of a leaf the graph writes into (a KV cache, written by set_rows or cpy
+// nodes that are not the reader's sources) the nodes that wrote it before the reader. Weights and
+// inputs carry nothing.
+class Carriers {
+public:
+    explicit Carriers(const Graph& graph);
+    // The carriers of node i's sources, each once.
+    std::vector<int> of(int i) const;
+
+private:
+    void add(const Tensor* src, int reader, std::vector<int>& out) const;
+
+    const Graph& graph_;
+    std::unordered_map<const Tensor*, std::vector<int>> writers_;  // leaf -> nodes writing into it, in order
+};
+
 // Each node's error as the target holds it, so that a node out of tolerance can tell, without
-// computing anything again, whether its inputs brought the error. A view carries its sources'
-// error; leafs (weights, inputs) are the same on both sides.
+// computing anything again, whether its inputs brought the error (through Carriers: a view
+// carries what it looks into, a cache what was written into it); leafs (weights, inputs) are the
+// same on both sides.
 class Divergence {
 public:
     // A node's error may grow this many times over what its sources carried and still count as
@@ -33,23 +52,21 @@ public:
     // soft_max scales it by about the square of the logits' spread. Beyond it the node made error.
     static constexpr double kCarriedGrowth = 10.0;
 
-    explicit Divergence(const Graph& graph) : graph_(graph), nodes_(static_cast<size_t>(graph.n_nodes())) {}
+    explicit Divergence(const Graph& graph) : carriers_(graph), nodes_(static_cast<size_t>(graph.n_nodes())) {}
     // Node i compared, with its tolerance.
     void set(int i, const report::ErrorMetrics& m, double tolerance);
     // Where a node out of tolerance got its error, from its sources' errors alone: inherited when a
     // source was out of its own tolerance, or when its sources already differed by more than this
     // node's tolerance and the node's error is within kCarriedGrowth of theirs.
-    Origin origin_from_sources(const Tensor& node, const report::ErrorMetrics& m, double tolerance) const;
+    Origin origin_from_sources(int i, const report::ErrorMetrics& m, double tolerance) const;
 
 private:
     struct State {
         bool bad = false;
         double nmse = 0;  // NaN where NaN/Inf differ
     };
-    State state_of(const Tensor* t) const;
-    State sources_of(const Tensor& node) const;  // bad if any is; NMSE summed
 
-    const Graph& graph_;
+    Carriers carriers_;
     std::vector<State> nodes_;
 };
 

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "node_checks.hpp"
+
 namespace xb::tools {
 
 namespace {
@@ -34,23 +36,21 @@ int computed_index(const Graph& graph, const Tensor* t) {
     return r.is_node() ? r.index() : -1;
 }
 
-// The largest excess among node's sources (views looked through); 0 when none is over.
-double sources_excess(const Graph& graph, const Tensor& node, const CompareReport& report) {
+// The largest excess among what node i reads (Carriers: views looked through, a cache's writers);
+// 0 when none is over.
+double sources_excess(const Carriers& carriers, int i, const CompareReport& report) {
     double worst = 0.0;
-    for (const Tensor* src : node.src) {
-        if (src == nullptr) continue;
-        const int i = computed_index(graph, src);
-        if (i >= 0) worst = std::max(worst, excess_of(report.node(i)));
-    }
+    for (const int c : carriers.of(i)) worst = std::max(worst, excess_of(report.node(c)));
     return worst;
 }
 
 std::optional<GrowthNode> growth_node(const Graph& graph, const CompareReport& report) {
+    const Carriers carriers(graph);
     std::optional<GrowthNode> best;
     for (const NodeResult& r : report.nodes()) {
         const double excess = excess_of(&r);
         if (!(excess > 1.0)) continue;
-        const double carried = sources_excess(graph, *graph.node(r.index), report);
+        const double carried = sources_excess(carriers, r.index, report);
         // An infinite excess (a NaN/Inf mismatch, ids that differ where the budget is 0) is the
         // largest jump from inputs within their budgets, and no jump from inputs already beyond.
         const double jump = std::isinf(excess) ? (carried <= 1.0 ? excess : 1.0) : excess / std::max(1.0, carried);

@@ -13,7 +13,8 @@
 //    id, so they must match unless it does (a tie).
 // Every compared node gets the same figure (its budget), and the growth node is the node whose
 // error jumps most over what its inputs brought: excess = NMSE / budget, jump = its excess over the
-// largest excess of its sources (at least 1); among nodes whose excess is above 1 the largest
+// largest excess of what it reads (its sources, the nodes its views look into, and the nodes that
+// wrote a cache it reads; at least 1); among nodes whose excess is above 1 the largest
 // jump, the earliest on a tie. An infinite excess (NaN/Inf, or integers that differ where the
 // reference's own error moves none) counts as the largest jump only where the inputs were within
 // their budgets. Since the budget grows and shrinks through the graph as an error does, a node that
