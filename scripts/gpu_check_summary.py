@@ -127,7 +127,31 @@ def compare_summary(report):
         "worst_node": None if worst is None else {k: worst.get(k) for k in ("index", "name", "op", "nmse", "tolerance")},
         "failed_nodes": [{k: n.get(k) for k in ("index", "name", "op", "shape", "nmse", "max_abs", "tolerance", "origin")}
                          for n in nodes if not n.get("ok", True)][:50],
+        "end_to_end": end_to_end_summary(report),
     }
+
+
+def end_to_end_summary(report):
+    """The outputs against their end-to-end tolerance, and the node furthest into its budget: the
+    figure backend-compare's margin (10) is set on, worth watching on every GPU."""
+    e2e = report.get("end_to_end") or {}
+    if not e2e.get("judged"):
+        return None
+
+    def ratio(n):
+        try:
+            return float(n["nmse"]) / float(n["budget"]) * e2e["margin"] if float(n["budget"]) > 0 else None
+        except (KeyError, TypeError, ValueError):
+            return None
+    ratios = [(r, n) for n in report.get("nodes") or [] for r in [ratio(n)] if r is not None]
+    worst = max(ratios, key=lambda rn: rn[0], default=None)
+    return {"ok": e2e.get("ok"), "growth_node": e2e.get("growth_node"),
+            "outputs": [{k: o.get(k) for k in ("name", "nmse", "reference_error", "tolerance", "ok")}
+                        for o in e2e.get("outputs", [])][:20],
+            # NMSE over the reference's own error (not over the budget): at most 1.7 on the H100 of
+            # 2026-11; the margin is 10.
+            "worst_own_error_ratio": None if worst is None else {"ratio": worst[0], "index": worst[1]["index"],
+                                                                 "name": worst[1]["name"]}}
 
 
 def run_summary(report):

@@ -3,10 +3,21 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <numeric>
 
 namespace xb::tools {
 
 namespace {
+
+// The layer a model builder's node belongs to: its name's first word ends in "-<layer>"
+// ("ffn_out-3", "attn_norm-0 (rms_norm)", and "ffn_out-3#95" once made unique).
+std::optional<int> layer_of(const std::string& name) {
+    const std::string base = name.substr(0, name.find_first_of("# "));
+    const size_t dash = base.rfind('-');
+    if (dash == std::string::npos || dash + 1 == base.size() || base.size() - dash > 7) return std::nullopt;
+    if (base.find_first_not_of("0123456789", dash + 1) != std::string::npos) return std::nullopt;
+    return std::stoi(base.substr(dash + 1));
+}
 
 NodeResult describe(int index, const Tensor& node) {
     NodeResult r;
@@ -15,8 +26,15 @@ NodeResult describe(int index, const Tensor& node) {
     r.op = node.op_label();
     r.shape = node.shape_string();
     r.type = dtype_name(node.type);
+    r.layer = layer_of(node.name);
     for (int d = 0; d < 4; ++d) r.ne[static_cast<size_t>(d)] = node.ne[d];
     return r;
+}
+
+std::string figure(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3g", v);
+    return buf;
 }
 
 // JSON has no NaN or infinity: such a figure is written as a string.
@@ -111,6 +129,60 @@ void CompareReport::explain(Origin origin, std::vector<InputError> inputs) {
     if (origin == Origin::Introduced && !first_divergent_) first_divergent_ = r.index;
 }
 
+void CompareReport::set_budget(int index, double budget) {
+    for (NodeResult& r : nodes_) {
+        if (r.index == index) r.budget = budget;
+    }
+}
+
+void CompareReport::set_device(int index, std::string device) {
+    for (auto it = nodes_.rbegin(); it != nodes_.rend(); ++it) {
+        if (it->index == index) {
+            it->device = std::move(device);
+            return;
+        }
+    }
+}
+
+const NodeResult* CompareReport::node(int index) const {
+    for (const NodeResult& r : nodes_) {
+        if (r.index == index) return &r;
+    }
+    return nullptr;
+}
+
+bool CompareReport::end_to_end_failed() const {
+    return std::any_of(outputs_.begin(), outputs_.end(), [](const OutputResult& o) { return !o.ok; });
+}
+
+std::string CompareReport::end_to_end_text() const {
+    if (outputs_.empty()) return {};
+    std::string text;
+    for (const OutputResult& o : outputs_) {
+        if (o.ok || !o.metrics) continue;
+        const report::ErrorMetrics& m = *o.metrics;
+        text += "output #" + std::to_string(o.index) + " '" + o.name + "' is beyond its end-to-end tolerance: nmse " +
+                figure(m.nmse) + (m.nan_count + m.inf_mismatch > 0 ? " with NaN/Inf mismatches" : "") + " > " +
+                figure(o.tolerance) + " (" + figure(margin_) + " x the reference's own error there, " + figure(o.reference_error) + ")\n";
+    }
+    if (text.empty()) {
+        return "outputs within their end-to-end tolerance (" + figure(margin_) +
+               " x the reference's own error; largest nmse/tolerance " +
+               figure(std::accumulate(outputs_.begin(), outputs_.end(), 0.0,
+                                      [](double worst, const OutputResult& o) {
+                                          return o.metrics && o.tolerance > 0 ? std::max(worst, o.metrics->nmse / o.tolerance)
+                                                                              : worst;
+                                      })) +
+               ")\n";
+    }
+    if (growth_ && !text.empty()) {
+        text += "error grows from node #" + std::to_string(growth_->index) + " '" + growth_->name + "' (" + growth_->op +
+                "): nmse " + figure(growth_->excess) + " x its budget, " + figure(growth_->jump) +
+                " x what its inputs carried\n";
+    }
+    return text;
+}
+
 const NodeResult* CompareReport::first_divergent_node() const {
     for (const NodeResult& r : nodes_) {
         if (first_divergent_ && r.index == *first_divergent_) return &r;
@@ -134,17 +206,30 @@ std::string CompareReport::first_divergent_detail() const {
 }
 
 report::Table CompareReport::table() const {
-    report::Table t({"node", "name", "op", "shape", "type", "status", "nmse", "max_abs", "cosine", "nan_inf", "tolerance",
-                     "origin", "worst (target vs reference)"});
+    const bool placed = mode_ == "placed";
+    std::vector<std::string> columns = {"node", "name", "op", "shape", "type"};
+    if (placed) columns.emplace_back("device");
+    for (const char* c : {"status", "nmse", "max_abs", "cosine", "nan_inf", "tolerance", "budget", "origin",
+                          "worst (target vs reference)"}) {
+        columns.emplace_back(c);
+    }
+    report::Table t(columns);
     for (const NodeResult& r : nodes_) {
         std::vector<report::Cell> row = {static_cast<int64_t>(r.index), r.name, r.op, r.shape, r.type};
+        if (placed) row.emplace_back(r.device);
         if (!r.metrics) {
             row.emplace_back("skipped: " + r.skip_reason);
         } else {
             const report::ErrorMetrics& m = *r.metrics;
             row.insert(row.end(), {std::string(r.ok ? "ok" : "FAIL"), m.nmse, m.max_abs, m.cosine,
-                                   m.nan_count + m.inf_mismatch, r.tolerance, std::string(origin_name(r.origin)),
-                                   r.ok ? std::string() : worst_text(r)});
+                                   m.nan_count + m.inf_mismatch, r.tolerance});
+            if (r.budget) {
+                row.emplace_back(*r.budget);
+            } else {
+                row.emplace_back(std::monostate{});
+            }
+            row.emplace_back(std::string(origin_name(r.origin)));
+            row.emplace_back(r.ok ? std::string() : worst_text(r));
         }
         t.add_row(std::move(row));
     }
@@ -156,6 +241,9 @@ nlohmann::ordered_json CompareReport::json() const {
     for (const NodeResult& r : nodes_) {
         nlohmann::ordered_json n = {{"index", r.index}, {"name", r.name}, {"op", r.op},
                                     {"shape", r.shape}, {"type", r.type}};
+        n["layer"] = r.layer ? nlohmann::ordered_json(*r.layer) : nlohmann::ordered_json(nullptr);
+        if (!r.device.empty()) n["device"] = r.device;
+        if (r.budget) n["budget"] = number(*r.budget);
         if (r.metrics) {
             const report::ErrorMetrics& m = *r.metrics;
             n.update({{"nmse", number(m.nmse)}, {"max_abs", number(m.max_abs)}, {"cos", number(m.cosine)},
@@ -181,7 +269,28 @@ nlohmann::ordered_json CompareReport::json() const {
             {"inherited", inherited_},
             {"first_divergent", first_divergent_ ? nlohmann::ordered_json(*first_divergent_) : nlohmann::ordered_json(nullptr)},
             {"first_divergent_node", std::move(first)},
+            {"end_to_end", end_to_end_json()},
             {"nodes", std::move(nodes)}};
+}
+
+nlohmann::ordered_json CompareReport::end_to_end_json() const {
+    if (outputs_.empty()) return {{"judged", false}, {"reason", end_to_end_skipped_}};
+    nlohmann::ordered_json outputs = nlohmann::ordered_json::array();
+    for (const OutputResult& o : outputs_) {
+        nlohmann::ordered_json j = {{"index", o.index}, {"name", o.name}, {"kind", o.kind}};
+        if (o.metrics) {
+            j.update({{"nmse", number(o.metrics->nmse)}, {"nan_inf", o.metrics->nan_count + o.metrics->inf_mismatch}});
+        }
+        j.update({{"reference_error", number(o.reference_error)}, {"tolerance", number(o.tolerance)}, {"ok", o.ok}});
+        outputs.push_back(std::move(j));
+    }
+    nlohmann::ordered_json growth = nullptr;
+    if (growth_) {
+        growth = {{"index", growth_->index}, {"name", growth_->name}, {"op", growth_->op},
+                  {"excess", number(growth_->excess)}, {"jump", number(growth_->jump)}};
+    }
+    return {{"judged", true}, {"ok", !end_to_end_failed()}, {"margin", margin_}, {"outputs", std::move(outputs)},
+            {"growth_node", std::move(growth)}};
 }
 
 }  // namespace xb::tools

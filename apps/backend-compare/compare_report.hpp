@@ -1,6 +1,6 @@
-// What backend-compare found, node by node: the rows of its table and the fields of its JSON
-// report (backends, mode, compared, skipped, passed, failed, introduced, inherited,
-// first_divergent, first_divergent_node, nodes[...]).
+// What backend-compare found, node by node and at the graph's outputs: the rows of its table and
+// the fields of its JSON report (backends, mode, compared, skipped, passed, failed, introduced,
+// inherited, first_divergent, first_divergent_node, end_to_end, nodes[...]).
 #pragma once
 
 #include <array>
@@ -37,12 +37,41 @@ struct NodeResult {
     int index = 0;
     std::string name, op, shape, type;
     std::array<int64_t, 4> ne{};
+    std::optional<int> layer;                     // from a model builder's name ("ffn_out-3": 3)
+    std::string device;                           // where the placed run computed it (--placed)
     std::optional<report::ErrorMetrics> metrics;  // absent when skipped
     std::string skip_reason;
     double tolerance = 0;
+    std::optional<double> budget;      // the end-to-end budget here (verdict.hpp), when judged
     bool ok = false;
     Origin origin = Origin::None;      // for nodes out of tolerance
     std::vector<InputError> inputs;    // likewise
+};
+
+// How many times the reference's own error a target may differ by, by default (verdict.hpp;
+// --e2e-margin). A target as accurate as the reference differs by about twice it (both err,
+// independently): measured between the CPU and an H100 (results/gpu-nvidia-h100-80gb-hbm3-logs),
+// every node of every shipped config differs by at most 1.7 times it (a bf16 product; q4_K
+// products 1.7, f32 decoders 0.05). Ten leaves six times that for kernels that round more.
+inline constexpr double kEndToEndMargin = 10.0;
+
+// One output of the graph against its end-to-end tolerance (verdict.hpp).
+struct OutputResult {
+    int index = 0;
+    std::string name;
+    std::string kind;                             // "float" or "integer"
+    std::optional<report::ErrorMetrics> metrics;  // absent when the output was not compared
+    double reference_error = 0;                   // the reference's own error there (NMSE)
+    double tolerance = 0;
+    bool ok = true;
+};
+
+// The node where the error starts growing: the largest jump of its error over its inputs'.
+struct GrowthNode {
+    int index = 0;
+    std::string name, op;
+    double excess = 0;  // its NMSE over its budget
+    double jump = 0;    // its excess over its sources' largest (at least 1)
 };
 
 class CompareReport {
@@ -62,6 +91,26 @@ public:
     // there is one.
     void explain(Origin origin, std::vector<InputError> inputs);
 
+    // End to end (verdict.hpp): node i's budget, each output's verdict, the growth node; or why the
+    // outputs were not judged (an isolated run, a run stopped early).
+    void set_budget(int index, double budget);
+    void add_output(OutputResult output) { outputs_.push_back(std::move(output)); }
+    void set_growth(GrowthNode growth) { growth_ = std::move(growth); }
+    void skip_end_to_end(std::string reason) { end_to_end_skipped_ = std::move(reason); }
+    void set_margin(double margin) { margin_ = margin; }
+    // Set where the placed run computed node i.
+    void set_device(int index, std::string device);
+
+    const std::vector<NodeResult>& nodes() const { return nodes_; }
+    const NodeResult* node(int index) const;
+    const std::vector<OutputResult>& outputs() const { return outputs_; }
+    const std::optional<GrowthNode>& growth() const { return growth_; }
+    // An output beyond its end-to-end tolerance.
+    bool end_to_end_failed() const;
+    // Lines for a person: each output beyond its tolerance and the growth node; or, when the
+    // outputs were judged and passed, one line saying so.
+    std::string end_to_end_text() const;
+
     int compared() const { return compared_; }
     int skipped() const { return skipped_; }
     int failed() const { return failed_; }
@@ -76,11 +125,16 @@ public:
 
 private:
     const NodeResult* first_divergent_node() const;
+    nlohmann::ordered_json end_to_end_json() const;
 
     std::string reference_, target_, mode_;
     std::vector<NodeResult> nodes_;
     int compared_ = 0, skipped_ = 0, failed_ = 0, introduced_ = 0, inherited_ = 0;
     std::optional<int> first_divergent_;
+    std::vector<OutputResult> outputs_;
+    std::optional<GrowthNode> growth_;
+    std::string end_to_end_skipped_ = "not judged";
+    double margin_ = kEndToEndMargin;
 };
 
 }  // namespace xb::tools

@@ -1,7 +1,8 @@
-// backend-compare: runs a config on two backends node by node and compares every result.
+// backend-compare: runs a config on two backends node by node and compares every result, then
+// judges the graph's outputs against what the reference's own error allows there.
 //
 //   backend-compare -c configs/llama-decoder.json                 # CPU against the first GPU, else SIM0
-//   backend-compare -b CPU,SIM0 -P SIM0:fault_node=12 --stop-at-first
+//   backend-compare -b CPU,SIM0 -P SIM0:fault_node=11 --stop-at-first
 #include <functional>
 #include <iostream>
 #include <optional>
@@ -13,7 +14,6 @@
 #include "cli.hpp"
 #include "progress.hpp"
 #include "session.hpp"
-#include "config/config_error.hpp"
 #include "config/config_parse.hpp"
 #include "config/model.hpp"
 #include "config/placement.hpp"
@@ -22,15 +22,17 @@
 #include "compare_report.hpp"
 #include "node_checks.hpp"
 #include "placed_compare.hpp"
+#include "plot.hpp"
 #include "reference_file.hpp"
 #include "tolerances.hpp"
+#include "verdict.hpp"
 
 namespace xb::tools {
 namespace {
 
 constexpr const char* kTool = "backend-compare";
 
-struct CompareOptions {
+struct ToolOptions {
     CommonOptions common;
     std::vector<std::string> tolerances;
     bool stop_at_first = false;
@@ -39,11 +41,13 @@ struct CompareOptions {
     std::string load_reference;  // GGUF file to compare one backend's run against
     std::vector<std::string> diff;  // REFERENCE.gguf TARGET.gguf: two saved runs, nothing computed
     bool placed = false;            // the target is the config as placed, through the scheduler
+    std::string plot;               // FILE.png|svg: the verdict drawn (scripts/compare_plot.py)
+    double margin = kEndToEndMargin;  // end-to-end tolerance: this many times the reference's own error
 };
 
 // [reference, target]: -b when given, else the CPU against the first real GPU, else SIM0. With
 // --load-reference only one backend runs (-b DEVICE, default CPU) and the target is "".
-Result<std::pair<std::string, std::string>> pick_pair(const CompareOptions& opts) {
+Result<std::pair<std::string, std::string>> pick_pair(const ToolOptions& opts) {
     const CommonOptions& o = opts.common;
     if (!opts.load_reference.empty() || opts.placed) {
         if (o.backends.size() > 1) {
@@ -61,46 +65,6 @@ Result<std::pair<std::string, std::string>> pick_pair(const CompareOptions& opts
         if (reg.dev(i).type() == DeviceType::GPU && !reg.dev(i).is_simulated()) return std::pair{std::string("CPU"), std::string(reg.dev(i).name())};
     }
     return std::pair{std::string("CPU"), std::string("SIM0")};
-}
-
-Status compare_nodes(Backend& ref, Backend& target, const Graph& graph, const Tolerances& tol, const CompareOptions& opts,
-                     ReferenceWriter* save, CompareReport& out) {
-    XB_ASSIGN_OR_RETURN(GraphCopy copy, graph_copy(target, graph));
-    Progress progress("comparing node", graph.n_nodes());
-    IsolatedRecheck recheck(target, graph);
-    for (int i = 0; i < graph.n_nodes(); ++i) {
-        progress.update(i);
-        Tensor& t1 = *graph.node(i);
-        Tensor& t2 = *copy.graph.node(i);
-        XB_RETURN_IF_ERROR(ref.graph_compute(graph.view(i, i + 1)));
-        if (op_is_view(t1.op)) continue;
-        const bool supported = target.supports_op(t2);
-        if (supported) {
-            XB_RETURN_IF_ERROR(target.graph_compute(copy.graph.view(i, i + 1)));
-        } else {
-            // Carry the reference's result over so that later nodes still compare like with like.
-            XB_RETURN_IF_ERROR(tensor_copy(t1, t2));
-            out.add_skip(i, t1, std::string(target.name()) + " does not support " + t1.op_label());
-            continue;
-        }
-        if (save != nullptr) XB_RETURN_IF_ERROR(save->add(t2));
-        XB_ASSIGN_OR_RETURN(report::ErrorMetrics m, metrics_of(t2, t1));
-        const double tolerance = tol.for_node(t1);
-        if (out.add(i, t1, m, tolerance)) continue;
-        // Isolated, every node computes from the reference's inputs already; propagated, the node
-        // is computed once more that way to tell whether it made the error.
-        Origin origin = Origin::Introduced;
-        if (!opts.isolate) {
-            XB_ASSIGN_OR_RETURN(report::ErrorMetrics alone, recheck.recompute(i));
-            if (within_tolerance(alone, tolerance)) origin = Origin::Inherited;
-        }
-        out.explain(origin, input_errors(t1, t2));
-        // Isolated: the reference's result replaces the target's, so the next nodes read exactly
-        // the reference's inputs and each node shows only its own error.
-        if (opts.isolate) XB_RETURN_IF_ERROR(tensor_copy(t1, t2));
-        if (origin == Origin::Introduced && opts.stop_at_first) break;
-    }
-    return Status::ok();
 }
 
 // A node's values as one side of a comparison holds them: computed here, or saved in a file.
@@ -136,9 +100,12 @@ Status compare_with_saved(const Graph& graph, const GgufReader& reference, const
             auto other = target(*src);
             if (saved.is_ok() && other.is_ok()) inputs.push_back({j, src->display_name(), report::compare(*other, *saved)});
         }
-        const Origin origin = divergence.origin_from_sources(node, m, tolerance);
+        const Origin origin = divergence.origin_from_sources(i, m, tolerance);
         out.explain(origin, std::move(inputs));
-        if (origin == Origin::Introduced && stop_at_first) break;
+        if (origin == Origin::Introduced && stop_at_first) {
+            out.skip_end_to_end("stopped at the first node that introduces error");
+            return Status::ok();
+        }
     }
     return Status::ok();
 }
@@ -156,90 +123,6 @@ Status nothing_in_common(const config::Model& model, const GgufReader& file) {
                                                    saved_kv(file, "xbackend.config") + "')");
 }
 
-// Unnamed nodes get "node<i>", so that the report and name-based settings can refer to them.
-void name_nodes(Graph& graph) {
-    for (int i = 0; i < graph.n_nodes(); ++i) {
-        if (graph.node(i)->name.empty()) graph.node(i)->name = "node" + std::to_string(i);
-    }
-}
-
-// One item of -P DEVICE:fault_node=...: node N of the whole graph, or the node named so. It must be
-// computed: an index past the end, an unknown name or a view would inject nothing and let the
-// comparison pass.
-Result<const Tensor*> fault_node_of(const std::string& param, const std::string& item, const Graph& graph) {
-    int index = -1;
-    if (item.find_first_not_of("0123456789") == std::string::npos) {
-        if (item.size() > 9 || std::stoi(item) >= graph.n_nodes()) {
-            return Status(StatusCode::InvalidArgument,
-                          "-P " + param + ": the graph has " + std::to_string(graph.n_nodes()) + " nodes");
-        }
-        index = std::stoi(item);
-    } else {
-        std::vector<std::string> names;
-        for (int i = 0; i < graph.n_nodes(); ++i) {
-            if (graph.node(i)->name == item) index = i;
-            if (!op_is_view(graph.node(i)->op)) names.push_back(graph.node(i)->name);
-        }
-        if (index < 0) {
-            return Status(StatusCode::InvalidArgument,
-                          "-P " + param + ": " + unknown_name("node", item, names) + " in the graph");
-        }
-    }
-    const Tensor* node = graph.node(index);
-    if (op_is_view(node->op)) {
-        return Status(StatusCode::InvalidArgument, "-P " + param + ": node #" + std::to_string(index) + " '" +
-                                                       node->display_name() + "' is a view (" + node->op_label() +
-                                                       "), which no backend computes; choose a computed node");
-    }
-    return node;
-}
-
-// The backends compute one node at a time, so a device's fault_node=N (an index into the graph it
-// is given) is re-expressed as the name of node N of the whole graph, for each of the nodes
-// joined by '+'.
-Status resolve_fault_nodes(const CommonOptions& o, const Graph& graph) {
-    for (const std::string& p : o.device_params) {
-        const size_t colon = p.find(':');
-        const size_t key = p.find("fault_node=", colon);
-        if (colon == std::string::npos || key == std::string::npos) continue;
-        const std::string value = p.substr(key + 11, p.find(',', key) - key - 11);
-        if (value.empty() || value == "none") continue;
-        std::string names;
-        for (const std::string& item : split_on(value, '+')) {
-            if (item.empty()) continue;
-            XB_ASSIGN_OR_RETURN(const Tensor* node, fault_node_of(p, item, graph));
-            names += (names.empty() ? "" : "+") + node->name;
-        }
-        Device* d = global_registry().dev_by_name(p.substr(0, colon));
-        XB_RETURN_IF_ERROR(d->configure("fault_node=" + names));
-    }
-    return Status::ok();
-}
-
-// Writes the report, prints the summary line (and the first divergent node) on stderr, and
-// returns the exit code: 1 when a node introduces error (nodes that only carry their inputs'
-// differences are reported as inherited and do not fail the comparison).
-int finish(const CompareReport& report, const CompareOptions& opts, const config::Model& model,
-           const std::string& what) {
-    if (Status s = write_report(report.table(), report.json(), opts.common); !s.is_ok()) return fail(kTool, s);
-    std::cerr << kTool << ": " << model.name << ": " << what << ": " << report.compared() << " nodes compared, "
-              << report.skipped() << " skipped, " << report.failed() << " out of tolerance";
-    if (report.failed() > 0) std::cerr << " (" << report.introduced() << " introduced, " << report.inherited() << " inherited)";
-    std::cerr << '\n';
-    if (!report.first_divergent()) {
-        if (report.inherited() > 0) {
-            std::cerr << kTool << ": no node introduces error: the nodes out of tolerance compute within it from the "
-                         "same inputs, and carry differences of earlier nodes within their own tolerance (e.g. "
-                         "products of quantized weights)\n";
-        }
-        return kExitOk;
-    }
-    const Tensor& n = *model.graph.node(*report.first_divergent());
-    std::cerr << "first divergent node: #" << *report.first_divergent() << " '" << n.display_name() << "' ("
-              << n.op_label() << ")" << report.first_divergent_detail() << '\n';
-    return kExitCheckFailed;
-}
-
 // Puts the model on `backend` alone: its weights, every other tensor in memory of its own (so that
 // every node's result is kept after a compute), and the input values. The buffer holds the tensors.
 Result<std::unique_ptr<MultiBuffer>> place_alone(config::Model& model, Backend& backend) {
@@ -250,7 +133,48 @@ Result<std::unique_ptr<MultiBuffer>> place_alone(config::Model& model, Backend& 
     return tensors;
 }
 
-int run_against_file(const CompareOptions& opts, config::Model& model, Backend& backend, const Tolerances& tol) {
+// The end-to-end verdict (verdict.hpp), from the model's graph computed on `backend` with every
+// node kept.
+Status judge_outputs(Backend& backend, const config::Model& model, double margin, CompareReport& report) {
+    XB_ASSIGN_OR_RETURN(ErrorBudget budget, reference_budget(backend, model));
+    judge_end_to_end(model, budget, margin, report);
+    return Status::ok();
+}
+
+// Writes the report (and the plot), prints the summary on stderr (the first node that introduces
+// error, the outputs against their end-to-end tolerance and the node where the error grows), and
+// returns the exit code: 1 when a node introduces error or an output is beyond its end-to-end
+// tolerance. Nodes that only carry their inputs' differences, within what the reference's own
+// error allows at the outputs, pass.
+int finish(const CompareReport& report, const ToolOptions& opts, const config::Model& model, const std::string& what) {
+    if (Status s = write_report(report.table(), report.json(), opts.common); !s.is_ok()) return fail(kTool, s);
+    std::cerr << kTool << ": " << model.name << ": " << what << ": " << report.compared() << " nodes compared, "
+              << report.skipped() << " skipped, " << report.failed() << " out of tolerance";
+    if (report.failed() > 0) std::cerr << " (" << report.introduced() << " introduced, " << report.inherited() << " inherited)";
+    std::cerr << '\n';
+    if (report.first_divergent()) {
+        const Tensor& n = *model.graph.node(*report.first_divergent());
+        std::cerr << "first divergent node: #" << *report.first_divergent() << " '" << n.display_name() << "' ("
+                  << n.op_label() << ")" << report.first_divergent_detail() << '\n';
+    }
+    std::cerr << report.end_to_end_text();
+    const bool failed = report.first_divergent().has_value() || report.end_to_end_failed();
+    if (!failed && report.inherited() > 0) {
+        std::cerr << kTool << ": no node introduces error: the nodes out of tolerance compute within it from the "
+                     "same inputs, and carry differences of earlier nodes within their own tolerance (e.g. "
+                     "products of quantized weights)\n";
+    }
+    if (!opts.plot.empty()) {
+        const std::string title = model.name + ": " + what;
+        if (Status s = draw_plot(report.json(), title, opts.plot); !s.is_ok()) return fail(kTool, s);
+        std::cerr << kTool << ": wrote " << opts.plot << '\n';
+    }
+    return failed ? kExitCheckFailed : kExitOk;
+}
+
+// One backend's run (-b DEVICE) against results saved with --save-outputs.
+int run_against_file(const ToolOptions& opts, config::Model& model, Backend& backend, const Tolerances& tol,
+                     const std::vector<ResolvedFault>& faults) {
     auto file = GgufReader::open(opts.load_reference);
     if (!file.is_ok()) return fail(kTool, file.status());
     auto tensors = place_alone(model, backend);
@@ -264,25 +188,36 @@ int run_against_file(const CompareOptions& opts, config::Model& model, Backend& 
         return fail(kTool, s);
     }
     if (report.compared() == 0) return fail(kTool, nothing_in_common(model, *file));
+    if (Status s = check_faults_injected(faults, report); !s.is_ok()) return fail(kTool, s);
+    // The budget is the config's: this backend's run serves as the unperturbed one.
+    if (!report.first_divergent() || !opts.stop_at_first) {
+        if (Status s = judge_outputs(backend, model, opts.margin, report); !s.is_ok()) return fail(kTool, s);
+    }
     return finish(report, opts, model,
                   std::string(backend.name()) + " against " + source + " results in " + opts.load_reference);
 }
 
 // The config as placed (through the scheduler) against `ref` computing it alone.
-int run_placed(const CompareOptions& opts, config::Model& model, Backend& ref, const Tolerances& tol) {
+int run_placed(const ToolOptions& opts, config::Model& model, Backend& ref, const Tolerances& tol) {
     auto tensors = place_alone(model, ref);
     if (!tensors.is_ok()) return fail(kTool, tensors.status());
-    if (Status s = ref.graph_compute(model.graph); !s.is_ok()) return fail(kTool, s);
     CompareReport report(ref.name(), "placed", "placed");
-    auto target = compare_placed(opts.common, model, tol, opts.stop_at_first, report);
-    if (!target.is_ok()) return fail(kTool, target.status());
-    report.set_target("placed on " + *target);
-    return finish(report, opts, model, "the config as placed on " + *target + " against " + ref.name() + " alone");
+    auto placed = compare_placed(opts.common, ref, model, tol, opts.stop_at_first, report);
+    if (!placed.is_ok()) return fail(kTool, placed.status());
+    report.set_target("placed on " + placed->backends);
+    if (Status s = check_faults_injected(placed->faults, report); !s.is_ok()) return fail(kTool, s);
+    if (placed->stopped) {
+        report.skip_end_to_end("stopped at the first node that introduces error");
+    } else if (Status s = judge_outputs(ref, model, opts.margin, report); !s.is_ok()) {
+        return fail(kTool, s);
+    }
+    return finish(report, opts, model, "the config as placed on " + placed->backends + " against " + ref.name() + " alone");
 }
 
-// Two saved result files against each other, nothing computed: the config gives the nodes' order,
-// ops (for their tolerances) and sources (for introduced / inherited).
-int run_diff(const CompareOptions& opts, const config::Model& model, const Tolerances& tol) {
+// Two saved result files against each other: the config gives the nodes' order, ops (for their
+// tolerances) and sources (for introduced / inherited); it is computed once on the CPU for the
+// outputs' end-to-end tolerance, nothing else.
+int run_diff(const ToolOptions& opts, config::Model& model, const Tolerances& tol) {
     auto reference = GgufReader::open(opts.diff[0]);
     if (!reference.is_ok()) return fail(kTool, reference.status());
     auto target = GgufReader::open(opts.diff[1]);
@@ -298,12 +233,60 @@ int run_diff(const CompareOptions& opts, const config::Model& model, const Toler
         return fail(kTool, s);
     }
     if (report.compared() == 0) return fail(kTool, nothing_in_common(model, *reference));
+    if (!report.first_divergent() || !opts.stop_at_first) {
+        auto cpu = global_registry().init_by_name("CPU");
+        if (!cpu.is_ok()) return fail(kTool, cpu.status());
+        auto tensors = place_alone(model, **cpu);
+        if (!tensors.is_ok()) return fail(kTool, tensors.status());
+        if (Status s = (*cpu)->graph_compute(model.graph); !s.is_ok()) return fail(kTool, s);
+        if (Status s = judge_outputs(**cpu, model, opts.margin, report); !s.is_ok()) return fail(kTool, s);
+    }
     return finish(report, opts, model, target_name + " against " + ref_name + ", both saved (nothing computed)");
 }
 
-int run(const CompareOptions& opts) {
+// The target against the reference, node by node (compare_graph_backend).
+int run_pair(const ToolOptions& opts, config::Model& model, Backend& ref, Backend& target, const Tolerances& tol,
+             const std::vector<ResolvedFault>& faults) {
+    auto tensors = place_alone(model, ref);
+    if (!tensors.is_ok()) return fail(kTool, tensors.status());
+    std::optional<ReferenceWriter> save;
+    if (!opts.save_outputs.empty()) save.emplace(target.name(), model.name, model.seed);
+    CompareReport report(ref.name(), target.name(), opts.isolate ? "isolated" : "propagated");
+    LiveJudge judge(model.graph, tol,
+                    {.target = target.name(), .stop_at_first = opts.stop_at_first, .isolated = opts.isolate,
+                     .save = save ? &*save : nullptr},
+                    report);
+    Progress progress("comparing node", model.graph.n_nodes());
+    const Status compared = compare_graph_backend(ref, target, model.graph,
+                                                  {.skip_unsupported = true, .isolate = opts.isolate},
+                                                  [&](const NodeComparison& n) {
+                                                      progress.update(n.index);
+                                                      return judge(n);
+                                                  });
+    if (!compared.is_ok()) return fail(kTool, compared);
+    if (!judge.status().is_ok()) return fail(kTool, judge.status());
+    if (Status s = check_faults_injected(faults, report); !s.is_ok()) return fail(kTool, s);
+    if (save) {
+        if (Status s = save->write(opts.save_outputs); !s.is_ok()) return fail(kTool, s);
+    }
+    if (opts.isolate) {
+        report.skip_end_to_end("isolated: every node computed from the reference's inputs");
+    } else if (judge.stopped()) {
+        report.skip_end_to_end("stopped at the first node that introduces error");
+    } else if (Status s = judge_outputs(ref, model, opts.margin, report); !s.is_ok()) {
+        return fail(kTool, s);
+    }
+    return finish(report, opts, model,
+                  std::string(target.name()) + " (" + target.device().description() + ") against " + ref.name() +
+                      (opts.isolate ? ", each node from the reference's inputs" : ""));
+}
+
+int run(const ToolOptions& opts) {
     const CommonOptions& o = opts.common;
-    if (Status s = apply_device_params(o); !s.is_ok()) return fail(kTool, s);
+    if (Status s = apply_threads(o); !s.is_ok()) return fail(kTool, s);
+    if (!opts.plot.empty()) {
+        if (Status s = check_plot(opts.plot); !s.is_ok()) return fail(kTool, s);
+    }
     Tolerances tol;
     for (const std::string& t : opts.tolerances) {
         if (Status s = tol.set(t); !s.is_ok()) return fail(kTool, s);
@@ -318,31 +301,33 @@ int run(const CompareOptions& opts) {
     auto model = config::build_model(*spec, global_registry(), *build);
     if (!model.is_ok()) return fail(kTool, model.status());
     name_nodes(model->graph);
-    if (Status s = resolve_fault_nodes(o, model->graph); !s.is_ok()) return fail(kTool, s);
-    if (!opts.diff.empty()) return run_diff(opts, *model, tol);
+    if (!opts.diff.empty()) {
+        if (!o.params.faults().empty()) {
+            return fail(kTool, Status(StatusCode::InvalidArgument, "-P " + o.params.faults()[0].given +
+                                                                       ": --diff computes nothing, so a fault would inject nothing"));
+        }
+        return run_diff(opts, *model, tol);
+    }
+    if (opts.placed) {  // its session resolves the faults against the placed graph
+        auto ref = global_registry().init_by_name(pair->first);
+        if (!ref.is_ok()) return fail(kTool, ref.status());
+        return run_placed(opts, *model, **ref, tol);
+    }
+    // Before the backends are made: each copies its device's settings when it is.
+    auto faults = o.params.apply_faults(global_registry(), model->graph);
+    if (!faults.is_ok()) return fail(kTool, faults.status());
+    const bool alone = !opts.load_reference.empty();
+    const std::vector<std::string> taking_part =
+        alone ? std::vector<std::string>{pair->first} : std::vector<std::string>{pair->first, pair->second};
+    const std::string what = alone ? "this run (" + pair->first + ")" : "this comparison (" + pair->first + " against " + pair->second + ")";
+    if (Status s = check_fault_devices(*faults, taking_part, what); !s.is_ok()) return fail(kTool, s);
     auto ref = global_registry().init_by_name(pair->first);
     if (!ref.is_ok()) return fail(kTool, ref.status());
-    if (!opts.load_reference.empty()) return run_against_file(opts, *model, **ref, tol);
-    if (opts.placed) return run_placed(opts, *model, **ref, tol);
+    if (alone) return run_against_file(opts, *model, **ref, tol, *faults);
     auto target = global_registry().init_by_name(pair->second);
     if (!target.is_ok()) return fail(kTool, Status(target.status().code(), target.status().message() +
                                                                            " (choose another with -b CPU,<device>)"));
-    auto tensors = place_alone(*model, **ref);
-    if (!tensors.is_ok()) return fail(kTool, tensors.status());
-
-    std::optional<ReferenceWriter> save;
-    if (!opts.save_outputs.empty()) save.emplace((*target)->name(), model->name, model->seed);
-    CompareReport report((*ref)->name(), (*target)->name(), opts.isolate ? "isolated" : "propagated");
-    if (Status s = compare_nodes(**ref, **target, model->graph, tol, opts, save ? &*save : nullptr, report);
-        !s.is_ok()) {
-        return fail(kTool, s);
-    }
-    if (save) {
-        if (Status s = save->write(opts.save_outputs); !s.is_ok()) return fail(kTool, s);
-    }
-    return finish(report, opts, *model,
-                  std::string((*target)->name()) + " (" + (*target)->device().description() + ") against " +
-                      (*ref)->name() + (opts.isolate ? ", each node from the reference's inputs" : ""));
+    return run_pair(opts, *model, **ref, **target, tol, *faults);
 }
 
 }  // namespace
@@ -351,8 +336,9 @@ int run(const CompareOptions& opts) {
 int main(int argc, char** argv) {
     using namespace xb::tools;
     CLI::App app{"backend-compare: run a config on two backends node by node and compare every result against the\n"
-                 "reference (NMSE, max abs error, cosine similarity, NaN/Inf) with per-op tolerances.", "backend-compare"};
-    CompareOptions opts;
+                 "reference (NMSE, max abs error, cosine similarity, NaN/Inf) with per-op tolerances, and the graph's\n"
+                 "outputs against an end-to-end tolerance (10 x the reference's own error there).", "backend-compare"};
+    ToolOptions opts;
     opts.common.config = "configs/default.json";
     add_common_options(app, opts.common);
     // Here -b names a pair, not a priority list as in the other tools.
@@ -360,22 +346,29 @@ int main(int argc, char** argv) {
         "REFERENCE,TARGET: the device whose results are the reference, then the one checked (default: CPU and the\n"
         "first GPU, else SIM0). With --load-reference or --placed, the one device to run. (Other tools take -b as a\n"
         "priority list.)");
+    app.get_option("-P")->description(
+        "NAME:KEY=VALUE device setting, repeatable, e.g. -P SIM0:unsupported=rope,get_rows. A simulated device's\n"
+        "fault_node=N|NAME perturbs node N of the config's whole graph (or the node so named; several joined by '+')\n"
+        "wherever it runs; fault_size=F (0 < F <= 1, default 0.5) scales its elements by 1+F and 1-F in turn, an\n"
+        "NMSE of about F^2 that every tolerance sees (0.001 makes one as small as a quantized product's rounding).\n"
+        "A fault on a device that takes no part, or on a node it does not compute, is an error");
     app.add_option("--tol", opts.tolerances,
                    "OP=NMSE tolerance override, repeatable (defaults: 1e-7; mul_mat, out_prod, flash_attn_ext 5e-4)");
     app.add_flag("--stop-at-first", opts.stop_at_first, "Stop at the first node that introduces error");
     app.add_flag("--isolate", opts.isolate,
                  "Compute each node on the target from the reference's inputs (as ggml's test-backend-ops does per op), so\n"
-                 "that every node shows only the error it makes itself. Default: each backend computes from its own\n"
-                 "results; a node out of tolerance is computed again from the reference's inputs and marked introduced\n"
-                 "(it computes differently: the comparison fails) or inherited (it carries its inputs' difference)");
+                 "that every node shows only the error it makes itself (the outputs are then not judged end to end).\n"
+                 "Default: each backend computes from its own results; a node out of tolerance is computed again from the\n"
+                 "reference's inputs and marked introduced (it computes differently: the comparison fails) or inherited\n"
+                 "(it carries its inputs' difference)");
     app.add_option("--save-outputs", opts.save_outputs, "Save every node result of the target backend to FILE (GGUF)");
     app.add_option("--load-reference", opts.load_reference,
                    "Compare one backend's run (-b DEVICE, default CPU) against results saved with --save-outputs")
         ->excludes("--save-outputs")
         ->excludes("--isolate");
     app.add_option("--diff", opts.diff,
-                   "REFERENCE.gguf TARGET.gguf: compare two runs saved with --save-outputs, computing nothing (the config\n"
-                   "gives the nodes' order, ops and tolerances)")
+                   "REFERENCE.gguf TARGET.gguf: compare two runs saved with --save-outputs (the config gives the nodes'\n"
+                   "order, ops and tolerances, and is computed once on the CPU for the outputs' end-to-end tolerance)")
         ->expected(2)
         ->excludes("--save-outputs")
         ->excludes("--isolate")
@@ -387,8 +380,20 @@ int main(int argc, char** argv) {
         ->excludes("--save-outputs")
         ->excludes("--load-reference")
         ->excludes("--diff");
-    app.footer("Example: backend-compare -c configs/llama-decoder.json -b CPU,SIM0 -P SIM0:fault_node=12\n"
-               "         backend-compare -c configs/llama-decoder-split.json --map CUDA0=SIM0 --map CUDA1=SIM1 --placed\n"
-               "Exit codes: 0 all within tolerance, 1 a node out of tolerance, 2 usage or config error.");
+    app.add_option("--e2e-margin", opts.margin,
+                   "The outputs' end-to-end tolerance, as a multiple of the reference's own error there (default 10; raise\n"
+                   "it for a target that computes in lower precision on purpose, e.g. CUDA's tf32=1)")
+        ->check(CLI::Range(1.0, 1e12));
+    app.add_option("--plot", opts.plot,
+                   "FILE.png|svg: draw each node's NMSE (log scale, graph order, layers on the axis) against its tolerance\n"
+                   "and end-to-end budget, introduced nodes marked (scripts/compare_plot.py; needs python3-matplotlib)");
+    app.footer("Examples:\n"
+               "  backend-compare -c configs/llama-decoder.json -b CPU,SIM0 -P SIM0:fault_node=11\n"
+               "      a fault on node 11 (Vcur-0, a product): exits 1 naming #11 as the first divergent node\n"
+               "  backend-compare -c configs/llama-decoder-split.json --map CUDA0=SIM0 --map CUDA1=SIM1 --placed \\\n"
+               "      -P SIM1:fault_node=95 --plot verdict.png\n"
+               "      the split as placed, a fault on node 95 (ffn_out-3, on SIM1): exits 1 naming it, and draws the verdict\n"
+               "Exit codes: 0 every node and output within tolerance, 1 a node introduces error or an output is beyond its\n"
+               "end-to-end tolerance, 2 usage or config error.");
     return run_tool(app, argc, argv, opts.common, [&] { return run(opts); });
 }

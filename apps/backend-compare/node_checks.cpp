@@ -1,5 +1,6 @@
 #include "node_checks.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "backend/tensor_io.hpp"
@@ -28,34 +29,56 @@ double nmse_or_nan(const report::ErrorMetrics& m) {
     return m.nan_count == 0 && m.inf_mismatch == 0 ? m.nmse : std::nan("");
 }
 
+// The tensor that holds t's bytes: t, or the end of its view chain.
+const Tensor& storage_of(const Tensor& t) {
+    const Tensor* s = &t;
+    while (s->view_src != nullptr) s = s->view_src;
+    return *s;
+}
+
 }  // namespace
+
+Carriers::Carriers(const Graph& graph) : graph_(graph) {
+    for (int i = 0; i < graph.n_nodes(); ++i) {
+        const Tensor& node = *graph.node(i);
+        if (op_is_view(node.op) || node.view_src == nullptr) continue;
+        const Tensor& storage = storage_of(node);
+        if (graph.ref_of(&storage).is_leaf()) writers_[&storage].push_back(i);
+    }
+}
+
+void Carriers::add(const Tensor* src, int reader, std::vector<int>& out) const {
+    while (src != nullptr && op_is_view(src->op)) src = src->view_src != nullptr ? src->view_src : src->src[0];
+    if (src == nullptr) return;
+    const GraphRef r = graph_.ref_of(src);
+    if (r.is_node()) {
+        out.push_back(r.index());
+    } else if (const auto it = writers_.find(src); it != writers_.end()) {
+        for (const int w : it->second) {
+            if (w < reader) out.push_back(w);
+        }
+    }
+}
+
+std::vector<int> Carriers::of(int i) const {
+    std::vector<int> out;
+    for (const Tensor* src : graph_.node(i)->src) add(src, i, out);
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+}
 
 void Divergence::set(int i, const report::ErrorMetrics& m, double tolerance) {
     nodes_[static_cast<size_t>(i)] = {!within_tolerance(m, tolerance), nmse_or_nan(m)};
 }
 
-// A node's state; a view's is its sources' (views are not computed, so never set); leafs and
-// tensors outside the graph agree.
-Divergence::State Divergence::state_of(const Tensor* t) const {
-    const GraphRef r = graph_.ref_of(t);
-    if (!r.is_node()) return {};
-    if (op_is_view(t->op)) return sources_of(*t);
-    return nodes_[static_cast<size_t>(r.index())];
-}
-
-Divergence::State Divergence::sources_of(const Tensor& node) const {
-    State carried;
-    for (const Tensor* src : node.src) {
-        if (src == nullptr) continue;
-        const State s = state_of(src);
+Origin Divergence::origin_from_sources(int i, const report::ErrorMetrics& m, double tolerance) const {
+    State carried;  // bad if any source is; NMSE summed (NaN, a NaN/Inf mismatch, stays NaN)
+    for (const int c : carriers_.of(i)) {
+        const State& s = nodes_[static_cast<size_t>(c)];
         carried.bad = carried.bad || s.bad;
-        carried.nmse += s.nmse;  // NaN (a NaN/Inf mismatch) stays NaN
+        carried.nmse += s.nmse;
     }
-    return carried;
-}
-
-Origin Divergence::origin_from_sources(const Tensor& node, const report::ErrorMetrics& m, double tolerance) const {
-    const State carried = sources_of(node);
     const double nmse = nmse_or_nan(m);
     if (carried.bad || std::isnan(carried.nmse)) return Origin::Inherited;
     const bool inputs_differed = carried.nmse > tolerance;
@@ -63,27 +86,70 @@ Origin Divergence::origin_from_sources(const Tensor& node, const report::ErrorMe
     return inputs_differed && within_growth ? Origin::Inherited : Origin::Introduced;
 }
 
-Result<report::ErrorMetrics> IsolatedRecheck::recompute(int i) {
-    const Tensor& want = *reference_.node(i);
-    if (!copy_) {
-        // Made now, the copy already holds every tensor as the reference has it.
-        XB_ASSIGN_OR_RETURN(GraphCopy copy, graph_copy(target_, reference_));
-        copy_.emplace(std::move(copy));
-    } else {
-        // The reference's inputs, through the memory they view; leafs too, since a graph may write
-        // into one (a KV cache).
-        for (const Tensor* src : want.src) {
-            if (src == nullptr) continue;
-            const Tensor& storage = src->view_src != nullptr ? *src->view_src : *src;  // a view's is its source's
-            const GraphRef r = reference_.ref_of(&storage);
-            if (!r.in_graph()) continue;
-            const auto index = static_cast<size_t>(r.index());
-            Tensor& mine = *(r.is_node() ? copy_->graph.nodes() : copy_->graph.leafs())[index];
-            XB_RETURN_IF_ERROR(tensor_copy(storage, mine));
+Status check_fault_devices(const std::vector<ResolvedFault>& faults, const std::vector<std::string>& devices,
+                           const std::string& what) {
+    for (const ResolvedFault& f : faults) {
+        if (std::find(devices.begin(), devices.end(), f.device) == devices.end()) {
+            return Status(StatusCode::InvalidArgument, "-P " + f.given + ": " + f.device + " takes no part in " + what +
+                                                           ", so its fault would inject nothing");
         }
     }
-    XB_RETURN_IF_ERROR(target_.graph_compute(copy_->graph.view(i, i + 1)));
-    return metrics_of(*copy_->graph.node(i), want);
+    return Status::ok();
+}
+
+Status check_faults_injected(const std::vector<ResolvedFault>& faults, const CompareReport& report) {
+    for (const ResolvedFault& f : faults) {
+        const NodeResult* r = report.node(f.index);
+        if (r == nullptr) continue;  // not reached (the run stopped before it)
+        const std::string node = "node #" + std::to_string(f.index) + " '" + r->name + "'";
+        if (!r->metrics) {
+            return Status(StatusCode::InvalidArgument, "-P " + f.given + ": " + node + " was not computed (" +
+                                                           r->skip_reason + "), so the fault injected nothing");
+        }
+        if (!r->device.empty() && r->device != f.device) {
+            return Status(StatusCode::InvalidArgument, "-P " + f.given + ": " + node + " runs on " + r->device +
+                                                           " in this placement, so " + f.device +
+                                                           "'s fault injected nothing; fault a node " + f.device +
+                                                           " computes (the report's device column)");
+        }
+    }
+    return Status::ok();
+}
+
+bool LiveJudge::operator()(const NodeComparison& node) {
+    Result<bool> go_on = judge(node);
+    if (!go_on.is_ok()) {
+        status_ = go_on.status();
+        return false;
+    }
+    return *go_on;
+}
+
+Result<bool> LiveJudge::judge(const NodeComparison& n) {
+    const Tensor& want = *n.t1;
+    if (!n.supported) {
+        report_.add_skip(n.index, want, options_.target + " does not support " + want.op_label());
+        return true;
+    }
+    if (options_.save != nullptr) XB_RETURN_IF_ERROR(options_.save->add(*n.t2));
+    XB_ASSIGN_OR_RETURN(report::ErrorMetrics m, metrics_of(*n.t2, want));
+    const double tolerance = tol_.for_node(want);
+    const bool ok = report_.add(n.index, want, m, tolerance);
+    divergence_.set(n.index, m, tolerance);
+    if (ok) return true;
+    Origin origin = Origin::Introduced;
+    if (options_.isolated) {
+        // Computed from the reference's inputs already: the error is the node's own.
+    } else if (n.recompute_from_reference) {
+        XB_ASSIGN_OR_RETURN(const Tensor* alone, n.recompute_from_reference());
+        XB_ASSIGN_OR_RETURN(report::ErrorMetrics again, metrics_of(*alone, want));
+        if (within_tolerance(again, tolerance)) origin = Origin::Inherited;
+    } else {
+        origin = divergence_.origin_from_sources(n.index, m, tolerance);
+    }
+    report_.explain(origin, options_.inputs_readable ? input_errors(want, *n.t2) : std::vector<InputError>{});
+    stopped_ = origin == Origin::Introduced && options_.stop_at_first;
+    return !stopped_;
 }
 
 }  // namespace xb::tools

@@ -2,15 +2,18 @@
 // and whether an error came in through its sources (inherited) or was made there (introduced).
 #pragma once
 
-#include <optional>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "compare_report.hpp"
-#include "backend/backend.hpp"
+#include "device_params.hpp"
 #include "core/graph.hpp"
 #include "core/status.hpp"
+#include "reference_file.hpp"
 #include "report/metrics.hpp"
 #include "sched/graph_copy.hpp"
+#include "tolerances.hpp"
 
 namespace xb::tools {
 
@@ -21,9 +24,27 @@ Result<report::ErrorMetrics> metrics_of(const Tensor& target, const Tensor& refe
 // or was it made here?
 std::vector<InputError> input_errors(const Tensor& reference_node, const Tensor& target_node);
 
+// Which computed nodes' results each node reads: a source that is a node, the node a view looks
+// into, and for a view of a leaf the graph writes into (a KV cache, written by set_rows or cpy
+// nodes that are not the reader's sources) the nodes that wrote it before the reader. Weights and
+// inputs carry nothing.
+class Carriers {
+public:
+    explicit Carriers(const Graph& graph);
+    // The carriers of node i's sources, each once.
+    std::vector<int> of(int i) const;
+
+private:
+    void add(const Tensor* src, int reader, std::vector<int>& out) const;
+
+    const Graph& graph_;
+    std::unordered_map<const Tensor*, std::vector<int>> writers_;  // leaf -> nodes writing into it, in order
+};
+
 // Each node's error as the target holds it, so that a node out of tolerance can tell, without
-// computing anything again, whether its inputs brought the error. A view carries its sources'
-// error; leafs (weights, inputs) are the same on both sides.
+// computing anything again, whether its inputs brought the error (through Carriers: a view
+// carries what it looks into, a cache what was written into it); leafs (weights, inputs) are the
+// same on both sides.
 class Divergence {
 public:
     // A node's error may grow this many times over what its sources carried and still count as
@@ -31,40 +52,68 @@ public:
     // soft_max scales it by about the square of the logits' spread. Beyond it the node made error.
     static constexpr double kCarriedGrowth = 10.0;
 
-    explicit Divergence(const Graph& graph) : graph_(graph), nodes_(static_cast<size_t>(graph.n_nodes())) {}
+    explicit Divergence(const Graph& graph) : carriers_(graph), nodes_(static_cast<size_t>(graph.n_nodes())) {}
     // Node i compared, with its tolerance.
     void set(int i, const report::ErrorMetrics& m, double tolerance);
     // Where a node out of tolerance got its error, from its sources' errors alone: inherited when a
     // source was out of its own tolerance, or when its sources already differed by more than this
     // node's tolerance and the node's error is within kCarriedGrowth of theirs.
-    Origin origin_from_sources(const Tensor& node, const report::ErrorMetrics& m, double tolerance) const;
+    Origin origin_from_sources(int i, const report::ErrorMetrics& m, double tolerance) const;
 
 private:
     struct State {
         bool bad = false;
         double nmse = 0;  // NaN where NaN/Inf differ
     };
-    State state_of(const Tensor* t) const;
-    State sources_of(const Tensor& node) const;  // bad if any is; NMSE summed
 
-    const Graph& graph_;
+    Carriers carriers_;
     std::vector<State> nodes_;
 };
 
-// Decides a node's origin exactly in the default (propagated) comparison: the target computes the
-// node again from the reference's inputs, in a copy of the graph of its own (made at the first
-// use), so that the propagated results stay as they were. Within tolerance that way, the node
-// computes right and its error is inherited; out of it, the node introduces error.
-class IsolatedRecheck {
+// A fault on a device that takes no part in the comparison (`devices`, described by `what`) would
+// inject nothing and let it pass: InvalidArgument naming the -P item.
+Status check_fault_devices(const std::vector<ResolvedFault>& faults, const std::vector<std::string>& devices,
+                           const std::string& what);
+// After the run: each faulted node the run reached was computed by the fault's device (not skipped
+// as unsupported, and in a placed run not put on another device); InvalidArgument naming the node
+// and where it ran otherwise.
+Status check_faults_injected(const std::vector<ResolvedFault>& faults, const CompareReport& report);
+
+struct JudgeOptions {
+    std::string target{};        // the target's name, for skipped nodes
+    bool stop_at_first = false;  // stop at the first node that introduces error
+    bool isolated = false;       // every node computed from the reference's inputs: its error is its own
+    // The target's sources still hold what it computed, so that a failing node's inputs can be
+    // compared (not in a placed run, whose allocator reuses their memory).
+    bool inputs_readable = true;
+    ReferenceWriter* save = nullptr;  // keeps every node the target computed (--save-outputs)
+};
+
+// Judges the nodes of a live comparison (compare_graph_backend, compare_graph_scheduled) into a
+// report: each node against its tolerance, and a node out of it introduced or inherited, exactly
+// (computed again from the reference's inputs) where the comparison can, else from its sources'
+// recorded errors (Divergence).
+class LiveJudge {
 public:
-    IsolatedRecheck(Backend& target, const Graph& reference) : target_(target), reference_(reference) {}
-    // Node i computed on the target from the reference's current inputs, against the reference.
-    Result<report::ErrorMetrics> recompute(int i);
+    LiveJudge(const Graph& graph, const Tolerances& tol, const JudgeOptions& options, CompareReport& report)
+        : tol_(tol), options_(options), report_(report), divergence_(graph) {}
+
+    // The comparison's callback: false to stop (an error is kept for status()).
+    bool operator()(const NodeComparison& node);
+    // The first error a node met.
+    const Status& status() const { return status_; }
+    // Whether the walk stopped at an introduced node (--stop-at-first).
+    bool stopped() const { return stopped_; }
 
 private:
-    Backend& target_;
-    const Graph& reference_;
-    std::optional<GraphCopy> copy_;
+    Result<bool> judge(const NodeComparison& node);
+
+    const Tolerances& tol_;
+    JudgeOptions options_;
+    CompareReport& report_;
+    Divergence divergence_;
+    Status status_;
+    bool stopped_ = false;
 };
 
 }  // namespace xb::tools

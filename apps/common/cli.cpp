@@ -172,9 +172,9 @@ int parse(CLI::App& app, int argc, char** argv) {
     return -1;
 }
 
-std::string default_config_path() {
+std::string find_repository_file(const std::string& relative_path) {
     namespace fs = std::filesystem;
-    const fs::path relative = "configs/default.json";
+    const fs::path relative = relative_path;
     std::error_code ec;
     if (fs::exists(relative, ec)) return relative.string();
     const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
@@ -185,13 +185,22 @@ std::string default_config_path() {
             if (fs::exists(candidate, ec)) return fs::weakly_canonical(candidate, ec).string();
         }
     }
-    return relative.string();
+    return {};
+}
+
+std::string default_config_path() {
+    const std::string found = find_repository_file("configs/default.json");
+    return found.empty() ? std::string("configs/default.json") : found;
 }
 
 int run_tool(CLI::App& app, int argc, char** argv, CommonOptions& options, const std::function<int()>& run,
              RunMatrix* matrix) {
     if (const int rc = parse(app, argc, argv); rc >= 0) return rc;
     options.tool = app.get_name();
+    auto params = DeviceParams::parse(options.device_params);
+    if (!params.is_ok()) return fail(app.get_name().c_str(), params.status());
+    options.params = std::move(*params);
+    if (Status s = options.params.apply(global_registry()); !s.is_ok()) return fail(app.get_name().c_str(), s);
     if (const CLI::Option* c = app.get_option_no_throw("-c"); c != nullptr && c->count() == 0 &&
                                                                   options.config == "configs/default.json") {
         options.config = default_config_path();
@@ -212,26 +221,11 @@ int run_tool(CLI::App& app, int argc, char** argv, CommonOptions& options, const
     return run();
 }
 
-Status apply_device_params(const CommonOptions& o) {
-    Registry& reg = global_registry();
-    for (const std::string& p : o.device_params) {
-        const size_t colon = p.find(':');
-        if (colon == std::string::npos || colon == 0) {
-            return Status(StatusCode::InvalidArgument, "-P " + p + ": expected NAME:KEY=VALUE, e.g. SIM0:fault_node=3");
-        }
-        Device* d = reg.dev_by_name(p.substr(0, colon));
-        if (d == nullptr) {
-            return Status(StatusCode::NotFound, "-P " + p + ": no device named '" + p.substr(0, colon) +
-                                                    "'; available: " + reg.device_names());
-        }
-        const Status s = d->configure(p.substr(colon + 1));
-        if (!s.is_ok()) return Status(s.code(), "-P " + p + ": " + s.message());
-    }
-    if (o.threads > 0) {
-        for (const char* name : {"CPU", "BLAS"}) {
-            Device* host = reg.dev_by_name(name);
-            if (host != nullptr) XB_RETURN_IF_ERROR(host->configure("threads=" + std::to_string(o.threads)));
-        }
+Status apply_threads(const CommonOptions& o) {
+    if (o.threads <= 0) return Status::ok();
+    for (const char* name : {"CPU", "BLAS"}) {
+        Device* host = global_registry().dev_by_name(name);
+        if (host != nullptr) XB_RETURN_IF_ERROR(host->configure("threads=" + std::to_string(o.threads)));
     }
     return Status::ok();
 }
@@ -275,11 +269,11 @@ int fail(const char* tool, const Status& status) {
     return kExitUsage;
 }
 
-std::vector<std::string> split_list(const std::string& text) {
+std::vector<std::string> split_list(const std::string& text, char sep) {
     std::vector<std::string> items;
     size_t pos = 0;
     while (pos <= text.size()) {
-        const size_t end = std::min(text.find(',', pos), text.size());
+        const size_t end = std::min(text.find(sep, pos), text.size());
         if (end > pos) items.push_back(text.substr(pos, end - pos));
         pos = end + 1;
     }

@@ -12,6 +12,7 @@
 
 #include "backend/backend.hpp"
 #include "core/status.hpp"
+#include "device_params.hpp"
 #include "report/table.hpp"
 
 namespace xb::tools {
@@ -26,7 +27,8 @@ struct CommonOptions {
     std::string config;
     std::vector<std::string> backends;       // -b CPU,SIM0
     int threads = 0;                         // -t: CPU threads (0: default)
-    std::vector<std::string> device_params;  // -P SIM0:fault_node=12
+    std::vector<std::string> device_params;  // -P SIM0:fault_node=12, as given
+    DeviceParams params;                     // -P parsed once (run_tool), for every path to apply
     std::vector<std::string> device_map;     // --map CUDA0=SIM0
     std::optional<uint64_t> seed;
     std::string host_weights;                // --host-weights pinned|pageable ("" = the config's)
@@ -62,7 +64,9 @@ int parse(CLI::App& app, int argc, char** argv);
 // option --repat; did you mean --reps?". Every tool's (graph-bench's too) says it this way.
 std::string unknown_arguments_message(const std::vector<std::string>& extras, const std::vector<std::string>& names);
 
-// The common main(): parses argv, answers --help and --list-devices, else calls run().
+// The common main(): parses argv, parses -P into options.params and applies its settings (a bad
+// one is a usage error), answers --list-devices and --info, else calls run(). Faults are left to
+// the tool: they name nodes of a graph (DeviceParams::apply_faults).
 int run_tool(CLI::App& app, int argc, char** argv, CommonOptions& options, const std::function<int()>& run,
              RunMatrix* matrix = nullptr);
 
@@ -71,10 +75,13 @@ int run_tool(CLI::App& app, int argc, char** argv, CommonOptions& options, const
 // (PREFIX/share/xbackend), so that a tool run from anywhere finds it; the plain relative path when
 // none exists (the error then names it).
 std::string default_config_path();
+// A file of the repository (or of an installed copy) by its path in it, found the same way:
+// "scripts/compare_plot.py" -> its path; "" when there is none.
+std::string find_repository_file(const std::string& relative_path);
 
-// Applies every -P NAME:KEY=VALUE to its device (Device::configure); -t sets the threads of the
-// host devices (CPU and BLAS, which compute in one OpenMP team).
-Status apply_device_params(const CommonOptions& options);
+// -t: the threads of the host devices (CPU and BLAS, which compute in one OpenMP team); nothing
+// when it is 0.
+Status apply_threads(const CommonOptions& options);
 // The table of registered devices: name, type, description, memory, settings.
 report::Table device_table();
 
@@ -88,8 +95,9 @@ Status write_report(const report::Table& table, const nlohmann::ordered_json& do
 // Prints "tool: <status>" to stderr and returns the exit code for it.
 int fail(const char* tool, const Status& status);
 
-// Comma-separated list -> items (empty items dropped), and back ("SIM0,CPU").
-std::vector<std::string> split_list(const std::string& text);
+// Comma-separated list (or `sep`-separated: "11+ffn_out") -> items (empty items dropped), and back
+// ("SIM0,CPU").
+std::vector<std::string> split_list(const std::string& text, char sep = ',');
 std::string join_list(const std::vector<std::string>& items);
 // Every item between separators, empty ones included (where an empty item is an error to report).
 std::vector<std::string> split_on(const std::string& text, char sep);

@@ -37,12 +37,15 @@ Result<config::BuildOptions> build_options(const CommonOptions& o) {
 }
 
 Result<std::unique_ptr<Session>> open_session(const CommonOptions& o, const SessionOptions& session) {
-    XB_RETURN_IF_ERROR(apply_device_params(o));
+    XB_RETURN_IF_ERROR(apply_threads(o));
     XB_ASSIGN_OR_RETURN(config::ConfigSpec spec, config::load_config(o.config));
     if (session.edit) session.edit(spec);
     XB_ASSIGN_OR_RETURN(config::BuildOptions build, build_options(o));
     auto s = std::make_unique<Session>();
     XB_ASSIGN_OR_RETURN(s->model, config::build_model(spec, global_registry(), build));
+    name_nodes(s->model.graph);
+    // Before the backends are made: each copies its device's settings when it is.
+    XB_ASSIGN_OR_RETURN(s->faults, o.params.apply_faults(global_registry(), s->model.graph));
     XB_ASSIGN_OR_RETURN(s->backends, config::init_backends(s->model.placement, global_registry()));
     std::vector<Backend*> raw;
     for (const auto& b : s->backends) raw.push_back(b.get());

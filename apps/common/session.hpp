@@ -16,6 +16,7 @@ namespace xb::tools {
 struct Session {
     config::Model model;
     std::vector<std::unique_ptr<Backend>> backends;  // priority order, the CPU last
+    std::vector<ResolvedFault> faults;               // -P DEVICE:fault_node=..., resolved against model.graph
     std::unique_ptr<Scheduler> sched;                // declared last: destroyed first
 
     std::vector<std::string> backend_names() const;
@@ -37,9 +38,11 @@ struct SessionOptions {
     SpecEdit edit;          // applied to the loaded config before it is built
 };
 
-// Loads -c, applies `edit` and -b/--map/--seed, makes the backends, places the weights, creates
-// the scheduler with the config's options, pins per-node overrides, and allocates the graph and
-// sets its inputs when asked to.
+// Loads -c, applies `edit` and -b/--map/--seed, applies -t, names the graph's nodes (name_nodes)
+// and gives the devices their faults (-P DEVICE:fault_node=N is node N of this whole graph), makes
+// the backends, places the weights, creates the scheduler with the config's options, pins per-node
+// overrides, and allocates the graph and sets its inputs when asked to. The other -P settings were
+// applied once, at start-up (run_tool).
 Result<std::unique_ptr<Session>> open_session(const CommonOptions& options, const SessionOptions& session = {});
 
 }  // namespace xb::tools

@@ -7,6 +7,7 @@
 //   op-check --mode support -P SIM0:unsupported=rope
 #include <iostream>
 
+#include "builtin/builtin_backends.hpp"
 #include "cli.hpp"
 #include "list_cases.hpp"
 #include "opcheck/cases.hpp"
@@ -20,7 +21,9 @@ namespace xb::tools::opcheck {
 namespace {
 
 int run(const OpCheckOptions& o) {
-    if (Status s = apply_device_params(o.common); !s.is_ok()) return fail(kTool, s);
+    if (Status s = apply_threads(o.common); !s.is_ok()) return fail(kTool, s);
+    // A fault here names a node of each case's own graph (fault_node=0: the case's first node).
+    if (Status s = o.common.params.apply_faults_as_given(global_registry()); !s.is_ok()) return fail(kTool, s);
     // The perf set is kept apart: its sizes would make the float64 reference slow.
     const std::vector<xb::opcheck::OpCase> set =
         o.mode == "perf" ? xb::opcheck::perf_cases() : xb::opcheck::all_cases();

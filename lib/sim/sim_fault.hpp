@@ -6,9 +6,15 @@
 
 namespace xb::sim {
 
-// Perturbs a computed node's output in place (host storage). size 0: its first element gets +1 and
-// every other element is scaled by 1.01. size F > 0: the elements are scaled by 1+F and 1-F in
-// turn, an error of NMSE F^2. Integers: only the first element changes, by +1.
-void perturb_output(Tensor& node, double size = 0);
+// The default fault_size: an NMSE of 0.25 at the faulted node, far above every per-node tolerance
+// of the compare tools (the loosest, a node that quantizes to q4_0, is 7e-3), so that a fault left
+// at its default is always a wrong result.
+inline constexpr double kDefaultFaultSize = 0.5;
+
+// Perturbs a computed node's output in place (host storage). Floats, f16, bf16 and quantized
+// types: element n is scaled by 1+size for even n and by 1-size for odd n, and an element that is
+// 0 becomes +size or -size in the same turn (so that a node of zeros is perturbed too): an error
+// of NMSE about size^2. Integers: the first element is increased by 1.
+void perturb_output(Tensor& node, double size = kDefaultFaultSize);
 
 }  // namespace xb::sim

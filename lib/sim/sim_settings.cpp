@@ -162,7 +162,7 @@ Status parse_one(std::string_view device, const RawParam& p, SimSettingsUpdate& 
         update.fault = parse_fault(p);
     } else if (p.key == "fault_size") {
         const auto size = parse_number<double>(p.value);
-        if (!size || !(*size >= 0.0 && *size <= 1.0)) return bad_value(device, p, "a number from 0 to 1");
+        if (!size || !(*size > 0.0 && *size <= 1.0)) return bad_value(device, p, "a number above 0 and at most 1");
         update.fault_size = *size;
     } else if (p.key == "fail_alloc" || p.key == "fail_copy") {
         const bool alloc = p.key == "fail_alloc";

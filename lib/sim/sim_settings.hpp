@@ -25,11 +25,14 @@
 //                        as NVLink or PCIe peer-to-peer between GPUs; default 32 GB/s, 5 us)
 //   fault_node=N|NAME    perturb the output of the computed node with index N in the graph given to
 //                        graph_compute, or of the nodes named NAME; several joined by '+'
-//                        ("fault_node=11+ffn_out"); "none" turns it off
-//   fault_size=F         how large the fault is: 0 (default) adds 1 to the first element and scales
-//                        the rest by 1.01; F in (0, 1] scales the elements by 1+F and 1-F in turn
-//                        (NMSE F^2), a fault small enough to pass a loose tolerance, as the
-//                        rounding differences of a quantized product do
+//                        ("fault_node=11+ffn_out"); "none" turns it off. (The tools resolve an index
+//                        against the whole graph of the config before they set it, so that a graph
+//                        the scheduler hands over in pieces is faulted where the user meant.)
+//   fault_size=F         how large the fault is, F in (0, 1], default 0.5: the elements are scaled by
+//                        1+F and 1-F in turn, and zeros become +F and -F (NMSE about F^2; 0.25 by
+//                        default, above every tolerance of the compare tools); a small F (0.001)
+//                        makes a fault small enough to pass a loose tolerance, as the rounding
+//                        differences of a quantized product do
 //   fail_alloc=N         the N-th buffer allocation on the device from now on fails (once), as if
 //                        the device were out of memory: a test hook for every allocation point;
 //                        "none" (or 0) turns it off
@@ -48,6 +51,7 @@
 #include "core/op.hpp"
 #include "core/status.hpp"
 #include "core/tensor.hpp"
+#include "sim/sim_fault.hpp"
 #include "sim/sim_link.hpp"
 
 namespace xb::sim {
@@ -85,7 +89,7 @@ struct SimSettings {
     double pageable_ratio = 0.5;  // see pageable_ratio above
     LinkModel peer_link{32.0, 5.0};
     FaultTarget fault;
-    double fault_size = 0;  // see fault_size above
+    double fault_size = kDefaultFaultSize;  // see fault_size above
     int fail_alloc = 0;  // see fail_alloc above; SimDevice counts down (FailureCountdown)
     int fail_copy = 0;   // likewise
 

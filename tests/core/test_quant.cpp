@@ -23,6 +23,7 @@
 #include "core/quant_blocks.hpp"
 #include "cpu_kernels/quant_dot.hpp"
 #include "test_config_util.hpp"
+#include "test_values.hpp"
 
 namespace xb {
 namespace {
@@ -201,14 +202,6 @@ double relative_rms_error(DType type, const std::vector<float>& x) {
     return std::sqrt(err / norm);
 }
 
-std::vector<float> normal_data(size_t n, uint32_t seed) {
-    std::mt19937 rng(seed);
-    std::normal_distribution<float> dist(0.0f, 1.0f);
-    std::vector<float> v(n);
-    for (float& x : v) x = dist(rng);
-    return v;
-}
-
 std::vector<float> heavy_tailed_data(size_t n, uint32_t seed) {
     std::mt19937 rng(seed);
     std::student_t_distribution<float> dist(2.0f);
@@ -221,7 +214,7 @@ std::vector<float> heavy_tailed_data(size_t n, uint32_t seed) {
 // normal / heavy-tailed data, 64 Ki values) with a margin; ggml's own quantizers reach about the same
 // on normal data (q4_K ~0.075, q5_K ~0.037, q6_K ~0.018 are what its published RMSE tables imply).
 TEST(KQuant, RoundTripErrorIsBoundedPerType) {
-    const auto normal = normal_data(1 << 16, 1);
+    const auto normal = xbt::normal_values(1 << 16, 1);
     const auto heavy = heavy_tailed_data(1 << 16, 2);
     struct Bound {
         DType type;
@@ -278,7 +271,7 @@ double reference_dot(DType type, const std::vector<std::byte>& w, const std::vec
 TEST(QuantDot, EveryInstructionSetMatchesTheDequantizedDot) {
     const int64_t n = 3 * kQKK;  // three super-blocks, 24 legacy blocks
     constexpr int kCols = cpu_kernels::kMaxDotColumns;
-    const auto w_values = normal_data(static_cast<size_t>(n), 3);
+    const auto w_values = xbt::normal_values(static_cast<size_t>(n), 3);
     const auto x = heavy_tailed_data(static_cast<size_t>(n) * kCols, 4);
     for (Isa isa : supported_isas()) {
         const cpu_kernels::QuantDot& table = cpu_kernels::quant_dot(isa);

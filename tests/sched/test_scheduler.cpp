@@ -2,6 +2,7 @@
 // against the CPU alone.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <random>
 
@@ -422,21 +423,37 @@ TEST(Scheduler, ReserveTheLargestThenSmallerGraphsAllocateNothingNew) {
     sched->reset();  // ctx dies before the scheduler: hand its tensors back first
 }
 
+// The chain on the CPU, its input set, against SIM0 with `settings`: a comparison's two sides.
+struct ComparePair {
+    explicit ComparePair(std::string_view settings) {
+        devices.configure("SIM0", settings);
+        cpu = devices.init("CPU");
+        sim = devices.init("SIM0");
+        setup = chain_with_weight_on(*cpu);
+        buffer = alloc_ctx_tensors(setup->chain->ctx, *cpu).value();
+        EXPECT_TRUE(tensor_set_f32(*setup->chain->x, random_values(165, 3)).is_ok());
+    }
+    LocalRegistry devices;
+    std::unique_ptr<Backend> cpu, sim;
+    std::unique_ptr<ChainSetup> setup;
+    std::unique_ptr<MultiBuffer> buffer;
+};
+
+// What a comparison saw of each node, in graph order.
+struct Walk {
+    std::vector<int> index;
+    std::vector<bool> supported;
+    std::vector<bool> same;  // t2 equals t1 bit for bit
+};
+
 TEST(CompareGraphBackend, FaultOnNodeKIsTheFirstDivergence) {
     if (!has_device("SIM0")) GTEST_SKIP() << "no SIM0 device";
     // By name: compare_graph_backend computes one node at a time, so indices restart at 0.
-    LocalRegistry devices;
-    devices.configure("SIM0", "fault_node=op5");
-    auto cpu = devices.init("CPU");
-    auto sim = devices.init("SIM0");
-    auto setup = chain_with_weight_on(*cpu);
-    auto& chain = setup->chain;
-    Graph& g = setup->graph;
-    auto buf = alloc_ctx_tensors(chain->ctx, *cpu).value();
-    ASSERT_TRUE(tensor_set_f32(*chain->x, random_values(165, 3)).is_ok());
+    ComparePair p("fault_node=op5");
+    Graph& g = p.setup->graph;
     int first_divergent = -1;
     int compared = 0;
-    ASSERT_TRUE(compare_graph_backend(*cpu, *sim, g, [&](int i, const Tensor& a, const Tensor& b) {
+    ASSERT_TRUE(compare_graph_backend(*p.cpu, *p.sim, g, [&](int i, const Tensor& a, const Tensor& b) {
                     ++compared;
                     if (tensor_get_f32(a).value() != tensor_get_f32(b).value() && first_divergent < 0) first_divergent = i;
                     return true;
@@ -459,6 +476,125 @@ TEST(CompareGraphBackend, CallbackCanStopTheWalk) {
                     return ++calls < 3;
                 }).is_ok());
     EXPECT_EQ(calls, 3);
+}
+
+
+TEST(CompareGraphBackend, NodesTheTargetDoesNotSupportAreSkippedAndCarried) {
+    if (!has_device("SIM0")) GTEST_SKIP() << "no SIM0 device";
+    ComparePair p("unsupported=rms_norm");
+    Walk walk;
+    ASSERT_TRUE(compare_graph_backend(*p.cpu, *p.sim, p.setup->graph, {.skip_unsupported = true}, [&](const NodeComparison& n) {
+                    walk.index.push_back(n.index);
+                    walk.supported.push_back(n.supported);
+                    walk.same.push_back(tensor_get_f32(*n.t1).value() == tensor_get_f32(*n.t2).value());
+                    EXPECT_EQ(static_cast<bool>(n.recompute_from_reference), n.supported);
+                    return true;
+                }).is_ok());
+    ASSERT_EQ(walk.index.size(), 12u);
+    for (size_t i = 0; i < walk.index.size(); ++i) {
+        EXPECT_EQ(walk.supported[i], p.setup->graph.node(walk.index[i])->op != Op::RmsNorm) << i;
+        EXPECT_TRUE(walk.same[i]) << "the rms_norm is carried over, so every node matches: " << i;
+    }
+    // Without skipping, SIM0 is handed the rms_norm and refuses it.
+    EXPECT_EQ(compare_graph_backend(*p.cpu, *p.sim, p.setup->graph, {}, [](const NodeComparison&) { return true; }).code(),
+              StatusCode::NotSupported);
+}
+
+// A fault on op5: propagated, op5 and every node after it differ, and each of those computed again
+// from the CPU's inputs matches again except op5; isolated, op5 alone differs.
+TEST(CompareGraphBackend, IsolateAndRecomputeTellTheFaultyNode) {
+    if (!has_device("SIM0")) GTEST_SKIP() << "no SIM0 device";
+    ComparePair p("fault_node=op5");
+    for (const bool isolate : {false, true}) {
+        SCOPED_TRACE(isolate ? "isolated" : "propagated");
+        std::vector<std::string> differ, made;
+        ASSERT_TRUE(compare_graph_backend(*p.cpu, *p.sim, p.setup->graph, {.isolate = isolate}, [&](const NodeComparison& n) {
+                        if (tensor_get_f32(*n.t1).value() == tensor_get_f32(*n.t2).value()) return true;
+                        differ.push_back(n.t1->name);
+                        const Tensor* again = n.recompute_from_reference().value();
+                        if (tensor_get_f32(*again).value() != tensor_get_f32(*n.t1).value()) made.push_back(n.t1->name);
+                        return true;
+                    }).is_ok());
+        EXPECT_EQ(made, std::vector<std::string>{"op5"});
+        if (isolate) {
+            EXPECT_EQ(differ, std::vector<std::string>{"op5"});
+        } else {
+            EXPECT_EQ(differ.size(), 8u) << "op5 to op12";
+        }
+    }
+}
+
+// The chain split over SIM0 and the CPU (SIM0 refuses rms_norm), read node by node against the CPU
+// alone: every node is seen once, where the scheduler put it, and a fault on op8 (on SIM0, in the
+// third split) is the first difference.
+TEST(CompareGraphScheduled, EveryNodeIsReadWhereItRuns) {
+    if (!has_device("SIM0")) GTEST_SKIP() << "no SIM0 device";
+    LocalRegistry devices;
+    devices.configure("SIM0", "unsupported=rms_norm,fault_node=op8");
+    auto sim = devices.init("SIM0");
+    auto cpu = devices.init("CPU");
+    auto alone = devices.init("CPU");
+    auto placed = chain_with_weight_on(*sim);
+    auto reference = chain_with_weight_on(*alone);
+    auto ref_buf = alloc_ctx_tensors(reference->chain->ctx, *alone).value();
+    auto sched = Scheduler::create({sim.get(), cpu.get()}).value();
+    ASSERT_TRUE(sched->alloc_graph(placed->graph).is_ok());
+    ASSERT_EQ(sched->n_splits(), 3);
+    const auto input = random_values(165, 4);
+    ASSERT_TRUE(tensor_set_f32(*placed->chain->x, input).is_ok());
+    ASSERT_TRUE(tensor_set_f32(*reference->chain->x, input).is_ok());
+    std::vector<std::string> seen, on_cpu;
+    std::string first_difference;
+    ASSERT_TRUE(compare_graph_scheduled(*alone, reference->graph, *sched, placed->graph, [&](const NodeComparison& n) {
+                    EXPECT_EQ(n.t1->name, n.t2->name);
+                    EXPECT_FALSE(n.recompute_from_reference);
+                    seen.push_back(n.t1->name);
+                    if (sched->tensor_backend(*n.t2) == cpu.get()) on_cpu.push_back(n.t2->name);
+                    if (first_difference.empty() && tensor_get_f32(*n.t1).value() != tensor_get_f32(*n.t2).value()) {
+                        first_difference = n.t1->name;
+                    }
+                    return true;
+                }).is_ok());
+    EXPECT_EQ(seen.size(), 12u);
+    EXPECT_EQ(on_cpu, std::vector<std::string>{"op6"});
+    EXPECT_EQ(first_difference, "op8");
+    // Stopping through the callback is not an error, and the eval callback is gone afterwards.
+    int calls = 0;
+    EXPECT_TRUE(compare_graph_scheduled(*alone, reference->graph, *sched, placed->graph,
+                                        [&](const NodeComparison&) { return ++calls < 2; })
+                    .is_ok());
+    EXPECT_EQ(calls, 2);
+    EXPECT_TRUE(sched->graph_compute(placed->graph).is_ok());
+    sched->reset();
+}
+
+// A graph that writes into one leaf (a cache) and reads another (a weight): the copy shares the
+// weight and copies the cache, so that computing the copy leaves the original's cache alone.
+TEST(GraphCopy, SharesOnlyTheLeafsNoNodeWrites) {
+    auto cpu = init("CPU");
+    Context ctx;
+    Tensor* w = ctx.new_tensor(DType::F32, {8, 4});
+    Tensor* cache = ctx.new_tensor(DType::F32, {8, 4});
+    Tensor* x = ctx.new_tensor(DType::F32, {8, 4});
+    x->set_input();
+    Tensor* stored = cpy(ctx, scale(ctx, x, 2.0f), cache);
+    Tensor* out = add(ctx, stored, w);
+    out->set_output();
+    Graph g = Graph::build({out}).value();
+    auto buf = alloc_ctx_tensors(ctx, *cpu).value();
+    ASSERT_TRUE(tensor_set_f32(*w, random_values(32, 1)).is_ok());
+    ASSERT_TRUE(tensor_set_f32(*cache, std::vector<float>(32, 0.0f)).is_ok());
+    ASSERT_TRUE(tensor_set_f32(*x, random_values(32, 2)).is_ok());
+    GraphCopy copy = graph_copy(*cpu, g, {.share_read_only_leafs = true}).value();
+    const auto shared = [&](const Tensor* t) {
+        const auto& leafs = copy.graph.leafs();
+        return std::find(leafs.begin(), leafs.end(), t) != leafs.end();
+    };
+    EXPECT_TRUE(shared(w));
+    EXPECT_FALSE(shared(cache));
+    EXPECT_TRUE(shared(x)) << "an input no node writes is shared as well";
+    ASSERT_TRUE(cpu->graph_compute(copy.graph).is_ok());
+    EXPECT_EQ(tensor_get_f32(*cache).value(), std::vector<float>(32, 0.0f));
 }
 
 }  // namespace

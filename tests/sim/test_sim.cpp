@@ -17,8 +17,10 @@
 #include "builtin/builtin_backends.hpp"
 #include "backend/tensor_io.hpp"
 #include "core/ops.hpp"
+#include "core/quant.hpp"
 #include "sim/sim_backend.hpp"
 #include "sim/sim_device.hpp"
+#include "sim/sim_fault.hpp"
 
 namespace xb {
 namespace {
@@ -97,7 +99,7 @@ TEST(SimDevice, SettingsHaveDefaultsAndRoundTrip) {
     LocalSim sim;
     SimDevice& dev = sim.dev(0);
     EXPECT_EQ(dev.settings(), "memory=4G,host_buffer=0,offload_min_batch=0,unsupported=none,threads=1,bandwidth_gbps=16,latency_us=10,"
-                              "pageable_ratio=0.5,peer_bandwidth_gbps=32,peer_latency_us=5,fault_node=none,fault_size=0,"
+                              "pageable_ratio=0.5,peer_bandwidth_gbps=32,peer_latency_us=5,fault_node=none,fault_size=0.5,"
                               "fail_alloc=none,fail_copy=none");
     ASSERT_TRUE(dev.configure("memory=512M,host_buffer=1,offload_min_batch=16,unsupported=rope,get_rows,silu,threads=2,bandwidth_gbps=12.5,"
                               "latency_us=0.5,pageable_ratio=0.25,peer_bandwidth_gbps=100,peer_latency_us=1.5,"
@@ -123,8 +125,9 @@ TEST(SimDevice, BadSettingsAreInvalidArgumentAndChangeNothing) {
     const std::string before = dev.settings();
     for (const char* bad : {"colour=blue", "memory=abc", "memory=0", "memory=12X", "memory=99999999999T", "threads=0",
                             "threads=two", "bandwidth_gbps=-1", "bandwidth_gbps=inf", "latency_us=-3", "peer_bandwidth_gbps=0",
-                            "peer_latency_us=-1", "fault_size=2", "fault_size=-0.1", "fault_size=x", "host_buffer=yes",
-                            "host_buffer=2", "offload_min_batch=-1", "pageable_ratio=0", "pageable_ratio=1.5", "pageable_ratio=nan",
+                            "peer_latency_us=-1", "fault_size=2", "fault_size=-0.1", "fault_size=x", "fault_size=0",
+                            "host_buffer=yes", "host_buffer=2", "offload_min_batch=-1", "pageable_ratio=0", "pageable_ratio=1.5",
+                            "pageable_ratio=nan",
                             "unsupported=rope,nope", "threads", "=3", "memory=1M,colour=blue"}) {
         const Status s = dev.configure(bad);
         EXPECT_EQ(s.code(), StatusCode::InvalidArgument) << bad;
@@ -762,9 +765,13 @@ TEST(SimFault, PerturbsExactlyTheChosenNodeAndWhatDependsOnIt) {
                     EXPECT_EQ(got[j], expected[j]) << "node " << j << " does not depend on node " << k;
                 }
             }
-            // The chosen node itself: +1 on the first element, x1.01 elsewhere.
-            EXPECT_FLOAT_EQ(got[k][0], expected[k][0] + 1.0f);
-            EXPECT_FLOAT_EQ(got[k][5], expected[k][5] * 1.01f);
+            // The chosen node itself, by the default size 0.5: even elements x1.5, odd ones x0.5
+            // (zeros become +0.5 and -0.5).
+            for (size_t e : {size_t{0}, size_t{5}}) {
+                const float want = expected[k][e];
+                const float turn = e % 2 == 0 ? 0.5f : -0.5f;
+                EXPECT_FLOAT_EQ(got[k][e], want == 0.0f ? turn : want * (1.0f + turn)) << e;
+            }
         }
     }
 }
@@ -808,12 +815,51 @@ TEST(SimFault, SizedFaultScalesTheElementsUpAndDownInTurn) {
         const std::vector<float>& faulted = got[static_cast<size_t>(k)];
         double err = 0, norm = 0;
         for (size_t i = 0; i < want.size(); ++i) {
-            EXPECT_FLOAT_EQ(faulted[i], want[i] * (i % 2 == 0 ? 1.001f : 0.999f)) << i;
+            const float turn = i % 2 == 0 ? 0.001f : -0.001f;  // a zero becomes +-0.001
+            EXPECT_FLOAT_EQ(faulted[i], want[i] == 0.0f ? turn : want[i] * (1.0f + turn)) << i;
             err += std::pow(double(faulted[i]) - want[i], 2);
             norm += std::pow(double(want[i]), 2);
         }
         EXPECT_NEAR(err / norm, 1e-6, 1e-7) << "NMSE is about size^2";
     }
+}
+
+// perturb_output reaches every type a node can have: a node of zeros, f16, a quantized result (a
+// cpy into q8_0) and integers all come out different, the floats by about size^2 in NMSE.
+TEST(SimFault, EveryTypeIsPerturbedZerosIncluded) {
+    auto nmse_of_fault = [](DType type, const std::vector<float>& values) {
+        Context ctx;
+        Tensor* t = ctx.new_tensor(type, {static_cast<int64_t>(values.size())});
+        std::vector<std::byte> storage(t->nbytes());
+        t->data = storage.data();
+        std::vector<float> before(values.size());
+        if (is_quantized(type)) {
+            quantize_row(type, values.data(), t->data, t->ne[0]);
+            dequantize_row(type, t->data, before.data(), t->ne[0]);
+        } else {
+            for (size_t i = 0; i < values.size(); ++i) store_from_f32(type, t->element_ptr(static_cast<int64_t>(i)), values[i]);
+            for (size_t i = 0; i < values.size(); ++i) before[i] = load_as_f32(type, t->element_ptr(static_cast<int64_t>(i)));
+        }
+        sim::perturb_output(*t);
+        std::vector<float> after(values.size());
+        if (is_quantized(type)) {
+            dequantize_row(type, t->data, after.data(), t->ne[0]);
+        } else {
+            for (size_t i = 0; i < values.size(); ++i) after[i] = load_as_f32(type, t->element_ptr(static_cast<int64_t>(i)));
+        }
+        double err = 0, norm = 0;
+        for (size_t i = 0; i < values.size(); ++i) {
+            err += std::pow(double(after[i]) - before[i], 2);
+            norm += std::pow(double(before[i]), 2);
+        }
+        return norm > 0 ? err / norm : err;
+    };
+    const std::vector<float> ramp_values = ramp(64, -1.0f, 0.03f);
+    EXPECT_GT(nmse_of_fault(DType::F32, std::vector<float>(64, 0.0f)), 0.0) << "zeros become +-0.5";
+    EXPECT_NEAR(nmse_of_fault(DType::F32, ramp_values), 0.25, 0.05);
+    EXPECT_NEAR(nmse_of_fault(DType::F16, ramp_values), 0.25, 0.05);
+    EXPECT_NEAR(nmse_of_fault(DType::Q8_0, ramp_values), 0.25, 0.05);
+    EXPECT_GT(nmse_of_fault(DType::I32, {3, 4, 5, 6}), 0.0) << "the first id moves by one";
 }
 
 }  // namespace

@@ -46,6 +46,23 @@ check layer-placed-fault 1 "$compare" -c "$split" "${split_map[@]}" --placed -P 
 py "
 import json; r = json.load(open('$tmp/f.json'))
 assert r['first_divergent_node']['name'] == 'ffn_out-3' and r['introduced'] == 1, (r['first_divergent_node'], r['introduced'])" "layer-placed-fault-report"
+# The same fault by its index in the whole graph (node 95): perturbed wherever the scheduler puts it,
+# in backend-compare --placed and in graph-run alike; a node that runs elsewhere is refused.
+check layer-placed-fault-index 1 "$compare" -c "$split" "${split_map[@]}" --placed -P SIM1:fault_node=95 --format json -o "$tmp/fi.json"
+py "
+import json; r = json.load(open('$tmp/fi.json')); f = r['first_divergent_node']
+assert f['index'] == 95 and f['name'] == 'ffn_out-3' and r['introduced'] == 1, f
+assert [n['device'] for n in r['nodes'] if n['index'] == 95] == ['SIM1']
+assert r['end_to_end']['growth_node']['index'] == 95, r['end_to_end']" "layer-placed-fault-index-report"
+check placed-fault-elsewhere 2 "$compare" -c "$split" "${split_map[@]}" --placed -P SIM1:fault_node=0
+expect_in placed-fault-elsewhere-msg "$tmp/err" "runs on CPU in this placement, so SIM1's fault injected nothing"
+check run-clean 0 "$run" -c "$split" "${split_map[@]}" --warmup 0 -r 1 --save-outputs "$tmp/clean" -o /dev/null
+check run-fault 0 "$run" -c "$split" "${split_map[@]}" --warmup 0 -r 1 -P SIM1:fault_node=95 --save-outputs "$tmp/fault" -o /dev/null
+py "
+import os
+names = sorted(os.listdir('$tmp/clean'))
+assert names and names == sorted(os.listdir('$tmp/fault')), names
+assert any(open('$tmp/clean/' + n, 'rb').read() != open('$tmp/fault/' + n, 'rb').read() for n in names)" "run-fault-changes-outputs"
 check placed-two-devices 2 "$compare" -c "$split" "${split_map[@]}" --placed -b CPU,SIM0
 expect_in placed-two-devices-msg "$tmp/err" "--placed runs one backend"
 finish "every config"

@@ -1,0 +1,20 @@
+// Seeded values the tests fill tensors with.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+namespace xbt {
+
+// n values drawn from N(0, 1) with `seed`.
+inline std::vector<float> normal_values(size_t n, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> dist(0.0f, 1.0f);
+    std::vector<float> v(n);
+    for (float& x : v) x = dist(rng);
+    return v;
+}
+
+}  // namespace xbt
