@@ -80,7 +80,7 @@ int main(int argc, char** argv) {
     app.footer("Examples:\n"
                "  op-check -b SIM0 -j 2                       every case on SIM0, two workers\n"
                "  op-check -b SIM0 -P SIM0:fault_node=0 --op add --format json\n"
-               "  op-check --mode perf -b BLAS,SIM0 --op mul_mat\n"
+               "  op-check --mode perf -b BLAS,SIM0 -p 'mul_mat_*1024x1024'   the 1024-square products on two devices\n"
                "  op-check --mode support -P SIM0:unsupported=rope\n"
                "Exit codes: 0 every check passed, 1 a check failed, 2 usage or device error.");
     return run_tool(app, argc, argv, opts.common, [&] { return run(opts); });
