@@ -11,12 +11,12 @@ constexpr std::array<const char*, kOpCount> kOpNames = {
     "argmax",  "repeat",   "concat",     "unary",   "glu",       "clamp",     "norm",
     "rms_norm", "soft_max", "diag_mask_inf", "rope", "mul_mat",  "out_prod",  "get_rows",
     "set_rows", "cpy",     "cont",       "reshape", "view",      "permute",   "transpose",
-    "pad",     "arange",   "flash_attn_ext",
+    "pad",     "arange",   "flash_attn_ext", "mul_mat_id", "argsort", "add_id",
 };
 constexpr std::array<const char*, kUnaryOpCount> kUnaryNames = {
     "neg", "relu", "gelu", "gelu_quick", "silu", "tanh", "sigmoid", "exp",
 };
-constexpr std::array<const char*, kGluOpCount> kGluNames = {"swiglu", "geglu"};
+constexpr std::array<const char*, kGluOpCount> kGluNames = {"swiglu", "geglu", "swiglu_oai"};
 
 template <typename E, size_t N>
 std::optional<E> find_name(const std::array<const char*, N>& names, std::string_view name) {

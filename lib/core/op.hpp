@@ -38,14 +38,21 @@ enum class Op : uint8_t {
     Pad,           // zero padding at the end of each dim   params i32: p0..p3
     Arange,        // start, start+step, ...            params f32: start, stop, step
     FlashAttnExt,  // softmax(q k^T * scale + mask) v    params f32: scale, max_bias, softcap
+    MulMatId,      // per (expert slot, token): src0's matrix src2[e, t] x src1's column -> f32 (mixture of experts)
+    Argsort,       // i32 indices ordering each row of src0  params i32: SortOrder
+    AddId,         // src0 + the row of src1 that i32 src2 picks per (slot, token) (per-expert biases)
 };
-inline constexpr int kOpCount = static_cast<int>(Op::FlashAttnExt) + 1;
+inline constexpr int kOpCount = static_cast<int>(Op::AddId) + 1;
 
 enum class UnaryOp : int32_t { Neg, Relu, Gelu, GeluQuick, Silu, Tanh, Sigmoid, Exp };
 inline constexpr int kUnaryOpCount = static_cast<int>(UnaryOp::Exp) + 1;
 
-enum class GluOp : int32_t { SwiGlu, GeGlu };
-inline constexpr int kGluOpCount = static_cast<int>(GluOp::GeGlu) + 1;
+// SwiGluOai: gpt-oss's clamped SwiGLU, min(x, limit) * sigmoid(alpha min(x, limit)) *
+// (clamp(g, -limit, limit) + 1), split form only (GluParams' alpha and limit).
+enum class GluOp : int32_t { SwiGlu, GeGlu, SwiGluOai };
+inline constexpr int kGluOpCount = static_cast<int>(GluOp::SwiGluOai) + 1;
+
+enum class SortOrder : int32_t { Ascending, Descending };
 
 // Rope modes (ggml's values): normal rotates adjacent pairs (x[2i], x[2i+1]); neox rotates
 // (x[i], x[i + n_dims/2]).

@@ -123,12 +123,25 @@ struct UnaryParams {
 struct GluParams {
     GluOp op = GluOp::SwiGlu;
     bool swapped = false;
+    float alpha = 0.0f;  // SwiGluOai only
+    float limit = 0.0f;
     template <typename S, typename Io>
     static void fields(S& s, Io& io) {
         io(s.op);
         io(s.swapped);
+        io(s.alpha);
+        io(s.limit);
     }
     XB_OP_PARAMS_IO(GluParams)
+};
+
+struct ArgsortParams {
+    SortOrder order = SortOrder::Ascending;
+    template <typename S, typename Io>
+    static void fields(S& s, Io& io) {
+        io(s.order);
+    }
+    XB_OP_PARAMS_IO(ArgsortParams)
 };
 
 // norm and rms_norm

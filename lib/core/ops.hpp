@@ -44,6 +44,9 @@ Tensor* glu(Context& ctx, Tensor* a, GluOp op, bool swapped = false);
 Tensor* glu_split(Context& ctx, Tensor* a, Tensor* b, GluOp op);
 Tensor* swiglu(Context& ctx, Tensor* a);
 Tensor* geglu(Context& ctx, Tensor* a);
+// gpt-oss's SwiGLU, split form: x = min(a, limit), g = clamp(b, -limit, limit);
+// x * sigmoid(alpha * x) * (g + 1).
+Tensor* swiglu_oai(Context& ctx, Tensor* a, Tensor* b, float alpha, float limit);
 
 // --- copies and layout -----------------------------------------------------------------------------
 Tensor* dup(Context& ctx, Tensor* a);                // contiguous copy, same type
@@ -71,6 +74,10 @@ Tensor* sum(Context& ctx, Tensor* a);        // f32 [1]
 Tensor* sum_rows(Context& ctx, Tensor* a);   // [1, n1, n2, n3]
 Tensor* mean(Context& ctx, Tensor* a);       // [1, n1, n2, n3]
 Tensor* argmax(Context& ctx, Tensor* a);     // a float matrix [n0, n1] -> i32 [n1]; first max on ties
+// i32 indices that order each row (dim 0) of float a, ascending or descending; equal values keep
+// their order. top_k: the first k of the descending order, a view [k, n1, n2, n3] of the argsort.
+Tensor* argsort(Context& ctx, Tensor* a, SortOrder order);
+Tensor* top_k(Context& ctx, Tensor* a, int k);
 
 // --- normalisation and attention -------------------------------------------------------------------
 Tensor* norm(Context& ctx, Tensor* a, float eps);
@@ -78,7 +85,9 @@ Tensor* rms_norm(Context& ctx, Tensor* a, float eps);
 // softmax over dim 0 of a*scale + slope*mask. mask (f32/f16, optional) is [n0, >= n1, m2, m3] with
 // n2 % m2 == 0 and n3 % m3 == 0; slope is 1, or ALiBi's per-head (dim 2) slope when max_bias > 0.
 Tensor* soft_max(Context& ctx, Tensor* a);
-Tensor* soft_max_ext(Context& ctx, Tensor* a, Tensor* mask, float scale, float max_bias);
+// sinks (optional, f32 [n2]): one more logit per head (dim 2) that takes part in each row's
+// normalisation but has no output (gpt-oss's attention sinks).
+Tensor* soft_max_ext(Context& ctx, Tensor* a, Tensor* mask, float scale, float max_bias, Tensor* sinks = nullptr);
 Tensor* diag_mask_inf(Context& ctx, Tensor* a, int n_past);  // a[i0, i1] = -inf where i0 > n_past + i1
 
 // a [head_dim, n_head, n_tokens, 1], positions i32 [n_tokens]. freq_factors (optional, f32
@@ -93,9 +102,19 @@ Tensor* out_prod(Context& ctx, Tensor* a, Tensor* b);
 
 // q [d, n_q, h, s] f32, k [d, n_kv, h_kv, s] and v [dv, n_kv, h_kv, s] (f32/f16/bf16), h % h_kv == 0,
 // mask (optional, f16/f32) [n_kv, >= n_q, m2, m3] broadcast over heads and sequences -> f32 [dv, h, n_q, s] (heads before tokens, as ggml).
-// softcap > 0 applies softcap * tanh(x / softcap) to the scores.
+// softcap > 0 applies softcap * tanh(x / softcap) to the scores. sinks (optional, f32 [h]): a logit
+// per head that takes part in the softmax's normalisation with no value (soft_max_ext's sinks).
 Tensor* flash_attn_ext(Context& ctx, Tensor* q, Tensor* k, Tensor* v, Tensor* mask, float scale,
-                       float max_bias = 0.0f, float softcap = 0.0f);
+                       float max_bias = 0.0f, float softcap = 0.0f, Tensor* sinks = nullptr);
+
+// --- mixture of experts ------------------------------------------------------------------------------
+// as [k, m, n_as] (the experts' weight matrices, a float or quantized type), b [k, n_b, n_t] f32 with
+// n_b 1 or n_used, ids i32 [n_used, n_t] (every id in [0, n_as)) -> f32 [m, n_used, n_t]:
+// result[:, e, t] = as[:, :, ids[e, t]] x b[:, e % n_b, t] (mul_mat's product of one column).
+Tensor* mul_mat_id(Context& ctx, Tensor* as, Tensor* b, Tensor* ids);
+// a [n, n_used, n_t] f32 plus the row of b [n, n_as] f32 that ids i32 [n_used, n_t] picks per
+// (slot, token): per-expert biases.
+Tensor* add_id(Context& ctx, Tensor* a, Tensor* b, Tensor* ids);
 
 // ALiBi slope of head h of n_head (ggml's formula); 1 when max_bias == 0.
 float alibi_slope(int h, int n_head, float max_bias);

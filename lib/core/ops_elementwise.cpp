@@ -83,9 +83,28 @@ Tensor* tanh(Context& ctx, Tensor* a) { return unary(ctx, a, UnaryOp::Tanh); }
 Tensor* sigmoid(Context& ctx, Tensor* a) { return unary(ctx, a, UnaryOp::Sigmoid); }
 Tensor* exp(Context& ctx, Tensor* a) { return unary(ctx, a, UnaryOp::Exp); }
 
+namespace {
+
+// The split form's node: act(a) * b, a and b of one shape and type.
+Tensor* glu_split_node(Context& ctx, Tensor* a, Tensor* b, const GluParams& params) {
+    if (!check_not_null(ctx, "glu", {a, b})) return ctx.placeholder(a);
+    if (!check_float(ctx, "glu", "a", *a) || !check_float(ctx, "glu", "b", *b)) return ctx.placeholder(a);
+    if (!same_shape(*a, *b) || a->type != b->type) {
+        return ctx.fail(op_error("glu", describe("a", *a) + " and " + describe("b", *b) +
+                                            " must have the same shape and type"),
+                        a);
+    }
+    Tensor* t = make_node(ctx, Op::Glu, a->type, a->ne, {a, b});
+    params.store(*t);
+    return t;
+}
+
+}  // namespace
+
 Tensor* glu(Context& ctx, Tensor* a, GluOp op, bool swapped) {
     if (!check_not_null(ctx, "glu", {a})) return ctx.placeholder();
     if (!check_float(ctx, "glu", "a", *a)) return ctx.placeholder(a);
+    if (op == GluOp::SwiGluOai) return ctx.fail(op_error("glu", "swiglu_oai takes its two halves apart (swiglu_oai)"), a);
     if (a->ne[0] % 2 != 0) {
         return ctx.fail(op_error("glu", describe("a", *a) + " must have an even ne[0] to split in halves"), a);
     }
@@ -100,16 +119,15 @@ Tensor* glu(Context& ctx, Tensor* a, GluOp op, bool swapped) {
 }
 
 Tensor* glu_split(Context& ctx, Tensor* a, Tensor* b, GluOp op) {
-    if (!check_not_null(ctx, "glu", {a, b})) return ctx.placeholder(a);
-    if (!check_float(ctx, "glu", "a", *a) || !check_float(ctx, "glu", "b", *b)) return ctx.placeholder(a);
-    if (!same_shape(*a, *b) || a->type != b->type) {
-        return ctx.fail(op_error("glu", describe("a", *a) + " and " + describe("b", *b) +
-                                            " must have the same shape and type"),
-                        a);
+    if (op == GluOp::SwiGluOai) return ctx.fail(op_error("glu", "swiglu_oai needs its alpha and limit (swiglu_oai)"), a);
+    return glu_split_node(ctx, a, b, GluParams{.op = op});
+}
+
+Tensor* swiglu_oai(Context& ctx, Tensor* a, Tensor* b, float alpha, float limit) {
+    if (!(limit > 0.0f) || !std::isfinite(alpha) || !std::isfinite(limit)) {
+        return ctx.fail(op_error("glu", "swiglu_oai needs a positive, finite limit and a finite alpha"), a);
     }
-    Tensor* t = make_node(ctx, Op::Glu, a->type, a->ne, {a, b});
-    GluParams{.op = op, .swapped = false}.store(*t);
-    return t;
+    return glu_split_node(ctx, a, b, GluParams{.op = GluOp::SwiGluOai, .alpha = alpha, .limit = limit});
 }
 
 Tensor* swiglu(Context& ctx, Tensor* a) { return glu(ctx, a, GluOp::SwiGlu); }

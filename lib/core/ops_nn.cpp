@@ -1,4 +1,6 @@
 // Builders of reductions, normalisation, softmax, rope, matrix products and attention.
+#include <limits>
+
 #include "core/op_builder.hpp"
 #include "core/op_math.hpp"
 #include "core/ops.hpp"
@@ -61,19 +63,58 @@ Tensor* argmax(Context& ctx, Tensor* a) {
     return make_node(ctx, Op::Argmax, DType::I32, {a->ne[1], 1, 1, 1}, {a});
 }
 
+Tensor* argsort(Context& ctx, Tensor* a, SortOrder order) {
+    if (!check_not_null(ctx, "argsort", {a})) return ctx.placeholder();
+    if (!check_float(ctx, "argsort", "a", *a)) return ctx.placeholder(a);
+    if (order != SortOrder::Ascending && order != SortOrder::Descending) {
+        return ctx.fail(op_error("argsort", "the order must be ascending (0) or descending (1)"), a);
+    }
+    if (a->ne[0] > std::numeric_limits<int32_t>::max()) {
+        return ctx.fail(op_error("argsort", describe("a", *a) + " has rows longer than an i32 index reaches"), a);
+    }
+    Tensor* t = make_node(ctx, Op::Argsort, DType::I32, a->ne, {a});
+    ArgsortParams{.order = order}.store(*t);
+    return t;
+}
+
+Tensor* top_k(Context& ctx, Tensor* a, int k) {
+    Tensor* sorted = argsort(ctx, a, SortOrder::Descending);
+    if (!ctx.ok()) return sorted;
+    if (k < 1 || k > a->ne[0]) {
+        return ctx.fail(op_error("top_k", "k " + std::to_string(k) + " must be in [1, " + std::to_string(a->ne[0]) + "]"), a);
+    }
+    return view(ctx, sorted, {k, a->ne[1], a->ne[2], a->ne[3]}, {sorted->nb[1], sorted->nb[2], sorted->nb[3]}, 0);
+}
+
 Tensor* norm(Context& ctx, Tensor* a, float eps) { return normalization(ctx, Op::Norm, a, eps); }
 Tensor* rms_norm(Context& ctx, Tensor* a, float eps) { return normalization(ctx, Op::RmsNorm, a, eps); }
 
 Tensor* soft_max(Context& ctx, Tensor* a) { return soft_max_ext(ctx, a, nullptr, 1.0f, 0.0f); }
 
-Tensor* soft_max_ext(Context& ctx, Tensor* a, Tensor* mask, float scale, float max_bias) {
+namespace {
+
+// Sinks: contiguous f32 [n_heads], one logit per head.
+bool check_sinks(Context& ctx, const char* op, const Tensor* sinks, int64_t n_heads) {
+    if (sinks == nullptr) return true;
+    if (sinks->type != DType::F32 || sinks->nelements() != n_heads || sinks->ne[0] != n_heads || !sinks->is_contiguous()) {
+        ctx.fail(op_error(op, describe("sinks", *sinks) + " must be contiguous f32 [" + std::to_string(n_heads) +
+                                  "] (one per head)"));
+        return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+Tensor* soft_max_ext(Context& ctx, Tensor* a, Tensor* mask, float scale, float max_bias, Tensor* sinks) {
     if (!check_not_null(ctx, "soft_max", {a})) return ctx.placeholder();
     if (a->type != DType::F32) return ctx.fail(op_error("soft_max", describe("a", *a) + " must be f32"), a);
     if (mask != nullptr && !check_mask(ctx, "soft_max", *mask, a->ne[0], *a)) return ctx.placeholder(a);
     if (max_bias > 0.0f && mask == nullptr) {
         return ctx.fail(op_error("soft_max", "max_bias (ALiBi) needs a mask"), a);
     }
-    Tensor* t = make_node(ctx, Op::SoftMax, DType::F32, a->ne, {a, mask});
+    if (!check_sinks(ctx, "soft_max", sinks, a->ne[2])) return ctx.placeholder(a);
+    Tensor* t = make_node(ctx, Op::SoftMax, DType::F32, a->ne, {a, mask, sinks});
     SoftMaxParams{.scale = scale, .max_bias = max_bias}.store(*t);
     return t;
 }
@@ -148,7 +189,7 @@ Tensor* out_prod(Context& ctx, Tensor* a, Tensor* b) {
 }
 
 Tensor* flash_attn_ext(Context& ctx, Tensor* q, Tensor* k, Tensor* v, Tensor* mask, float scale, float max_bias,
-                       float softcap) {
+                       float softcap, Tensor* sinks) {
     if (!check_not_null(ctx, "flash_attn_ext", {q, k, v})) return ctx.placeholder(q);
     if (q->type != DType::F32) return ctx.fail(op_error("flash_attn_ext", describe("q", *q) + " must be f32"), q);
     if (!check_float(ctx, "flash_attn_ext", "k", *k) || !check_float(ctx, "flash_attn_ext", "v", *v)) {
@@ -172,11 +213,64 @@ Tensor* flash_attn_ext(Context& ctx, Tensor* q, Tensor* k, Tensor* v, Tensor* ma
         return ctx.fail(op_error("flash_attn_ext", "max_bias (ALiBi) needs a mask"), q);
     }
     if (softcap < 0.0f) return ctx.fail(op_error("flash_attn_ext", "softcap must not be negative"), q);
-    Tensor* t = make_node(ctx, Op::FlashAttnExt, DType::F32, {v->ne[0], q->ne[2], q->ne[1], q->ne[3]}, {q, k, v, mask});
+    if (!check_sinks(ctx, "flash_attn_ext", sinks, q->ne[2])) return ctx.placeholder(q);
+    Tensor* t = make_node(ctx, Op::FlashAttnExt, DType::F32, {v->ne[0], q->ne[2], q->ne[1], q->ne[3]}, {q, k, v, mask, sinks});
     FlashAttnParams{.scale = scale, .max_bias = max_bias, .softcap = softcap}.store(*t);
     return t;
 }
 
 float alibi_slope(int h, int n_head, float max_bias) { return alibi_slope_f32(h, n_head, max_bias); }
+
+namespace {
+
+// ids: i32 [n_used, n_t] with rows of n_used consecutive ids.
+bool check_ids(Context& ctx, const char* op, const Tensor& ids, int64_t n_t) {
+    if (ids.type != DType::I32 || ids.ne[1] != n_t || ids.ne[2] != 1 || ids.ne[3] != 1 || ids.nb[0] != sizeof(int32_t)) {
+        ctx.fail(op_error(op, describe("ids", ids) + " must be i32 [n_used, " + std::to_string(n_t) +
+                                  "] with consecutive ids per token"));
+        return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+Tensor* mul_mat_id(Context& ctx, Tensor* as, Tensor* b, Tensor* ids) {
+    if (!check_not_null(ctx, "mul_mat_id", {as, b, ids})) return ctx.placeholder(as);
+    if (!check_float_or_quantized(ctx, "mul_mat_id", "as", *as) || !check_float(ctx, "mul_mat_id", "b", *b)) {
+        return ctx.placeholder(as);
+    }
+    if (as->ne[3] != 1 || b->ne[3] != 1 || as->ne[0] != b->ne[0]) {
+        return ctx.fail(op_error("mul_mat_id", describe("as", *as) + " and " + describe("b", *b) +
+                                                   " do not fit: need as [k, m, n_as] and b [k, n_b, n_t]"),
+                        as);
+    }
+    if (!check_ids(ctx, "mul_mat_id", *ids, b->ne[2])) return ctx.placeholder(as);
+    if (b->ne[1] != 1 && b->ne[1] != ids->ne[0]) {
+        return ctx.fail(op_error("mul_mat_id", describe("b", *b) + ": ne[1] must be 1 or n_used (" +
+                                                   std::to_string(ids->ne[0]) + ")"),
+                        as);
+    }
+    return make_node(ctx, Op::MulMatId, DType::F32, {as->ne[1], ids->ne[0], b->ne[2], 1}, {as, b, ids});
+}
+
+Tensor* add_id(Context& ctx, Tensor* a, Tensor* b, Tensor* ids) {
+    if (!check_not_null(ctx, "add_id", {a, b, ids})) return ctx.placeholder(a);
+    if (a->type != DType::F32 || b->type != DType::F32) {
+        return ctx.fail(op_error("add_id", describe("a", *a) + " and " + describe("b", *b) + " must be f32"), a);
+    }
+    if (a->ne[3] != 1 || b->ne[0] != a->ne[0] || b->ne[2] != 1 || b->ne[3] != 1 || b->nb[0] != sizeof(float)) {
+        return ctx.fail(op_error("add_id", describe("a", *a) + " and " + describe("b", *b) +
+                                               " do not fit: need a [n, n_used, n_t] and b [n, n_as] with contiguous rows"),
+                        a);
+    }
+    if (!check_ids(ctx, "add_id", *ids, a->ne[2])) return ctx.placeholder(a);
+    if (ids->ne[0] != a->ne[1]) {
+        return ctx.fail(op_error("add_id", describe("ids", *ids) + " must have a.ne[1] (" + std::to_string(a->ne[1]) +
+                                               ") ids per token"),
+                        a);
+    }
+    return make_node(ctx, Op::AddId, DType::F32, a->ne, {a, b, ids});
+}
 
 }  // namespace xb

@@ -299,6 +299,7 @@ void compute_glu(const ComputeParams& p, Tensor& dst) {
     switch (op) {
         case GluOp::SwiGlu: return glu_any<GluOp::SwiGlu>(p, dst);
         case GluOp::GeGlu: return glu_any<GluOp::GeGlu>(p, dst);
+        case GluOp::SwiGluOai: break;  // supports_node refuses it
     }
     if (p.ith == 0) {
         p.report(Status(StatusCode::InvalidArgument, "glu: unknown glu op " + std::to_string(static_cast<int>(op))));

@@ -45,6 +45,7 @@ bool all_float(std::initializer_list<const Tensor*> tensors) {
 bool supports_glu(const Tensor& node) {
     const int op = static_cast<int>(GluParams::load(node).op);
     if (op < 0 || op >= kGluOpCount || !all_float({&node, node.src[0]})) return false;
+    if (static_cast<GluOp>(op) == GluOp::SwiGluOai) return false;  // no kernel yet
     if (node.src[1] != nullptr) return is_float(node.src[1]->type) && same_shape(*node.src[0], *node.src[1]);
     return node.src[0]->ne[0] == 2 * node.ne[0];
 }
@@ -123,6 +124,8 @@ bool supports_op_types(const Tensor& node) {
             return gemm_supported(node);
         case Op::FlashAttnExt:
             return supports_flash_attn(node);
+        case Op::MulMatId: case Op::Argsort: case Op::AddId:
+            return false;  // no kernels yet
     }
     return false;
 }
@@ -131,6 +134,10 @@ bool supports_op_types(const Tensor& node) {
 
 bool supports_node(const Tensor& node) {
     if (node.op == Op::None || op_is_view(node.op)) return true;
+    // Attention sinks: no kernel takes them yet.
+    if ((node.op == Op::SoftMax && node.src[2] != nullptr) || (node.op == Op::FlashAttnExt && node.src[4] != nullptr)) {
+        return false;
+    }
     return supports_op_types(node) && all_aligned(node);
 }
 
