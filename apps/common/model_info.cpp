@@ -77,7 +77,7 @@ Status gguf_info(const std::string& path, report::Table& table, Json& doc) {
     put(table, doc, "architecture", arch && arch->as_string() ? *arch->as_string() : std::string("(none)"));
     Result<GgufModelInfo> info = read_gguf_model_info(file);
     if (info.is_ok()) {
-        const LlamaParams& p = info->params;
+        const DecoderParams& p = info->params;
         if (!info->name.empty()) put(table, doc, "name", info->name);
         put(table, doc, "layers", p.n_layers);
         put(table, doc, "embedding_length", p.n_embd);

@@ -14,7 +14,7 @@
 #include "backend/registry.hpp"
 #include "bench_util.hpp"
 #include "builtin/builtin_backends.hpp"
-#include "models/llama_decoder.hpp"
+#include "models/decoder.hpp"
 #include "models/mlp.hpp"
 
 namespace bench {
@@ -40,10 +40,10 @@ std::unique_ptr<AllocCase> finish(std::unique_ptr<AllocCase> c, std::span<xb::Te
 
 std::unique_ptr<AllocCase> decoder_case(int n_tokens) {
     auto c = std::make_unique<AllocCase>();
-    xb::LlamaParams p;
+    xb::DecoderParams p;
     p.n_tokens = n_tokens;
     p.n_kv = 256;
-    auto m = xb::build_llama_decoder(c->ctx, p);
+    auto m = xb::build_decoder(c->ctx, p);
     if (!m.is_ok()) return nullptr;
     return finish(std::move(c), m->graph_outputs, m->weights());
 }

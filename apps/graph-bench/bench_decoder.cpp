@@ -18,7 +18,7 @@
 #include "bench_util.hpp"
 #include "backend/registry.hpp"
 #include "builtin/builtin_backends.hpp"
-#include "models/llama_decoder.hpp"
+#include "models/decoder.hpp"
 #include "core/ops.hpp"
 #include "sched/scheduler.hpp"
 
@@ -34,8 +34,8 @@ struct DecoderCase {
     int n_kv;
 };
 
-xb::LlamaParams decoder_params(const DecoderCase& c) {
-    xb::LlamaParams p;  // n_embd 1024, n_ff 2816, 4 layers, 32000-wide output
+xb::DecoderParams decoder_params(const DecoderCase& c) {
+    xb::DecoderParams p;  // n_embd 1024, n_ff 2816, 4 layers, 32000-wide output
     p.weight_type = c.weight_type;
     p.flash_attn = c.flash_attn;
     p.n_tokens = c.n_tokens;
@@ -45,7 +45,7 @@ xb::LlamaParams decoder_params(const DecoderCase& c) {
 
 // Bytes one computation reads from the decoder's weights and cache: every weight but the token
 // embedding, of which only the batch's rows; the whole cache.
-size_t streamed_bytes(const xb::LlamaParams& p, const xb::LlamaDecoder& m) {
+size_t streamed_bytes(const xb::DecoderParams& p, const xb::Decoder& m) {
     size_t bytes = xb::row_size(m.tok_embd->type, m.tok_embd->ne[0]) * static_cast<size_t>(p.n_tokens);
     for (const xb::Tensor* w : m.weights()) {
         if (w != m.tok_embd) bytes += w->nbytes();
@@ -54,7 +54,7 @@ size_t streamed_bytes(const xb::LlamaParams& p, const xb::LlamaDecoder& m) {
 }
 
 void BM_LlamaDecoder(benchmark::State& state, DecoderCase c) {
-    const xb::LlamaParams p = decoder_params(c);
+    const xb::DecoderParams p = decoder_params(c);
     auto d = cpu_decoder(p);
     if (!d.is_ok()) return state.SkipWithError(d.status().to_string().c_str());
     run_graph(state, *(*d)->backend, (*d)->graph, p.matmul_flops());
@@ -65,9 +65,9 @@ void BM_LlamaDecoder(benchmark::State& state, DecoderCase c) {
 // Every mul_mat node of the decoder's graph again, on new contiguous operands of the same types
 // and shapes, all in one graph (no node depends on another).
 void BM_LlamaDecoderMatMuls(benchmark::State& state, DecoderCase c) {
-    const xb::LlamaParams p = decoder_params(c);
+    const xb::DecoderParams p = decoder_params(c);
     xb::Context decoder_ctx;
-    auto model = xb::build_llama_decoder(decoder_ctx, p);
+    auto model = xb::build_decoder(decoder_ctx, p);
     if (!model.is_ok()) return state.SkipWithError(model.status().to_string().c_str());
     auto decoder = xb::Graph::build(model->graph_outputs);
     if (!decoder.is_ok()) return state.SkipWithError("setup failed");
@@ -123,12 +123,12 @@ void BM_ReadBandwidth(benchmark::State& state) {
 // The same decoder through the scheduler on [accel, CPU], weights in a CPU weights buffer, so the
 // accelerator takes what it supports (BLAS: the matrix products) and the CPU the rest.
 void BM_LlamaDecoderSched(benchmark::State& state, const char* accel) {
-    xb::LlamaParams p;
+    xb::DecoderParams p;
     auto a = xb::global_registry().init_by_name(accel);
     if (!a.is_ok()) return state.SkipWithError("device missing");
     auto cpu = cpu_backend();
     xb::Context ctx;
-    auto model = xb::build_llama_decoder(ctx, p);
+    auto model = xb::build_decoder(ctx, p);
     if (!model.is_ok()) return state.SkipWithError(model.status().to_string().c_str());
     auto weights = xb::alloc_tensors(model->weights(), cpu->default_buffer_type());
     auto graph = xb::Graph::build(model->graph_outputs);

@@ -15,7 +15,7 @@
 #include "alloc/context_alloc.hpp"
 #include "backend/tensor_io.hpp"
 #include "bench_util.hpp"
-#include "models/llama_decoder.hpp"
+#include "models/decoder.hpp"
 #include "core/ops.hpp"
 
 namespace bench {
@@ -76,7 +76,7 @@ void BM_QuantMulMat(benchmark::State& state, DType type) {
 }
 
 void BM_QuantDecode(benchmark::State& state, DType type) {
-    xb::LlamaParams p;  // configs/llama-decoder.json's sizes
+    xb::DecoderParams p;  // configs/llama-decoder.json's sizes
     p.n_tokens = 1;
     p.n_kv = 256;
     p.weight_type = type;

@@ -10,7 +10,7 @@
 #include "backend/registry.hpp"
 #include "bench_util.hpp"
 #include "builtin/builtin_backends.hpp"
-#include "models/llama_decoder.hpp"
+#include "models/decoder.hpp"
 #include "sched/scheduler.hpp"
 
 namespace bench {
@@ -41,16 +41,16 @@ std::unique_ptr<SchedCase> make_case(const char* accel, int n_layers) {
     if (!a.is_ok()) return nullptr;
     c->accel = std::move(a).value();
     c->cpu = cpu_backend();
-    xb::LlamaParams p;
+    xb::DecoderParams p;
     p.n_layers = n_layers;
     p.n_kv = 256;
-    auto m = xb::build_llama_decoder(c->ctx, p);
+    auto m = xb::build_decoder(c->ctx, p);
     if (!m.is_ok()) return nullptr;
     std::vector<xb::Tensor*> on_cpu = {m->tok_embd, m->out_norm, m->output};
     std::vector<xb::Tensor*> on_accel;
     const bool split_layers = std::string(accel) != "BLAS";
     for (size_t il = 0; il < m->layers.size(); ++il) {
-        const xb::LlamaLayerWeights& l = m->layers[il];
+        const xb::LayerWeights& l = m->layers[il];
         auto& dst = split_layers && il >= m->layers.size() / 2 ? on_accel : on_cpu;
         dst.insert(dst.end(), {l.attn_norm, l.wq, l.wk, l.wv, l.wo, l.ffn_norm, l.w_gate, l.w_up, l.w_down,
                                m->k_cache[il], m->v_cache[il]});

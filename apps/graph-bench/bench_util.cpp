@@ -7,7 +7,7 @@
 #include "backend/registry.hpp"
 #include "backend/tensor_io.hpp"
 #include "builtin/builtin_backends.hpp"
-#include "models/llama_decoder.hpp"
+#include "models/decoder.hpp"
 
 namespace bench {
 
@@ -47,7 +47,7 @@ size_t bytes_moved(const xb::Tensor& node) {
     return bytes;
 }
 
-bool fill_decoder(const xb::LlamaParams& p, const xb::LlamaDecoder& model) {
+bool fill_decoder(const xb::DecoderParams& p, const xb::Decoder& model) {
     std::mt19937 rng(3);
     for (xb::Tensor* w : model.weights()) fill_random(*w, rng, -0.05f, 0.05f);
     std::vector<int32_t> tokens(static_cast<size_t>(p.n_tokens));
@@ -58,10 +58,10 @@ bool fill_decoder(const xb::LlamaParams& p, const xb::LlamaDecoder& model) {
            xb::tensor_set_f32(*model.kq_mask, xb::causal_mask_values(p.n_attended(), p.n_tokens)).is_ok();
 }
 
-xb::Result<std::unique_ptr<CpuDecoder>> cpu_decoder(const xb::LlamaParams& p) {
+xb::Result<std::unique_ptr<CpuDecoder>> cpu_decoder(const xb::DecoderParams& p) {
     auto d = std::make_unique<CpuDecoder>();
     d->backend = cpu_backend();
-    XB_ASSIGN_OR_RETURN(d->model, xb::build_llama_decoder(d->ctx, p));
+    XB_ASSIGN_OR_RETURN(d->model, xb::build_decoder(d->ctx, p));
     XB_ASSIGN_OR_RETURN(d->graph, xb::Graph::build(d->model.graph_outputs));
     XB_ASSIGN_OR_RETURN(d->buffer, xb::alloc_ctx_tensors(d->ctx, *d->backend));
     if (!fill_decoder(p, d->model)) return xb::Status(xb::StatusCode::Internal, "the decoder's inputs could not be set");

@@ -11,7 +11,7 @@
 #include "backend/buffer.hpp"
 #include "core/context.hpp"
 #include "core/graph.hpp"
-#include "models/llama_decoder.hpp"
+#include "models/decoder.hpp"
 
 namespace bench {
 
@@ -25,18 +25,18 @@ void run_graph(benchmark::State& state, xb::Backend& backend, const xb::Graph& g
 
 // Fills a llama decoder's weights (uniform +-0.05) and its tokens, positions and causal mask;
 // the weights must be allocated. False when a tensor cannot be set.
-bool fill_decoder(const xb::LlamaParams& p, const xb::LlamaDecoder& model);
+bool fill_decoder(const xb::DecoderParams& p, const xb::Decoder& model);
 
 // A decoder ready to compute on the CPU: built, allocated in one buffer and filled (fill_decoder).
 struct CpuDecoder {
     std::unique_ptr<xb::Backend> backend;
     xb::Context ctx;
-    xb::LlamaDecoder model;
+    xb::Decoder model;
     xb::Graph graph;
     std::unique_ptr<xb::MultiBuffer> buffer;
 };
 // The error's text when any step fails.
-xb::Result<std::unique_ptr<CpuDecoder>> cpu_decoder(const xb::LlamaParams& p);
+xb::Result<std::unique_ptr<CpuDecoder>> cpu_decoder(const xb::DecoderParams& p);
 
 // Bytes a memory-bound node moves: every source and the result (of a get_rows table only the rows
 // gathered).

@@ -1,6 +1,7 @@
 // The top level of a config: name, seed, params, defaults, tensors and their inits.
 #include "config/config_parse.hpp"
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -73,7 +74,7 @@ const std::vector<InitKindInfo>& init_kinds() {
     static const std::vector<InitKindInfo> kinds = {
         {InitKind::Uniform, {"min", "max"}},   {InitKind::Normal, {"mean", "std"}},
         {InitKind::Constant, {"value"}},       {InitKind::Arange, {"start", "step"}},
-        {InitKind::CausalMask, {}},            {InitKind::Npy, {"file"}},
+        {InitKind::CausalMask, {"window"}},    {InitKind::Npy, {"file"}},
         {InitKind::Gguf, {"file", "tensor"}},  {InitKind::Values, {"values"}},
     };
     return kinds;
@@ -198,6 +199,10 @@ Result<InitSpec> parse_init(const JsonReader& r, const Json& j, const std::strin
     XB_RETURN_IF_ERROR(read_number(r, j, path, "value", init.value));
     XB_RETURN_IF_ERROR(read_number(r, j, path, "start", init.start));
     XB_RETURN_IF_ERROR(read_number(r, j, path, "step", init.step));
+    XB_RETURN_IF_ERROR(read_number(r, j, path, "window", init.window));
+    if (!(init.window >= 0.0) || init.window != std::floor(init.window) || init.window > 1e9) {
+        return r.error(child_path(path, "window"), "the window is a whole number of positions, at least 1 (0: none)");
+    }
     if (init.kind == InitKind::Uniform && !(init.min < init.max)) {
         return r.error(path, "uniform needs min < max (got " + std::to_string(init.min) + ", " + std::to_string(init.max) + ")");
     }

@@ -292,7 +292,7 @@ Status parse_attention(ModelParamReader& m, AttentionParams& p) {
     return m.type("weight_type", p.weight_type);
 }
 
-Status parse_rope(const JsonReader& r, const Json& j, const std::string& path, LlamaParams& p) {
+Status parse_rope(const JsonReader& r, const Json& j, const std::string& path, DecoderParams& p) {
     XB_RETURN_IF_ERROR(r.expect_object(j, path, {"freq_base", "freq_scale", "mode", "n_dims"}));
     ModelParamReader m(r, j, path);
     XB_RETURN_IF_ERROR(m.real("freq_base", p.rope_freq_base));
@@ -305,7 +305,7 @@ Status parse_rope(const JsonReader& r, const Json& j, const std::string& path, L
     return Status::ok();
 }
 
-Status parse_llama(ModelParamReader& m, LlamaParams& p) {
+Status parse_llama(ModelParamReader& m, DecoderParams& p) {
     XB_RETURN_IF_ERROR(m.reader().expect_object(m.json(), m.path(),
                                                 {"n_layers", "n_embd", "n_head", "n_head_kv", "n_ff", "n_tokens", "n_kv",
                                                  "n_vocab", "rms_eps", "weight_type", "flash_attn", "rope"}));

@@ -15,7 +15,7 @@
 #include "models/attention.hpp"
 #include "config/expr.hpp"
 #include "models/gguf_model.hpp"
-#include "models/llama_decoder.hpp"
+#include "models/decoder.hpp"
 #include "models/mlp.hpp"
 #include "core/dtype.hpp"
 
@@ -26,7 +26,8 @@ enum class InitKind {
     Normal,      // mean, std
     Constant,    // value
     Arange,      // start, start + step, ... in logical (C) order
-    CausalMask,  // 0 where key j <= query i (queries are the last rows), -inf elsewhere
+    CausalMask,  // 0 where key j <= query i (queries are the last rows), -inf elsewhere;
+                 // with a window w also -inf where i - j >= w (sliding-window attention)
     Npy,         // file
     Gguf,        // file, tensor (default: the config tensor's own name)
     Values,      // values: one number per element, in logical (C) order
@@ -39,6 +40,7 @@ struct InitSpec {
     double mean = 0.0, std = 1.0;
     double value = 0.0;
     double start = 0.0, step = 1.0;
+    double window = 0.0; // causal_mask: the sliding window in positions; 0: none
     std::string file;    // resolved against the config's directory
     std::string tensor;  // gguf: the tensor's name in the file; "" for the config tensor's name
     std::vector<double> values;
@@ -91,7 +93,7 @@ struct ModelSpec {
     ModelKind kind = ModelKind::Mlp;
     MlpParams mlp;
     AttentionParams attention;
-    LlamaParams llama;
+    DecoderParams llama;
     GgufModelParams gguf;
     std::string path;  // "/graph"
 };

@@ -7,7 +7,7 @@
 #include <span>
 
 #include "config/config_error.hpp"
-#include "models/llama_decoder.hpp"
+#include "models/decoder.hpp"
 #include "formats/npy.hpp"
 
 namespace xb::config {
@@ -150,7 +150,8 @@ Status causal_mask(const Tensor& t, const InitSpec& init, std::string_view sourc
     if (n_kv < n_q) {
         return config_error(source, init.path, "causal_mask needs ne0 (keys) >= ne1 (queries), got " + shape_string(t));
     }
-    const std::vector<float> one = causal_mask_values(static_cast<int>(n_kv), static_cast<int>(n_q));
+    const std::vector<float> one =
+        causal_mask_values(static_cast<int>(n_kv), static_cast<int>(n_q), static_cast<int>(init.window));
     const auto per_matrix = static_cast<uint64_t>(one.size());
     generate(t.type, t.nelements(), out, [&](uint64_t i) { return static_cast<double>(one[i % per_matrix]); });
     return Status::ok();

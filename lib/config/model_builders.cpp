@@ -56,7 +56,7 @@ InitSpec small(double std) { return uniform(-std * std::sqrt(3.0), std * std::sq
 // The decoder's leaves: inputs, then weights with `init_of(weight)` and their layer groups, then
 // the caches (which start empty).
 template <typename InitOf>
-BuiltGraph decoder_leaves(const LlamaParams& p, const LlamaDecoder& m, InitSpec tokens, InitOf init_of) {
+BuiltGraph decoder_leaves(const DecoderParams& p, const Decoder& m, InitSpec tokens, InitOf init_of) {
     BuiltGraph b;
     b.n_layers = p.n_layers;
     b.n_tokens = p.n_tokens;
@@ -83,8 +83,8 @@ BuiltGraph decoder_leaves(const LlamaParams& p, const LlamaDecoder& m, InitSpec 
 
 bool is_norm(const Tensor& t) { return t.name.find("norm") != std::string::npos; }
 
-Result<BuiltGraph> llama(const LlamaParams& p, Context& ctx) {
-    XB_ASSIGN_OR_RETURN(LlamaDecoder m, build_llama_decoder(ctx, p));
+Result<BuiltGraph> llama(const DecoderParams& p, Context& ctx) {
+    XB_ASSIGN_OR_RETURN(Decoder m, build_decoder(ctx, p));
     return decoder_leaves(p, m, uniform(0, p.n_vocab), [&m](const Tensor& w) {
         if (&w == m.rope_freqs) return uniform(1.0, 8.0);  // Llama 3.1's factors run from 1 to 8
         return is_norm(w) ? uniform(0.9, 1.1) : small(kWeightStd);
@@ -95,7 +95,7 @@ Result<BuiltGraph> llama(const LlamaParams& p, Context& ctx) {
 Result<BuiltGraph> gguf(const GgufModelParams& g, Context& ctx) {
     XB_ASSIGN_OR_RETURN(const GgufReader file, GgufReader::open(g.file));
     XB_ASSIGN_OR_RETURN(GgufModelInfo info, read_gguf_model_info(file));
-    LlamaParams& p = info.params;
+    DecoderParams& p = info.params;
     if (g.n_layers > p.n_layers) {
         return Status(StatusCode::InvalidArgument, "n_layers is " + std::to_string(g.n_layers) + " but " + g.file + " has " +
                                                        std::to_string(p.n_layers) + " layers");
@@ -110,7 +110,7 @@ Result<BuiltGraph> gguf(const GgufModelParams& g, Context& ctx) {
                                                            g.file + " (" + std::to_string(p.n_vocab) + " tokens)");
         }
     }
-    XB_ASSIGN_OR_RETURN(LlamaDecoder m, build_gguf_graph(ctx, file, info, p));
+    XB_ASSIGN_OR_RETURN(Decoder m, build_gguf_graph(ctx, file, info, p));
     InitSpec tokens = uniform(0, p.n_vocab);
     if (!g.tokens.empty()) {
         tokens.kind = InitKind::Values;

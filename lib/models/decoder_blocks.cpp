@@ -14,15 +14,19 @@ Tensor* norm(Context& ctx, Tensor* x, Tensor* w, float eps, const std::string& n
     return named(mul(ctx, n, w), name);
 }
 
-Tensor* attention(Context& ctx, const LlamaParams& p, const LayerNames& n, Tensor* q, Tensor* k, Tensor* v, Tensor* mask) {
-    const float scale = 1.0f / std::sqrt(static_cast<float>(p.head_dim()));
+Tensor* attention(Context& ctx, const DecoderParams& p, const LayerNames& n, Tensor* q, Tensor* k, Tensor* v, Tensor* mask,
+                  Tensor* sinks) {
+    // A variant that scales Q itself (q_scale) leaves the scores unscaled, as llama.cpp's graph.
+    const float scale = p.q_scale > 0.0f ? 1.0f : 1.0f / std::sqrt(static_cast<float>(p.head_dim()));
     const int64_t t = p.n_tokens;
     if (p.flash_attn) {
-        Tensor* out = n(flash_attn_ext(ctx, q, k, v, mask, scale), "__fattn__");  // [head_dim, n_head, n_tokens]
+        Tensor* out = n(flash_attn_ext(ctx, q, k, v, mask, scale, 0.0f, p.attn_softcap, sinks), "__fattn__");  // [head_dim, n_head, n_tokens]
         return n(reshape(ctx, out, {p.n_embd_q(), t, 1, 1}), "kqv_out");
     }
     Tensor* kq = n(mul_mat(ctx, k, q), "kq");                              // [n_attended, n_tokens, n_head]
-    kq = n(soft_max_ext(ctx, kq, mask, scale, 0.0f), "kq_soft_max");
+    // The cap applies to the scores before the softmax's scale (1 for the variants that cap).
+    if (p.attn_softcap > 0.0f) kq = softcap(ctx, kq, p.attn_softcap, "kq_softcapped" + n.suffix);
+    kq = n(soft_max_ext(ctx, kq, mask, scale, 0.0f, sinks), "kq_soft_max");
     Tensor* vt = n.step(cont(ctx, n.step(transpose(ctx, v), "v", "transposed")), "v", "cont");  // [n_attended, head_dim, n_head_kv]
     Tensor* kqv = n(mul_mat(ctx, vt, kq), "kqv");                          // [head_dim, n_tokens, n_head]
     Tensor* merged = n(permute(ctx, kqv, {0, 2, 1, 3}), "kqv_merged");     // [head_dim, n_head, n_tokens]
@@ -30,7 +34,23 @@ Tensor* attention(Context& ctx, const LlamaParams& p, const LayerNames& n, Tenso
     return n(reshape(ctx, merged_cont, {p.n_embd_q(), t, 1, 1}), "kqv_out");
 }
 
-Tensor* through_cache(Context& ctx, const LlamaParams& p, const LayerNames& n, const char* what, Tensor* cache, Tensor* cur,
+QkvViews split_qkv(Context& ctx, const DecoderParams& p, const LayerNames& n, Tensor* qkv) {
+    const int64_t hd = p.head_dim(), t = p.n_tokens;
+    const size_t elem = type_size(qkv->type), row = qkv->nb[1], head = static_cast<size_t>(hd) * elem;
+    auto part = [&](const char* what, int64_t heads, int64_t first_row) {
+        return n.step(view(ctx, qkv, {hd, heads, t, 1}, {head, row, row * static_cast<size_t>(t)}, static_cast<size_t>(first_row) * elem),
+                      what, "view");
+    };
+    return {part("Qcur", p.n_head, 0), part("Kcur", p.n_head_kv, p.n_embd_q()), part("Vcur", p.n_head_kv, p.n_embd_q() + p.n_embd_kv())};
+}
+
+Tensor* softcap(Context& ctx, Tensor* x, float c, const std::string& name) {
+    Tensor* scaled = named(scale(ctx, x, 1.0f / c), name + " (scaled)");
+    Tensor* capped = named(tanh(ctx, scaled), name + " (tanh)");
+    return named(scale(ctx, capped, c), name);
+}
+
+Tensor* through_cache(Context& ctx, const DecoderParams& p, const LayerNames& n, const char* what, Tensor* cache, Tensor* cur,
                       std::vector<Tensor*>& writes) {
     const bool is_k = what[0] == 'K';
     const int64_t hd = p.head_dim(), kv_dim = cache->ne[0], t = p.n_tokens;
@@ -51,9 +71,15 @@ Tensor* project(Context& ctx, const LayerNames& n, const char* what, Tensor* w, 
 }
 
 Tensor* gated_ffn(Context& ctx, const LayerNames& n, Tensor* x, Tensor* gate, Tensor* up, Tensor* down, GluOp op) {
-    Tensor* g = n(mul_mat(ctx, gate, x), "ffn_gate");
-    Tensor* u = n(mul_mat(ctx, up, x), "ffn_up");
-    Tensor* act = n(glu_split(ctx, g, u, op), op == GluOp::SwiGlu ? "ffn_swiglu" : "ffn_geglu");
+    const char* act_name = op == GluOp::SwiGlu ? "ffn_swiglu" : "ffn_geglu";
+    Tensor* act = nullptr;
+    if (gate == nullptr) {
+        act = n(glu(ctx, n(mul_mat(ctx, up, x), "ffn_up"), op), act_name);  // the first half is the gate
+    } else {
+        Tensor* g = n(mul_mat(ctx, gate, x), "ffn_gate");
+        Tensor* u = n(mul_mat(ctx, up, x), "ffn_up");
+        act = n(glu_split(ctx, g, u, op), act_name);
+    }
     return n(mul_mat(ctx, down, act), "ffn_out");
 }
 

@@ -1,6 +1,7 @@
 // The pieces every decoder architecture is built from (models/<family>.cpp builds its layers
 // from them): node naming as llama.cpp's graph names nodes, norms, the Q/K/V projections, the KV
-// cache writes, attention (flash or by matrix products) and the gated feed-forward network.
+// cache writes, attention (flash or by matrix products) and the gated feed-forward network
+// (the mixture of experts is models/moe_ffn.hpp).
 //
 // Names: a layer's nodes carry llama.cpp's names with the layer as suffix (`attn_norm-0`,
 // `Qcur-0`, `kq-0`, `ffn_out-0`). Where llama.cpp gives one name to successive nodes (the Q
@@ -14,7 +15,7 @@
 #include "core/context.hpp"
 #include "core/ops.hpp"
 #include "core/tensor.hpp"
-#include "models/llama_decoder.hpp"
+#include "models/decoder.hpp"
 
 namespace xb::decoder {
 
@@ -36,18 +37,33 @@ Tensor* norm(Context& ctx, Tensor* x, Tensor* w, float eps, const std::string& n
 Tensor* project(Context& ctx, const LayerNames& n, const char* what, Tensor* w, Tensor* b, Tensor* x, int64_t hd,
                 int64_t heads, int64_t t);
 
+// A fused QKV product [n_embd_q + 2 n_embd_kv, n_tokens] as the views Q, K and V of heads
+// [head_dim, heads, n_tokens] (Phi-3's attn_qkv).
+struct QkvViews {
+    Tensor* q;
+    Tensor* k;
+    Tensor* v;
+};
+QkvViews split_qkv(Context& ctx, const DecoderParams& p, const LayerNames& n, Tensor* qkv);
+
 // Writes the batch's k or v ([head_dim, n_heads_kv, n_tokens], named `what`: "Kcur" or "Vcur") into
 // the cache's last n_tokens columns and returns the whole cache as [head_dim, n_kv, n_head_kv],
 // named k-<il> / v-<il>; the write is appended to `writes` (graph outputs, so that it runs first).
-Tensor* through_cache(Context& ctx, const LlamaParams& p, const LayerNames& n, const char* what, Tensor* cache, Tensor* cur,
+Tensor* through_cache(Context& ctx, const DecoderParams& p, const LayerNames& n, const char* what, Tensor* cache, Tensor* cur,
                       std::vector<Tensor*>& writes);
 
 // Attention of q [head_dim, n_tokens, n_head] over k, v [head_dim, n_attended, n_head_kv] (any
-// strides); returns [n_embd_q, n_tokens], named kqv_out-<il>.
-Tensor* attention(Context& ctx, const LlamaParams& p, const LayerNames& n, Tensor* q, Tensor* k, Tensor* v, Tensor* mask);
+// strides) with the params' score scale and soft-cap, and `sinks` (f32 [n_head], optional);
+// returns [n_embd_q, n_tokens], named kqv_out-<il>.
+Tensor* attention(Context& ctx, const DecoderParams& p, const LayerNames& n, Tensor* q, Tensor* k, Tensor* v, Tensor* mask,
+                  Tensor* sinks);
 
 // The gated feed-forward network down(act(gate(x)) * up(x)), named ffn_gate, ffn_up, ffn_<act>
-// and ffn_out.
+// and ffn_out. gate == nullptr: `up` holds the gate's rows then the up's (Phi-3).
 Tensor* gated_ffn(Context& ctx, const LayerNames& n, Tensor* x, Tensor* gate, Tensor* up, Tensor* down, GluOp op);
+
+// c * tanh(x / c), Gemma's soft-capping, named `name` (the steps before it `name (scaled)` and
+// `name (tanh)`).
+Tensor* softcap(Context& ctx, Tensor* x, float c, const std::string& name);
 
 }  // namespace xb::decoder

@@ -1,16 +1,18 @@
 #include "models/gguf_model.hpp"
 
-#include <limits>
+#include <cmath>
 #include <optional>
 #include <set>
 
 #include "core/names.hpp"
+#include "models/gguf_metadata.hpp"
 
 namespace xb {
 
 namespace {
 
-constexpr int64_t kMaxHyperparameter = std::numeric_limits<int32_t>::max();
+constexpr const char* kRopeFactorsLong = "rope_factors_long.weight";
+constexpr const char* kRopeFactorsShort = "rope_factors_short.weight";
 
 std::string ne_string(const std::array<int64_t, kMaxDims>& ne, int n_dims) {
     std::string s = "[";
@@ -18,82 +20,64 @@ std::string ne_string(const std::array<int64_t, kMaxDims>& ne, int n_dims) {
     return s + "]";
 }
 
-// Typed metadata lookups whose errors name the file, the key and where its value is.
-class Metadata {
-public:
-    explicit Metadata(const GgufReader& file) : file_(file) {}
+// YaRN as llama.cpp sets it up: ext_factor 1 and an attn_factor that cancels the magnitude
+// correction rope itself applies, so that cos and sin are scaled by 1 + 0.1 ln(factor) once.
+Status set_yarn(const GgufMetadata& md, const std::string& a, double factor, GgufModelInfo& info) {
+    DecoderParams& p = info.params;
+    XB_ASSIGN_OR_RETURN(const double log_mul, md.non_negative(a + "rope.scaling.yarn_log_multiplier", 0.0));
+    if (log_mul != 0.0) {
+        return Status(StatusCode::NotSupported, md.file().path() + ": YaRN with " + a + "rope.scaling.yarn_log_multiplier (DeepSeek's "
+                                                                   "variant) is not supported");
+    }
+    XB_ASSIGN_OR_RETURN(const double beta_fast, md.real(a + "rope.scaling.yarn_beta_fast", 32.0));
+    XB_ASSIGN_OR_RETURN(const double beta_slow, md.real(a + "rope.scaling.yarn_beta_slow", 1.0));
+    p.rope_ext_factor = 1.0f;
+    p.rope_beta_fast = static_cast<float>(beta_fast);
+    p.rope_beta_slow = static_cast<float>(beta_slow);
+    const double mscale = factor <= 1.0 ? 1.0 : 1.0 + 0.1 * std::log(factor);
+    p.rope_attn_factor *= static_cast<float>(mscale / (1.0 + 0.1 * std::log(factor)));
+    return Status::ok();
+}
 
-    Status error(const GgufKV& kv, const std::string& why) const {
-        return Status(StatusCode::InvalidArgument,
-                      file_.path() + ": offset " + std::to_string(kv.offset) + ": metadata '" + kv.key + "' " + why);
-    }
-    Status missing(const std::string& key, const std::string& why) const {
-        return Status(StatusCode::InvalidArgument, file_.path() + ": no metadata '" + key + "' (" + why + ")");
-    }
-
-    // An integer in [min, max]; `fallback` when the key is absent (missing is an error without one).
-    Result<int64_t> integer(const std::string& key, std::optional<int64_t> fallback, int64_t min = 1,
-                            int64_t max = kMaxHyperparameter) const {
-        const GgufKV* kv = file_.find_kv_entry(key);
-        if (kv == nullptr) {
-            if (fallback) return *fallback;
-            return missing(key, "every model of this architecture has it");
-        }
-        if (kv->value.type == GgufValueType::Array) return error(*kv, "is an array: per-layer values are not supported");
-        const std::optional<int64_t> v = kv->value.as_int();
-        if (!v) return error(*kv, std::string("is a ") + gguf_value_type_name(kv->value.type) + ", expected an integer");
-        if (*v < min || *v > max) {
-            return error(*kv, "is " + std::to_string(*v) + ", expected " + std::to_string(min) + " to " + std::to_string(max));
-        }
-        return *v;
-    }
-    Result<double> real(const std::string& key, std::optional<double> fallback) const {
-        const GgufKV* kv = file_.find_kv_entry(key);
-        if (kv == nullptr) {
-            if (fallback) return *fallback;
-            return missing(key, "every model of this architecture has it");
-        }
-        const std::optional<double> v = kv->value.as_float();
-        if (!v || kv->value.type == GgufValueType::Bool) {
-            return error(*kv, std::string("is a ") + gguf_value_type_name(kv->value.type) + ", expected a number");
-        }
-        if (!(*v > 0.0) || *v > 1e30) return error(*kv, "is " + std::to_string(*v) + ", expected a positive number");
-        return *v;
-    }
-    Result<std::optional<std::string>> string(const std::string& key) const {
-        const GgufKV* kv = file_.find_kv_entry(key);
-        if (kv == nullptr) return std::optional<std::string>();
-        const std::string* s = kv->value.as_string();
-        if (s == nullptr) return error(*kv, std::string("is a ") + gguf_value_type_name(kv->value.type) + ", expected a string");
-        return std::optional<std::string>(*s);
-    }
-
-private:
-    const GgufReader& file_;
-};
-
-Status set_rope_scaling(const Metadata& md, const std::string& arch, GgufModelInfo& info) {
-    XB_ASSIGN_OR_RETURN(const std::optional<std::string> type, md.string(arch + ".rope.scaling.type"));
+Status set_rope_scaling(const GgufMetadata& md, const std::string& arch, GgufModelInfo& info) {
+    const std::string a = arch + ".";
+    XB_ASSIGN_OR_RETURN(const std::optional<std::string> type, md.string(a + "rope.scaling.type"));
     info.rope_scaling = type.value_or("none");
-    if (info.rope_scaling == "linear") {
-        XB_ASSIGN_OR_RETURN(const double factor, md.real(arch + ".rope.scaling.factor", std::nullopt));
+    // The training context (YaRN's ramps, Phi-3's choice of rope factors).
+    XB_ASSIGN_OR_RETURN(const int64_t n_ctx_orig, md.integer(a + "rope.scaling.original_context_length", info.context_length, 0));
+    info.params.rope_n_ctx_orig = static_cast<int>(n_ctx_orig);
+    // Longrope's (Phi-3.5) magnitude correction, whatever the type.
+    XB_ASSIGN_OR_RETURN(const double attn_factor, md.real(a + "rope.scaling.attn_factor", 1.0));
+    info.params.rope_attn_factor = static_cast<float>(attn_factor);
+    if (info.rope_scaling == "linear" || info.rope_scaling == "yarn") {
+        XB_ASSIGN_OR_RETURN(const double factor, md.real(a + "rope.scaling.factor", std::nullopt));
         info.params.rope_freq_scale = static_cast<float>(1.0 / factor);
+        if (info.rope_scaling == "yarn") XB_RETURN_IF_ERROR(set_yarn(md, a, factor, info));
     } else if (info.rope_scaling == "none") {
         // Older files give linear scaling as one key.
-        XB_ASSIGN_OR_RETURN(const double scale, md.real(arch + ".rope.scale_linear", 1.0));
+        XB_ASSIGN_OR_RETURN(const double scale, md.real(a + "rope.scale_linear", 1.0));
         info.params.rope_freq_scale = static_cast<float>(1.0 / scale);
         if (scale != 1.0) info.rope_scaling = "linear";
     } else {
-        return Status(StatusCode::NotSupported, "rope scaling '" + info.rope_scaling + "' (" + arch +
-                                                    ".rope.scaling.type) is not supported; none and linear are");
+        return Status(StatusCode::NotSupported, "rope scaling '" + info.rope_scaling + "' (" + a +
+                                                    "rope.scaling.type) is not supported; none, linear and yarn are");
     }
+    return Status::ok();
+}
+
+Status read_expert_counts(const GgufMetadata& md, const std::string& a, DecoderParams& p) {
+    XB_ASSIGN_OR_RETURN(const int64_t experts, md.integer(a + "expert_count", 0, 0, 4096));
+    if (experts == 0) return Status::ok();
+    XB_ASSIGN_OR_RETURN(const int64_t used, md.integer(a + "expert_used_count", std::nullopt, 1, experts));
+    p.experts.n_expert = static_cast<int>(experts);
+    p.experts.n_used = static_cast<int>(used);
     return Status::ok();
 }
 
 }  // namespace
 
 Result<GgufModelInfo> read_gguf_model_info(const GgufReader& file) {
-    const Metadata md(file);
+    const GgufMetadata md(file);
     GgufModelInfo info;
     XB_ASSIGN_OR_RETURN(const std::optional<std::string> arch, md.string("general.architecture"));
     if (!arch) return md.missing("general.architecture", "not a llama.cpp model file?");
@@ -106,18 +90,13 @@ Result<GgufModelInfo> read_gguf_model_info(const GgufReader& file) {
     XB_ASSIGN_OR_RETURN(const std::optional<std::string> name, md.string("general.name"));
     info.name = name.value_or("");
     const std::string a = info.architecture + ".";
-    LlamaParams& p = info.params;
+    DecoderParams& p = info.params;
     // The same ranges as the llama_decoder builder's params (README: Configs).
     XB_ASSIGN_OR_RETURN(const int64_t n_layers, md.integer(a + "block_count", std::nullopt, 1, 1024));
     XB_ASSIGN_OR_RETURN(const int64_t n_embd, md.integer(a + "embedding_length", std::nullopt, 1, 65536));
     XB_ASSIGN_OR_RETURN(const int64_t n_ff, md.integer(a + "feed_forward_length", std::nullopt, 1, 1 << 18));
     XB_ASSIGN_OR_RETURN(const int64_t n_head, md.integer(a + "attention.head_count", std::nullopt, 1, 1024));
     XB_ASSIGN_OR_RETURN(const int64_t n_head_kv, md.integer(a + "attention.head_count_kv", n_head, 1, 1024));
-    XB_ASSIGN_OR_RETURN(const int64_t experts, md.integer(a + "expert_count", 0, 0));
-    if (experts > 0) {
-        return Status(StatusCode::NotSupported, file.path() + ": a mixture-of-experts model (" + a + "expert_count " +
-                                                    std::to_string(experts) + ") is not supported");
-    }
     XB_ASSIGN_OR_RETURN(info.context_length, md.integer(a + "context_length", 0, 0));
     XB_ASSIGN_OR_RETURN(const double eps, md.real(a + "attention.layer_norm_rms_epsilon", std::nullopt));
     XB_ASSIGN_OR_RETURN(const double freq_base, md.real(a + "rope.freq_base", 10000.0));
@@ -152,9 +131,10 @@ Result<GgufModelInfo> read_gguf_model_info(const GgufReader& file) {
     p.rope_n_dims = static_cast<int>(rope_dims);
     p.rope_mode = info.arch->rope_mode;
     XB_RETURN_IF_ERROR(set_rope_scaling(md, info.architecture, info));
-    p.qkv_bias = info.arch->qkv_bias || file.find_tensor("blk.0.attn_q.bias") != nullptr;
+    XB_RETURN_IF_ERROR(read_expert_counts(md, a, p));
+    p.qkv_bias = file.find_tensor("blk.0.attn_q.bias") != nullptr || file.find_tensor("blk.0.attn_qkv.bias") != nullptr;
     p.tied_output = file.find_tensor("output.weight") == nullptr;
-    p.rope_freq_factors = file.find_tensor("rope_freqs.weight") != nullptr;
+    if (file.find_tensor("rope_freqs.weight") != nullptr) p.rope_factors = "rope_freqs.weight";
     const GgufTensorInfo* embd = file.find_tensor("token_embd.weight");
     if (embd == nullptr) {
         return Status(StatusCode::InvalidArgument, file.path() + ": no tensor 'token_embd.weight' (the token embedding)");
@@ -165,10 +145,16 @@ Result<GgufModelInfo> read_gguf_model_info(const GgufReader& file) {
                                                        ", expected [embedding_length, vocabulary size]");
     }
     p.n_vocab = static_cast<int>(embd->ne[1]);
+    const Status variant = info.arch->read_variant(md, a, p);
+    if (!variant.is_ok()) {
+        // The metadata's own errors name the file already.
+        if (variant.message().rfind(file.path(), 0) == 0) return variant;
+        return Status(variant.code(), file.path() + ": " + variant.message());
+    }
     return info;
 }
 
-LlamaWeightTypes gguf_weight_types(const GgufReader& file) {
+WeightTypes gguf_weight_types(const GgufReader& file) {
     return [&file](const std::string& name, DType fallback) {
         const GgufTensorInfo* t = file.find_tensor(name);
         const GgmlTypeInfo* ti = t ? ggml_type_info(t->type) : nullptr;
@@ -191,15 +177,19 @@ bool has_role(const std::string& name, const std::set<std::string>& layer_suffix
 }
 
 std::string hyperparameters(const GgufModelInfo& info) {
-    const LlamaParams& p = info.params;
-    return "embedding_length " + std::to_string(p.n_embd) + ", feed_forward_length " + std::to_string(p.n_ff) +
-           ", head_count " + std::to_string(p.n_head) + ", head_count_kv " + std::to_string(p.n_head_kv) + ", head size " +
-           std::to_string(p.head_dim()) + ", vocabulary " + std::to_string(p.n_vocab);
+    const DecoderParams& p = info.params;
+    std::string s = "embedding_length " + std::to_string(p.n_embd) + ", feed_forward_length " + std::to_string(p.n_ff) +
+                    ", head_count " + std::to_string(p.n_head) + ", head_count_kv " + std::to_string(p.n_head_kv) + ", head size " +
+                    std::to_string(p.head_dim()) + ", vocabulary " + std::to_string(p.n_vocab);
+    if (p.has_experts()) {
+        s += ", " + std::to_string(p.experts.n_expert) + " experts of feed_forward_length " + std::to_string(p.experts.n_ff);
+    }
+    return s;
 }
 
 }  // namespace
 
-Status check_gguf_tensors(const GgufReader& file, const GgufModelInfo& info, const LlamaDecoder& m) {
+Status check_gguf_tensors(const GgufReader& file, const GgufModelInfo& info, const Decoder& m) {
     std::set<std::string> layer_suffixes;
     std::set<std::string> globals;
     for (const Tensor* w : m.weights()) {
@@ -234,6 +224,10 @@ Status check_gguf_tensors(const GgufReader& file, const GgufModelInfo& info, con
                                                            hyperparameters(info) + " need " + ne_string(w->ne, w->n_dims()));
         }
     }
+    // Phi-3's files hold both rope factor sets; the graph uses the one for its context.
+    if (m.rope_factors != nullptr && (m.rope_factors->name == kRopeFactorsLong || m.rope_factors->name == kRopeFactorsShort)) {
+        globals.insert({kRopeFactorsLong, kRopeFactorsShort});
+    }
     for (const GgufTensorInfo& t : file.tensors()) {
         if (has_role(t.name, layer_suffixes, globals)) continue;
         return Status(StatusCode::NotSupported, file.path() + ": offset " + std::to_string(t.info_offset) + ": tensor '" + t.name +
@@ -243,8 +237,14 @@ Status check_gguf_tensors(const GgufReader& file, const GgufModelInfo& info, con
     return Status::ok();
 }
 
-Result<LlamaDecoder> build_gguf_graph(Context& ctx, const GgufReader& file, const GgufModelInfo& info, const LlamaParams& params) {
-    XB_ASSIGN_OR_RETURN(LlamaDecoder m, info.arch->build(ctx, params, gguf_weight_types(file)));
+Result<Decoder> build_gguf_graph(Context& ctx, const GgufReader& file, const GgufModelInfo& info, const DecoderParams& params) {
+    DecoderParams p = params;
+    // Long factors for a context beyond the training one, as llama.cpp chooses (the context is
+    // the cache's size here).
+    if (file.find_tensor(kRopeFactorsLong) != nullptr || file.find_tensor(kRopeFactorsShort) != nullptr) {
+        p.rope_factors = p.n_attended() > p.rope_n_ctx_orig ? kRopeFactorsLong : kRopeFactorsShort;
+    }
+    XB_ASSIGN_OR_RETURN(Decoder m, build_decoder(ctx, p, gguf_weight_types(file)));
     XB_RETURN_IF_ERROR(check_gguf_tensors(file, info, m));
     return m;
 }

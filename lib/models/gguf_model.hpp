@@ -12,7 +12,7 @@
 #include "core/status.hpp"
 #include "formats/gguf.hpp"
 #include "models/architectures.hpp"
-#include "models/llama_decoder.hpp"
+#include "models/decoder.hpp"
 
 namespace xb {
 
@@ -32,7 +32,7 @@ struct GgufModelInfo {
     const Architecture* arch = nullptr;  // its entry
     std::string name;          // general.name, when present
     int64_t context_length = 0;
-    LlamaParams params;        // every layer; n_tokens and n_kv left at their defaults
+    DecoderParams params;        // every layer; n_tokens and n_kv left at their defaults
     std::string rope_scaling = "none";
 };
 
@@ -42,14 +42,14 @@ Result<GgufModelInfo> read_gguf_model_info(const GgufReader& file);
 // Every tensor the decoder `m` (built from `info`'s params) uses must be in the file with the
 // decoder's shape and a type that fits its role, and every tensor of the file must have a role:
 // a file of a variant this graph does not compute is an error, never a wrong answer.
-Status check_gguf_tensors(const GgufReader& file, const GgufModelInfo& info, const LlamaDecoder& m);
+Status check_gguf_tensors(const GgufReader& file, const GgufModelInfo& info, const Decoder& m);
 
 // The weight types of the file's tensors, for the builders (the fallback for names the file lacks,
 // which check_gguf_tensors then reports).
-LlamaWeightTypes gguf_weight_types(const GgufReader& file);
+WeightTypes gguf_weight_types(const GgufReader& file);
 
 // The graph of the file's architecture with `params` (info.params with the caller's tokens, cache
 // and layers), its tensors checked against the file's (check_gguf_tensors).
-Result<LlamaDecoder> build_gguf_graph(Context& ctx, const GgufReader& file, const GgufModelInfo& info, const LlamaParams& params);
+Result<Decoder> build_gguf_graph(Context& ctx, const GgufReader& file, const GgufModelInfo& info, const DecoderParams& params);
 
 }  // namespace xb

@@ -60,7 +60,7 @@ TEST_P(ExampleConfig, BuildsWithItsOwnPlacement) {
 // Decoders at a width that keeps the tests quick; other models are left as they are.
 void shrink_llama(ConfigSpec& spec) {
     if (!spec.model || spec.model->kind != ModelKind::LlamaDecoder) return;
-    LlamaParams& p = spec.model->llama;
+    DecoderParams& p = spec.model->llama;
     // Rows of quantized weights stay whole blocks (q4_K: 256).
     p.n_embd = std::max(128, static_cast<int>(blck_size(p.weight_type)));
     p.n_head = 4;

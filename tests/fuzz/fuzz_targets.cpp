@@ -66,7 +66,7 @@ int gguf_model(const uint8_t* data, size_t size) {
     if (!file.is_ok()) return 0;
     auto info = read_gguf_model_info(*file);
     if (!info.is_ok()) return 0;
-    LlamaParams p = info->params;
+    DecoderParams p = info->params;
     p.n_layers = std::min(p.n_layers, 2);  // enough to check the roles; keeps each run fast
     p.n_tokens = 2;
     p.n_kv = 4;

@@ -9,14 +9,14 @@
 #include "backend/registry.hpp"
 #include "builtin/builtin_backends.hpp"
 #include "backend/tensor_io.hpp"
-#include "models/llama_decoder.hpp"
+#include "models/decoder.hpp"
 #include "report/metrics.hpp"
 
 namespace xb {
 namespace {
 
-LlamaParams small_params() {
-    LlamaParams p;
+DecoderParams small_params() {
+    DecoderParams p;
     p.n_layers = 2;
     p.n_embd = 64;
     p.n_head = 4;
@@ -30,17 +30,17 @@ LlamaParams small_params() {
 // A decoder with its weights, caches and inputs allocated and set; weights drawn from `seed`.
 struct Instance {
     Context ctx;
-    LlamaParams params;
-    LlamaDecoder model{};
+    DecoderParams params;
+    Decoder model{};
     Graph graph;
     std::unique_ptr<MultiBuffer> weights;
     std::unique_ptr<GraphAllocator> galloc;
 };
 
-std::unique_ptr<Instance> make_instance(const LlamaParams& p, uint32_t seed, const std::vector<int32_t>& tokens) {
+std::unique_ptr<Instance> make_instance(const DecoderParams& p, uint32_t seed, const std::vector<int32_t>& tokens) {
     auto in = std::make_unique<Instance>();
     in->params = p;
-    auto m = build_llama_decoder(in->ctx, p);
+    auto m = build_decoder(in->ctx, p);
     EXPECT_TRUE(m.is_ok()) << m.status().to_string();
     in->model = std::move(m).value();
     in->graph = Graph::build(in->model.graph_outputs).value();
@@ -72,8 +72,8 @@ double nmse(const std::vector<float>& a, const std::vector<float>& b) { return r
 
 const std::vector<int32_t> kTokens = {3, 17, 42, 8, 0, 49, 23};
 
-TEST(LlamaDecoder, FlashAndSoftmaxAttentionAgree) {
-    LlamaParams p = small_params();
+TEST(Decoder, FlashAndSoftmaxAttentionAgree) {
+    DecoderParams p = small_params();
     auto flash = make_instance(p, 1, kTokens);
     p.flash_attn = false;
     auto softmax = make_instance(p, 1, kTokens);
@@ -84,8 +84,8 @@ TEST(LlamaDecoder, FlashAndSoftmaxAttentionAgree) {
     EXPECT_LT(nmse(a, b), 1e-10);
 }
 
-TEST(LlamaDecoder, CacheOfTheBatchSizeMatchesNoCache) {
-    LlamaParams p = small_params();
+TEST(Decoder, CacheOfTheBatchSizeMatchesNoCache) {
+    DecoderParams p = small_params();
     auto plain = make_instance(p, 2, kTokens);
     p.n_kv = p.n_tokens;
     auto cached = make_instance(p, 2, kTokens);
@@ -94,13 +94,13 @@ TEST(LlamaDecoder, CacheOfTheBatchSizeMatchesNoCache) {
 
 // Prefill 7 tokens, then decode the 7th again as a single token over the cache the prefill
 // wrote: its logits must equal the prefill's logits of that token.
-TEST(LlamaDecoder, DecodeStepOverTheCacheMatchesPrefill) {
-    LlamaParams p = small_params();
+TEST(Decoder, DecodeStepOverTheCacheMatchesPrefill) {
+    DecoderParams p = small_params();
     p.n_kv = p.n_tokens;
     auto prefill = make_instance(p, 3, kTokens);
     const auto all = compute_logits(*prefill);
 
-    LlamaParams d = p;
+    DecoderParams d = p;
     d.n_tokens = 1;
     auto decode = make_instance(d, 3, {kTokens.back()});
     for (size_t il = 0; il < prefill->model.k_cache.size(); ++il) {
@@ -116,14 +116,14 @@ TEST(LlamaDecoder, DecodeStepOverTheCacheMatchesPrefill) {
     EXPECT_LT(nmse(last, want), 1e-10);
 }
 
-TEST(LlamaDecoder, BadParametersAreErrors) {
+TEST(Decoder, BadParametersAreErrors) {
     Context ctx;
-    LlamaParams p = small_params();
+    DecoderParams p = small_params();
     p.n_head = 5;
-    EXPECT_EQ(build_llama_decoder(ctx, p).status().code(), StatusCode::InvalidArgument);
+    EXPECT_EQ(build_decoder(ctx, p).status().code(), StatusCode::InvalidArgument);
     p = small_params();
     p.n_kv = 3;  // smaller than the batch
-    EXPECT_EQ(build_llama_decoder(ctx, p).status().code(), StatusCode::InvalidArgument);
+    EXPECT_EQ(build_decoder(ctx, p).status().code(), StatusCode::InvalidArgument);
 }
 
 }  // namespace

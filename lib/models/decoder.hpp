@@ -1,0 +1,186 @@
+// The decoder-only transformer every supported architecture is a variant of (models/
+// architectures.hpp says which variant each one is): token embedding, n_layers of (rms_norm,
+// rope'd grouped-query attention, a gated feed-forward network or a mixture of experts) with
+// residuals, final norm and output projection. The variants (per-head Q/K norms, post-norms,
+// fused projections, sliding-window layers, soft-capping, attention sinks, experts) are fields of
+// DecoderParams; the shared pieces are in models/decoder_blocks.hpp and models/moe_ffn.hpp.
+// Used by the benchmarks, the config's `llama_decoder` builder (synthetic weights) and its `gguf`
+// builder (llama.cpp's files).
+//
+// Weights carry llama.cpp's tensor names (`token_embd.weight`, `blk.0.attn_q.weight`, ...) and
+// nodes the names llama.cpp's graph gives them (`attn_norm-0`, `Qcur-0`, `kq-0`, `ffn_out-0`,
+// `result_output`, ...; decoder_blocks.hpp), so a per-node report reads like llama.cpp's eval
+// callback.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/context.hpp"
+#include "core/status.hpp"
+#include "core/tensor.hpp"
+
+namespace xb {
+
+// Sliding-window attention (Gemma 2/3, gpt-oss): some layers attend only to the last `window`
+// positions and rope with their own base and scale.
+struct SlidingWindow {
+    int window = 0;   // positions; 0: every layer attends to the whole cache
+    int pattern = 0;  // layer il slides when il % pattern < pattern - 1 (0: every layer), llama.cpp's rule
+    float rope_freq_base = 10000.0f;
+    float rope_freq_scale = 1.0f;
+
+    bool slides(int il) const { return window > 0 && (pattern == 0 || il % pattern < pattern - 1); }
+};
+
+// How a token's experts and their weights come from the router's logits.
+enum class ExpertGating {
+    Softmax,          // softmax over all experts, then the top n_used (Mixtral, Qwen3-MoE)
+    SoftmaxOfChosen,  // the top n_used logits, then softmax over those (gpt-oss)
+};
+
+// A mixture-of-experts feed-forward network in place of the dense one.
+struct ExpertParams {
+    int n_expert = 0;  // 0: a dense feed-forward network
+    int n_used = 0;    // experts per token
+    int n_ff = 0;      // each expert's hidden size
+    ExpertGating gating = ExpertGating::Softmax;
+    bool normalize = false;      // the chosen weights divided by their sum
+    float weights_scale = 1.0f;  // the chosen weights multiplied by it
+    bool biases = false;         // the router and the experts' products add biases (gpt-oss)
+};
+
+struct DecoderParams {
+    int n_layers = 4;
+    int n_embd = 1024;
+    int n_head = 16;
+    int n_head_kv = 16;      // < n_head for grouped-query attention
+    int n_embd_head = 0;     // head size (llama.cpp's attention.key_length); 0: n_embd / n_head
+    int n_ff = 2816;
+    int n_tokens = 32;
+    int n_kv = 0;            // KV cache positions (the batch is the last n_tokens); 0: no cache
+    int n_vocab = 32000;
+    float rms_eps = 1e-5f;
+    float rope_freq_base = 10000.0f;
+    float rope_freq_scale = 1.0f;
+    RopeMode rope_mode = RopeMode::Neox;
+    int rope_n_dims = 0;     // rotated dims of each head; 0: the whole head
+    // YaRN (rope.scaling.type yarn): ext_factor 1 and the training context; attn_factor scales
+    // cos and sin (longrope's rope.scaling.attn_factor too).
+    float rope_ext_factor = 0.0f;
+    float rope_attn_factor = 1.0f;
+    int rope_n_ctx_orig = 0;
+    float rope_beta_fast = 32.0f;
+    float rope_beta_slow = 1.0f;
+    // Rope angles divided per pair by this tensor ([rope dims / 2]): "rope_freqs.weight" (Llama
+    // 3.1+), "rope_factors_long.weight" or "rope_factors_short.weight" (Phi-3); "": none.
+    std::string rope_factors;
+    DType weight_type = DType::F32;
+    bool qkv_bias = false;     // q, k and v projections add a bias (qwen2)
+    bool tied_output = false;  // the output projection is the token embedding (no output.weight)
+    bool flash_attn = true;    // flash_attn_ext, or mul_mat + soft_max_ext + mul_mat
+
+    // The architecture's variant (models/architectures.cpp).
+    float embd_scale = 0.0f;     // the embeddings multiplied by it (Gemma: sqrt(n_embd)); 0: not scaled
+    bool qk_norm = false;        // rms_norm of each head of Q and K before rope (Qwen3, Gemma 3)
+    bool post_norms = false;     // rms_norm of the attention's and the FFN's outputs before their residual adds (Gemma 2/3)
+    bool fused_qkv = false;      // one attn_qkv matrix, rows Q then K then V (Phi-3)
+    bool fused_gate_up = false;  // ffn_up holds the gate's rows then the up's (Phi-3)
+    bool attn_out_bias = false;  // attn_output.bias (gpt-oss)
+    bool attn_sinks = false;     // a learned logit per head in each softmax (gpt-oss)
+    bool output_bias = false;    // output.bias (some Phi-3 files)
+    // Q multiplied by it before attention, which then scales by 1 (Gemma, Phi-3, as llama.cpp
+    // does); 0: attention scales the scores by 1/sqrt(head size).
+    float q_scale = 0.0f;
+    float attn_softcap = 0.0f;   // scores -> c * tanh(scores / c) (Gemma 2); 0: none
+    float final_softcap = 0.0f;  // logits -> c * tanh(logits / c) (Gemma 2/3); 0: none
+    GluOp ffn_glu = GluOp::SwiGlu;          // GeGlu for Gemma
+    std::string ffn_norm_name = "ffn_norm";  // gpt-oss names its pre-FFN norm attn_post_norm
+    SlidingWindow swa;
+    ExpertParams experts;
+
+    int head_dim() const { return n_embd_head > 0 ? n_embd_head : n_embd / n_head; }
+    int rope_dims() const { return rope_n_dims > 0 ? rope_n_dims : head_dim(); }
+    int64_t n_embd_q() const { return static_cast<int64_t>(n_head) * head_dim(); }
+    int64_t n_embd_kv() const { return static_cast<int64_t>(n_head_kv) * head_dim(); }
+    // Positions attended to: the cache, or the batch itself without one.
+    int n_attended() const { return n_kv > 0 ? n_kv : n_tokens; }
+    bool has_experts() const { return experts.n_expert > 0; }
+    // Multiply-adds x2 of the matrix products, for throughput figures (the experts a token uses).
+    double matmul_flops() const;
+};
+
+// The type of each weight, by its llama.cpp name; `fallback` is the builder's choice (weight_type
+// for the matrices, f32 for norms and biases). Empty: the fallback everywhere.
+using WeightTypes = std::function<DType(const std::string& name, DType fallback)>;
+
+// One layer's weights; nullptr where the variant has none.
+struct LayerWeights {
+    Tensor* attn_norm = nullptr;
+    Tensor* wqkv = nullptr;  // fused_qkv: [n_embd, n_embd_q + 2 n_embd_kv]
+    Tensor* bqkv = nullptr;
+    Tensor* wq = nullptr;
+    Tensor* wk = nullptr;
+    Tensor* wv = nullptr;
+    Tensor* bq = nullptr;  // biases: qkv_bias
+    Tensor* bk = nullptr;
+    Tensor* bv = nullptr;
+    Tensor* q_norm = nullptr;  // qk_norm: [head size]
+    Tensor* k_norm = nullptr;
+    Tensor* wo = nullptr;
+    Tensor* bo = nullptr;
+    Tensor* sinks = nullptr;  // attn_sinks: [n_head]
+    Tensor* attn_post_norm = nullptr;
+    Tensor* ffn_norm = nullptr;
+    Tensor* w_gate = nullptr;  // dense FFN (absent when fused_gate_up)
+    Tensor* w_up = nullptr;    // [n_embd, n_ff], or [n_embd, 2 n_ff] when fused_gate_up
+    Tensor* w_down = nullptr;
+    Tensor* ffn_post_norm = nullptr;
+    Tensor* router = nullptr;  // experts: ffn_gate_inp [n_embd, n_expert]
+    Tensor* router_b = nullptr;
+    Tensor* gate_exps = nullptr;  // [n_embd, n_ff, n_expert]
+    Tensor* up_exps = nullptr;
+    Tensor* down_exps = nullptr;  // [n_ff, n_embd, n_expert]
+    Tensor* gate_exps_b = nullptr;  // [n_ff, n_expert]
+    Tensor* up_exps_b = nullptr;
+    Tensor* down_exps_b = nullptr;  // [n_embd, n_expert]
+
+    std::vector<Tensor*> all() const;  // the weights that exist, in the order above
+};
+
+struct Decoder {
+    Tensor* tokens = nullptr;       // i32 [n_tokens] (input)
+    Tensor* positions = nullptr;    // i32 [n_tokens] (input): n_attended - n_tokens ... n_attended - 1
+    Tensor* kq_mask = nullptr;      // f16 [n_attended, n_tokens] causal mask (input)
+    Tensor* kq_mask_swa = nullptr;  // the same within the sliding window (input), when some layer slides
+    Tensor* tok_embd = nullptr;     // [n_embd, n_vocab]
+    std::vector<LayerWeights> layers;
+    std::vector<Tensor*> k_cache;  // per layer [n_embd_kv, n_kv] f32 (persistent, like weights)
+    std::vector<Tensor*> v_cache;
+    Tensor* out_norm = nullptr;
+    Tensor* output = nullptr;       // [n_embd, n_vocab]; tok_embd itself when params.tied_output
+    Tensor* output_b = nullptr;     // output_bias
+    Tensor* rope_factors = nullptr; // f32 [rope dims / 2] named params.rope_factors, else nullptr
+    Tensor* logits = nullptr;       // f32 [n_vocab, n_tokens] (output), named result_output
+    // What to build the graph from, in order: the cache writes of each layer, then the logits, so
+    // that every layer's attention runs after its cache is written.
+    std::vector<Tensor*> graph_outputs;
+
+    // Weights and caches: the tensors that live in a weights buffer, outside the compute graph's
+    // (each once: a tied output is the embedding).
+    std::vector<Tensor*> weights() const;
+    std::vector<Tensor*> inputs() const;
+};
+
+// Builds the decoder's tensors and graph in ctx (metadata only: allocate and fill separately).
+Result<Decoder> build_decoder(Context& ctx, const DecoderParams& params, const WeightTypes& types = {});
+
+// Causal mask values for kq_mask: 0 where key j <= query i's position, -inf elsewhere
+// ([n_kv, n_tokens] row-major; the queries are the last n_tokens positions). window > 0 also
+// masks keys `window` or more positions behind the query (sliding-window attention).
+std::vector<float> causal_mask_values(int n_kv, int n_tokens, int window = 0);
+// Positions of the batch's tokens: n_attended - n_tokens, ..., n_attended - 1.
+std::vector<int32_t> batch_positions(const DecoderParams& params);
+
+}  // namespace xb
