@@ -9,6 +9,7 @@
 #include "config/config_error.hpp"
 #include "config/llama_decoder.hpp"
 #include "config/npy.hpp"
+#include "core/size_math.hpp"
 
 namespace xb::config {
 
@@ -52,10 +53,10 @@ void put(std::byte* p, double v) {
         const uint16_t x = f32_to_bf16(static_cast<float>(v));
         std::memcpy(p, &x, sizeof x);
     } else if constexpr (T == DType::I32) {
-        const auto x = static_cast<int32_t>(std::floor(v));
+        const auto x = clamped_integer<int32_t>(std::floor(v));  // a draw rounded past the range (f32 near 2^31) saturates
         std::memcpy(p, &x, sizeof x);
     } else {
-        const auto x = static_cast<int64_t>(std::floor(v));
+        const auto x = clamped_integer<int64_t>(std::floor(v));
         std::memcpy(p, &x, sizeof x);
     }
 }
