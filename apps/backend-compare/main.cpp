@@ -17,6 +17,7 @@
 #include "config/config_parse.hpp"
 #include "config/model.hpp"
 #include "config/placement.hpp"
+#include "core/message_text.hpp"
 #include "report/metrics.hpp"
 #include "sched/graph_copy.hpp"
 #include "compare_report.hpp"
@@ -222,7 +223,7 @@ Status resolve_fault_nodes(const CommonOptions& o, const Graph& graph) {
 int finish(const CompareReport& report, const CompareOptions& opts, const config::Model& model,
            const std::string& what) {
     if (Status s = write_report(report.table(), report.json(), opts.common); !s.is_ok()) return fail(kTool, s);
-    std::cerr << kTool << ": " << model.name << ": " << what << ": " << report.compared() << " nodes compared, "
+    std::cerr << kTool << ": " << name_text(model.name) << ": " << what << ": " << report.compared() << " nodes compared, "
               << report.skipped() << " skipped, " << report.failed() << " out of tolerance";
     if (report.failed() > 0) std::cerr << " (" << report.introduced() << " introduced, " << report.inherited() << " inherited)";
     std::cerr << '\n';

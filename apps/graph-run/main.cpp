@@ -70,8 +70,8 @@ std::string run_name(const CommonOptions& o, const TokenTest& test) {
 int run_compare(const RunOptions& opts) {
     auto c = compare_runs(opts.compare[0], opts.compare[1]);
     if (!c.is_ok()) return fail(kTool, c.status());
-    for (const std::string& d : c->differences) std::cerr << kTool << ": runs differ in " << d << '\n';
-    for (const std::string& u : c->unpaired) std::cerr << kTool << ": no partner for the run of " << u << '\n';
+    for (const std::string& d : c->differences) tell(kTool, "runs differ in " + d);
+    for (const std::string& u : c->unpaired) tell(kTool, "no partner for the run of " + u);
     const Status st = write_report(c->table, c->json, opts.common);
     return st.is_ok() ? kExitOk : fail(kTool, st);
 }
@@ -93,9 +93,9 @@ Result<RunRecord> run_one(const RunOptions& opts, const CommonOptions& run, cons
     XB_RETURN_IF_ERROR(edited);  // before the session's error: a config without tokens may build fine
     XB_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, std::move(opened));
     Session& s = *session;
-    for (const std::string& note : s.model.notes) std::cerr << kTool << ": note: " << note << '\n';
+    for (const std::string& note : s.model.notes) tell(kTool, "note: " + note);
     if (!threads.warning.empty() && threads.warning != last_warning) {
-        std::cerr << kTool << ": warning: " << threads.warning << '\n';
+        tell(kTool, "warning: " + threads.warning);
         last_warning = threads.warning;
     }
     if (!opts.save_weights.empty()) XB_RETURN_IF_ERROR(config::save_weights(s.model, opts.save_weights));

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "core/message_text.hpp"
+
 namespace xb::config {
 
 Status config_error(std::string_view source, std::string_view path, std::string_view message) {
@@ -17,9 +19,7 @@ Status config_error(StatusCode code, std::string_view source, std::string_view p
     return Status(code, std::move(text));
 }
 
-std::string excerpt(std::string_view text, size_t max_chars) {
-    return text.size() <= max_chars ? std::string(text) : std::string(text.substr(0, max_chars)) + "...";
-}
+std::string excerpt(std::string_view text, size_t max_chars) { return name_text(text, max_chars); }
 
 std::string unknown_name(std::string_view what, std::string_view name, const std::vector<std::string>& candidates) {
     return "unknown " + std::string(what) + " '" + excerpt(name) + "'" + did_you_mean(name, candidates);

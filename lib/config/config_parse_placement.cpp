@@ -6,6 +6,7 @@
 
 #include "config/config_error.hpp"
 #include "config/config_parse_internal.hpp"
+#include "core/message_text.hpp"
 
 namespace xb::config::detail {
 
@@ -71,7 +72,7 @@ Result<SplitSpec> parse_split(const JsonReader& r, const Json& j) {
     for (size_t i = 0; i < devices->size(); ++i) {
         XB_ASSIGN_OR_RETURN(std::string name, r.string((*devices)[i], child_path(devices_path, i)));
         if (std::find(s.devices.begin(), s.devices.end(), name) != s.devices.end()) {
-            return r.error(child_path(devices_path, i), "device '" + name + "' is listed twice");
+            return r.error(child_path(devices_path, i), "device " + quoted_name(name) + " is listed twice");
         }
         s.devices.push_back(std::move(name));
     }

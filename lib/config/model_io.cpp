@@ -6,6 +6,7 @@
 #include "backend/tensor_io.hpp"
 #include "config/gguf.hpp"
 #include "config/npy.hpp"
+#include "core/message_text.hpp"
 
 namespace xb::config {
 
@@ -17,7 +18,7 @@ Status save_weights(const Model& model, const std::string& path) {
     w.set_kv("xbackend.config", GgufValue::string(model.source));
     for (Tensor* t : model.weights) {
         if (t->data == nullptr) {
-            return Status(StatusCode::InvalidArgument, path + ": weight '" + t->name + "' is not placed (call place_and_init first)");
+            return Status(StatusCode::InvalidArgument, path + ": weight " + quoted_name(t->name) + " is not placed (call place_and_init first)");
         }
         XB_RETURN_IF_ERROR(w.add_tensor(t->name, t->type, t->ne, [t](std::span<std::byte> out) {
             return tensor_get(*t, out.data(), 0, out.size());
