@@ -4,11 +4,15 @@
 #include <optional>
 #include <set>
 
+#include "core/message_text.hpp"
+
 namespace xb::config {
 
 namespace {
 
 constexpr int64_t kMaxHyperparameter = std::numeric_limits<int32_t>::max();
+constexpr double kMaxReal = 1e30;    // epsilons, rope bases and factors
+constexpr int64_t kMaxVocab = 1 << 22;
 
 std::string ne_string(const std::array<int64_t, kMaxDims>& ne, int n_dims) {
     std::string s = "[";
@@ -23,10 +27,10 @@ public:
 
     Status error(const GgufKV& kv, const std::string& why) const {
         return Status(StatusCode::InvalidArgument,
-                      file_.path() + ": offset " + std::to_string(kv.offset) + ": metadata '" + kv.key + "' " + why);
+                      file_.path() + ": offset " + std::to_string(kv.offset) + ": metadata " + quoted_name(kv.key) + " " + why);
     }
     Status missing(const std::string& key, const std::string& why) const {
-        return Status(StatusCode::InvalidArgument, file_.path() + ": no metadata '" + key + "' (" + why + ")");
+        return Status(StatusCode::InvalidArgument, file_.path() + ": no metadata " + quoted_name(key) + " (" + why + ")");
     }
 
     // An integer in [min, max]; `fallback` when the key is absent (missing is an error without one).
@@ -38,11 +42,13 @@ public:
             return missing(key, "every model of this architecture has it");
         }
         if (kv->value.type == GgufValueType::Array) return error(*kv, "is an array: per-layer values are not supported");
+        const std::string range = std::to_string(min) + " to " + std::to_string(max);
         const std::optional<int64_t> v = kv->value.as_int();
-        if (!v) return error(*kv, std::string("is a ") + gguf_value_type_name(kv->value.type) + ", expected an integer");
-        if (*v < min || *v > max) {
-            return error(*kv, "is " + std::to_string(*v) + ", expected " + std::to_string(min) + " to " + std::to_string(max));
+        // A u64 above 2^63 - 1 is an integer too, only out of range: said with its value as stored.
+        if (!v && !std::holds_alternative<uint64_t>(kv->value.data)) {
+            return error(*kv, std::string("is a ") + gguf_value_type_name(kv->value.type) + ", expected an integer (" + range + ")");
         }
+        if (!v || *v < min || *v > max) return error(*kv, "is " + kv->value.text() + ", expected " + range);
         return *v;
     }
     Result<double> real(const std::string& key, std::optional<double> fallback) const {
@@ -55,7 +61,7 @@ public:
         if (!v || kv->value.type == GgufValueType::Bool) {
             return error(*kv, std::string("is a ") + gguf_value_type_name(kv->value.type) + ", expected a number");
         }
-        if (!(*v > 0.0) || *v > 1e30) return error(*kv, "is " + std::to_string(*v) + ", expected a positive number");
+        if (!(*v > 0.0) || *v > kMaxReal) return error(*kv, "is " + kv->value.text() + ", expected a positive number up to 1e30");
         return *v;
     }
     Result<std::optional<std::string>> string(const std::string& key) const {
@@ -70,8 +76,9 @@ private:
     const GgufReader& file_;
 };
 
-Status set_rope_scaling(const Metadata& md, const std::string& arch, GgufModelInfo& info) {
-    XB_ASSIGN_OR_RETURN(const std::optional<std::string> type, md.string(arch + ".rope.scaling.type"));
+Status set_rope_scaling(const GgufReader& file, const Metadata& md, const std::string& arch, GgufModelInfo& info) {
+    const std::string key = arch + ".rope.scaling.type";
+    XB_ASSIGN_OR_RETURN(const std::optional<std::string> type, md.string(key));
     info.rope_scaling = type.value_or("none");
     if (info.rope_scaling == "linear") {
         XB_ASSIGN_OR_RETURN(const double factor, md.real(arch + ".rope.scaling.factor", std::nullopt));
@@ -82,8 +89,9 @@ Status set_rope_scaling(const Metadata& md, const std::string& arch, GgufModelIn
         info.params.rope_freq_scale = static_cast<float>(1.0 / scale);
         if (scale != 1.0) info.rope_scaling = "linear";
     } else {
-        return Status(StatusCode::NotSupported, "rope scaling '" + info.rope_scaling + "' (" + arch +
-                                                    ".rope.scaling.type) is not supported; none and linear are");
+        const Status why = md.error(*file.find_kv_entry(key), "is " + quoted_name(info.rope_scaling) + ": that rope scaling is not "
+                                                                                               "supported; none and linear are");
+        return Status(StatusCode::NotSupported, why.message());
     }
     return Status::ok();
 }
@@ -99,8 +107,8 @@ Result<GgufModelInfo> read_gguf_model_info(const GgufReader& file) {
     if (!arch) return md.missing("general.architecture", "not a llama.cpp model file?");
     info.architecture = *arch;
     if (info.architecture != "llama" && info.architecture != "qwen2") {
-        return Status(StatusCode::NotSupported, file.path() + ": architecture '" + info.architecture +
-                                                    "' is not supported (supported: " + gguf_supported_architectures() + ")");
+        return Status(StatusCode::NotSupported, file.path() + ": architecture " + quoted_name(info.architecture) +
+                                                    " is not supported (supported: " + gguf_supported_architectures() + ")");
     }
     XB_ASSIGN_OR_RETURN(const std::optional<std::string> name, md.string("general.name"));
     info.name = name.value_or("");
@@ -150,7 +158,7 @@ Result<GgufModelInfo> read_gguf_model_info(const GgufReader& file) {
     }
     p.rope_n_dims = static_cast<int>(rope_dims);
     p.rope_mode = info.architecture == "qwen2" ? RopeMode::Neox : RopeMode::Normal;
-    XB_RETURN_IF_ERROR(set_rope_scaling(md, info.architecture, info));
+    XB_RETURN_IF_ERROR(set_rope_scaling(file, md, info.architecture, info));
     p.qkv_bias = info.architecture == "qwen2" || file.find_tensor("blk.0.attn_q.bias") != nullptr;
     p.tied_output = file.find_tensor("output.weight") == nullptr;
     p.rope_freq_factors = file.find_tensor("rope_freqs.weight") != nullptr;
@@ -158,10 +166,12 @@ Result<GgufModelInfo> read_gguf_model_info(const GgufReader& file) {
     if (embd == nullptr) {
         return Status(StatusCode::InvalidArgument, file.path() + ": no tensor 'token_embd.weight' (the token embedding)");
     }
-    if (embd->n_dims != 2 || embd->ne[1] < 1 || embd->ne[1] > (1 << 22)) {
+    // Two dims, the second of which may be left out when it is 1 (a vocabulary of one token).
+    if (embd->n_dims > 2 || embd->ne[1] < 1 || embd->ne[1] > kMaxVocab) {
         return Status(StatusCode::InvalidArgument, file.path() + ": offset " + std::to_string(embd->info_offset) +
                                                        ": tensor 'token_embd.weight' has shape " + ne_string(embd->ne, embd->n_dims) +
-                                                       ", expected [embedding_length, vocabulary size]");
+                                                       ", expected [embedding_length, vocabulary size] with a vocabulary of 1 to " +
+                                                       std::to_string(kMaxVocab));
     }
     p.n_vocab = static_cast<int>(embd->ne[1]);
     return info;
@@ -211,10 +221,10 @@ Status check_gguf_tensors(const GgufReader& file, const GgufModelInfo& info, con
         }
         const GgufTensorInfo* t = file.find_tensor(w->name);
         if (t == nullptr) {
-            return Status(StatusCode::InvalidArgument, file.path() + ": no tensor '" + w->name + "', which a " + info.architecture +
+            return Status(StatusCode::InvalidArgument, file.path() + ": no tensor " + quoted_name(w->name) + ", which a " + info.architecture +
                                                            " model needs");
         }
-        const std::string where = file.path() + ": offset " + std::to_string(t->info_offset) + ": tensor '" + t->name + "'";
+        const std::string where = file.path() + ": offset " + std::to_string(t->info_offset) + ": tensor " + quoted_name(t->name);
         const GgmlTypeInfo* ti = ggml_type_info(t->type);
         if (ti == nullptr || !ti->dtype) {
             return Status(StatusCode::NotSupported, where + " is " + (ti ? std::string(ti->name) : "of unknown type id " + std::to_string(t->type)) +
@@ -228,15 +238,16 @@ Status check_gguf_tensors(const GgufReader& file, const GgufModelInfo& info, con
         if (!is_vector && !is_float_type(*ti->dtype) && !is_quantized(*ti->dtype)) {
             return Status(StatusCode::InvalidArgument, where + " is " + ti->name + "; a weight matrix must be a float or quantized type");
         }
-        if (t->ne != w->ne || t->n_dims != w->n_dims()) {
+        // The shapes alone: a file may write trailing dims of 1 or leave them out ([8, 1] or [8]).
+        if (t->ne != w->ne) {
             return Status(StatusCode::InvalidArgument, where + " has shape " + ne_string(t->ne, t->n_dims) + "; the model's " +
                                                            hyperparameters(info) + " need " + ne_string(w->ne, w->n_dims()));
         }
     }
     for (const GgufTensorInfo& t : file.tensors()) {
         if (has_role(t.name, layer_suffixes, globals)) continue;
-        return Status(StatusCode::NotSupported, file.path() + ": offset " + std::to_string(t.info_offset) + ": tensor '" + t.name +
-                                                    "' has no role in xbackend's " + info.architecture +
+        return Status(StatusCode::NotSupported, file.path() + ": offset " + std::to_string(t.info_offset) + ": tensor " + quoted_name(t.name) +
+                                                    " has no role in xbackend's " + info.architecture +
                                                     " graph: this variant of the architecture is not supported");
     }
     return Status::ok();

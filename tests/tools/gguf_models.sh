@@ -42,4 +42,33 @@ for bad in "$models"/bad/*.gguf; do
     expect_in "$name-names-file" "$tmp/err" "$name.gguf"
   done
 done
+# The hostile corpus (scripts/hostile_fixtures.py): each tool gives the exit code its manifest says;
+# a refused file gets one line of at most 1,000 characters naming the file and holding the text the
+# manifest gives, with no control character (a newline or escape sequence in a name is shown
+# escaped); warnings (a busy machine) aside.
+python3 - "$compare" "$run" "$profile" "$models/hostile" <<'PY' || failures=$((failures + 1))
+import json, subprocess, sys
+compare, run, profile, folder = sys.argv[1:]
+tools = {"backend-compare": compare, "graph-run": run, "sched-profile": profile}
+extra = {"backend-compare": ["-b", "CPU,SIM0"], "graph-run": ["-r", "1", "--warmup", "0"], "sched-profile": []}
+failed = 0
+for name, entry in json.load(open(f"{folder}/manifest.json")).items():
+    for tool, want in entry["exit"].items():
+        p = subprocess.run([tools[tool], "-c", f"{folder}/{name}.gguf", "-t", "1", "-o", "/dev/null", *extra[tool]],
+                           capture_output=True, text=True, errors="replace", timeout=60)
+        lines = [l for l in p.stderr.splitlines() if ": warning: " not in l or "output" in l]
+        problems = []
+        if p.returncode != want:
+            problems.append(f"exit {p.returncode}, expected {want}")
+        if want == 2 and (len(lines) != 1 or len(lines[0]) > 1000 or f"{name}.gguf" not in lines[0]):
+            problems.append(f"{len(lines)} lines of {[len(l) for l in lines]} characters")
+        if entry["stderr_has"] not in p.stderr:
+            problems.append(f"no {entry['stderr_has']!r} on stderr")
+        if any(c in p.stderr for c in "\x1b\r") or any(ord(c) < 32 and c != "\n" for c in p.stderr):
+            problems.append("a control character on stderr")
+        if problems:
+            failed += 1
+            print(f"FAIL hostile {name} {tool}: {'; '.join(problems)}: {p.stderr[:600]!r}")
+sys.exit(1 if failed else 0)
+PY
 finish "gguf models"
