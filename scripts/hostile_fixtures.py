@@ -100,8 +100,16 @@ def extra_tensor(name):
     return tensors
 
 
+def nan_weights():
+    tensors = base_tensors()
+    for t in tensors:
+        t[2] = [float("nan")] * len(t[2])
+    return tensors
+
+
 REFUSED = {"graph-run": 2, "backend-compare": 2, "sched-profile": 2}
 RUNS = {"graph-run": 0, "backend-compare": 0, "sched-profile": 0}
+NON_FINITE = {"graph-run": 0, "backend-compare": 1}
 
 
 # name -> (what is wrong, the file's bytes, {tool: exit code}, text stderr must hold)
@@ -135,6 +143,8 @@ def cases():
         "rope-scaling-yarn": ("llama.rope.scaling.type is yarn (not supported)",
                               gguf_file(kvs + [("llama.rope.scaling.type", STR, "yarn")], tensors), REFUSED,
                               "offset "),
+        "nan-weights": ("every weight is NaN: a well-formed file whose logits are all NaN",
+                        gguf_file(kvs, nan_weights()), NON_FINITE, "NaN"),
         "vocab-1-row": ("a vocabulary of one token: token_embd.weight and output.weight [8, 1], two dims",
                         gguf_file(kvs, base_tensors(n_vocab=1)), RUNS, ""),
         "vocab-1-row-1-dim": ("a vocabulary of one token stored with one dim, as xbackend's writer does",

@@ -22,6 +22,7 @@
 #include "sched/graph_copy.hpp"
 #include "compare_report.hpp"
 #include "node_checks.hpp"
+#include "nonfinite.hpp"
 #include "placed_compare.hpp"
 #include "reference_file.hpp"
 #include "tolerances.hpp"
@@ -40,6 +41,7 @@ struct CompareOptions {
     std::string load_reference;  // GGUF file to compare one backend's run against
     std::vector<std::string> diff;  // REFERENCE.gguf TARGET.gguf: two saved runs, nothing computed
     bool placed = false;            // the target is the config as placed, through the scheduler
+    NonFinitePolicy nonfinite = NonFinitePolicy::Fail;  // outputs holding NaN or infinity on both sides
 };
 
 // [reference, target]: -b when given, else the CPU against the first real GPU, else SIM0. With
@@ -219,21 +221,27 @@ Status resolve_fault_nodes(const CommonOptions& o, const Graph& graph) {
 
 // Writes the report, prints the summary line (and the first divergent node) on stderr, and
 // returns the exit code: 1 when a node introduces error (nodes that only carry their inputs'
-// differences are reported as inherited and do not fail the comparison).
+// differences are reported as inherited and do not fail the comparison), or when an output holds
+// NaN or infinity (read with `reference`, default as the model holds them) under --nonfinite fail.
 int finish(const CompareReport& report, const CompareOptions& opts, const config::Model& model,
-           const std::string& what) {
+           const std::string& what, const config::TensorValues& reference = {}) {
     if (Status s = write_report(report.table(), report.json(), opts.common); !s.is_ok()) return fail(kTool, s);
     std::cerr << kTool << ": " << name_text(model.name) << ": " << what << ": " << report.compared() << " nodes compared, "
               << report.skipped() << " skipped, " << report.failed() << " out of tolerance";
     if (report.failed() > 0) std::cerr << " (" << report.introduced() << " introduced, " << report.inherited() << " inherited)";
     std::cerr << '\n';
+    // With every node within tolerance, the target holds the same NaN and infinities as the reference.
+    const int nonfinite = judge_nonfinite(kTool, model, opts.nonfinite,
+                                          report.failed() == 0 ? "on both sides of the comparison, which counts them as equal"
+                                                               : "on the reference side of the comparison",
+                                          reference);
     if (!report.first_divergent()) {
         if (report.inherited() > 0) {
             std::cerr << kTool << ": no node introduces error: the nodes out of tolerance compute within it from the "
                          "same inputs, and carry differences of earlier nodes within their own tolerance (e.g. "
                          "products of quantized weights)\n";
         }
-        return kExitOk;
+        return nonfinite;
     }
     const Tensor& n = *model.graph.node(*report.first_divergent());
     std::cerr << "first divergent node: #" << *report.first_divergent() << " '" << n.display_name() << "' ("
@@ -299,7 +307,11 @@ int run_diff(const CompareOptions& opts, const config::Model& model, const Toler
         return fail(kTool, s);
     }
     if (report.compared() == 0) return fail(kTool, nothing_in_common(model, *reference));
-    return finish(report, opts, model, target_name + " against " + ref_name + ", both saved (nothing computed)");
+    return finish(report, opts, model, target_name + " against " + ref_name + ", both saved (nothing computed)",
+                  [&](const Tensor& n) -> Result<std::vector<float>> {
+                      if (reference->find_tensor(n.name) == nullptr) return std::vector<float>{};  // not saved
+                      return load_reference(*reference, n);
+                  });
 }
 
 int run(const CompareOptions& opts) {
@@ -388,8 +400,10 @@ int main(int argc, char** argv) {
         ->excludes("--save-outputs")
         ->excludes("--load-reference")
         ->excludes("--diff");
+    add_nonfinite_option(app, opts.nonfinite);
     app.footer("Example: backend-compare -c configs/llama-decoder.json -b CPU,SIM0 -P SIM0:fault_node=12\n"
                "         backend-compare -c configs/llama-decoder-split.json --map CUDA0=SIM0 --map CUDA1=SIM1 --placed\n"
-               "Exit codes: 0 all within tolerance, 1 a node out of tolerance, 2 usage or config error.");
+               "Exit codes: 0 all within tolerance, 1 a node out of tolerance or an output holding NaN or infinity\n"
+               "(--nonfinite), 2 usage or config error.");
     return run_tool(app, argc, argv, opts.common, [&] { return run(opts); });
 }

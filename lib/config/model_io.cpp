@@ -1,6 +1,7 @@
 #include "config/model_io.hpp"
 
 #include <cctype>
+#include <cmath>
 #include <filesystem>
 
 #include "backend/tensor_io.hpp"
@@ -39,6 +40,22 @@ Status save_outputs(const Model& model, const std::string& dir) {
         XB_RETURN_IF_ERROR(save_npy(*t, (std::filesystem::path(dir) / (file + ".npy")).string()));
     }
     return Status::ok();
+}
+
+Result<std::vector<NonFiniteOutput>> nonfinite_outputs(const Model& model, const TensorValues& values) {
+    std::vector<NonFiniteOutput> found;
+    for (const Tensor* t : model.outputs) {
+        // Integers hold no NaN; what tensor_get_f32 cannot read is not checked either.
+        if ((!values && t->data == nullptr) || !(is_float_type(t->type) || is_quantized(t->type))) continue;
+        XB_ASSIGN_OR_RETURN(const std::vector<float> v, values ? values(*t) : tensor_get_f32(*t));
+        NonFiniteOutput o{t, 0, 0, static_cast<int64_t>(v.size())};
+        for (const float x : v) {
+            o.nan += std::isnan(x) ? 1 : 0;
+            o.inf += std::isinf(x) ? 1 : 0;
+        }
+        if (o.nan + o.inf > 0) found.push_back(o);
+    }
+    return found;
 }
 
 }  // namespace xb::config

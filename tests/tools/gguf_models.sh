@@ -71,4 +71,18 @@ for name, entry in json.load(open(f"{folder}/manifest.json")).items():
             print(f"FAIL hostile {name} {tool}: {'; '.join(problems)}: {p.stderr[:600]!r}")
 sys.exit(1 if failed else 0)
 PY
+# NaN outputs: backend-compare fails on them by default, graph-run warns; --nonfinite turns each round.
+nan="$models/hostile/nan-weights.gguf"
+check nan-compare-default 1 "$compare" -c "$nan" -b CPU,SIM0 -o /dev/null
+expect_in nan-compare-default "$tmp/err" "error: output 'result_output' holds 128 NaN and 0 infinite values (of 128) on both sides"
+check nan-compare-warn 0 "$compare" -c "$nan" -b CPU,SIM0 -o /dev/null --nonfinite warn
+expect_in nan-compare-warn "$tmp/err" "warning: output 'result_output' holds 128 NaN"
+check nan-run-default 0 "$run" -c "$nan" -r 1 --warmup 0 -o /dev/null
+expect_in nan-run-default "$tmp/err" "warning: output 'result_output' holds 128 NaN and 0 infinite values (of 128) after the last compute on CPU"
+check nan-run-fail 1 "$run" -c "$nan" -r 1 --warmup 0 -o /dev/null --nonfinite fail
+expect_in nan-run-fail "$tmp/err" "error: output 'result_output'"
+check nan-run-placed 1 "$compare" -c "$nan" --placed -o /dev/null
+check nan-save-diff 0 "$compare" -c "$nan" -b CPU,SIM0 --save-outputs "$tmp/nan-sim.gguf" --nonfinite warn -o /dev/null
+check nan-diff 1 "$compare" -c "$nan" --diff "$tmp/nan-sim.gguf" "$tmp/nan-sim.gguf" -o /dev/null
+check nan-bad-flag 2 "$compare" -c "$nan" --nonfinite maybe
 finish "gguf models"
