@@ -1,5 +1,6 @@
 #include "config/gguf_model.hpp"
 
+#include <initializer_list>
 #include <limits>
 #include <optional>
 #include <set>
@@ -28,6 +29,14 @@ public:
     Status error(const GgufKV& kv, const std::string& why) const {
         return Status(StatusCode::InvalidArgument,
                       file_.path() + ": offset " + std::to_string(kv.offset) + ": metadata " + quoted_name(kv.key) + " " + why);
+    }
+    // "FILE: offset N: " where the first of `keys` the file has is stored; "FILE: " when it has none:
+    // where a message about values of several keys points.
+    std::string at(std::initializer_list<std::string> keys) const {
+        for (const std::string& key : keys) {
+            if (const GgufKV* kv = file_.find_kv_entry(key)) return file_.path() + ": offset " + std::to_string(kv->offset) + ": ";
+        }
+        return file_.path() + ": ";
     }
     Status missing(const std::string& key, const std::string& why) const {
         return Status(StatusCode::InvalidArgument, file_.path() + ": no metadata " + quoted_name(key) + " (" + why + ")");
@@ -107,7 +116,7 @@ Result<GgufModelInfo> read_gguf_model_info(const GgufReader& file) {
     if (!arch) return md.missing("general.architecture", "not a llama.cpp model file?");
     info.architecture = *arch;
     if (info.architecture != "llama" && info.architecture != "qwen2") {
-        return Status(StatusCode::NotSupported, file.path() + ": architecture " + quoted_name(info.architecture) +
+        return Status(StatusCode::NotSupported, md.at({"general.architecture"}) + "architecture " + quoted_name(info.architecture) +
                                                     " is not supported (supported: " + gguf_supported_architectures() + ")");
     }
     XB_ASSIGN_OR_RETURN(const std::optional<std::string> name, md.string("general.name"));
@@ -122,7 +131,7 @@ Result<GgufModelInfo> read_gguf_model_info(const GgufReader& file) {
     XB_ASSIGN_OR_RETURN(const int64_t n_head_kv, md.integer(a + "attention.head_count_kv", n_head, 1, 1024));
     XB_ASSIGN_OR_RETURN(const int64_t experts, md.integer(a + "expert_count", 0, 0));
     if (experts > 0) {
-        return Status(StatusCode::NotSupported, file.path() + ": a mixture-of-experts model (" + a + "expert_count " +
+        return Status(StatusCode::NotSupported, md.at({a + "expert_count"}) + "a mixture-of-experts model (" + a + "expert_count " +
                                                     std::to_string(experts) + ") is not supported");
     }
     XB_ASSIGN_OR_RETURN(info.context_length, md.integer(a + "context_length", 0, 0));
@@ -136,24 +145,25 @@ Result<GgufModelInfo> read_gguf_model_info(const GgufReader& file) {
     p.rms_eps = static_cast<float>(eps);
     p.rope_freq_base = static_cast<float>(freq_base);
     if (n_head % n_head_kv != 0) {
-        return Status(StatusCode::InvalidArgument, file.path() + ": " + a + "attention.head_count_kv (" + std::to_string(n_head_kv) +
+        return Status(StatusCode::InvalidArgument, md.at({a + "attention.head_count_kv"}) + a + "attention.head_count_kv (" + std::to_string(n_head_kv) +
                                                        ") does not divide " + a + "attention.head_count (" + std::to_string(n_head) + ")");
     }
     if (n_embd % n_head != 0 && file.find_kv_entry(a + "attention.key_length") == nullptr) {
-        return Status(StatusCode::InvalidArgument, file.path() + ": " + a + "attention.head_count (" + std::to_string(n_head) +
+        return Status(StatusCode::InvalidArgument, md.at({a + "attention.head_count"}) + a + "attention.head_count (" + std::to_string(n_head) +
                                                        ") does not divide " + a + "embedding_length (" + std::to_string(n_embd) +
                                                        ") and there is no " + a + "attention.key_length");
     }
     XB_ASSIGN_OR_RETURN(const int64_t head_k, md.integer(a + "attention.key_length", n_embd / n_head, 1, 65536));
     XB_ASSIGN_OR_RETURN(const int64_t head_v, md.integer(a + "attention.value_length", head_k, 1, 65536));
     if (head_k != head_v || head_k % 2 != 0) {
-        return Status(StatusCode::NotSupported, file.path() + ": heads of key length " + std::to_string(head_k) + " and value length " +
+        return Status(StatusCode::NotSupported, md.at({a + "attention.key_length", a + "attention.value_length", a + "attention.head_count"}) +
+                                                    "heads of key length " + std::to_string(head_k) + " and value length " +
                                                     std::to_string(head_v) + " are not supported (they must be equal and even)");
     }
     p.n_embd_head = static_cast<int>(head_k);
     XB_ASSIGN_OR_RETURN(const int64_t rope_dims, md.integer(a + "rope.dimension_count", head_k, 2, head_k));
     if (rope_dims % 2 != 0) {
-        return Status(StatusCode::InvalidArgument, file.path() + ": " + a + "rope.dimension_count (" + std::to_string(rope_dims) +
+        return Status(StatusCode::InvalidArgument, md.at({a + "rope.dimension_count"}) + a + "rope.dimension_count (" + std::to_string(rope_dims) +
                                                        ") must be even");
     }
     p.rope_n_dims = static_cast<int>(rope_dims);
