@@ -307,7 +307,7 @@ std::string missing_device_message(const std::string& device, const Registry& re
     }
     std::string msg = "device " + quoted_name(device) + " is not present (present: " + reg.device_names() + "); choose others with --backends " +
                       (example == "CPU" ? std::string("CPU") : example + ",CPU");
-    if (example != "CPU") msg += ", or map it onto one with --map " + device + "=" + example;
+    if (example != "CPU") msg += ", or map it onto one with --map " + name_text(device) + "=" + example;
     return msg;
 }
 

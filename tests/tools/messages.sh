@@ -134,8 +134,9 @@ short() {  # short NAME: the last command's stderr is at most 1,000 characters a
   [ "$n" -le 1001 ] || { echo "FAIL $1: $n characters on stderr"; failures=$((failures + 1)); }
 }
 check long-device 2 "$run" -b "$long" -r 1
-says long-device "graph-run: configs/default.json: --backends: device 'DDDDDDDD"
+says long-device "default.json: --backends: device 'DDDDDDDD"
 expect_in long-device "$tmp/err" "DDD...' is not present"
+expect_in long-device "$tmp/err" "--map DDD*\.\.\.=SIM0"
 short long-device
 check long-param 2 "$compare" -P "SIM0:$long=1"
 says long-param "characters left out"
