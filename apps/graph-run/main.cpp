@@ -177,18 +177,18 @@ int main(int argc, char** argv) {
                    "Prompt sizes (llama-bench's -p): a run of N tokens, test ppN; a list (64,512) runs each; a\n"
                    "llama_decoder or GGUF model")
         ->delimiter(',')
-        ->check(CLI::PositiveNumber);
+        ->check(at_least(1));
     app.add_option("-n,--n-gen", opts.generated,
                    "Tokens generated one at a time (llama-bench's -n): timed as the last, one token over the cache\n"
                    "it has then, test tg1@kvK; a list runs each")
         ->delimiter(',')
-        ->check(CLI::PositiveNumber);
+        ->check(at_least(1));
     app.add_option("-d,--n-depth", opts.depths, "KV cache positions the -p and -n tests start from (llama-bench's -d); a list runs each")
         ->delimiter(',')
-        ->check(CLI::NonNegativeNumber);
+        ->check(at_least(0));
     app.add_option("--ngl,--n-gpu-layers", opts.gpu_layers,
                    "Layers on the first GPU (llama-bench's -ngl): the config's offload_layers")
-        ->check(CLI::NonNegativeNumber);
+        ->check(at_least(0));
     app.add_option("--compare", opts.compare,
                    "BASE.json NEW.json: compare two saved reports (--format json -o) instead of running: per metric the\n"
                    "base, the new value and new/base, and on stderr how the runs differ (commit, CPU, threads, config)")

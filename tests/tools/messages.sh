@@ -41,6 +41,12 @@ check jobs-0 2 "$opcheck" -j 0
 says jobs-0 "op-check: --jobs: 0 is too small (at least 1)"
 check perf-time-0 2 "$opcheck" --perf-time 0
 says perf-time-0 "op-check: --perf-time: 0 is too small (more than 0)"
+check prompt-0 2 "$run" -p 0
+says prompt-0 "graph-run: --n-prompt: 0 is too small (at least 1)"
+check depth-negative 2 "$run" -d -1
+says depth-negative "graph-run: --n-depth: -1 is too small (at least 0)"
+check ngl-negative 2 "$run" --ngl -1
+says ngl-negative "graph-run: --ngl: -1 is too small (at least 0)"
 check help-ranges 0 "$run" --help
 expect_in help-ranges "$tmp/out" "INT:POSITIVE"
 py "
