@@ -141,9 +141,9 @@ ComputeStage gguf_compute_stage(const uint8_t* data, size_t size) {
     // Cheap to look at, costly to build in full: the layers are capped before the decoder is made.
     auto reader = GgufReader::open(path);
     if (!reader.is_ok()) return ComputeStage::Refused;
-    auto info = config::read_gguf_model_info(*reader);
+    auto info = read_gguf_model_info(*reader);
     if (!info.is_ok()) return ComputeStage::Refused;
-    config::GgufModelParams& g = spec->model->gguf;
+    GgufModelParams& g = spec->model->gguf;
     g.n_layers = std::min(info->params.n_layers, kMaxComputeLayers);
     g.n_tokens = 2;
     g.n_kv = 4;
