@@ -17,10 +17,12 @@
 #include "config/config_parse.hpp"
 #include "config/model.hpp"
 #include "config/placement.hpp"
+#include "core/message_text.hpp"
 #include "report/metrics.hpp"
 #include "sched/graph_copy.hpp"
 #include "compare_report.hpp"
 #include "node_checks.hpp"
+#include "nonfinite.hpp"
 #include "placed_compare.hpp"
 #include "plot.hpp"
 #include "reference_file.hpp"
@@ -43,6 +45,7 @@ struct ToolOptions {
     bool placed = false;            // the target is the config as placed, through the scheduler
     std::string plot;               // FILE.png|svg: the verdict drawn (scripts/compare_plot.py)
     double margin = kEndToEndMargin;  // end-to-end tolerance: this many times the reference's own error
+    NonFinitePolicy nonfinite = NonFinitePolicy::Fail;  // outputs holding NaN or infinity on both sides
 };
 
 // [reference, target]: -b when given, else the CPU against the first real GPU, else SIM0. With
@@ -146,9 +149,15 @@ Status judge_outputs(Backend& backend, const config::Model& model, double margin
 // returns the exit code: 1 when a node introduces error or an output is beyond its end-to-end
 // tolerance. Nodes that only carry their inputs' differences, within what the reference's own
 // error allows at the outputs, pass.
-int finish(const CompareReport& report, const ToolOptions& opts, const config::Model& model, const std::string& what) {
+// Writes the report, prints the summary line, the first divergent node and the end-to-end verdict
+// on stderr, and returns the exit code: 1 when a node introduces error (nodes that only carry their
+// inputs' differences are inherited and do not fail), an output is beyond its end-to-end tolerance,
+// or an output holds NaN or infinity under --nonfinite fail (read with `reference`, default as the
+// model holds them).
+int finish(const CompareReport& report, const ToolOptions& opts, const config::Model& model, const std::string& what,
+           const config::TensorValues& reference = {}) {
     if (Status s = write_report(report.table(), report.json(), opts.common); !s.is_ok()) return fail(kTool, s);
-    std::cerr << kTool << ": " << model.name << ": " << what << ": " << report.compared() << " nodes compared, "
+    std::cerr << kTool << ": " << name_text(model.name) << ": " << what << ": " << report.compared() << " nodes compared, "
               << report.skipped() << " skipped, " << report.failed() << " out of tolerance";
     if (report.failed() > 0) std::cerr << " (" << report.introduced() << " introduced, " << report.inherited() << " inherited)";
     std::cerr << '\n';
@@ -164,12 +173,18 @@ int finish(const CompareReport& report, const ToolOptions& opts, const config::M
                      "same inputs, and carry differences of earlier nodes within their own tolerance (e.g. "
                      "products of quantized weights)\n";
     }
+    // With every node within tolerance, the target holds the same NaN and infinities as the reference.
+    const int nonfinite = judge_nonfinite(kTool, model, opts.nonfinite,
+                                          report.failed() == 0 ? "on both sides of the comparison, which counts them as equal"
+                                                               : "on the reference side of the comparison",
+                                          reference);
     if (!opts.plot.empty()) {
         const std::string title = model.name + ": " + what;
         if (Status s = draw_plot(report.json(), title, opts.plot); !s.is_ok()) return fail(kTool, s);
         std::cerr << kTool << ": wrote " << opts.plot << '\n';
     }
-    return failed ? kExitCheckFailed : kExitOk;
+    if (failed) return kExitCheckFailed;
+    return nonfinite;
 }
 
 // One backend's run (-b DEVICE) against results saved with --save-outputs.
@@ -241,7 +256,11 @@ int run_diff(const ToolOptions& opts, config::Model& model, const Tolerances& to
         if (Status s = (*cpu)->graph_compute(model.graph); !s.is_ok()) return fail(kTool, s);
         if (Status s = judge_outputs(**cpu, model, opts.margin, report); !s.is_ok()) return fail(kTool, s);
     }
-    return finish(report, opts, model, target_name + " against " + ref_name + ", both saved (nothing computed)");
+    return finish(report, opts, model, target_name + " against " + ref_name + ", both saved (nothing computed)",
+                  [&](const Tensor& n) -> Result<std::vector<float>> {
+                      if (reference->find_tensor(n.name) == nullptr) return std::vector<float>{};  // not saved
+                      return load_reference(*reference, n);
+                  });
 }
 
 // The target against the reference, node by node (compare_graph_backend).
@@ -387,13 +406,14 @@ int main(int argc, char** argv) {
     app.add_option("--plot", opts.plot,
                    "FILE.png|svg: draw each node's NMSE (log scale, graph order, layers on the axis) against its tolerance\n"
                    "and end-to-end budget, introduced nodes marked (scripts/compare_plot.py; needs python3-matplotlib)");
+    add_nonfinite_option(app, opts.nonfinite);
     app.footer("Examples:\n"
                "  backend-compare -c configs/llama-decoder.json -b CPU,SIM0 -P SIM0:fault_node=11\n"
                "      a fault on node 11 (Vcur-0, a product): exits 1 naming #11 as the first divergent node\n"
                "  backend-compare -c configs/llama-decoder-split.json --map CUDA0=SIM0 --map CUDA1=SIM1 --placed \\\n"
                "      -P SIM1:fault_node=95 --plot verdict.png\n"
                "      the split as placed, a fault on node 95 (ffn_out-3, on SIM1): exits 1 naming it, and draws the verdict\n"
-               "Exit codes: 0 every node and output within tolerance, 1 a node introduces error or an output is beyond its\n"
-               "end-to-end tolerance, 2 usage or config error.");
+               "Exit codes: 0 every node and output within tolerance, 1 a node introduces error, an output is beyond its\n"
+               "end-to-end tolerance or holds NaN or infinity (--nonfinite), 2 usage or config error.");
     return run_tool(app, argc, argv, opts.common, [&] { return run(opts); });
 }

@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "core/quant.hpp"
+#include "core/message_text.hpp"
 
 namespace xb::tools {
 
@@ -21,7 +22,7 @@ Status Tolerances::set(const std::string& assignment) {
     }
     const std::string op = assignment.substr(0, eq);
     if (op != "default" && !op_from_name(op).has_value()) {
-        return Status(StatusCode::InvalidArgument, "--tol " + assignment + ": unknown op '" + op + "'");
+        return Status(StatusCode::InvalidArgument, "--tol " + assignment + ": unknown op " + quoted_name(op));
     }
     char* end = nullptr;
     const double v = std::strtod(assignment.c_str() + eq + 1, &end);

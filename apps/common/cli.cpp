@@ -11,8 +11,10 @@
 #include "backend/registry.hpp"
 #include "build_info.hpp"
 #include "builtin/builtin_backends.hpp"
+#include "builtin/environment.hpp"
 #include "config/config_error.hpp"
 #include "core/file_io.hpp"
+#include "core/message_text.hpp"
 #include "model_info.hpp"
 #include "run_metadata.hpp"
 
@@ -148,7 +150,7 @@ std::string unknown_arguments_message(const std::vector<std::string>& extras, co
         return "unknown option " + flag + (best ? "; did you mean " + *best + "?" : kSeeHelp);
     }
     std::string text = extras.size() == 1 ? "unexpected argument" : "unexpected arguments";
-    for (const std::string& arg : extras) text += " '" + arg + "'";
+    for (const std::string& arg : extras) text += " " + quoted_name(arg);
     return text + kSeeHelp;
 }
 
@@ -162,11 +164,11 @@ int parse(CLI::App& app, int argc, char** argv) {
         std::cout << e.what() << "\n";
         return kExitOk;
     } catch (const CLI::ExtrasError&) {
-        std::cerr << app.get_name() << ": " << unknown_arguments_message(app.remaining(), option_names(app)) << '\n';
+        tell(app.get_name(), unknown_arguments_message(app.remaining(), option_names(app)));
         return kExitUsage;
     } catch (const CLI::ParseError& e) {
         // CLI11's message names the option ("--reps: 0 is too small (at least 1)"): one line.
-        std::cerr << app.get_name() << ": " << e.what() << '\n';
+        tell(app.get_name(), e.what());
         return kExitUsage;
     }
     return -1;
@@ -201,6 +203,7 @@ int run_tool(CLI::App& app, int argc, char** argv, CommonOptions& options, const
     if (!params.is_ok()) return fail(app.get_name().c_str(), params.status());
     options.params = std::move(*params);
     if (Status s = options.params.apply(global_registry()); !s.is_ok()) return fail(app.get_name().c_str(), s);
+    if (Status s = check_environment(); !s.is_ok()) return fail(app.get_name().c_str(), s);
     if (const CLI::Option* c = app.get_option_no_throw("-c"); c != nullptr && c->count() == 0 &&
                                                                   options.config == "configs/default.json") {
         options.config = default_config_path();
@@ -264,8 +267,14 @@ Status write_report(const report::Table& table, const nlohmann::ordered_json& do
     return write_output(o, [&](std::ostream& out) { out << report::json_text(with_meta, 2) << '\n'; });
 }
 
+void tell(std::string_view tool, std::string_view message) {
+    // The whole line, the tool's name included, within kMaxMessageChars.
+    const size_t room = kMaxMessageChars > tool.size() + 2 ? kMaxMessageChars - tool.size() - 2 : 0;
+    std::cerr << tool << ": " << one_line(message, room) << '\n';
+}
+
 int fail(const char* tool, const Status& status) {
-    std::cerr << tool << ": " << status.message() << '\n';
+    tell(tool, status.message());
     return kExitUsage;
 }
 

@@ -4,6 +4,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -92,7 +93,10 @@ Status write_table(const report::Table& table, const CommonOptions& options);
 // A tool's whole report: `document` with --format json, else `table` in the chosen format.
 Status write_report(const report::Table& table, const nlohmann::ordered_json& document, const CommonOptions& options);
 
-// Prints "tool: <status>" to stderr and returns the exit code for it.
+// Prints "tool: <message>" on stderr as one line: control characters escaped, at most about 1,000
+// characters (core/message_text.hpp), whatever names from files or flags the message quotes.
+void tell(std::string_view tool, std::string_view message);
+// Prints "tool: <status>" to stderr (tell) and returns the exit code for it.
 int fail(const char* tool, const Status& status);
 
 // Comma-separated list (or `sep`-separated: "11+ffn_out") -> items (empty items dropped), and back

@@ -1,8 +1,7 @@
 #include "session.hpp"
 
-#include <cstdlib>
-
 #include "builtin/builtin_backends.hpp"
+#include "builtin/environment.hpp"
 #include "config/config_parse.hpp"
 #include "config/placement.hpp"
 
@@ -15,8 +14,9 @@ std::vector<std::string> Session::backend_names() const {
 }
 
 int scheduler_debug_level() {
-    const char* v = std::getenv("XB_SCHED_DEBUG");
-    return v == nullptr ? 0 : std::atoi(v);
+    // run_tool has refused a bad value (check_environment); 0 for one here all the same.
+    const Result<std::optional<int>> level = environment_integer("XB_SCHED_DEBUG", 0, 2, "0");
+    return level.is_ok() ? level.value().value_or(0) : 0;
 }
 
 Result<config::BuildOptions> build_options(const CommonOptions& o) {

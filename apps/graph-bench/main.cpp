@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "builtin/environment.hpp"
 #include "cli.hpp"
 
 namespace {
@@ -53,10 +54,10 @@ int main(int argc, char** argv) {
     benchmark::Initialize(&argc, argv);
     if (argc > 1) {  // what Initialize left is no flag of Google Benchmark's: one line, as every tool says it
         const std::vector<std::string> extras(argv + 1, argv + argc);
-        const std::string message = xb::tools::unknown_arguments_message(extras, kBenchmarkFlags);
-        std::fprintf(stderr, "graph-bench: %s\n", message.c_str());
+        xb::tools::tell("graph-bench", xb::tools::unknown_arguments_message(extras, kBenchmarkFlags));
         return xb::tools::kExitUsage;
     }
+    if (xb::Status s = xb::check_environment(); !s.is_ok()) return xb::tools::fail("graph-bench", s);
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();
     return 0;

@@ -12,6 +12,7 @@
 #include "config/model_io.hpp"
 #include "machine_load.hpp"
 #include "node_profile.hpp"
+#include "nonfinite.hpp"
 #include "progress.hpp"
 #include "report/timing.hpp"
 #include "run_report.hpp"
@@ -39,6 +40,7 @@ struct RunOptions {
     std::vector<int> generated;        // -n: tokens generated one at a time
     std::vector<int> depths;           // -d: KV depth the tests start from
     std::optional<int> gpu_layers;     // --ngl: offload_layers
+    NonFinitePolicy nonfinite = NonFinitePolicy::Warn;  // outputs holding NaN or infinity
 };
 
 // Computes the session's graph `warmup` then `reps` times (or for `duration` seconds); the timed
@@ -70,8 +72,8 @@ std::string run_name(const CommonOptions& o, const TokenTest& test) {
 int run_compare(const RunOptions& opts) {
     auto c = compare_runs(opts.compare[0], opts.compare[1]);
     if (!c.is_ok()) return fail(kTool, c.status());
-    for (const std::string& d : c->differences) std::cerr << kTool << ": runs differ in " << d << '\n';
-    for (const std::string& u : c->unpaired) std::cerr << kTool << ": no partner for the run of " << u << '\n';
+    for (const std::string& d : c->differences) tell(kTool, "runs differ in " + d);
+    for (const std::string& u : c->unpaired) tell(kTool, "no partner for the run of " + u);
     const Status st = write_report(c->table, c->json, opts.common);
     return st.is_ok() ? kExitOk : fail(kTool, st);
 }
@@ -80,7 +82,7 @@ int run_compare(const RunOptions& opts) {
 // warning once the config has opened (a failing run prints only its error) unless it was printed
 // last, times it, and profiles and saves what was asked for.
 Result<RunRecord> run_one(const RunOptions& opts, const CommonOptions& run, const TokenTest& test,
-                          const ThreadChoice& threads, std::string& last_warning, TraceWriter* trace) {
+                          const ThreadChoice& threads, std::string& last_warning, TraceWriter* trace, int& verdict) {
     SessionOptions session_options;
     session_options.profile = trace != nullptr;  // the trace shows per-split times
     Status edited;
@@ -93,9 +95,9 @@ Result<RunRecord> run_one(const RunOptions& opts, const CommonOptions& run, cons
     XB_RETURN_IF_ERROR(edited);  // before the session's error: a config without tokens may build fine
     XB_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, std::move(opened));
     Session& s = *session;
-    for (const std::string& note : s.model.notes) std::cerr << kTool << ": note: " << note << '\n';
+    for (const std::string& note : s.model.notes) tell(kTool, "note: " + note);
     if (!threads.warning.empty() && threads.warning != last_warning) {
-        std::cerr << kTool << ": warning: " << threads.warning << '\n';
+        tell(kTool, "warning: " + threads.warning);
         last_warning = threads.warning;
     }
     if (!opts.save_weights.empty()) XB_RETURN_IF_ERROR(config::save_weights(s.model, opts.save_weights));
@@ -106,6 +108,8 @@ Result<RunRecord> run_one(const RunOptions& opts, const CommonOptions& run, cons
         if (trace != nullptr) trace->add_nodes(*record.profile);
     }
     if (!opts.save_outputs.empty()) XB_RETURN_IF_ERROR(config::save_outputs(s.model, opts.save_outputs));
+    const std::string where = "after the last compute on " + join_list(s.backend_names());
+    verdict = std::max(verdict, judge_nonfinite(kTool, s.model, opts.nonfinite, where));
     return record;
 }
 
@@ -122,13 +126,14 @@ int run(const RunOptions& opts, const RunMatrix& matrix) {
     std::vector<RunRecord> records;
     TraceWriter trace;
     std::string last_warning;  // a busy machine is reported once, not once per run
+    int verdict = kExitOk;     // kExitCheckFailed: an output held NaN or infinity under --nonfinite fail
     for (CommonOptions r : runs) {
         const ThreadChoice threads = choose_threads(r.threads);
         r.threads = threads.threads;
         for (const TokenTest& test : tests) {
             const bool many = runs.size() * tests.size() > 1;
             if (many) trace.begin_run(run_name(r, test));
-            auto record = run_one(opts, r, test, threads, last_warning, opts.trace.empty() ? nullptr : &trace);
+            auto record = run_one(opts, r, test, threads, last_warning, opts.trace.empty() ? nullptr : &trace, verdict);
             if (!record.is_ok()) {
                 const std::string where = many ? run_name(r, test) + ": " : "";
                 return fail(kTool, Status(record.status().code(), where + record.status().message()));
@@ -140,7 +145,7 @@ int run(const RunOptions& opts, const RunMatrix& matrix) {
         if (Status st = trace.write(opts.trace); !st.is_ok()) return fail(kTool, st);
     }
     const Status st = write_runs(records, opts.common);
-    return st.is_ok() ? kExitOk : fail(kTool, st);
+    return st.is_ok() ? verdict : fail(kTool, st);
 }
 
 }  // namespace
@@ -172,27 +177,29 @@ int main(int argc, char** argv) {
                    "Prompt sizes (llama-bench's -p): a run of N tokens, test ppN; a list (64,512) runs each; a\n"
                    "llama_decoder or GGUF model")
         ->delimiter(',')
-        ->check(CLI::PositiveNumber);
+        ->check(at_least(1));
     app.add_option("-n,--n-gen", opts.generated,
                    "Tokens generated one at a time (llama-bench's -n): timed as the last, one token over the cache\n"
                    "it has then, test tg1@kvK; a list runs each")
         ->delimiter(',')
-        ->check(CLI::PositiveNumber);
+        ->check(at_least(1));
     app.add_option("-d,--n-depth", opts.depths, "KV cache positions the -p and -n tests start from (llama-bench's -d); a list runs each")
         ->delimiter(',')
-        ->check(CLI::NonNegativeNumber);
+        ->check(at_least(0));
     app.add_option("--ngl,--n-gpu-layers", opts.gpu_layers,
                    "Layers on the first GPU (llama-bench's -ngl): the config's offload_layers")
-        ->check(CLI::NonNegativeNumber);
+        ->check(at_least(0));
     app.add_option("--compare", opts.compare,
                    "BASE.json NEW.json: compare two saved reports (--format json -o) instead of running: per metric the\n"
                    "base, the new value and new/base, and on stderr how the runs differ (commit, CPU, threads, config)")
         ->expected(2);
+    add_nonfinite_option(app, opts.nonfinite);
     app.footer("Example: graph-run -c configs/llama-decoder.json -b BLAS,CPU -r 20 --trace run.trace.json\n"
                "         graph-run -c model.gguf -p 64,512 -n 1 -d 0,128 --format sql   (6 runs, llama-bench's tests)\n"
                "         graph-run -c configs/llama-decoder.json -b CPU -b BLAS,CPU -t 1,2 --format md   (4 runs)\n"
                "         graph-run -c configs/llama-decoder.json --profile\n"
                "         graph-run --compare before.json after.json\n"
-               "Exit codes: 0 success, 2 usage, config or device error.");
+               "Exit codes: 0 success, 1 an output held NaN or infinity with --nonfinite fail, 2 usage, config or\n"
+               "device error.");
     return run_tool(app, argc, argv, opts.common, [&] { return run(opts, matrix); }, &matrix);
 }

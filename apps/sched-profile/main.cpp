@@ -9,6 +9,7 @@
 #include <iostream>
 
 #include "core/file_io.hpp"
+#include "core/message_text.hpp"
 #include "core/size_math.hpp"
 #include "machine_load.hpp"
 #include "sched/sched_dot.hpp"
@@ -34,7 +35,7 @@ struct ProfileOptions {
 };
 
 void print_threads_warning(const ProfileOptions& opts) {
-    if (!opts.threads_warning.empty()) std::cerr << kTool << ": warning: " << opts.threads_warning << '\n';
+    if (!opts.threads_warning.empty()) tell(kTool, "warning: " + opts.threads_warning);
 }
 
 // A rate in GB/s, or a time given in seconds as ms; an empty cell when it is not known (-1) or
@@ -98,7 +99,7 @@ report::Table node_table(const SchedReport& r) {
 }
 
 void print_summary(const ProfileSummary& p) {
-    std::cerr << kTool << ": " << p.model << " on [";
+    std::cerr << kTool << ": " << name_text(p.model) << " on [";
     for (size_t i = 0; i < p.backends.size(); ++i) std::cerr << (i ? ", " : "") << p.backends[i];
     std::cerr << "]: " << p.n_nodes << " nodes, " << p.n_splits << " splits, " << p.total_copies() << " copies ("
               << bytes_text(static_cast<double>(p.total_copy_bytes())) << ")\n";

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "cli.hpp"
+#include "core/message_text.hpp"
 
 namespace xb::tools {
 
@@ -48,13 +49,13 @@ Result<Sweep> parse_sweep(const std::string& text) {
     if (eq == std::string::npos) return bad(text, "no '='");
     Sweep sweep{text.substr(0, eq), {}, {}};
     if (sweep.key != "offload_layers" && sweep.key != "n_copies" && sweep.key != "split.ratios") {
-        return bad(text, "unknown key '" + sweep.key + "'");
+        return bad(text, "unknown key " + quoted_name(sweep.key));
     }
     const std::string values = text.substr(eq + 1);
     if (sweep.key == "split.ratios") {
         for (const std::string& item : split_on(values, ',')) {
             const auto ratios = parse_ratios(item);
-            if (!ratios) return bad(text, "'" + item + "' is not a list of ratios (non-negative numbers joined by ':', not all 0)");
+            if (!ratios) return bad(text, quoted_name(item) + " is not a list of ratios (non-negative numbers joined by ':', not all 0)");
             sweep.ratio_sets.push_back(*ratios);
         }
         if (sweep.ratio_sets.size() > kMaxValues) return bad(text, "more than " + std::to_string(kMaxValues) + " values");
@@ -69,7 +70,7 @@ Result<Sweep> parse_sweep(const std::string& text) {
     } else {
         for (const std::string& item : split_on(values, ',')) {
             const auto v = parse_non_negative(item);
-            if (!v) return bad(text, "'" + item + "' is not a non-negative integer");
+            if (!v) return bad(text, quoted_name(item) + " is not a non-negative integer");
             sweep.values.push_back(*v);
         }
     }

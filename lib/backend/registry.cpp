@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "core/message_text.hpp"
+
 namespace xb {
 
 Device& BackendReg::add_device(std::unique_ptr<Device> device) {
@@ -72,7 +74,7 @@ Result<std::unique_ptr<Backend>> Registry::init_by_name(std::string_view name, s
     Device* d = dev_by_name(name);
     if (d == nullptr) {
         return Status(StatusCode::NotFound,
-                      "no device named '" + std::string(name) + "'; available: " + device_names());
+                      "no device named " + quoted_name(name) + "; available: " + device_names());
     }
     return d->init_backend(params);
 }
@@ -113,7 +115,7 @@ Result<std::vector<DeviceParam>> parse_device_params(std::string_view params) {
         }
         if (eq == std::string_view::npos || eq == 0) {
             return Status(StatusCode::InvalidArgument,
-                          "device parameter '" + std::string(item) + "' is not of the form key=value");
+                          "device parameter " + quoted_name(item) + " is not of the form key=value");
         }
         out.push_back({std::string(item.substr(0, eq)), std::string(item.substr(eq + 1))});
     }

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "backend/tensor_split.hpp"
+#include "core/size_math.hpp"
 
 namespace xb {
 
@@ -17,7 +18,7 @@ std::vector<int64_t> RowSplitBufferType::row_bounds(int64_t rows) const {
     std::vector<int64_t> bounds = {0};
     for (size_t d = 0; d < devices_.size(); ++d) {
         const bool last = d + 1 == devices_.size();
-        const auto end = static_cast<int64_t>(static_cast<double>(rows) * ends_[d]);
+        const int64_t end = share_of(rows, ends_[d]);  // checked: never past `rows`, whatever the ratios
         const int64_t rounded = last ? rows : std::min(rows, end / kRowGranularity * kRowGranularity);
         bounds.push_back(std::max(bounds.back(), rounded));
     }

@@ -1,7 +1,6 @@
 #include "builtin/builtin_backends.hpp"
 
-#include <cstdlib>
-
+#include "builtin/environment.hpp"
 #include "cpu/cpu_backend.hpp"
 #include "sim/sim_backend.hpp"
 #if defined(XB_HAVE_BLAS)
@@ -14,12 +13,8 @@
 namespace xb {
 
 int sim_device_count() {
-    const char* text = std::getenv("XB_SIM_DEVICES");
-    if (text == nullptr) return kDefaultSimDevices;
-    char* end = nullptr;
-    const long n = std::strtol(text, &end, 10);
-    const bool usable = end != text && *end == '\0' && n >= 0 && n <= kMaxSimDevices;
-    return usable ? static_cast<int>(n) : kDefaultSimDevices;
+    const Result<std::optional<int>> n = environment_integer("XB_SIM_DEVICES", 0, kMaxSimDevices, "");
+    return n.is_ok() ? n.value().value_or(kDefaultSimDevices) : kDefaultSimDevices;
 }
 
 void register_builtin_backends(Registry& registry) {

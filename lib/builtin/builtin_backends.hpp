@@ -15,8 +15,9 @@ inline constexpr int kDefaultSimDevices = 2;
 inline constexpr int kMaxSimDevices = 15;  // with the CPU, a scheduler's limit of 16 backends
 
 // XB_SIM_DEVICES=N (0..15): how many simulated devices (SIM0..SIM<N-1>) to register, so that
-// several-device paths run anywhere; the default is 2. An unusable value keeps the default (the
-// registry is made before any tool could report it); --list-devices shows what was made.
+// several-device paths run anywhere; the default is 2. An unusable value keeps the default here
+// (the registry is made before any tool could report it); the tools refuse it first
+// (check_environment, builtin/environment.hpp).
 int sim_device_count();
 
 // The process-wide registry of the built-in backends, built on first use: the one piece of global

@@ -6,6 +6,7 @@
 #include "config/config_error.hpp"
 #include "config/config_parse_internal.hpp"
 #include "config/op_table.hpp"
+#include "core/message_text.hpp"
 
 namespace xb::config::detail {
 
@@ -140,23 +141,23 @@ Status resolve_names(const JsonReader& r, const ConfigSpec& spec) {
         const OpSpec& op = spec.ops[i];
         const std::string name_path = child_path(op.path, "name");
         if (auto it = op_index.find(op.name); it != op_index.end()) {
-            return r.error(name_path, "duplicate op name '" + op.name + "' (also " + spec.ops[it->second].path + ")");
+            return r.error(name_path, "duplicate op name " + quoted_name(op.name) + " (also " + spec.ops[it->second].path + ")");
         }
         const TensorSpec* t = spec.find_tensor(op.name);
         if (t != nullptr && (t->role == Role::Weight || t->role == Role::Input)) {
-            return r.error(name_path, "'" + op.name + "' is already a " + role_name(t->role) + " tensor (" + t->path +
+            return r.error(name_path, quoted_name(op.name) + " is already a " + role_name(t->role) + " tensor (" + t->path +
                                           "); give the op another name");
         }
         op_index.emplace(op.name, i);
     }
     for (const TensorSpec& t : spec.tensors) {
         if (is_pattern(t.name)) {
-            return r.error(t.path, "tensor names are patterns only with a model builder; '" + t.name + "' is not a name");
+            return r.error(t.path, "tensor names are patterns only with a model builder; " + quoted_name(t.name) + " is not a name");
         }
         const bool result = t.role == Role::Output || t.role == Role::Intermediate;
         if (result && op_index.find(t.name) == op_index.end()) {
             return r.error(child_path(t.path, "role"), std::string("role ") + role_name(t.role) +
-                                                           " describes the result of an op, but no op is called '" + t.name + "'");
+                                                           " describes the result of an op, but no op is called " + quoted_name(t.name));
         }
         if (result && t.init) return r.error(child_path(t.path, "init"), "the result of an op has no init");
         if (!result && !t.shape) return r.error(t.path, "missing field 'shape'");
@@ -183,10 +184,10 @@ Status resolve_names(const JsonReader& r, const ConfigSpec& spec) {
             if (a.name.empty()) continue;
             const auto it = op_index.find(a.name);
             if (it != op_index.end() && it->second == i) {
-                return r.error(a.path, "op '" + op.name + "' uses its own result: a cycle");
+                return r.error(a.path, "op " + quoted_name(op.name) + " uses its own result: a cycle");
             }
             if (it != op_index.end() && it->second > i) {
-                return r.error(a.path, "'" + a.name + "' is the result of a later op (" + spec.ops[it->second].path +
+                return r.error(a.path, quoted_name(a.name) + " is the result of a later op (" + spec.ops[it->second].path +
                                            "): ops may use only tensors and earlier ops, so this is a forward reference or a cycle");
             }
             if (it != op_index.end()) continue;

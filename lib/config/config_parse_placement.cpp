@@ -6,6 +6,7 @@
 
 #include "config/config_error.hpp"
 #include "config/config_parse_internal.hpp"
+#include "core/message_text.hpp"
 
 namespace xb::config::detail {
 
@@ -71,7 +72,7 @@ Result<SplitSpec> parse_split(const JsonReader& r, const Json& j) {
     for (size_t i = 0; i < devices->size(); ++i) {
         XB_ASSIGN_OR_RETURN(std::string name, r.string((*devices)[i], child_path(devices_path, i)));
         if (std::find(s.devices.begin(), s.devices.end(), name) != s.devices.end()) {
-            return r.error(child_path(devices_path, i), "device '" + name + "' is listed twice");
+            return r.error(child_path(devices_path, i), "device " + quoted_name(name) + " is listed twice");
         }
         s.devices.push_back(std::move(name));
     }
@@ -86,7 +87,11 @@ Result<SplitSpec> parse_split(const JsonReader& r, const Json& j) {
         double total = 0;
         for (size_t i = 0; i < ratios->size(); ++i) {
             XB_ASSIGN_OR_RETURN(const double v, r.number((*ratios)[i], child_path(ratios_path, i)));
-            if (!(v >= 0) || !std::isfinite(v)) return r.error(child_path(ratios_path, i), "a ratio must be a finite number >= 0");
+            if (!(v >= 0) || !std::isfinite(v)) {
+                const Json& given = (*ratios)[i];
+                return r.error(child_path(ratios_path, i), "ratio " + name_text(given.is_string() ? given.get<std::string>() : given.dump()) +
+                                                               " is out of range: a ratio is a finite number of at least 0");
+            }
             s.ratios[i] = v;
             total += v;
         }

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "config/config_error.hpp"
+#include "core/message_text.hpp"
 
 namespace xb::config {
 
@@ -23,14 +24,14 @@ public:
     Result<double> run() {
         if (text_.size() > kMaxExprLength) {
             return Status(StatusCode::InvalidArgument, "expression of " + std::to_string(text_.size()) + " characters (at most " +
-                                                           std::to_string(kMaxExprLength) + "): '" + excerpt(text_) + "'");
+                                                           std::to_string(kMaxExprLength) + "): " + quoted_name(text_));
         }
         double v = expr();
         skip_space();
         if (error_.empty() && pos_ < text_.size()) fail("unexpected '" + std::string(1, text_[pos_]) + "'");
         if (!error_.empty()) {
             return Status(StatusCode::InvalidArgument,
-                          "bad expression '" + excerpt(text_) + "': " + error_);
+                          "bad expression " + quoted_name(text_) + ": " + error_);
         }
         return v;
     }

@@ -9,6 +9,8 @@
 #include "config/config_error.hpp"
 #include "models/decoder.hpp"
 #include "formats/npy.hpp"
+#include "core/size_math.hpp"
+#include "core/message_text.hpp"
 
 namespace xb::config {
 
@@ -52,10 +54,10 @@ void put(std::byte* p, double v) {
         const uint16_t x = f32_to_bf16(static_cast<float>(v));
         std::memcpy(p, &x, sizeof x);
     } else if constexpr (T == DType::I32) {
-        const auto x = static_cast<int32_t>(std::floor(v));
+        const auto x = clamped_integer<int32_t>(std::floor(v));  // a draw rounded past the range (f32 near 2^31) saturates
         std::memcpy(p, &x, sizeof x);
     } else {
-        const auto x = static_cast<int64_t>(std::floor(v));
+        const auto x = clamped_integer<int64_t>(std::floor(v));
         std::memcpy(p, &x, sizeof x);
     }
 }
@@ -194,7 +196,7 @@ Status from_gguf(const Tensor& t, const InitSpec& init, InitFiles& files, std::s
 Status from_values(const Tensor& t, const InitSpec& init, std::string_view source, std::span<std::byte> out) {
     const std::vector<double>& v = init.values;
     if (static_cast<int64_t>(v.size()) != t.nelements()) {
-        return config_error(source, init.path, std::to_string(v.size()) + " values for tensor '" + t.name + "' of " +
+        return config_error(source, init.path, std::to_string(v.size()) + " values for tensor " + quoted_name(t.name) + " of " +
                                                    std::to_string(t.nelements()) + " elements " + shape_string(t));
     }
     const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
@@ -244,7 +246,7 @@ Status init_quantized(const Tensor& t, const InitSpec& init, uint64_t seed, Init
 Status init_into(const Tensor& t, const InitSpec& init, uint64_t seed, InitFiles& files, std::string_view source,
                  std::span<std::byte> out) {
     if (out.size() != row_size(t.type, t.ne[0]) * static_cast<size_t>(t.nrows())) {
-        return Status(StatusCode::Internal, "init: the output does not fit tensor '" + t.name + "'");
+        return Status(StatusCode::Internal, "init: the output does not fit tensor " + quoted_name(t.name));
     }
     // Files hold the bytes of their own type; everything else is made as f32 and quantized.
     if (is_quantized(t.type) && init.kind != InitKind::Gguf) return init_quantized(t, init, seed, files, source, out);

@@ -9,6 +9,7 @@
 #include "config/config_error.hpp"
 #include "config/model_internal.hpp"
 #include "config/op_table.hpp"
+#include "core/message_text.hpp"
 
 namespace xb::config {
 
@@ -27,7 +28,7 @@ Tensor* Model::find(std::string_view tensor_name) const {
 Status Model::set_inputs() {
     for (auto& [t, bytes] : input_values) {
         const Status s = tensor_set(*t, bytes.data(), 0, bytes.size());
-        if (!s.is_ok()) return Status(s.code(), source + ": input '" + t->name + "': " + s.message());
+        if (!s.is_ok()) return Status(s.code(), source + ": input " + quoted_name(t->name) + ": " + s.message());
     }
     return Status::ok();
 }
@@ -82,12 +83,12 @@ InitSpec default_leaf_init(const ConfigSpec& spec, const TensorSpec& t) {
 Status check_declared(const ConfigSpec& spec, const TensorSpec& d, const OpSpec& op, const Tensor& r) {
     if (d.shape && padded(*d.shape) != r.ne) {
         return config_error(spec.source, child_path(d.path, "shape"),
-                            "op '" + op.name + "' (" + op.path + ") computes shape " + shape_text(r.ne) + ", the config declares " +
+                            "op " + quoted_name(op.name) + " (" + op.path + ") computes shape " + shape_text(r.ne) + ", the config declares " +
                                 shape_text(padded(*d.shape)));
     }
     if (d.type && *d.type != r.type) {
         return config_error(spec.source, child_path(d.path, "type"),
-                            "op '" + op.name + "' (" + op.path + ") computes " + dtype_name(r.type) + ", the config declares " +
+                            "op " + quoted_name(op.name) + " (" + op.path + ") computes " + dtype_name(r.type) + ", the config declares " +
                                 dtype_name(*d.type));
     }
     return Status::ok();
@@ -113,7 +114,7 @@ Result<BuiltGraph> build_explicit_graph(const ConfigSpec& spec, Context& ctx) {
         for (const OpArg& a : op.args) args.push_back(a.name.empty() ? nullptr : names.at(a.name));
         args.resize(desc.args.size(), nullptr);  // optional arguments left out
         Tensor* r = desc.build(ctx, args, OpParamReader(op.params));
-        if (!ctx.ok()) return config_error(spec.source, op.path, "op '" + op.name + "': " + ctx.status().message());
+        if (!ctx.ok()) return config_error(spec.source, op.path, "op " + quoted_name(op.name) + ": " + ctx.status().message());
         r->name = op.name;
         names.emplace(op.name, r);
         b.results.emplace_back(op.name, r);
@@ -156,7 +157,7 @@ Result<Model> build_model(const ConfigSpec& spec, const Registry& registry, cons
         Tensor* t = leaf.tensor;
         m.by_name.emplace(t->name, t);
         if (!m.graph.contains(t) && !view_roots.count(t)) {
-            m.notes.push_back(std::string(role_name(leaf.role)) + " '" + t->name + "' is not used by the graph's outputs");
+            m.notes.push_back(std::string(role_name(leaf.role)) + " " + quoted_name(t->name) + " is not used by the graph's outputs");
             continue;
         }
         (leaf.role == Role::Weight ? m.weights : m.inputs).push_back(t);
@@ -167,7 +168,7 @@ Result<Model> build_model(const ConfigSpec& spec, const Registry& registry, cons
         if (!m.graph.contains(t)) {
             std::string path;
             for (const auto& [op, p] : built.op_paths) path = op == name ? p : path;
-            m.notes.push_back("op '" + name + "' (" + path + ") is not used by the graph's outputs and is not computed");
+            m.notes.push_back("op " + quoted_name(name) + " (" + path + ") is not used by the graph's outputs and is not computed");
         }
     }
     for (Tensor* o : m.outputs) m.by_name.emplace(o->name, o);

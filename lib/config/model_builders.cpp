@@ -5,6 +5,7 @@
 
 #include "config/config_error.hpp"
 #include "config/model_internal.hpp"
+#include "core/message_text.hpp"
 
 namespace xb::config::detail {
 
@@ -182,12 +183,12 @@ Status apply_entry(const ConfigSpec& spec, const TensorSpec& e, Leaf& leaf) {
     }
     if (e.type && *e.type != t.type) {
         return config_error(spec.source, child_path(e.path, "type"),
-                            "the builder makes '" + t.name + "' " + dtype_name(t.type) + ", not " + dtype_name(*e.type) +
+                            "the builder makes " + quoted_name(t.name) + " " + dtype_name(t.type) + ", not " + dtype_name(*e.type) +
                                 " (set the builder's weight_type)");
     }
     if (e.role_given && e.role != leaf.role) {
         return config_error(spec.source, child_path(e.path, "role"),
-                            "'" + t.name + "' is " + (leaf.role == Role::Weight ? "a weight" : "an input") + " of the builder");
+                            quoted_name(t.name) + " is " + (leaf.role == Role::Weight ? "a weight" : "an input") + " of the builder");
     }
     if (e.init) leaf.init = *e.init;
     return Status::ok();

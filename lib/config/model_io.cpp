@@ -1,12 +1,14 @@
 #include "config/model_io.hpp"
 
 #include <cctype>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 
 #include "backend/tensor_io.hpp"
 #include "formats/gguf.hpp"
 #include "formats/npy.hpp"
+#include "core/message_text.hpp"
 
 namespace xb {
 
@@ -44,7 +46,7 @@ Status save_weights(const Model& model, const std::string& path) {
     w.set_kv("xbackend.config", GgufValue::string(model.source));
     for (Tensor* t : model.weights) {
         if (t->data == nullptr) {
-            return Status(StatusCode::InvalidArgument, path + ": weight '" + t->name + "' is not placed (call place_and_init first)");
+            return Status(StatusCode::InvalidArgument, path + ": weight " + quoted_name(t->name) + " is not placed (call place_and_init first)");
         }
         XB_RETURN_IF_ERROR(w.add_tensor(t->name, t->type, t->ne, [t](std::span<std::byte> out) {
             return tensor_get(*t, out.data(), 0, out.size());
@@ -65,6 +67,22 @@ Status save_outputs(const Model& model, const std::string& dir) {
         XB_RETURN_IF_ERROR(save_npy(*t, (std::filesystem::path(dir) / (file + ".npy")).string()));
     }
     return Status::ok();
+}
+
+Result<std::vector<NonFiniteOutput>> nonfinite_outputs(const Model& model, const TensorValues& values) {
+    std::vector<NonFiniteOutput> found;
+    for (const Tensor* t : model.outputs) {
+        // Integers hold no NaN; what tensor_get_f32 cannot read is not checked either.
+        if ((!values && t->data == nullptr) || !(is_float_type(t->type) || is_quantized(t->type))) continue;
+        XB_ASSIGN_OR_RETURN(const std::vector<float> v, values ? values(*t) : tensor_get_f32(*t));
+        NonFiniteOutput o{t, 0, 0, static_cast<int64_t>(v.size())};
+        for (const float x : v) {
+            o.nan += std::isnan(x) ? 1 : 0;
+            o.inf += std::isinf(x) ? 1 : 0;
+        }
+        if (o.nan + o.inf > 0) found.push_back(o);
+    }
+    return found;
 }
 
 }  // namespace xb::config

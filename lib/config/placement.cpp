@@ -29,6 +29,7 @@
 #include "config/layer_split.hpp"
 #include "config/model_internal.hpp"
 #include "core/size_math.hpp"
+#include "core/message_text.hpp"
 
 namespace xb::config {
 
@@ -57,7 +58,7 @@ public:
             Device* dev = registry_.dev_by_name(mapped(names[i]));
             if (dev == nullptr) return config_error(StatusCode::NotFound, spec_.source, path, missing(names[i]));
             for (const std::string& b : out) {
-                if (b == dev->name()) return config_error(spec_.source, path, "device '" + b + "' is listed twice");
+                if (b == dev->name()) return config_error(spec_.source, path, "device " + quoted_name(b) + " is listed twice");
             }
             out.emplace_back(dev->name());
         }
@@ -76,11 +77,11 @@ public:
             }
         }
         if (!options_.backends.empty()) {
-            notes_.push_back(rule.path + ": device '" + rule.device + "' is not among --backends; the rule is ignored");
+            notes_.push_back(rule.path + ": device " + quoted_name(rule.device) + " is not among --backends; the rule is ignored");
             return std::optional<std::string>();
         }
         if (dev == nullptr) return config_error(StatusCode::NotFound, spec_.source, path, missing(rule.device));
-        return config_error(spec_.source, path, "device '" + rule.device + "' is not one of placement.backends (" +
+        return config_error(spec_.source, path, "device " + quoted_name(rule.device) + " is not one of placement.backends (" +
                                                     join_names(backends_) + ")");
     }
 
@@ -95,7 +96,7 @@ private:
     std::string missing(const std::string& name) const {
         const std::string target = mapped(name);
         if (same_name(target, name)) return missing_device_message(name, registry_);
-        return missing_device_message(target, registry_) + " (the config's '" + name + "' is mapped onto it)";
+        return missing_device_message(target, registry_) + " (the config's " + quoted_name(name) + " is mapped onto it)";
     }
 
     const ConfigSpec& spec_;
@@ -225,7 +226,7 @@ Status place_weights(const ConfigSpec& spec, DeviceResolver& devices, const deta
     for (const DeviceRule& r : spec.placement.weights) {
         const bool any = std::any_of(weight_names.begin(), weight_names.end(), [&](const std::string& n) { return glob_match(r.pattern, n); });
         if (!any) {
-            return config_error(spec.source, child_path(r.path, "pattern"), "pattern '" + r.pattern + "' matches no weight" +
+            return config_error(spec.source, child_path(r.path, "pattern"), "pattern " + quoted_name(r.pattern) + " matches no weight" +
                                                                                 did_you_mean(r.pattern, weight_names) +
                                                                                 " (weights: " + join_names(weight_names) + ")");
         }
@@ -286,7 +287,7 @@ Status place_nodes(const ConfigSpec& spec, DeviceResolver& devices, const Graph&
             if (dev) p.nodes.push_back({n, *dev});
         }
         if (!any) {
-            return config_error(spec.source, child_path(r.path, "pattern"), "pattern '" + r.pattern + "' matches no node of the graph" +
+            return config_error(spec.source, child_path(r.path, "pattern"), "pattern " + quoted_name(r.pattern) + " matches no node of the graph" +
                                                                                 did_you_mean(r.pattern, names) +
                                                                                 " (named nodes: " + join_names(names) + ")");
         }
@@ -304,9 +305,9 @@ std::string missing_device_message(const std::string& device, const Registry& re
             break;
         }
     }
-    std::string msg = "device '" + device + "' is not present (present: " + reg.device_names() + "); choose others with --backends " +
+    std::string msg = "device " + quoted_name(device) + " is not present (present: " + reg.device_names() + "); choose others with --backends " +
                       (example == "CPU" ? std::string("CPU") : example + ",CPU");
-    if (example != "CPU") msg += ", or map it onto one with --map " + device + "=" + example;
+    if (example != "CPU") msg += ", or map it onto one with --map " + name_text(device) + "=" + example;
     return msg;
 }
 
@@ -450,7 +451,7 @@ Status place_and_init(Model& model, std::span<Backend* const> backends) {
             constexpr size_t kChunk = size_t{16} << 20;
             XB_RETURN_IF_ERROR(init_in_chunks(t, ti.init, files, model.source, kChunk, [&](uint64_t offset, std::span<const std::byte> bytes) {
                 const Status s = tensor_set(t, bytes.data(), static_cast<size_t>(offset), bytes.size());
-                return s.is_ok() ? s : Status(s.code(), model.source + ": weight '" + t.name + "': " + s.message());
+                return s.is_ok() ? s : Status(s.code(), model.source + ": weight " + quoted_name(t.name) + ": " + s.message());
             }));
             continue;
         }
@@ -460,7 +461,7 @@ Status place_and_init(Model& model, std::span<Backend* const> backends) {
             continue;
         }
         const Status s = tensor_set(t, values.data(), 0, values.size());
-        if (!s.is_ok()) return Status(s.code(), model.source + ": weight '" + t.name + "': " + s.message());
+        if (!s.is_ok()) return Status(s.code(), model.source + ": weight " + quoted_name(t.name) + ": " + s.message());
     }
     return Status::ok();
 }
@@ -482,7 +483,7 @@ Status assign_nodes(const Model& model, Scheduler& sched) {
             if (sched.backend(i).device().name() == n.device) backend = &sched.backend(i);
         }
         if (backend == nullptr) {
-            return Status(StatusCode::InvalidArgument, model.source + ": node '" + n.node->name + "' goes to device '" + n.device +
+            return Status(StatusCode::InvalidArgument, model.source + ": node " + quoted_name(n.node->name) + " goes to device '" + n.device +
                                                            "', which is not one of the scheduler's backends");
         }
         XB_RETURN_IF_ERROR(sched.set_tensor_backend(*n.node, *backend));

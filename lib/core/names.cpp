@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <cctype>
 
+#include "core/message_text.hpp"
+
 namespace xb {
 
-std::string excerpt(std::string_view text, size_t max_chars) {
-    return text.size() <= max_chars ? std::string(text) : std::string(text.substr(0, max_chars)) + "...";
-}
+std::string excerpt(std::string_view text, size_t max_chars) { return name_text(text, max_chars); }
 
 std::string unknown_name(std::string_view what, std::string_view name, const std::vector<std::string>& candidates) {
     return "unknown " + std::string(what) + " '" + excerpt(name) + "'" + did_you_mean(name, candidates);

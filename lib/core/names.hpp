@@ -10,7 +10,7 @@
 namespace xb {
 
 // The start of `text` for a message: at most `max_chars` characters, then "..." when it was cut
-// (names and values from a file can be megabytes long).
+// (names and values from a file can be megabytes long), control characters escaped (name_text).
 std::string excerpt(std::string_view text, size_t max_chars = 60);
 // "unknown <what> '<name>'" with the name cut to an excerpt, then the did_you_mean hint.
 std::string unknown_name(std::string_view what, std::string_view name, const std::vector<std::string>& candidates);

@@ -207,8 +207,14 @@ Tensor* arange(Context& ctx, float start, float stop, float step) {
         (stop - start) / step <= 0.0f) {
         return ctx.fail(op_error("arange", "start, stop and step must be finite and give at least one element"));
     }
-    const auto n = static_cast<int64_t>(std::ceil((stop - start) / step));
-    Tensor* t = make_node(ctx, Op::Arange, DType::F32, {n, 1, 1, 1}, {});
+    // A float quotient is at most 3.4e38 (or infinite): checked before it becomes a count.
+    constexpr int64_t kMaxArangeElements = static_cast<int64_t>(kMaxTensorBytes / sizeof(float));
+    const std::optional<int64_t> n = checked_integer<int64_t>(std::ceil((stop - start) / step));
+    if (!n || *n > kMaxArangeElements) {
+        return ctx.fail(op_error("arange", "start, stop and step give more than " + std::to_string(kMaxArangeElements) +
+                                               " elements"));
+    }
+    Tensor* t = make_node(ctx, Op::Arange, DType::F32, {*n, 1, 1, 1}, {});
     ArangeParams{.start = start, .stop = stop, .step = step}.store(*t);
     return t;
 }

@@ -6,6 +6,7 @@
 #include "cpu/cpu_backend.hpp"
 #include "core/isa.hpp"
 #include "cpu_kernels/kernels.hpp"
+#include "core/message_text.hpp"
 
 namespace xb::cpu {
 
@@ -41,15 +42,15 @@ Result<CpuOptions> parse_cpu_options(std::string_view params) {
                 options.n_threads = -1;
             }
             if (options.n_threads < 1) {
-                return Status(StatusCode::InvalidArgument, "CPU: threads must be a positive integer, got '" + p.value + "'");
+                return Status(StatusCode::InvalidArgument, "CPU: threads must be a positive integer, got " + quoted_name(p.value));
             }
         } else if (p.key == "fail_alloc") {
             options.fail_alloc = parse_failure_index(p.value);
             if (!options.fail_alloc) {
-                return Status(StatusCode::InvalidArgument, "CPU: fail_alloc must be the index (from 1) of the allocation to fail, or none; got '" + p.value + "'");
+                return Status(StatusCode::InvalidArgument, "CPU: fail_alloc must be the index (from 1) of the allocation to fail, or none; got " + quoted_name(p.value));
             }
         } else {
-            return Status(StatusCode::InvalidArgument, "CPU: unknown parameter '" + p.key + "' (known: threads, fail_alloc)");
+            return Status(StatusCode::InvalidArgument, "CPU: unknown parameter " + quoted_name(p.key) + " (known: threads, fail_alloc)");
         }
     }
     return options;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -9,6 +10,7 @@
 
 #include "core/names.hpp"
 #include "core/file_io.hpp"
+#include "core/message_text.hpp"
 #include "core/size_math.hpp"
 
 namespace xb {
@@ -81,6 +83,21 @@ std::optional<double> GgufValue::as_float() const {
     if (const auto* u = std::get_if<uint64_t>(&data)) return static_cast<double>(*u);
     if (const auto* i = std::get_if<int64_t>(&data)) return static_cast<double>(*i);
     return std::nullopt;
+}
+
+std::string GgufValue::text() const {
+    if (const auto* u = std::get_if<uint64_t>(&data)) return std::to_string(*u);
+    if (const auto* i = std::get_if<int64_t>(&data)) return std::to_string(*i);
+    if (const auto* b = std::get_if<bool>(&data)) return *b ? "true" : "false";
+    if (const auto* s = std::get_if<std::string>(&data)) return quoted_name(*s);
+    if (const auto* d = std::get_if<double>(&data)) {
+        char buffer[64];
+        // An f32 is kept as a double: printed as the float it was, not as 0.10000000149011612.
+        const auto [end, ec] = type == GgufValueType::F32 ? std::to_chars(buffer, buffer + sizeof buffer, static_cast<float>(*d))
+                                                          : std::to_chars(buffer, buffer + sizeof buffer, *d);
+        return ec == std::errc() ? std::string(buffer, end) : std::string("?");
+    }
+    return "an array of " + std::to_string(array_length) + " " + gguf_value_type_name(elem_type);
 }
 
 const std::string* GgufValue::as_string() const { return std::get_if<std::string>(&data); }
@@ -190,15 +207,35 @@ private:
     Result<uint32_t> read_u32(const char* what) { return read_le<uint32_t>(what); }
     Result<uint64_t> read_u64(const char* what) { return read_le<uint64_t>(what); }
 
-    Result<std::string> read_string(const char* what) {
+    // A string's length, checked against what is left of the file.
+    Result<uint64_t> read_length(const char* what) {
         const uint64_t at = pos_;
         XB_ASSIGN_OR_RETURN(const uint64_t len, read_u64(what));
         if (len > left()) {
             return corrupt(at, std::string("length ") + std::to_string(len) + " of " + what + " runs past the end of the file");
         }
+        return len;
+    }
+
+    // A string kept in memory (charged to the budget).
+    Result<std::string> read_string(const char* what) {
+        XB_ASSIGN_OR_RETURN(const uint64_t len, read_length(what));
+        XB_RETURN_IF_ERROR(charge(len));
         std::string s(static_cast<size_t>(len), '\0');
         XB_RETURN_IF_ERROR(read(s.data(), len, what));
         return s;
+    }
+
+    // Counts `bytes` of memory that the parsed file keeps (metadata and tensor infos), refusing the
+    // file past kMaxGgufHeaderMemory: the file's size bounds nothing here, since a byte of the file
+    // can cost 50 in memory (a u8 array item kept as a GgufValue).
+    Status charge(uint64_t bytes) {
+        kept_bytes_ += bytes;
+        if (kept_bytes_ <= kMaxGgufHeaderMemory) return Status::ok();
+        return corrupt(pos_, "the metadata and tensor infos read so far take more than " +
+                                 std::to_string(kMaxGgufHeaderMemory >> 20) + " MiB of memory (" +
+                                 std::to_string(out_.kvs_.size()) + " key-values, " + std::to_string(out_.tensors_.size()) +
+                                 " tensor infos): the file is corrupt or made to exhaust memory");
     }
 
     // An integer stored as T, kept as Wide (uint64_t or int64_t).
@@ -209,7 +246,8 @@ private:
         return v;
     }
 
-    Result<GgufValue> read_value(GgufValueType type, int depth) {
+    // A value; with `keep` false it is only read past (an item of a long array), costing no memory.
+    Result<GgufValue> read_value(GgufValueType type, int depth, bool keep) {
         GgufValue v;
         v.type = type;
         switch (type) {
@@ -239,7 +277,12 @@ private:
                 break;
             }
             case GgufValueType::String: {
-                XB_ASSIGN_OR_RETURN(v.data, read_string("a string value"));
+                if (keep) {
+                    XB_ASSIGN_OR_RETURN(v.data, read_string("a string value"));
+                } else {
+                    XB_ASSIGN_OR_RETURN(const uint64_t len, read_length("a string value"));
+                    XB_RETURN_IF_ERROR(skip(len, "a string value"));
+                }
                 break;
             }
             case GgufValueType::Array: {
@@ -255,17 +298,21 @@ private:
                 }
                 v.array_length = count;
                 std::vector<GgufValue> items;
-                // Long arrays (a tokenizer's vocabulary, or a hostile 40M-element array) are
-                // skipped rather than kept: each kept element costs a GgufValue (48 bytes).
-                const bool keep = count <= kMaxKeptArrayItems;
-                if (keep) items.reserve(static_cast<size_t>(count));
+                // Long arrays (a tokenizer's vocabulary, or a hostile 40M-element array) are read
+                // past rather than kept: each kept item costs a GgufValue, charged to the budget
+                // before it is made.
+                const bool keep_items = keep && count <= kMaxKeptArrayItems;
+                if (keep_items) {
+                    XB_RETURN_IF_ERROR(charge(count * sizeof(GgufValue)));
+                    items.reserve(static_cast<size_t>(count));
+                }
                 for (uint64_t i = 0; i < count; ++i) {
-                    if (!keep && v.elem_type != GgufValueType::String && v.elem_type != GgufValueType::Array) {
+                    if (!keep_items && v.elem_type != GgufValueType::String && v.elem_type != GgufValueType::Array) {
                         XB_RETURN_IF_ERROR(skip((count - i) * scalar_size(v.elem_type), "an array"));
                         break;
                     }
-                    XB_ASSIGN_OR_RETURN(GgufValue item, read_value(v.elem_type, depth + 1));
-                    if (keep) items.push_back(std::move(item));
+                    XB_ASSIGN_OR_RETURN(GgufValue item, read_value(v.elem_type, depth + 1, keep_items));
+                    if (keep_items) items.push_back(std::move(item));
                 }
                 v.data = std::move(items);
                 break;
@@ -279,12 +326,13 @@ private:
         XB_ASSIGN_OR_RETURN(kv.key, read_string("a metadata key"));
         const uint64_t at = pos_;
         XB_ASSIGN_OR_RETURN(const uint32_t type, read_u32("a metadata type"));
-        if (!valid_value_type(type)) return corrupt(at, "metadata '" + kv.key + "' has unknown type " + std::to_string(type));
-        XB_ASSIGN_OR_RETURN(kv.value, read_value(static_cast<GgufValueType>(type), 0));
+        if (!valid_value_type(type)) return corrupt(at, "metadata " + quoted_name(kv.key) + " has unknown type " + std::to_string(type));
+        XB_RETURN_IF_ERROR(charge(kIndexedEntryBytes + sizeof(GgufKV) + kv.key.size()));  // the key twice: entry and index
+        XB_ASSIGN_OR_RETURN(kv.value, read_value(static_cast<GgufValueType>(type), 0, true));
         // Indexed: a hostile file may hold millions of keys, and a linear search per key would
         // take hours.
         if (!out_.kv_index_.emplace(kv.key, out_.kvs_.size()).second) {
-            return corrupt(at, "metadata key '" + kv.key + "' appears twice");
+            return corrupt(at, "metadata key " + quoted_name(kv.key) + " appears twice");
         }
         kv.offset = at;
         out_.kvs_.push_back(std::move(kv));
@@ -311,14 +359,14 @@ private:
         const uint64_t dims_at = pos_;
         XB_ASSIGN_OR_RETURN(const uint32_t n_dims, read_u32("a tensor's dim count"));
         if (n_dims < 1 || n_dims > kMaxDims) {
-            return corrupt(dims_at, "tensor '" + t.name + "' has " + std::to_string(n_dims) + " dims (1 to 4 are possible)");
+            return corrupt(dims_at, "tensor " + quoted_name(t.name) + " has " + std::to_string(n_dims) + " dims (1 to 4 are possible)");
         }
         t.n_dims = static_cast<int>(n_dims);
         int64_t n = 1;
         for (uint32_t i = 0; i < n_dims; ++i) {
             XB_ASSIGN_OR_RETURN(const uint64_t d, read_u64("a tensor dim"));
             if (d > static_cast<uint64_t>(INT64_MAX) || (d != 0 && static_cast<uint64_t>(n) > static_cast<uint64_t>(INT64_MAX) / d)) {
-                return corrupt(dims_at, "tensor '" + t.name + "' has an impossible size");
+                return corrupt(dims_at, "tensor " + quoted_name(t.name) + " has an impossible size");
             }
             t.ne[i] = static_cast<int64_t>(d);
             n *= t.ne[i];
@@ -328,41 +376,73 @@ private:
         XB_ASSIGN_OR_RETURN(t.offset, read_u64("a tensor offset"));
         if (const GgmlTypeInfo* info = ggml_type_info(t.type)) {
             if (t.ne[0] % info->blck_size != 0) {
-                return corrupt(type_at, "tensor '" + t.name + "' of type " + info->name + " has " + std::to_string(t.ne[0]) +
+                return corrupt(type_at, "tensor " + quoted_name(t.name) + " of type " + info->name + " has " + std::to_string(t.ne[0]) +
                                             " columns, not a multiple of the block size " + std::to_string(info->blck_size));
             }
             // Checked: a shape whose element count fits may still have more bytes than 64 bits hold.
             const std::optional<uint64_t> nbytes = checked_mul(static_cast<uint64_t>(n / info->blck_size), info->type_size);
-            if (!nbytes) return corrupt(dims_at, "tensor '" + t.name + "' has an impossible size");
+            if (!nbytes) return corrupt(dims_at, "tensor " + quoted_name(t.name) + " has an impossible size");
             t.nbytes = *nbytes;
         }
         if (t.offset % out_.alignment_ != 0) {
-            return corrupt(type_at + 4, "tensor '" + t.name + "' offset " + std::to_string(t.offset) +
+            return corrupt(type_at + 4, "tensor " + quoted_name(t.name) + " offset " + std::to_string(t.offset) +
                                             " is not a multiple of the alignment " + std::to_string(out_.alignment_));
         }
-        if (out_.tensor_index_.count(t.name)) return corrupt(t.info_offset, "tensor '" + t.name + "' appears twice");
+        if (out_.tensor_index_.count(t.name)) return corrupt(t.info_offset, "tensor " + quoted_name(t.name) + " appears twice");
+        XB_RETURN_IF_ERROR(charge(kIndexedEntryBytes + sizeof(GgufTensorInfo) + t.name.size()));
         out_.tensor_index_.emplace(t.name, out_.tensors_.size());
         out_.tensors_.push_back(std::move(t));
         return Status::ok();
     }
 
-    // Every tensor of a known type must lie inside the data section.
+    // Every tensor of a known type lies inside the data section, and no two share bytes. ggml's own
+    // reader wants them packed in order; any order is taken here, overlap is not: a file whose
+    // tensors all start at offset 0 would be read, and held in memory, once per tensor (a 1.2 MB
+    // file asked for 2 GB that way). Sums are checked: an offset near 2^64 must not wrap into a
+    // range that looks satisfiable.
     Status check_data() const {
         const uint64_t data_size = out_.file_size_ > out_.data_offset_ ? out_.file_size_ - out_.data_offset_ : 0;
+        const std::string section = " of the data section (" + std::to_string(data_size) + " bytes from file offset " +
+                                    std::to_string(out_.data_offset_) + ")";
+        std::vector<const GgufTensorInfo*> by_offset;
         for (const GgufTensorInfo& t : out_.tensors_) {
-            if (t.offset > data_size || t.nbytes > data_size - t.offset) {
-                return corrupt(out_.data_offset_ + t.offset,
-                               "truncated: tensor '" + t.name + "' needs bytes [" + std::to_string(out_.data_offset_ + t.offset) +
-                                   ", " + std::to_string(out_.data_offset_ + t.offset + t.nbytes) + ") of a file of " +
-                                   std::to_string(out_.file_size_) + " bytes");
+            if (t.offset > data_size) {
+                return corrupt(t.info_offset, "tensor " + quoted_name(t.name) + " starts at data offset " + std::to_string(t.offset) +
+                                                  ", past the end" + section);
+            }
+            if (t.nbytes > data_size - t.offset) {
+                return corrupt(t.info_offset, "truncated: tensor " + quoted_name(t.name) + " needs " + std::to_string(t.nbytes) +
+                                                  " bytes from data offset " + std::to_string(t.offset) + ", past the end" +
+                                                  section + "; the file has " + std::to_string(out_.file_size_) + " bytes");
+            }
+            if (t.nbytes > 0) by_offset.push_back(&t);
+        }
+        std::stable_sort(by_offset.begin(), by_offset.end(),
+                         [](const GgufTensorInfo* a, const GgufTensorInfo* b) { return a->offset < b->offset; });
+        for (size_t i = 1; i < by_offset.size(); ++i) {
+            const GgufTensorInfo& a = *by_offset[i - 1];
+            const GgufTensorInfo& b = *by_offset[i];
+            if (a.offset + a.nbytes > b.offset) {  // no wrap: both lie inside the data section
+                return corrupt(b.info_offset, "tensor " + quoted_name(b.name) + " (data bytes " + byte_range(b) +
+                                                  ") overlaps tensor " + quoted_name(a.name) + " (" + byte_range(a) +
+                                                  "): tensors must not share data");
             }
         }
         return Status::ok();
     }
 
+    static std::string byte_range(const GgufTensorInfo& t) {
+        return "[" + std::to_string(t.offset) + ", " + std::to_string(t.offset + t.nbytes) + ")";
+    }
+
+    // An entry of an index (unordered_map node and bucket, its own copy of the name's
+    // characters counted apart).
+    static constexpr uint64_t kIndexedEntryBytes = 64;
+
     std::istream& in_;
     GgufReader& out_;
     uint64_t pos_ = 0;
+    uint64_t kept_bytes_ = 0;  // memory the parsed header keeps (charge)
 };
 
 Result<GgufReader> GgufReader::open(const std::string& path) {
@@ -405,7 +485,7 @@ const GgufTensorInfo* GgufReader::find_tensor(std::string_view name) const {
 
 Result<std::ifstream> GgufReader::open_data(const GgufTensorInfo& info) const {
     if (ggml_type_info(info.type) == nullptr) {
-        return Status(StatusCode::NotSupported, path_ + ": tensor '" + info.name + "' has the unknown ggml type id " +
+        return Status(StatusCode::NotSupported, path_ + ": tensor " + quoted_name(info.name) + " has the unknown ggml type id " +
                                                     std::to_string(info.type));
     }
     XB_ASSIGN_OR_RETURN(std::ifstream in, open_for_reading(path_, "GGUF file"));
@@ -415,7 +495,7 @@ Result<std::ifstream> GgufReader::open_data(const GgufTensorInfo& info) const {
 
 Status GgufReader::read_error(const GgufTensorInfo& info, uint64_t done) const {
     return Status(StatusCode::InvalidArgument, path_ + ": offset " + std::to_string(data_offset_ + info.offset + done) +
-                                                   ": cannot read the data of tensor '" + info.name + "' (file changed?)");
+                                                   ": cannot read the data of tensor " + quoted_name(info.name) + " (file changed?)");
 }
 
 Status GgufReader::read_chunks(const GgufTensorInfo& info, size_t chunk, const ChunkSink& sink) const {
@@ -433,7 +513,7 @@ Status GgufReader::read_chunks(const GgufTensorInfo& info, size_t chunk, const C
 
 Status GgufReader::read_into(const GgufTensorInfo& info, std::span<std::byte> out) const {
     if (out.size() != info.nbytes) {
-        return Status(StatusCode::Internal, path_ + ": tensor '" + info.name + "' has " + std::to_string(info.nbytes) +
+        return Status(StatusCode::Internal, path_ + ": tensor " + quoted_name(info.name) + " has " + std::to_string(info.nbytes) +
                                                 " bytes, the destination " + std::to_string(out.size()));
     }
     XB_ASSIGN_OR_RETURN(std::ifstream in, open_data(info));
@@ -453,10 +533,10 @@ Result<const GgufTensorInfo*> GgufReader::checked_tensor(std::string_view name, 
     if (info == nullptr) {
         std::vector<std::string> names;
         for (const GgufTensorInfo& t : tensors_) names.push_back(t.name);
-        return Status(StatusCode::NotFound, path_ + ": no tensor '" + std::string(name) + "' in the file" +
+        return Status(StatusCode::NotFound, path_ + ": no tensor " + quoted_name(name) + " in the file" +
                                                 did_you_mean(name, names) + " (it has: " + join_names(names) + ")");
     }
-    const std::string where = path_ + ": offset " + std::to_string(info->info_offset) + ": tensor '" + info->name + "'";
+    const std::string where = path_ + ": offset " + std::to_string(info->info_offset) + ": tensor " + quoted_name(info->name);
     const GgmlTypeInfo* ti = ggml_type_info(info->type);
     if (ti == nullptr || ti->dtype != type) {
         const std::string have = ti ? ti->name : "unknown type id " + std::to_string(info->type);
@@ -584,18 +664,18 @@ Status GgufWriter::add_tensor(std::string name, DType type, const std::array<int
     const std::optional<uint32_t> id = ggml_type_id(type);
     if (!id) return Status(StatusCode::NotSupported, std::string("gguf: cannot store ") + dtype_name(type) + " tensors");
     for (const PendingTensor& t : tensors_) {
-        if (t.name == name) return Status(StatusCode::InvalidArgument, "gguf: tensor '" + name + "' is added twice");
+        if (t.name == name) return Status(StatusCode::InvalidArgument, "gguf: tensor " + quoted_name(name) + " is added twice");
     }
     for (int64_t d : ne) {
-        if (d < 0) return Status(StatusCode::InvalidArgument, "gguf: tensor '" + name + "' has a negative size");
+        if (d < 0) return Status(StatusCode::InvalidArgument, "gguf: tensor " + quoted_name(name) + " has a negative size");
     }
     if (ne[0] % blck_size(type) != 0) {
-        return Status(StatusCode::InvalidArgument, "gguf: tensor '" + name + "' of type " + dtype_name(type) + " has " +
+        return Status(StatusCode::InvalidArgument, "gguf: tensor " + quoted_name(name) + " of type " + dtype_name(type) + " has " +
                                                        std::to_string(ne[0]) + " columns, not a multiple of the block size " +
                                                        std::to_string(blck_size(type)));
     }
     const std::optional<uint64_t> nbytes = checked_nbytes(type, ne);
-    if (!nbytes) return Status(StatusCode::InvalidArgument, "gguf: tensor '" + name + "' is too large");
+    if (!nbytes) return Status(StatusCode::InvalidArgument, "gguf: tensor " + quoted_name(name) + " is too large");
     tensors_.push_back({std::move(name), *id, n_dims_of(ne), ne, *nbytes, std::move(source)});
     return Status::ok();
 }
@@ -606,7 +686,7 @@ Status GgufWriter::add_tensor(std::string name, DType type, const std::array<int
     const std::string label = name;
     return add_tensor(std::move(name), type, ne, [shared, label](std::span<std::byte> out) {
         if (out.size() != shared->size()) {
-            return Status(StatusCode::InvalidArgument, "gguf: tensor '" + label + "' needs " + std::to_string(out.size()) +
+            return Status(StatusCode::InvalidArgument, "gguf: tensor " + quoted_name(label) + " needs " + std::to_string(out.size()) +
                                                            " bytes, got " + std::to_string(shared->size()));
         }
         if (!out.empty()) std::memcpy(out.data(), shared->data(), out.size());  // an empty tensor's pointers may be null
@@ -616,7 +696,7 @@ Status GgufWriter::add_tensor(std::string name, DType type, const std::array<int
 
 Status GgufWriter::write(const std::string& path) const {
     for (const GgufKV& kv : kvs_) {
-        if (!consistent(kv.value)) return Status(StatusCode::InvalidArgument, "gguf: metadata '" + kv.key + "' is malformed");
+        if (!consistent(kv.value)) return Status(StatusCode::InvalidArgument, "gguf: metadata " + quoted_name(kv.key) + " is malformed");
     }
     XB_ASSIGN_OR_RETURN(std::ofstream f, open_for_writing(path, "GGUF file"));
     Out o(f);
@@ -643,7 +723,7 @@ Status GgufWriter::write(const std::string& path) const {
     for (const PendingTensor& t : tensors_) {
         buffer.resize(static_cast<size_t>(t.nbytes));
         const Status s = t.source(buffer);
-        if (!s.is_ok()) return Status(s.code(), path + ": tensor '" + t.name + "': " + s.message());
+        if (!s.is_ok()) return Status(s.code(), path + ": tensor " + quoted_name(t.name) + ": " + s.message());
         o.bytes(buffer.data(), buffer.size());
         o.pad_to(alignment_);
     }

@@ -32,6 +32,11 @@ namespace xb {
 inline constexpr uint32_t kGgufVersion = 3;
 inline constexpr size_t kGgufDefaultAlignment = 32;
 inline constexpr uint64_t kMaxKeptArrayItems = 65536;
+// The memory that a file's metadata and tensor infos may take once read: key-values (a kept array
+// item costs a GgufValue, a string its length), tensor infos and their indexes. A file past it is
+// refused: its size bounds nothing, since a byte of metadata can cost 50 in memory. Real models
+// keep well under 10 MiB (their vocabularies are longer than kMaxKeptArrayItems, read past).
+inline constexpr uint64_t kMaxGgufHeaderMemory = uint64_t{64} << 20;
 
 // --- ggml tensor types ----------------------------------------------------------------------------
 
@@ -79,6 +84,10 @@ struct GgufValue {
     std::optional<int64_t> as_int() const;   // any integer type
     std::optional<double> as_float() const;  // any number
     const std::string* as_string() const;
+    // The value for a message, as the file stores it: integers in full, f32 and f64 in the
+    // shortest form that reads back the same ("1e-05", "nan"), strings quoted (name_text), arrays as
+    // "an array of N u8".
+    std::string text() const;
     const std::vector<GgufValue>* as_array() const;
 };
 

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "core/file_io.hpp"
+#include "core/message_text.hpp"
 
 namespace xb {
 
@@ -71,7 +72,7 @@ public:
                 XB_RETURN_IF_ERROR(tuple(shape));
                 have_shape = true;
             } else {
-                return fail("unknown header key '" + key + "'");
+                return fail("unknown header key " + quoted_name(key));
             }
             if (!peek('}')) XB_RETURN_IF_ERROR(expect(','));
         }
@@ -217,7 +218,7 @@ Result<NpyArray> decode_npy(std::span<const std::byte> bytes, const std::string&
                                      ? std::to_string(static_cast<size_t>(n) * d->item_size)
                                      : std::string("too many");
         return npy_error(source, data_at, (static_cast<uint64_t>(n) > have / d->item_size ? "truncated data: " : "corrupt data: ") +
-                                              std::string("shape ") + shape_text(a.shape) + " of '" + descr + "' needs " + need +
+                                              std::string("shape ") + shape_text(a.shape) + " of " + quoted_name(descr) + " needs " + need +
                                               " bytes, the file has " + std::to_string(have));
     }
     const std::byte* src = bytes.data() + data_at;

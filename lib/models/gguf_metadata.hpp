@@ -4,16 +4,19 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
 #include <optional>
 #include <string>
 
+#include "core/message_text.hpp"
 #include "core/status.hpp"
 #include "formats/gguf.hpp"
 
 namespace xb {
 
 inline constexpr int64_t kMaxHyperparameter = std::numeric_limits<int32_t>::max();
+inline constexpr double kMaxReal = 1e30;  // epsilons, rope bases and factors, soft-caps
 
 // Typed metadata lookups whose errors name the file, the key and where its value is.
 class GgufMetadata {
@@ -22,10 +25,18 @@ public:
 
     Status error(const GgufKV& kv, const std::string& why) const {
         return Status(StatusCode::InvalidArgument,
-                      file_.path() + ": offset " + std::to_string(kv.offset) + ": metadata '" + kv.key + "' " + why);
+                      file_.path() + ": offset " + std::to_string(kv.offset) + ": metadata " + quoted_name(kv.key) + " " + why);
+    }
+    // "FILE: offset N: " where the first of `keys` the file has is stored; "FILE: " when it has none:
+    // where a message about values of several keys points.
+    std::string at(std::initializer_list<std::string> keys) const {
+        for (const std::string& key : keys) {
+            if (const GgufKV* kv = file_.find_kv_entry(key)) return file_.path() + ": offset " + std::to_string(kv->offset) + ": ";
+        }
+        return file_.path() + ": ";
     }
     Status missing(const std::string& key, const std::string& why) const {
-        return Status(StatusCode::InvalidArgument, file_.path() + ": no metadata '" + key + "' (" + why + ")");
+        return Status(StatusCode::InvalidArgument, file_.path() + ": no metadata " + quoted_name(key) + " (" + why + ")");
     }
 
     // An integer in [min, max]; `fallback` when the key is absent (missing is an error without one).
@@ -37,11 +48,13 @@ public:
             return missing(key, "every model of this architecture has it");
         }
         if (kv->value.type == GgufValueType::Array) return error(*kv, "is an array: per-layer values are not supported");
+        const std::string range = std::to_string(min) + " to " + std::to_string(max);
         const std::optional<int64_t> v = kv->value.as_int();
-        if (!v) return error(*kv, std::string("is a ") + gguf_value_type_name(kv->value.type) + ", expected an integer");
-        if (*v < min || *v > max) {
-            return error(*kv, "is " + std::to_string(*v) + ", expected " + std::to_string(min) + " to " + std::to_string(max));
+        // A u64 above 2^63 - 1 is an integer too, only out of range: said with its value as stored.
+        if (!v && !std::holds_alternative<uint64_t>(kv->value.data)) {
+            return error(*kv, std::string("is a ") + gguf_value_type_name(kv->value.type) + ", expected an integer (" + range + ")");
         }
+        if (!v || *v < min || *v > max) return error(*kv, "is " + kv->value.text() + ", expected " + range);
         return *v;
     }
     Result<double> real(const std::string& key, std::optional<double> fallback) const {
@@ -54,7 +67,7 @@ public:
         if (!v || kv->value.type == GgufValueType::Bool) {
             return error(*kv, std::string("is a ") + gguf_value_type_name(kv->value.type) + ", expected a number");
         }
-        if (!(*v > 0.0) || *v > 1e30) return error(*kv, "is " + std::to_string(*v) + ", expected a positive number");
+        if (!(*v > 0.0) || *v > kMaxReal) return error(*kv, "is " + kv->value.text() + ", expected a positive number up to 1e30");
         return *v;
     }
     // A number >= 0 (a soft-cap, a scale that may be off); `fallback` when the key is absent.
@@ -65,7 +78,7 @@ public:
         if (!v || kv->value.type == GgufValueType::Bool) {
             return error(*kv, std::string("is a ") + gguf_value_type_name(kv->value.type) + ", expected a number");
         }
-        if (!(*v >= 0.0) || *v > 1e30) return error(*kv, "is " + std::to_string(*v) + ", expected a number of at least 0");
+        if (!(*v >= 0.0) || *v > kMaxReal) return error(*kv, "is " + kv->value.text() + ", expected a number from 0 to 1e30");
         return *v;
     }
     bool has(const std::string& key) const { return file_.find_kv_entry(key) != nullptr; }

@@ -1,9 +1,11 @@
 #include "models/gguf_model.hpp"
 
 #include <cmath>
+#include <initializer_list>
 #include <optional>
 #include <set>
 
+#include "core/message_text.hpp"
 #include "core/names.hpp"
 #include "models/gguf_metadata.hpp"
 
@@ -13,6 +15,7 @@ namespace {
 
 constexpr const char* kRopeFactorsLong = "rope_factors_long.weight";
 constexpr const char* kRopeFactorsShort = "rope_factors_short.weight";
+constexpr int64_t kMaxVocab = 1 << 22;
 
 std::string ne_string(const std::array<int64_t, kMaxDims>& ne, int n_dims) {
     std::string s = "[";
@@ -41,7 +44,8 @@ Status set_yarn(const GgufMetadata& md, const std::string& a, double factor, Ggu
 
 Status set_rope_scaling(const GgufMetadata& md, const std::string& arch, GgufModelInfo& info) {
     const std::string a = arch + ".";
-    XB_ASSIGN_OR_RETURN(const std::optional<std::string> type, md.string(a + "rope.scaling.type"));
+    const std::string key = a + "rope.scaling.type";
+    XB_ASSIGN_OR_RETURN(const std::optional<std::string> type, md.string(key));
     info.rope_scaling = type.value_or("none");
     // The training context (YaRN's ramps, Phi-3's choice of rope factors).
     XB_ASSIGN_OR_RETURN(const int64_t n_ctx_orig, md.integer(a + "rope.scaling.original_context_length", info.context_length, 0));
@@ -59,8 +63,9 @@ Status set_rope_scaling(const GgufMetadata& md, const std::string& arch, GgufMod
         info.params.rope_freq_scale = static_cast<float>(1.0 / scale);
         if (scale != 1.0) info.rope_scaling = "linear";
     } else {
-        return Status(StatusCode::NotSupported, "rope scaling '" + info.rope_scaling + "' (" + a +
-                                                    "rope.scaling.type) is not supported; none, linear and yarn are");
+        const Status why = md.error(*md.file().find_kv_entry(key), "is " + quoted_name(info.rope_scaling) +
+                                                                       ": that rope scaling is not supported; none, linear and yarn are");
+        return Status(StatusCode::NotSupported, why.message());
     }
     return Status::ok();
 }
@@ -84,8 +89,8 @@ Result<GgufModelInfo> read_gguf_model_info(const GgufReader& file) {
     info.architecture = *arch;
     info.arch = find_architecture(info.architecture);
     if (info.arch == nullptr) {
-        return Status(StatusCode::NotSupported, file.path() + ": architecture '" + excerpt(info.architecture) +
-                                                    "' is not supported (supported: " + supported_architectures() + ")");
+        return Status(StatusCode::NotSupported, md.at({"general.architecture"}) + "architecture " + quoted_name(info.architecture) +
+                                                    " is not supported (supported: " + supported_architectures() + ")");
     }
     XB_ASSIGN_OR_RETURN(const std::optional<std::string> name, md.string("general.name"));
     info.name = name.value_or("");
@@ -108,24 +113,25 @@ Result<GgufModelInfo> read_gguf_model_info(const GgufReader& file) {
     p.rms_eps = static_cast<float>(eps);
     p.rope_freq_base = static_cast<float>(freq_base);
     if (n_head % n_head_kv != 0) {
-        return Status(StatusCode::InvalidArgument, file.path() + ": " + a + "attention.head_count_kv (" + std::to_string(n_head_kv) +
+        return Status(StatusCode::InvalidArgument, md.at({a + "attention.head_count_kv"}) + a + "attention.head_count_kv (" + std::to_string(n_head_kv) +
                                                        ") does not divide " + a + "attention.head_count (" + std::to_string(n_head) + ")");
     }
     if (n_embd % n_head != 0 && file.find_kv_entry(a + "attention.key_length") == nullptr) {
-        return Status(StatusCode::InvalidArgument, file.path() + ": " + a + "attention.head_count (" + std::to_string(n_head) +
+        return Status(StatusCode::InvalidArgument, md.at({a + "attention.head_count"}) + a + "attention.head_count (" + std::to_string(n_head) +
                                                        ") does not divide " + a + "embedding_length (" + std::to_string(n_embd) +
                                                        ") and there is no " + a + "attention.key_length");
     }
     XB_ASSIGN_OR_RETURN(const int64_t head_k, md.integer(a + "attention.key_length", n_embd / n_head, 1, 65536));
     XB_ASSIGN_OR_RETURN(const int64_t head_v, md.integer(a + "attention.value_length", head_k, 1, 65536));
     if (head_k != head_v || head_k % 2 != 0) {
-        return Status(StatusCode::NotSupported, file.path() + ": heads of key length " + std::to_string(head_k) + " and value length " +
+        return Status(StatusCode::NotSupported, md.at({a + "attention.key_length", a + "attention.value_length", a + "attention.head_count"}) +
+                                                    "heads of key length " + std::to_string(head_k) + " and value length " +
                                                     std::to_string(head_v) + " are not supported (they must be equal and even)");
     }
     p.n_embd_head = static_cast<int>(head_k);
     XB_ASSIGN_OR_RETURN(const int64_t rope_dims, md.integer(a + "rope.dimension_count", head_k, 2, head_k));
     if (rope_dims % 2 != 0) {
-        return Status(StatusCode::InvalidArgument, file.path() + ": " + a + "rope.dimension_count (" + std::to_string(rope_dims) +
+        return Status(StatusCode::InvalidArgument, md.at({a + "rope.dimension_count"}) + a + "rope.dimension_count (" + std::to_string(rope_dims) +
                                                        ") must be even");
     }
     p.rope_n_dims = static_cast<int>(rope_dims);
@@ -139,10 +145,12 @@ Result<GgufModelInfo> read_gguf_model_info(const GgufReader& file) {
     if (embd == nullptr) {
         return Status(StatusCode::InvalidArgument, file.path() + ": no tensor 'token_embd.weight' (the token embedding)");
     }
-    if (embd->n_dims != 2 || embd->ne[1] < 1 || embd->ne[1] > (1 << 22)) {
+    // Two dims, the second of which may be left out when it is 1 (a vocabulary of one token).
+    if (embd->n_dims > 2 || embd->ne[1] < 1 || embd->ne[1] > kMaxVocab) {
         return Status(StatusCode::InvalidArgument, file.path() + ": offset " + std::to_string(embd->info_offset) +
                                                        ": tensor 'token_embd.weight' has shape " + ne_string(embd->ne, embd->n_dims) +
-                                                       ", expected [embedding_length, vocabulary size]");
+                                                       ", expected [embedding_length, vocabulary size] with a vocabulary of 1 to " +
+                                                       std::to_string(kMaxVocab));
     }
     p.n_vocab = static_cast<int>(embd->ne[1]);
     const Status variant = info.arch->read_variant(md, a, p);
@@ -202,10 +210,10 @@ Status check_gguf_tensors(const GgufReader& file, const GgufModelInfo& info, con
         }
         const GgufTensorInfo* t = file.find_tensor(w->name);
         if (t == nullptr) {
-            return Status(StatusCode::InvalidArgument, file.path() + ": no tensor '" + w->name + "', which a " + info.architecture +
+            return Status(StatusCode::InvalidArgument, file.path() + ": no tensor " + quoted_name(w->name) + ", which a " + info.architecture +
                                                            " model needs");
         }
-        const std::string where = file.path() + ": offset " + std::to_string(t->info_offset) + ": tensor '" + t->name + "'";
+        const std::string where = file.path() + ": offset " + std::to_string(t->info_offset) + ": tensor " + quoted_name(t->name);
         const GgmlTypeInfo* ti = ggml_type_info(t->type);
         if (ti == nullptr || !ti->dtype) {
             return Status(StatusCode::NotSupported, where + " is " + (ti ? std::string(ti->name) : "of unknown type id " + std::to_string(t->type)) +
@@ -219,7 +227,8 @@ Status check_gguf_tensors(const GgufReader& file, const GgufModelInfo& info, con
         if (!is_vector && !is_float_type(*ti->dtype) && !is_quantized(*ti->dtype)) {
             return Status(StatusCode::InvalidArgument, where + " is " + ti->name + "; a weight matrix must be a float or quantized type");
         }
-        if (t->ne != w->ne || t->n_dims != w->n_dims()) {
+        // The shapes alone: a file may write trailing dims of 1 or leave them out ([8, 1] or [8]).
+        if (t->ne != w->ne) {
             return Status(StatusCode::InvalidArgument, where + " has shape " + ne_string(t->ne, t->n_dims) + "; the model's " +
                                                            hyperparameters(info) + " need " + ne_string(w->ne, w->n_dims()));
         }
@@ -230,8 +239,8 @@ Status check_gguf_tensors(const GgufReader& file, const GgufModelInfo& info, con
     }
     for (const GgufTensorInfo& t : file.tensors()) {
         if (has_role(t.name, layer_suffixes, globals)) continue;
-        return Status(StatusCode::NotSupported, file.path() + ": offset " + std::to_string(t.info_offset) + ": tensor '" + t.name +
-                                                    "' has no role in xbackend's " + info.architecture +
+        return Status(StatusCode::NotSupported, file.path() + ": offset " + std::to_string(t.info_offset) + ": tensor " + quoted_name(t.name) +
+                                                    " has no role in xbackend's " + info.architecture +
                                                     " graph: this variant of the architecture is not supported");
     }
     return Status::ok();

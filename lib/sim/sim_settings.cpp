@@ -9,6 +9,7 @@
 #include "backend/failure_countdown.hpp"
 #include "backend/registry.hpp"
 #include "core/op_params.hpp"
+#include "core/message_text.hpp"
 
 namespace xb::sim {
 
@@ -39,7 +40,7 @@ Result<std::vector<RawParam>> split_params(std::string_view params, std::string_
 }
 
 Status bad_value(std::string_view device, const RawParam& p, std::string_view expected) {
-    return Status(StatusCode::InvalidArgument, std::string(device) + ": " + p.key + "='" + p.value + "' is not " +
+    return Status(StatusCode::InvalidArgument, std::string(device) + ": " + p.key + "=" + quoted_name(p.value) + " is not " +
                                                    std::string(expected));
 }
 

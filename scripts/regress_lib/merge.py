@@ -10,7 +10,7 @@ The merged file has the schema `run` writes without --shard, so compare reads it
                so that nothing a part recorded is lost.
 Parts that cannot make one run are refused (UsageError: exit 2, one line naming the files).
 """
-from .errors import UsageError
+from .errors import UsageError, shown
 from .results import load_results
 
 _NAMED = 5  # cases named in a message before "and N more"
@@ -18,8 +18,12 @@ _NAMED = 5  # cases named in a message before "and N more"
 
 def _names(names):
     names = list(names)
-    shown = ", ".join(names[:_NAMED])
-    return shown + (f" and {len(names) - _NAMED} more" if len(names) > _NAMED else "")
+    listed = ", ".join(shown(n) for n in names[:_NAMED])
+    return listed + (f" and {len(names) - _NAMED} more" if len(names) > _NAMED else "")
+
+
+def _is_int(v):
+    return isinstance(v, int) and not isinstance(v, bool)
 
 
 def _is_name_list(value):
@@ -31,7 +35,7 @@ def _shard_problem(shard, cases):
     if not isinstance(shard, dict):
         return "no \"shard\" object"
     index, count = shard.get("index"), shard.get("count")
-    if not (isinstance(index, int) and isinstance(count, int) and 1 <= index <= count):
+    if not (_is_int(index) and _is_int(count) and 1 <= index <= count):
         return "/shard/index and /shard/count must be integers with 1 <= index <= count"
     if not (_is_name_list(shard.get("cases")) and _is_name_list(shard.get("suite_cases"))
             and isinstance(shard.get("suite_hash"), str)):
@@ -60,8 +64,8 @@ def _commit(data):
 
 # What every part must share, and how to say that two parts do not.
 _SAME = (
-    (_commit, lambda a, b: f"come from different commits ({a[:12]} vs {b[:12]})"),
-    (lambda d: d["shard"]["suite_hash"], lambda a, b: f"ran different suite files ({a[:19]} vs {b[:19]})"),
+    (_commit, lambda a, b: f"come from different commits ({shown(a, 12)} vs {shown(b, 12)})"),
+    (lambda d: d["shard"]["suite_hash"], lambda a, b: f"ran different suite files ({shown(a, 19)} vs {shown(b, 19)})"),
     (lambda d: d["shard"]["suite_cases"], lambda a, b: "ran different lists of cases (another --filter?)"),
     (lambda d: d["shard"]["count"], lambda a, b: f"are shards of different splits (of {a} vs of {b})"),
 )

@@ -5,6 +5,7 @@ Each bar shows the metric of its kind that moved most in that case (a flagged on
 reviewer sees at a glance which cases changed and how; the table has every metric.
 """
 import math
+from pathlib import Path
 
 from .compare import GATES as KINDS
 from .errors import UsageError
@@ -74,6 +75,12 @@ def _draw_kind(ax, k, kind, cases, chosen):
 
 def plot(cmp, path):
     plt = _import_pyplot()
+    formats = plt.figure().canvas.get_supported_filetypes()
+    plt.close("all")
+    suffix = Path(path).suffix.lstrip(".").lower()
+    if suffix not in formats:
+        raise UsageError(f"--plot {path}: the file name must end in a picture format matplotlib writes "
+                         f"(.{', .'.join(sorted(formats))})")
     chosen = representative_rows(cmp)
     cases = list(chosen)
     fig, ax = plt.subplots(figsize=(max(7.0, 1.2 * len(cases) + 3), 4.5))
@@ -95,6 +102,6 @@ def plot(cmp, path):
     try:
         fig.savefig(path, dpi=100)
     except OSError as e:
-        raise UsageError(f"{path}: cannot write the plot: {e.strerror}") from None
+        raise UsageError(f"{path}: cannot write the plot: {e.strerror or e}") from None
     finally:
         plt.close(fig)

@@ -83,7 +83,7 @@ const BadCase kCases[] = {
     {"bad_npy_type.json", kInvalid, {"good_4_i32.npy: the array's type i32 cannot initialise a tensor of type f32"}},
     // GGUF files
     {"bad_gguf_missing.json", kNotFound, {": /tensors/w/init: ", "no-such-file.gguf: cannot open the GGUF file: No such file or directory"}},
-    {"bad_gguf_truncated.json", kInvalid, {"truncated.gguf: offset ", "truncated: tensor 'q' needs bytes"}},
+    {"bad_gguf_truncated.json", kInvalid, {"truncated.gguf: offset ", "truncated: tensor 'q' needs 36 bytes from data offset 96, past the end"}},
     {"bad_gguf_truncated_header.json", kInvalid, {"truncated_header.gguf: offset 16: truncated or corrupt: 14 metadata key-values cannot fit in the 36 bytes left"}},
     {"bad_gguf_corrupt.json", kInvalid, {"corrupt.gguf: offset 0: not a GGUF file (bad magic)"}},
     {"bad_gguf_bad_version.json", kInvalid, {"bad_version.gguf: offset 4: GGUF version 1 is not supported"}},

@@ -15,6 +15,7 @@
 
 #include "alloc/context_alloc.hpp"
 #include "backend/row_split_buffer.hpp"
+#include "backend/tensor_split.hpp"
 #include "backend/tensor_io.hpp"
 #include "cpu/cpu_backend.hpp"
 #include "config/layer_split.hpp"
@@ -142,6 +143,27 @@ TEST(LayerSplit, WeightsGoWhereTheSplitSays) {
     EXPECT_NE(dropped->notes[0].find("SIM1"), std::string::npos) << dropped->notes[0];
 }
 
+// Ratios whose sum overflows a double (issue: hostile inputs, round 2): [1e308, 1e308] summed to
+// infinity, every share to 0 or NaN, and every layer went to one device without a word. Ratios
+// are normalised by the largest first: huge, tiny (subnormal) and ordinary ratios of the same
+// proportions split alike.
+TEST(LayerSplit, RatiosAtTheEdgesOfADoubleSplitAsTheirProportions) {
+    for (const double scale : {1e308, 1.7976931348623157e308, 1e-320, 4.9e-324, 1.0}) {
+        SCOPED_TRACE(scale);
+        EXPECT_EQ(split_layer_devices(4, std::vector<double>{scale, scale}), (std::vector<int>{0, 0, 1, 1}));
+        EXPECT_EQ(split_layer_devices(4, std::vector<double>{scale, scale, scale, scale}), (std::vector<int>{0, 1, 2, 3}));
+        const std::vector<double> ends = tensor_split_ends(std::vector<double>{scale, 0, scale});
+        EXPECT_EQ(ends, (std::vector<double>{0.5, 0.5, 1.0}));
+    }
+    EXPECT_EQ(split_layer_devices(4, std::vector<double>{1e308, 1e-308}), (std::vector<int>{0, 0, 0, 0}));
+
+    FourSims four;
+    auto m = build_in(four.registry, split_decoder(R"({"devices": ["SIM0", "SIM1"], "ratios": [1e308, 1e308]})", 1));
+    ASSERT_TRUE(m.is_ok()) << m.status().to_string();
+    EXPECT_EQ(m->placement.device_of(*m->find("blk.0.ffn_up.weight")), "SIM0");
+    EXPECT_EQ(m->placement.device_of(*m->find("blk.5.ffn_up.weight")), "SIM1");
+}
+
 TEST(LayerSplit, ConfigMistakesAreClear) {
     FourSims four;
     const struct {
@@ -152,7 +174,8 @@ TEST(LayerSplit, ConfigMistakesAreClear) {
         {R"({"devices": ["SIM0", "SIM0"]})", "device 'SIM0' is listed twice"},
         {R"({"devices": []})", "at least one device"},
         {R"({"devices": ["SIM0"], "ratios": [0]})", "at least one ratio must be positive"},
-        {R"({"devices": ["SIM0", "SIM1"], "ratios": [1, -1]})", "a ratio must be a finite number >= 0"},
+        {R"({"devices": ["SIM0", "SIM1"], "ratios": [1, -1]})", "ratio -1 is out of range: a ratio is a finite number of at least 0"},
+        {R"({"devices": ["SIM0", "SIM1"], "ratios": [1, "1e308 * 10"]})", "ratio 1e308 * 10 is out of range"},
         {R"({"mode": "row", "devices": ["CPU", "SIM1"]})", "CPU cannot compute with weights split by rows"},
         {R"({"mode": "tensor", "devices": ["SIM0"]})", "/placement/split/mode"},
         {R"({"devices": ["SIM7"]})", "device 'SIM7' is not present"},
@@ -275,6 +298,26 @@ TEST(RowSplit, SlicesFollowTheRatiosInWholeTiles) {
                           RowSplitBufferType::kRowGranularity + 1.0);
             }
         }
+    }
+}
+
+// The same ratios for rows: the product of the row count and a NaN share was converted to an
+// integer (undefined behaviour, flagged by UBSan) and all rows went to one device.
+TEST(RowSplit, RatiosAtTheEdgesOfADoubleSplitAsTheirProportions) {
+    FourSims four;
+    for (const double scale : {1e308, 1.7976931348623157e308, 1e-320, 1.0}) {
+        SCOPED_TRACE(scale);
+        const RowSplitBufferType halves(sims(four.registry, 2), {scale, scale});
+        EXPECT_EQ(halves.row_bounds(64), (std::vector<int64_t>{0, 32, 64}));
+        EXPECT_EQ(halves.row_bounds(INT64_MAX / 2).back(), INT64_MAX / 2);
+    }
+    // Any shares at all (the parser refuses NaN and infinity; the type holds up to them anyway):
+    // bounds never decrease and never pass the row count.
+    for (const std::vector<double>& ratios : {std::vector<double>{std::nan(""), 1}, std::vector<double>{INFINITY, 1},
+                                              std::vector<double>{0, 0}, std::vector<double>{-1, 1}}) {
+        const RowSplitBufferType type(sims(four.registry, 2), ratios);
+        const std::vector<int64_t> b = type.row_bounds(64);
+        EXPECT_TRUE(b.front() == 0 && b.back() == 64 && std::is_sorted(b.begin(), b.end())) << b[1];
     }
 }
 

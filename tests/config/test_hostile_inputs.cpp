@@ -4,11 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <string>
 #include <vector>
 
+#include "alloc/context_alloc.hpp"
+#include "backend/tensor_io.hpp"
 #include "formats/gguf.hpp"
 #include "core/size_math.hpp"
 #include "local_registry.hpp"
@@ -262,6 +265,59 @@ TEST(SizeMath, CheckedArithmeticCatchesOverflow) {
     EXPECT_EQ(checked_extent(DType::F32, {2, 3, 1, 1}, {4, 100, 400, 400}), 4u + 4 + 200);
     EXPECT_FALSE(checked_extent(DType::F32, {2, 3, 1, 1}, {4, SIZE_MAX / 2, 1, 1}));
     EXPECT_EQ(approximate_bytes_text(DType::F32, {int64_t{1} << 31, int64_t{1} << 31, 1, 1}), "16.0 EiB");
+}
+
+// --- float to integer conversions (round 2) ---------------------------------------------------------
+
+TEST(SizeMath, FloatToIntegerIsCheckedEverywhere) {
+    EXPECT_EQ(checked_integer<int64_t>(3.9), 3);
+    EXPECT_EQ(checked_integer<int64_t>(-3.9), -3);
+    EXPECT_FALSE(checked_integer<int64_t>(std::nan("")));
+    EXPECT_FALSE(checked_integer<int64_t>(9223372036854775808.0));  // 2^63: one past the range
+    EXPECT_EQ(checked_integer<int64_t>(-9223372036854775808.0), INT64_MIN);
+    EXPECT_FALSE(checked_integer<int32_t>(2147483648.0));
+    EXPECT_FALSE(checked_integer<uint32_t>(-1.0));
+    EXPECT_EQ(clamped_integer<int32_t>(1e300), INT32_MAX);
+    EXPECT_EQ(clamped_integer<int32_t>(-1e300), INT32_MIN);
+    EXPECT_EQ(clamped_integer<int32_t>(std::nan("")), 0);
+    EXPECT_EQ(share_of(100, 0.5), 50);
+    EXPECT_EQ(share_of(100, std::nan("")), 0);
+    EXPECT_EQ(share_of(100, 2.0), 100);
+    EXPECT_EQ(share_of(INT64_MAX, 0.9999999999999999), INT64_MAX - 1023);  // rounds within the range
+}
+
+// Random i32 values near the type's limit: within range as doubles, but drawn in float, whose
+// rounding (2147483600 -> 2^31) made the conversion to int32 undefined. They saturate now.
+TEST(HostileInputs, RandomIntegersAtTheTypesLimitSaturate) {
+    auto spec = parse_config(R"({"tensors": {"x": {"shape": [4], "type": "i32", "role": "input",
+                                   "init": {"kind": "normal", "mean": 2147483600, "std": 1}},
+                                               "t": {"shape": [2, 1]}},
+                                 "graph": [{"name": "y", "op": "get_rows", "args": ["t", "x"]}]})",
+                             "limit.json");
+    ASSERT_TRUE(spec.is_ok()) << spec.status().to_string();
+    auto model = build_model(*spec, global_registry());
+    ASSERT_TRUE(model.is_ok()) << model.status().to_string();
+    // The values are made when the inputs are set; nothing needs computing.
+    auto backend = global_registry().init_by_name("CPU");
+    ASSERT_TRUE(backend.is_ok());
+    Backend* placed[] = {backend->get()};
+    ASSERT_TRUE(place_and_init(*model, placed).is_ok());
+    auto tensors = alloc_ctx_tensors(*model->ctx, **backend);
+    ASSERT_TRUE(tensors.is_ok());
+    ASSERT_TRUE(model->set_inputs().is_ok());
+    std::vector<int32_t> x(4);
+    ASSERT_TRUE(tensor_get(*model->find("x"), x.data(), 0, 16).is_ok());
+    for (const int32_t v : x) EXPECT_EQ(v, INT32_MAX);
+}
+
+// An arange whose element count overflowed a 64-bit integer was a float-to-integer cast out of range.
+TEST(HostileInputs, AnArangeOfTooManyElementsIsAnError) {
+    auto spec = parse_config(R"({"graph": [{"name": "y", "op": "arange", "params": {"start": 0, "stop": 3e38, "step": 1e-30}}]})",
+                             "arange.json");
+    ASSERT_TRUE(spec.is_ok()) << spec.status().to_string();
+    auto model = build_model(*spec, global_registry());
+    ASSERT_FALSE(model.is_ok());
+    EXPECT_NE(model.status().message().find("more than"), std::string::npos) << model.status().message();
 }
 
 }  // namespace

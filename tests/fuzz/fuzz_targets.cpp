@@ -1,18 +1,25 @@
 #include "fuzz_targets.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <string>
 
+#include "alloc/graph_allocator.hpp"
 #include "builtin/builtin_backends.hpp"
 #include "config/config_parse.hpp"
 #include "config/expr.hpp"
 #include "formats/gguf.hpp"
 #include "models/gguf_model.hpp"
 #include "config/model.hpp"
+#include "config/model_io.hpp"
 #include "formats/npy.hpp"
 #include "config/placement.hpp"
 #include "sched/sched_dot.hpp"
@@ -72,6 +79,91 @@ int gguf_model(const uint8_t* data, size_t size) {
     p.n_kv = 4;
     Context ctx;
     (void)build_gguf_graph(ctx, *file, *info, p);
+    return 0;
+}
+
+namespace {
+
+// Total bytes of a graph's tensors: the scheduler and compute targets skip graphs over
+// kMaxGraphBytes so that runs stay fast and within the fuzzer's memory limit (the config target
+// covers big shapes).
+size_t graph_bytes(const Graph& graph) {
+    size_t bytes = 0;
+    for (const auto* list : {&graph.leafs(), &graph.nodes()}) {
+        for (const Tensor* t : *list) bytes += t->nbytes();
+    }
+    return bytes;
+}
+
+constexpr size_t kMaxGraphBytes = size_t{64} << 20;
+constexpr int kMaxComputeLayers = 2;
+
+// The file gguf_compute writes each input to: one per process (libFuzzer's -fork and -jobs run
+// several), removed when the process ends.
+class ScratchFile {
+public:
+    ScratchFile()
+        : path_((std::filesystem::temp_directory_path() / ("xb-fuzz-" + std::to_string(::getpid()) + ".gguf")).string()) {}
+    ~ScratchFile() {
+        std::error_code ec;
+        std::filesystem::remove(path_, ec);
+    }
+    const std::string& write(const uint8_t* data, size_t size) {
+        std::ofstream out(path_, std::ios::binary | std::ios::trunc);
+        out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
+        return path_;
+    }
+
+private:
+    std::string path_;
+};
+
+// The CPU backend of the process's registry, computing on one thread (the fuzzer's unit of work
+// stays one core; libFuzzer's -jobs uses the others).
+Backend* fuzz_cpu() {
+    static const std::unique_ptr<Backend> cpu = [] {
+        Device* dev = global_registry().dev_by_name("CPU");
+        if (dev == nullptr) std::abort();
+        auto backend = dev->init_backend("threads=1");
+        if (!backend.is_ok()) std::abort();
+        return std::move(backend).value();
+    }();
+    return cpu.get();
+}
+
+}  // namespace
+
+ComputeStage gguf_compute_stage(const uint8_t* data, size_t size) {
+    static ScratchFile file;
+    const std::string& path = file.write(data, size);
+    auto spec = config::load_config(path);
+    if (!spec.is_ok() || !spec->model) return ComputeStage::Refused;
+    // Cheap to look at, costly to build in full: the layers are capped before the decoder is made.
+    auto reader = GgufReader::open(path);
+    if (!reader.is_ok()) return ComputeStage::Refused;
+    auto info = read_gguf_model_info(*reader);
+    if (!info.is_ok()) return ComputeStage::Refused;
+    GgufModelParams& g = spec->model->gguf;
+    g.n_layers = std::min(info->params.n_layers, kMaxComputeLayers);
+    g.n_tokens = 2;
+    g.n_kv = 4;
+    config::BuildOptions build;
+    build.backends = {"CPU"};
+    auto model = config::build_model(*spec, global_registry(), build);
+    if (!model.is_ok()) return ComputeStage::Refused;
+    if (graph_bytes(model->graph) > kMaxGraphBytes) return ComputeStage::Skipped;
+    Backend* cpu = fuzz_cpu();
+    Backend* placed[] = {cpu};
+    if (!config::place_and_init(*model, placed).is_ok()) return ComputeStage::Refused;
+    GraphAllocator galloc(cpu->default_buffer_type());
+    if (!galloc.alloc_graph(model->graph).is_ok() || !model->set_inputs().is_ok()) return ComputeStage::Refused;
+    if (!cpu->graph_compute(model->graph).is_ok()) return ComputeStage::Refused;
+    if (!config::nonfinite_outputs(*model).is_ok()) return ComputeStage::Refused;
+    return ComputeStage::Computed;
+}
+
+int gguf_compute(const uint8_t* data, size_t size) {
+    (void)gguf_compute_stage(data, size);
     return 0;
 }
 
@@ -138,22 +230,7 @@ std::string dot_problem(std::string_view dot) {
     return {};
 }
 
-namespace {
-
-// Total bytes of a graph's tensors: the scheduler target skips graphs over a bound so that runs
-// stay fast and within the fuzzer's memory limit (the config target covers big shapes).
-size_t graph_bytes(const Graph& graph) {
-    size_t bytes = 0;
-    for (const auto* list : {&graph.leafs(), &graph.nodes()}) {
-        for (const Tensor* t : *list) bytes += t->nbytes();
-    }
-    return bytes;
-}
-
-}  // namespace
-
 int sched_report(const uint8_t* data, size_t size) {
-    constexpr size_t kMaxGraphBytes = size_t{64} << 20;
     auto spec = config::parse_config(text_of(data, size), "fuzz.json", "/nonexistent-fuzz-dir");
     if (!spec.is_ok()) return 0;
     if (spec->model && spec->model->kind == config::ModelKind::Gguf) return 0;
@@ -193,7 +270,8 @@ int sched_report(const uint8_t* data, size_t size) {
 Target find_target(std::string_view name) {
     static constexpr std::pair<std::string_view, Target> kTargets[] = {
         {"config", &config}, {"expression", &expression}, {"npy", &npy},
-        {"gguf", &gguf},     {"gguf_model", &gguf_model}, {"report", &report}, {"sched_report", &sched_report},
+        {"gguf", &gguf},     {"gguf_model", &gguf_model}, {"gguf_compute", &gguf_compute},
+        {"report", &report}, {"sched_report", &sched_report},
     };
     for (const auto& [n, t] : kTargets) {
         if (n == name) return t;

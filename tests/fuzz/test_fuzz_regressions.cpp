@@ -43,7 +43,7 @@ std::vector<uint8_t> read_all(const std::filesystem::path& path) {
 
 TEST(FuzzRegressions, EveryTargetHasSeeds) {
     const std::vector<SeedSet> sets = seed_sets();
-    ASSERT_EQ(sets.size(), 7u) << "tests/fuzz/seeds.txt lists every target";
+    ASSERT_EQ(sets.size(), 8u) << "tests/fuzz/seeds.txt lists every target";
     for (const SeedSet& s : sets) {
         ASSERT_NE(find_target(s.target), nullptr) << s.target;
         size_t files = 0;
@@ -74,6 +74,24 @@ TEST(FuzzRegressions, SeedsAndFindingsRunThroughTheirTargets) {
         }
     }
     EXPECT_GT(ran, 100u);
+}
+
+// The gguf_compute fuzz target reaches the compute with every fixture model (so it covers the whole
+// path, not only the parser), and stops at the reader for the refused hostile files.
+TEST(FuzzGgufCompute, SeedsReachTheComputeAndHostileFilesAreRefused) {
+    for (const auto& e : std::filesystem::directory_iterator(config::testing::data_path("models"))) {
+        if (e.path().extension() != ".gguf") continue;
+        const std::vector<uint8_t> bytes = read_all(e.path().string());
+        EXPECT_EQ(gguf_compute_stage(bytes.data(), bytes.size()), ComputeStage::Computed) << e.path();
+    }
+    for (const char* name : {"nan-weights", "vocab-1-row", "vocab-1-row-1-dim"}) {
+        const std::vector<uint8_t> bytes = read_all(config::testing::data_path(std::string("models/hostile/") + name + ".gguf"));
+        EXPECT_EQ(gguf_compute_stage(bytes.data(), bytes.size()), ComputeStage::Computed) << name;
+    }
+    for (const char* name : {"overlap-all-at-0", "offset-wraps", "newline-tensor-name"}) {
+        const std::vector<uint8_t> bytes = read_all(config::testing::data_path(std::string("models/hostile/") + name + ".gguf"));
+        EXPECT_EQ(gguf_compute_stage(bytes.data(), bytes.size()), ComputeStage::Refused) << name;
+    }
 }
 
 }  // namespace

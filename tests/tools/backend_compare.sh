@@ -226,10 +226,10 @@ expect_in help-example "$tmp/out" "Examples:"
 check list 0 "$bin" --list-devices
 expect_in list-sim "$tmp/out" "SIM0"
 expect_in list-kernels "$tmp/out" " kernels"
-# The kernel set can be forced lower; a name that is no set says so instead of looking forced.
+# The kernel set can be forced lower; a name that is no set is refused (exit 2) instead of looking forced.
 check list-scalar 0 env XB_CPU_ISA=scalar "$bin" --list-devices
 expect_in list-scalar-set "$tmp/out" "scalar kernels"
-check list-bogus 0 env XB_CPU_ISA=avx-2 "$bin" --list-devices
-expect_in list-bogus-set "$tmp/out" "XB_CPU_ISA=avx-2 is not a kernel set"
+check list-bogus 2 env XB_CPU_ISA=avx-2 "$bin" --list-devices
+expect_in list-bogus-set "$tmp/err" "XB_CPU_ISA=avx-2: not a kernel set"
 
 finish "backend-compare"

@@ -42,4 +42,47 @@ for bad in "$models"/bad/*.gguf; do
     expect_in "$name-names-file" "$tmp/err" "$name.gguf"
   done
 done
+# The hostile corpus (scripts/hostile_fixtures.py): each tool gives the exit code its manifest says;
+# a refused file gets one line of at most 1,000 characters naming the file and holding the text the
+# manifest gives, with no control character (a newline or escape sequence in a name is shown
+# escaped); warnings (a busy machine) aside.
+python3 - "$compare" "$run" "$profile" "$models/hostile" <<'PY' || failures=$((failures + 1))
+import json, subprocess, sys
+compare, run, profile, folder = sys.argv[1:]
+tools = {"backend-compare": compare, "graph-run": run, "sched-profile": profile}
+extra = {"backend-compare": ["-b", "CPU,SIM0"], "graph-run": ["-r", "1", "--warmup", "0"], "sched-profile": []}
+failed = 0
+for name, entry in json.load(open(f"{folder}/manifest.json")).items():
+    for tool, want in entry["exit"].items():
+        p = subprocess.run([tools[tool], "-c", f"{folder}/{name}.gguf", "-t", "1", "-o", "/dev/null", *extra[tool]],
+                           capture_output=True, text=True, errors="replace", timeout=60)
+        lines = [l for l in p.stderr.splitlines() if ": warning: " not in l or "output" in l]
+        problems = []
+        if p.returncode != want:
+            problems.append(f"exit {p.returncode}, expected {want}")
+        if want == 2 and (len(lines) != 1 or len(lines[0]) > 1000 or f"{name}.gguf" not in lines[0]):
+            problems.append(f"{len(lines)} lines of {[len(l) for l in lines]} characters")
+        if entry["stderr_has"] not in p.stderr:
+            problems.append(f"no {entry['stderr_has']!r} on stderr")
+        if any(c in p.stderr for c in "\x1b\r") or any(ord(c) < 32 and c != "\n" for c in p.stderr):
+            problems.append("a control character on stderr")
+        if problems:
+            failed += 1
+            print(f"FAIL hostile {name} {tool}: {'; '.join(problems)}: {p.stderr[:600]!r}")
+sys.exit(1 if failed else 0)
+PY
+# NaN outputs: backend-compare fails on them by default, graph-run warns; --nonfinite turns each round.
+nan="$models/hostile/nan-weights.gguf"
+check nan-compare-default 1 "$compare" -c "$nan" -b CPU,SIM0 -o /dev/null
+expect_in nan-compare-default "$tmp/err" "error: output 'result_output' holds 128 NaN and 0 infinite values (of 128) on both sides"
+check nan-compare-warn 0 "$compare" -c "$nan" -b CPU,SIM0 -o /dev/null --nonfinite warn
+expect_in nan-compare-warn "$tmp/err" "warning: output 'result_output' holds 128 NaN"
+check nan-run-default 0 "$run" -c "$nan" -r 1 --warmup 0 -o /dev/null
+expect_in nan-run-default "$tmp/err" "warning: output 'result_output' holds 128 NaN and 0 infinite values (of 128) after the last compute on CPU"
+check nan-run-fail 1 "$run" -c "$nan" -r 1 --warmup 0 -o /dev/null --nonfinite fail
+expect_in nan-run-fail "$tmp/err" "error: output 'result_output'"
+check nan-run-placed 1 "$compare" -c "$nan" --placed -o /dev/null
+check nan-save-diff 0 "$compare" -c "$nan" -b CPU,SIM0 --save-outputs "$tmp/nan-sim.gguf" --nonfinite warn -o /dev/null
+check nan-diff 1 "$compare" -c "$nan" --diff "$tmp/nan-sim.gguf" "$tmp/nan-sim.gguf" -o /dev/null
+check nan-bad-flag 2 "$compare" -c "$nan" --nonfinite maybe
 finish "gguf models"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The hostile inputs of the fuzzing report (issue: hostile inputs), run as a user runs them
+# The hostile inputs of the fuzzing reports (issues: hostile inputs, rounds 1 and 2), run as a user runs them
 # (`graph-run -c FILE -r 1`): each must give exit 2 and one line on stderr, without a crash or a
 # hang (a 20 s guard; results/fuzz.md records the times, all well under a second); the GGUF file
 # with a 40M-element metadata array must also take at most 100 MB more RSS than the first input
@@ -66,10 +66,21 @@ open(f"{d}/huge-tensor.gguf", "wb").write(t + b"\0" * max(0, 128 - len(t)))
 n = 40_000_000
 a = header(0, 2) + arch + string("tokenizer.ggml.scores") + struct.pack("<IIQ", 9, 0, n) + b"\x01" * n
 open(f"{d}/long-array.gguf", "wb").write(a)
+# Round 2: 1,100 arrays of 60,000 u8 (64 MB), each short enough to be kept: 57 bytes of memory per
+# byte of file, 3.8 GB and up to 36 s, before the metadata's memory was counted as a whole.
+with open(f"{d}/many-arrays.gguf", "wb") as f:
+    f.write(header(0, 1101) + arch)
+    for i in range(1100):
+        f.write(string(f"a{i}") + struct.pack("<IIQ", 9, 0, 60000) + b"\x01" * 60000)
 PY
 hostile huge-gguf-tensor "$tmp/huge-tensor.gguf"
 hostile long-gguf-array "$tmp/long-array.gguf"
 if [ "$last_rss_mb" -gt $((first_rss_mb + 100)) ]; then
   echo "FAIL long-gguf-array: $last_rss_mb MB of RSS, $first_rss_mb MB for the first input"; failures=$((failures + 1))
+fi
+hostile many-gguf-arrays "$tmp/many-arrays.gguf"
+expect_in many-gguf-arrays "$tmp/err" "take more than 64 MiB of memory"
+if [ "$last_rss_mb" -gt $((first_rss_mb + 200)) ]; then
+  echo "FAIL many-gguf-arrays: $last_rss_mb MB of RSS, $first_rss_mb MB for the first input"; failures=$((failures + 1))
 fi
 finish "hostile inputs"

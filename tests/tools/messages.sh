@@ -41,6 +41,12 @@ check jobs-0 2 "$opcheck" -j 0
 says jobs-0 "op-check: --jobs: 0 is too small (at least 1)"
 check perf-time-0 2 "$opcheck" --perf-time 0
 says perf-time-0 "op-check: --perf-time: 0 is too small (more than 0)"
+check prompt-0 2 "$run" -p 0
+says prompt-0 "graph-run: --n-prompt: 0 is too small (at least 1)"
+check depth-negative 2 "$run" -d -1
+says depth-negative "graph-run: --n-depth: -1 is too small (at least 0)"
+check ngl-negative 2 "$run" --ngl -1
+says ngl-negative "graph-run: --ngl: -1 is too small (at least 0)"
 check help-ranges 0 "$run" --help
 expect_in help-ranges "$tmp/out" "INT:POSITIVE"
 py "
@@ -104,5 +110,47 @@ if [ "$(id -u)" -ne 0 ]; then
   check config-permission 2 "$run" -c "$tmp/locked.json"
   says config-permission "$tmp/locked.json: cannot open the config file: Permission denied"
 fi
+
+# --- The environment: every variable xbackend reads is checked before anything else, in every tool.
+for tool in "$run" "$profile" "$compare" "$opcheck"; do
+  name=$(basename "$tool")
+  for value in 16 -1 abc; do
+    XB_SIM_DEVICES=$value check "env-sim-$value-$name" 2 "$tool" --list-devices
+    says "env-sim-$value-$name" "$name: XB_SIM_DEVICES=$value: "
+    expect_in "env-sim-$value-$name" "$tmp/err" "(0 to 15; unset: 2)"
+  done
+done
+XB_CPU_ISA=avx3 check env-isa 2 "$run" --list-devices
+says env-isa "graph-run: XB_CPU_ISA=avx3: not a kernel set (scalar, avx2 or avx512; unset: the best the CPU runs)"
+XB_SCHED_DEBUG=yes check env-sched-debug 2 "$profile" --dry-run
+says env-sched-debug "sched-profile: XB_SCHED_DEBUG=yes: not an integer (0 to 2; unset: 0)"
+XB_SIM_DEVICES=4 check env-sim-4 0 "$run" --list-devices
+expect_in env-sim-4 "$tmp/out" "^SIM3 "
+if [ -n "$bench" ]; then
+  XB_SIM_DEVICES=x check env-bench 2 "$bench" --benchmark_list_tests
+  says env-bench "graph-bench: XB_SIM_DEVICES=x: not an integer"
+fi
+
+# --- Names as long as a file or a command line can make them, and with control characters: one
+# line of at most 1,000 characters, the name cut with "...", the reason kept at the end.
+long=$(python3 -c "print('D' * 100000)")
+short() {  # short NAME: the last command's stderr is at most 1,000 characters and its newline
+  local n
+  n=$(wc -c <"$tmp/err")
+  [ "$n" -le 1001 ] || { echo "FAIL $1: $n characters on stderr"; failures=$((failures + 1)); }
+}
+check long-device 2 "$run" -b "$long" -r 1
+says long-device "default.json: --backends: device 'DDDDDDDD"
+expect_in long-device "$tmp/err" "DDD...' is not present"
+expect_in long-device "$tmp/err" "--map DDD*\.\.\.=SIM0"
+short long-device
+check long-param 2 "$compare" -P "SIM0:$long=1"
+says long-param "characters left out"
+short long-param
+check long-threads 2 "$run" -t "$long"
+says long-threads "is not a number"
+short long-threads
+check newline-device 2 "$profile" --dry-run -b "$(printf 'SIM0\nCPU: all good\033[2J')"
+says newline-device "device 'SIM0\\\\nCPU: all good\\\\x1b.2J' is not present"
 
 finish "graph-run, sched-profile, backend-compare, op-check${bench:+, graph-bench} messages"
