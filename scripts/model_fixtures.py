@@ -299,7 +299,7 @@ BAD_FILES = {
     "wrong-type": "blk.0.attn_norm.weight stored f16 (norms must be f32)",
     "metadata-type": "llama.block_count is a string",
     "heads-do-not-divide": "llama.attention.head_count_kv 3 does not divide head_count 2",
-    "unsupported-arch": "general.architecture is gemma2",
+    "unsupported-arch": "general.architecture is mamba",
     "extra-tensor": "a tensor with no role in the llama graph (blk.0.attn_output.bias)",
 }
 
@@ -337,7 +337,7 @@ def write_bad_files(out, rng):
         "wrong-type": lambda kv, t: t.update({"blk.0.attn_norm.weight": t["blk.0.attn_norm.weight"].astype(np.float16)}),
         "metadata-type": lambda kv, t: kv.update({"llama.block_count": ("str", "1")}),
         "heads-do-not-divide": lambda kv, t: kv.update({"llama.attention.head_count_kv": ("u32", 3)}),
-        "unsupported-arch": lambda kv, t: kv.update({"general.architecture": ("str", "gemma2")}),
+        "unsupported-arch": lambda kv, t: kv.update({"general.architecture": ("str", "mamba")}),
         "extra-tensor": lambda kv, t: t.update({"blk.0.attn_output.bias": np.zeros(8, np.float32)}),
     }
     good = out / "good.gguf"

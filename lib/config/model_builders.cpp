@@ -37,9 +37,10 @@ InitSpec arange(double start) {
     i.start = start;
     return i;
 }
-InitSpec causal() {
+InitSpec causal(int window = 0) {
     InitSpec i;
     i.kind = InitKind::CausalMask;
+    i.window = window;
     return i;
 }
 
@@ -64,6 +65,7 @@ BuiltGraph decoder_leaves(const DecoderParams& p, const Decoder& m, InitSpec tok
     b.leaves.push_back(input(m.tokens, std::move(tokens)));
     b.leaves.push_back(input(m.positions, arange(p.n_attended() - p.n_tokens)));
     b.leaves.push_back(input(m.kq_mask, causal()));
+    if (m.kq_mask_swa != nullptr) b.leaves.push_back(input(m.kq_mask_swa, causal(p.swa.window)));
     b.leaves.push_back(weight(m.tok_embd, init_of(*m.tok_embd), -1, WeightGroup::InputLayer));
     for (size_t il = 0; il < m.layers.size(); ++il) {
         for (Tensor* w : m.layers[il].all()) b.leaves.push_back(weight(w, init_of(*w), static_cast<int>(il)));
@@ -75,8 +77,9 @@ BuiltGraph decoder_leaves(const DecoderParams& p, const Decoder& m, InitSpec tok
     }
     b.leaves.push_back(weight(m.out_norm, init_of(*m.out_norm), -1, WeightGroup::OutputLayer));
     if (m.output != m.tok_embd) b.leaves.push_back(weight(m.output, init_of(*m.output), -1, WeightGroup::OutputLayer));
+    if (m.output_b != nullptr) b.leaves.push_back(weight(m.output_b, init_of(*m.output_b), -1, WeightGroup::OutputLayer));
     // Shared by every layer's rope: placed like the weights no rule names.
-    if (m.rope_freqs != nullptr) b.leaves.push_back(weight(m.rope_freqs, init_of(*m.rope_freqs)));
+    if (m.rope_factors != nullptr) b.leaves.push_back(weight(m.rope_factors, init_of(*m.rope_factors)));
     b.graph_outputs = m.graph_outputs;
     b.outputs = {m.logits};
     return b;
@@ -87,7 +90,7 @@ bool is_norm(const Tensor& t) { return t.name.find("norm") != std::string::npos;
 Result<BuiltGraph> llama(const DecoderParams& p, Context& ctx) {
     XB_ASSIGN_OR_RETURN(Decoder m, build_decoder(ctx, p));
     return decoder_leaves(p, m, uniform(0, p.n_vocab), [&m](const Tensor& w) {
-        if (&w == m.rope_freqs) return uniform(1.0, 8.0);  // Llama 3.1's factors run from 1 to 8
+        if (&w == m.rope_factors) return uniform(1.0, 8.0);  // Llama 3.1's factors run from 1 to 8
         return is_norm(w) ? uniform(0.9, 1.1) : small(kWeightStd);
     });
 }
