@@ -60,6 +60,10 @@ second, independently written formulation (token by token through a growing cach
 rope, per-expert loops) and must agree to 1e-12; references must differ between models and between
 n_kv values; and the features each model exists for must change its logits when switched off
 (soft-caps, windows, sinks, long factors, the global layer's scaling, the clamp, the q/k norms).
+
+scripts/arch_fixtures_hf_check.py (optional; needs torch and transformers) runs transformers' own
+model classes on the committed files' weights: every reference agrees to 3e-7 relative (transformers
+computes norms and rope tables in float32), where a wrong convention would be off by 0.05 or more.
 """
 import argparse
 import copy
