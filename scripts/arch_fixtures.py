@@ -288,8 +288,7 @@ def attn_factor(m):
 def write_gguf(path, name, m, file_tensors):
     """Writes the model as llama.cpp's converter would (metadata keys per architecture)."""
     arch = m["arch"]
-    hp = dict(m, n_ff=m["n_ff"])
-    writer = llama_writer(path, name, hp, context=m.get("context", 2048))
+    writer = llama_writer(path, name, m, context=m.get("context", 2048))  # name, sizes, heads, rms eps
     if m.get("key_length"):
         writer.add_key_length(m["head_dim"])
         writer.add_value_length(m["head_dim"])
