@@ -140,7 +140,7 @@ def cases():
         "u64-above-int64": ("llama.block_count is the u64 2^64 - 1",
                             gguf_file(with_kv(kvs, "llama.block_count", U64, 2**64 - 1), tensors), REFUSED,
                             "is 18446744073709551615, expected 1 to 1024"),
-        "rope-scaling-yarn": ("llama.rope.scaling.type is yarn (not supported)",
+        "rope-scaling-yarn": ("llama.rope.scaling.type is yarn with no rope.scaling.factor",
                               gguf_file(kvs + [("llama.rope.scaling.type", STR, "yarn")], tensors), REFUSED,
                               "offset "),
         "nan-weights": ("every weight is NaN: a well-formed file whose logits are all NaN",

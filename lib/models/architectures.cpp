@@ -121,7 +121,7 @@ Status gpt_oss(const GgufMetadata& md, const std::string& a, DecoderParams& p) {
     p.qkv_bias = true;
     p.attn_out_bias = true;
     p.attn_sinks = true;
-    p.ffn_norm_name = "attn_post_norm";
+    p.ffn_norm_name = "post_attention_norm";
     p.ffn_glu = GluOp::SwiGluOai;
     p.experts.gating = ExpertGating::SoftmaxOfChosen;
     p.experts.biases = true;

@@ -96,7 +96,7 @@ struct DecoderParams {
     float attn_softcap = 0.0f;   // scores -> c * tanh(scores / c) (Gemma 2); 0: none
     float final_softcap = 0.0f;  // logits -> c * tanh(logits / c) (Gemma 2/3); 0: none
     GluOp ffn_glu = GluOp::SwiGlu;          // GeGlu for Gemma
-    std::string ffn_norm_name = "ffn_norm";  // gpt-oss names its pre-FFN norm attn_post_norm
+    std::string ffn_norm_name = "ffn_norm";  // gpt-oss names its pre-FFN norm post_attention_norm
     SlidingWindow swa;
     ExpertParams experts;
 

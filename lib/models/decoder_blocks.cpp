@@ -56,8 +56,14 @@ Tensor* through_cache(Context& ctx, const DecoderParams& p, const LayerNames& n,
     const int64_t hd = p.head_dim(), kv_dim = cache->ne[0], t = p.n_tokens;
     const size_t row = cache->nb[1];
     Tensor* slot = n(view_2d(ctx, cache, kv_dim, t, row, row * static_cast<size_t>(p.n_kv - t)), is_k ? "k_cache_view" : "v_cache_view");
-    Tensor* flat = n.step(reshape(ctx, cur, {kv_dim, t, 1, 1}), what, "flattened");
-    writes.push_back(named(cpy(ctx, flat, slot), slot->name + " (copy of " + cur->name + ")"));
+    if (cur->is_contiguous()) {
+        Tensor* flat = n.step(reshape(ctx, cur, {kv_dim, t, 1, 1}), what, "flattened");
+        writes.push_back(named(cpy(ctx, flat, slot), slot->name + " (copy of " + cur->name + ")"));
+    } else {
+        // A view into a fused QKV product (Phi-3): copied head by head into the slot seen as heads.
+        Tensor* heads = n.step(reshape(ctx, slot, {hd, cur->ne[1], t, 1}), is_k ? "k_cache_view" : "v_cache_view", "heads");
+        writes.push_back(named(cpy(ctx, cur, heads), slot->name + " (copy of " + cur->name + ")"));
+    }
     return n(view(ctx, cache, {hd, p.n_kv, p.n_head_kv, 1},
                   {row, static_cast<size_t>(hd) * type_size(cache->type), row * static_cast<size_t>(p.n_kv)}, 0),
              is_k ? "k" : "v");

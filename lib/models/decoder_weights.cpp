@@ -30,7 +30,7 @@ void WeightMaker::attention(const std::string& pre, LayerWeights& w) {
     w.wo = matrix(pre + "attn_output.weight", q, e);
     if (p_.attn_out_bias) w.bo = vector(pre + "attn_output.bias", e);
     if (p_.attn_sinks) w.sinks = vector(pre + "attn_sinks.weight", p_.n_head);
-    if (p_.post_norms) w.attn_post_norm = vector(pre + "attn_post_norm.weight", e);
+    if (p_.post_norms) w.attn_post_norm = vector(pre + "post_attention_norm.weight", e);
 }
 
 void WeightMaker::dense_ffn(const std::string& pre, LayerWeights& w) {
@@ -71,7 +71,7 @@ LayerWeights WeightMaker::layer(int il) {
     } else {
         dense_ffn(pre, w);
     }
-    if (p_.post_norms) w.ffn_post_norm = vector(pre + "ffn_post_norm.weight", p_.n_embd);
+    if (p_.post_norms) w.ffn_post_norm = vector(pre + "post_ffw_norm.weight", p_.n_embd);
     return w;
 }
 

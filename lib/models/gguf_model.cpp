@@ -54,6 +54,10 @@ Status set_rope_scaling(const GgufMetadata& md, const std::string& arch, GgufMod
     XB_ASSIGN_OR_RETURN(const double attn_factor, md.real(a + "rope.scaling.attn_factor", 1.0));
     info.params.rope_attn_factor = static_cast<float>(attn_factor);
     if (info.rope_scaling == "linear" || info.rope_scaling == "yarn") {
+        if (!md.has(a + "rope.scaling.factor")) {
+            return md.error(*md.file().find_kv_entry(key), "is " + quoted_name(info.rope_scaling) + ", which needs " +
+                                                               quoted_name(a + "rope.scaling.factor") + ", absent from the file");
+        }
         XB_ASSIGN_OR_RETURN(const double factor, md.real(a + "rope.scaling.factor", std::nullopt));
         info.params.rope_freq_scale = static_cast<float>(1.0 / factor);
         if (info.rope_scaling == "yarn") XB_RETURN_IF_ERROR(set_yarn(md, a, factor, info));

@@ -62,7 +62,7 @@ const BadCase kCases[] = {
     {"bad_model_kind.json", kInvalid, {": /graph/model: unknown value 'llama-decoder'", "did you mean 'llama_decoder'?"}},
     {"bad_model_param.json", kInvalid, {": /graph/params/n_layer: unknown key 'n_layer'", "did you mean 'n_layers'?"}},
     {"bad_model_value.json", kInvalid, {": /graph/params/n_layers: value 0 is out of range [1, "}},
-    {"bad_model_shape.json", kInvalid, {": /graph/params: llama_decoder: n_embd (100) must divide into n_head (3) heads of even size"}},
+    {"bad_model_shape.json", kInvalid, {": /graph/params: decoder: n_embd (100) must divide into n_head (3) heads of even size"}},
     {"bad_builder_tensor.json", kInvalid, {": /tensors/blk.0.attn_qq.weight: unknown tensor 'blk.0.attn_qq.weight' of the llama_decoder builder", "did you mean 'blk.0.attn_q.weight'?"}},
     {"bad_builder_tensor_shape.json", kInvalid, {": /tensors/token_embd.weight/shape: the llama_decoder builder makes 'token_embd.weight' with shape [64, 50], not [50, 64]"}},
     // placement
@@ -94,7 +94,7 @@ const BadCase kCases[] = {
     {"bad_gguf_block_rows.json", kInvalid, {"bad_block_rows.gguf: offset 53: tensor 'q' of type q4_0 has 40 columns, not a multiple of the block size 32"}},
     {"bad_gguf_unknown_type.json", kInvalid, {"unknown_type.gguf: offset 24: tensor 'x' is unknown type id 99, the config wants f32"}},
     {"bad_quant_rows.json", kInvalid, {": /tensors/w/shape: q4_0 rows are blocks of 32 values: shape[0] = 40 is not a multiple"}},
-    {"bad_builder_quant_rows.json", kInvalid, {": /graph/params: llama_decoder: weight_type q4_K stores rows in blocks of 256 values; n_embd (32) and n_ff (64) are not multiples of 256"}},
+    {"bad_builder_quant_rows.json", kInvalid, {": /graph/params: decoder: weight_type q4_K stores rows in blocks of 256 values; n_embd (32) and n_ff (64) are not multiples of 256"}},
     {"bad_gguf_quantized.json", kInvalid, {"tensor 'q' is q4_0, the config wants f32", "give the tensor \"type\": \"q4_0\""}},
     {"bad_gguf_tensor.json", kNotFound, {"small.gguf: no tensor 'ww' in the file", "did you mean 'w'?", "(it has: w, b, q)"}},
 };

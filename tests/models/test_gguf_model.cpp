@@ -23,11 +23,18 @@ using testing::data_path;
 
 std::string model_path(const std::string& name) { return data_path("models/" + name); }
 
+nlohmann::json read_manifest(const std::string& dir) {
+    std::ifstream in(model_path(dir + "manifest.json"));
+    return nlohmann::json::parse(in);
+}
+// scripts/model_fixtures.py's llama and qwen2 models (and the bad files).
 const nlohmann::json& manifest() {
-    static const nlohmann::json m = [] {
-        std::ifstream in(model_path("manifest.json"));
-        return nlohmann::json::parse(in);
-    }();
+    static const nlohmann::json m = read_manifest("");
+    return m;
+}
+// scripts/arch_fixtures.py's models of the other architectures, in models/arch/.
+const nlohmann::json& arch_manifest() {
+    static const nlohmann::json m = read_manifest("arch/");
     return m;
 }
 
@@ -87,10 +94,13 @@ void PrintTo(const Reference& r, std::ostream* os) { *os << r.logits; }
 
 std::vector<Reference> references() {
     std::vector<Reference> out;
-    for (const auto& [name, m] : manifest().at("models").items()) {
-        for (const auto& r : m.at("references")) {
-            out.push_back({m.at("file").get<std::string>(), m.at("weights").get<std::string>(), r.at("n_layers").get<int>(),
-                           r.at("n_kv").get<int>(), r.at("logits").get<std::string>()});
+    for (const auto& [dir, fixtures] : {std::pair{std::string(), &manifest()}, std::pair{std::string("arch/"), &arch_manifest()}}) {
+        EXPECT_EQ(fixtures->at("tokens"), manifest().at("tokens")) << "one batch of tokens for every fixture";
+        for (const auto& [name, m] : fixtures->at("models").items()) {
+            for (const auto& r : m.at("references")) {
+                out.push_back({dir + m.at("file").get<std::string>(), m.at("weights").get<std::string>(),
+                               r.at("n_layers").get<int>(), r.at("n_kv").get<int>(), dir + r.at("logits").get<std::string>()});
+            }
         }
     }
     return out;
@@ -149,7 +159,8 @@ TEST(GgufModel, RopeFrequencyFactorsAreApplied) {
 
 TEST(GgufModel, EveryFixtureHasAReference) {
     EXPECT_EQ(manifest().at("models").size(), 6u);
-    EXPECT_GE(references().size(), 13u);
+    EXPECT_EQ(arch_manifest().at("models").size(), 8u);
+    EXPECT_GE(references().size(), 33u);
 }
 
 TEST(GgufModel, NamesWeightsAndNodesAsLlamaCpp) {
