@@ -39,8 +39,8 @@ const nlohmann::json& arch_manifest() {
 }
 
 // A config running `file` on `backends` with the manifest's tokens.
-std::string model_config(const std::string& file, int n_kv, int n_layers) {
-    nlohmann::json params = {{"tokens", manifest().at("tokens")}, {"n_kv", n_kv}};
+std::string model_config(const std::string& file, int n_kv, int n_layers, bool flash_attn = true) {
+    nlohmann::json params = {{"tokens", manifest().at("tokens")}, {"n_kv", n_kv}, {"flash_attn", flash_attn}};
     if (n_layers > 0) params["n_layers"] = n_layers;
     return R"({"graph": {"model": "gguf", "file": ")" + file + R"(", "params": )" + params.dump() + "}}";
 }
@@ -110,24 +110,29 @@ class ModelReference : public ::testing::TestWithParam<Reference> {};
 
 TEST_P(ModelReference, LogitsMatchTheFloat64ForwardPass) {
     const Reference& r = GetParam();
-    auto model = build(model_config(r.model, r.n_kv, r.n_layers));
-    ASSERT_TRUE(model.is_ok()) << model.status().to_string();
-    auto placed = testing::compute_on_cpu(std::move(model).value());
-    ASSERT_TRUE(placed.is_ok()) << placed.status().to_string();
-    const Tensor* logits = (*placed)->model.find("result_output");
-    ASSERT_NE(logits, nullptr);
-    auto got = tensor_get_f32(*logits);
-    ASSERT_TRUE(got.is_ok());
-    auto want = read_npy(model_path(r.logits));
-    ASSERT_TRUE(want.is_ok()) << want.status().to_string();
-    ASSERT_EQ(want->ne().value(), logits->ne) << "numpy (tokens, vocab) is ggml [vocab, tokens]";
-    const std::vector<float> ref = npy_values(r.logits);
-    const double e = nmse(*got, ref);
-    EXPECT_LT(e, logits_bound(r.weights)) << r.logits;
-    // The bound must be tight enough to catch a layout mistake: logits of other tokens are far off.
-    std::vector<float> shifted(ref.begin() + logits->ne[0], ref.end());
-    shifted.insert(shifted.end(), ref.begin(), ref.begin() + logits->ne[0]);
-    EXPECT_GT(nmse(*got, shifted), 100 * logits_bound(r.weights));
+    // Both attention paths: flash_attn_ext (soft-capping and sinks inside it) and mul_mat +
+    // soft_max_ext (soft-capping as its own nodes, sinks in the soft_max).
+    for (const bool flash : {true, false}) {
+        SCOPED_TRACE(flash ? "flash_attn_ext" : "mul_mat + soft_max_ext");
+        auto model = build(model_config(r.model, r.n_kv, r.n_layers, flash));
+        ASSERT_TRUE(model.is_ok()) << model.status().to_string();
+        auto placed = testing::compute_on_cpu(std::move(model).value());
+        ASSERT_TRUE(placed.is_ok()) << placed.status().to_string();
+        const Tensor* logits = (*placed)->model.find("result_output");
+        ASSERT_NE(logits, nullptr);
+        auto got = tensor_get_f32(*logits);
+        ASSERT_TRUE(got.is_ok());
+        auto want = read_npy(model_path(r.logits));
+        ASSERT_TRUE(want.is_ok()) << want.status().to_string();
+        ASSERT_EQ(want->ne().value(), logits->ne) << "numpy (tokens, vocab) is ggml [vocab, tokens]";
+        const std::vector<float> ref = npy_values(r.logits);
+        const double e = nmse(*got, ref);
+        EXPECT_LT(e, logits_bound(r.weights)) << r.logits;
+        // The bound must be tight enough to catch a layout mistake: logits of other tokens are far off.
+        std::vector<float> shifted(ref.begin() + logits->ne[0], ref.end());
+        shifted.insert(shifted.end(), ref.begin(), ref.begin() + logits->ne[0]);
+        EXPECT_GT(nmse(*got, shifted), 100 * logits_bound(r.weights));
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, ModelReference, ::testing::ValuesIn(references()),
