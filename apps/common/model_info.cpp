@@ -91,8 +91,16 @@ Status gguf_info(const std::string& path, report::Table& table, Json& doc) {
         put(table, doc, "rope", std::string(p.rope_mode == RopeMode::Neox ? "neox" : "normal") + ", " +
                                     std::to_string(p.rope_n_dims) + " dims, base " + report::cell_text(static_cast<double>(p.rope_freq_base), 6) +
                                     ", scaling " + info->rope_scaling);
+        if (!p.rope_factors.empty()) put(table, doc, "rope_factors", p.rope_factors);
+        if (file.find_tensor("rope_factors_long.weight") != nullptr) {
+            put(table, doc, "rope_factors", "rope_factors_short.weight, rope_factors_long.weight past " +
+                                                std::to_string(p.rope_n_ctx_orig) + " positions of cache");
+        }
         put(table, doc, "qkv_bias", p.qkv_bias);
         put(table, doc, "tied_output", p.tied_output);
+        put(table, doc, "variant", p.variant_text());
+        if (p.swa.window > 0) put(table, doc, "sliding_window", p.window_text());
+        if (p.has_experts()) put(table, doc, "experts", p.experts_text());
     } else {
         // Still list the tensors: --info is how one finds out what a file holds.
         put(table, doc, "runnable", "no: " + info.status().message());

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <sstream>
 #include <string>
 
 #include "core/ops.hpp"
@@ -55,6 +56,59 @@ std::vector<int32_t> batch_positions(const DecoderParams& params) {
     std::vector<int32_t> pos(static_cast<size_t>(params.n_tokens));
     for (size_t i = 0; i < pos.size(); ++i) pos[i] = static_cast<int32_t>(params.n_attended() - params.n_tokens + static_cast<int>(i));
     return pos;
+}
+
+namespace {
+
+std::string number_text(float v) {
+    std::ostringstream out;
+    out << v;
+    return out.str();
+}
+
+}  // namespace
+
+std::string DecoderParams::variant_text() const {
+    std::vector<std::string> parts;
+    if (embd_scale > 0.0f) parts.push_back("embeddings x" + number_text(embd_scale));
+    if (fused_qkv) parts.push_back("fused qkv");
+    if (qkv_bias) parts.push_back("qkv bias");
+    if (qk_norm) parts.push_back("q/k norms");
+    if (q_scale > 0.0f) parts.push_back("q x" + number_text(q_scale));
+    if (attn_softcap > 0.0f) parts.push_back("scores soft-capped at " + number_text(attn_softcap));
+    if (attn_sinks) parts.push_back("attention sinks");
+    if (attn_out_bias) parts.push_back("output projection bias");
+    if (post_norms) parts.push_back("post-attention and post-FFN norms");
+    if (fused_gate_up) parts.push_back("fused gate/up");
+    parts.push_back(std::string(ffn_glu == GluOp::GeGlu ? "geglu" : ffn_glu == GluOp::SwiGluOai ? "clamped swiglu" : "swiglu") + " FFN");
+    if (final_softcap > 0.0f) parts.push_back("logits soft-capped at " + number_text(final_softcap));
+    if (output_bias) parts.push_back("output bias");
+    std::string out;
+    for (const std::string& part : parts) out += (out.empty() ? "" : ", ") + part;
+    return out;
+}
+
+std::string DecoderParams::window_text() const {
+    if (swa.window <= 0) return "";
+    std::string layers;
+    int shown = 0;
+    for (int il = 0; il < n_layers && shown < 3; ++il) {
+        if (swa.slides(il)) layers += (shown++ ? ", " : "") + std::to_string(il);
+    }
+    const std::string share = swa.pattern == 0 ? "every layer" : std::to_string(swa.pattern - 1) + " in " + std::to_string(swa.pattern);
+    return std::to_string(swa.window) + " positions on layers " + layers + ", ... (" + share + " slide), their rope base " +
+           number_text(swa.rope_freq_base) + " scale " + number_text(swa.rope_freq_scale);
+}
+
+std::string DecoderParams::experts_text() const {
+    if (!has_experts()) return "";
+    std::string out = std::to_string(experts.n_expert) + ", " + std::to_string(experts.n_used) + " per token, feed-forward " +
+                      std::to_string(experts.n_ff) + " each, " +
+                      (experts.gating == ExpertGating::Softmax ? "softmax then top-k" : "top-k then softmax");
+    if (experts.normalize) out += ", normalised";
+    if (experts.weights_scale != 1.0f) out += ", weights x" + number_text(experts.weights_scale);
+    if (experts.biases) out += ", biases";
+    return out;
 }
 
 std::vector<float> causal_mask_values(int n_kv, int n_tokens, int window) {

@@ -109,6 +109,15 @@ struct DecoderParams {
     bool has_experts() const { return experts.n_expert > 0; }
     // Multiply-adds x2 of the matrix products, for throughput figures (the experts a token uses).
     double matmul_flops() const;
+    // The architecture's variant in words, for --info: "qk_norm, post_norms, geglu, ..." ("plain"
+    // for llama's decoder).
+    std::string variant_text() const;
+    // The sliding window in words ("4 positions on layers 0, 2, 4, ... (5 in 6 slide), rope base
+    // 10000"), "" without one.
+    std::string window_text() const;
+    // The experts in words ("8, 2 per token, feed-forward 32 each, softmax then top-k, normalised"),
+    // "" for a dense model.
+    std::string experts_text() const;
 };
 
 // The type of each weight, by its llama.cpp name; `fallback` is the builder's choice (weight_type
