@@ -161,14 +161,25 @@ Tensor* build_flash_attn(Context& ctx, const Args& a, P p) {
     const double head = static_cast<double>(a[0]->ne[0] > 0 ? a[0]->ne[0] : 1);
     const auto scale_v = static_cast<float>(p.number("scale", 1.0 / std::sqrt(head)));
     Tensor* mask = a.size() > 3 ? a[3] : nullptr;
+    Tensor* sinks = a.size() > 4 ? a[4] : nullptr;
     return flash_attn_ext(ctx, a[0], a[1], a[2], mask, scale_v, static_cast<float>(p.number("max_bias", 0.0)),
-                          static_cast<float>(p.number("softcap", 0.0)));
+                          static_cast<float>(p.number("softcap", 0.0)), sinks);
 }
 
 Tensor* build_soft_max(Context& ctx, const Args& a, P p) {
     Tensor* mask = a.size() > 1 ? a[1] : nullptr;
+    Tensor* sinks = a.size() > 2 ? a[2] : nullptr;
     return soft_max_ext(ctx, a[0], mask, static_cast<float>(p.number("scale", 1.0)),
-                        static_cast<float>(p.number("max_bias", 0.0)));
+                        static_cast<float>(p.number("max_bias", 0.0)), sinks);
+}
+
+Tensor* build_argsort(Context& ctx, const Args& a, P p) {
+    return argsort(ctx, a[0], p.choice("order", "asc") == "desc" ? SortOrder::Descending : SortOrder::Ascending);
+}
+
+// gpt-oss's defaults: alpha 1.702, limit 7.
+Tensor* build_swiglu_oai(Context& ctx, const Args& a, P p) {
+    return swiglu_oai(ctx, a[0], a[1], static_cast<float>(p.number("alpha", 1.702)), static_cast<float>(p.number("limit", 7.0)));
 }
 
 Tensor* build_cast(Context& ctx, const Args& a, P p) {
@@ -240,8 +251,8 @@ std::vector<OpDesc> make_table() {
          [](Context& c, const Args& a, P p) { return norm(c, a[0], static_cast<float>(p.number("eps", 1e-5))); }},
         {"rms_norm", Op::RmsNorm, {"a"}, 1, {number("eps")},
          [](Context& c, const Args& a, P p) { return rms_norm(c, a[0], static_cast<float>(p.number("eps", 1e-5))); }},
-        {"soft_max", Op::SoftMax, {"a", "mask"}, 1, {number("scale"), number("max_bias")}, &build_soft_max},
-        {"soft_max_ext", Op::SoftMax, {"a", "mask"}, 1, {number("scale"), number("max_bias")}, &build_soft_max},
+        {"soft_max", Op::SoftMax, {"a", "mask", "sinks"}, 1, {number("scale"), number("max_bias")}, &build_soft_max},
+        {"soft_max_ext", Op::SoftMax, {"a", "mask", "sinks"}, 1, {number("scale"), number("max_bias")}, &build_soft_max},
         {"diag_mask_inf", Op::DiagMaskInf, {"a"}, 1, {integer("n_past", true)},
          [](Context& c, const Args& a, P p) { return diag_mask_inf(c, a[0], static_cast<int>(p.integer("n_past", 0))); }},
         {"rope", Op::Rope, {"a", "positions", "freq_factors"}, 2,
@@ -263,8 +274,15 @@ std::vector<OpDesc> make_table() {
         {"transpose", Op::Transpose, {"a"}, 1, {}, [](Context& c, const Args& a, P) { return transpose(c, a[0]); }},
         {"pad", Op::Pad, {"a"}, 1, {int_list("after", true)}, &build_pad},
         {"arange", Op::Arange, {}, 0, {number("start"), number("stop", true), number("step")}, &build_arange},
-        {"flash_attn_ext", Op::FlashAttnExt, {"q", "k", "v", "mask"}, 3,
+        {"flash_attn_ext", Op::FlashAttnExt, {"q", "k", "v", "mask", "sinks"}, 3,
          {number("scale"), number("max_bias"), number("softcap")}, &build_flash_attn},
+        {"argsort", Op::Argsort, {"a"}, 1, {choice("order", false, {"asc", "desc"})}, &build_argsort},
+        {"top_k", Op::Argsort, {"a"}, 1, {integer("k", true)},
+         [](Context& c, const Args& a, P p) { return top_k(c, a[0], static_cast<int>(p.integer("k", 1))); }},
+        {"swiglu_oai", Op::Glu, {"a", "b"}, 2, {number("alpha"), number("limit")}, &build_swiglu_oai},
+        {"mul_mat_id", Op::MulMatId, {"as", "b", "ids"}, 3, {},
+         [](Context& c, const Args& a, P) { return mul_mat_id(c, a[0], a[1], a[2]); }},
+        {"add_id", Op::AddId, {"a", "b", "ids"}, 3, {}, [](Context& c, const Args& a, P) { return add_id(c, a[0], a[1], a[2]); }},
     };
     add_unary_shorthands(t, std::make_index_sequence<kUnaryOpCount>{});
     return t;

@@ -46,6 +46,7 @@ bool op_can_inplace(Op op) {
         case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Add1: case Op::Scale:
         case Op::Sqr: case Op::Sqrt: case Op::Log: case Op::Unary: case Op::Clamp:
         case Op::Norm: case Op::RmsNorm: case Op::SoftMax: case Op::DiagMaskInf: case Op::Rope:
+        case Op::AddId:
             return true;
         default:
             return false;

@@ -52,6 +52,24 @@ XB_HD float fast_glu_activation_f32(GluOp op, float x) {
     return op == GluOp::SwiGlu ? fast_silu_f32(x) : fast_gelu_f32(x);
 }
 
+// gpt-oss's clamped SwiGLU (GluOp::SwiGluOai) of one element: x = min(x, limit) and
+// g = clamp(g, -limit, limit), then x * sigmoid(alpha x) * (g + 1). fminf/fmaxf, as ggml, so a NaN
+// input is replaced by the limit it is clamped to. The fast form takes the GPU's sigmoid.
+XB_HD float swiglu_oai_f32(float x, float g, float alpha, float limit) {
+    x = fminf(x, limit);
+    g = fmaxf(fminf(g, limit), -limit);
+    return x * sigmoid_f32(alpha * x) * (g + 1.0f);
+}
+XB_HD float fast_swiglu_oai_f32(float x, float g, float alpha, float limit) {
+    x = fminf(x, limit);
+    g = fmaxf(fminf(g, limit), -limit);
+    return x * fast_sigmoid_f32(alpha * x) * (g + 1.0f);
+}
+// act(x) * g for any GluOp in the GPU's fast forms; alpha and limit are SwiGluOai's.
+XB_HD float fast_glu_f32(GluOp op, float x, float g, float alpha, float limit) {
+    return op == GluOp::SwiGluOai ? fast_swiglu_oai_f32(x, g, alpha, limit) : fast_glu_activation_f32(op, x) * g;
+}
+
 XB_HD float unary_f32(UnaryOp op, float x) {
     switch (op) {
         case UnaryOp::Neg: return -x;
@@ -99,6 +117,39 @@ XB_HD float binary_f32(BinaryOp op, float a, float b) {
         case BinaryOp::Div: return a / b;
     }
     return a;
+}
+
+// --- argsort ------------------------------------------------------------------------------------
+
+// Whether element (a, index ia) of a row comes before (b, ib) in argsort's order: by value
+// (ascending or descending), equal values by index, NaN after every number in either order. A
+// strict total order over the row's (value, index) pairs: every correct sort, stable or not,
+// gives the one result a stable sort by value gives.
+XB_HD bool argsort_before(SortOrder order, float a, int64_t ia, float b, int64_t ib) {
+    const bool a_nan = a != a;
+    const bool b_nan = b != b;
+    if (a_nan || b_nan) return a_nan == b_nan ? ia < ib : b_nan;
+    if (a != b) return order == SortOrder::Descending ? a > b : a < b;
+    return ia < ib;
+}
+
+// --- attention sinks ----------------------------------------------------------------------------
+
+// A finished online softmax of one row (max m, sum l of exp(score - m), and an accumulator of
+// exp(score - m)-weighted values) joined by a sink: one more logit with no value (gpt-oss). The
+// result is acc * scale / sum. A sink of -inf changes nothing; a row whose keys were all masked
+// (m = -inf, l = 0) gets scale 0 and sum 1: zeros.
+struct SinkFold {
+    float scale;  // for what is accumulated (exp(m - new max))
+    float sum;    // the new sum
+};
+XB_HD SinkFold fold_sink(float m, float l, float sink) {
+    if (sink == -INFINITY) return {1.0f, l};
+    if (sink > m) {
+        const float ms = expf(m - sink);
+        return {ms, l * ms + 1.0f};
+    }
+    return {1.0f, l + expf(sink - m)};
 }
 
 // ALiBi slope of head h of n_head heads; 1 when max_bias == 0.

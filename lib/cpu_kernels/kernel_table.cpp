@@ -28,8 +28,9 @@ KernelFn find_kernel(const Tensor& dst) {
         case Op::Pad: return compute_pad;
         case Op::Arange: return compute_arange;
         case Op::FlashAttnExt: return compute_flash_attn_ext;
-        case Op::MulMatId: case Op::Argsort: case Op::AddId:
-            return nullptr;  // not computed on the host yet
+        case Op::MulMatId: return compute_mul_mat_id;
+        case Op::Argsort: return compute_argsort;
+        case Op::AddId: return compute_add_id;
         case Op::None: case Op::Reshape: case Op::View: case Op::Permute: case Op::Transpose:
             return nullptr;
     }
@@ -39,11 +40,9 @@ KernelFn find_kernel(const Tensor& dst) {
 bool supports_node(const Tensor& node) {
     if (op_is_view(node.op) || node.op == Op::None) return true;
     if (find_kernel(node) == nullptr) return false;
-    // Not computed yet: gpt-oss's SwiGLU and attention sinks.
-    if (node.op == Op::Glu && GluParams::load(node).op == GluOp::SwiGluOai) return false;
-    if ((node.op == Op::SoftMax && node.src[2] != nullptr) || (node.op == Op::FlashAttnExt && node.src[4] != nullptr)) {
-        return false;
-    }
+    // Quantized weights need this instruction set's dot product of their type (q8_K has none: it
+    // is the k-quants' activation format, not a weight type).
+    if (node.op == Op::MulMat || node.op == Op::MulMatId) return weights_supported(node.src[0]->type);
     // Every builder already restricts types to what these kernels handle: float types through
     // load/store conversion, i32 where an op takes indices or copies integers.
     return true;
@@ -53,6 +52,7 @@ size_t kernel_work_size(const Tensor& node, int nth) {
     switch (node.op) {
         case Op::MulMat: return mul_mat_work_size(node, nth);
         case Op::FlashAttnExt: return flash_attn_ext_work_size(node, nth);
+        case Op::MulMatId: return mul_mat_id_work_size(node, nth);
         default: return 0;
     }
 }

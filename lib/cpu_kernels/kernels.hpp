@@ -40,6 +40,7 @@ void compute_set_rows(const ComputeParams& p, Tensor& dst);
 void compute_sum(const ComputeParams& p, Tensor& dst);
 void compute_sum_rows(const ComputeParams& p, Tensor& dst);   // SumRows, Mean
 void compute_argmax(const ComputeParams& p, Tensor& dst);
+void compute_argsort(const ComputeParams& p, Tensor& dst);
 void compute_norm(const ComputeParams& p, Tensor& dst);       // Norm, RmsNorm
 
 // --- kernels_matmul.cpp ---
@@ -52,7 +53,15 @@ size_t mul_mat_packed_work_size(const Tensor& dst, int nth);
 // --- kernels_matmul_quant.cpp: mul_mat with quantized src0 (compute_mul_mat sends it there) ---
 void compute_mul_mat_quant(const ComputeParams& p, Tensor& dst);
 size_t mul_mat_quant_work_size(const Tensor& dst, int nth);
+// Weights of type t can be multiplied here: every float type, and the quantized types this
+// instruction set has a dot product for (not q8_K, the k-quants' activation format).
+bool weights_supported(DType t);
 void compute_out_prod(const ComputeParams& p, Tensor& dst);
+
+// --- kernels_moe.cpp: mixture of experts ---
+void compute_mul_mat_id(const ComputeParams& p, Tensor& dst);
+size_t mul_mat_id_work_size(const Tensor& dst, int nth);
+void compute_add_id(const ComputeParams& p, Tensor& dst);
 
 // --- kernels_attention.cpp ---
 void compute_soft_max(const ComputeParams& p, Tensor& dst);

@@ -22,10 +22,11 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 // --- soft_max ------------------------------------------------------------------------------------
 
-// dst row = softmax(src row * scale + slope * mask row); `mask` may be null. `mask_row` is the
-// calling thread's scratch for a converted mask row. A row of only -inf yields NaN
-// (exp(-inf - -inf)), as in ggml.
-void soft_max_row(const Tensor& src, const Tensor* mask, Tensor& dst, RowIndex r, float scale, float slope,
+// dst row = softmax(src row * scale + slope * mask row); `mask` may be null. `sink` (-inf: none) is
+// one more logit of the row's normalisation with no output of its own: it enters the maximum and
+// the sum. `mask_row` is the calling thread's scratch for a converted mask row. A row of only -inf
+// (and no sink) yields NaN (exp(-inf - -inf)), as in ggml.
+void soft_max_row(const Tensor& src, const Tensor* mask, Tensor& dst, RowIndex r, float scale, float slope, float sink,
                   std::vector<float>& mask_row) {
     const int64_t n = src.ne[0];
     const std::byte* x = row_ptr(src, r);
@@ -45,8 +46,9 @@ void soft_max_row(const Tensor& src, const Tensor* mask, Tensor& dst, RowIndex r
             mf = mask_row.data();
         }
         loops.scale_add(xf, mf, v, n, scale, slope);
-        const float max = loops.max(v, n);
-        const float inv = static_cast<float>(1.0 / row_kernels().exp_sum(v, n, max));
+        const float max = std::max(loops.max(v, n), sink);
+        const double sum = row_kernels().exp_sum(v, n, max) + (sink == kNegInf ? 0.0 : std::exp(sink - max));
+        const float inv = static_cast<float>(1.0 / sum);
         loops.scale(v, v, n, inv, 0.0f);
         return;
     }
@@ -58,7 +60,8 @@ void soft_max_row(const Tensor& src, const Tensor* mask, Tensor& dst, RowIndex r
         *reinterpret_cast<float*>(y + i * dst.nb[0]) = w;
         max = std::max(max, w);
     }
-    double sum = 0.0;
+    max = std::max(max, sink);
+    double sum = sink == kNegInf ? 0.0 : std::exp(sink - max);
     for (int64_t i = 0; i < n; ++i) {
         float& v = *reinterpret_cast<float*>(y + i * dst.nb[0]);
         v = std::exp(v - max);
@@ -146,13 +149,15 @@ void rope_row(const Tensor& src, Tensor& dst, RowIndex r, const RopeParams& rp, 
 void compute_soft_max(const ComputeParams& params, Tensor& dst) {
     const Tensor& src = *dst.src[0];
     const Tensor* mask = dst.src[1];
+    // One logit per head (dim 2), contiguous f32 (the builder checks it).
+    const auto* sinks = dst.src[2] != nullptr ? static_cast<const float*>(dst.src[2]->data) : nullptr;
     const auto [scale, max_bias] = SoftMaxParams::load(dst);
     std::vector<float> mask_row;
     const auto [r0, r1] = params.split(src.nrows());
     for (int64_t row = r0; row < r1; ++row) {
         const RowIndex r = row_index(src, row);
         const float slope = alibi_slope_f32(static_cast<int>(r.i2), static_cast<int>(src.ne[2]), max_bias);
-        soft_max_row(src, mask, dst, r, scale, slope, mask_row);
+        soft_max_row(src, mask, dst, r, scale, slope, sinks != nullptr ? sinks[r.i2] : kNegInf, mask_row);
     }
 }
 

@@ -234,6 +234,48 @@ void glu_split(const ComputeParams& p, Tensor& dst, const Tensor& a, const Tenso
     }
 }
 
+// gpt-oss's SwiGLU over n packed floats (out may alias a or g): x = min(a, limit), sigmoid(alpha x)
+// by the instruction set's vector sigmoid a chunk at a time (element by element where the set has
+// none), then x * sigmoid * (clamp(g) + 1) in swiglu_oai_f32's order.
+void swiglu_oai_span(float* out, const float* a, const float* g, int64_t n, float alpha, float limit) {
+    const RowKernels::MapFn sigmoid = row_kernels().unary[static_cast<int>(UnaryOp::Sigmoid)];
+    if (sigmoid == nullptr) {
+        for (int64_t i = 0; i < n; ++i) out[i] = swiglu_oai_f32(a[i], g[i], alpha, limit);
+        return;
+    }
+    float x[kConvertChunk], s[kConvertChunk];
+    for (int64_t off = 0; off < n; off += kConvertChunk) {
+        const int64_t len = std::min(kConvertChunk, n - off);
+        for (int64_t i = 0; i < len; ++i) {
+            x[i] = std::fmin(a[off + i], limit);
+            s[i] = alpha * x[i];
+        }
+        sigmoid(s, s, len);
+        for (int64_t i = 0; i < len; ++i) {
+            const float gate = std::fmax(std::fmin(g[off + i], limit), -limit);
+            out[off + i] = x[i] * s[i] * (gate + 1.0f);
+        }
+    }
+}
+
+// Split form of gpt-oss's SwiGLU: dst = swiglu_oai(src0, src1), all three of the same shape.
+void glu_split_oai(const ComputeParams& p, Tensor& dst, const Tensor& a, const Tensor& g, const GluParams& gp) {
+    const int64_t n = dst.ne[0];
+    const bool fast = packed_f32_rows(dst) && packed_f32_rows(a) && packed_f32_rows(g);
+    const auto range = p.split(dst.nrows());
+    for (int64_t row = range.begin; row < range.end; ++row) {
+        const RowIndex r = row_index(dst, row);
+        if (fast) {
+            swiglu_oai_span(f32_row(dst, r), f32_row(a, r), f32_row(g, r), n, gp.alpha, gp.limit);
+            continue;
+        }
+        std::byte* d = row_ptr(dst, r);
+        const std::byte* x = row_ptr(a, r);
+        const std::byte* y = row_ptr(g, r);
+        for (int64_t i = 0; i < n; ++i) store_at(dst, d, i, swiglu_oai_f32(load_at(a, x, i), load_at(g, y, i), gp.alpha, gp.limit));
+    }
+}
+
 template <GluOp G>
 void glu_any(const ComputeParams& p, Tensor& dst) {
     if (dst.src[1] != nullptr) {
@@ -299,7 +341,10 @@ void compute_glu(const ComputeParams& p, Tensor& dst) {
     switch (op) {
         case GluOp::SwiGlu: return glu_any<GluOp::SwiGlu>(p, dst);
         case GluOp::GeGlu: return glu_any<GluOp::GeGlu>(p, dst);
-        case GluOp::SwiGluOai: break;  // supports_node refuses it
+        case GluOp::SwiGluOai:
+            // Split form only (the builder's rule).
+            if (dst.src[1] != nullptr) return glu_split_oai(p, dst, *dst.src[0], *dst.src[1], GluParams::load(dst));
+            break;
     }
     if (p.ith == 0) {
         p.report(Status(StatusCode::InvalidArgument, "glu: unknown glu op " + std::to_string(static_cast<int>(op))));

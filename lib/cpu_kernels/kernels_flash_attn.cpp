@@ -69,6 +69,19 @@ float logit(const FlashAttnParams& fp, float dot, float mask_value) {
     return score + mask_value;
 }
 
+// The factor a query row's accumulator is multiplied by at the end: 1 / sum, after head h's sink
+// (src[4], when there are sinks) has joined the row's maximum and sum with no value
+// (core/op_math.hpp's fold_sink). Every key masked out and no sink: zeros rather than 0/0.
+float normaliser(const Tensor& dst, int64_t h, float run_max, double run_sum) {
+    double scale = 1.0;
+    if (const Tensor* sinks = dst.src[4]) {
+        const SinkFold f = fold_sink(run_max, static_cast<float>(run_sum), static_cast<const float*>(sinks->data)[h]);
+        scale = f.scale;
+        run_sum = f.sum;
+    }
+    return run_sum == 0.0 ? 0.0f : static_cast<float>(scale / run_sum);
+}
+
 // --- one query row ---------------------------------------------------------------------------------
 
 // The dot product with K rows and the axpy of V rows, chosen once per computation: the row
@@ -142,8 +155,7 @@ void flash_attn_row(const Tensor& dst, const FlashAttnParams& fp, const KvRows& 
             if (w[j] != 0.0f) rows.axpy(acc, w[j], v.element_ptr(0, k0 + j, head.kvh, s), dv);
         }
     }
-    // Every key masked out: zeros rather than 0/0.
-    const float inv = run_sum == 0.0 ? 0.0f : static_cast<float>(1.0 / run_sum);
+    const float inv = normaliser(dst, h, run_max, run_sum);
     for (int64_t i = 0; i < dv; ++i) f32_at(dst, i, h, iq, s) = acc[i] * inv;
 }
 
@@ -324,7 +336,7 @@ void flash_attn_tile(const Tensor& dst, const FlashAttnParams& fp, const KvRows&
         }
     }
     for (int64_t a = 0; a < nq; ++a) {
-        const float inv = t.run_sum[a] == 0.0 ? 0.0f : static_cast<float>(1.0 / t.run_sum[a]);
+        const float inv = normaliser(dst, h, t.run_max[a], t.run_sum[a]);
         for (int64_t i = 0; i < dv; ++i) f32_at(dst, i, h, iq0 + a, s) = t.acc[a * dv + i] * inv;
     }
 }

@@ -44,6 +44,8 @@ Layout layout_of(const Tensor& dst) {
 
 }  // namespace
 
+bool weights_supported(DType t) { return !is_quantized(t) || quant_dot().dot[static_cast<int>(t)] != nullptr; }
+
 size_t mul_mat_quant_work_size(const Tensor& dst, int nth) {
     const Layout l = layout_of(dst);
     return l.act_bytes + l.scratch_per_thread * static_cast<size_t>(std::max(nth, 1)) + kWorkAlign;

@@ -1,11 +1,16 @@
-// Reductions over rows and whole tensors: sum, sum_rows/mean, argmax, norm and rms_norm.
+// Reductions over rows and whole tensors: sum, sum_rows/mean, argmax, argsort, norm and rms_norm.
 //
 // Row sums accumulate in double, as ggml does with ggml_float, so long rows of f32 keep their
 // precision; results are rounded to the destination type once. Packed f32 rows go through the
 // instruction set's row loops (cpu_kernels/row_loops.hpp).
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <numeric>
+#include <vector>
 
+#include "core/op_math.hpp"
 #include "core/op_params.hpp"
 #include "cpu_kernels/kernels.hpp"
 #include "cpu_kernels/row_iter.hpp"
@@ -103,6 +108,31 @@ void compute_argmax(const ComputeParams& p, Tensor& dst) {
             }
         }
         *reinterpret_cast<int32_t*>(dst.element_ptr(i1)) = best_i;
+    }
+}
+
+// Each row's indices sorted by argsort_before (core/op_math.hpp): a total order over (value,
+// index), so std::sort gives the stable order the op defines. Threads split rows.
+void compute_argsort(const ComputeParams& p, Tensor& dst) {
+    const Tensor& src = *dst.src[0];
+    if (dst.is_empty()) return;
+    const SortOrder order = ArgsortParams::load(dst).order;
+    const int64_t n = src.ne[0];
+    std::vector<float> values(static_cast<size_t>(n));
+    std::vector<int32_t> index(static_cast<size_t>(n));
+    const auto range = p.split(src.nrows());
+    for (int64_t row = range.begin; row < range.end; ++row) {
+        const RowIndex r = row_index(src, row);
+        const std::byte* x = row_ptr(src, r);
+        for (int64_t i = 0; i < n; ++i) values[static_cast<size_t>(i)] = load_at(src, x, i);
+        std::iota(index.begin(), index.end(), 0);
+        std::sort(index.begin(), index.end(), [&](int32_t a, int32_t b) {
+            return argsort_before(order, values[static_cast<size_t>(a)], a, values[static_cast<size_t>(b)], b);
+        });
+        std::byte* y = row_ptr(dst, r);
+        for (int64_t i = 0; i < n; ++i) {
+            std::memcpy(y + i * static_cast<int64_t>(dst.nb[0]), &index[static_cast<size_t>(i)], sizeof(int32_t));
+        }
     }
 }
 

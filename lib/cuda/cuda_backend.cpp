@@ -233,7 +233,7 @@ Status CudaBackend::graph_compute_async(const Graph& graph) {
     for (int i = 0; i < graph.n_nodes(); ++i) {
         const Tensor& node = *graph.nodes()[static_cast<size_t>(i)];
         if (computes_nothing(node)) continue;
-        if (node.op == Op::GetRows || node.op == Op::SetRows) ctx.error_slot = kernel_errors_.add_slot(checked_kernel_label(node));
+        if (node.op == Op::GetRows || node.op == Op::SetRows || node.op == Op::MulMatId || node.op == Op::AddId) ctx.error_slot = kernel_errors_.add_slot(checked_kernel_label(node));
         const Status s = RowSplitProducts::applies(node) ? row_split_.launch(ctx, node) : launch_node(ctx, node);
         if (!s.is_ok()) {
             return Status(s.code(), std::string(name()) + ": " + describe_node(i, node) + ": " + s.message());

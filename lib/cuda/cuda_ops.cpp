@@ -62,7 +62,9 @@ Status launch_node(const LaunchContext& ctx, const Tensor& node) {
         case Op::Rope: return launch_rope(ctx, node);
         case Op::MulMat: case Op::OutProd: return launch_mul_mat_node(ctx, node);
         case Op::FlashAttnExt: return launch_flash_attn_ext(ctx, node);
-        case Op::MulMatId: case Op::Argsort: case Op::AddId: break;  // supports_node refuses them
+        case Op::MulMatId: return launch_mul_mat_id(ctx, node);
+        case Op::Argsort: return launch_argsort(ctx, node);
+        case Op::AddId: return launch_add_id(ctx, node);
     }
     return Status(StatusCode::NotSupported, std::string("no CUDA kernel for op ") + op_name(node.op));
 }

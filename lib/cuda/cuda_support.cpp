@@ -6,6 +6,7 @@
 #include "cuda/gemm_plan.hpp"
 #include "cuda/launch_config.hpp"
 #include "cuda/quant_products.hpp"
+#include "cuda/quant_types.cuh"
 #include "cuda/tensor_desc.hpp"
 
 namespace xb::cuda {
@@ -45,7 +46,6 @@ bool all_float(std::initializer_list<const Tensor*> tensors) {
 bool supports_glu(const Tensor& node) {
     const int op = static_cast<int>(GluParams::load(node).op);
     if (op < 0 || op >= kGluOpCount || !all_float({&node, node.src[0]})) return false;
-    if (static_cast<GluOp>(op) == GluOp::SwiGluOai) return false;  // no kernel yet
     if (node.src[1] != nullptr) return is_float(node.src[1]->type) && same_shape(*node.src[0], *node.src[1]);
     return node.src[0]->ne[0] == 2 * node.ne[0];
 }
@@ -124,8 +124,15 @@ bool supports_op_types(const Tensor& node) {
             return gemm_supported(node);
         case Op::FlashAttnExt:
             return supports_flash_attn(node);
-        case Op::MulMatId: case Op::Argsort: case Op::AddId:
-            return false;  // no kernels yet
+        case Op::MulMatId:
+            // Float experts, or quantized ones of a type with device blocks; f32/f16/bf16 b; the ids
+            // are i32 (the builder checks them).
+            return a != nullptr && b != nullptr && node.src[2] != nullptr && is_float(b->type) &&
+                   (is_float(a->type) || with_block_type(a->type, [](auto) { return true; }, false));
+        case Op::Argsort:
+            return all_float({a}) && node.type == DType::I32 && a->ne[0] <= kArgsortMaxRow;
+        case Op::AddId:
+            return all_float({&node, a, b}) && node.src[2] != nullptr;
     }
     return false;
 }
@@ -134,10 +141,6 @@ bool supports_op_types(const Tensor& node) {
 
 bool supports_node(const Tensor& node) {
     if (node.op == Op::None || op_is_view(node.op)) return true;
-    // Attention sinks: no kernel takes them yet.
-    if ((node.op == Op::SoftMax && node.src[2] != nullptr) || (node.op == Op::FlashAttnExt && node.src[4] != nullptr)) {
-        return false;
-    }
     return supports_op_types(node) && all_aligned(node);
 }
 

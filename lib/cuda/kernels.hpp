@@ -61,6 +61,11 @@ Status launch_diag_mask_inf(const LaunchContext& ctx, const Tensor& dst);
 Status launch_rope(const LaunchContext& ctx, const Tensor& dst);  // uses scratch (cos/sin table)
 Status launch_flash_attn_ext(const LaunchContext& ctx, const Tensor& dst);
 
+// --- kernels_moe.cu: mixture of experts (ids out of range go to ctx.errors) ---
+Status launch_mul_mat_id(const LaunchContext& ctx, const Tensor& dst);  // float or quantized experts
+Status launch_add_id(const LaunchContext& ctx, const Tensor& dst);
+Status launch_argsort(const LaunchContext& ctx, const Tensor& dst);     // rows of up to kArgsortMaxRow
+
 // --- kernels_quant.cu: the quantized types' values (core/quant_blocks.hpp) ---
 // src (quantized, whole rows of consecutive blocks) into dst (a float type, any strides) with the
 // same row length and number of rows.

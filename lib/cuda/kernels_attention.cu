@@ -1,4 +1,4 @@
-// Attention kernels: soft_max (mask, scale, ALiBi), diag_mask_inf, rope (normal and neox, YaRN);
+// Attention kernels: soft_max (mask, scale, ALiBi, sinks), diag_mask_inf, rope (normal and neox, YaRN);
 // flash_attn_ext is in kernels_flash_attn.cu. The scalar math (ALiBi slopes, rope's YaRN angles) is
 // op_math.hpp's, shared with the CPU.
 #include <cmath>
@@ -26,13 +26,19 @@ __device__ __forceinline__ float soft_max_input(const TensorDesc& src, const Ten
     return w;
 }
 
+// The sink of row r's head (dim 2), one more logit of its normalisation with no output; -inf
+// (none) when there are no sinks.
+__device__ __forceinline__ float row_sink(const float* sinks, const Index4& r) {
+    return sinks != nullptr ? sinks[r.i[2]] : -INFINITY;
+}
+
 // Rows too long for soft_max_row_kernel: one block per row: max, then the sum of exponentials in
 // double, then the normalised values.
 // With `cached`, the row's inputs and then their exponentials are kept in shared memory (ne[0]
 // floats), so src and the mask are read once and exp runs once per element; otherwise the inputs
 // are recomputed in each pass. Each thread touches only its own elements, so dst may alias src.
 __global__ void soft_max_kernel(TensorDesc src, TensorDesc mask, bool masked, TensorDesc dst, float scale,
-                                float max_bias, bool cached) {
+                                float max_bias, const float* sinks, bool cached) {
     extern __shared__ float soft_max_row[];
     __shared__ float max_scratch[kMaxBlockSize / kWarpSize];
     __shared__ double sum_scratch[kMaxBlockSize / kWarpSize];
@@ -48,6 +54,8 @@ __global__ void soft_max_kernel(TensorDesc src, TensorDesc mask, bool masked, Te
             max = fmaxf(max, w);
         }
         max = block_reduce(max, MaxOp{}, -INFINITY, max_scratch);
+        const float sink = row_sink(sinks, r);
+        max = fmaxf(max, sink);
         double sum = 0.0;
         for (int64_t i0 = threadIdx.x; i0 < n; i0 += blockDim.x) {
             const float w = cached ? soft_max_row[i0] : soft_max_input(src, mask, masked, r, i0, scale, slope);
@@ -56,7 +64,8 @@ __global__ void soft_max_kernel(TensorDesc src, TensorDesc mask, bool masked, Te
             sum += static_cast<double>(e);
         }
         sum = block_reduce(sum, SumOp{}, 0.0, sum_scratch);
-        // A row of only -inf gives NaN (exp(-inf - -inf)), as on the CPU and in ggml.
+        if (sink != -INFINITY) sum += static_cast<double>(expf(sink - max));
+        // A row of only -inf (and no sink) gives NaN (exp(-inf - -inf)), as on the CPU and in ggml.
         const float inv = static_cast<float>(1.0 / sum);
         // The barriers inside block_reduce come after every read of pass 2: writing now is safe.
         for (int64_t i0 = threadIdx.x; i0 < n; i0 += blockDim.x) {
@@ -86,7 +95,7 @@ __device__ __forceinline__ float4 load4_f32(DType t, const char* p) {
 // max and sum are float block reductions. Padding past the row scores -inf and weighs 0.
 template <int kWidth, int kPerThread>
 __global__ void soft_max_row_kernel(TensorDesc src, TensorDesc mask, bool masked, TensorDesc dst, float scale,
-                                    float max_bias) {
+                                    float max_bias, const float* sinks) {
     __shared__ float scratch[kMaxBlockSize / kWarpSize];
     const int64_t n = src.ne[0];
     const int64_t rows = row_count(src);
@@ -122,6 +131,8 @@ __global__ void soft_max_row_kernel(TensorDesc src, TensorDesc mask, bool masked
             for (int j = 0; j < kWidth; ++j) max = fmaxf(max, x[a][j]);
         }
         max = block_reduce(max, MaxOp{}, -INFINITY, scratch);
+        const float sink = row_sink(sinks, r);
+        max = fmaxf(max, sink);
         float sum = 0.0f;
 #pragma unroll
         for (int a = 0; a < kPerThread; ++a) {
@@ -134,6 +145,7 @@ __global__ void soft_max_row_kernel(TensorDesc src, TensorDesc mask, bool masked
             }
         }
         sum = block_reduce(sum, SumOp{}, 0.0f, scratch);
+        if (sink != -INFINITY) sum += expf(sink - max);
         const float inv = 1.0f / sum;
         char* d_row = element_address(dst, r);
 #pragma unroll
@@ -152,13 +164,14 @@ __global__ void soft_max_row_kernel(TensorDesc src, TensorDesc mask, bool masked
 
 template <int kWidth>
 Status launch_soft_max_rows(const LaunchContext& ctx, const SoftMaxLaunch& l, int64_t rows, const TensorDesc& src,
-                            const TensorDesc& mask, bool masked, const TensorDesc& dst, float scale, float max_bias) {
+                            const TensorDesc& mask, bool masked, const TensorDesc& dst, float scale, float max_bias,
+                            const float* sinks) {
     const int blocks = row_blocks(rows);
     switch (l.per_thread) {
-        case 1: soft_max_row_kernel<kWidth, 1><<<blocks, l.threads, 0, ctx.stream>>>(src, mask, masked, dst, scale, max_bias); break;
-        case 2: soft_max_row_kernel<kWidth, 2><<<blocks, l.threads, 0, ctx.stream>>>(src, mask, masked, dst, scale, max_bias); break;
-        case 4: soft_max_row_kernel<kWidth, 4><<<blocks, l.threads, 0, ctx.stream>>>(src, mask, masked, dst, scale, max_bias); break;
-        case 8: soft_max_row_kernel<kWidth, 8><<<blocks, l.threads, 0, ctx.stream>>>(src, mask, masked, dst, scale, max_bias); break;
+        case 1: soft_max_row_kernel<kWidth, 1><<<blocks, l.threads, 0, ctx.stream>>>(src, mask, masked, dst, scale, max_bias, sinks); break;
+        case 2: soft_max_row_kernel<kWidth, 2><<<blocks, l.threads, 0, ctx.stream>>>(src, mask, masked, dst, scale, max_bias, sinks); break;
+        case 4: soft_max_row_kernel<kWidth, 4><<<blocks, l.threads, 0, ctx.stream>>>(src, mask, masked, dst, scale, max_bias, sinks); break;
+        case 8: soft_max_row_kernel<kWidth, 8><<<blocks, l.threads, 0, ctx.stream>>>(src, mask, masked, dst, scale, max_bias, sinks); break;
         default: return Status(StatusCode::Internal, "soft_max: no row kernel for this many values per thread");
     }
     XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
@@ -236,6 +249,8 @@ Status launch_soft_max(const LaunchContext& ctx, const Tensor& dst) {
     const TensorDesc s = describe(src);
     const TensorDesc m = mask != nullptr ? describe(*mask) : TensorDesc{};
     const TensorDesc d = describe(dst);
+    // Sinks: contiguous f32, one per head (the builder checks it).
+    const auto* sinks = dst.src[2] != nullptr ? static_cast<const float*>(dst.src[2]->data) : nullptr;
     if (src.nrows() == 0 || src.ne[0] == 0) return Status::ok();
     // Four elements per access when every row of src, dst and the mask allows it.
     const bool vectors = src.ne[0] % 4 == 0 && rows_aligned16(s) && rows_aligned16(d) &&
@@ -243,16 +258,16 @@ Status launch_soft_max(const LaunchContext& ctx, const Tensor& dst) {
     const SoftMaxLaunch rows4 = soft_max_launch(src.ne[0], 4);
     const SoftMaxLaunch rows1 = soft_max_launch(src.ne[0], 1);
     if (vectors && rows4.fits) {
-        return launch_soft_max_rows<4>(ctx, rows4, src.nrows(), s, m, mask != nullptr, d, params.scale, params.max_bias);
+        return launch_soft_max_rows<4>(ctx, rows4, src.nrows(), s, m, mask != nullptr, d, params.scale, params.max_bias, sinks);
     }
     if (rows1.fits) {
-        return launch_soft_max_rows<1>(ctx, rows1, src.nrows(), s, m, mask != nullptr, d, params.scale, params.max_bias);
+        return launch_soft_max_rows<1>(ctx, rows1, src.nrows(), s, m, mask != nullptr, d, params.scale, params.max_bias, sinks);
     }
     // Rows too long for registers: cached in shared memory when they fit there, else recomputed.
     const size_t row_bytes = static_cast<size_t>(src.ne[0]) * sizeof(float);
     const bool cached = row_bytes <= kMaxSharedBytes;
     soft_max_kernel<<<row_blocks(src.nrows()), reduction_block_size(src.ne[0], kRowBlockSize), cached ? row_bytes : 0,
-                      ctx.stream>>>(s, m, mask != nullptr, d, params.scale, params.max_bias, cached);
+                      ctx.stream>>>(s, m, mask != nullptr, d, params.scale, params.max_bias, sinks, cached);
     XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
     return Status::ok();
 }

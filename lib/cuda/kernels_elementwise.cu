@@ -177,10 +177,10 @@ __global__ void __launch_bounds__(kBlockSize, kMapBlocksPerSm<kWidth>)
     }
 }
 
-// dst = act(x) * g. Split form: x from `a`, g from `g` (same shapes). Fused form (`g` unused): x
+// dst = act(x) * g (fast_glu_f32; alpha and limit are swiglu_oai's). Split form: x from `a`, g from `g` (same shapes). Fused form (`g` unused): x
 // and g are the halves of a's rows, at act_offset and gate_offset along dim 0.
-__global__ void glu_kernel(TensorDesc a, TensorDesc g, TensorDesc dst, GluOp op, bool split, int64_t act_offset,
-                           int64_t gate_offset, SegmentGrid grid, bool paired) {
+__global__ void glu_kernel(TensorDesc a, TensorDesc g, TensorDesc dst, GluOp op, float alpha, float limit, bool split,
+                           int64_t act_offset, int64_t gate_offset, SegmentGrid grid, bool paired) {
     const TensorDesc& gate = split ? g : a;
     if (split) act_offset = gate_offset = 0;
     for (int64_t s = blockIdx.x; s < grid.count; s += gridDim.x) {
@@ -193,14 +193,14 @@ __global__ void glu_kernel(TensorDesc a, TensorDesc g, TensorDesc dst, GluOp op,
                 const float2 x = load_pair_f32(a.type, at(x_row, i0 + act_offset, a.nb[0]));
                 const float2 y = load_pair_f32(gate.type, at(g_row, i0 + gate_offset, gate.nb[0]));
                 store_pair_from_f32(dst.type, at(d_row, i0, dst.nb[0]),
-                                    make_float2(fast_glu_activation_f32(op, x.x) * y.x, fast_glu_activation_f32(op, x.y) * y.y));
+                                    make_float2(fast_glu_f32(op, x.x, y.x, alpha, limit), fast_glu_f32(op, x.y, y.y, alpha, limit)));
             }
             continue;
         }
         for (int64_t i0 = seg.begin + threadIdx.x; i0 < seg.end; i0 += blockDim.x) {
             const float x = load_as_f32(a.type, at(x_row, i0 + act_offset, a.nb[0]));
             const float y = load_as_f32(gate.type, at(g_row, i0 + gate_offset, gate.nb[0]));
-            store_from_f32(dst.type, at(d_row, i0, dst.nb[0]), fast_glu_activation_f32(op, x) * y);
+            store_from_f32(dst.type, at(d_row, i0, dst.nb[0]), fast_glu_f32(op, x, y, alpha, limit));
         }
     }
 }
@@ -300,7 +300,7 @@ Status launch_glu(const LaunchContext& ctx, const Tensor& dst) {
     // Fused rows: a's halves start at 0 and ne[0] (even when dst is pairable), so a pairable a
     // pairs both.
     const bool paired = pairable(a) && pairable(d) && (!split || pairable(gate));
-    glu_kernel<<<segment_blocks(grid), kBlockSize, 0, ctx.stream>>>(a, gate, d, params.op,
+    glu_kernel<<<segment_blocks(grid), kBlockSize, 0, ctx.stream>>>(a, gate, d, params.op, params.alpha, params.limit,
                                                                     split, swapped ? half : 0, swapped ? 0 : half,
                                                                     grid, paired);
     XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());

@@ -3,7 +3,7 @@
 // K and V read 16 bytes at a time by lane groups, q and the accumulators in registers), a general
 // kernel for everything else (one warp per query row and key chunk), and a combine kernel that
 // merges the key chunks (split-KV) of either, a block of threads per query row. The scalar math
-// (ALiBi slopes) is op_math.hpp's, shared with the CPU.
+// (ALiBi slopes, the attention sinks' fold) is op_math.hpp's, shared with the CPU.
 #include <cmath>
 
 #include "core/op_math.hpp"
@@ -26,7 +26,21 @@ struct FlashArgs {
     float scale;  // applied to q.k (already divided by softcap when softcap is on, as ggml)
     float max_bias;
     float softcap;
+    const float* sinks;  // f32 [n_head] (nullptr: none)
 };
+
+// The factor of a finished query row of head h (running max m, sum l): 1 / l, after h's sink has
+// joined the max and the sum with no value (op_math.hpp's fold_sink, as on the CPU). Every key
+// masked out and no sink: zeros rather than 0/0.
+__device__ __forceinline__ float finish_scale(const float* sinks, int64_t h, float m, float l) {
+    float scale = 1.0f;
+    if (sinks != nullptr) {
+        const SinkFold f = fold_sink(m, l, sinks[h]);
+        scale = f.scale;
+        l = f.sum;
+    }
+    return l == 0.0f ? 0.0f : scale / l;
+}
 
 // One warp per (query row, key chunk). Query rows (iq, h, s) are numbered head fastest; chunk c of
 // `splits` covers keys [c * chunk, (c + 1) * chunk). Lane l owns the elements l, l + 32, ... of the
@@ -121,8 +135,7 @@ __global__ void flash_attn_kernel(TensorDesc q, TensorDesc k, TensorDesc v, Tens
             run_max = new_max;
         }
         if (splits == 1) {
-            // Every key masked out: zeros rather than 0/0.
-            const float inv = run_sum == 0.0f ? 0.0f : 1.0f / run_sum;
+            const float inv = finish_scale(args.sinks, h, run_max, run_sum);
             for (int64_t i = lane; i < dv; i += kWarpSize) store_f32(dst, Index4{{i, h, iq, s}}, acc[i] * inv);
             continue;
         }
@@ -333,8 +346,7 @@ __global__ void __launch_bounds__(kFlashVecWarps * kWarpSize) flash_attn_vec_ker
             o += block_acc[w][r][e] * f;
         }
         if (args.splits == 1) {
-            // Every key masked out: zeros rather than 0/0, as the CPU.
-            store_f32(args.dst, Index4{{e, h, iq, s}}, l == 0.0f ? 0.0f : o * (1.0f / l));
+            store_f32(args.dst, Index4{{e, h, iq, s}}, o * finish_scale(args.math.sinks, h, m, l));
             continue;
         }
         const int64_t row = h + n_head * (iq + n_q * s);
@@ -352,8 +364,8 @@ __global__ void __launch_bounds__(kFlashVecWarps * kWarpSize) flash_attn_vec_ker
 // One block per query row: each split weighs exp(its max - the overall max) (nothing when it saw no
 // unmasked key); the weights are computed once, in shared memory, then every thread sums its
 // values over the splits. A row with no unmasked key at all gives zeros.
-__global__ void flash_combine_kernel(const float* partial, TensorDesc dst, int64_t n_head, int64_t n_q, int64_t rows,
-                                     int64_t splits, int64_t dv) {
+__global__ void flash_combine_kernel(const float* partial, TensorDesc dst, const float* sinks, int64_t n_head, int64_t n_q,
+                                     int64_t rows, int64_t splits, int64_t dv) {
     extern __shared__ float split_weight[];
     __shared__ float scratch[kMaxBlockSize / kWarpSize];
     const int64_t stride = dv + 2;
@@ -370,8 +382,8 @@ __global__ void flash_combine_kernel(const float* partial, TensorDesc dst, int64
             l += parts[c * stride + dv + 1] * w;
         }
         l = block_reduce(l, SumOp{}, 0.0f, scratch);  // its barriers also publish split_weight
-        const float inv = l == 0.0f ? 0.0f : 1.0f / l;
         const int64_t h = row % n_head;
+        const float inv = finish_scale(sinks, h, m, l);
         const int64_t iq = (row / n_head) % n_q;
         const int64_t s = row / n_head / n_q;
         for (int64_t i = threadIdx.x; i < dv; i += blockDim.x) {
@@ -416,7 +428,9 @@ Status launch_flash_attn_ext(const LaunchContext& ctx, const Tensor& dst) {
     const Tensor& v = *dst.src[2];
     const Tensor* mask = dst.src[3];
     const FlashAttnParams p = FlashAttnParams::load(dst);
-    const FlashArgs math{p.score_scale(), p.max_bias, p.softcap};
+    // Sinks: contiguous f32, one per head (the builder checks it).
+    const auto* sinks = dst.src[4] != nullptr ? static_cast<const float*>(dst.src[4]->data) : nullptr;
+    const FlashArgs math{p.score_scale(), p.max_bias, p.softcap, sinks};
     const int64_t rows = q.ne[1] * q.ne[2] * q.ne[3];
     if (rows == 0) return Status::ok();
     const FlashPlan plan = plan_flash(flash_shape(dst));
@@ -449,7 +463,7 @@ Status launch_flash_attn_ext(const LaunchContext& ctx, const Tensor& dst) {
     if (plan.splits > 1) {
         constexpr int kCombineThreads = 128;
         flash_combine_kernel<<<row_blocks(rows), kCombineThreads, static_cast<size_t>(plan.splits) * sizeof(float),
-                               ctx.stream>>>(partial, describe(dst), q.ne[2], q.ne[1], rows, plan.splits, v.ne[0]);
+                               ctx.stream>>>(partial, describe(dst), sinks, q.ne[2], q.ne[1], rows, plan.splits, v.ne[0]);
         XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
     }
     return Status::ok();

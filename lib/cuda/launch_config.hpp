@@ -17,6 +17,8 @@ inline constexpr size_t kMaxSharedBytes = 48 * 1024;  // dynamic shared memory w
 // Threads of a block that normalises rows (norm, rms_norm, soft_max): several blocks per SM and
 // several elements per thread keep enough loads in flight to reach the memory bandwidth.
 inline constexpr int kRowBlockSize = 256;
+// argsort ranks each element against its whole row (kernels_moe.cu): longer rows go to the CPU.
+inline constexpr int64_t kArgsortMaxRow = 8192;
 // Elements of one row a block of an element-wise kernel takes at a time (8 per thread).
 inline constexpr int64_t kSegmentLength = 8 * kBlockSize;
 

@@ -15,6 +15,7 @@ std::vector<OpCase> reduce_cases();       // cases_reduce.cpp
 std::vector<OpCase> attention_cases();    // cases_attention.cpp
 std::vector<OpCase> matmul_cases();       // cases_matmul.cpp
 std::vector<OpCase> quant_cases();        // cases_quant.cpp
+std::vector<OpCase> moe_cases();          // cases_moe.cpp
 
 // Every conformance case, family by family in the order above.
 std::vector<OpCase> all_cases();

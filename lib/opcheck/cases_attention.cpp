@@ -1,5 +1,6 @@
 // Op cases of the attention ops: soft_max_ext (masks, scale, ALiBi), diag_mask_inf, rope (normal,
-// neox, partial rotation, frequency settings, YaRN) and flash_attn_ext (GQA, masks, softcap, ALiBi).
+// neox, partial rotation, frequency settings, YaRN) and flash_attn_ext (GQA, masks, softcap, ALiBi),
+// both with and without attention sinks.
 #include <cmath>
 
 #include "opcheck/cases.hpp"
@@ -80,6 +81,33 @@ void add_soft_max_cases(std::vector<OpCase>& cases) {
          },
          [](const std::vector<RefArray>& in) { return ref::soft_max(ref::transpose(in[0]), nullptr, 1.0, 0.0); },
          kTolF32Reduce});
+}
+
+// Attention sinks (one logit per head, dim 2, that joins each row's normalisation with no output):
+// no mask, a mask broadcast over heads, ALiBi, and a causal mask whose first rows are masked out
+// entirely (the sink alone normalises them: zeros). Sinks of magnitude up to 4 dominate some rows.
+void add_soft_max_sink_cases(std::vector<OpCase>& cases) {
+    const Generator m = uniform(-2.0f, 2.0f);
+    const std::vector<SoftMaxDef> defs = {
+        {"sinks", {67, 7, 3, 1}, DType::I32, {}, {}, 1.0f, 0.0f},
+        {"sinks_mask_f16", {33, 5, 4, 2}, DType::F16, {33, 5, 1, 1}, m, 0.5f, 0.0f},
+        {"sinks_alibi", {33, 5, 6, 1}, DType::F32, {33, 5, 1, 1}, m, 1.0f, 8.0f},
+        {"sinks_all_masked_rows", {16, 9, 3, 1}, DType::F16, {16, 9, 1, 1}, causal_mask(-1.0f, 1.0f, -3), 1.0f, 0.0f},
+    };
+    for (const SoftMaxDef& d : defs) {
+        const bool masked = d.mask_type != DType::I32;
+        cases.push_back({"soft_max_" + d.name,
+                         [=](CaseBuilder& b) {
+                             Tensor* a = b.input(DType::F32, d.a, uniform(-3.0f, 3.0f));
+                             Tensor* mask = masked ? b.input(d.mask_type, d.mask, d.mask_values) : nullptr;
+                             Tensor* sinks = b.input(DType::F32, {d.a[2], 1, 1, 1}, uniform(-4.0f, 4.0f));
+                             return xb::soft_max_ext(b.ctx(), a, mask, d.scale, d.max_bias, sinks);
+                         },
+                         [=](const std::vector<RefArray>& in) {
+                             return ref::soft_max(in[0], masked ? &in[1] : nullptr, d.scale, d.max_bias, &in[masked ? 2 : 1]);
+                         },
+                         kTolF32Reduce});
+    }
 }
 
 // --- diag_mask_inf -------------------------------------------------------------------------------
@@ -207,6 +235,47 @@ OpCase flash_case(const FlashDef& f) {
             attn_tolerance(f.kv)};
 }
 
+// flash_attn_ext with sinks (f32 [n_head], the last input).
+OpCase flash_sink_case(const FlashDef& f) {
+    const bool masked = f.mask_type != DType::I32;
+    return {"flash_attn_ext_sinks_" + f.name + "_" + type_tag(f.kv),
+            [=](CaseBuilder& b) {
+                Tensor* q = b.input(DType::F32, {f.d, f.n_q, f.n_head, f.n_seq});
+                Tensor* k = b.input(f.kv, {f.d, f.n_kv, f.n_head_kv, f.n_seq});
+                Tensor* v = b.input(f.kv, {f.dv, f.n_kv, f.n_head_kv, f.n_seq});
+                Tensor* mask = masked ? b.input(f.mask_type, {f.n_kv, f.n_q, 1, 1}, f.mask_values) : nullptr;
+                Tensor* sinks = b.input(DType::F32, {f.n_head, 1, 1, 1}, uniform(-3.0f, 3.0f));
+                return xb::flash_attn_ext(b.ctx(), q, k, v, mask, f.scale, f.max_bias, f.softcap, sinks);
+            },
+            [=](const std::vector<RefArray>& in) {
+                return ref::flash_attn_ext(in[0], in[1], in[2], masked ? &in[3] : nullptr, f.scale, f.max_bias,
+                                           f.softcap, &in[masked ? 4 : 3]);
+            },
+            attn_tolerance(f.kv)};
+}
+
+// Sinks on the one-query path (decoding, a few rows, keys split over a GPU's warps) and on the
+// tiled batch path, with and without masks; query rows whose keys are all masked out (a causal
+// mask with a negative past: the first rows see no key) get zeros, the sink alone normalising them.
+void add_flash_attn_sink_cases(std::vector<OpCase>& cases) {
+    const Generator m = uniform(-1.0f, 1.0f);
+    const Generator none;
+    const float s32 = 1.0f / std::sqrt(32.0f);
+    const std::vector<FlashDef> defs = {
+        {"gqa2", 32, 32, 7, 13, 4, 2, 1, DType::F32, DType::I32, none, s32, 0.0f, 0.0f},
+        {"decode", 64, 64, 1, 33, 4, 1, 1, DType::F16, DType::F16, m, 0.125f, 0.0f, 0.0f},
+        {"split_decode", 64, 64, 1, 301, 4, 2, 1, DType::F16, DType::F16, m, 0.125f, 0.0f, 0.0f},
+        {"rows_all_masked", 32, 32, 5, 12, 2, 1, 2, DType::F16, DType::F32, causal_mask(-0.5f, 0.5f, -2), s32, 0.0f,
+         0.0f},
+        {"tiled_causal", 64, 64, 37, 100, 4, 2, 1, DType::F32, DType::F16, causal_mask(-0.5f, 0.5f, 63), 0.125f, 0.0f,
+         0.0f},
+        {"tiled_all_masked", 32, 32, 21, 40, 3, 3, 1, DType::F16, DType::F16, causal_mask(-0.5f, 0.5f, -4), s32, 0.0f,
+         0.0f},
+        {"tiled_softcap", 40, 24, 19, 65, 6, 3, 1, DType::BF16, DType::F16, m, s32, 0.0f, 1.5f},
+    };
+    for (const FlashDef& f : defs) cases.push_back(flash_sink_case(f));
+}
+
 void add_flash_attn_cases(std::vector<OpCase>& cases) {
     const float s32 = 1.0f / std::sqrt(32.0f);
     const Generator m = uniform(-1.0f, 1.0f);
@@ -263,9 +332,11 @@ void add_flash_attn_cases(std::vector<OpCase>& cases) {
 std::vector<OpCase> attention_cases() {
     std::vector<OpCase> cases;
     add_soft_max_cases(cases);
+    add_soft_max_sink_cases(cases);
     add_diag_mask_cases(cases);
     add_rope_cases(cases);
     add_flash_attn_cases(cases);
+    add_flash_attn_sink_cases(cases);
     return cases;
 }
 

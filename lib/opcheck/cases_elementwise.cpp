@@ -252,6 +252,46 @@ void add_glu_cases(std::vector<OpCase>& cases) {
                      kTolF32});
 }
 
+// gpt-oss's clamped SwiGLU (split halves only): values on both sides of the limit (|x| up to 2.3
+// limit), so that both clamps bite; alpha 1.702 and limit 7 as the model uses them, and a small
+// limit that clamps most values. A transposed gate half exercises non-packed rows.
+void add_swiglu_oai_cases(std::vector<OpCase>& cases) {
+    struct Def {
+        const char* tag;
+        float alpha, limit;
+    };
+    for (const Def d : {Def{"", 1.702f, 7.0f}, Def{"_small_limit", 0.5f, 1.5f}}) {
+        for (DType t : kFloatTypes) {
+            const float r = 2.3f * d.limit;
+            cases.push_back({std::string("swiglu_oai") + d.tag + "_" + type_tag(t),
+                             [=](CaseBuilder& b) {
+                                 Tensor* x = b.input(t, {37, 5, 3, 1}, uniform(-r, r));
+                                 return xb::swiglu_oai(b.ctx(), x, b.input(t, {37, 5, 3, 1}, uniform(-r, r)), d.alpha, d.limit);
+                             },
+                             [=](const std::vector<RefArray>& in) { return ref::swiglu_oai(in[0], in[1], d.alpha, d.limit); },
+                             tolerance_for_output(t)});
+        }
+    }
+    cases.push_back({"swiglu_oai_transposed_f32",
+                     [](CaseBuilder& b) {
+                         Tensor* x = b.input(DType::F32, {9, 11, 1, 1}, uniform(-16.0f, 16.0f));
+                         Tensor* g = xb::transpose(b.ctx(), b.input(DType::F32, {11, 9, 1, 1}, uniform(-16.0f, 16.0f)));
+                         return xb::swiglu_oai(b.ctx(), x, g, 1.702f, 7.0f);
+                     },
+                     [](const std::vector<RefArray>& in) { return ref::swiglu_oai(in[0], ref::transpose(in[1]), 1.702, 7.0); },
+                     kTolF32});
+    cases.push_back({"swiglu_oai_permuted_f32",
+                     [](CaseBuilder& b) {
+                         Tensor* x = xb::permute(b.ctx(), b.input(DType::F32, {13, 3, 4, 1}, uniform(-16.0f, 16.0f)), {0, 2, 1, 3});
+                         Tensor* g = xb::permute(b.ctx(), b.input(DType::F32, {13, 3, 4, 1}, uniform(-16.0f, 16.0f)), {0, 2, 1, 3});
+                         return xb::swiglu_oai(b.ctx(), x, g, 1.702f, 7.0f);
+                     },
+                     [](const std::vector<RefArray>& in) {
+                         return ref::swiglu_oai(ref::permute(in[0], {0, 2, 1, 3}), ref::permute(in[1], {0, 2, 1, 3}), 1.702, 7.0);
+                     },
+                     kTolF32});
+}
+
 }  // namespace
 
 std::vector<OpCase> elementwise_cases() {
@@ -261,6 +301,7 @@ std::vector<OpCase> elementwise_cases() {
     add_map_cases(cases);
     add_unary_cases(cases);
     add_glu_cases(cases);
+    add_swiglu_oai_cases(cases);
     return cases;
 }
 

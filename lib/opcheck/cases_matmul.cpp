@@ -14,18 +14,6 @@ using xb::Tensor;
 
 // Products accumulated in f32 over K <= 67: errors ~sqrt(K) ulp of the dot products, NMSE ~1e-13.
 constexpr double kTolMatMulF32 = kTolF32Reduce;
-// f16/bf16 a is stored exactly, but a backend may round b to a's type before the products (ggml's
-// vec_dot_type): NMSE ~u^2/3 (f16 8e-8, bf16 5e-6); tolerances allow about 6-12x that.
-constexpr double kTolMatMulF16 = 1e-6;
-constexpr double kTolMatMulBF16 = 3e-5;
-
-double matmul_tolerance(DType a) {
-    switch (a) {
-        case DType::F16: return kTolMatMulF16;
-        case DType::BF16: return kTolMatMulBF16;
-        default: return kTolMatMulF32;
-    }
-}
 
 RefArray mul_mat_ref(const std::vector<RefArray>& in) { return ref::mul_mat(in[0], in[1]); }
 RefArray out_prod_ref(const std::vector<RefArray>& in) { return ref::out_prod(in[0], in[1]); }

@@ -195,14 +195,14 @@ void add_matmul(std::vector<OpCase>& cases) {
         }
     }
     // Quantized weights of a 4096-wide layer: decoding (1), a small batch (8) and a prompt (512).
-    for (DType t : {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0, DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
+    for (DType t : kQuantWeightTypes) {
         for (int64_t n : {1, 8, 512}) {
             cases.push_back({"mul_mat_" + type_tag(t) + "_4096x4096x" + std::to_string(n),
                              [t, n](CaseBuilder& b) {
                                  Tensor* w = b.input(t, {4096, 4096, 1, 1});
                                  return mul_mat(b.ctx(), w, b.input(DType::F32, {4096, n, 1, 1}));
                              },
-                             mul_mat_ref, 1e-4});
+                             mul_mat_ref, kTolMatMulQuant});
         }
     }
     cases.push_back({"mul_mat_f16_gemv_4096x4096",

@@ -16,27 +16,15 @@ namespace {
 using xb::DType;
 using xb::Tensor;
 
-constexpr DType kQuantTypes[] = {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1,
-                                 DType::Q8_0, DType::Q4_K, DType::Q5_K, DType::Q6_K};
-
-// CPUs multiply quantized weights by activations rounded to 8-bit blocks (ggml's vec_dot_type:
-// q8_0 or q8_K, a step of max|x|/127 per block): on uniform data that is an NMSE of about
-// (1/127)^2 / 12 * 3 = 1.6e-5 per product. GPUs that round activations to f16 do better. 1e-4
-// leaves room for the larger block maxima of q8_K; a wrong scale or nibble order gives ~1.
-constexpr double kTolMatMulQuant = 1e-4;
-
 // Quantizing uniform [-1, 1] values: the format's rounding (core/quant.hpp). A quantizer that picks
 // the wrong scale or drops a bit plane misses it by an order of magnitude.
 double quantize_tolerance(DType t) { return quantization_nmse_bound(t); }
-
-// K for a row of `blocks` blocks of t.
-int64_t row_of_blocks(DType t, int64_t blocks) { return blocks * blck_size(t); }
 
 RefArray mul_mat_ref(const std::vector<RefArray>& in) { return ref::mul_mat(in[0], in[1]); }
 RefArray identity(const std::vector<RefArray>& in) { return in[0]; }
 
 void add_mul_mat_cases(std::vector<OpCase>& cases) {
-    for (DType t : kQuantTypes) {
+    for (DType t : kQuantWeightTypes) {
         const std::string tag = type_tag(t);
         const int64_t k = row_of_blocks(t, t == DType::Q4_K || t == DType::Q5_K || t == DType::Q6_K ? 2 : 3);
         struct Def {
@@ -60,7 +48,7 @@ void add_mul_mat_cases(std::vector<OpCase>& cases) {
     }
     // A GPU's tile path over several tiles in both directions (128 weight rows x 64 columns each)
     // with short last ones, many k steps; and its mat-vec path's largest column count.
-    for (DType t : kQuantTypes) {
+    for (DType t : kQuantWeightTypes) {
         const int64_t k = row_of_blocks(t, t == DType::Q4_K || t == DType::Q5_K || t == DType::Q6_K ? 2 : 9);
         cases.push_back({"mul_mat_tiles_" + type_tag(t),
                          [=](CaseBuilder& c) {
@@ -96,7 +84,7 @@ void add_mul_mat_cases(std::vector<OpCase>& cases) {
 }
 
 void add_get_rows_cases(std::vector<OpCase>& cases) {
-    for (DType t : kQuantTypes) {
+    for (DType t : kQuantWeightTypes) {
         // Dequantizing a stored row is exact: the output is the row as the reference reads it.
         cases.push_back({"get_rows_" + type_tag(t),
                          [=](CaseBuilder& b) {
@@ -108,7 +96,7 @@ void add_get_rows_cases(std::vector<OpCase>& cases) {
 }
 
 void add_copy_cases(std::vector<OpCase>& cases) {
-    for (DType t : kQuantTypes) {
+    for (DType t : kQuantWeightTypes) {
         const std::string tag = type_tag(t);
         const int64_t k = row_of_blocks(t, 2);
         cases.push_back({"cast_" + tag + "_f32",

@@ -1,4 +1,10 @@
-// Op cases of the reductions and normalisations: sum, sum_rows, mean, argmax, norm, rms_norm.
+// Op cases of the reductions and normalisations: sum, sum_rows, mean, argmax, argsort and top_k,
+// norm, rms_norm.
+#include <algorithm>
+#include <limits>
+#include <random>
+#include <string>
+
 #include "opcheck/cases.hpp"
 #include "opcheck/reference.hpp"
 
@@ -64,6 +70,69 @@ void add_argmax_cases(std::vector<OpCase>& cases) {
                      [](const std::vector<RefArray>& in) { return ref::argmax(ref::transpose(in[0])); }, kTolExact});
 }
 
+// Values from a few levels ((i + 0.5) / 4 for i in [-4, 4), never zero), so that rows hold many
+// ties; with `nan_every` > 0, about one value in nan_every is NaN.
+Generator tied_levels(int nan_every) {
+    return [nan_every](const Shape& ne, std::mt19937& rng) {
+        std::uniform_int_distribution<int> level(-4, 3);
+        std::uniform_int_distribution<int> pick(0, std::max(nan_every, 1) - 1);
+        std::vector<float> v(static_cast<size_t>(ne[0] * ne[1] * ne[2] * ne[3]));
+        for (float& x : v) {
+            x = (static_cast<float>(level(rng)) + 0.5f) / 4.0f;
+            if (nan_every > 0 && pick(rng) == 0) x = std::numeric_limits<float>::quiet_NaN();
+        }
+        return v;
+    };
+}
+
+// The first k entries of each row of the descending argsort: top_k's reference.
+RefArray top_k_ref(const RefArray& a, int64_t k) {
+    const RefArray order = ref::argsort(a, xb::SortOrder::Descending);
+    RefArray out({k, a.ne()[1], a.ne()[2], a.ne()[3]});
+    for_each_index(out.ne(), [&](int64_t i0, int64_t i1, int64_t i2, int64_t i3) { out.at(i0, i1, i2, i3) = order.at(i0, i1, i2, i3); });
+    return out;
+}
+
+// argsort and top_k: indices, exact. Distinct values, ties (equal values in index order) and NaN
+// (after every number in both orders); odd row lengths, a transposed input and f16.
+void add_argsort_cases(std::vector<OpCase>& cases) {
+    using xb::SortOrder;
+    for (SortOrder order : {SortOrder::Ascending, SortOrder::Descending}) {
+        const std::string tag = order == SortOrder::Ascending ? "_asc" : "_desc";
+        struct Def {
+            std::string name;
+            DType t;
+            Shape ne;
+            Generator gen;
+        };
+        const Def defs[] = {{"argsort" + tag, DType::F32, {37, 5, 3, 1}, uniform(-1.0f, 1.0f)},
+                            {"argsort_ties" + tag, DType::F32, {33, 7, 1, 1}, tied_levels(0)},
+                            {"argsort_nan" + tag, DType::F32, {29, 9, 1, 1}, tied_levels(5)},
+                            {"argsort" + tag, DType::F16, {19, 4, 2, 1}, tied_levels(7)},
+                            {"argsort_long" + tag, DType::F32, {1025, 3, 1, 1}, uniform(-1.0f, 1.0f)}};
+        for (const Def& d : defs) {
+            cases.push_back({d.name + (d.t == DType::F32 ? "" : "_" + type_tag(d.t)),
+                             [=](CaseBuilder& b) { return xb::argsort(b.ctx(), b.input(d.t, d.ne, d.gen), order); },
+                             [=](const std::vector<RefArray>& in) { return ref::argsort(in[0], order); }, kTolExact});
+        }
+        cases.push_back({"argsort_transposed" + tag,
+                         [=](CaseBuilder& b) {
+                             return xb::argsort(b.ctx(), xb::transpose(b.ctx(), b.input(DType::F32, {7, 23, 1, 1}, tied_levels(6))),
+                                                order);
+                         },
+                         [=](const std::vector<RefArray>& in) { return ref::argsort(ref::transpose(in[0]), order); },
+                         kTolExact});
+    }
+    // top_k: a view of the argsort's first k columns (made contiguous to compare), with ties and NaN.
+    for (int k : {1, 4, 8}) {
+        cases.push_back({"top_k_" + std::to_string(k),
+                         [=](CaseBuilder& b) {
+                             return xb::cont(b.ctx(), xb::top_k(b.ctx(), b.input(DType::F32, {8 + k, 6, 2, 1}, tied_levels(4)), k));
+                         },
+                         [=](const std::vector<RefArray>& in) { return top_k_ref(in[0], k); }, kTolExact});
+    }
+}
+
 void add_norm_cases(std::vector<OpCase>& cases) {
     for (DType t : kFloatTypes) {
         for (float eps : {1e-5f, 1e-2f}) {
@@ -109,6 +178,7 @@ std::vector<OpCase> reduce_cases() {
     std::vector<OpCase> cases;
     add_sum_cases(cases);
     add_argmax_cases(cases);
+    add_argsort_cases(cases);
     add_norm_cases(cases);
     return cases;
 }

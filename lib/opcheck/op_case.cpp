@@ -21,6 +21,15 @@ double tolerance_for_output(DType type) {
     }
 }
 
+double matmul_tolerance(DType weights) {
+    if (is_quantized(weights)) return kTolMatMulQuant;
+    switch (weights) {
+        case DType::F16: return kTolMatMulF16;
+        case DType::BF16: return kTolMatMulBF16;
+        default: return kTolF32Reduce;
+    }
+}
+
 std::string type_tag(DType t) { return dtype_name(t); }
 
 }  // namespace xb::opcheck

@@ -72,6 +72,25 @@ inline constexpr double kTolBF16 = 6e-5;
 // The tolerance of results stored as `type` after f32-accurate computation.
 double tolerance_for_output(DType type);
 
+// Matrix products (mul_mat, mul_mat_id) by weights of type a, over K of up to a few hundred:
+// - f32: products accumulated in f32, errors ~sqrt(K) ulp of the dot products (kTolF32Reduce);
+// - f16/bf16: a is stored exactly, but a backend may round b to a's type before the products
+//   (ggml's vec_dot_type): NMSE ~u^2/3 (f16 8e-8, bf16 5e-6); these allow about 6-12x that;
+// - quantized: CPUs multiply by activations rounded to 8-bit blocks (q8_0 or q8_K, a step of
+//   max|x|/127 per block): on uniform data an NMSE of about (1/127)^2 / 12 * 3 = 1.6e-5 per
+//   product. GPUs that round activations to f16 do better. 1e-4 leaves room for the larger block
+//   maxima of q8_K; a wrong scale or nibble order gives ~1.
+inline constexpr double kTolMatMulF16 = 1e-6;
+inline constexpr double kTolMatMulBF16 = 3e-5;
+inline constexpr double kTolMatMulQuant = 1e-4;
+double matmul_tolerance(DType weights);
+
+// The quantized weight types (every GGUF block format but q8_K, the k-quants' activations).
+inline constexpr DType kQuantWeightTypes[] = {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1,
+                                              DType::Q8_0, DType::Q4_K, DType::Q5_K, DType::Q6_K};
+// K for a row of `blocks` blocks of t.
+inline int64_t row_of_blocks(DType t, int64_t blocks) { return blocks * blck_size(t); }
+
 // "f32": the type's part of case names.
 std::string type_tag(DType t);
 

@@ -23,6 +23,8 @@ double unary(UnaryOp op, double x);
 double glu_activation(GluOp op, double x);
 RefArray glu(const RefArray& a, GluOp op, bool swapped);  // fused halves along dim 0
 RefArray glu_split(const RefArray& a, const RefArray& b, GluOp op);
+// gpt-oss's SwiGLU, split form: min(a, limit) sigmoid(alpha min(a, limit)) (clamp(b, -limit, limit) + 1).
+RefArray swiglu_oai(const RefArray& a, const RefArray& b, double alpha, double limit);
 
 // --- layout and copies (reference_layout.cpp) ---
 RefArray reshape(const RefArray& a, Shape ne);                 // same elements in the same logical order
@@ -43,6 +45,8 @@ RefArray sum(const RefArray& a);
 RefArray sum_rows(const RefArray& a);
 RefArray mean(const RefArray& a);
 RefArray argmax(const RefArray& a);
+// Each row's indices in ascending or descending order of value, equal values in index order, NaN last.
+RefArray argsort(const RefArray& a, SortOrder order);
 RefArray norm(const RefArray& a, double eps);
 RefArray rms_norm(const RefArray& a, double eps);
 // fn(row values) -> one value, for every row of a: result [1, ne1, ne2, ne3].
@@ -53,15 +57,21 @@ RefArray transform_rows(const RefArray& a,
 
 // --- attention (reference_attention.cpp) ---
 double alibi_slope(int h, int n_head, double max_bias);
-RefArray soft_max(const RefArray& a, const RefArray* mask, double scale, double max_bias);
+// sinks (nullptr: none): one logit per head (dim 2) that joins each row's normalisation.
+RefArray soft_max(const RefArray& a, const RefArray* mask, double scale, double max_bias, const RefArray* sinks = nullptr);
 RefArray diag_mask_inf(const RefArray& a, int n_past);
 // freq_factors (nullptr: none) divides pair k's angle by freq_factors[k].
 RefArray rope(const RefArray& a, const RefArray& positions, const RopeParams& p, const RefArray* freq_factors = nullptr);
 RefArray flash_attn_ext(const RefArray& q, const RefArray& k, const RefArray& v, const RefArray* mask, double scale,
-                        double max_bias, double softcap);
+                        double max_bias, double softcap, const RefArray* sinks = nullptr);
 
-// --- matrix products (reference_matmul.cpp) ---
+// --- matrix products and mixture of experts (reference_matmul.cpp) ---
 RefArray mul_mat(const RefArray& a, const RefArray& b);
 RefArray out_prod(const RefArray& a, const RefArray& b);
+// as [k, m, n_as], b [k, n_b, n_t], ids [n_used, n_t] -> [m, n_used, n_t]: column (e, t) is
+// matrix ids[e, t] of as times column (e % n_b, t) of b.
+RefArray mul_mat_id(const RefArray& as, const RefArray& b, const RefArray& ids);
+// a [n, n_used, n_t] plus row ids[e, t] of b [n, n_as] at (e, t).
+RefArray add_id(const RefArray& a, const RefArray& b, const RefArray& ids);
 
 }  // namespace xb::opcheck::ref

@@ -12,10 +12,11 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// softmax of v in place, over the finite maximum; entries of -inf become 0.
-void softmax_in_place(std::vector<double>& v) {
-    const double max = *std::max_element(v.begin(), v.end());
-    double total = 0.0;
+// softmax of v in place, over the finite maximum; entries of -inf become 0. A sink (-inf: none) is
+// one more logit of the normalisation, with no entry of its own.
+void softmax_in_place(std::vector<double>& v, double sink = -kInf) {
+    const double max = std::max(*std::max_element(v.begin(), v.end()), sink);
+    double total = sink == -kInf ? 0.0 : std::exp(sink - max);
     for (double& x : v) {
         x = std::exp(x - max);
         total += x;
@@ -64,7 +65,7 @@ double alibi_slope(int h, int n_head, double max_bias) {
     return h < n_head_log2 ? std::pow(m0, h + 1) : std::pow(m1, 2 * (h - n_head_log2) + 1);
 }
 
-RefArray soft_max(const RefArray& a, const RefArray* mask, double scale, double max_bias) {
+RefArray soft_max(const RefArray& a, const RefArray* mask, double scale, double max_bias, const RefArray* sinks) {
     const int n_head = static_cast<int>(a.ne()[2]);
     return transform_rows(a, [&](std::vector<double>& row, int64_t i1, int64_t i2, int64_t i3) {
         const double slope = alibi_slope(static_cast<int>(i2), n_head, max_bias);
@@ -75,7 +76,7 @@ RefArray soft_max(const RefArray& a, const RefArray* mask, double scale, double 
                 row[i0] += slope * mask->at(static_cast<int64_t>(i0), i1, i2 % m[2], i3 % m[3]);
             }
         }
-        softmax_in_place(row);
+        softmax_in_place(row, sinks != nullptr ? (*sinks)[i2] : -kInf);
     });
 }
 
@@ -107,7 +108,7 @@ RefArray rope(const RefArray& a, const RefArray& positions, const RopeParams& p,
 // out[:, h, iq, s] = sum_j softmax_j(cap(scale q.k_j) + slope_h mask[j, iq]) v_j, with the kv head of
 // q head h being h / (n_head / n_head_kv).
 RefArray flash_attn_ext(const RefArray& q, const RefArray& k, const RefArray& v, const RefArray* mask, double scale,
-                        double max_bias, double softcap) {
+                        double max_bias, double softcap, const RefArray* sinks) {
     const int64_t d = q.ne()[0], n_q = q.ne()[1], n_head = q.ne()[2], n_seq = q.ne()[3];
     const int64_t n_kv = k.ne()[1], dv = v.ne()[0];
     const int64_t group = n_head / k.ne()[2];
@@ -127,7 +128,7 @@ RefArray flash_attn_ext(const RefArray& q, const RefArray& k, const RefArray& v,
             }
             s[static_cast<size_t>(j)] = score;
         }
-        softmax_in_place(s);
+        softmax_in_place(s, sinks != nullptr ? (*sinks)[h] : -kInf);
         for (int64_t c = 0; c < dv; ++c) {
             double acc = 0.0;
             for (int64_t j = 0; j < n_kv; ++j) acc += s[static_cast<size_t>(j)] * v.at(c, j, hk, is);

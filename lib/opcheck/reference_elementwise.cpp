@@ -67,4 +67,14 @@ RefArray glu_split(const RefArray& a, const RefArray& b, GluOp op) {
     return out;
 }
 
+RefArray swiglu_oai(const RefArray& a, const RefArray& b, double alpha, double limit) {
+    RefArray out(a.ne());
+    for (int64_t i = 0; i < a.size(); ++i) {
+        const double x = std::min(a[i], limit);
+        const double g = std::clamp(b[i], -limit, limit);
+        out[i] = x * sigmoid(alpha * x) * (g + 1.0);
+    }
+    return out;
+}
+
 }  // namespace xb::opcheck::ref

@@ -1,4 +1,4 @@
-// The float64 reference of the matrix products.
+// The float64 reference of the matrix products and the mixture-of-experts ops.
 #include "opcheck/reference.hpp"
 
 namespace xb::opcheck::ref {
@@ -27,6 +27,27 @@ RefArray out_prod(const RefArray& a, const RefArray& b) {
         double acc = 0.0;
         for (int64_t l = 0; l < na[1]; ++l) acc += a.at(i, l, i2 / r2, i3 / r3) * b.at(j, l, i2, i3);
         out.at(i, j, i2, i3) = acc;
+    });
+    return out;
+}
+
+RefArray mul_mat_id(const RefArray& as, const RefArray& b, const RefArray& ids) {
+    const Shape& na = as.ne();
+    const Shape& nb = b.ne();
+    RefArray out({na[1], ids.ne()[0], ids.ne()[1], 1});
+    for_each_index(out.ne(), [&](int64_t i, int64_t e, int64_t t, int64_t) {
+        const auto expert = static_cast<int64_t>(ids.at(e, t));
+        double acc = 0.0;
+        for (int64_t l = 0; l < na[0]; ++l) acc += as.at(l, i, expert) * b.at(l, e % nb[1], t);
+        out.at(i, e, t) = acc;
+    });
+    return out;
+}
+
+RefArray add_id(const RefArray& a, const RefArray& b, const RefArray& ids) {
+    RefArray out(a.ne());
+    for_each_index(a.ne(), [&](int64_t i, int64_t e, int64_t t, int64_t i3) {
+        out.at(i, e, t, i3) = a.at(i, e, t, i3) + b.at(i, static_cast<int64_t>(ids.at(e, t)));
     });
     return out;
 }

@@ -1,6 +1,7 @@
 // The float64 reference of the reductions and normalisations.
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 #include "opcheck/reference.hpp"
 
@@ -54,6 +55,20 @@ RefArray argmax(const RefArray& a) {
         return static_cast<double>(std::max_element(row.begin(), row.end()) - row.begin());
     });
     return reshape(best, {a.ne()[1], 1, 1, 1});
+}
+
+RefArray argsort(const RefArray& a, SortOrder order) {
+    return transform_rows(a, [order](std::vector<double>& row, int64_t, int64_t, int64_t) {
+        std::vector<int64_t> index(row.size());
+        std::iota(index.begin(), index.end(), 0);
+        std::stable_sort(index.begin(), index.end(), [&](int64_t x, int64_t y) {
+            const double vx = row[static_cast<size_t>(x)], vy = row[static_cast<size_t>(y)];
+            // NaN after every number in either order (a strict weak order: NaNs are equivalent).
+            if (std::isnan(vx) || std::isnan(vy)) return !std::isnan(vx);
+            return order == SortOrder::Descending ? vx > vy : vx < vy;
+        });
+        for (size_t i = 0; i < row.size(); ++i) row[i] = static_cast<double>(index[i]);
+    });
 }
 
 RefArray norm(const RefArray& a, double eps) {
