@@ -301,6 +301,8 @@ def write_gguf(path, name, m, file_tensors):
     if "linear_scale" in m:
         writer.add_rope_scaling_type(gguf.RopeScalingType.LINEAR)
         writer.add_rope_scaling_factor(m["linear_scale"])
+    if "rope_scaling_raw" in m:                           # a type llama.cpp does not know (bad files)
+        writer.add_string(f"{arch}.rope.scaling.type", m["rope_scaling_raw"])
     if m.get("rope_scaling_none"):
         writer.add_rope_scaling_type(gguf.RopeScalingType.NONE)
     if m.get("longrope"):
@@ -682,6 +684,39 @@ def variant(m, **changes):
     return out
 
 
+# name -> (base model, what is wrong). Small variants of the fixtures, each broken in one way a file
+# of these architectures can be; the C++ tests hold the expected messages.
+BAD_FILES = {
+    "moe-missing-expert": ("tiny-qwen3moe", "no blk.0.ffn_up_exps.weight"),
+    "moe-used-above-count": ("tiny-qwen3moe", "qwen3moe.expert_used_count 5 with expert_count 4"),
+    "moe-expert-shape": ("tiny-qwen3moe", "blk.0.ffn_gate_exps.weight holds 3 experts of 4"),
+    "swa-window-0": ("tiny-gemma2", "gemma2.attention.sliding_window 0"),
+    "rope-scaling-unknown": ("tiny-qwen3", "qwen3.rope.scaling.type is 'dynamic'"),
+}
+BAD_SIZES = dict(n_embd=32, head_dim=8, n_ff=16, n_vocab=32, n_layers=1)
+
+
+def write_bad_files(out):
+    out.mkdir(parents=True, exist_ok=True)
+    changes = {
+        "moe-used-above-count": dict(n_expert_used=5),
+        "swa-window-0": dict(swa_window=0),
+        "rope-scaling-unknown": dict(rope_scaling_raw="dynamic"),
+    }
+    edits = {
+        "moe-missing-expert": lambda t: t.pop("blk.0.ffn_up_exps.weight"),
+        "moe-expert-shape": lambda t: t.update({"blk.0.ffn_gate_exps.weight": t["blk.0.ffn_gate_exps.weight"][:3]}),
+    }
+    for name, (base, _) in BAD_FILES.items():
+        m = variant(MODELS[base], **BAD_SIZES, **changes.get(name, {}))
+        if "n_ff_exp" in m:
+            m["n_ff_exp"] = 8
+        tensors = to_file(m, make_weights(m, np.random.default_rng(1)))
+        if name in edits:
+            edits[name](tensors)
+        write_gguf(out / f"{name}.gguf", name, m, tensors)
+
+
 def self_check(models):
     """models: name -> (m, held, refs, stats). Raises AssertionError on any failure."""
     t = len(TOKENS)
@@ -770,6 +805,8 @@ def main():
     self_check(built)
     print("arch_fixtures: self-check passed", file=sys.stderr)
     if not args.check_only:
+        write_bad_files(out / "bad")
+        manifest["bad_files"] = {name: what for name, (_, what) in BAD_FILES.items()}
         (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
         print(f"arch_fixtures: wrote {len(MODELS)} models to {out}", file=sys.stderr)
 

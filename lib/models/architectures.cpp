@@ -45,9 +45,11 @@ Status gemma_common(const std::string& a, DecoderParams& p) {
     return Status::ok();
 }
 
+// The window of the sliding layers: gemma2 and gpt-oss always slide, so a window of 0 there is an
+// error; gemma3's files give 0 for no window.
 Status sliding_window(const GgufMetadata& md, const std::string& a, DecoderParams& p, std::optional<int64_t> window,
-                      int64_t pattern, double swa_base, float swa_scale) {
-    XB_ASSIGN_OR_RETURN(const int64_t w, md.integer(a + "attention.sliding_window", window, 0));
+                      int64_t pattern, double swa_base, float swa_scale, int64_t min_window = 1) {
+    XB_ASSIGN_OR_RETURN(const int64_t w, md.integer(a + "attention.sliding_window", window, min_window));
     XB_ASSIGN_OR_RETURN(const int64_t n, md.integer(a + "attention.sliding_window_pattern", pattern, 0, 1024));
     XB_ASSIGN_OR_RETURN(const double base, md.real(a + "rope.freq_base_swa", swa_base));
     p.swa.window = static_cast<int>(w);
@@ -104,7 +106,7 @@ Status gemma3(const GgufMetadata& md, const std::string& a, DecoderParams& p) {
     // Five layers in six slide when the file gives a window, with a local rope of base 10000 and
     // no scaling; the global layers keep the file's rope.
     if (!md.has(a + "attention.sliding_window")) return Status::ok();
-    return sliding_window(md, a, p, std::nullopt, 6, 10000.0, 1.0f);
+    return sliding_window(md, a, p, std::nullopt, 6, 10000.0, 1.0f, 0);
 }
 
 Status phi3(const GgufMetadata& md, const std::string& a, DecoderParams& p) {

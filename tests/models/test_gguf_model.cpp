@@ -288,6 +288,7 @@ TEST(GgufModel, ConfigMistakesAreClear) {
 struct BadFile {
     const char* name;
     std::vector<const char*> says;  // substrings of the one-line message
+    const char* dir = "bad/";       // under models/: bad/ (model_fixtures.py) or arch/bad/ (arch_fixtures.py)
 };
 
 void PrintTo(const BadFile& c, std::ostream* os) { *os << c.name; }
@@ -303,6 +304,11 @@ const std::vector<BadFile> kBadFiles = {
     {"heads-do-not-divide", {"heads-do-not-divide.gguf: offset ", "llama.attention.head_count_kv (3) does not divide llama.attention.head_count (2)"}},
     {"unsupported-arch", {"unsupported-arch.gguf: offset ", "architecture 'mamba' is not supported (supported: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, gpt-oss)"}},
     {"extra-tensor", {"offset ", "tensor 'blk.0.attn_output.bias' has no role in xbackend's llama graph"}},
+    {"moe-missing-expert", {"moe-missing-expert.gguf: no tensor 'blk.0.ffn_up_exps.weight', which a qwen3moe model needs"}, "arch/bad/"},
+    {"moe-used-above-count", {"moe-used-above-count.gguf: offset ", "metadata 'qwen3moe.expert_used_count' is 5, expected 1 to 4"}, "arch/bad/"},
+    {"moe-expert-shape", {"moe-expert-shape.gguf: offset ", "tensor 'blk.0.ffn_gate_exps.weight' has shape [32, 8, 3]", "need [32, 8, 4]"}, "arch/bad/"},
+    {"swa-window-0", {"swa-window-0.gguf: offset ", "metadata 'gemma2.attention.sliding_window' is 0, expected 1 to"}, "arch/bad/"},
+    {"rope-scaling-unknown", {"rope-scaling-unknown.gguf: offset ", "metadata 'qwen3.rope.scaling.type' is 'dynamic': that rope scaling is not supported; none, linear and yarn are"}, "arch/bad/"},
 };
 
 class BadModelFile : public ::testing::TestWithParam<BadFile> {};
@@ -310,7 +316,7 @@ class BadModelFile : public ::testing::TestWithParam<BadFile> {};
 TEST_P(BadModelFile, GivesOneClearLine) {
     const BadFile& c = GetParam();
     const std::string file = std::string(c.name) + ".gguf";
-    auto model = build(R"({"graph": {"model": "gguf", "file": "bad/)" + file + R"("}})");
+    auto model = build(R"({"graph": {"model": "gguf", "file": ")" + std::string(c.dir) + file + R"("}})");
     ASSERT_FALSE(model.is_ok()) << file << " was accepted";
     const std::string m = model.status().message();
     EXPECT_EQ(m.rfind("test.json: /graph/file: ", 0), 0u) << m;
@@ -327,8 +333,9 @@ INSTANTIATE_TEST_SUITE_P(Corpus, BadModelFile, ::testing::ValuesIn(kBadFiles), [
 // Every file of the corpus is in the table, and its unbroken original builds.
 TEST(BadModelFile, EveryCorpusFileIsTested) {
     const nlohmann::json& bad = manifest().at("bad_files");
-    EXPECT_EQ(bad.size(), kBadFiles.size());
-    for (const BadFile& c : kBadFiles) EXPECT_TRUE(bad.contains(c.name)) << c.name;
+    const nlohmann::json& arch_bad = arch_manifest().at("bad_files");
+    EXPECT_EQ(bad.size() + arch_bad.size(), kBadFiles.size());
+    for (const BadFile& c : kBadFiles) EXPECT_TRUE((std::string(c.dir) == "bad/" ? bad : arch_bad).contains(c.name)) << c.name;
     auto good = build(R"({"graph": {"model": "gguf", "file": "bad/good.gguf"}})");
     EXPECT_TRUE(good.is_ok()) << good.status().to_string();
 }
