@@ -109,6 +109,12 @@ void print_summary(const ProfileSummary& p) {
     for (const auto& [name, bytes] : p.buffer_bytes) {
         std::cerr << "  compute buffer " << name << ": " << bytes_text(static_cast<double>(bytes)) << '\n';
     }
+    if (!p.expert_weight_bytes.empty()) {
+        std::cerr << "  experts' weights:";
+        for (const auto& [name, bytes] : p.expert_weight_bytes) std::cerr << ' ' << name << ' ' << bytes_text(static_cast<double>(bytes));
+        std::cerr << "; copied per compute: " << p.expert_copies.count << " tensors, "
+                  << bytes_text(static_cast<double>(p.expert_copies.bytes)) << '\n';
+    }
     if (!p.host_weight_buffers.empty()) {
         std::cerr << "  host weights in:";
         for (const std::string& name : p.host_weight_buffers) std::cerr << ' ' << name;

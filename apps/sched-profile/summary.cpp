@@ -29,6 +29,9 @@ nlohmann::ordered_json optional_ms(const std::optional<double>& ms) {
 // A figure that is -1 when unknown, as JSON: the number or null.
 nlohmann::ordered_json known(double v) { return v >= 0 ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr); }
 
+// llama.cpp names the experts' stacked weights blk.N.ffn_{gate,up,down}_exps.weight (and .bias).
+bool is_expert_weight(const std::string& name) { return name.find("_exps.") != std::string::npos; }
+
 }  // namespace
 
 int ProfileSummary::total_copies() const {
@@ -61,6 +64,10 @@ ProfileSummary summarize(const Session& s, bool timed) {
             if (in.modelled_seconds >= 0) c.modelled_ms = std::max(c.modelled_ms, 0.0) + in.modelled_seconds * 1e3;
             if (in.copy_seconds >= 0) c.copy_ms = std::max(c.copy_ms, 0.0) + in.copy_seconds * 1e3;
             c.link_gbps = slowest_link(c.link_gbps, in.link_gbps);
+            if (is_expert_weight(in.name)) {
+                out.expert_copies.count += 1;
+                out.expert_copies.bytes += in.bytes;
+            }
         }
     }
     out.row_split = row_split_copies(s.model.graph);
@@ -75,6 +82,7 @@ ProfileSummary summarize(const Session& s, bool timed) {
             auto& names = out.host_weight_buffers;
             if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
         }
+        if (is_expert_weight(w.tensor->name)) out.expert_weight_bytes[w.device] += w.tensor->nbytes();
         const RowSplitBuffer* rows = row_split_storage(*w.tensor);
         const auto* slices = rows != nullptr ? rows->slices(*w.tensor) : nullptr;
         if (slices == nullptr) {
@@ -123,6 +131,8 @@ nlohmann::ordered_json to_json(const ProfileSummary& s) {
     for (const auto& [name, bytes] : s.buffer_bytes) buffers[name] = bytes;
     nlohmann::ordered_json weights = nlohmann::ordered_json::object();
     for (const auto& [name, bytes] : s.weight_bytes) weights[name] = bytes;
+    nlohmann::ordered_json experts = nlohmann::ordered_json::object();
+    for (const auto& [name, bytes] : s.expert_weight_bytes) experts[name] = bytes;
     const std::string hint = bound_hint(s);
     return {{"model", s.model},
             {"backends", s.backends},
@@ -135,6 +145,8 @@ nlohmann::ordered_json to_json(const ProfileSummary& s) {
             {"buffer_bytes", buffers},
             {"weight_bytes", weights},
             {"host_weight_buffers", s.host_weight_buffers},
+            {"expert_weight_bytes", experts},
+            {"expert_copies", {{"copies", s.expert_copies.count}, {"bytes", s.expert_copies.bytes}}},
             {"copy_ms", optional_ms(s.copy_ms)},
             {"compute_ms", optional_ms(s.compute_ms)},
             {"modelled_copy_ms", optional_ms(s.modelled_copy_ms)},

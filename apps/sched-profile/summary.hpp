@@ -41,6 +41,11 @@ struct ProfileSummary {
     std::map<std::string, size_t> weight_bytes;  // the weights placed on each device (a row split's by slice)
     // The buffer types holding the weights of CPU-type devices ("SIM0_Host" when pinned, "CPU").
     std::vector<std::string> host_weight_buffers;
+    // Mixture-of-experts models (weights named *_exps*, llama.cpp's names): the experts' weights
+    // on each device, and those copied per compute (a device computing experts whose weights live
+    // elsewhere, e.g. through op offload: what an expert-offload rule such as -ot exps=CPU avoids).
+    std::map<std::string, size_t> expert_weight_bytes;
+    PairCopies expert_copies;
     // Sums over the splits of the last profiled compute; absent on a dry run.
     std::optional<double> copy_ms, compute_ms, modelled_copy_ms;
 

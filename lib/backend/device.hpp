@@ -134,6 +134,19 @@ public:
         return false;
     }
 
+    // The batch by which GPU devices judge offload_op, as ggml's do: mul_mat's columns, the tokens
+    // of mul_mat_id and rope (ne[2]: a mixture-of-experts product of one token has n_used
+    // columns), 0 for get_rows (never worth moving), else the rows.
+    static int64_t offload_batch(const Tensor& op) {
+        switch (op.op) {
+            case Op::GetRows: return 0;
+            case Op::MulMat: return op.ne[1];
+            case Op::MulMatId:
+            case Op::Rope: return op.ne[2];
+            default: return op.nrows();
+        }
+    }
+
     // A new event for this device's backends to record and wait on (caps().events).
     virtual Result<std::unique_ptr<Event>> event_new() {
         return Status(StatusCode::NotSupported, std::string(name()) + ": events are not supported");

@@ -148,7 +148,7 @@ bool CudaDevice::supports_op(const Tensor& op) const { return supports_node(op);
 
 bool CudaDevice::offload_op(const Tensor& op) const {
     if (op.op == Op::GetRows) return false;
-    return op.ne[1] >= current_settings().offload_min_batch;
+    return offload_batch(op) >= current_settings().offload_min_batch;
 }
 
 Result<std::unique_ptr<Event>> CudaDevice::event_new() {

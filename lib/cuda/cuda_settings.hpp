@@ -1,7 +1,7 @@
 // Settings of CUDA devices and backends, given as "key=value,..." to Device::configure (the
 // device's defaults) or Device::init_backend (one backend):
 //
-//   offload_min_batch=N   offload_op claims ops whose batch (ne[1]) is at least N; 0 claims every
+//   offload_min_batch=N   offload_op claims ops whose batch (Device::offload_batch) is at least N; 0 claims every
 //                         op (default 32, as ggml). Device-wide: offload_op is a device query.
 //   tf32=0|1              f32 matrix products on TF32 tensor cores: faster, but results no longer
 //                         match the CPU within f32 tolerances (default 0).

@@ -102,7 +102,7 @@ bool SimDevice::supports_op(const Tensor& op) const {
 
 bool SimDevice::offload_op(const Tensor& op) const {
     std::lock_guard<std::mutex> lock(mutex_);
-    return settings_.offload_min_batch > 0 && op.op != Op::GetRows && op.ne[1] >= settings_.offload_min_batch;
+    return settings_.offload_min_batch > 0 && op.op != Op::GetRows && offload_batch(op) >= settings_.offload_min_batch;
 }
 
 bool SimDevice::supports_buft(const BufferType& buft) const {

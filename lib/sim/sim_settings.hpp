@@ -5,7 +5,7 @@
 //   host_buffer=0|1      1: the device has a pinned host buffer type, "SIM0_Host" (caps().host_buffer,
 //                        Device::host_buffer_type), as a CUDA device does, so placements put the
 //                        weights that stay on the host in it; 0 (default): none
-//   offload_min_batch=N  offload_op answers yes for ops of at least N rows (ne[1]), get_rows
+//   offload_min_batch=N  offload_op answers yes for ops whose batch (Device::offload_batch) is at least N, get_rows
 //                        excepted, as CUDA's setting of the same name: the scheduler then moves such
 //                        ops here from weights on the CPU, copying those weights; 0 (default): never
 //   unsupported=OPS      ops the device claims not to support: op names (rope, get_rows, unary, ...)

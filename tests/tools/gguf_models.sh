@@ -20,7 +20,7 @@ for t in q4_0 q4_1 q5_0 q5_1 q8_0 q4_K q5_K q6_K; do expect_in "info-quant-$t" "
 check info-md 0 "$profile" --info -c "$models/tiny-qwen2.gguf" --format md
 expect_in info-md "$tmp/out" "| qkv_bias"
 
-for model in "$models"/tiny-*.gguf; do
+for model in "$models"/tiny-*.gguf "$models"/arch/tiny-*.gguf; do
   name=$(basename "$model" .gguf)
   check "$name-compare" 0 "$compare" -c "$model" -b CPU,SIM0 --format json -o "$tmp/c.json"
   py "
@@ -33,7 +33,33 @@ if "$compare" --list-devices | grep -q "^BLAS"; then
 fi
 check run-gguf 0 "$run" -c "$models/tiny-llama.gguf" -r 1 --warmup 0 --format json -o "$tmp/r.json"
 
-for bad in "$models"/bad/*.gguf; do
+# The other architectures as placed over two devices by layers (llama.cpp's --split-mode layer),
+# through the scheduler, against the CPU alone: sliding windows, sinks and experts across a split.
+for name in tiny-gemma3 tiny-gpt-oss tiny-phi3 tiny-qwen3moe-q8_0; do
+  cat >"$tmp/split.json" <<EOF
+{"graph": {"model": "gguf", "file": "$models/arch/$name.gguf", "params": {"tokens": [1, 17, 255, 42, 3, 200, 99], "n_kv": 12}},
+ "placement": {"backends": ["SIM0", "SIM1", "CPU"], "split": {"mode": "layer", "devices": ["SIM0", "SIM1"], "ratios": [1, 1]}}}
+EOF
+  check "$name-placed-split" 0 "$compare" -c "$tmp/split.json" --placed -b SIM0 --format json -o "$tmp/p.json"
+  expect_in "$name-placed-split" "$tmp/err" "0 out of tolerance"
+done
+# A fault inside the experts' product (of the last model above, a MoE one) is caught, by name, as placed.
+check moe-fault-placed 1 "$compare" -c "$tmp/split.json" --placed -b SIM0 -P SIM0:fault_node=ffn_moe_down-1 -o /dev/null
+expect_in moe-fault-placed "$tmp/err" "first divergent node"
+
+# Experts kept on the CPU (llama.cpp's -ot exps=CPU): their products run there and no expert weight
+# is copied; with op offload at batch 4 the device computes them and copies their weights in.
+moe=$(dirname "$models")/../../configs/moe-expert-offload.json
+check moe-offload-profile 0 "$profile" -c "$moe" --map CUDA0=SIM0 --format json -o "$tmp/s.json"
+py "
+import json; s = json.load(open('$tmp/s.json'))
+assert s['expert_weight_bytes'] == {'CPU': 98304} and s['expert_copies'] == {'copies': 0, 'bytes': 0}, s" moe-offload-experts-stay
+check moe-offload-op 0 "$profile" -c "$moe" --map CUDA0=SIM0 -P SIM0:offload_min_batch=4 --format json -o "$tmp/s.json"
+py "
+import json; s = json.load(open('$tmp/s.json'))
+assert s['expert_copies'] == {'copies': 6, 'bytes': 98304}, s" moe-offload-experts-copied
+
+for bad in "$models"/bad/*.gguf "$models"/arch/bad/*.gguf; do
   name=$(basename "$bad" .gguf)
   [ "$name" = good ] && continue
   for tool in "$run" "$compare" "$profile"; do
