@@ -52,8 +52,13 @@ Models (manifest.json lists them with their references; README.md here says more
                       SwiGLU, layers 1-2 MoE: 8 experts, 2 used, sigmoid scores, exp_probs_b selection
                       bias, 4 groups of 2 with 2 used (group score: sum of its top-2), weights
                       normalised then x 2.5, one shared expert; untied
+  tiny-deepseek2-yarn the same layout with DeepSeek-V3's YaRN: factor 4, original context 1024
+                      (ramp 0, 1/3, 2/3, 1 over the 4 rope pairs), beta_fast 32, beta_slow 1,
+                      mscale = mscale_all_dim = 1 (yarn_log_multiplier 0.1): softmax scale
+                      x (1 + 0.1 ln 4)^2, cos/sin unscaled
 References: every layer with n_kv 7; the first layer only; and for the sliding-window, rope-factor
-and deepseek2 models (gemma2, gemma3, phi3, gpt-oss, deepseek2) every layer with n_kv 12.
+and deepseek2 models (gemma2, gemma3, phi3, gpt-oss, deepseek2, deepseek2-yarn) every layer with
+n_kv 12.
 
 Sliding window: llama.cpp's rule (llama_hparams::is_masked_swa, LLAMA_SWA_TYPE_STANDARD): a query at
 position p1 does not see a key at p0 when p1 - p0 >= n_swa; it sees the n_swa positions p1 - n_swa + 1
@@ -151,8 +156,16 @@ MODELS = {
         q_lora_rank=24, kv_lora_rank=32, qk_nope=16, qk_rope=8, v_head=12,
         moe="deepseek", n_expert=8, n_expert_used=2, n_group=4, topk_group=2, n_shared=1,
         routed_scale=2.5, norm_topk=True, bias_std=0.1),
+    "tiny-deepseek2-yarn": dict(
+        arch="deepseek2", n_embd=64, n_head=4, n_head_kv=1, head_dim=24, n_ff=80, n_ff_exp=16, n_vocab=256,
+        n_layers=3, n_dense_lead=1, eps=1e-6, freq_base=10000.0, tied=False, matrix_type=T.F16, weights="f16",
+        q_lora_rank=24, kv_lora_rank=32, qk_nope=16, qk_rope=8, v_head=12,
+        moe="deepseek", n_expert=8, n_expert_used=2, n_group=4, topk_group=2, n_shared=1,
+        routed_scale=2.5, norm_topk=True, bias_std=0.1,
+        context=4096, yarn=dict(factor=4.0, orig_context=1024, beta_fast=32.0, beta_slow=1.0, mscale=1.0,
+                                mscale_all_dim=1.0)),
 }
-LONG_CACHE = ("tiny-gemma2", "tiny-gemma3", "tiny-phi3", "tiny-gpt-oss", "tiny-deepseek2")
+LONG_CACHE = ("tiny-gemma2", "tiny-gemma3", "tiny-phi3", "tiny-gpt-oss", "tiny-deepseek2", "tiny-deepseek2-yarn")
 SEEDS = {name: 7100 + 100 * i for i, name in enumerate(MODELS)}
 SEEDS["tiny-qwen3moe-q8_0"] = SEEDS["tiny-qwen3moe"]  # the same checkpoint, stored differently
 
