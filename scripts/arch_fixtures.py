@@ -16,8 +16,9 @@ them (Gemma's norm weights + 1, llama's Q/K permutation, gpt-oss's interleaved g
 transposes), written with the `gguf` package under llama.cpp's tensor names and metadata keys. The
 file is then read back with gguf's reader, dequantized, and transformed back to the checkpoint
 layout; the float64 numpy forward pass runs on those values and is written from the transformers
-definitions (modeling_qwen3, _gemma2, _gemma3, _phi3, _mixtral, _qwen3_moe, _gpt_oss), so the
-references check the layout conventions as well as the arithmetic.
+definitions (modeling_qwen3, _gemma2, _gemma3, _phi3, _mixtral, _qwen3_moe, _gpt_oss, and
+DeepSeek-V3's modeling_deepseek / transformers' modeling_deepseek_v3), so the references check the
+layout conventions as well as the arithmetic.
 
 Models (manifest.json lists them with their references; README.md here says more):
   tiny-qwen3          f32; per-head RMS q/k norms before neox rope; head dim 24 from
@@ -44,8 +45,20 @@ Models (manifest.json lists them with their references; README.md here says more
                       the raw logits then softmax over the two; expert biases; HF's interleaved
                       gate_up split into gate/up as the converter does; clamped SwiGLU (limit 7,
                       alpha 1.702; some gates exceed 7); plain neox rope (rope.scaling.type none)
-References: every layer with n_kv 7; the first layer only; and for the sliding-window and
-rope-factor models (gemma2, gemma3, phi3, gpt-oss) every layer with n_kv 12.
+  tiny-deepseek2      f16 matrices (router, selection bias and norms f32), 3 layers, DeepSeek-V3
+                      layout: MLA (q_lora_rank 24, kv_lora_rank 32, qk_nope 16, qk_rope 8, v_head 12,
+                      4 heads; kv_b_proj split into attn_k_b (transposed) and attn_v_b as the converter
+                      does); normal rope on the rope part, base 10000, no scaling; layer 0 dense
+                      SwiGLU, layers 1-2 MoE: 8 experts, 2 used, sigmoid scores, exp_probs_b selection
+                      bias, 4 groups of 2 with 2 used (group score: sum of its top-2), weights
+                      normalised then x 2.5, one shared expert; untied
+  tiny-deepseek2-yarn the same layout with DeepSeek-V3's YaRN: factor 4, original context 1024
+                      (ramp 0, 1/3, 2/3, 1 over the 4 rope pairs), beta_fast 32, beta_slow 1,
+                      mscale = mscale_all_dim = 1 (yarn_log_multiplier 0.1): softmax scale
+                      x (1 + 0.1 ln 4)^2, cos/sin unscaled
+References: every layer with n_kv 7; the first layer only; and for the sliding-window, rope-factor
+and deepseek2 models (gemma2, gemma3, phi3, gpt-oss, deepseek2, deepseek2-yarn) every layer with
+n_kv 12.
 
 Sliding window: llama.cpp's rule (llama_hparams::is_masked_swa, LLAMA_SWA_TYPE_STANDARD): a query at
 position p1 does not see a key at p0 when p1 - p0 >= n_swa; it sees the n_swa positions p1 - n_swa + 1
@@ -53,17 +66,25 @@ position p1 does not see a key at p0 when p1 - p0 >= n_swa; it sees the n_swa po
 
 MoE routing: selections are made on float64 scores; the generator redraws a model's weights (next
 seed) until every token's k-th and (k+1)-th router logits differ by at least 0.05 in every
-reference, so a float32 or q8_0 run selects the same experts.
+reference, so a float32 or q8_0 run selects the same experts. DeepSeek's routing is on sigmoid
+scores (which move at most 1/4 as much as the logits): choice scores 0.0125 apart at the k-th, group
+scores 0.025 apart at the topk_group-th, and the k-th choice score above 0.0125.
 
 Self-check (always run; --check-only runs it without writing): every reference is recomputed by a
 second, independently written formulation (token by token through a growing cache, complex-number
 rope, per-expert loops) and must agree to 1e-12; references must differ between models and between
 n_kv values; and the features each model exists for must change its logits when switched off
-(soft-caps, windows, sinks, long factors, the global layer's scaling, the clamp, the q/k norms).
+(soft-caps, windows, sinks, long factors, the global layer's scaling, the clamp, the q/k norms;
+deepseek2's groups, selection bias, shared expert, weight scale and normalisation, YaRN ramp and
+YaRN attention scale). For deepseek2 the second formulation is llama.cpp's: the latent (MLA) cache
+with q absorbed through attn_k_b and the output decompressed through attn_v_b, ggml's YaRN and
+llama.cpp's attn_factor / kq_scale arithmetic from the file's keys; agreeing to 1e-12 with the HF
+formulation shows how llama.cpp's numbers map onto HF's.
 
 scripts/arch_fixtures_hf_check.py (optional; needs torch and transformers) runs transformers' own
-model classes on the committed files' weights: every reference agrees to 3e-7 relative (transformers
-computes norms and rope tables in float32), where a wrong convention would be off by 0.05 or more.
+model classes on the committed files' weights (all but the deepseek2 models, which it skips): every
+reference agrees to 3e-7 relative (transformers computes norms and rope tables in float32), where a
+wrong convention would be off by 0.05 or more.
 """
 import argparse
 import copy
@@ -125,8 +146,26 @@ MODELS = {
         n_vocab=256, n_layers=2, eps=1e-5, freq_base=150000.0, rope_scaling_none=True, tied=False,
         matrix_type=T.F16, weights="f16", attn_bias=True, sinks=True, swa_window=4, swa_period=2,
         moe="oai", n_expert=4, n_expert_used=2, oai_alpha=1.702, oai_limit=7.0),
+    # DeepSeek-V3 layout (llama.cpp's deepseek2). n_head_kv 1 is what the converter writes (MLA read
+    # as MQA over the latent); the checkpoint's num_key_value_heads is n_head and unused by MLA.
+    # head_dim: qk_nope + qk_rope (the query/key head; v_head_dim is the value head). n_ff is the
+    # dense layers' intermediate_size, n_ff_exp the routed and shared experts' moe_intermediate_size.
+    "tiny-deepseek2": dict(
+        arch="deepseek2", n_embd=64, n_head=4, n_head_kv=1, head_dim=24, n_ff=80, n_ff_exp=16, n_vocab=256,
+        n_layers=3, n_dense_lead=1, eps=1e-6, freq_base=10000.0, tied=False, matrix_type=T.F16, weights="f16",
+        q_lora_rank=24, kv_lora_rank=32, qk_nope=16, qk_rope=8, v_head=12,
+        moe="deepseek", n_expert=8, n_expert_used=2, n_group=4, topk_group=2, n_shared=1,
+        routed_scale=2.5, norm_topk=True, bias_std=0.1),
+    "tiny-deepseek2-yarn": dict(
+        arch="deepseek2", n_embd=64, n_head=4, n_head_kv=1, head_dim=24, n_ff=80, n_ff_exp=16, n_vocab=256,
+        n_layers=3, n_dense_lead=1, eps=1e-6, freq_base=10000.0, tied=False, matrix_type=T.F16, weights="f16",
+        q_lora_rank=24, kv_lora_rank=32, qk_nope=16, qk_rope=8, v_head=12,
+        moe="deepseek", n_expert=8, n_expert_used=2, n_group=4, topk_group=2, n_shared=1,
+        routed_scale=2.5, norm_topk=True, bias_std=0.1,
+        context=4096, yarn=dict(factor=4.0, orig_context=1024, beta_fast=32.0, beta_slow=1.0, mscale=1.0,
+                                mscale_all_dim=1.0)),
 }
-LONG_CACHE = ("tiny-gemma2", "tiny-gemma3", "tiny-phi3", "tiny-gpt-oss")
+LONG_CACHE = ("tiny-gemma2", "tiny-gemma3", "tiny-phi3", "tiny-gpt-oss", "tiny-deepseek2", "tiny-deepseek2-yarn")
 SEEDS = {name: 7100 + 100 * i for i, name in enumerate(MODELS)}
 SEEDS["tiny-qwen3moe-q8_0"] = SEEDS["tiny-qwen3moe"]  # the same checkpoint, stored differently
 
@@ -141,6 +180,8 @@ def near_one(rng, n):
 
 
 def make_weights(m, rng):
+    if m["arch"] == "deepseek2":
+        return ds_make_weights(m, rng)
     e, hd, v = m["n_embd"], m["head_dim"], m["n_vocab"]
     q, kv = m["n_head"] * hd, m["n_head_kv"] * hd
     gemma = m.get("gemma", False)
@@ -237,6 +278,12 @@ def to_file(m, w):
         if role == "down_proj_bias":
             out[key[: -len(role)] + "ffn_down_exps.bias"] = a
             continue
+        if role == "attn_kv_b":                             # DeepseekV2Model: split, k_b transposed
+            p, h, nope = key[: -len(role)], m["n_head"], m["qk_nope"]
+            kv = a.reshape(h, nope + m["v_head"], a.shape[1])           # per head: [k_nope rows; v rows]
+            out[p + "attn_k_b.weight"] = np.swapaxes(kv[:, :nope, :], 1, 2)   # (n_head, kv_lora_rank, qk_nope)
+            out[p + "attn_v_b.weight"] = kv[:, nope:, :]                      # (n_head, v_head, kv_lora_rank)
+            continue
         out[tensor_name(key)] = a
     return out
 
@@ -254,6 +301,12 @@ def from_file(m, tensors):
             hd = a.shape[0] // heads
             a = a.reshape(heads, hd // 2, 2, -1).swapaxes(1, 2).reshape(a.shape)
         w[key] = a
+    if m["arch"] == "deepseek2":
+        for il in range(m["n_layers"]):
+            p = f"blk.{il}."
+            k_b, v_b = w.pop(p + "attn_k_b"), w.pop(p + "attn_v_b")
+            kv = np.concatenate([np.swapaxes(k_b, 1, 2), v_b], axis=1)
+            w[p + "attn_kv_b"] = kv.reshape(-1, kv.shape[2])
     if m.get("moe") == "oai":
         for il in range(m["n_layers"]):
             p = f"blk.{il}."
@@ -289,6 +342,8 @@ def write_gguf(path, name, m, file_tensors):
     """Writes the model as llama.cpp's converter would (metadata keys per architecture)."""
     arch = m["arch"]
     writer = llama_writer(path, name, m, context=m.get("context", 2048))  # name, sizes, heads, rms eps
+    if arch == "deepseek2":
+        ds_write_keys(writer, m)
     if m.get("key_length"):
         writer.add_key_length(m["head_dim"])
         writer.add_value_length(m["head_dim"])
@@ -315,7 +370,7 @@ def write_gguf(path, name, m, file_tensors):
         writer.add_attn_logit_softcapping(m["attn_softcap"])
     if "final_softcap" in m:
         writer.add_final_logit_softcapping(m["final_softcap"])
-    if "moe" in m:
+    if "moe" in m and arch != "deepseek2":
         writer.add_expert_count(m["n_expert"])
         writer.add_expert_used_count(m["n_expert_used"])
         if "n_ff_exp" in m:
@@ -487,6 +542,8 @@ def ffn(m, w, il, h, stats):
 def forward(m, w, tokens, n_kv, n_layers, stats=None):
     """Logits [T, vocab] of the batch at the end of an n_kv cache whose earlier entries are zero."""
     stats = {} if stats is None else stats
+    if m["arch"] == "deepseek2":
+        return ds_forward(m, w, tokens, n_kv, n_layers, stats)
     t = len(tokens)
     pos = np.arange(n_kv - t, n_kv, dtype=np.float64)
     x = w["token_embd"][tokens]
@@ -517,6 +574,8 @@ def forward_incremental(m, w, tokens, n_kv, n_layers):
     values appended to a cache (n_kv - T zero entries first), rope as complex rotation, softmax as
     a log-sum-exp over the visible entries, experts looped per token. Written independently of
     forward() to cross-check it."""
+    if m["arch"] == "deepseek2":
+        return ds_forward_incremental(m, w, tokens, n_kv, n_layers)
     nh, nkv, hd, e = m["n_head"], m["n_head_kv"], m["head_dim"], m["n_embd"]
     half = hd // 2
     gemma = m.get("gemma", False)
@@ -639,6 +698,388 @@ def forward_incremental(m, w, tokens, n_kv, n_layers):
     return np.array(rows)
 
 
+# --- deepseek2 (DeepSeek-V2/V3 layout: MLA attention, grouped sigmoid-routed MoE, shared expert) ---
+# Checkpoint-layout keys are llama.cpp's names, except attn_kv_b: HF's kv_b_proj [n_head * (qk_nope +
+# v_head), kv_lora_rank], which the converter splits into attn_k_b (transposed) and attn_v_b.
+
+def ds_make_weights(m, rng):
+    e, v, h = m["n_embd"], m["n_vocab"], m["n_head"]
+    qr, kvr, nope, rope, vh = m["q_lora_rank"], m["kv_lora_rank"], m["qk_nope"], m["qk_rope"], m["v_head"]
+    w = {"token_embd": rng.standard_normal((v, e)) * 0.5, "output_norm": near_one(rng, e),
+         "output": rng.standard_normal((v, e)) / np.sqrt(e)}
+    for il in range(m["n_layers"]):
+        p = f"blk.{il}."
+        w[p + "attn_norm"] = near_one(rng, e)
+        w[p + "attn_q_a"] = rng.standard_normal((qr, e)) / np.sqrt(e)               # q_a_proj
+        w[p + "attn_q_a_norm"] = near_one(rng, qr)                                   # q_a_layernorm
+        w[p + "attn_q_b"] = rng.standard_normal((h * (nope + rope), qr)) / np.sqrt(qr) * 1.5   # q_b_proj
+        w[p + "attn_kv_a_mqa"] = rng.standard_normal((kvr + rope, e)) / np.sqrt(e) * 1.5  # kv_a_proj_with_mqa
+        w[p + "attn_kv_a_norm"] = near_one(rng, kvr)                                 # kv_a_layernorm
+        w[p + "attn_kv_b"] = rng.standard_normal((h * (nope + vh), kvr)) / np.sqrt(kvr)   # kv_b_proj
+        w[p + "attn_output"] = rng.standard_normal((e, h * vh)) / np.sqrt(h * vh)    # o_proj
+        w[p + "ffn_norm"] = near_one(rng, e)                                         # post_attention_layernorm
+        if il < m["n_dense_lead"]:
+            f = m["n_ff"]
+            w[p + "ffn_gate"] = rng.standard_normal((f, e)) / np.sqrt(e)
+            w[p + "ffn_up"] = rng.standard_normal((f, e)) / np.sqrt(e)
+            w[p + "ffn_down"] = rng.standard_normal((e, f)) / np.sqrt(f)
+        else:
+            ne, f, fs = m["n_expert"], m["n_ff_exp"], m["n_ff_exp"] * m["n_shared"]
+            w[p + "ffn_gate_inp"] = rng.standard_normal((ne, e)) / np.sqrt(e) * 1.5      # mlp.gate.weight
+            w[p + "exp_probs_b_bias"] = rng.standard_normal(ne) * m["bias_std"]          # e_score_correction_bias
+            w[p + "ffn_gate_exps"] = rng.standard_normal((ne, f, e)) / np.sqrt(e)
+            w[p + "ffn_up_exps"] = rng.standard_normal((ne, f, e)) / np.sqrt(e)
+            w[p + "ffn_down_exps"] = rng.standard_normal((ne, e, f)) / np.sqrt(f)
+            w[p + "ffn_gate_shexp"] = rng.standard_normal((fs, e)) / np.sqrt(e)         # shared_experts
+            w[p + "ffn_up_shexp"] = rng.standard_normal((fs, e)) / np.sqrt(e)
+            w[p + "ffn_down_shexp"] = rng.standard_normal((e, fs)) / np.sqrt(fs)
+    return w
+
+
+def ds_write_keys(writer, m):
+    """The keys DeepseekV2Model (and TextModel before it) writes from a DeepSeek-V3 config.json, after
+    llama_writer's common ones (block_count, context_length, embedding_length, feed_forward_length =
+    the dense intermediate_size, head_count, head_count_kv = 1, layer_norm_rms_epsilon); write_gguf
+    adds rope.freq_base and the generator tag."""
+    if "yarn" in m:                                          # config rope_scaling {"type": "yarn", ...}
+        y = m["yarn"]
+        writer.add_rope_scaling_type(gguf.RopeScalingType.YARN)
+        writer.add_rope_scaling_factor(y["factor"])
+        writer.add_rope_scaling_orig_ctx_len(y["orig_context"])
+        writer.add_rope_scaling_yarn_beta_fast(y["beta_fast"])
+        writer.add_rope_scaling_yarn_beta_slow(y["beta_slow"])
+    writer.add_expert_count(m["n_expert"])
+    writer.add_expert_used_count(m["n_expert_used"])
+    writer.add_expert_group_count(m["n_group"])
+    writer.add_expert_group_used_count(m["topk_group"])
+    writer.add_expert_gating_func(gguf.ExpertGatingFuncType.SIGMOID)   # scoring_func "sigmoid": 2
+    writer.add_file_type(gguf.LlamaFileType.MOSTLY_F16)
+    writer.add_leading_dense_block_count(m["n_dense_lead"])             # first_k_dense_replace
+    writer.add_vocab_size(m["n_vocab"])
+    writer.add_q_lora_rank(m["q_lora_rank"])
+    writer.add_kv_lora_rank(m["kv_lora_rank"])
+    writer.add_key_length(m["kv_lora_rank"] + m["qk_rope"])            # the MQA view of MLA: latent + rope
+    writer.add_value_length(m["kv_lora_rank"])
+    writer.add_key_length_mla(m["qk_nope"] + m["qk_rope"])             # the decompressed heads
+    writer.add_value_length_mla(m["v_head"])
+    writer.add_expert_feed_forward_length(m["n_ff_exp"])
+    writer.add_expert_shared_count(m["n_shared"])
+    writer.add_expert_weights_scale(m["routed_scale"])                 # routed_scaling_factor
+    if m["norm_topk"]:
+        writer.add_expert_weights_norm(True)                           # norm_topk_prob
+    writer.add_rope_dimension_count(m["qk_rope"])
+    if "yarn" in m and m["yarn"].get("mscale_all_dim") is not None:
+        writer.add_rope_scaling_yarn_log_mul(0.1 * m["yarn"]["mscale_all_dim"])   # [TAG_DEEPSEEK2_YARN_LOG_MUL_FIX]
+
+
+def ds_read_keys(reader, m):
+    """The values llama.cpp reads from the file (float32 as stored) for the second formulation."""
+    a = m["arch"]
+    f = {"freq_base": read_scalar(reader, f"{a}.rope.freq_base"), "n_rot": read_scalar(reader, f"{a}.rope.dimension_count"),
+         "head_k": read_scalar(reader, f"{a}.attention.key_length_mla"), "scale": read_scalar(reader, f"{a}.expert_weights_scale"),
+         "norm": bool(read_scalar(reader, f"{a}.expert_weights_norm")), "n_group": read_scalar(reader, f"{a}.expert_group_count"),
+         "group_used": read_scalar(reader, f"{a}.expert_group_used_count"), "eps": read_scalar(reader, f"{a}.attention.layer_norm_rms_epsilon"),
+         "rope_type": "none", "freq_scale": 1.0, "log_mul": 0.0}
+    assert read_scalar(reader, f"{a}.expert_gating_func") == 2
+    if f"{a}.rope.scaling.type" in reader.fields:
+        field = reader.fields[f"{a}.rope.scaling.type"]
+        f["rope_type"] = bytes(field.parts[field.data[0]]).decode()
+        f["freq_scale"] = 1.0 / read_scalar(reader, f"{a}.rope.scaling.factor")
+        f["n_ctx_orig"] = read_scalar(reader, f"{a}.rope.scaling.original_context_length")
+    if f"{a}.rope.scaling.yarn_log_multiplier" in reader.fields:
+        # llama.cpp divides by 0.1f in float32, which gives back mscale_all_dim exactly here
+        f["log_mul"] = float(np.float32(read_scalar(reader, f"{a}.rope.scaling.yarn_log_multiplier")) / np.float32(0.1))
+    return f
+
+
+def ds_yarn_get_mscale(scale, mscale):
+    return 1.0 if scale <= 1.0 else 0.1 * mscale * math.log(scale) + 1.0
+
+
+def ds_hf_rope_tables(m):
+    """(inv_freq [qk_rope/2], cos/sin multiplier, softmax scale) as DeepSeek-V3's modeling_deepseek.py
+    (DeepseekV3RotaryEmbedding / DeepseekV3YarnRotaryEmbedding, DeepseekV3Attention) computes them."""
+    dim, base = m["qk_rope"], m["freq_base"]
+    freq_extra = 1.0 / base ** (np.arange(0, dim, 2, dtype=np.float64) / dim)
+    softmax_scale = (m["qk_nope"] + m["qk_rope"]) ** -0.5
+    if "yarn" not in m:
+        return freq_extra, 1.0, softmax_scale
+    y = m["yarn"]
+    s = y["factor"]
+    freq_inter = 1.0 / (s * base ** (np.arange(0, dim, 2, dtype=np.float64) / dim))
+
+    def corr_dim(num_rot):                                   # yarn_find_correction_dim
+        return (dim * math.log(y["orig_context"] / (num_rot * 2 * math.pi))) / (2 * math.log(base))
+
+    low = max(math.floor(corr_dim(y["beta_fast"])), 0)     # yarn_find_correction_range
+    high = min(math.ceil(corr_dim(y["beta_slow"])), dim - 1)
+    if "ramp_override" in m:                                 # self-check variants only
+        ramp = np.full(dim // 2, m["ramp_override"])
+    else:                                                    # yarn_linear_ramp_mask
+        ramp = np.clip((np.arange(dim // 2) - low) / ((high + 0.001 if low == high else high) - low), 0.0, 1.0)
+    inv_freq_mask = 1.0 - ramp
+    inv_freq = freq_inter * (1.0 - inv_freq_mask) + freq_extra * inv_freq_mask
+    cos_scale = ds_yarn_get_mscale(s, y["mscale"]) / ds_yarn_get_mscale(s, y["mscale_all_dim"])
+    if y.get("mscale_all_dim"):
+        softmax_scale *= ds_yarn_get_mscale(s, y["mscale_all_dim"]) ** 2
+    return inv_freq, cos_scale, softmax_scale
+
+
+def ds_hf_rope(x, pos, inv_freq, cos_scale):
+    """modeling_deepseek's apply_rotary_pos_emb: de-interleave the last dim (x0 x2 .. x1 x3 ..), then
+    rotate-half with cos/sin of cat(freqs, freqs). x [T, heads, d]; returns the de-interleaved order."""
+    t, hh, d = x.shape
+    ang = pos[:, None] * inv_freq[None, :]
+    emb = np.concatenate([ang, ang], axis=-1)
+    cos, sin = (np.cos(emb) * cos_scale)[:, None, :], (np.sin(emb) * cos_scale)[:, None, :]
+    x = x.reshape(t, hh, d // 2, 2).swapaxes(2, 3).reshape(t, hh, d)
+    rot = np.concatenate([-x[..., d // 2:], x[..., : d // 2]], axis=-1)
+    return x * cos + rot * sin
+
+
+def ds_attention(m, w, il, h, pos, n_kv):
+    """DeepseekV3Attention (eager, q_lora_rank > 0) over a cache of n_kv - T zero keys/values first."""
+    t, nh = h.shape[0], m["n_head"]
+    nope, rope, vh, kvr = m["qk_nope"], m["qk_rope"], m["v_head"], m["kv_lora_rank"]
+    p = f"blk.{il}."
+    q = rms_norm(h @ w[p + "attn_q_a"].T, w[p + "attn_q_a_norm"], m["eps"]) @ w[p + "attn_q_b"].T
+    q = q.reshape(t, nh, nope + rope)
+    q_nope, q_pe = q[..., :nope], q[..., nope:]
+    ckv = h @ w[p + "attn_kv_a_mqa"].T
+    compressed, k_pe = ckv[:, :kvr], ckv[:, kvr:].reshape(t, 1, rope)
+    kv = (rms_norm(compressed, w[p + "attn_kv_a_norm"], m["eps"]) @ w[p + "attn_kv_b"].T).reshape(t, nh, nope + vh)
+    k_nope, value = kv[..., :nope], kv[..., nope:]
+    inv_freq, cos_scale, softmax_scale = ds_hf_rope_tables(m)
+    q_pe, k_pe = ds_hf_rope(q_pe, pos, inv_freq, cos_scale), ds_hf_rope(k_pe, pos, inv_freq, cos_scale)
+    qs = np.concatenate([q_nope, q_pe], axis=-1)
+    ks = np.concatenate([k_nope, np.broadcast_to(k_pe, (t, nh, rope))], axis=-1)
+    prefix = n_kv - t
+    ks = np.concatenate([np.zeros((prefix, nh, nope + rope)), ks])
+    value = np.concatenate([np.zeros((prefix, nh, vh)), value])
+    s = np.einsum("thd,shd->hts", qs, ks) * softmax_scale
+    s = np.where((np.arange(n_kv)[None, :] <= pos[:, None])[None], s, -np.inf)
+    e = np.exp(s - s.max(axis=2, keepdims=True))
+    out = np.einsum("hts,shd->thd", e / e.sum(axis=2, keepdims=True), value).reshape(t, nh * vh)
+    return out @ w[p + "attn_output"].T
+
+
+def ds_mlp(h, gate, up, down):
+    g = h @ gate.T
+    return (g / (1.0 + np.exp(-g)) * (h @ up.T)) @ down.T
+
+
+def ds_route(m, w, il, h, stats):
+    """DeepSeek-V3's MoEGate (noaux_tc): sigmoid scores; choice scores = scores + e_score_correction_bias;
+    a group's score is the sum of its top-2 choice scores; the topk_group best groups stay, the other
+    experts' choice scores become 0.0; top-k of those; weights = the unbiased scores of the chosen,
+    divided by their sum (norm_topk_prob), times routed_scaling_factor. Returns (chosen, weights)."""
+    p = f"blk.{il}."
+    ne, k, ng, kg = m["n_expert"], m["n_expert_used"], m["n_group"], m["topk_group"]
+    scores = 1.0 / (1.0 + np.exp(-(h @ w[p + "ffn_gate_inp"].T)))
+    choice = scores + (w[p + "exp_probs_b_bias"] if m.get("use_bias", True) else 0.0)
+    t = h.shape[0]
+    if ng > 1:
+        group_scores = np.sort(choice.reshape(t, ng, ne // ng), axis=2)[:, :, -2:].sum(axis=2)
+        g_order = np.argsort(-group_scores, axis=1, kind="stable")
+        keep = np.zeros((t, ng), dtype=bool)
+        np.put_along_axis(keep, g_order[:, :kg], True, 1)
+        allowed = np.repeat(keep, ne // ng, axis=1)
+        sg = np.sort(group_scores, axis=1)[:, ::-1]
+        stats["group_gap"] = min(stats.get("group_gap", np.inf), float((sg[:, kg - 1] - sg[:, kg]).min()))
+    else:
+        allowed = np.ones((t, ne), dtype=bool)
+    masked = np.where(allowed, choice, 0.0)
+    chosen = np.argsort(-masked, axis=1, kind="stable")[:, :k]
+    # margins (as llama.cpp masks with -inf rather than 0.0, the k-th choice must also be > 0)
+    ranked = np.sort(np.where(allowed, choice, -np.inf), axis=1)[:, ::-1]
+    stats["expert_gap"] = min(stats.get("expert_gap", np.inf), float((ranked[:, k - 1] - ranked[:, k]).min()))
+    stats["kth_choice"] = min(stats.get("kth_choice", np.inf), float(ranked[:, k - 1].min()))
+    # how often the groups and the bias decide something (self-check wants both to matter)
+    free = np.sort(np.argsort(-choice, axis=1, kind="stable")[:, :k], axis=1)
+    unbiased = np.sort(np.argsort(-np.where(allowed, scores, -np.inf), axis=1, kind="stable")[:, :k], axis=1)
+    mine = np.sort(chosen, axis=1)
+    stats["group_decides"] = stats.get("group_decides", 0) + int((free != mine).any(axis=1).sum())
+    stats["bias_decides"] = stats.get("bias_decides", 0) + int((unbiased != mine).any(axis=1).sum())
+    wts = np.take_along_axis(choice if m.get("bias_in_weights") else scores, chosen, 1)
+    if m["norm_topk"]:
+        wts = wts / (wts.sum(axis=1, keepdims=True) + 1e-20)
+    return chosen, wts * m["routed_scale"]
+
+
+def ds_ffn(m, w, il, h, stats):
+    p = f"blk.{il}."
+    if il < m["n_dense_lead"]:
+        return ds_mlp(h, w[p + "ffn_gate"], w[p + "ffn_up"], w[p + "ffn_down"])
+    chosen, wts = ds_route(m, w, il, h, stats)
+    dense = np.zeros((h.shape[0], m["n_expert"]))
+    np.put_along_axis(dense, chosen, wts, 1)
+    out = np.zeros_like(h)
+    for ex in range(m["n_expert"]):
+        out += dense[:, ex:ex + 1] * ds_mlp(h, w[p + "ffn_gate_exps"][ex], w[p + "ffn_up_exps"][ex], w[p + "ffn_down_exps"][ex])
+    if m.get("use_shared", True):
+        out += ds_mlp(h, w[p + "ffn_gate_shexp"], w[p + "ffn_up_shexp"], w[p + "ffn_down_shexp"])
+    return out
+
+
+def ds_forward(m, w, tokens, n_kv, n_layers, stats):
+    t = len(tokens)
+    pos = np.arange(n_kv - t, n_kv, dtype=np.float64)
+    x = w["token_embd"][tokens]
+    for il in range(n_layers):
+        p = f"blk.{il}."
+        x = x + ds_attention(m, w, il, rms_norm(x, w[p + "attn_norm"], m["eps"]), pos, n_kv)
+        x = x + ds_ffn(m, w, il, rms_norm(x, w[p + "ffn_norm"], m["eps"]), stats)
+    return rms_norm(x, w["output_norm"], m["eps"]) @ w["output"].T
+
+
+def ds_forward_incremental(m, w, tokens, n_kv, n_layers):
+    """llama.cpp's formulation, token by token: the MLA cache holds the normed latent and the roped
+    k_pe (n_kv - T zero entries first); q_nope is absorbed through attn_k_b, the latent output
+    decompressed through attn_v_b (the file's split tensors); ggml's normal rope on adjacent pairs
+    as complex rotations with ggml's YaRN (rope_yarn, corr dims) and llama.cpp's attn_factor /
+    kq_scale arithmetic; routing with -inf masking, per-token loops. Hyperparameters come from the
+    file's keys (m["file"])."""
+    f = m["file"]
+    nh, e = m["n_head"], m["n_embd"]
+    nope, kvr, vh = m["qk_nope"], m["kv_lora_rank"], m["v_head"]
+    n_rot, base, eps = f["n_rot"], f["freq_base"], f["eps"]
+    # llama_context: freq_scale, ext_factor, yarn_attn_factor
+    yarn = f["rope_type"] == "yarn"
+    freq_scale = f["freq_scale"] if f["rope_type"] in ("yarn", "linear") else 1.0
+    ext_factor = 1.0 if yarn else 0.0
+    attn_factor = 1.0
+    if ext_factor != 0.0:
+        factor = 1.0 / freq_scale
+
+        def get_mscale(scale, msc):
+            return 1.0 if scale <= 1.0 else 0.1 * msc * math.log(scale) + 1.0
+        if f["log_mul"] != 0.0:
+            msc = f["log_mul"] if f["log_mul"] != 1.0 else 1.0   # deepseek2: mscale taken as mscale_all_dim
+            attn_factor = get_mscale(factor, msc) / get_mscale(factor, f["log_mul"])
+        else:
+            attn_factor = get_mscale(factor, 1.0)
+        attn_factor *= 1.0 / (1.0 + 0.1 * math.log(factor))
+    # deepseek2 graph: undo the adjustment, pre-scale kq_scale
+    attn_factor_org = attn_factor * (1.0 + 0.1 * math.log(1.0 / freq_scale))
+    msc = attn_factor_org * (1.0 + 0.1 * f["log_mul"] * math.log(1.0 / freq_scale))
+    kq_scale = msc * msc / math.sqrt(f["head_k"])
+    if yarn:                                                 # ggml_rope_yarn_corr_dims
+        def corr(n_rot_b):
+            return n_rot * math.log(f["n_ctx_orig"] / (n_rot_b * 2 * math.pi)) / (2 * math.log(base))
+        corr_dims = (max(0.0, math.floor(corr(32.0))), min(n_rot - 1.0, math.ceil(corr(1.0))))  # llama.cpp's beta defaults
+
+    def rope(vec, position):
+        out = vec.copy()
+        for j in range(n_rot // 2):
+            theta_extrap = position * base ** (-2.0 * j / n_rot)
+            theta = freq_scale * theta_extrap
+            amp = attn_factor
+            if ext_factor != 0.0:
+                y = (j - corr_dims[0]) / max(0.001, corr_dims[1] - corr_dims[0])
+                ramp_mix = (1.0 - min(1.0, max(0.0, y))) * ext_factor
+                theta = theta * (1.0 - ramp_mix) + theta_extrap * ramp_mix
+                amp *= 1.0 + 0.1 * math.log(1.0 / freq_scale)
+            z = complex(vec[2 * j], vec[2 * j + 1]) * complex(math.cos(theta), math.sin(theta)) * amp
+            out[2 * j], out[2 * j + 1] = z.real, z.imag
+        return out
+
+    def rms(vec, weight):
+        return vec * weight / math.sqrt(float(np.dot(vec, vec)) / vec.size + eps)
+
+    def silu(g):
+        return g / (1.0 + math.exp(-g))
+
+    def mlp(hv, gate, up, down):
+        return down @ (np.array([silu(gg) for gg in gate @ hv]) * (up @ hv))
+
+    prefix = n_kv - len(tokens)
+    cache = [[(np.zeros(kvr), np.zeros(n_rot))] * prefix for _ in range(n_layers)]
+    rows = []
+    for i, tok in enumerate(tokens):
+        position = float(prefix + i)
+        x = w["token_embd"][tok].copy()
+        for il in range(n_layers):
+            p = f"blk.{il}."
+            kv_b = w[p + "attn_kv_b"].reshape(nh, nope + vh, kvr)
+            k_b = np.swapaxes(kv_b[:, :nope, :], 1, 2)       # attn_k_b as the file holds it (n_head, kvr, nope)
+            v_b = kv_b[:, nope:, :]                          # attn_v_b (n_head, v_head, kvr)
+            h = rms(x, w[p + "attn_norm"])
+            q = w[p + "attn_q_b"] @ rms(w[p + "attn_q_a"] @ h, w[p + "attn_q_a_norm"])
+            kv_cmpr_pe = w[p + "attn_kv_a_mqa"] @ h
+            latent = rms(kv_cmpr_pe[:kvr], w[p + "attn_kv_a_norm"])
+            cache[il].append((latent, rope(kv_cmpr_pe[kvr:], position)))
+            attn = []
+            for hh in range(nh):
+                qh = q[hh * (nope + n_rot):(hh + 1) * (nope + n_rot)]
+                q_abs = k_b[hh] @ qh[:nope]                  # ggml_mul_mat(wk_b, q_nope)
+                q_pe = rope(qh[nope:], position)
+                scores = [(float(np.dot(q_abs, c)) + float(np.dot(q_pe, kp))) * kq_scale for c, kp in cache[il]]
+                top = max(scores)
+                lse = top + math.log(sum(math.exp(sc - top) for sc in scores))
+                o_latent = sum(math.exp(sc - lse) * c for sc, (c, _) in zip(scores, cache[il]))
+                attn.append(v_b[hh] @ o_latent)              # decompressed by wv_b
+            x = x + w[p + "attn_output"] @ np.concatenate(attn)
+            h = rms(x, w[p + "ffn_norm"])
+            if il < m["n_dense_lead"]:
+                x = x + mlp(h, w[p + "ffn_gate"], w[p + "ffn_up"], w[p + "ffn_down"])
+                continue
+            probs = [1.0 / (1.0 + math.exp(-lv)) for lv in w[p + "ffn_gate_inp"] @ h]
+            sel = [pr + b for pr, b in zip(probs, w[p + "exp_probs_b_bias"])]
+            per = m["n_expert"] // f["n_group"]
+            gscore = [sum(sorted(sel[g * per:(g + 1) * per])[-2:]) for g in range(f["n_group"])]
+            groups = sorted(range(f["n_group"]), key=lambda g: -gscore[g])[:f["group_used"]]
+            sel = [sv if ex // per in groups else -math.inf for ex, sv in enumerate(sel)]
+            ranked = sorted(range(m["n_expert"]), key=lambda ex: -sel[ex])[:m["n_expert_used"]]
+            gates = [probs[ex] for ex in ranked]
+            if f["norm"]:
+                total = max(sum(gates), 6.103515625e-5)
+                gates = [g / total for g in gates]
+            out = np.zeros(e)
+            for ex, gw in zip(ranked, gates):
+                out += gw * f["scale"] * mlp(h, w[p + "ffn_gate_exps"][ex], w[p + "ffn_up_exps"][ex], w[p + "ffn_down_exps"][ex])
+            out += mlp(h, w[p + "ffn_gate_shexp"], w[p + "ffn_up_shexp"], w[p + "ffn_down_shexp"])
+            x = x + out
+        rows.append(w["output"] @ rms(x, w["output_norm"]))
+    return np.array(rows)
+
+
+def routing_has_margins(m, stats):
+    """Softmax and gpt-oss routers: the k-th and (k+1)-th router logits differ by ROUTER_MARGIN.
+    DeepSeek's sigmoid scores move at most 1/4 as much as the logits, so: expert choice scores
+    ROUTER_MARGIN / 4 apart, group scores (sums of two) ROUTER_MARGIN / 2 apart, and the k-th choice
+    score above ROUTER_MARGIN / 4 (so that HF's 0.0 fill and llama.cpp's -inf agree)."""
+    if m.get("moe") != "deepseek":
+        return stats["router_gap"] >= ROUTER_MARGIN
+    return (stats["expert_gap"] >= ROUTER_MARGIN / 4 and stats["group_gap"] >= ROUTER_MARGIN / 2
+            and stats["kth_choice"] >= ROUTER_MARGIN / 4)
+
+
+def ds_self_check(name, m, held, refs, stats, changed):
+    t = len(TOKENS)
+    f = m["file"]
+    assert f["head_k"] == m["qk_nope"] + m["qk_rope"] and f["n_rot"] == m["qk_rope"]
+    assert stats["group_decides"] > 0, f"{name}: the group limit never changes a choice"
+    assert stats["bias_decides"] > 0, f"{name}: the selection bias never changes a choice"
+    changed("the expert groups", variant(m, n_group=1))
+    changed("the selection bias", variant(m, use_bias=False))
+    changed("the shared expert", variant(m, use_shared=False))
+    changed("the routed weights scale", variant(m, routed_scale=1.0))
+    changed("the weight normalisation", variant(m, norm_topk=False))
+    changed("top-k routing", variant(m, n_expert_used=3))
+    changed("weights from the unbiased scores", variant(m, bias_in_weights=True))   # the bias chooses only
+    if "yarn" in m:
+        assert f["rope_type"] == "yarn" and f["log_mul"] == m["yarn"]["mscale_all_dim"]
+        dim, y = m["qk_rope"], m["yarn"]
+        inv, _, _ = ds_hf_rope_tables(m)
+        plain = 1.0 / m["freq_base"] ** (np.arange(0, dim, 2) / dim)
+        ramp = (plain - inv) / (plain - plain / y["factor"])      # 0: extrapolated, 1: interpolated
+        assert ((ramp > 0.01) & (ramp < 0.99)).sum() >= 2, f"{name}: the YaRN ramp has no blended pairs ({ramp})"
+        for label, r in (("interpolation only", 1.0), ("extrapolation only", 0.0)):
+            changed(f"the YaRN ramp ({label}, n_kv 12)", variant(m, ramp_override=r), n_kv=t + 5)
+        changed("the YaRN attention scale (mscale_all_dim)", variant(m, yarn=dict(y, mscale_all_dim=0.0)))
+        changed("YaRN altogether (n_kv 12)", variant(m, yarn=None), n_kv=t + 5)
+
+
 # --- building, checking, writing ---------------------------------------------------------------
 
 def cases(name, m):
@@ -654,7 +1095,7 @@ def reference_file(name, n_layers, n_kv):
 def build(name, m, path):
     """Writes the model (redrawing MoE weights until the routing has margins); returns the held
     checkpoint-layout weights and {(n_layers, n_kv): logits}."""
-    for attempt in range(50):
+    for attempt in range(m.get("max_attempts", 50)):
         rng = np.random.default_rng(SEEDS[name] + attempt)
         w = make_weights(m, rng)
         write_gguf(path, name, m, to_file(m, w))
@@ -666,10 +1107,12 @@ def build(name, m, path):
             assert held[key].shape == a.shape and np.abs(held[key] - a).max() <= tol, f"{name}: {key}"
         if m.get("longrope"):
             m["attn_factor_held"] = float(read_scalar(reader, f"{m['arch']}.rope.scaling.attn_factor"))
+        if m["arch"] == "deepseek2":
+            m["file"] = ds_read_keys(reader, m)
         stats, refs = {}, {}
         for n_layers, n_kv in cases(name, m):
             refs[(n_layers, n_kv)] = forward(m, held, TOKENS, n_kv, n_layers or m["n_layers"], stats)
-        if "moe" not in m or stats["router_gap"] >= ROUTER_MARGIN:
+        if "moe" not in m or routing_has_margins(m, stats):
             return held, refs, stats, attempt
     raise RuntimeError(f"{name}: no seed gave router margins of {ROUTER_MARGIN}")
 
@@ -762,8 +1205,10 @@ def self_check(models):
         if m.get("moe") == "oai":
             assert stats["gate_over_limit"] > 0, f"{name}: no gate exceeds the clamp"
             changed("the clamp", variant(m, oai_limit=1e9))
-        if "moe" in m:
+        if "moe" in m and m["moe"] != "deepseek":
             changed("top-k routing", variant(m, n_expert_used=m["n_expert"] - 1))
+        if m["arch"] == "deepseek2":
+            ds_self_check(name, m, held, refs, stats, changed)
     names = list(models)
     for i, a in enumerate(names):
         for b in names[i + 1:]:

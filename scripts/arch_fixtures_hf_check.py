@@ -170,6 +170,9 @@ def main():
     worst = 0.0
     for name, spec in A.MODELS.items():
         m = copy.deepcopy(spec)
+        if m["arch"] == "deepseek2":   # no transformers mapping written for it yet (see arch/README.md)
+            print(f"{name:20s} skipped: not mapped onto transformers' DeepseekV3 here")
+            continue
         tensors, reader = A.read_gguf(DATA / f"{name}.gguf")
         w = A.from_file(m, tensors)
         refs = {(r["n_layers"], r["n_kv"]): r["logits"] for r in
