@@ -70,10 +70,10 @@ BuiltGraph decoder_leaves(const DecoderParams& p, const Decoder& m, InitSpec tok
     for (size_t il = 0; il < m.layers.size(); ++il) {
         for (Tensor* w : m.layers[il].all()) b.leaves.push_back(weight(w, init_of(*w), static_cast<int>(il)));
     }
+    // Caches start empty whatever defaults.init says (is_cache below); latent attention has no V cache.
     for (size_t il = 0; il < m.k_cache.size(); ++il) {
-        // Caches start empty whatever defaults.init says (is_cache below).
         b.leaves.push_back(weight(m.k_cache[il], constant(0), static_cast<int>(il)));
-        b.leaves.push_back(weight(m.v_cache[il], constant(0), static_cast<int>(il)));
+        if (il < m.v_cache.size()) b.leaves.push_back(weight(m.v_cache[il], constant(0), static_cast<int>(il)));
     }
     b.leaves.push_back(weight(m.out_norm, init_of(*m.out_norm), -1, WeightGroup::OutputLayer));
     if (m.output != m.tok_embd) b.leaves.push_back(weight(m.output, init_of(*m.output), -1, WeightGroup::OutputLayer));
@@ -98,8 +98,8 @@ Result<BuiltGraph> llama(const DecoderParams& p, Context& ctx) {
 // A llama.cpp model file: the decoder its metadata describes, every weight read from the file.
 Result<BuiltGraph> gguf(const GgufModelParams& g, Context& ctx) {
     XB_ASSIGN_OR_RETURN(const GgufReader file, GgufReader::open(g.file));
-    XB_ASSIGN_OR_RETURN(GgufModelInfo info, read_gguf_model_info(file));
-    DecoderParams& p = info.params;
+    XB_ASSIGN_OR_RETURN(const GgufModelInfo info, read_gguf_model_info(file));
+    DecoderParams p = info.params;  // the file's, with the config's tokens, cache and layers
     if (g.n_layers > p.n_layers) {
         return Status(StatusCode::InvalidArgument, "n_layers is " + std::to_string(g.n_layers) + " but " + g.file + " has " +
                                                        std::to_string(p.n_layers) + " layers");

@@ -31,7 +31,7 @@ enum class Op : uint8_t {
     MulMat,        // src1 x src0^T -> f32 [ne01, ne11, ne12, ne13]
     OutProd,       // sum over dim 1 of outer products -> f32 [ne00, ne10, ne12, ne13]
     GetRows,       // rows of src0 picked by i32 indices src1
-    SetRows,       // rows of src0 written into view_src at indices src1 (result is a view)
+    SetRows,       // rows of src0 written into view_src (also src2) at indices src1 (result is a view)
     Cpy,           // src0 converted into src1's layout (result is a view of src1)
     Cont,          // contiguous copy of a possibly strided src0
     Reshape, View, Permute, Transpose,   // share storage with their source, compute nothing

@@ -252,6 +252,9 @@ Tensor* set_rows(Context& ctx, Tensor* dst, Tensor* src, Tensor* rows) {
     t->op = Op::SetRows;
     t->src[0] = src;
     t->src[1] = rows;
+    // dst as a source too (ggml does the same): the rows are written over its values, so a dst
+    // computed in the graph (not a cache) must be computed first and kept alive.
+    t->src[2] = dst;
     return t;
 }
 

@@ -1,5 +1,6 @@
 #include "models/architectures.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 
@@ -131,11 +132,53 @@ Status gpt_oss(const GgufMetadata& md, const std::string& a, DecoderParams& p) {
     return sliding_window(md, a, p, std::nullopt, 2, p.rope_freq_base, p.rope_freq_scale);
 }
 
+// DeepSeek V2/V3/R1, Kimi K2: latent attention, leading dense layers, shared experts, and (V3)
+// sigmoid routing with a selection bias within groups of experts. Files of the split form only
+// (attn_k_b/attn_v_b, what llama.cpp's converter writes since it computes the absorbed form).
+Status deepseek2(const GgufMetadata& md, const std::string& a, DecoderParams& p) {
+    if (md.file().find_tensor("blk.0.attn_kv_b.weight") != nullptr) {
+        return Status(StatusCode::NotSupported, md.file().path() + ": attn_kv_b (a conversion older than llama.cpp's latent-attention "
+                                                                   "form) is not supported: convert the model again with a current llama.cpp");
+    }
+    MlaParams& mla = p.mla;
+    XB_ASSIGN_OR_RETURN(const int64_t q_rank, md.integer(a + "attention.q_lora_rank", 0, 0, 1 << 16));
+    XB_ASSIGN_OR_RETURN(const int64_t kv_rank, md.integer(a + "attention.kv_lora_rank", std::nullopt, 1, 1 << 16));
+    XB_ASSIGN_OR_RETURN(const int64_t key_mla, md.integer(a + "attention.key_length_mla", std::nullopt, 1, 65536));
+    XB_ASSIGN_OR_RETURN(const int64_t value_mla, md.integer(a + "attention.value_length_mla", std::nullopt, 1, 65536));
+    if (key_mla <= p.rope_dims()) {
+        return Status(StatusCode::InvalidArgument, md.at({a + "attention.key_length_mla"}) + a + "attention.key_length_mla (" +
+                                                       std::to_string(key_mla) + ") must exceed " + a + "rope.dimension_count (" +
+                                                       std::to_string(p.rope_dims()) + ")");
+    }
+    mla.q_lora_rank = static_cast<int>(q_rank);
+    mla.kv_lora_rank = static_cast<int>(kv_rank);
+    mla.qk_nope = static_cast<int>(key_mla) - p.rope_dims();
+    mla.v_head = static_cast<int>(value_mla);
+    XB_ASSIGN_OR_RETURN(const int64_t dense, md.integer(a + "leading_dense_block_count", 0, 0, p.n_layers));
+    p.n_dense_lead = static_cast<int>(dense);
+    if (!p.has_experts()) return Status::ok();
+    ExpertParams& e = p.experts;
+    XB_RETURN_IF_ERROR(read_experts(md, a, p, "expert_feed_forward_length"));
+    XB_ASSIGN_OR_RETURN(const int64_t shared, md.integer(a + "expert_shared_count", 0, 0, 64));
+    XB_ASSIGN_OR_RETURN(e.normalize, md.boolean(a + "expert_weights_norm", false));
+    // 1 softmax (V2, and files without the key), 2 sigmoid (V3).
+    XB_ASSIGN_OR_RETURN(const int64_t gating, md.integer(a + "expert_gating_func", 1, 1, 2));
+    XB_ASSIGN_OR_RETURN(const int64_t groups, md.integer(a + "expert_group_count", 0, 0, e.n_expert));
+    XB_ASSIGN_OR_RETURN(const int64_t groups_used, md.integer(a + "expert_group_used_count", 0, 0, std::max<int64_t>(groups, 0)));
+    e.n_shared = static_cast<int>(shared);
+    e.gating = gating == 2 ? ExpertGating::Sigmoid : ExpertGating::Softmax;
+    e.selection_bias = md.file().find_tensor("blk." + std::to_string(p.n_dense_lead) + ".exp_probs_b.bias") != nullptr;
+    e.n_group = static_cast<int>(groups);
+    e.n_group_used = static_cast<int>(groups_used);
+    return Status::ok();
+}
+
 constexpr std::array kArchitectures = {
     Architecture{"llama", RopeMode::Normal, llama},   Architecture{"qwen2", RopeMode::Neox, qwen2},
     Architecture{"qwen3", RopeMode::Neox, qwen3},     Architecture{"qwen3moe", RopeMode::Neox, qwen3moe},
     Architecture{"gemma2", RopeMode::Neox, gemma2},   Architecture{"gemma3", RopeMode::Neox, gemma3},
     Architecture{"phi3", RopeMode::Neox, phi3},       Architecture{"gpt-oss", RopeMode::Neox, gpt_oss},
+    Architecture{"deepseek2", RopeMode::Normal, deepseek2},
 };
 
 }  // namespace

@@ -12,6 +12,8 @@
 //   gemma3     Gemma 3: Q/K norms, post-norms, GeGLU, 5 sliding layers in 6
 //   phi3       Phi-3/3.5/4-mini: fused QKV and gate/up, long/short rope factors
 //   gpt-oss    gpt-oss: experts with biases and clamped SwiGLU, attention sinks, sliding window
+//   deepseek2  DeepSeek V2/V3/R1, Kimi K2: latent attention, leading dense layers, shared experts,
+//              sigmoid routing with a selection bias within expert groups, YaRN
 #pragma once
 
 #include <string>

@@ -8,25 +8,40 @@
 #include "core/ops.hpp"
 #include "models/decoder_blocks.hpp"
 #include "models/decoder_weights.hpp"
+#include "models/mla_attention.hpp"
 #include "models/moe_ffn.hpp"
 #include "models/weight_rows.hpp"
 
 namespace xb {
 
 double DecoderParams::matmul_flops() const {
-    const double e = n_embd, q = static_cast<double>(n_embd_q()), kv = static_cast<double>(n_embd_kv()), t = n_tokens;
-    // A token goes through n_used experts of n_ff each (and the router), or the dense FFN.
-    const double ffn = has_experts() ? 3.0 * e * experts.n_ff * experts.n_used + e * experts.n_expert : 3.0 * e * n_ff;
-    const double per_layer = 2.0 * t * (e * q * 2 + e * kv * 2 + ffn);
-    const double attention = 2.0 * 2.0 * t * n_attended() * q;  // q k^T and (kq) v over all heads
-    return n_layers * (per_layer + attention) + 2.0 * t * e * n_vocab;
+    const double e = n_embd, t = n_tokens, h = n_head, attended = n_attended();
+    // Multiply-adds per token of the attention's projections and of its scores and weighted sums.
+    double projections = 0.0, scores = 0.0;
+    if (mla.enabled()) {
+        const double rope = rope_dims(), latent = mla.kv_lora_rank, head_q = mla.qk_nope + rope;
+        projections = (mla.q_lora_rank > 0 ? e * mla.q_lora_rank + mla.q_lora_rank * h * head_q : e * h * head_q) +
+                      e * (latent + rope) + h * mla.qk_nope * latent + h * latent * mla.v_head + h * mla.v_head * e;
+        scores = h * attended * (latent + rope + latent);
+    } else {
+        const double q = static_cast<double>(n_embd_q()), kv = static_cast<double>(n_embd_kv());
+        projections = e * q * 2 + e * kv * 2;
+        scores = 2.0 * attended * q;  // q k^T and (kq) v over all heads
+    }
+    // A token goes through n_used experts of n_ff each, the shared ones and the router, or the dense FFN.
+    const double dense = 3.0 * e * n_ff;
+    const double moe = 3.0 * e * experts.n_ff * (experts.n_used + experts.n_shared) + e * experts.n_expert;
+    double total = 0.0;
+    for (int il = 0; il < n_layers; ++il) total += 2.0 * t * (projections + scores + (layer_has_experts(il) ? moe : dense));
+    return total + 2.0 * t * e * n_vocab;
 }
 
 std::vector<Tensor*> LayerWeights::all() const {
     std::vector<Tensor*> w;
     for (Tensor* t : {attn_norm, wqkv, bqkv, wq, wk, wv, bq, bk, bv, q_norm, k_norm, wo, bo, sinks, attn_post_norm, ffn_norm,
                       w_gate, w_up, w_down, ffn_post_norm, router, router_b, gate_exps, up_exps, down_exps, gate_exps_b,
-                      up_exps_b, down_exps_b}) {
+                      up_exps_b, down_exps_b, exp_probs_b, gate_shexp, up_shexp, down_shexp, wq_a, q_a_norm, wq_b, wkv_a_mqa,
+                      kv_a_norm, wk_b, wv_b}) {
         if (t != nullptr) w.push_back(t);
     }
     return w;
@@ -71,6 +86,12 @@ std::string number_text(float v) {
 std::string DecoderParams::variant_text() const {
     std::vector<std::string> parts;
     if (embd_scale > 0.0f) parts.push_back("embeddings x" + number_text(embd_scale));
+    if (mla.enabled()) {
+        parts.push_back("latent attention (q rank " + std::to_string(mla.q_lora_rank) + ", kv rank " + std::to_string(mla.kv_lora_rank) +
+                        ", heads of " + std::to_string(mla.qk_nope) + "+" + std::to_string(rope_dims()) + " / " +
+                        std::to_string(mla.v_head) + ")");
+    }
+    if (n_dense_lead > 0) parts.push_back(std::to_string(n_dense_lead) + " leading dense layers");
     if (fused_qkv) parts.push_back("fused qkv");
     if (qkv_bias) parts.push_back("qkv bias");
     if (qk_norm) parts.push_back("q/k norms");
@@ -102,9 +123,14 @@ std::string DecoderParams::window_text() const {
 
 std::string DecoderParams::experts_text() const {
     if (!has_experts()) return "";
+    const char* gating = experts.gating == ExpertGating::Softmax ? "softmax then top-k"
+                         : experts.gating == ExpertGating::Sigmoid ? "sigmoid then top-k"
+                                                                    : "top-k then softmax";
     std::string out = std::to_string(experts.n_expert) + ", " + std::to_string(experts.n_used) + " per token, feed-forward " +
-                      std::to_string(experts.n_ff) + " each, " +
-                      (experts.gating == ExpertGating::Softmax ? "softmax then top-k" : "top-k then softmax");
+                      std::to_string(experts.n_ff) + " each, " + gating;
+    if (experts.selection_bias) out += " (chosen with a bias)";
+    if (experts.n_group > 1) out += " within the best " + std::to_string(experts.n_group_used) + " of " + std::to_string(experts.n_group) + " groups";
+    if (experts.n_shared > 0) out += ", " + std::to_string(experts.n_shared) + " shared";
     if (experts.normalize) out += ", normalised";
     if (experts.weights_scale != 1.0f) out += ", weights x" + number_text(experts.weights_scale);
     if (experts.biases) out += ", biases";
@@ -128,21 +154,6 @@ namespace {
 using decoder::LayerNames;
 using decoder::named;
 
-RopeParams layer_rope(const DecoderParams& p, int il) {
-    RopeParams r;
-    r.n_dims = p.rope_dims();
-    r.mode = p.rope_mode;
-    const bool slides = p.swa.slides(il);
-    r.freq_base = slides ? p.swa.rope_freq_base : p.rope_freq_base;
-    r.freq_scale = slides ? p.swa.rope_freq_scale : p.rope_freq_scale;
-    r.n_ctx_orig = p.rope_n_ctx_orig;
-    r.ext_factor = p.rope_ext_factor;
-    r.attn_factor = p.rope_attn_factor;
-    r.beta_fast = p.rope_beta_fast;
-    r.beta_slow = p.rope_beta_slow;
-    return r;
-}
-
 // Q, K and V of the layer as heads [head_dim, heads, n_tokens], normed per head and rope'd where
 // the variant does.
 decoder::QkvViews qkv(Context& ctx, const DecoderParams& p, const Decoder& m, const LayerNames& n, const LayerWeights& w,
@@ -162,7 +173,7 @@ decoder::QkvViews qkv(Context& ctx, const DecoderParams& p, const Decoder& m, co
         h.q = decoder::norm(ctx, h.q, w.q_norm, p.rms_eps, "Qcur_normed" + n.suffix);
         h.k = decoder::norm(ctx, h.k, w.k_norm, p.rms_eps, "Kcur_normed" + n.suffix);
     }
-    const RopeParams rope_params = layer_rope(p, il);
+    const RopeParams rope_params = decoder::layer_rope(p, il);
     h.q = rope(ctx, h.q, m.positions, rope_params, m.rope_factors);
     h.k = n(rope(ctx, h.k, m.positions, rope_params, m.rope_factors), "Kcur");
     h.q = p.q_scale > 0.0f ? n(scale(ctx, n.step(h.q, "Qcur", "rope"), p.q_scale), "Qcur") : n(h.q, "Qcur");
@@ -174,6 +185,7 @@ decoder::QkvViews qkv(Context& ctx, const DecoderParams& p, const Decoder& m, co
 Tensor* attention_block(Context& ctx, const DecoderParams& p, Decoder& m, const LayerNames& n, int il, Tensor* x) {
     const LayerWeights& w = m.layers[static_cast<size_t>(il)];
     Tensor* cur = decoder::norm(ctx, x, w.attn_norm, p.rms_eps, "attn_norm" + n.suffix);
+    if (p.mla.enabled()) return decoder::mla_attention(ctx, p, m, n, il, cur);
     decoder::QkvViews h = qkv(ctx, p, m, n, w, cur, il);
     Tensor* q = n(permute(ctx, h.q, {0, 2, 1, 3}), "q");
     Tensor* k = nullptr;
@@ -196,8 +208,8 @@ Tensor* attention_block(Context& ctx, const DecoderParams& p, Decoder& m, const 
 // The feed-forward half: h -> the dense FFN's or the experts' output.
 Tensor* ffn_block(Context& ctx, const DecoderParams& p, const LayerWeights& w, const LayerNames& n, Tensor* h) {
     Tensor* in = decoder::norm(ctx, h, w.ffn_norm, p.rms_eps, p.ffn_norm_name + n.suffix);
-    Tensor* out = p.has_experts() ? decoder::moe_ffn(ctx, p, n, w, in)
-                                  : decoder::gated_ffn(ctx, n, in, w.w_gate, w.w_up, w.w_down, p.ffn_glu);
+    Tensor* out = w.router != nullptr ? decoder::moe_ffn(ctx, p, n, w, in)
+                                      : decoder::gated_ffn(ctx, n, in, w.w_gate, w.w_up, w.w_down, p.ffn_glu);
     if (w.ffn_post_norm != nullptr) out = decoder::norm(ctx, out, w.ffn_post_norm, p.rms_eps, "ffn_post_norm" + n.suffix);
     return out;
 }
@@ -234,6 +246,16 @@ Status check_params(const DecoderParams& p) {
                        ") and each expert's n_ff positive");
     }
     if (p.swa.window < 0 || p.swa.pattern < 0) return invalid("the sliding window and its pattern must not be negative");
+    if (e.n_group > 0 && (e.n_expert % e.n_group != 0 || e.n_expert / e.n_group < 2 || e.n_group_used < 1 ||
+                          e.n_group_used > e.n_group || e.n_used > e.n_group_used * (e.n_expert / e.n_group))) {
+        return invalid("expert groups: " + std::to_string(e.n_group) + " groups must divide the " + std::to_string(e.n_expert) +
+                       " experts into groups of at least 2, and the " + std::to_string(e.n_group_used) +
+                       " groups used (at least 1) must hold the " + std::to_string(e.n_used) + " experts used");
+    }
+    const MlaParams& a = p.mla;
+    if (a.enabled() && (a.q_lora_rank < 0 || a.qk_nope < 1 || a.v_head < 1 || p.rope_dims() < 2)) {
+        return invalid("latent attention: qk_nope, v_head and the rope dims must be positive");
+    }
     return Status::ok();
 }
 
@@ -258,7 +280,11 @@ Result<Decoder> build_decoder(Context& ctx, const DecoderParams& p, const Weight
     m.tok_embd = make.matrix("token_embd.weight", p.n_embd, p.n_vocab);
     for (int il = 0; il < p.n_layers; ++il) {
         m.layers.push_back(make.layer(il));
-        if (p.n_kv > 0) {
+        if (p.n_kv > 0 && p.mla.enabled()) {
+            // One latent and the key's rope part per position; the values are the latent.
+            const int64_t row = p.mla.kv_lora_rank + p.rope_dims();
+            m.k_cache.push_back(named(ctx.new_tensor(DType::F32, {row, p.n_kv}), "cache_k_l" + std::to_string(il)));
+        } else if (p.n_kv > 0) {
             const std::string l = std::to_string(il);
             m.k_cache.push_back(named(ctx.new_tensor(DType::F32, {p.n_embd_kv(), p.n_kv}), "cache_k_l" + l));
             m.v_cache.push_back(named(ctx.new_tensor(DType::F32, {p.n_embd_kv(), p.n_kv}), "cache_v_l" + l));

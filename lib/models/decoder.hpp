@@ -38,6 +38,7 @@ struct SlidingWindow {
 enum class ExpertGating {
     Softmax,          // softmax over all experts, then the top n_used (Mixtral, Qwen3-MoE)
     SoftmaxOfChosen,  // the top n_used logits, then softmax over those (gpt-oss)
+    Sigmoid,          // a sigmoid per expert, then the top n_used (DeepSeek V3)
 };
 
 // A mixture-of-experts feed-forward network in place of the dense one.
@@ -49,6 +50,29 @@ struct ExpertParams {
     bool normalize = false;      // the chosen weights divided by their sum
     float weights_scale = 1.0f;  // the chosen weights multiplied by it
     bool biases = false;         // the router and the experts' products add biases (gpt-oss)
+    // DeepSeek V3: exp_probs_b added to the probabilities to choose the experts (not to weight
+    // them), and the choice made within the n_group_used best of n_group groups of experts, a
+    // group scored by its two best; 0 groups: no grouping.
+    bool selection_bias = false;
+    int n_group = 0;
+    int n_group_used = 0;
+    int n_shared = 0;  // shared experts every token goes through (ffn_*_shexp, n_shared x n_ff wide)
+};
+
+// Multi-head latent attention (DeepSeek V2/V3, Kimi K2) in llama.cpp's absorbed form: queries
+// through a low-rank pair (attn_q_a, its norm, attn_q_b), one compressed latent per token
+// (attn_kv_a_mqa: the latent and the key's rope part, which is all the cache holds); each head's
+// query meets the latent through attn_k_b, and its value comes out of the latent through attn_v_b.
+struct MlaParams {
+    int q_lora_rank = 0;   // 0: one attn_q matrix (the Lite models)
+    int kv_lora_rank = 0;  // the latent's size; 0: not latent attention
+    int qk_nope = 0;       // each head's query/key dims besides the rope ones (key_length_mla - rope dims)
+    int v_head = 0;        // each head's value dims (value_length_mla)
+    // DeepSeek's YaRN magnitude (mscale_all_dim, from rope.scaling.yarn_log_multiplier): the
+    // scores are scaled by mscale^2 / sqrt(qk_nope + rope dims).
+    float yarn_log_mul = 0.0f;
+
+    bool enabled() const { return kv_lora_rank > 0; }
 };
 
 struct DecoderParams {
@@ -99,6 +123,8 @@ struct DecoderParams {
     std::string ffn_norm_name = "ffn_norm";  // gpt-oss names its pre-FFN norm post_attention_norm
     SlidingWindow swa;
     ExpertParams experts;
+    int n_dense_lead = 0;  // the first layers keep a dense FFN of n_ff (DeepSeek)
+    MlaParams mla;
 
     int head_dim() const { return n_embd_head > 0 ? n_embd_head : n_embd / n_head; }
     int rope_dims() const { return rope_n_dims > 0 ? rope_n_dims : head_dim(); }
@@ -107,6 +133,7 @@ struct DecoderParams {
     // Positions attended to: the cache, or the batch itself without one.
     int n_attended() const { return n_kv > 0 ? n_kv : n_tokens; }
     bool has_experts() const { return experts.n_expert > 0; }
+    bool layer_has_experts(int il) const { return has_experts() && il >= n_dense_lead; }
     // Multiply-adds x2 of the matrix products, for throughput figures (the experts a token uses).
     double matmul_flops() const;
     // The architecture's variant in words, for --info: "qk_norm, post_norms, geglu, ..." ("plain"
@@ -154,6 +181,17 @@ struct LayerWeights {
     Tensor* gate_exps_b = nullptr;  // [n_ff, n_expert]
     Tensor* up_exps_b = nullptr;
     Tensor* down_exps_b = nullptr;  // [n_embd, n_expert]
+    Tensor* exp_probs_b = nullptr;  // selection_bias: [n_expert]
+    Tensor* gate_shexp = nullptr;   // shared experts: [n_embd, n_shared x n_ff]
+    Tensor* up_shexp = nullptr;
+    Tensor* down_shexp = nullptr;
+    Tensor* wq_a = nullptr;       // latent attention: [n_embd, q_lora_rank]
+    Tensor* q_a_norm = nullptr;   // [q_lora_rank]
+    Tensor* wq_b = nullptr;       // [q_lora_rank, n_head x (qk_nope + rope)] (wq when q_lora_rank is 0)
+    Tensor* wkv_a_mqa = nullptr;  // [n_embd, kv_lora_rank + rope]
+    Tensor* kv_a_norm = nullptr;  // [kv_lora_rank]
+    Tensor* wk_b = nullptr;       // [qk_nope, kv_lora_rank, n_head]
+    Tensor* wv_b = nullptr;       // [kv_lora_rank, v_head, n_head]
 
     std::vector<Tensor*> all() const;  // the weights that exist, in the order above
 };
@@ -165,8 +203,8 @@ struct Decoder {
     Tensor* kq_mask_swa = nullptr;  // the same within the sliding window (input), when some layer slides
     Tensor* tok_embd = nullptr;     // [n_embd, n_vocab]
     std::vector<LayerWeights> layers;
-    std::vector<Tensor*> k_cache;  // per layer [n_embd_kv, n_kv] f32 (persistent, like weights)
-    std::vector<Tensor*> v_cache;
+    std::vector<Tensor*> k_cache;  // per layer [n_embd_kv, n_kv] f32 (persistent, like weights);
+    std::vector<Tensor*> v_cache;  // latent attention: k_cache alone, [kv_lora_rank + rope, n_kv]
     Tensor* out_norm = nullptr;
     Tensor* output = nullptr;       // [n_embd, n_vocab]; tok_embd itself when params.tied_output
     Tensor* output_b = nullptr;     // output_bias

@@ -14,24 +14,40 @@ Tensor* norm(Context& ctx, Tensor* x, Tensor* w, float eps, const std::string& n
     return named(mul(ctx, n, w), name);
 }
 
+Tensor* attend(Context& ctx, const DecoderParams& p, const LayerNames& n, Tensor* q, Tensor* k, Tensor* v, Tensor* mask,
+               Tensor* sinks, float scale) {
+    if (p.flash_attn) return n(flash_attn_ext(ctx, q, k, v, mask, scale, 0.0f, p.attn_softcap, sinks), "__fattn__");
+    Tensor* kq = n(mul_mat(ctx, k, q), "kq");  // [n_attended, n_tokens, n_head]
+    // The cap applies to the scores before the softmax's scale (1 for the variants that cap).
+    if (p.attn_softcap > 0.0f) kq = softcap(ctx, kq, p.attn_softcap, "kq_softcapped" + n.suffix);
+    kq = n(soft_max_ext(ctx, kq, mask, scale, 0.0f, sinks), "kq_soft_max");
+    Tensor* vt = n.step(cont(ctx, n.step(transpose(ctx, v), "v", "transposed")), "v", "cont");  // [n_attended, dv, n_head_kv]
+    Tensor* kqv = n(mul_mat(ctx, vt, kq), "kqv");                          // [dv, n_tokens, n_head]
+    Tensor* merged = n(permute(ctx, kqv, {0, 2, 1, 3}), "kqv_merged");     // [dv, n_head, n_tokens]
+    return n(cont(ctx, merged), "kqv_merged_cont");
+}
+
 Tensor* attention(Context& ctx, const DecoderParams& p, const LayerNames& n, Tensor* q, Tensor* k, Tensor* v, Tensor* mask,
                   Tensor* sinks) {
     // A variant that scales Q itself (q_scale) leaves the scores unscaled, as llama.cpp's graph.
     const float scale = p.q_scale > 0.0f ? 1.0f : 1.0f / std::sqrt(static_cast<float>(p.head_dim()));
-    const int64_t t = p.n_tokens;
-    if (p.flash_attn) {
-        Tensor* out = n(flash_attn_ext(ctx, q, k, v, mask, scale, 0.0f, p.attn_softcap, sinks), "__fattn__");  // [head_dim, n_head, n_tokens]
-        return n(reshape(ctx, out, {p.n_embd_q(), t, 1, 1}), "kqv_out");
-    }
-    Tensor* kq = n(mul_mat(ctx, k, q), "kq");                              // [n_attended, n_tokens, n_head]
-    // The cap applies to the scores before the softmax's scale (1 for the variants that cap).
-    if (p.attn_softcap > 0.0f) kq = softcap(ctx, kq, p.attn_softcap, "kq_softcapped" + n.suffix);
-    kq = n(soft_max_ext(ctx, kq, mask, scale, 0.0f, sinks), "kq_soft_max");
-    Tensor* vt = n.step(cont(ctx, n.step(transpose(ctx, v), "v", "transposed")), "v", "cont");  // [n_attended, head_dim, n_head_kv]
-    Tensor* kqv = n(mul_mat(ctx, vt, kq), "kqv");                          // [head_dim, n_tokens, n_head]
-    Tensor* merged = n(permute(ctx, kqv, {0, 2, 1, 3}), "kqv_merged");     // [head_dim, n_head, n_tokens]
-    Tensor* merged_cont = n(cont(ctx, merged), "kqv_merged_cont");
-    return n(reshape(ctx, merged_cont, {p.n_embd_q(), t, 1, 1}), "kqv_out");
+    Tensor* heads = attend(ctx, p, n, q, k, v, mask, sinks, scale);
+    return n(reshape(ctx, heads, {p.n_embd_q(), p.n_tokens, 1, 1}), "kqv_out");
+}
+
+RopeParams layer_rope(const DecoderParams& p, int il) {
+    RopeParams r;
+    r.n_dims = p.rope_dims();
+    r.mode = p.rope_mode;
+    const bool slides = p.swa.slides(il);
+    r.freq_base = slides ? p.swa.rope_freq_base : p.rope_freq_base;
+    r.freq_scale = slides ? p.swa.rope_freq_scale : p.rope_freq_scale;
+    r.n_ctx_orig = p.rope_n_ctx_orig;
+    r.ext_factor = p.rope_ext_factor;
+    r.attn_factor = p.rope_attn_factor;
+    r.beta_fast = p.rope_beta_fast;
+    r.beta_slow = p.rope_beta_slow;
+    return r;
 }
 
 QkvViews split_qkv(Context& ctx, const DecoderParams& p, const LayerNames& n, Tensor* qkv) {

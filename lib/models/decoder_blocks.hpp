@@ -52,11 +52,19 @@ QkvViews split_qkv(Context& ctx, const DecoderParams& p, const LayerNames& n, Te
 Tensor* through_cache(Context& ctx, const DecoderParams& p, const LayerNames& n, const char* what, Tensor* cache, Tensor* cur,
                       std::vector<Tensor*>& writes);
 
-// Attention of q [head_dim, n_tokens, n_head] over k, v [head_dim, n_attended, n_head_kv] (any
-// strides) with the params' score scale and soft-cap, and `sinks` (f32 [n_head], optional);
-// returns [n_embd_q, n_tokens], named kqv_out-<il>.
+// Attention of q [d, n_tokens, n_head] over k [d, n_attended, n_head_kv] and v [dv,
+// n_attended, n_head_kv] (any strides), the scores scaled by `scale` and soft-capped as the params
+// say, with `sinks` (f32 [n_head], optional): flash_attn_ext, or mul_mat + soft_max_ext + mul_mat
+// (params.flash_attn). Returns the heads' outputs [dv, n_head, n_tokens].
+Tensor* attend(Context& ctx, const DecoderParams& p, const LayerNames& n, Tensor* q, Tensor* k, Tensor* v, Tensor* mask,
+               Tensor* sinks, float scale);
+// attend with the params' scale (1/sqrt(head size), or 1 where the variant scales Q itself),
+// returned as [n_embd_q, n_tokens], named kqv_out-<il>.
 Tensor* attention(Context& ctx, const DecoderParams& p, const LayerNames& n, Tensor* q, Tensor* k, Tensor* v, Tensor* mask,
                   Tensor* sinks);
+
+// Layer il's rope: the global one, or the sliding layers' base and scale.
+RopeParams layer_rope(const DecoderParams& p, int il);
 
 // The gated feed-forward network down(act(gate(x)) * up(x)), named ffn_gate, ffn_up, ffn_<act>
 // and ffn_out. gate == nullptr: `up` holds the gate's rows then the up's (Phi-3).

@@ -8,7 +8,25 @@ Tensor* WeightMaker::make(const std::string& name, DType fallback, std::initiali
     return named(ctx_.new_tensor(types_ ? types_(name, fallback) : fallback, ne), name);
 }
 
+void WeightMaker::latent_attention(const std::string& pre, LayerWeights& w) {
+    const MlaParams& a = p_.mla;
+    const int64_t e = p_.n_embd, h = p_.n_head, rope = p_.rope_dims(), q = h * (a.qk_nope + rope);
+    if (a.q_lora_rank > 0) {
+        w.wq_a = matrix(pre + "attn_q_a.weight", e, a.q_lora_rank);
+        w.q_a_norm = vector(pre + "attn_q_a_norm.weight", a.q_lora_rank);
+        w.wq_b = matrix(pre + "attn_q_b.weight", a.q_lora_rank, q);
+    } else {
+        w.wq_b = matrix(pre + "attn_q.weight", e, q);
+    }
+    w.wkv_a_mqa = matrix(pre + "attn_kv_a_mqa.weight", e, a.kv_lora_rank + rope);
+    w.kv_a_norm = vector(pre + "attn_kv_a_norm.weight", a.kv_lora_rank);
+    w.wk_b = make(pre + "attn_k_b.weight", p_.weight_type, {a.qk_nope, a.kv_lora_rank, h});
+    w.wv_b = make(pre + "attn_v_b.weight", p_.weight_type, {a.kv_lora_rank, a.v_head, h});
+    w.wo = matrix(pre + "attn_output.weight", h * a.v_head, e);
+}
+
 void WeightMaker::attention(const std::string& pre, LayerWeights& w) {
+    if (p_.mla.enabled()) return latent_attention(pre, w);
     const int64_t e = p_.n_embd, q = p_.n_embd_q(), kv = p_.n_embd_kv();
     if (p_.fused_qkv) {
         w.wqkv = matrix(pre + "attn_qkv.weight", e, q + 2 * kv);
@@ -52,6 +70,13 @@ void WeightMaker::experts(const std::string& pre, LayerWeights& w) {
     w.gate_exps = make(pre + "ffn_gate_exps.weight", p_.weight_type, {e, f, n});
     w.up_exps = make(pre + "ffn_up_exps.weight", p_.weight_type, {e, f, n});
     w.down_exps = make(pre + "ffn_down_exps.weight", p_.weight_type, {f, e, n});
+    if (p_.experts.selection_bias) w.exp_probs_b = vector(pre + "exp_probs_b.bias", n);
+    if (p_.experts.n_shared > 0) {
+        const int64_t fs = f * p_.experts.n_shared;
+        w.gate_shexp = matrix(pre + "ffn_gate_shexp.weight", e, fs);
+        w.up_shexp = matrix(pre + "ffn_up_shexp.weight", e, fs);
+        w.down_shexp = matrix(pre + "ffn_down_shexp.weight", fs, e);
+    }
     if (p_.experts.biases) {
         w.router_b = vector(pre + "ffn_gate_inp.bias", n);
         w.gate_exps_b = make(pre + "ffn_gate_exps.bias", DType::F32, {f, n});
@@ -66,7 +91,7 @@ LayerWeights WeightMaker::layer(int il) {
     w.attn_norm = vector(pre + "attn_norm.weight", p_.n_embd);
     attention(pre, w);
     w.ffn_norm = vector(pre + p_.ffn_norm_name + ".weight", p_.n_embd);
-    if (p_.has_experts()) {
+    if (p_.layer_has_experts(il)) {
         experts(pre, w);
     } else {
         dense_ffn(pre, w);

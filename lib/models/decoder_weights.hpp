@@ -23,6 +23,7 @@ public:
 private:
     Tensor* make(const std::string& name, DType fallback, std::initializer_list<int64_t> ne);
     void attention(const std::string& pre, LayerWeights& w);
+    void latent_attention(const std::string& pre, LayerWeights& w);
     void dense_ffn(const std::string& pre, LayerWeights& w);
     void experts(const std::string& pre, LayerWeights& w);
 

@@ -81,6 +81,15 @@ public:
         if (!(*v >= 0.0) || *v > kMaxReal) return error(*kv, "is " + kv->value.text() + ", expected a number from 0 to 1e30");
         return *v;
     }
+    // A bool; `fallback` when the key is absent.
+    Result<bool> boolean(const std::string& key, bool fallback) const {
+        const GgufKV* kv = file_.find_kv_entry(key);
+        if (kv == nullptr) return fallback;
+        if (kv->value.type != GgufValueType::Bool) {
+            return error(*kv, std::string("is a ") + gguf_value_type_name(kv->value.type) + ", expected a bool");
+        }
+        return std::get<bool>(kv->value.data);
+    }
     bool has(const std::string& key) const { return file_.find_kv_entry(key) != nullptr; }
     const GgufReader& file() const { return file_; }
     Result<std::optional<std::string>> string(const std::string& key) const {

@@ -7,6 +7,7 @@
 
 #include "core/message_text.hpp"
 #include "core/names.hpp"
+#include "models/decoder_weights.hpp"
 #include "models/gguf_metadata.hpp"
 
 namespace xb {
@@ -25,20 +26,29 @@ std::string ne_string(const std::array<int64_t, kMaxDims>& ne, int n_dims) {
 
 // YaRN as llama.cpp sets it up: ext_factor 1 and an attn_factor that cancels the magnitude
 // correction rope itself applies, so that cos and sin are scaled by 1 + 0.1 ln(factor) once.
+// DeepSeek's YaRN (rope.scaling.yarn_log_multiplier, which only deepseek2 files carry and llama.cpp
+// reads): the magnitude moves from cos and sin to the scores (MlaParams::yarn_log_mul).
 Status set_yarn(const GgufMetadata& md, const std::string& a, double factor, GgufModelInfo& info) {
     DecoderParams& p = info.params;
-    XB_ASSIGN_OR_RETURN(const double log_mul, md.non_negative(a + "rope.scaling.yarn_log_multiplier", 0.0));
-    if (log_mul != 0.0) {
-        return Status(StatusCode::NotSupported, md.file().path() + ": YaRN with " + a + "rope.scaling.yarn_log_multiplier (DeepSeek's "
-                                                                   "variant) is not supported");
-    }
     XB_ASSIGN_OR_RETURN(const double beta_fast, md.real(a + "rope.scaling.yarn_beta_fast", 32.0));
     XB_ASSIGN_OR_RETURN(const double beta_slow, md.real(a + "rope.scaling.yarn_beta_slow", 1.0));
     p.rope_ext_factor = 1.0f;
     p.rope_beta_fast = static_cast<float>(beta_fast);
     p.rope_beta_slow = static_cast<float>(beta_slow);
-    const double mscale = factor <= 1.0 ? 1.0 : 1.0 + 0.1 * std::log(factor);
-    p.rope_attn_factor *= static_cast<float>(mscale / (1.0 + 0.1 * std::log(factor)));
+    auto magnitude = [factor](double mscale) { return factor <= 1.0 ? 1.0 : 1.0 + 0.1 * mscale * std::log(factor); };
+    double attn_factor = magnitude(1.0);
+    if (info.architecture == "deepseek2") {
+        XB_ASSIGN_OR_RETURN(const double log_mul, md.non_negative(a + "rope.scaling.yarn_log_multiplier", 0.0));
+        if (log_mul != 0.0) {
+            // The converter stores 0.1 x mscale_all_dim; llama.cpp takes mscale as 1, or as
+            // mscale_all_dim where that is not 1 (DeepSeek V2's configs).
+            const double all_dims = log_mul / 0.1;
+            p.mla.yarn_log_mul = static_cast<float>(all_dims);
+            attn_factor = magnitude(all_dims != 1.0 ? all_dims : 1.0) / magnitude(all_dims);
+        }
+    }
+    // rope multiplies cos and sin by 1 + 0.1 ln(factor) itself when ext_factor is set: cancelled.
+    p.rope_attn_factor *= static_cast<float>(attn_factor / (1.0 + 0.1 * std::log(factor)));
     return Status::ok();
 }
 
@@ -127,7 +137,10 @@ Result<GgufModelInfo> read_gguf_model_info(const GgufReader& file) {
     }
     XB_ASSIGN_OR_RETURN(const int64_t head_k, md.integer(a + "attention.key_length", n_embd / n_head, 1, 65536));
     XB_ASSIGN_OR_RETURN(const int64_t head_v, md.integer(a + "attention.value_length", head_k, 1, 65536));
-    if (head_k != head_v || head_k % 2 != 0) {
+    // Latent attention (deepseek2) gives its heads' sizes in key_length_mla / value_length_mla;
+    // key_length and value_length are then the latent cache's.
+    const bool latent = md.has(a + "attention.key_length_mla");
+    if (!latent && (head_k != head_v || head_k % 2 != 0)) {
         return Status(StatusCode::NotSupported, md.at({a + "attention.key_length", a + "attention.value_length", a + "attention.head_count"}) +
                                                     "heads of key length " + std::to_string(head_k) + " and value length " +
                                                     std::to_string(head_v) + " are not supported (they must be equal and even)");
@@ -236,6 +249,13 @@ Status check_gguf_tensors(const GgufReader& file, const GgufModelInfo& info, con
             return Status(StatusCode::InvalidArgument, where + " has shape " + ne_string(t->ne, t->n_dims) + "; the model's " +
                                                            hyperparameters(info) + " need " + ne_string(w->ne, w->n_dims()));
         }
+    }
+    // A run of the first layers alone still knows the roles of the later ones (DeepSeek's layers
+    // after the leading dense ones hold experts): made, never computed, in a scratch context.
+    Context scratch;
+    decoder::WeightMaker later(scratch, info.params, gguf_weight_types(file));
+    for (int il = static_cast<int>(m.layers.size()); il < info.params.n_layers; ++il) {
+        for (const Tensor* w : later.layer(il).all()) layer_suffixes.insert(w->name.substr(w->name.find('.', 4) + 1));
     }
     // Phi-3's files hold both rope factor sets; the graph uses the one for its context.
     if (m.rope_factors != nullptr && (m.rope_factors->name == kRopeFactorsLong || m.rope_factors->name == kRopeFactorsShort)) {

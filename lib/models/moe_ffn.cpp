@@ -15,6 +15,32 @@ constexpr float kOaiLimit = 7.0f;
 // The smallest normal f16: a sum of chosen weights is clamped to it before dividing by it.
 constexpr float kMinWeightSum = 6.103515625e-5f;
 
+// DeepSeek V3's group-limited choice: the scores of the groups other than each token's
+// n_group_used best (a group scored by the sum of its two best) set to -inf, as llama.cpp's
+// build_moe_ffn does it. selection [n_expert, t] -> [n_expert, t].
+Tensor* keep_best_groups(Context& ctx, const ExpertParams& e, const LayerNames& n, Tensor* selection) {
+    const int64_t t = selection->ne[1], per_group = e.n_expert / e.n_group;
+    Tensor* groups = n.step(reshape(ctx, selection, {per_group, e.n_group, t, 1}), "ffn_moe_groups", "reshaped");
+    Tensor* best_two = n.step(top_k(ctx, groups, 2), "ffn_moe_group_best", "top_k");  // i32 [2, n_group, t]
+    Tensor* columns = n.step(reshape(ctx, groups, {1, per_group, e.n_group, t}), "ffn_moe_groups", "as columns");
+    Tensor* best_scores = n.step(get_rows(ctx, columns, best_two), "ffn_moe_group_best", "scores");  // [1, 2, n_group, t]
+    Tensor* group_scores = n.step(sum_rows(ctx, reshape(ctx, best_scores, {2, e.n_group, t, 1})), "ffn_moe_group_scores", "sum");
+    group_scores = n(reshape(ctx, group_scores, {e.n_group, t, 1, 1}), "ffn_moe_group_scores");
+    Tensor* kept = n(top_k(ctx, group_scores, e.n_group_used), "ffn_moe_group_topk");  // i32 [n_group_used, t]
+    Tensor* kept_rows = n.step(get_rows(ctx, groups, kept), "ffn_moe_probs_masked", "kept groups");
+    Tensor* none = n.step(scale(ctx, groups, 0.0f, -std::numeric_limits<float>::infinity()), "ffn_moe_probs_masked", "-inf");
+    Tensor* masked = n.step(set_rows(ctx, none, kept_rows, kept), "ffn_moe_probs_masked", "set_rows");
+    return n(reshape(ctx, masked, {e.n_expert, t, 1, 1}), "ffn_moe_probs_masked");
+}
+
+// The shared experts' gated FFN (DeepSeek), named ffn_*_shexp and ffn_shexp.
+Tensor* shared_experts(Context& ctx, const LayerNames& n, const LayerWeights& w, Tensor* x) {
+    Tensor* gate = n(mul_mat(ctx, w.gate_shexp, x), "ffn_gate_shexp");
+    Tensor* up = n(mul_mat(ctx, w.up_shexp, x), "ffn_up_shexp");
+    Tensor* act = n(glu_split(ctx, gate, up, GluOp::SwiGlu), "ffn_shexp_swiglu");
+    return n(mul_mat(ctx, w.down_shexp, act), "ffn_shexp");
+}
+
 }  // namespace
 
 Tensor* moe_ffn(Context& ctx, const DecoderParams& p, const LayerNames& n, const LayerWeights& w, Tensor* x) {
@@ -22,8 +48,15 @@ Tensor* moe_ffn(Context& ctx, const DecoderParams& p, const LayerNames& n, const
     const int64_t t = x->ne[1], n_embd = x->ne[0];
     Tensor* logits = n(mul_mat(ctx, w.router, x), "ffn_moe_logits");  // [n_expert, t]
     if (w.router_b != nullptr) logits = n(add(ctx, logits, w.router_b), "ffn_moe_logits_biased");
-    Tensor* probs = e.gating == ExpertGating::Softmax ? n(soft_max(ctx, logits), "ffn_moe_probs") : logits;
-    Tensor* chosen = n(top_k(ctx, probs, e.n_used), "ffn_moe_topk");  // i32 [n_used, t]
+    Tensor* probs = logits;
+    if (e.gating == ExpertGating::Softmax) probs = n(soft_max(ctx, logits), "ffn_moe_probs");
+    if (e.gating == ExpertGating::Sigmoid) probs = n(sigmoid(ctx, logits), "ffn_moe_probs");
+    // What chooses the experts: the probabilities, biased (the bias does not weight them), within
+    // the best groups.
+    Tensor* selection = probs;
+    if (w.exp_probs_b != nullptr) selection = n(add(ctx, probs, w.exp_probs_b), "ffn_moe_probs_biased");
+    if (e.n_group > 1) selection = keep_best_groups(ctx, e, n, selection);
+    Tensor* chosen = n(top_k(ctx, selection, e.n_used), "ffn_moe_topk");  // i32 [n_used, t]
     n.step(chosen->src[0], "ffn_moe_topk", "argsort");
 
     // The chosen experts' probabilities, [1, n_used, t].
@@ -61,7 +94,9 @@ Tensor* moe_ffn(Context& ctx, const DecoderParams& p, const LayerNames& n, const
         out = out == nullptr ? v : n.step(add(ctx, out, v), "ffn_moe_out", ("+ slot " + s).c_str());
     }
     if (e.n_used == 1) out = cont(ctx, out);
-    return n(out, "ffn_moe_out");
+    out = n(out, "ffn_moe_out");
+    if (w.gate_shexp != nullptr) out = n(add(ctx, out, shared_experts(ctx, n, w, x)), "ffn_out");
+    return out;
 }
 
 }  // namespace xb::decoder

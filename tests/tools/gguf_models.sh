@@ -35,7 +35,7 @@ check run-gguf 0 "$run" -c "$models/tiny-llama.gguf" -r 1 --warmup 0 --format js
 
 # The other architectures as placed over two devices by layers (llama.cpp's --split-mode layer),
 # through the scheduler, against the CPU alone: sliding windows, sinks and experts across a split.
-for name in tiny-gemma3 tiny-gpt-oss tiny-phi3 tiny-qwen3moe-q8_0; do
+for name in tiny-gemma3 tiny-gpt-oss tiny-phi3 tiny-deepseek2-yarn tiny-qwen3moe-q8_0; do
   cat >"$tmp/split.json" <<EOF
 {"graph": {"model": "gguf", "file": "$models/arch/$name.gguf", "params": {"tokens": [1, 17, 255, 42, 3, 200, 99], "n_kv": 12}},
  "placement": {"backends": ["SIM0", "SIM1", "CPU"], "split": {"mode": "layer", "devices": ["SIM0", "SIM1"], "ratios": [1, 1]}}}
