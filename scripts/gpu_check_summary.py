@@ -307,7 +307,7 @@ def build_summary(work, steps, run, finished, device):
     summary["timing"] = {"deadline_s": int(run.get("deadline", "0") or 0), "total_s": ended - started if started else None,
                          "finished": bool(finished), "end": finished.get("reason"),
                          "steps": [{"step": s["step"], "status": status_of(s), "seconds": s["seconds"]} for s in steps]}
-    compare, profiles, runs = {}, {}, {}
+    compare, models, profiles, runs = {}, {}, {}, {}
     for step in steps:
         name = step["step"]
         if name in ("build", "ggml-build"):
@@ -326,6 +326,9 @@ def build_summary(work, steps, run, finished, device):
         elif name.startswith("compare:"):
             config = name.split(":", 1)[1]
             compare[config] = describe_step(step, compare_summary(load_json(work / f"compare-{config}.json")))
+        elif name.startswith("model:"):
+            model = name.split(":", 1)[1]
+            models[model] = describe_step(step, compare_summary(load_json(work / f"model-{model}.json")))
         elif name.startswith("profile:") or name.startswith("profile-sweep:"):
             kind, config = name.split(":", 1)
             profiles[f"{config}{'' if kind == 'profile' else ' (sweep)'}"] = describe_step(
@@ -344,6 +347,8 @@ def build_summary(work, steps, run, finished, device):
                 step, load_json(work / f"{name}.json"))
     if compare:
         summary["backend_compare"] = compare
+    if models:
+        summary["architecture_fixtures"] = models
     if profiles:
         summary["sched_profile"] = profiles
     if runs:
