@@ -39,7 +39,9 @@ writes a Llama-3-8B-shaped model as llama.cpp's Q4_K_M mixes it (32 layers, n_em
 KV heads of 128, n_ff 14336, vocabulary 128256; q4_K matrices, q6_K for output.weight and for attn_v
 and ffn_down in the layers llama.cpp gives more bits: 4.9 GB) from random valid blocks, for timing
 against llama.cpp (scripts/model-side-by-side). Blocks come from one random pool per type, rolled
-per tensor, so the file is written at disk speed.
+per tensor, so the file is written at disk speed. `--big-model qwen3moe-30b-a3b-q4_k_m` writes a
+Qwen3-30B-A3B-shaped mixture of experts the same way (48 layers of 128 experts of 768, 8 per
+token; 17 GB at full depth, so give --big-layers for a part of it).
 """
 import argparse
 import importlib.metadata
@@ -423,6 +425,89 @@ def block_pool(qtype, rng):
     return raw
 
 
+def write_random_blocks(writer, tensors, pools, rng):
+    """Writes `tensors` (name -> (shape [..., rows, cols], type or None for f32 ones, std)) through
+    `writer` (metadata already added): quantized ones from the type's block pool, rolled per tensor,
+    their scales set for values of the given spread; f32 ones as 1 (norms)."""
+    for name, (shape, qtype, _) in tensors.items():
+        if qtype is None:
+            writer.add_tensor_info(name, shape, np.dtype(np.float32), int(np.prod(shape)) * 4)
+        else:
+            block, size = gguf.GGML_QUANT_SIZES[qtype]
+            byte_shape = (*shape[:-1], shape[-1] // block * size)
+            writer.add_tensor_info(name, byte_shape, np.dtype(np.uint8), int(np.prod(byte_shape)), raw_dtype=qtype)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_ti_data_to_file()
+    for name, (shape, qtype, std) in tensors.items():
+        if qtype is None:
+            writer.write_tensor_data(np.ones(shape, np.float32))
+            continue
+        block, size = gguf.GGML_QUANT_SIZES[qtype]
+        n_blocks = int(np.prod(shape[:-1])) * (shape[-1] // block)
+        pool = np.roll(pools[qtype], int(rng.integers(POOL_BLOCKS)), axis=0)
+        data = np.resize(pool, (n_blocks, size))  # the pool repeated: memory speed, not the generator's
+        d_col = size - 2 if qtype == T.Q6_K else 0
+        scaled = (data[:, d_col:d_col + 2].copy().view(np.float16).astype(np.float32) * std).astype(np.float16)
+        data[:, d_col:d_col + 2] = scaled.view(np.uint8)
+        if qtype == T.Q4_K:
+            dmin = (data[:, 2:4].copy().view(np.float16).astype(np.float32) * std).astype(np.float16)
+            data[:, 2:4] = dmin.view(np.uint8)
+        writer.write_tensor_data(data.reshape(*shape[:-1], -1))
+    writer.close()
+
+
+# Qwen3-30B-A3B's shape (its config.json) for --big-model qwen3moe-30b-a3b-q4_k_m: 128 experts of
+# 768, 8 per token, 32 query heads and 4 KV heads of 128.
+QWEN3_30B_A3B = dict(arch="qwen3moe", n_embd=2048, n_head=32, n_head_kv=4, head_dim=128, n_ff=6144, n_ff_exp=768,
+                     n_expert=128, n_expert_used=8, n_vocab=151936, n_layers=48, eps=1e-6, freq_base=1e6, context=40960)
+
+
+def write_qwen3moe_q4_k_m(path, n_layers):
+    """A Qwen3-30B-A3B-shaped model as llama.cpp's Q4_K_M mixes it, from random valid blocks: the
+    experts' products are what a MoE model's speed and memory are about."""
+    hp = dict(QWEN3_30B_A3B, n_layers=n_layers)
+    rng = np.random.default_rng(30)
+    e, hd, v, x, fx = hp["n_embd"], hp["head_dim"], hp["n_vocab"], hp["n_expert"], hp["n_ff_exp"]
+    q, kv = hp["n_head"] * hd, hp["n_head_kv"] * hd
+    pools = {t: block_pool(t, rng) for t in (T.Q4_K, T.Q6_K)}
+    tensors = {"token_embd.weight": ((v, e), T.Q4_K, 1.0), "output_norm.weight": ((e,), None, 1.0),
+               "output.weight": ((v, e), q4_k_m_type("output", 0, n_layers), 1.0 / np.sqrt(e))}
+    for il in range(n_layers):
+        p = f"blk.{il}."
+        for role, shape, fan_in in (("attn_q", (q, e), e), ("attn_k", (kv, e), e), ("attn_v", (kv, e), e),
+                                    ("attn_output", (e, q), q)):
+            tensors[p + role + ".weight"] = (shape, q4_k_m_type(role, il, n_layers), 1.0 / np.sqrt(fan_in))
+        for role, shape, fan_in in (("ffn_gate_exps", (x, fx, e), e), ("ffn_up_exps", (x, fx, e), e),
+                                    ("ffn_down_exps", (x, e, fx), fx)):
+            qtype = q4_k_m_type("ffn_down" if role == "ffn_down_exps" else role, il, n_layers)
+            tensors[p + role + ".weight"] = (shape, qtype, 1.0 / np.sqrt(fan_in))
+        tensors[p + "ffn_gate_inp.weight"] = ((x, e), None, 1.0)
+        for norm, n in (("attn_norm", e), ("ffn_norm", e), ("attn_q_norm", hd), ("attn_k_norm", hd)):
+            tensors[p + norm + ".weight"] = ((n,), None, 1.0)
+    writer = gguf.GGUFWriter(str(path), arch="qwen3moe")
+    writer.add_name("qwen3moe-30b-a3b-shaped-q4_k_m-random")
+    writer.add_block_count(n_layers)
+    writer.add_context_length(hp["context"])
+    writer.add_embedding_length(e)
+    writer.add_feed_forward_length(hp["n_ff"])
+    writer.add_expert_feed_forward_length(fx)
+    writer.add_expert_count(x)
+    writer.add_expert_used_count(hp["n_expert_used"])
+    writer.add_head_count(hp["n_head"])
+    writer.add_head_count_kv(hp["n_head_kv"])
+    writer.add_key_length(hd)
+    writer.add_value_length(hd)
+    writer.add_layer_norm_rms_eps(hp["eps"])
+    writer.add_rope_freq_base(hp["freq_base"])
+    writer.add_file_type(15)  # LLAMA_FTYPE_MOSTLY_Q4_K_M
+    writer.add_vocab_size(v)
+    writer.add_tokenizer_model("none")
+    writer.add_string("xbackend.fixture.generator", "scripts/model_fixtures.py --big-model qwen3moe-30b-a3b-q4_k_m")
+    write_random_blocks(writer, tensors, pools, rng)
+    print(f"model_fixtures: wrote {path} ({Path(path).stat().st_size / 1e9:.2f} GB, {n_layers} layers)", file=sys.stderr)
+
+
 def write_llama3_8b_q4_k_m(path, n_layers):
     hp = dict(LLAMA3_8B, n_layers=n_layers)
     rng = np.random.default_rng(8)
@@ -446,32 +531,7 @@ def write_llama3_8b_q4_k_m(path, n_layers):
     writer.add_file_type(15)  # LLAMA_FTYPE_MOSTLY_Q4_K_M
     writer.add_vocab_size(v)
     writer.add_string("xbackend.fixture.generator", "scripts/model_fixtures.py --big-model llama3-8b-q4_k_m")
-    for name, (shape, qtype, _) in tensors.items():
-        if qtype is None:
-            writer.add_tensor_info(name, shape, np.dtype(np.float32), shape[0] * 4)
-        else:
-            block, size = gguf.GGML_QUANT_SIZES[qtype]
-            byte_shape = (shape[0], shape[1] // block * size)
-            writer.add_tensor_info(name, byte_shape, np.dtype(np.uint8), byte_shape[0] * byte_shape[1], raw_dtype=qtype)
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_ti_data_to_file()
-    for name, (shape, qtype, std) in tensors.items():
-        if qtype is None:
-            writer.write_tensor_data(np.ones(shape, np.float32))
-            continue
-        block, size = gguf.GGML_QUANT_SIZES[qtype]
-        n_blocks = shape[0] * (shape[1] // block)
-        pool = np.roll(pools[qtype], int(rng.integers(POOL_BLOCKS)), axis=0)
-        data = np.resize(pool, (n_blocks, size))  # the pool repeated: memory speed, not the generator's
-        d_col = size - 2 if qtype == T.Q6_K else 0
-        scaled = (data[:, d_col:d_col + 2].copy().view(np.float16).astype(np.float32) * std).astype(np.float16)
-        data[:, d_col:d_col + 2] = scaled.view(np.uint8)
-        if qtype == T.Q4_K:
-            dmin = (data[:, 2:4].copy().view(np.float16).astype(np.float32) * std).astype(np.float16)
-            data[:, 2:4] = dmin.view(np.uint8)
-        writer.write_tensor_data(data.reshape(shape[0], -1))
-    writer.close()
+    write_random_blocks(writer, tensors, pools, rng)
     print(f"model_fixtures: wrote {path} ({Path(path).stat().st_size / 1e9:.2f} GB, {n_layers} layers)", file=sys.stderr)
 
 
@@ -479,13 +539,15 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", default=str(Path(__file__).resolve().parent.parent / "tests" / "data" / "models"))
     parser.add_argument("--big", help="write one large f16 model here instead (no reference)")
-    parser.add_argument("--big-model", choices=("tinyllama-f16", "llama3-8b-q4_k_m"), default="tinyllama-f16",
+    parser.add_argument("--big-model", choices=("tinyllama-f16", "llama3-8b-q4_k_m", "qwen3moe-30b-a3b-q4_k_m"), default="tinyllama-f16",
                         help="the shape and types of --big (default: tinyllama-f16)")
     parser.add_argument("--big-layers", type=int, help="layers of --big (default: 8 for tinyllama-f16, 32 for llama3)")
     args = parser.parse_args()
     if args.big:
         if args.big_model == "llama3-8b-q4_k_m":
             write_llama3_8b_q4_k_m(args.big, args.big_layers or LLAMA3_8B["n_layers"])
+        elif args.big_model == "qwen3moe-30b-a3b-q4_k_m":
+            write_qwen3moe_q4_k_m(args.big, args.big_layers or QWEN3_30B_A3B["n_layers"])
         else:
             write_big(args.big, args.big_layers or 8)
         return

@@ -213,25 +213,31 @@ void glu_fused(const ComputeParams& p, Tensor& dst, const Tensor& src, bool swap
     }
 }
 
-// Split form: dst = act(src0) * src1, all three of the same shape.
-template <GluOp G>
-void glu_split(const ComputeParams& p, Tensor& dst, const Tensor& a, const Tensor& g) {
+// Split form, row by row: `span(out, a, g, n)` over packed f32 rows, `elem(a, g)` element by
+// element for any other layout; dst, src0 and src1 of the same shape.
+template <typename Span, typename Elem>
+void glu_split_rows(const ComputeParams& p, Tensor& dst, const Tensor& a, const Tensor& g, Span span, Elem elem) {
     const int64_t n = dst.ne[0];
     const bool fast = packed_f32_rows(dst) && packed_f32_rows(a) && packed_f32_rows(g);
     const auto range = p.split(dst.nrows());
     for (int64_t row = range.begin; row < range.end; ++row) {
         const RowIndex r = row_index(dst, row);
         if (fast) {
-            glu_span_f32<G>(f32_row(dst, r), f32_row(a, r), f32_row(g, r), n);
+            span(f32_row(dst, r), f32_row(a, r), f32_row(g, r), n);
             continue;
         }
         std::byte* d = row_ptr(dst, r);
         const std::byte* x = row_ptr(a, r);
         const std::byte* y = row_ptr(g, r);
-        for (int64_t i = 0; i < n; ++i) {
-            store_at(dst, d, i, glu_activation_f32(G, load_at(a, x, i)) * load_at(g, y, i));
-        }
+        for (int64_t i = 0; i < n; ++i) store_at(dst, d, i, elem(load_at(a, x, i), load_at(g, y, i)));
     }
+}
+
+// Split form: dst = act(src0) * src1.
+template <GluOp G>
+void glu_split(const ComputeParams& p, Tensor& dst, const Tensor& a, const Tensor& g) {
+    glu_split_rows(p, dst, a, g, [](float* out, const float* x, const float* y, int64_t n) { glu_span_f32<G>(out, x, y, n); },
+                   [](float x, float y) { return glu_activation_f32(G, x) * y; });
 }
 
 // gpt-oss's SwiGLU over n packed floats (out may alias a or g): x = min(a, limit), sigmoid(alpha x)
@@ -258,22 +264,12 @@ void swiglu_oai_span(float* out, const float* a, const float* g, int64_t n, floa
     }
 }
 
-// Split form of gpt-oss's SwiGLU: dst = swiglu_oai(src0, src1), all three of the same shape.
+// Split form of gpt-oss's SwiGLU: dst = swiglu_oai(src0, src1).
 void glu_split_oai(const ComputeParams& p, Tensor& dst, const Tensor& a, const Tensor& g, const GluParams& gp) {
-    const int64_t n = dst.ne[0];
-    const bool fast = packed_f32_rows(dst) && packed_f32_rows(a) && packed_f32_rows(g);
-    const auto range = p.split(dst.nrows());
-    for (int64_t row = range.begin; row < range.end; ++row) {
-        const RowIndex r = row_index(dst, row);
-        if (fast) {
-            swiglu_oai_span(f32_row(dst, r), f32_row(a, r), f32_row(g, r), n, gp.alpha, gp.limit);
-            continue;
-        }
-        std::byte* d = row_ptr(dst, r);
-        const std::byte* x = row_ptr(a, r);
-        const std::byte* y = row_ptr(g, r);
-        for (int64_t i = 0; i < n; ++i) store_at(dst, d, i, swiglu_oai_f32(load_at(a, x, i), load_at(g, y, i), gp.alpha, gp.limit));
-    }
+    glu_split_rows(
+        p, dst, a, g,
+        [&gp](float* out, const float* x, const float* y, int64_t n) { swiglu_oai_span(out, x, y, n, gp.alpha, gp.limit); },
+        [&gp](float x, float y) { return swiglu_oai_f32(x, y, gp.alpha, gp.limit); });
 }
 
 template <GluOp G>
