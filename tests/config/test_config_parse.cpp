@@ -317,5 +317,27 @@ TEST(ConfigInit, CausalMaskAndArange) {
     EXPECT_EQ((*placed)->model.notes.size(), 3u);
 }
 
+// "window": also -inf where the key is `window` or more positions behind the query (the queries
+// are the last positions), as the sliding-window layers' mask; a window that is not a whole
+// number is an error at its pointer.
+TEST(ConfigInit, CausalMaskWithAWindow) {
+    auto model = build(R"({
+        "tensors": { "m": { "shape": [4, 2], "role": "input", "init": { "kind": "causal_mask", "window": 2 } } },
+        "graph": [ { "name": "a", "op": "scale", "args": ["m"], "params": { "scale": 1 }, "output": true } ]
+    })");
+    ASSERT_TRUE(model.is_ok()) << model.status().to_string();
+    const float inf = std::numeric_limits<float>::infinity();
+    auto placed = testing::compute_on_cpu(std::move(model).value());
+    ASSERT_TRUE(placed.is_ok()) << placed.status().to_string();
+    EXPECT_EQ(tensor_get_f32(*(*placed)->model.outputs[0]).value(), (std::vector<float>{-inf, 0, 0, -inf, -inf, -inf, 0, 0}));
+    auto bad = build(R"({
+        "tensors": { "m": { "shape": [4, 2], "role": "input", "init": { "kind": "causal_mask", "window": 1.5 } } },
+        "graph": [ { "name": "a", "op": "scale", "args": ["m"], "params": { "scale": 1 }, "output": true } ]
+    })");
+    ASSERT_FALSE(bad.is_ok());
+    EXPECT_NE(bad.status().message().find("/tensors/m/init/window: the window is a whole number"), std::string::npos)
+        << bad.status().message();
+}
+
 }  // namespace
 }  // namespace xb::config

@@ -1,7 +1,10 @@
-// The llama-style decoder builder: its attention variants agree, and its KV cache gives a decode
-// step the same logits as the prefill of the whole sequence.
+// The decoder builder: its attention paths agree, and its KV cache gives a decode step the same
+// logits as the prefill of the whole sequence, for llama's decoder and for each architecture's
+// variant (sliding windows, soft-caps, sinks, experts, latent attention); the sliding-window mask.
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <limits>
 #include <random>
 
 #include "alloc/context_alloc.hpp"
@@ -59,6 +62,9 @@ std::unique_ptr<Instance> make_instance(const DecoderParams& p, uint32_t seed, c
     EXPECT_TRUE(tensor_set(*in->model.tokens, tokens.data(), 0, in->model.tokens->nbytes()).is_ok());
     EXPECT_TRUE(tensor_set(*in->model.positions, pos.data(), 0, in->model.positions->nbytes()).is_ok());
     EXPECT_TRUE(tensor_set_f32(*in->model.kq_mask, causal_mask_values(p.n_attended(), p.n_tokens)).is_ok());
+    if (in->model.kq_mask_swa != nullptr) {
+        EXPECT_TRUE(tensor_set_f32(*in->model.kq_mask_swa, causal_mask_values(p.n_attended(), p.n_tokens, p.swa.window)).is_ok());
+    }
     return in;
 }
 
@@ -116,6 +122,167 @@ TEST(Decoder, DecodeStepOverTheCacheMatchesPrefill) {
     EXPECT_LT(nmse(last, want), 1e-10);
 }
 
+// The architectures' variants, small: each sets what its architecture entry sets from a file.
+struct Variant {
+    const char* name;
+    std::function<void(DecoderParams&)> set;
+};
+void PrintTo(const Variant& v, std::ostream* os) { *os << v.name; }
+
+const std::vector<Variant> kVariants = {
+    {"llama", [](DecoderParams&) {}},
+    {"gemma2", [](DecoderParams& p) {
+         p.embd_scale = 8.0f;
+         p.post_norms = true;
+         p.ffn_glu = GluOp::GeGlu;
+         p.q_scale = 0.25f;
+         p.attn_softcap = 5.0f;
+         p.final_softcap = 3.0f;
+         p.swa.window = 3;
+         p.swa.pattern = 2;
+         p.swa.rope_freq_base = p.rope_freq_base;
+     }},
+    {"gemma3", [](DecoderParams& p) {
+         p.qk_norm = true;
+         p.post_norms = true;
+         p.ffn_glu = GluOp::GeGlu;
+         p.n_layers = 3;
+         p.swa.window = 2;
+         p.swa.pattern = 3;  // layers 0 and 1 slide with their own rope base, layer 2 does not
+         p.swa.rope_freq_base = 1000.0f;
+     }},
+    {"phi3", [](DecoderParams& p) {
+         p.fused_qkv = true;
+         p.fused_gate_up = true;
+     }},
+    {"gpt-oss", [](DecoderParams& p) {
+         p.qkv_bias = true;
+         p.attn_out_bias = true;
+         p.attn_sinks = true;
+         p.ffn_glu = GluOp::SwiGluOai;
+         p.experts = {.n_expert = 4, .n_used = 2, .n_ff = 32, .gating = ExpertGating::SoftmaxOfChosen, .biases = true};
+         p.swa.window = 3;
+         p.swa.pattern = 2;
+         p.swa.rope_freq_base = p.rope_freq_base;
+     }},
+    {"qwen3moe", [](DecoderParams& p) {
+         p.qk_norm = true;
+         p.experts = {.n_expert = 4, .n_used = 2, .n_ff = 32, .normalize = true};
+     }},
+    {"deepseek2", [](DecoderParams& p) {
+         p.n_head_kv = 1;
+         p.rope_mode = RopeMode::Normal;
+         p.rope_n_dims = 8;
+         p.mla = {.q_lora_rank = 24, .kv_lora_rank = 32, .qk_nope = 16, .v_head = 12};
+         p.n_dense_lead = 1;
+         p.experts = {.n_expert = 8, .n_used = 2, .n_ff = 16, .gating = ExpertGating::Sigmoid, .normalize = true,
+                      .weights_scale = 2.5f, .selection_bias = true, .n_group = 4, .n_group_used = 2, .n_shared = 1};
+     }},
+};
+
+class DecoderVariant : public ::testing::TestWithParam<Variant> {
+protected:
+    DecoderParams params() const {
+        DecoderParams p = small_params();
+        GetParam().set(p);
+        return p;
+    }
+};
+
+TEST_P(DecoderVariant, FlashAndSoftmaxAttentionAgree) {
+    DecoderParams p = params();
+    p.n_kv = 12;  // a window smaller than the cache, which begins with 5 empty positions
+    auto flash = make_instance(p, 4, kTokens);
+    p.flash_attn = false;
+    auto softmax = make_instance(p, 4, kTokens);
+    EXPECT_LT(nmse(compute_logits(*flash), compute_logits(*softmax)), 1e-10);
+}
+
+// As DecodeStepOverTheCacheMatchesPrefill: the decode step's windows, sinks, experts and latent
+// cache see what the prefill's last token saw.
+TEST_P(DecoderVariant, DecodeStepOverTheCacheMatchesPrefill) {
+    DecoderParams p = params();
+    p.n_kv = p.n_tokens;
+    auto prefill = make_instance(p, 5, kTokens);
+    const auto all = compute_logits(*prefill);
+    DecoderParams d = p;
+    d.n_tokens = 1;
+    auto decode = make_instance(d, 5, {kTokens.back()});
+    ASSERT_EQ(decode->model.k_cache.size(), prefill->model.k_cache.size());
+    for (size_t il = 0; il < prefill->model.k_cache.size(); ++il) {
+        ASSERT_TRUE(tensor_copy(*prefill->model.k_cache[il], *decode->model.k_cache[il]).is_ok());
+        const size_t row = decode->model.k_cache[il]->nb[1];
+        ASSERT_TRUE(tensor_memset(*decode->model.k_cache[il], 0, row * (p.n_kv - 1), row).is_ok());
+        if (il < prefill->model.v_cache.size()) {
+            ASSERT_TRUE(tensor_copy(*prefill->model.v_cache[il], *decode->model.v_cache[il]).is_ok());
+            ASSERT_TRUE(tensor_memset(*decode->model.v_cache[il], 0, row * (p.n_kv - 1), row).is_ok());
+        }
+    }
+    const std::vector<float> want(all.end() - p.n_vocab, all.end());
+    EXPECT_LT(nmse(compute_logits(*decode), want), 1e-10);
+}
+
+// Every variant's pieces reach the graph: each layer's attention reads the sliding-window mask
+// exactly when the layer slides, and the variant's logits differ from llama's (phi3's fused
+// matrices must give llama's).
+TEST_P(DecoderVariant, SlidingLayersReadTheWindowMaskAndTheVariantMatters) {
+    const DecoderParams p = params();
+    auto in = make_instance(p, 6, kTokens);
+    int attentions = 0;
+    for (int i = 0; i < in->graph.n_nodes(); ++i) {
+        const Tensor* node = in->graph.node(i);
+        if (node->op != Op::FlashAttnExt) continue;
+        const int il = attentions++;
+        EXPECT_EQ(node->src[3], p.swa.slides(il) ? in->model.kq_mask_swa : in->model.kq_mask) << GetParam().name << " layer " << il;
+    }
+    EXPECT_EQ(attentions, p.n_layers);
+    const std::string name = GetParam().name;
+    if (name == "llama") return;
+    DecoderParams plain = small_params();
+    plain.n_layers = p.n_layers;
+    auto llama = make_instance(plain, 6, kTokens);
+    const double e = nmse(compute_logits(*in), compute_logits(*llama));
+    if (name == "phi3") {
+        // Its fused QKV and gate/up matrices draw the same values in the same order as llama's
+        // separate ones: split right, they compute the same model.
+        EXPECT_LT(e, 1e-12);
+    } else {
+        EXPECT_GT(e, 1e-6);
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Architectures, DecoderVariant, ::testing::ValuesIn(kVariants),
+                         [](const ::testing::TestParamInfo<Variant>& info) {
+                             std::string name = info.param.name;
+                             for (char& c : name) c = c == '-' ? '_' : c;
+                             return name;
+                         });
+
+// llama.cpp's sliding window: key j is hidden from the query at position i when i - j >= window
+// (and, causally, when j > i). The batch is the cache's last n_tokens positions.
+TEST(Decoder, SlidingWindowMaskHidesKeysWindowOrMoreBehind) {
+    const float inf = std::numeric_limits<float>::infinity();
+    const std::vector<float> m = causal_mask_values(6, 3, 2);  // queries at positions 3, 4, 5
+    const std::vector<float> want = {-inf, -inf, 0, 0, -inf, -inf,   //
+                                     -inf, -inf, -inf, 0, 0, -inf,   //
+                                     -inf, -inf, -inf, -inf, 0, 0};
+    EXPECT_EQ(m, want);
+    EXPECT_EQ(causal_mask_values(6, 3, 0), causal_mask_values(6, 3, 100));  // a window past the cache: causal only
+}
+
+TEST(Decoder, SlidingLayerPatternsAreLlamaCpps) {
+    SlidingWindow gemma2{.window = 4096, .pattern = 2};
+    EXPECT_TRUE(gemma2.slides(0));
+    EXPECT_FALSE(gemma2.slides(1));
+    EXPECT_TRUE(gemma2.slides(2));
+    SlidingWindow gemma3{.window = 1024, .pattern = 6};
+    for (int il = 0; il < 12; ++il) EXPECT_EQ(gemma3.slides(il), il % 6 < 5) << il;
+    SlidingWindow none{.window = 0, .pattern = 2};
+    EXPECT_FALSE(none.slides(0));
+    SlidingWindow every{.window = 8, .pattern = 0};
+    EXPECT_TRUE(every.slides(3));
+}
+
 TEST(Decoder, BadParametersAreErrors) {
     Context ctx;
     DecoderParams p = small_params();
@@ -123,6 +290,13 @@ TEST(Decoder, BadParametersAreErrors) {
     EXPECT_EQ(build_decoder(ctx, p).status().code(), StatusCode::InvalidArgument);
     p = small_params();
     p.n_kv = 3;  // smaller than the batch
+    EXPECT_EQ(build_decoder(ctx, p).status().code(), StatusCode::InvalidArgument);
+    p = small_params();
+    p.experts = {.n_expert = 4, .n_used = 5, .n_ff = 8};  // more used than there are
+    EXPECT_EQ(build_decoder(ctx, p).status().code(), StatusCode::InvalidArgument);
+    p.experts = {.n_expert = 8, .n_used = 2, .n_ff = 8, .n_group = 3, .n_group_used = 1};  // 3 groups do not divide 8
+    EXPECT_EQ(build_decoder(ctx, p).status().code(), StatusCode::InvalidArgument);
+    p.experts = {.n_expert = 8, .n_used = 6, .n_ff = 8, .n_group = 4, .n_group_used = 2};  // 2 groups of 2 hold 4, not 6
     EXPECT_EQ(build_decoder(ctx, p).status().code(), StatusCode::InvalidArgument);
 }
 
