@@ -60,6 +60,10 @@ References: every layer with n_kv 7; the first layer only; and for the sliding-w
 and deepseek2 models (gemma2, gemma3, phi3, gpt-oss, deepseek2, deepseek2-yarn) every layer with
 n_kv 12.
 
+Every model file has tokenizer.ggml.model "none" and <arch>.vocab_size (llama_writer), so that
+llama.cpp loads it; scripts/llamacpp-reference adds llama.cpp's own logits ("llamacpp" in the
+manifest, kept while the model file is unchanged).
+
 Sliding window: llama.cpp's rule (llama_hparams::is_masked_swa, LLAMA_SWA_TYPE_STANDARD): a query at
 position p1 does not see a key at p0 when p1 - p0 >= n_swa; it sees the n_swa positions p1 - n_swa + 1
 .. p1. transformers' sliding-window masks (kv_idx > q_idx - sliding_window) agree.
@@ -97,7 +101,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from model_fixtures import TOKENS, llama_writer, permute_for_normal_rope, rms_norm, rope_rotate_half  # noqa: E402
+from model_fixtures import TOKENS, keep_llamacpp_entries, llama_writer, permute_for_normal_rope, rms_norm, rope_rotate_half  # noqa: E402
 
 try:
     import gguf
@@ -739,7 +743,8 @@ def ds_make_weights(m, rng):
 def ds_write_keys(writer, m):
     """The keys DeepseekV2Model (and TextModel before it) writes from a DeepSeek-V3 config.json, after
     llama_writer's common ones (block_count, context_length, embedding_length, feed_forward_length =
-    the dense intermediate_size, head_count, head_count_kv = 1, layer_norm_rms_epsilon); write_gguf
+    the dense intermediate_size, head_count, head_count_kv = 1, layer_norm_rms_epsilon, tokenizer.ggml.model
+    "none", vocab_size); write_gguf
     adds rope.freq_base and the generator tag."""
     if "yarn" in m:                                          # config rope_scaling {"type": "yarn", ...}
         y = m["yarn"]
@@ -755,7 +760,6 @@ def ds_write_keys(writer, m):
     writer.add_expert_gating_func(gguf.ExpertGatingFuncType.SIGMOID)   # scoring_func "sigmoid": 2
     writer.add_file_type(gguf.LlamaFileType.MOSTLY_F16)
     writer.add_leading_dense_block_count(m["n_dense_lead"])             # first_k_dense_replace
-    writer.add_vocab_size(m["n_vocab"])
     writer.add_q_lora_rank(m["q_lora_rank"])
     writer.add_kv_lora_rank(m["kv_lora_rank"])
     writer.add_key_length(m["kv_lora_rank"] + m["qk_rope"])            # the MQA view of MLA: latent + rope
@@ -1252,6 +1256,7 @@ def main():
     if not args.check_only:
         write_bad_files(out / "bad")
         manifest["bad_files"] = {name: what for name, (_, what) in BAD_FILES.items()}
+        keep_llamacpp_entries(out, manifest, "arch_fixtures")
         (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
         print(f"arch_fixtures: wrote {len(MODELS)} models to {out}", file=sys.stderr)
 

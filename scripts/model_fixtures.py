@@ -27,6 +27,9 @@ Models (manifest.json lists them with their references):
 References: every layer with the cache exactly the batch; the first layer only; and for
 tiny-llama a cache longer than the batch (the batch at its end, earlier entries zero).
 bad/: a minimal model broken in each way a file can be (see BAD_FILES).
+Every model file has tokenizer.ggml.model "none" and <arch>.vocab_size, so that llama.cpp loads it;
+scripts/llamacpp-reference adds llama.cpp's own logits and a "llamacpp" entry per model to the
+manifest, which this script keeps while the model file is unchanged (its sha256).
 
     python3 scripts/model_fixtures.py --big /tmp/big.gguf [--big-layers 8]
 
@@ -44,6 +47,7 @@ Qwen3-30B-A3B-shaped mixture of experts the same way (48 layers of 128 experts o
 token; 17 GB at full depth, so give --big-layers for a part of it).
 """
 import argparse
+import hashlib
 import importlib.metadata
 import json
 import sys
@@ -197,6 +201,11 @@ def llama_writer(path, name, hp, context=2048):
     writer.add_head_count(hp["n_head"])
     writer.add_head_count_kv(hp["n_head_kv"])
     writer.add_layer_norm_rms_eps(hp["eps"])
+    # What llama.cpp needs to load a file without a tokenizer: the converter always writes a
+    # tokenizer, and without one llama.cpp's loader requires tokenizer.ggml.model ("none" is
+    # accepted: no vocabulary) and <arch>.vocab_size (the logits' width). xbackend reads neither.
+    writer.add_tokenizer_model("none")
+    writer.add_vocab_size(hp["n_vocab"])
     return writer
 
 
@@ -529,10 +538,33 @@ def write_llama3_8b_q4_k_m(path, n_layers):
     writer.add_rope_freq_base(hp["freq_base"])
     writer.add_rope_dimension_count(e // hp["n_head"])
     writer.add_file_type(15)  # LLAMA_FTYPE_MOSTLY_Q4_K_M
-    writer.add_vocab_size(v)
     writer.add_string("xbackend.fixture.generator", "scripts/model_fixtures.py --big-model llama3-8b-q4_k_m")
     write_random_blocks(writer, tensors, pools, rng)
     print(f"model_fixtures: wrote {path} ({Path(path).stat().st_size / 1e9:.2f} GB, {n_layers} layers)", file=sys.stderr)
+
+
+def keep_llamacpp_entries(out, manifest, tool):
+    """Carries each model's "llamacpp" entry (llama.cpp's logits, written by scripts/llamacpp-reference)
+    over from the manifest already in `out` while the model file is byte for byte the one llama.cpp
+    ran (its sha256); a changed file loses the entry, and llama.cpp's logits need making again."""
+    try:
+        old = json.loads((out / "manifest.json").read_text())["models"]
+    except (OSError, ValueError, KeyError):
+        return
+    stale = []
+    for name, m in manifest["models"].items():
+        entry = old.get(name, {}).get("llamacpp")
+        if entry is None:
+            continue
+        if hashlib.sha256((out / m["file"]).read_bytes()).hexdigest() == entry.get("gguf_sha256"):
+            m["llamacpp"] = entry
+        else:
+            stale.append(name)
+            if entry.get("logits"):
+                (out / entry["logits"]).unlink(missing_ok=True)
+    if stale:
+        print(f"{tool}: {', '.join(stale)} changed: llama.cpp's logits removed; run scripts/llamacpp-reference",
+              file=sys.stderr)
 
 
 def main():
@@ -570,6 +602,7 @@ def main():
                                     "references": refs}
     write_bad_files(out / "bad", rng)
     manifest["bad_files"] = BAD_FILES
+    keep_llamacpp_entries(out, manifest, "model_fixtures")
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     print(f"model_fixtures: wrote {len(MODELS)} models and {len(BAD_FILES)} bad files to {out}", file=sys.stderr)
 
