@@ -4,6 +4,7 @@
 
 #include <initializer_list>
 #include <string>
+#include <utility>
 
 #include "core/context.hpp"
 #include "models/decoder.hpp"
@@ -14,7 +15,7 @@ namespace xb::decoder {
 // for matrices, f32 for norms and biases).
 class WeightMaker {
 public:
-    WeightMaker(Context& ctx, const DecoderParams& p, const WeightTypes& types) : ctx_(ctx), p_(p), types_(types) {}
+    WeightMaker(Context& ctx, const DecoderParams& p, WeightTypes types) : ctx_(ctx), p_(p), types_(std::move(types)) {}
 
     Tensor* matrix(const std::string& name, int64_t cols, int64_t rows) { return make(name, p_.weight_type, {cols, rows}); }
     Tensor* vector(const std::string& name, int64_t n) { return make(name, DType::F32, {n}); }
@@ -29,7 +30,7 @@ private:
 
     Context& ctx_;
     const DecoderParams& p_;
-    const WeightTypes& types_;
+    WeightTypes types_;  // a copy: callers pass temporaries (gguf_weight_types(file))
 };
 
 }  // namespace xb::decoder
