@@ -79,10 +79,13 @@ TEST(FuzzRegressions, SeedsAndFindingsRunThroughTheirTargets) {
 // The gguf_compute fuzz target reaches the compute with every fixture model (so it covers the whole
 // path, not only the parser), and stops at the reader for the refused hostile files.
 TEST(FuzzGgufCompute, SeedsReachTheComputeAndHostileFilesAreRefused) {
-    for (const auto& e : std::filesystem::directory_iterator(config::testing::data_path("models"))) {
-        if (e.path().extension() != ".gguf") continue;
-        const std::vector<uint8_t> bytes = read_all(e.path().string());
-        EXPECT_EQ(gguf_compute_stage(bytes.data(), bytes.size()), ComputeStage::Computed) << e.path();
+    // Every architecture's fixture too: experts, sliding windows, sinks and latent attention.
+    for (const char* dir : {"models", "models/arch"}) {
+        for (const auto& e : std::filesystem::directory_iterator(config::testing::data_path(dir))) {
+            if (e.path().extension() != ".gguf") continue;
+            const std::vector<uint8_t> bytes = read_all(e.path().string());
+            EXPECT_EQ(gguf_compute_stage(bytes.data(), bytes.size()), ComputeStage::Computed) << e.path();
+        }
     }
     for (const char* name : {"nan-weights", "vocab-1-row", "vocab-1-row-1-dim"}) {
         const std::vector<uint8_t> bytes = read_all(config::testing::data_path(std::string("models/hostile/") + name + ".gguf"));
