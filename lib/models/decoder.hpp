@@ -136,14 +136,14 @@ struct DecoderParams {
     bool layer_has_experts(int il) const { return has_experts() && il >= n_dense_lead; }
     // Multiply-adds x2 of the matrix products, for throughput figures (the experts a token uses).
     double matmul_flops() const;
-    // The architecture's variant in words, for --info: "qk_norm, post_norms, geglu, ..." ("plain"
-    // for llama's decoder).
+    // The architecture's variant in words, for --info: "q/k norms, post-attention and post-FFN
+    // norms, geglu FFN" ("swiglu FFN" alone for llama's decoder).
     std::string variant_text() const;
-    // The sliding window in words ("4 positions on layers 0, 2, 4, ... (5 in 6 slide), rope base
-    // 10000"), "" without one.
+    // The sliding window in words ("4 positions on layers 0, 1, 2, ... (5 in 6 slide), their rope
+    // base 10000 scale 1"), "" without one.
     std::string window_text() const;
     // The experts in words ("8, 2 per token, feed-forward 32 each, softmax then top-k, normalised"),
-    // "" for a dense model.
+    // "" for a dense model. --info shows all three (apps/common/model_info.cpp).
     std::string experts_text() const;
 };
 
