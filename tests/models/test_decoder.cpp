@@ -98,30 +98,6 @@ TEST(Decoder, CacheOfTheBatchSizeMatchesNoCache) {
     EXPECT_LT(nmse(compute_logits(*cached), compute_logits(*plain)), 1e-12);
 }
 
-// Prefill 7 tokens, then decode the 7th again as a single token over the cache the prefill
-// wrote: its logits must equal the prefill's logits of that token.
-TEST(Decoder, DecodeStepOverTheCacheMatchesPrefill) {
-    DecoderParams p = small_params();
-    p.n_kv = p.n_tokens;
-    auto prefill = make_instance(p, 3, kTokens);
-    const auto all = compute_logits(*prefill);
-
-    DecoderParams d = p;
-    d.n_tokens = 1;
-    auto decode = make_instance(d, 3, {kTokens.back()});
-    for (size_t il = 0; il < prefill->model.k_cache.size(); ++il) {
-        // Zero the decode step's own slot first: the step must write it, not find it.
-        ASSERT_TRUE(tensor_copy(*prefill->model.k_cache[il], *decode->model.k_cache[il]).is_ok());
-        ASSERT_TRUE(tensor_copy(*prefill->model.v_cache[il], *decode->model.v_cache[il]).is_ok());
-        const size_t row = decode->model.k_cache[il]->nb[1];
-        ASSERT_TRUE(tensor_memset(*decode->model.k_cache[il], 0, row * (p.n_kv - 1), row).is_ok());
-        ASSERT_TRUE(tensor_memset(*decode->model.v_cache[il], 0, row * (p.n_kv - 1), row).is_ok());
-    }
-    const auto last = compute_logits(*decode);
-    const std::vector<float> want(all.end() - p.n_vocab, all.end());
-    EXPECT_LT(nmse(last, want), 1e-10);
-}
-
 // The architectures' variants, small: each sets what its architecture entry sets from a file.
 struct Variant {
     const char* name;
@@ -198,8 +174,10 @@ TEST_P(DecoderVariant, FlashAndSoftmaxAttentionAgree) {
     EXPECT_LT(nmse(compute_logits(*flash), compute_logits(*softmax)), 1e-10);
 }
 
-// As DecodeStepOverTheCacheMatchesPrefill: the decode step's windows, sinks, experts and latent
-// cache see what the prefill's last token saw.
+// Prefill 7 tokens, then decode the 7th again as a single token over the cache the prefill wrote
+// (its own slot zeroed first: the step must write it, not find it): its logits must equal the
+// prefill's logits of that token, so the step's windows, sinks, experts and latent cache see what
+// the prefill's last token saw.
 TEST_P(DecoderVariant, DecodeStepOverTheCacheMatchesPrefill) {
     DecoderParams p = params();
     p.n_kv = p.n_tokens;

@@ -16,19 +16,16 @@
 
 #include "formats/npy.hpp"
 #include "report/metrics.hpp"
+#include "model_fixtures.hpp"
 #include "test_config_util.hpp"
 
 namespace xb::config {
 namespace {
 
 using testing::data_path;
+using testing::model_path;
+using testing::read_manifest;
 
-std::string model_path(const std::string& name) { return data_path("models/" + name); }
-
-nlohmann::json read_manifest(const std::string& dir) {
-    std::ifstream in(model_path(dir + "manifest.json"));
-    return nlohmann::json::parse(in);
-}
 
 std::string testing_format(double v) {
     char buf[32];
