@@ -5,6 +5,7 @@
 #include <sstream>
 #include <string>
 
+#include "core/names.hpp"
 #include "core/ops.hpp"
 #include "models/decoder_blocks.hpp"
 #include "models/decoder_weights.hpp"
@@ -104,9 +105,7 @@ std::string DecoderParams::variant_text() const {
     parts.push_back(std::string(ffn_glu == GluOp::GeGlu ? "geglu" : ffn_glu == GluOp::SwiGluOai ? "clamped swiglu" : "swiglu") + " FFN");
     if (final_softcap > 0.0f) parts.push_back("logits soft-capped at " + number_text(final_softcap));
     if (output_bias) parts.push_back("output bias");
-    std::string out;
-    for (const std::string& part : parts) out += (out.empty() ? "" : ", ") + part;
-    return out;
+    return join_names(parts, parts.size());
 }
 
 std::string DecoderParams::window_text() const {

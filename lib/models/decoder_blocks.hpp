@@ -46,8 +46,8 @@ struct QkvViews {
 };
 QkvViews split_qkv(Context& ctx, const DecoderParams& p, const LayerNames& n, Tensor* qkv);
 
-// Writes the batch's k or v ([head_dim, n_heads_kv, n_tokens], named `what`: "Kcur" or "Vcur") into
-// the cache's last n_tokens columns and returns the whole cache as [head_dim, n_kv, n_head_kv],
+// Writes the batch's k or v ([head_dim, heads, n_tokens], named `what`: "Kcur" or "Vcur") into
+// the cache's last n_tokens columns and returns the whole cache as [head_dim, n_kv, heads],
 // named k-<il> / v-<il>; the write is appended to `writes` (graph outputs, so that it runs first).
 Tensor* through_cache(Context& ctx, const DecoderParams& p, const LayerNames& n, const char* what, Tensor* cache, Tensor* cur,
                       std::vector<Tensor*>& writes);

@@ -189,16 +189,22 @@ WeightTypes gguf_weight_types(const GgufReader& file) {
 
 namespace {
 
-// The roles of the file's tensors: "blk.<i>.<suffix>" by suffix (any layer), others by name.
+// "blk.<i>.<suffix>" -> suffix (a layer's tensor, whatever the layer); none for other names.
+std::optional<std::string> layer_suffix(const std::string& name) {
+    if (name.rfind("blk.", 0) != 0) return std::nullopt;
+    const size_t dot = name.find('.', 4);
+    if (dot == std::string::npos || dot == 4) return std::nullopt;
+    for (size_t i = 4; i < dot; ++i) {
+        if (name[i] < '0' || name[i] > '9') return std::nullopt;
+    }
+    return name.substr(dot + 1);
+}
+
+// The roles of the file's tensors: a layer's by suffix (any layer), others by name.
 bool has_role(const std::string& name, const std::set<std::string>& layer_suffixes, const std::set<std::string>& globals) {
     if (globals.count(name)) return true;
-    if (name.rfind("blk.", 0) != 0) return false;
-    const size_t dot = name.find('.', 4);
-    if (dot == std::string::npos || dot == 4) return false;
-    for (size_t i = 4; i < dot; ++i) {
-        if (name[i] < '0' || name[i] > '9') return false;
-    }
-    return layer_suffixes.count(name.substr(dot + 1)) > 0;
+    const std::optional<std::string> suffix = layer_suffix(name);
+    return suffix && layer_suffixes.count(*suffix) > 0;
 }
 
 std::string hyperparameters(const GgufModelInfo& info) {
@@ -219,9 +225,8 @@ Status check_gguf_tensors(const GgufReader& file, const GgufModelInfo& info, con
     std::set<std::string> globals;
     for (const Tensor* w : m.weights()) {
         if (w->name.rfind("cache_", 0) == 0) continue;  // the KV cache is the graph's own
-        const bool in_layer = w->name.rfind("blk.", 0) == 0;
-        if (in_layer) {
-            layer_suffixes.insert(w->name.substr(w->name.find('.', 4) + 1));
+        if (const std::optional<std::string> suffix = layer_suffix(w->name)) {
+            layer_suffixes.insert(*suffix);
         } else {
             globals.insert(w->name);
         }
@@ -255,7 +260,7 @@ Status check_gguf_tensors(const GgufReader& file, const GgufModelInfo& info, con
     Context scratch;
     decoder::WeightMaker later(scratch, info.params, gguf_weight_types(file));
     for (int il = static_cast<int>(m.layers.size()); il < info.params.n_layers; ++il) {
-        for (const Tensor* w : later.layer(il).all()) layer_suffixes.insert(w->name.substr(w->name.find('.', 4) + 1));
+        for (const Tensor* w : later.layer(il).all()) layer_suffixes.insert(*layer_suffix(w->name));
     }
     // Phi-3's files hold both rope factor sets; the graph uses the one for its context.
     if (m.rope_factors != nullptr && (m.rope_factors->name == kRopeFactorsLong || m.rope_factors->name == kRopeFactorsShort)) {

@@ -55,22 +55,11 @@ Tensor* mla_attention(Context& ctx, const DecoderParams& p, Decoder& m, const La
     Tensor* q_cur = n(concat(ctx, absorbed_perm, q_pe, 0), "Qcur");                      // [key, n_head, t]
     Tensor* k_cur = n(concat(ctx, n(reshape(ctx, kv, {latent, 1, t, 1}), "kv_cmpr_reshape"), k_pe, 0), "Kcur");  // [key, 1, t]
 
-    // Keys: the cache (this batch written at its end) or the batch alone; values: the keys' latent part.
-    Tensor* keys = nullptr;  // [key, n_attended]
-    if (p.n_kv > 0) {
-        Tensor* cache = m.k_cache[static_cast<size_t>(il)];
-        const size_t row = cache->nb[1];
-        Tensor* slot = n(view_2d(ctx, cache, key, t, row, row * static_cast<size_t>(p.n_kv - t)), "k_cache_view");
-        m.graph_outputs.push_back(named(cpy(ctx, n.step(reshape(ctx, k_cur, {key, t, 1, 1}), "Kcur", "flattened"), slot),
-                                        slot->name + " (copy of " + k_cur->name + ")"));
-        keys = cache;
-    } else {
-        keys = n.step(reshape(ctx, k_cur, {key, t, 1, 1}), "Kcur", "flattened");
-    }
-    const int64_t attended = keys->ne[1];
-    const size_t all = keys->nb[1] * static_cast<size_t>(attended);
-    Tensor* k = n(view(ctx, keys, {key, attended, 1, 1}, {keys->nb[1], all, all}, 0), "k");
-    Tensor* v = n(view(ctx, keys, {latent, attended, 1, 1}, {keys->nb[1], all, all}, 0), "v");
+    // Keys [key, n_attended, 1]: the cache (this batch written at its end) or the batch alone;
+    // values: the keys' latent part.
+    Tensor* k = p.n_kv > 0 ? through_cache(ctx, p, n, "Kcur", m.k_cache[static_cast<size_t>(il)], k_cur, m.graph_outputs)
+                           : n(reshape(ctx, k_cur, {key, t, 1, 1}), "k");
+    Tensor* v = n(view(ctx, k, {latent, k->ne[1], 1, 1}, {k->nb[1], k->nb[2], k->nb[3]}, 0), "v");
 
     // Every head attends to the one latent head; its output leaves the latent space through attn_v_b.
     Tensor* q_heads = n(permute(ctx, q_cur, {0, 2, 1, 3}), "q");  // [key, t, n_head]
