@@ -12,10 +12,14 @@ One GGUF file per type, <type>.gguf (q4_0.gguf, q4_K.gguf, ...), holding:
                                  outlier, constants, tiny and huge magnitudes, one sign only
       quantized  <type> [rows, n]  gguf's quantize(input): compared byte for byte
       dequantized f32 [rows, n]  gguf's dequantize(quantized): compared bit for bit
-  - k-quants (q4_K, q5_K, q6_K), which gguf can only dequantize:
+  - tq1_0, tq2_0 and mxfp4, which gguf can quantize too: as the legacy types
+  - the other formats (q2_K .. q6_K, the IQ family, nvfp4), which gguf can only dequantize:
       quantized  <type> [rows, n]  random blocks (finite f16 scales, zero and subnormal ones among them)
       dequantized f32 [rows, n]  gguf's dequantize(quantized): compared bit for bit
 Row lengths are multiples of the type's block size, several blocks long.
+
+And iq_grids.gguf: the IQ formats' codebooks as gguf decodes them (grid.<type>, f32 [entries, 8 or
+4]) and the sign table (ksigns, f32 [128]), against which lib/core/iq_grids.hpp is checked.
 """
 import argparse
 import sys
@@ -32,11 +36,17 @@ except ImportError:
 T = gguf.GGMLQuantizationType
 LEGACY = [T.Q4_0, T.Q4_1, T.Q5_0, T.Q5_1, T.Q8_0]
 K_QUANTS = [T.Q4_K, T.Q5_K, T.Q6_K]
+# Added later: written after the types above so that their files stay byte for byte the same.
+REFERENCE_QUANTIZED = [T.TQ1_0, T.TQ2_0, T.MXFP4]
+DEQUANTIZE_ONLY = [T.Q2_K, T.Q3_K, T.IQ2_XXS, T.IQ2_XS, T.IQ2_S, T.IQ3_XXS, T.IQ3_S, T.IQ1_S, T.IQ1_M,
+                   T.IQ4_NL, T.IQ4_XS, T.NVFP4]
+GRID_TYPES = [T.IQ2_XXS, T.IQ2_XS, T.IQ2_S, T.IQ3_XXS, T.IQ3_S, T.IQ1_S]
 
 
 def ggml_name(qtype):
-    """ggml's (and xbackend's) name of a type: q4_0, q4_K."""
-    return qtype.name.lower().replace("_k", "_K")
+    """ggml's (and xbackend's) name of a type: q4_0, q4_K, iq2_xxs."""
+    name = qtype.name.lower()
+    return name[:-2] + "_K" if name.endswith("_k") else name
 
 
 def legacy_rows(n, rng):
@@ -78,6 +88,44 @@ def random_k_blocks(qtype, n_blocks, rng):
     return raw
 
 
+# Byte offsets of the f16 super-block scale of the newer formats that have one.
+F16_SCALE_AT = {T.Q3_K: 108, T.IQ2_XXS: 0, T.IQ2_XS: 0, T.IQ2_S: 0, T.IQ3_XXS: 0, T.IQ3_S: 0, T.IQ1_S: 0,
+                T.IQ4_NL: 0, T.IQ4_XS: 0}
+
+
+def random_blocks(qtype, n_blocks, rng):
+    """Random blocks of the newer formats: every quant, index and sign pattern, finite scales."""
+    block, size = gguf.GGML_QUANT_SIZES[qtype]
+    raw = rng.integers(0, 256, (n_blocks, size), dtype=np.uint8)
+    if qtype == T.Q2_K:  # d and dmin are the last two f16 fields
+        raw[:, 80:82] = random_f16(rng, n_blocks).view(np.uint8).reshape(n_blocks, 2)
+        raw[:, 82:84] = random_f16(rng, n_blocks, 0.0, 2.0).view(np.uint8).reshape(n_blocks, 2)
+    elif qtype in F16_SCALE_AT:
+        at = F16_SCALE_AT[qtype]
+        raw[:, at:at + 2] = random_f16(rng, n_blocks).view(np.uint8).reshape(n_blocks, 2)
+    elif qtype == T.IQ1_M:  # the f16 scale is the top nibbles of the four scale words (bytes 48..55)
+        bits = random_f16(rng, n_blocks)
+        words = raw[:, 48:56].copy().view(np.uint16)
+        for i in range(4):
+            words[:, i] = (words[:, i] & 0x0FFF) | (((bits >> (4 * i)) & 0x0F) << 12)
+        raw[:, 48:56] = words.view(np.uint8)
+    # nvfp4: every e4m3 scale byte is finite.
+    return raw
+
+
+def grid_tensors():
+    """The IQ codebooks and the sign table as the gguf package decodes them."""
+    tensors = []
+    for qtype in GRID_TYPES:
+        cls = quants._type_traits[qtype]
+        cls.init_grid()
+        grid = np.asarray(cls.grid, dtype=np.float32).reshape(cls.grid_shape)
+        tensors.append((f"grid.{ggml_name(qtype)}", np.ascontiguousarray(grid), None))
+    ksigns = np.frombuffer(quants.IQ2_XXS.ksigns, dtype=np.uint8).astype(np.float32)
+    tensors.append(("ksigns", ksigns, None))
+    return tensors
+
+
 def write(path, qtype, tensors):
     w = gguf.GGUFWriter(str(path), arch="xbackend-fixture")
     w.add_string("xbackend.fixture.generator", "scripts/quant_fixtures.py")
@@ -114,7 +162,25 @@ def main():
         if not np.isfinite(d).all():
             sys.exit(f"quant_fixtures: {qtype.name} dequantized to non-finite values; change the scales")
         write(out / f"{ggml_name(qtype)}.gguf", qtype, [("quantized", q, qtype), ("dequantized", d, None)])
-    print(f"quant_fixtures: wrote {len(LEGACY) + len(K_QUANTS)} files to {out}", file=sys.stderr)
+    for qtype in REFERENCE_QUANTIZED:
+        block, _ = gguf.GGML_QUANT_SIZES[qtype]
+        x = legacy_rows(block * 5, rng)
+        q = quants.quantize(x, qtype)
+        d = quants.dequantize(q, qtype).astype(np.float32)
+        write(out / f"{ggml_name(qtype)}.gguf", qtype,
+              [("input", x, None), ("quantized", q, qtype), ("dequantized", d, None)])
+    for qtype in DEQUANTIZE_ONLY:
+        block, size = gguf.GGML_QUANT_SIZES[qtype]
+        rows = 6
+        blocks_per_row = 3 if block == 256 else 5
+        q = random_blocks(qtype, rows * blocks_per_row, rng).reshape(rows, blocks_per_row * size)
+        d = quants.dequantize(q, qtype).astype(np.float32)
+        if not np.isfinite(d).all():
+            sys.exit(f"quant_fixtures: {qtype.name} dequantized to non-finite values; change the scales")
+        write(out / f"{ggml_name(qtype)}.gguf", qtype, [("quantized", q, qtype), ("dequantized", d, None)])
+    write(out / "iq_grids.gguf", T.IQ2_XXS, grid_tensors())
+    count = len(LEGACY) + len(K_QUANTS) + len(REFERENCE_QUANTIZED) + len(DEQUANTIZE_ONLY) + 1
+    print(f"quant_fixtures: wrote {count} files to {out}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -27,6 +27,21 @@ constexpr std::array<DTypeTraits, kDTypeCount> kTraits = {{
     {"q5_K", 256, 176, false, true},
     {"q6_K", 256, 210, false, true},
     {"q8_K", 256, 292, false, true},
+    {"q2_K", 256, 84, false, true},
+    {"q3_K", 256, 110, false, true},
+    {"iq2_xxs", 256, 66, false, true},
+    {"iq2_xs", 256, 74, false, true},
+    {"iq2_s", 256, 82, false, true},
+    {"iq3_xxs", 256, 98, false, true},
+    {"iq3_s", 256, 110, false, true},
+    {"iq1_s", 256, 50, false, true},
+    {"iq1_m", 256, 56, false, true},
+    {"iq4_nl", 32, 18, false, true},
+    {"iq4_xs", 256, 136, false, true},
+    {"tq1_0", 256, 54, false, true},
+    {"tq2_0", 256, 66, false, true},
+    {"mxfp4", 32, 17, false, true},
+    {"nvfp4", 64, 36, false, true},
 }};
 
 bool same_name(std::string_view a, std::string_view b) {
@@ -95,6 +110,7 @@ bool convert_row(DType src_type, const void* src, DType dst_type, void* dst, int
     }
     const auto numeric = [](DType t) { return is_float_type(t) || is_quantized(t); };
     if (!numeric(src_type) || !numeric(dst_type)) return false;
+    if (is_quantized(dst_type) && !can_quantize(dst_type)) return false;  // read-only formats
     if (is_quantized(src_type) || is_quantized(dst_type)) return convert_quantized_row(src_type, src, dst_type, dst, n);
     if (src_type == DType::F32 && dst_type == DType::F16) {
         f32_to_f16_row(static_cast<const float*>(src), static_cast<uint16_t*>(dst), n);

@@ -24,8 +24,13 @@ enum class DType : uint8_t {
     F32, F16, BF16, I32, I64,
     Q4_0, Q4_1, Q5_0, Q5_1, Q8_0,  // 32-element blocks
     Q4_K, Q5_K, Q6_K, Q8_K,        // 256-element super-blocks (q8_K: the k-quants' activation format)
+    Q2_K, Q3_K,                    // the low-bit k-quants
+    IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S, IQ1_M,  // codebook formats (read-only, as in ggml)
+    IQ4_NL, IQ4_XS,                // 4-bit non-linear
+    TQ1_0, TQ2_0,                  // ternary
+    MXFP4, NVFP4,                  // 4-bit floats with shared scales
 };
-inline constexpr int kDTypeCount = 14;
+inline constexpr int kDTypeCount = 29;
 
 struct DTypeTraits {
     const char* name;
@@ -153,7 +158,7 @@ void bf16_to_f32_row(const uint16_t* src, float* dst, int64_t n);
 void f32_to_bf16_row(const float* src, uint16_t* dst, int64_t n);
 // Converts n contiguous elements between any two float or quantized types (and a type to itself);
 // n must be a multiple of the block size of a quantized side. Returns false when the pair is not
-// convertible (an integer and another type).
+// convertible (an integer and another type, or a destination format that cannot be quantized).
 [[nodiscard]] bool convert_row(DType src_type, const void* src, DType dst_type, void* dst, int64_t n);
 
 }  // namespace xb

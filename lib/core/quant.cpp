@@ -4,7 +4,9 @@
 #include <cmath>
 #include <cstring>
 
-#include "core/quant_blocks.hpp"
+#include "core/quant_fit.hpp"
+#include "core/quant_block_types.hpp"
+#include "core/quantize_formats.hpp"
 #include "core/status.hpp"
 
 namespace xb {
@@ -20,29 +22,6 @@ void dequantize_blocks(const void* src, float* dst, int64_t n) {
 }
 
 // --- legacy quantization: ggml's reference rounding ----------------------------------------------------
-
-// The element of largest magnitude, with its sign (the first one on ties).
-float signed_absmax(const float* x, int n) {
-    float amax = 0.0f, max = 0.0f;
-    for (int j = 0; j < n; ++j) {
-        if (amax < std::fabs(x[j])) {
-            amax = std::fabs(x[j]);
-            max = x[j];
-        }
-    }
-    return max;
-}
-
-void min_max(const float* x, int n, float& min, float& max) {
-    min = x[0];
-    max = x[0];
-    for (int j = 1; j < n; ++j) {
-        min = std::min(min, x[j]);
-        max = std::max(max, x[j]);
-    }
-}
-
-float inverse_or_zero(float d) { return d != 0.0f ? 1.0f / d : 0.0f; }
 
 void quantize_block(const float* x, BlockQ4_0& b) {
     const float d = signed_absmax(x, kQK) / -8;
@@ -111,87 +90,7 @@ void quantize_block(const float* x, BlockQ8_0& b) {
     for (int j = 0; j < kQK; ++j) b.qs[j] = static_cast<int8_t>(std::round(x[j] * id));
 }
 
-// --- k-quant quantization: least-squares scales -------------------------------------------------------
-
-int clamp_round(float v, int lo, int hi) {
-    return std::clamp(static_cast<int>(std::lround(v)), lo, hi);
-}
-
-// x ~ scale * q - offset with q in [0, nmax] and offset >= 0 (the range always reaches down to 0 or
-// below, as the format's subtracted minimum requires). Candidate scales around (max - min) / nmax
-// each give a rounding of x; for each, the least-squares scale and offset of that rounding; the
-// one with the smallest squared error wins.
-void fit_affine(const float* x, int n, int nmax, float& scale, float& offset) {
-    float min = 0.0f, max = 0.0f;
-    min_max(x, n, min, max);
-    min = std::min(min, 0.0f);
-    scale = 0.0f;
-    offset = -min;
-    if (max <= min) return;
-    double best = INFINITY;
-    for (int step = -10; step <= 10; ++step) {
-        const float iscale = (static_cast<float>(nmax) + 0.1f * static_cast<float>(step)) / (max - min);
-        double sq = 0, sx = 0, sqq = 0, sqx = 0;
-        for (int j = 0; j < n; ++j) {
-            const double q = clamp_round(iscale * (x[j] - min), 0, nmax);
-            sq += q;
-            sx += x[j];
-            sqq += q * q;
-            sqx += q * x[j];
-        }
-        // x ~ s * q + m by least squares; when every q is the same (a constant run) only the scale
-        // is free, and likewise when the best offset would have to be added (m > 0): pin m at 0.
-        const double det = n * sqq - sq * sq;
-        double s = det > 0 ? (n * sqx - sq * sx) / det : 0;
-        double m = det > 0 ? (sqq * sx - sq * sqx) / det : 1;
-        if (m > 0) {
-            m = 0;
-            s = sqq > 0 ? sqx / sqq : 0;
-        }
-        if (s <= 0) continue;
-        double err = 0;
-        for (int j = 0; j < n; ++j) {
-            const double q = std::clamp(std::round((x[j] - m) / s), 0.0, static_cast<double>(nmax));
-            const double e = s * q + m - x[j];
-            err += e * e;
-        }
-        if (err < best) {
-            best = err;
-            scale = static_cast<float>(s);
-            offset = static_cast<float>(-m);
-        }
-    }
-}
-
-// x ~ scale * q with q in [-32, 31]: the largest magnitude maps to -32 (as ggml's symmetric types),
-// refined by least squares over candidate scales.
-float fit_symmetric6(const float* x, int n) {
-    const float max = signed_absmax(x, n);
-    if (max == 0.0f) return 0.0f;
-    float best_scale = max / -32;
-    double best = INFINITY;
-    for (int step = -8; step <= 8; ++step) {
-        const float iscale = (-32.0f + 0.25f * static_cast<float>(step)) / max;
-        double sqq = 0, sqx = 0;
-        for (int j = 0; j < n; ++j) {
-            const double q = clamp_round(iscale * x[j], -32, 31);
-            sqq += q * q;
-            sqx += q * x[j];
-        }
-        if (sqq <= 0) continue;
-        const double s = sqx / sqq;
-        double err = 0;
-        for (int j = 0; j < n; ++j) {
-            const double e = s * std::clamp(std::round(x[j] / s), -32.0, 31.0) - x[j];
-            err += e * e;
-        }
-        if (err < best) {
-            best = err;
-            best_scale = static_cast<float>(s);
-        }
-    }
-    return best_scale;
-}
+// --- k-quant quantization: least-squares scales (core/quant_fit.hpp) ----------------------------------
 
 // The 8 sub-block scales and offsets of a q4_K / q5_K block, as 6-bit codes under the f16 super-block
 // scales d and dmin, packed as k_scale_min reads them. Returns the effective scale and offset of each
@@ -258,7 +157,7 @@ void quantize_block(const float* x, BlockQ6_K& b) {
     float scale[16];
     float amax = 0.0f;
     for (int j = 0; j < 16; ++j) {
-        scale[j] = fit_symmetric6(x + 16 * j, 16);
+        scale[j] = fit_symmetric(x + 16 * j, 16, -32, 31, 0.25f);
         amax = std::max(amax, std::fabs(scale[j]));
     }
     b.d = f32_to_f16(amax / 127);
@@ -295,30 +194,21 @@ void quantize_blocks(const float* src, void* dst, int64_t n) {
     for (int64_t i = 0; i < n / kElements; ++i) quantize_block(src + i * kElements, blocks[i]);
 }
 
-// Calls f.template operator()<Block, kElements>() for a quantized type; false for the others.
-template <typename F>
-bool with_block_type(DType type, F&& f) {
-    switch (type) {
-        case DType::Q4_0: f.template operator()<BlockQ4_0, kQK>(); return true;
-        case DType::Q4_1: f.template operator()<BlockQ4_1, kQK>(); return true;
-        case DType::Q5_0: f.template operator()<BlockQ5_0, kQK>(); return true;
-        case DType::Q5_1: f.template operator()<BlockQ5_1, kQK>(); return true;
-        case DType::Q8_0: f.template operator()<BlockQ8_0, kQK>(); return true;
-        case DType::Q4_K: f.template operator()<BlockQ4_K, kQKK>(); return true;
-        case DType::Q5_K: f.template operator()<BlockQ5_K, kQKK>(); return true;
-        case DType::Q6_K: f.template operator()<BlockQ6_K, kQKK>(); return true;
-        case DType::Q8_K: f.template operator()<BlockQ8_K, kQKK>(); return true;
-        default: return false;
-    }
-}
+// The formats with a quantize_block above or in core/quantize_formats.hpp.
+template <typename Block>
+concept Quantizable = requires(const float* x, Block& b) { quantize_block(x, b); };
 
 }  // namespace
 
-bool can_quantize(DType type) { return is_quantized(type); }
+bool can_quantize(DType type) {
+    return with_block_type(type, []<typename Block>(BlockTag<Block>) { return Quantizable<Block>; }, false);
+}
 
 double quantization_nmse_bound(DType type) {
     // Measured on uniform [-1, 1] rows: q4_0 4.3e-3, q4_1 3.8e-3, q5_0 9.7e-4, q5_1 8.6e-4,
-    // q8_0 1.5e-5, q4_K 3.1e-3, q5_K 7.5e-4, q6_K 1.5e-4 (q8_K rounds like q8_0).
+    // q8_0 1.5e-5, q4_K 3.1e-3, q5_K 7.5e-4, q6_K 1.5e-4 (q8_K rounds like q8_0); q2_K 4.9e-2,
+    // q3_K 1.4e-2, iq4_nl 7.0e-3, iq4_xs 7.1e-3, mxfp4 2.1e-2, tq1_0 / tq2_0 0.25 (ternary).
+    // The read-only formats have none (0).
     switch (type) {
         case DType::Q4_0: return 7e-3;
         case DType::Q4_1: return 6e-3;
@@ -329,22 +219,41 @@ double quantization_nmse_bound(DType type) {
         case DType::Q5_K: return 1.2e-3;
         case DType::Q6_K: return 2.5e-4;
         case DType::Q8_K: return 2.5e-5;
+        case DType::Q2_K: return 7.5e-2;
+        case DType::Q3_K: return 2.2e-2;
+        case DType::IQ4_NL: return 1.1e-2;
+        case DType::IQ4_XS: return 1.1e-2;
+        case DType::MXFP4: return 3.2e-2;
+        case DType::TQ1_0: return 0.37;
+        case DType::TQ2_0: return 0.37;
         default: return 0.0;
     }
 }
 
 void dequantize_row(DType type, const void* src, float* dst, int64_t n) {
-    const bool known = with_block_type(type, [&]<typename Block, int kElements>() {
-        dequantize_blocks<Block, kElements>(src, dst, n);
-    });
+    const bool known = with_block_type(
+        type,
+        [&]<typename Block>(BlockTag<Block>) {
+            dequantize_blocks<Block, kBlockElems<Block>>(src, dst, n);
+            return true;
+        },
+        false);
     XB_CHECK_MSG(known, "dequantize_row: not a quantized type");
 }
 
 void quantize_row(DType type, const float* src, void* dst, int64_t n) {
-    const bool known = with_block_type(type, [&]<typename Block, int kElements>() {
-        quantize_blocks<Block, kElements>(src, dst, n);
-    });
-    XB_CHECK_MSG(known, "quantize_row: not a quantized type");
+    const bool known = with_block_type(
+        type,
+        [&]<typename Block>(BlockTag<Block>) {
+            if constexpr (Quantizable<Block>) {
+                quantize_blocks<Block, kBlockElems<Block>>(src, dst, n);
+                return true;
+            } else {
+                return false;
+            }
+        },
+        false);
+    XB_CHECK_MSG(known, "quantize_row: not a type with a quantizer (see can_quantize)");
 }
 
 }  // namespace xb

@@ -78,12 +78,19 @@ struct BlockQ8_K {
     int16_t bsums[kQKK / 16];
 };
 
-// Values in one block of each struct: a k-quant super-block's 256, the legacy types' 32.
+// Values in one block of each struct: a k-quant super-block's 256, the legacy types' 32; the newer
+// formats' structs say it themselves (kElems).
 template <typename Block>
-inline constexpr int kBlockElems = std::is_same_v<Block, BlockQ4_K> || std::is_same_v<Block, BlockQ5_K> ||
-                                           std::is_same_v<Block, BlockQ6_K> || std::is_same_v<Block, BlockQ8_K>
-                                       ? kQKK
-                                       : kQK;
+inline constexpr int kBlockElems = [] {
+    if constexpr (requires { Block::kElems; }) {
+        return Block::kElems;
+    } else {
+        return std::is_same_v<Block, BlockQ4_K> || std::is_same_v<Block, BlockQ5_K> ||
+                       std::is_same_v<Block, BlockQ6_K> || std::is_same_v<Block, BlockQ8_K>
+                   ? kQKK
+                   : kQK;
+    }
+}();
 
 static_assert(sizeof(BlockQ4_0) == 18 && sizeof(BlockQ4_1) == 20 && sizeof(BlockQ5_0) == 22 &&
               sizeof(BlockQ5_1) == 24 && sizeof(BlockQ8_0) == 34);

@@ -22,7 +22,7 @@
 
 #include "core/dtype.hpp"
 #include "core/host_device.hpp"
-#include "core/quant_blocks.hpp"
+#include "core/quant_formats.hpp"
 
 namespace xb {
 
@@ -381,6 +381,45 @@ struct Q8Dot<BlockQ8_K> {
             [&](const int (&lo)[4], const int (&hi)[4]) { return byte_dot(v, lo, hi); },
             a, e0 + 32 * unit, sum_q, s);
         for (int c = 0; c < kCols; ++c) sum[c] += d * s[c].d * static_cast<float>(sum_q[c]);
+    }
+};
+
+// The newer formats (q2_K, q3_K, IQ, TQ, MXFP4, NVFP4): unit u is values 32u .. 32u + 31, decoded by
+// the format's decode_unit into signed bytes and two scales and offsets (core/quant_unit.hpp).
+XB_HD int pack4_i8(const int8_t* q) {
+    return static_cast<int>(static_cast<uint32_t>(static_cast<uint8_t>(q[0])) |
+                            (static_cast<uint32_t>(static_cast<uint8_t>(q[1])) << 8) |
+                            (static_cast<uint32_t>(static_cast<uint8_t>(q[2])) << 16) |
+                            (static_cast<uint32_t>(static_cast<uint8_t>(q[3])) << 24));
+}
+
+template <UnitBlock Block>
+struct Q8Dot<Block> {
+    static constexpr int kUnits = Block::kElems / kUnitValues;
+    static constexpr bool kWideLoads = false;
+    template <int kCols, bool kWide = false>
+    XB_HD static void dot(const uint8_t* block, int unit, const Q8Cols& a, int64_t e0, float (&sum)[kCols]) {
+        QuantUnit u;
+        decode_unit(*reinterpret_cast<const Block*>(block), unit, u);
+        int w[8];
+        for (int i = 0; i < 8; ++i) w[i] = pack4_i8(u.q + 4 * i);
+        const int64_t first = e0 + kUnitValues * unit;
+        for (int c = 0; c < kCols; ++c) {
+            const int8_t* q = a.qs + c * a.qs_stride + first;
+            int lo[4], hi[4];
+            load_q8x16(q, lo);
+            load_q8x16(q + 16, hi);
+            int dot_lo = 0, dot_hi = 0, sum_lo = 0, sum_hi = 0;
+            for (int i = 0; i < 4; ++i) {
+                dot_lo = dot4_i8(w[i], lo[i], dot_lo);
+                dot_hi = dot4_i8(w[4 + i], hi[i], dot_hi);
+                sum_lo = dot4_i8(kOnes8, lo[i], sum_lo);
+                sum_hi = dot4_i8(kOnes8, hi[i], sum_hi);
+            }
+            const float d = a.ds[c * a.ds_stride + first / kQ8Block].d;
+            sum[c] += d * (u.scale[0] * static_cast<float>(dot_lo) + u.offset[0] * static_cast<float>(sum_lo) +
+                           u.scale[1] * static_cast<float>(dot_hi) + u.offset[1] * static_cast<float>(sum_hi));
+        }
     }
 };
 

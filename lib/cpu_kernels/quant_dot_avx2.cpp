@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "cpu_kernels/quant_dot.hpp"
+#include "cpu_kernels/quant_dot_units.hpp"
 
 namespace xb::cpu_kernels {
 
@@ -336,6 +337,22 @@ void dot_columns(int64_t n, const void* w, const void* act, size_t stride, int n
     }
 }
 
+// The newer formats' units: 32 signed weight bytes against 32 activations, the halves summed apart.
+struct UnitDotAvx2 {
+    static void dot(const int8_t* w, const int8_t* a, int& lo, int& hi) {
+        const __m256i wv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w));
+        const __m256i av = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a));
+        const __m256i pairs = _mm256_maddubs_epi16(_mm256_sign_epi8(wv, wv), _mm256_sign_epi8(av, wv));
+        const __m256i quads = _mm256_madd_epi16(pairs, _mm256_set1_epi16(1));
+        __m128i l = _mm256_castsi256_si128(quads);
+        __m128i h = _mm256_extracti128_si256(quads, 1);
+        l = _mm_add_epi32(l, _mm_unpackhi_epi64(l, l));
+        h = _mm_add_epi32(h, _mm_unpackhi_epi64(h, h));
+        lo = _mm_cvtsi128_si32(_mm_add_epi32(l, _mm_shuffle_epi32(l, 1)));
+        hi = _mm_cvtsi128_si32(_mm_add_epi32(h, _mm_shuffle_epi32(h, 1)));
+    }
+};
+
 QuantDot make_table() {
     QuantDot t{};
     t.isa = Isa::Avx2;
@@ -349,6 +366,7 @@ QuantDot make_table() {
     t.dot[static_cast<int>(DType::Q4_K)] = dot_columns<KAffineDot<BlockQ4_K, false>>;
     t.dot[static_cast<int>(DType::Q5_K)] = dot_columns<KAffineDot<BlockQ5_K, true>>;
     t.dot[static_cast<int>(DType::Q6_K)] = dot_columns<Q6KDot>;
+    add_unit_dots<UnitDotAvx2>(t);
     return t;
 }
 

@@ -6,6 +6,7 @@
 #include "core/quant.hpp"
 #include "core/quant_int_dot.hpp"
 #include "cpu_kernels/quant_dot.hpp"
+#include "cpu_kernels/quant_dot_units.hpp"
 
 namespace xb::cpu_kernels {
 
@@ -153,6 +154,14 @@ void columns(int64_t n, const void* w, const void* act, size_t act_stride, int n
     for (int j = 0; j < ncols; ++j) out[j] = Dot(n, w, static_cast<const std::byte*>(act) + act_stride * static_cast<size_t>(j));
 }
 
+struct UnitDotScalar {
+    static void dot(const int8_t* w, const int8_t* a, int& lo, int& hi) {
+        lo = hi = 0;
+        for (int i = 0; i < 16; ++i) lo += w[i] * a[i];
+        for (int i = 16; i < 32; ++i) hi += w[i] * a[i];
+    }
+};
+
 QuantDot make_table() {
     QuantDot t{};
     t.isa = Isa::Scalar;
@@ -166,6 +175,7 @@ QuantDot make_table() {
     t.dot[static_cast<int>(DType::Q4_K)] = columns<dot_k_affine<BlockQ4_K, false>>;
     t.dot[static_cast<int>(DType::Q5_K)] = columns<dot_k_affine<BlockQ5_K, true>>;
     t.dot[static_cast<int>(DType::Q6_K)] = columns<dot_q6_K>;
+    add_unit_dots<UnitDotScalar>(t);
     return t;
 }
 

@@ -19,19 +19,26 @@ namespace xb {
 
 namespace {
 
-// ggml's type ids with their block geometry. Types without an xbackend type (q8_1, q2_K, q3_K, i8,
-// ...) are listed so that files holding them can be read and their tensors sized and named.
+// ggml's type ids with their block geometry. Types without an xbackend type (q8_1, i8, q1_0, ...)
+// are listed so that files holding them can be read and their tensors sized and named.
 constexpr GgmlTypeInfo kGgmlTypes[] = {
-    {0, "f32", 1, 4, DType::F32},          {1, "f16", 1, 2, DType::F16},
-    {2, "q4_0", 32, 18, DType::Q4_0},     {3, "q4_1", 32, 20, DType::Q4_1},
-    {6, "q5_0", 32, 22, DType::Q5_0},     {7, "q5_1", 32, 24, DType::Q5_1},
-    {8, "q8_0", 32, 34, DType::Q8_0},     {9, "q8_1", 32, 36, std::nullopt},
-    {10, "q2_K", 256, 84, std::nullopt},   {11, "q3_K", 256, 110, std::nullopt},
-    {12, "q4_K", 256, 144, DType::Q4_K},  {13, "q5_K", 256, 176, DType::Q5_K},
-    {14, "q6_K", 256, 210, DType::Q6_K},  {15, "q8_K", 256, 292, DType::Q8_K},
-    {24, "i8", 1, 1, std::nullopt},        {25, "i16", 1, 2, std::nullopt},
-    {26, "i32", 1, 4, DType::I32},         {27, "i64", 1, 8, DType::I64},
-    {28, "f64", 1, 8, std::nullopt},       {30, "bf16", 1, 2, DType::BF16},
+    {0, "f32", 1, 4, DType::F32},            {1, "f16", 1, 2, DType::F16},
+    {2, "q4_0", 32, 18, DType::Q4_0},       {3, "q4_1", 32, 20, DType::Q4_1},
+    {6, "q5_0", 32, 22, DType::Q5_0},       {7, "q5_1", 32, 24, DType::Q5_1},
+    {8, "q8_0", 32, 34, DType::Q8_0},       {9, "q8_1", 32, 36, std::nullopt},
+    {10, "q2_K", 256, 84, DType::Q2_K},     {11, "q3_K", 256, 110, DType::Q3_K},
+    {12, "q4_K", 256, 144, DType::Q4_K},    {13, "q5_K", 256, 176, DType::Q5_K},
+    {14, "q6_K", 256, 210, DType::Q6_K},    {15, "q8_K", 256, 292, DType::Q8_K},
+    {16, "iq2_xxs", 256, 66, DType::IQ2_XXS}, {17, "iq2_xs", 256, 74, DType::IQ2_XS},
+    {18, "iq3_xxs", 256, 98, DType::IQ3_XXS}, {19, "iq1_s", 256, 50, DType::IQ1_S},
+    {20, "iq4_nl", 32, 18, DType::IQ4_NL},  {21, "iq3_s", 256, 110, DType::IQ3_S},
+    {22, "iq2_s", 256, 82, DType::IQ2_S},   {23, "iq4_xs", 256, 136, DType::IQ4_XS},
+    {24, "i8", 1, 1, std::nullopt},          {25, "i16", 1, 2, std::nullopt},
+    {26, "i32", 1, 4, DType::I32},           {27, "i64", 1, 8, DType::I64},
+    {28, "f64", 1, 8, std::nullopt},         {29, "iq1_m", 256, 56, DType::IQ1_M},
+    {30, "bf16", 1, 2, DType::BF16},         {34, "tq1_0", 256, 54, DType::TQ1_0},
+    {35, "tq2_0", 256, 66, DType::TQ2_0},   {39, "mxfp4", 32, 17, DType::MXFP4},
+    {40, "nvfp4", 64, 36, DType::NVFP4},    {41, "q1_0", 128, 18, std::nullopt},
 };
 
 }  // namespace

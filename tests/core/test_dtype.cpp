@@ -45,7 +45,8 @@ TEST(DType, TraitsAndNames) {
     EXPECT_EQ(dtype_from_name("Q4_K"), DType::Q4_K);
     EXPECT_EQ(dtype_from_name("q4_k"), DType::Q4_K);
     EXPECT_EQ(dtype_from_name("q8_0"), DType::Q8_0);
-    EXPECT_FALSE(dtype_from_name("q2_K").has_value()) << "a GGUF type xbackend does not compute";
+    EXPECT_FALSE(dtype_from_name("q8_1").has_value()) << "a GGUF type xbackend does not compute";
+    EXPECT_FALSE(dtype_from_name("q1_0").has_value()) << "a GGUF type the gguf package cannot dequantize";
     EXPECT_FALSE(is_quantized(DType::F16));
 }
 

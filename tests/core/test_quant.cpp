@@ -1,10 +1,10 @@
 // The quantized types against an independent reference: the gguf Python package (llama.cpp's own
 // implementation of ggml's block formats) wrote tests/data/quant/<type>.gguf (scripts/
 // quant_fixtures.py). xbackend's quantize must give the same bytes for the legacy types and its
-// dequantize the same bits for all eight types, also end to end through a config (blocks loaded from
+// dequantize the same bits for every type, also end to end through a config (blocks loaded from
 // the file, or an f32 .npy quantized on loading). The k-quants' quantize, which gguf lacks, is held
-// to error bounds; the CPU's dot products (every instruction set this CPU runs) to the dot of the
-// dequantized operands.
+// to error bounds (the newer formats' in test_quant_formats.cpp); the CPU's dot products (every
+// instruction set this CPU runs) to the dot of the dequantized operands.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -21,6 +21,7 @@
 #include "formats/npy.hpp"
 #include "core/quant.hpp"
 #include "core/quant_blocks.hpp"
+#include "core/quant_random.hpp"
 #include "cpu_kernels/quant_dot.hpp"
 #include "test_config_util.hpp"
 #include "test_values.hpp"
@@ -28,9 +29,14 @@
 namespace xb {
 namespace {
 
-constexpr DType kLegacy[] = {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0};
-constexpr DType kAll[] = {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0,
-                          DType::Q4_K, DType::Q5_K, DType::Q6_K};
+// The types whose quantizer is ggml's reference rounding, which the gguf package has too.
+constexpr DType kLegacy[] = {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0,
+                             DType::TQ1_0, DType::TQ2_0, DType::MXFP4};
+constexpr DType kAll[] = {DType::Q4_0,   DType::Q4_1,    DType::Q5_0,   DType::Q5_1,    DType::Q8_0,
+                          DType::Q4_K,   DType::Q5_K,    DType::Q6_K,   DType::Q2_K,    DType::Q3_K,
+                          DType::IQ2_XXS, DType::IQ2_XS, DType::IQ2_S,  DType::IQ3_XXS, DType::IQ3_S,
+                          DType::IQ1_S,  DType::IQ1_M,   DType::IQ4_NL, DType::IQ4_XS,  DType::TQ1_0,
+                          DType::TQ2_0,  DType::MXFP4,   DType::NVFP4};
 
 struct Fixture {
     int64_t n = 0;     // elements per row
@@ -93,7 +99,8 @@ TEST_P(QuantFixture, DequantizeGivesTheReferenceBits) {
     }
 }
 
-// The legacy types only: gguf has no reference quantize for the k-quants (see the KQuant tests).
+// The types gguf quantizes (ggml's reference rounding): gguf has no reference quantize for the
+// k-quants and iq4 (see the KQuant tests and test_quant_formats.cpp).
 class LegacyQuantFixture : public testing::TestWithParam<DType> {};
 
 TEST_P(LegacyQuantFixture, QuantizeGivesTheReferenceBytes) {
@@ -277,7 +284,11 @@ TEST(QuantDot, EveryInstructionSetMatchesTheDequantizedDot) {
         const cpu_kernels::QuantDot& table = cpu_kernels::quant_dot(isa);
         for (DType type : kAll) {
             std::vector<std::byte> w(row_size(type, n));
-            quantize_row(type, w_values.data(), w.data(), n);
+            if (can_quantize(type)) {
+                quantize_row(type, w_values.data(), w.data(), n);
+            } else {
+                fill_random_blocks(type, w.data(), n / blck_size(type), 7);
+            }
             std::vector<float> wf(static_cast<size_t>(n));
             dequantize_row(type, w.data(), wf.data(), n);
             const size_t act_row = cpu_kernels::activation_row_bytes(type, n);

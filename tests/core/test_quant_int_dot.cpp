@@ -12,15 +12,19 @@
 #include <vector>
 
 #include "core/quant.hpp"
-#include "core/quant_blocks.hpp"
+#include "core/quant_block_types.hpp"
 #include "core/quant_int_dot.hpp"
+#include "core/quant_random.hpp"
 #include "cpu_kernels/quant_dot.hpp"
 
 namespace xb {
 namespace {
 
-constexpr DType kWeightTypes[] = {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0,
-                                  DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::Q8_K};
+constexpr DType kWeightTypes[] = {
+    DType::Q4_0,   DType::Q4_1,   DType::Q5_0,   DType::Q5_1,  DType::Q8_0,   DType::Q4_K,    DType::Q5_K,
+    DType::Q6_K,   DType::Q8_K,   DType::Q2_K,   DType::Q3_K,  DType::IQ2_XXS, DType::IQ2_XS, DType::IQ2_S,
+    DType::IQ3_XXS, DType::IQ3_S, DType::IQ1_S,  DType::IQ1_M, DType::IQ4_NL, DType::IQ4_XS,  DType::TQ1_0,
+    DType::TQ2_0,  DType::MXFP4,  DType::NVFP4};
 
 // Normal values whose scale changes from block to block (some blocks tiny, some large), so that
 // per-block scales and minima matter.
@@ -81,18 +85,26 @@ void unit_dots(const std::byte* row, int64_t k, const Q8Columns& act, float (&su
 
 template <int kCols>
 void row_dots(DType t, const std::byte* row, int64_t k, const Q8Columns& act, float (&sum)[kCols]) {
-    switch (t) {
-        case DType::Q4_0: return unit_dots<BlockQ4_0, kCols>(row, k, act, sum);
-        case DType::Q4_1: return unit_dots<BlockQ4_1, kCols>(row, k, act, sum);
-        case DType::Q5_0: return unit_dots<BlockQ5_0, kCols>(row, k, act, sum);
-        case DType::Q5_1: return unit_dots<BlockQ5_1, kCols>(row, k, act, sum);
-        case DType::Q8_0: return unit_dots<BlockQ8_0, kCols>(row, k, act, sum);
-        case DType::Q4_K: return unit_dots<BlockQ4_K, kCols>(row, k, act, sum);
-        case DType::Q5_K: return unit_dots<BlockQ5_K, kCols>(row, k, act, sum);
-        case DType::Q6_K: return unit_dots<BlockQ6_K, kCols>(row, k, act, sum);
-        case DType::Q8_K: return unit_dots<BlockQ8_K, kCols>(row, k, act, sum);
-        default: FAIL() << "not a quantized type";
+    const bool known = with_block_type(
+        t,
+        [&]<typename Block>(BlockTag<Block>) {
+            unit_dots<Block, kCols>(row, k, act, sum);
+            return true;
+        },
+        false);
+    EXPECT_TRUE(known) << "not a quantized type";
+}
+
+// A row of k weights of type t: `values` quantized, or random valid blocks for the read-only formats.
+std::vector<std::byte> weight_row(DType t, const std::vector<float>& values, uint32_t seed) {
+    const auto k = static_cast<int64_t>(values.size());
+    std::vector<std::byte> w(row_size(t, k));
+    if (can_quantize(t)) {
+        quantize_row(t, values.data(), w.data(), k);
+    } else {
+        fill_random_blocks(t, w.data(), k / blck_size(t), seed);
     }
+    return w;
 }
 
 // Checks kCols columns at once against the float64 dot of the dequantized operands: the integer
@@ -100,9 +112,7 @@ void row_dots(DType t, const std::byte* row, int64_t k, const Q8Columns& act, fl
 template <int kCols>
 void expect_unit_dots_match(DType t, uint32_t seed) {
     const int64_t k = 3 * kQKK;
-    const auto w_values = varied_data(static_cast<size_t>(k), seed);
-    std::vector<std::byte> w(row_size(t, k));
-    quantize_row(t, w_values.data(), w.data(), k);
+    const std::vector<std::byte> w = weight_row(t, varied_data(static_cast<size_t>(k), seed), seed);
     std::vector<float> wf(static_cast<size_t>(k));
     dequantize_row(t, w.data(), wf.data(), k);
     auto x = varied_data(static_cast<size_t>(k * kCols), seed + 100);
@@ -144,9 +154,8 @@ TEST_P(QuantIntDot, EveryValueIsReachedByOneUnit) {
         std::vector<float> x(static_cast<size_t>(k), 0.0f);
         x[static_cast<size_t>(p)] = 1.0f;
         const Q8Columns act = quantize_columns(x, k, 1);
-        const auto w_values = varied_data(static_cast<size_t>(k), static_cast<uint32_t>(p + 7));
-        std::vector<std::byte> w(row_size(t, k));
-        quantize_row(t, w_values.data(), w.data(), k);
+        const std::vector<std::byte> w =
+            weight_row(t, varied_data(static_cast<size_t>(k), static_cast<uint32_t>(p + 7)), static_cast<uint32_t>(p));
         std::vector<float> wf(static_cast<size_t>(k));
         dequantize_row(t, w.data(), wf.data(), k);
         float got[1] = {};

@@ -1,0 +1,110 @@
+#include "core/quant_fit.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace xb {
+
+// The element of largest magnitude, with its sign (the first one on ties).
+float signed_absmax(const float* x, int n) {
+    float amax = 0.0f, max = 0.0f;
+    for (int j = 0; j < n; ++j) {
+        if (amax < std::fabs(x[j])) {
+            amax = std::fabs(x[j]);
+            max = x[j];
+        }
+    }
+    return max;
+}
+
+void min_max(const float* x, int n, float& min, float& max) {
+    min = x[0];
+    max = x[0];
+    for (int j = 1; j < n; ++j) {
+        min = std::min(min, x[j]);
+        max = std::max(max, x[j]);
+    }
+}
+
+float inverse_or_zero(float d) { return d != 0.0f ? 1.0f / d : 0.0f; }
+
+int clamp_round(float v, int lo, int hi) {
+    return std::clamp(static_cast<int>(std::lround(v)), lo, hi);
+}
+
+// x ~ scale * q - offset with q in [0, nmax] and offset >= 0 (the range always reaches down to 0 or
+// below, as the format's subtracted minimum requires). Candidate scales around (max - min) / nmax
+// each give a rounding of x; for each, the least-squares scale and offset of that rounding; the
+// one with the smallest squared error wins.
+void fit_affine(const float* x, int n, int nmax, float& scale, float& offset) {
+    float min = 0.0f, max = 0.0f;
+    min_max(x, n, min, max);
+    min = std::min(min, 0.0f);
+    scale = 0.0f;
+    offset = -min;
+    if (max <= min) return;
+    double best = INFINITY;
+    for (int step = -10; step <= 10; ++step) {
+        const float iscale = (static_cast<float>(nmax) + 0.1f * static_cast<float>(step)) / (max - min);
+        double sq = 0, sx = 0, sqq = 0, sqx = 0;
+        for (int j = 0; j < n; ++j) {
+            const double q = clamp_round(iscale * (x[j] - min), 0, nmax);
+            sq += q;
+            sx += x[j];
+            sqq += q * q;
+            sqx += q * x[j];
+        }
+        // x ~ s * q + m by least squares; when every q is the same (a constant run) only the scale
+        // is free, and likewise when the best offset would have to be added (m > 0): pin m at 0.
+        const double det = n * sqq - sq * sq;
+        double s = det > 0 ? (n * sqx - sq * sx) / det : 0;
+        double m = det > 0 ? (sqq * sx - sq * sqx) / det : 1;
+        if (m > 0) {
+            m = 0;
+            s = sqq > 0 ? sqx / sqq : 0;
+        }
+        if (s <= 0) continue;
+        double err = 0;
+        for (int j = 0; j < n; ++j) {
+            const double q = std::clamp(std::round((x[j] - m) / s), 0.0, static_cast<double>(nmax));
+            const double e = s * q + m - x[j];
+            err += e * e;
+        }
+        if (err < best) {
+            best = err;
+            scale = static_cast<float>(s);
+            offset = static_cast<float>(-m);
+        }
+    }
+}
+
+float fit_symmetric(const float* x, int n, int qmin, int qmax, float step_size) {
+    const float max = signed_absmax(x, n);
+    if (max == 0.0f) return 0.0f;
+    float best_scale = max / static_cast<float>(qmin);
+    double best = INFINITY;
+    for (int step = -8; step <= 8; ++step) {
+        const float iscale = (static_cast<float>(qmin) + step_size * static_cast<float>(step)) / max;
+        double sqq = 0, sqx = 0;
+        for (int j = 0; j < n; ++j) {
+            const double q = clamp_round(iscale * x[j], qmin, qmax);
+            sqq += q * q;
+            sqx += q * x[j];
+        }
+        if (sqq <= 0) continue;
+        const double s = sqx / sqq;
+        double err = 0;
+        for (int j = 0; j < n; ++j) {
+            const double e = s * std::clamp(std::round(x[j] / s), static_cast<double>(qmin), static_cast<double>(qmax)) - x[j];
+            err += e * e;
+        }
+        if (err < best) {
+            best = err;
+            best_scale = static_cast<float>(s);
+        }
+    }
+    return best_scale;
+}
+
+
+}  // namespace xb
