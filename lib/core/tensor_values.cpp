@@ -13,6 +13,16 @@ void rewrite_values(Tensor& t, const ValueRewrite& f) {
     for (int64_t i3 = 0; i3 < t.ne[3]; ++i3) {
         for (int64_t i2 = 0; i2 < t.ne[2]; ++i2) {
             for (int64_t i1 = 0; i1 < t.ne[1]; ++i1) {
+                if (is_quantized(t.type) && !can_quantize(t.type)) {
+                    // A read-only format cannot be re-encoded: flip the low bit of each block's last
+                    // byte instead (a quant, sign or scale bit), so that the values still change.
+                    std::byte* p = t.element_ptr(0, i1, i2, i3);
+                    for (size_t b = 0; b < row_size(t.type, t.ne[0]); b += type_size(t.type)) {
+                        p[b + type_size(t.type) - 1] ^= std::byte{1};
+                    }
+                    n += t.ne[0];
+                    continue;
+                }
                 if (is_quantized(t.type)) {
                     std::byte* p = t.element_ptr(0, i1, i2, i3);
                     dequantize_row(t.type, p, row.data(), t.ne[0]);

@@ -16,7 +16,9 @@ using ValueRewrite = std::function<float(int64_t n, float v)>;
 // Calls `f` for every element of `t` (t.data must be host memory) and stores what it returns:
 // float types element by element, block-quantized types a row at a time (dequantized, rewritten,
 // quantized again; their rows are contiguous as every quantized tensor's are), integers by value
-// (the result truncated toward zero).
+// (the result truncated toward zero). The read-only formats (core/quant.hpp's can_quantize) cannot
+// be re-encoded: f is not called, and one bit of every block is flipped instead, so that the values
+// still change (fault injection's purpose).
 void rewrite_values(Tensor& t, const ValueRewrite& f);
 
 }  // namespace xb

@@ -5,6 +5,8 @@
 #include <utility>
 
 #include "backend/tensor_io.hpp"
+#include "core/quant.hpp"
+#include "core/quant_random.hpp"
 
 namespace xb::opcheck {
 
@@ -28,6 +30,15 @@ Result<RefArray> store_input(Tensor& t, const std::vector<float>& values) {
     XB_RETURN_IF_ERROR(tensor_set_f32(t, values));
     XB_ASSIGN_OR_RETURN(std::vector<float> stored, tensor_get_f32(t));
     return RefArray(ne, std::vector<double>(stored.begin(), stored.end()));
+}
+
+// Random valid blocks of a read-only format, and what the reference sees (their dequantized values).
+Result<RefArray> store_random_blocks(Tensor& t, uint64_t seed) {
+    std::vector<std::byte> blocks(t.nbytes());
+    fill_random_blocks(t.type, blocks.data(), static_cast<int64_t>(blocks.size() / type_size(t.type)), seed);
+    XB_RETURN_IF_ERROR(tensor_set(t, blocks.data(), 0, blocks.size()));
+    XB_ASSIGN_OR_RETURN(std::vector<float> stored, tensor_get_f32(t));
+    return RefArray(t.ne, std::vector<double>(stored.begin(), stored.end()));
 }
 
 }  // namespace
@@ -62,6 +73,12 @@ Status PreparedCase::fill_inputs(uint64_t seed) {
     for (size_t i = 0; i < specs.size(); ++i) {
         std::mt19937 rng(input_seed(graph_.source().name, i, seed));
         Tensor& t = *specs[i].tensor;
+        if (is_quantized(t.type) && !can_quantize(t.type)) {
+            // A read-only format (iq1/iq2/iq3, nvfp4): random valid blocks stand for the values.
+            XB_ASSIGN_OR_RETURN(RefArray stored, store_random_blocks(t, rng()));
+            inputs_.push_back(std::move(stored));
+            continue;
+        }
         XB_ASSIGN_OR_RETURN(RefArray stored, store_input(t, specs[i].generate(t.ne, rng)));
         inputs_.push_back(std::move(stored));
     }

@@ -5,6 +5,7 @@
 // chain top_k -> mul_mat_id.
 //
 // Sizes are odd in every dim but K, which is whole blocks of the experts' type.
+#include <iterator>
 #include <string>
 
 #include "opcheck/cases.hpp"
@@ -45,8 +46,8 @@ OpCase mul_mat_id_case(DType t, const IdDef& d) {
 int64_t small_k(DType t) { return is_quantized(t) ? row_of_blocks(t, blck_size(t) == 256 ? 1 : 3) : 67; }
 
 void add_mul_mat_id_cases(std::vector<OpCase>& cases) {
-    const DType types[] = {DType::F32,  DType::F16,  DType::BF16, DType::Q4_0, DType::Q4_1, DType::Q5_0,
-                           DType::Q5_1, DType::Q8_0, DType::Q4_K, DType::Q5_K, DType::Q6_K};
+    std::vector<DType> types = {DType::F32, DType::F16, DType::BF16};
+    types.insert(types.end(), std::begin(kQuantWeightTypes), std::end(kQuantWeightTypes));
     for (DType t : types) {
         const int64_t k = small_k(t);
         // Decoding one token, a small batch with shared and per-slot activations (the gate/up and the

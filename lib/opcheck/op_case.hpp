@@ -86,8 +86,11 @@ inline constexpr double kTolMatMulQuant = 1e-4;
 double matmul_tolerance(DType weights);
 
 // The quantized weight types (every GGUF block format but q8_K, the k-quants' activations).
-inline constexpr DType kQuantWeightTypes[] = {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1,
-                                              DType::Q8_0, DType::Q4_K, DType::Q5_K, DType::Q6_K};
+inline constexpr DType kQuantWeightTypes[] = {
+    DType::Q4_0,   DType::Q4_1,   DType::Q5_0,   DType::Q5_1,   DType::Q8_0,    DType::Q4_K,
+    DType::Q5_K,   DType::Q6_K,   DType::Q2_K,   DType::Q3_K,   DType::IQ2_XXS, DType::IQ2_XS,
+    DType::IQ2_S,  DType::IQ3_XXS, DType::IQ3_S, DType::IQ1_S,  DType::IQ1_M,   DType::IQ4_NL,
+    DType::IQ4_XS, DType::TQ1_0,  DType::TQ2_0,  DType::MXFP4,  DType::NVFP4};
 // K for a row of `blocks` blocks of t.
 inline int64_t row_of_blocks(DType t, int64_t blocks) { return blocks * blck_size(t); }
 
