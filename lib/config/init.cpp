@@ -11,6 +11,8 @@
 #include "formats/npy.hpp"
 #include "core/size_math.hpp"
 #include "core/message_text.hpp"
+#include "core/quant.hpp"
+#include "core/quant_random.hpp"
 
 namespace xb::config {
 
@@ -225,9 +227,15 @@ Result<const GgufReader*> InitFiles::gguf(const std::string& path) {
 namespace {
 
 // A quantized tensor's values: those an f32 tensor of the same name and shape would get, quantized
-// (so a q4_K weight is the quantization of the f32 weight the config would otherwise have).
+// (so a q4_K weight is the quantization of the f32 weight the config would otherwise have). The
+// read-only formats (iq1/iq2/iq3, nvfp4: no quantizer, as in ggml) get random valid blocks from the
+// tensor's seed instead, whatever the init kind asks for.
 Status init_quantized(const Tensor& t, const InitSpec& init, uint64_t seed, InitFiles& files, std::string_view source,
                       std::span<std::byte> out) {
+    if (!can_quantize(t.type)) {
+        fill_random_blocks(t.type, out.data(), static_cast<int64_t>(out.size() / type_size(t.type)), seed);
+        return Status::ok();
+    }
     Tensor as_f32;
     as_f32.type = DType::F32;
     as_f32.ne = t.ne;
