@@ -24,6 +24,11 @@ Models (manifest.json lists them with their references):
   tiny-llama-quant  n_embd 256 (k-quant blocks), every quantized type xbackend reads, mixed per
                     tensor and per layer as llama.cpp's Q4_K_M mixes them; k-quant blocks are
                     random (gguf cannot quantize them), legacy ones are gguf's quantization
+  tiny-llama-q2_k, tiny-llama-q3_k_m, tiny-llama-iq4_xs
+                    the same shape mixed as llama.cpp's Q2_K, Q3_K_M and IQ4_XS files are
+  tiny-llama-iq     the same shape with the remaining formats (the IQ family, TQ1_0/TQ2_0, MXFP4)
+                    spread over the tensors; formats gguf cannot quantize get random valid blocks
+                    (written after bad/ with their own generator, so the files above stay as they were)
 References: every layer with the cache exactly the batch; the first layer only; and for
 tiny-llama a cache longer than the batch (the batch at its end, earlier entries zero).
 bad/: a minimal model broken in each way a file can be (see BAD_FILES).
@@ -88,6 +93,27 @@ QUANT_TYPES = {
 }
 
 
+# The llama.cpp mixes of the newer formats (llama_tensor_get_type for a 2-layer model with 2 KV
+# groups), and a model spreading every other newer format over its tensors.
+MIX_TYPES = {
+    "tiny-llama-q2_k": {"token_embd": T.Q2_K, "output": T.Q6_K, "attn_q": T.Q2_K, "attn_k": T.Q2_K,
+                        "attn_v": T.Q3_K, "attn_output": T.Q2_K, "ffn_gate": T.Q2_K, "ffn_up": T.Q2_K,
+                        "ffn_down": T.Q3_K},
+    "tiny-llama-q3_k_m": {"token_embd": T.Q3_K, "output": T.Q6_K, "attn_q": T.Q3_K, "attn_k": T.Q3_K,
+                          "attn_v": T.Q5_K, "attn_output": T.Q4_K, "ffn_gate": T.Q3_K, "ffn_up": T.Q3_K,
+                          "ffn_down": T.Q5_K},
+    "tiny-llama-iq4_xs": {"token_embd": T.IQ4_XS, "output": T.Q6_K, "attn_q": T.IQ4_XS, "attn_k": T.IQ4_XS,
+                          "attn_v": T.IQ4_XS, "attn_output": T.IQ4_XS, "ffn_gate": T.IQ4_XS, "ffn_up": T.IQ4_XS,
+                          "ffn_down": T.IQ4_XS},
+    "tiny-llama-iq": {"token_embd": T.IQ4_NL, "output": T.MXFP4, "attn_q": (T.IQ2_XXS, T.IQ2_XS),
+                      "attn_k": (T.IQ2_S, T.IQ3_XXS), "attn_v": (T.IQ3_S, T.IQ1_S), "attn_output": (T.IQ1_M, T.TQ1_0),
+                      "ffn_gate": (T.TQ2_0, T.IQ4_NL), "ffn_up": (T.MXFP4, T.IQ2_XXS), "ffn_down": (T.IQ3_S, T.IQ4_XS)},
+}
+MIX_MODELS = {name: dict(MODELS["tiny-llama-quant"], types=types) for name, types in MIX_TYPES.items()}
+# Formats gguf can quantize (the rest are written as random valid blocks).
+GGUF_QUANTIZES = (T.Q4_0, T.Q4_1, T.Q5_0, T.Q5_1, T.Q8_0, T.TQ1_0, T.TQ2_0, T.MXFP4)
+
+
 def ggml_name(qtype):
     return qtype.name.lower().replace("_k", "_K")
 
@@ -117,8 +143,39 @@ def k_quant_blocks(qtype, rows, cols, std, rng):
     return raw.reshape(rows, -1)
 
 
-def stored(name, w, kind, layer, rng):
+# Byte offsets of the f16 scale d in the newer formats that have one (q2_K's dmin follows its d).
+F16_SCALE_AT = {T.Q2_K: 80, T.Q3_K: 108, T.IQ2_XXS: 0, T.IQ2_XS: 0, T.IQ2_S: 0, T.IQ3_XXS: 0, T.IQ3_S: 0,
+                T.IQ1_S: 0, T.IQ4_NL: 0, T.IQ4_XS: 0}
+
+
+def format_blocks(qtype, rows, cols, std, rng):
+    """Random valid blocks of a newer format (q2_K, q3_K, IQ) whose values have about `std` spread."""
+    block, size = gguf.GGML_QUANT_SIZES[qtype]
+    n = rows * (cols // block)
+    raw = rng.integers(0, 256, (n, size), dtype=np.uint8)
+
+    def set_scale(value):
+        bits = np.full(n, value, dtype=np.float16).view(np.uint16)
+        if qtype == T.IQ1_M:  # the f16 scale is the top nibbles of the four scale words (bytes 48..55)
+            words = raw[:, 48:56].copy().view(np.uint16)
+            for i in range(4):
+                words[:, i] = (words[:, i] & 0x0FFF) | (((bits >> (4 * i)) & 0x0F) << 12)
+            raw[:, 48:56] = words.view(np.uint8)
+            return
+        at = F16_SCALE_AT[qtype]
+        raw[:, at:at + 2] = bits.view(np.uint8).reshape(n, 2)
+        if qtype == T.Q2_K:  # dmin = 1.5 d centres d*sc*q - dmin*m (q averages 1.5, sc and m 7.5)
+            raw[:, 82:84] = np.full(n, 1.5 * value, dtype=np.float16).view(np.uint8).reshape(n, 2)
+
+    set_scale(1.0)
+    unit = quants.dequantize(raw.reshape(rows, -1), qtype)
+    set_scale(std / float(unit.std()))
+    return raw.reshape(rows, -1)
+
+
+def stored(name, w, hp, layer, rng):
     """(array to write, raw type, the values the file holds as float64) for weight matrix w."""
+    kind = hp["weights"]
     if kind == "f32" or w.ndim == 1:
         a = w.astype(np.float32)
         return a, None, a.astype(np.float64)
@@ -126,13 +183,15 @@ def stored(name, w, kind, layer, rng):
         a = w.astype(np.float16)
         return a, None, a.astype(np.float64)
     role = name.split(".")[2] if name.startswith("blk.") else name
-    qtype = QUANT_TYPES[role]
+    qtype = hp.get("types", QUANT_TYPES)[role]
     if isinstance(qtype, tuple):
         qtype = qtype[layer]
     if qtype in (T.Q4_K, T.Q5_K, T.Q6_K):
         q = k_quant_blocks(qtype, w.shape[0], w.shape[1], float(w.std()), rng)
-    else:
+    elif qtype in GGUF_QUANTIZES:
         q = quants.quantize(w.astype(np.float32), qtype)
+    else:
+        q = format_blocks(qtype, w.shape[0], w.shape[1], float(w.std()), rng)
     return q, qtype, quants.dequantize(q, qtype).astype(np.float64)
 
 
@@ -228,7 +287,7 @@ def write_model(path, name, hp, weights, rng):
         if permuted:
             heads = hp["n_head"] if key.endswith("attn_q") else hp["n_head_kv"]
             out = permute_for_normal_rope(w, heads)
-        array, raw, values = stored(key, out, hp["weights"], layer, rng)
+        array, raw, values = stored(key, out, hp, layer, rng)
         if permuted:  # undo the permutation on the values the file holds
             heads = hp["n_head"] if key.endswith("attn_q") else hp["n_head_kv"]
             hd = values.shape[0] // heads
@@ -567,6 +626,21 @@ def keep_llamacpp_entries(out, manifest, tool):
               file=sys.stderr)
 
 
+def write_with_references(out, manifest, name, hp, rng):
+    """Writes model `name` and its float64 reference logits, and enters them in the manifest."""
+    held = write_model(out / f"{name}.gguf", name, hp, make_model(hp, rng), rng)
+    t = len(TOKENS)
+    cases = [(0, t), (1, t)] + ([(0, t + 5)] if name == "tiny-llama" else [])
+    refs = []
+    for n_layers, n_kv in cases:
+        logits = forward(hp, held, TOKENS, n_kv, n_layers or hp["n_layers"])
+        file = f"{name}.logits" + (f"-l{n_layers}" if n_layers else "") + (f"-kv{n_kv}" if n_kv != t else "") + ".npy"
+        np.save(out / file, logits)
+        refs.append({"n_layers": n_layers, "n_kv": n_kv, "logits": file})
+    manifest["models"][name] = {"file": f"{name}.gguf", "weights": hp["weights"], "architecture": hp["arch"],
+                                "references": refs}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", default=str(Path(__file__).resolve().parent.parent / "tests" / "data" / "models"))
@@ -589,22 +663,15 @@ def main():
     manifest = {"generator": "scripts/model_fixtures.py", "gguf_version": importlib.metadata.version("gguf"),
                 "numpy_version": np.__version__, "tokens": TOKENS, "models": {}}
     for name, hp in MODELS.items():
-        held = write_model(out / f"{name}.gguf", name, hp, make_model(hp, rng), rng)
-        t = len(TOKENS)
-        cases = [(0, t), (1, t)] + ([(0, t + 5)] if name == "tiny-llama" else [])
-        refs = []
-        for n_layers, n_kv in cases:
-            logits = forward(hp, held, TOKENS, n_kv, n_layers or hp["n_layers"])
-            file = f"{name}.logits" + (f"-l{n_layers}" if n_layers else "") + (f"-kv{n_kv}" if n_kv != t else "") + ".npy"
-            np.save(out / file, logits)
-            refs.append({"n_layers": n_layers, "n_kv": n_kv, "logits": file})
-        manifest["models"][name] = {"file": f"{name}.gguf", "weights": hp["weights"], "architecture": hp["arch"],
-                                    "references": refs}
+        write_with_references(out, manifest, name, hp, rng)
     write_bad_files(out / "bad", rng)
+    mix_rng = np.random.default_rng(20261126)
+    for name, hp in MIX_MODELS.items():
+        write_with_references(out, manifest, name, hp, mix_rng)
     manifest["bad_files"] = BAD_FILES
     keep_llamacpp_entries(out, manifest, "model_fixtures")
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
-    print(f"model_fixtures: wrote {len(MODELS)} models and {len(BAD_FILES)} bad files to {out}", file=sys.stderr)
+    print(f"model_fixtures: wrote {len(MODELS) + len(MIX_MODELS)} models and {len(BAD_FILES)} bad files to {out}", file=sys.stderr)
 
 
 if __name__ == "__main__":
