@@ -184,6 +184,9 @@ XB_HD int iq1_coordinate(const BlockIQ1_S& b, int e) {
     return grid_i8(XB_IQ_GRID(kIq1sGrid, index), e % 8);
 }
 XB_HD bool iq1_negative_delta(const BlockIQ1_S& b, int e) { return (b.qh[e / 32] & 0x8000) != 0; }
+XB_HD uint64_t iq1_entry(const BlockIQ1_S& b, int g) {
+    return XB_IQ_GRID(kIq1sGrid, b.qs[g] | (((b.qh[g / 4] >> (3 * (g % 4))) & 7) << 8));
+}
 XB_HD float iq_scale(const BlockIQ1_S& b, int k) {
     return f16_to_f32(b.d) * static_cast<float>(2 * ((b.qh[k / 2] >> 12) & 7) + 1);
 }
@@ -195,6 +198,9 @@ XB_HD int iq1_coordinate(const BlockIQ1_M& b, int e) {
     return grid_i8(XB_IQ_GRID(kIq1sGrid, index), e % 8);
 }
 XB_HD bool iq1_negative_delta(const BlockIQ1_M& b, int e) { return (iq1_m_nibble(b, e / 8) & 8) != 0; }
+XB_HD uint64_t iq1_entry(const BlockIQ1_M& b, int g) {
+    return XB_IQ_GRID(kIq1sGrid, b.qs[g] | ((iq1_m_nibble(b, g) & 7) << 8));
+}
 XB_HD uint16_t iq1_m_scale_word(const BlockIQ1_M& b, int i) { return load_u16_at(b.scales + 2 * i); }
 XB_HD float iq1_m_d(const BlockIQ1_M& b) {
     const uint16_t bits = static_cast<uint16_t>((iq1_m_scale_word(b, 0) >> 12) | ((iq1_m_scale_word(b, 1) & 0xF000) >> 8) |
@@ -251,6 +257,46 @@ XB_HD void dequantize_part(const Block& b, int part, float* y) {
 }
 
 // --- integer units ---------------------------------------------------------------------------------
+// Eight values at a time (group g: values 8g .. 8g + 7): the codebook entry and the signs are read
+// once per group rather than once per value (iq_value), for the dot products' speed.
+
+// Entry `entry`'s 8 coordinates (or two 4-coordinate entries, lo then hi) with the signs of `signs`.
+XB_HD void signed_coordinates(uint64_t entry, int signs, int8_t* q) {
+    for (int j = 0; j < 8; ++j) {
+        const int v = grid_u8(entry, j);
+        q[j] = static_cast<int8_t>((signs >> j) & 1 ? -v : v);
+    }
+}
+XB_HD uint64_t two_entries(uint32_t lo, uint32_t hi) { return static_cast<uint64_t>(lo) | (static_cast<uint64_t>(hi) << 32); }
+
+XB_HD void iq_group(const BlockIQ2_XXS& b, int g, int8_t* q) {
+    const uint32_t aux = load_u32_at(b.qs + 8 * (g / 4) + 4);
+    signed_coordinates(XB_IQ_GRID(kIq2xxsGrid, b.qs[8 * (g / 4) + g % 4]), iq_sign_byte(static_cast<int>((aux >> (7 * (g % 4))) & 127)), q);
+}
+XB_HD void iq_group(const BlockIQ2_XS& b, int g, int8_t* q) {
+    const int w = load_u16_at(b.qs + 2 * g);
+    signed_coordinates(XB_IQ_GRID(kIq2xsGrid, w & 511), iq_sign_byte(w >> 9), q);
+}
+XB_HD void iq_group(const BlockIQ2_S& b, int g, int8_t* q) {
+    const int index = b.qs[g] | (((b.qh[g / 4] >> (2 * (g % 4))) & 3) << 8);
+    signed_coordinates(XB_IQ_GRID(kIq2sGrid, index), b.signs[g], q);
+}
+XB_HD void iq_group(const BlockIQ3_XXS& b, int g, int8_t* q) {
+    const int ib = g / 4, l = g % 4;
+    const uint32_t aux = load_u32_at(b.qs + kQKK / 4 + 4 * ib);
+    const uint64_t entries = two_entries(XB_IQ_GRID(kIq3xxsGrid, b.qs[8 * ib + 2 * l]), XB_IQ_GRID(kIq3xxsGrid, b.qs[8 * ib + 2 * l + 1]));
+    signed_coordinates(entries, iq_sign_byte(static_cast<int>((aux >> (7 * l)) & 127)), q);
+}
+XB_HD void iq_group(const BlockIQ3_S& b, int g, int8_t* q) {
+    const auto entry = [&](int e4) { return XB_IQ_GRID(kIq3sGrid, b.qs[e4] | (((b.qh[e4 / 8] >> (e4 % 8)) & 1) << 8)); };
+    signed_coordinates(two_entries(entry(2 * g), entry(2 * g + 1)), b.signs[g], q);
+}
+XB_HD void iq_group(const BlockIQ4_NL& b, int g, int8_t* q) {
+    for (int j = 0; j < 8; ++j) q[j] = static_cast<int8_t>(iq_value(b, 8 * g + j));
+}
+XB_HD void iq_group(const BlockIQ4_XS& b, int g, int8_t* q) {
+    for (int j = 0; j < 8; ++j) q[j] = static_cast<int8_t>(iq_value(b, 8 * g + j));
+}
 
 template <CodebookBlock Block>
 XB_HD void decode_unit(const Block& b, int unit, QuantUnit& out) {
@@ -258,7 +304,7 @@ XB_HD void decode_unit(const Block& b, int unit, QuantUnit& out) {
         out.scale[h] = iq_scale(b, 2 * unit + h);
         out.offset[h] = 0.0f;
     }
-    for (int l = 0; l < kUnitValues; ++l) out.q[l] = static_cast<int8_t>(iq_value(b, kUnitValues * unit + l));
+    for (int g = 0; g < kUnitValues / 8; ++g) iq_group(b, 4 * unit + g, out.q + 8 * g);
 }
 
 // iq1: (grid +- 1/8) * dl = (8 grid +- 1) * dl / 8, so q = 8 grid +- 1 is exact.
@@ -268,9 +314,10 @@ XB_HD void decode_unit(const Block& b, int unit, QuantUnit& out) {
         out.scale[h] = iq_scale(b, 2 * unit + h) * kIq1Delta;
         out.offset[h] = 0.0f;
     }
-    for (int l = 0; l < kUnitValues; ++l) {
-        const int e = kUnitValues * unit + l;
-        out.q[l] = static_cast<int8_t>(8 * iq1_coordinate(b, e) + (iq1_negative_delta(b, e) ? -1 : 1));
+    for (int g = 4 * unit; g < 4 * unit + 4; ++g) {
+        const int8_t delta = iq1_negative_delta(b, 8 * g) ? -1 : 1;
+        const uint64_t entry = iq1_entry(b, g);
+        for (int j = 0; j < 8; ++j) out.q[8 * (g % 4) + j] = static_cast<int8_t>(8 * grid_i8(entry, j) + delta);
     }
 }
 

@@ -11,7 +11,7 @@
 #include <cstring>
 
 #include "cpu_kernels/quant_dot.hpp"
-#include "cpu_kernels/quant_dot_units.hpp"
+#include "core/quant_block_types.hpp"
 
 namespace xb::cpu_kernels {
 
@@ -337,21 +337,133 @@ void dot_columns(int64_t n, const void* w, const void* act, size_t stride, int n
     }
 }
 
-// The newer formats' units: 32 signed weight bytes against 32 activations, the halves summed apart.
-struct UnitDotAvx2 {
-    static void dot(const int8_t* w, const int8_t* a, int& lo, int& hi) {
-        const __m256i wv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w));
-        const __m256i av = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a));
-        const __m256i pairs = _mm256_maddubs_epi16(_mm256_sign_epi8(wv, wv), _mm256_sign_epi8(av, wv));
-        const __m256i quads = _mm256_madd_epi16(pairs, _mm256_set1_epi16(1));
-        __m128i l = _mm256_castsi256_si128(quads);
-        __m128i h = _mm256_extracti128_si256(quads, 1);
-        l = _mm_add_epi32(l, _mm_unpackhi_epi64(l, l));
-        h = _mm_add_epi32(h, _mm_unpackhi_epi64(h, h));
-        lo = _mm_cvtsi128_si32(_mm_add_epi32(l, _mm_shuffle_epi32(l, 1)));
-        hi = _mm_cvtsi128_si32(_mm_add_epi32(h, _mm_shuffle_epi32(h, 1)));
+// --- the newer formats (core/quant_unit.hpp) ---------------------------------------------------------
+// A unit's 32 signed weight bytes in a register, with the scales and offsets of its two halves.
+struct UnitAvx2 {
+    __m256i q;
+    float scale[2];
+    float offset[2];
+};
+
+// The portable decoder (decode_unit), for the formats without a faster one below.
+template <typename Block>
+struct DecoderAvx2 {
+    static UnitAvx2 decode(const Block& b, int unit) {
+        QuantUnit u;
+        decode_unit(b, unit, u);
+        return {_mm256_loadu_si256(reinterpret_cast<const __m256i*>(u.q)), {u.scale[0], u.scale[1]},
+                {u.offset[0], u.offset[1]}};
     }
 };
+
+UnitAvx2 symmetric_unit(__m256i q, float scale) { return {q, {scale, scale}, {0.0f, 0.0f}}; }
+
+// 16 bytes of nibbles through a 16-entry signed table: values 0..15 from the low nibbles, 16..31
+// from the high ones, as iq4_nl, iq4_xs and mxfp4 store them.
+__m256i nibble_table_values(const uint8_t* qs, uint64_t table_lo, uint64_t table_hi) {
+    const __m128i table = _mm_set_epi64x(static_cast<int64_t>(table_hi), static_cast<int64_t>(table_lo));
+    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
+    const __m128i mask = _mm_set1_epi8(0x0F);
+    const __m128i lo = _mm_shuffle_epi8(table, _mm_and_si128(bytes, mask));
+    const __m128i hi = _mm_shuffle_epi8(table, _mm_and_si128(_mm_srli_epi16(bytes, 4), mask));
+    return _mm256_set_m128i(hi, lo);
+}
+
+template <>
+struct DecoderAvx2<BlockIQ4_NL> {
+    static UnitAvx2 decode(const BlockIQ4_NL& b, int /*unit*/) {
+        return symmetric_unit(nibble_table_values(b.qs, kIq4ValuesLo, kIq4ValuesHi), f16_to_f32(b.d));
+    }
+};
+template <>
+struct DecoderAvx2<BlockIQ4_XS> {
+    static UnitAvx2 decode(const BlockIQ4_XS& b, int unit) {
+        return symmetric_unit(nibble_table_values(b.qs + 16 * unit, kIq4ValuesLo, kIq4ValuesHi), iq_scale(b, 2 * unit));
+    }
+};
+template <>
+struct DecoderAvx2<BlockMXFP4> {
+    static UnitAvx2 decode(const BlockMXFP4& b, int /*unit*/) {
+        return symmetric_unit(nibble_table_values(b.qs, kFp4ValuesLo, kFp4ValuesHi), e8m0_half(b.e));
+    }
+};
+
+// q2_K / q3_K: unit u's 2-bit values are bits 2s..2s+1 (s = u % 4) of the 32 bytes qs[32 (u / 4)..].
+__m256i two_bit_values(const uint8_t* qs, int unit) {
+    const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + 32 * (unit / 4)));
+    return _mm256_and_si256(_mm256_srl_epi16(bytes, _mm_cvtsi32_si128(2 * (unit % 4))), _mm256_set1_epi8(3));
+}
+
+template <>
+struct DecoderAvx2<BlockQ2_K> {
+    static UnitAvx2 decode(const BlockQ2_K& b, int unit) {
+        const float d = f16_to_f32(b.d);
+        const float dmin = f16_to_f32(b.dmin);
+        const uint8_t s0 = b.scales[2 * unit], s1 = b.scales[2 * unit + 1];
+        return {two_bit_values(b.qs, unit),
+                {d * static_cast<float>(s0 & 0x0F), d * static_cast<float>(s1 & 0x0F)},
+                {-(dmin * static_cast<float>(s0 >> 4)), -(dmin * static_cast<float>(s1 >> 4))}};
+    }
+};
+template <>
+struct DecoderAvx2<BlockQ3_K> {
+    static UnitAvx2 decode(const BlockQ3_K& b, int unit) {
+        const float d = f16_to_f32(b.d);
+        // Minus 4 where bit u of hmask[l] is clear.
+        const __m256i hmask = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.hmask));
+        const __m256i bit = _mm256_and_si256(_mm256_srl_epi16(hmask, _mm_cvtsi32_si128(unit)), _mm256_set1_epi8(1));
+        const __m256i minus4 = _mm256_andnot_si256(_mm256_slli_epi16(bit, 2), _mm256_set1_epi8(4));
+        return {_mm256_sub_epi8(two_bit_values(b.qs, unit), minus4),
+                {d * static_cast<float>(q3_K_scale(b.scales, 2 * unit)), d * static_cast<float>(q3_K_scale(b.scales, 2 * unit + 1))},
+                {0.0f, 0.0f}};
+    }
+};
+
+// Each unit decoded once for every column; per column the 32 products go into 8 lanes of partial
+// sums (lanes 0..3: values 0..15, 4..7: 16..31), scaled per half and accumulated in f32 lanes,
+// summed across lanes once per row.
+template <typename Block>
+void dot_units_avx2(int64_t n, const void* weights, const void* act, size_t act_stride, int ncols, float* out) {
+    constexpr int kUnits = Block::kElems / kUnitValues;
+    const auto* w = static_cast<const Block*>(weights);
+    const __m256i ones16 = _mm256_set1_epi16(1);
+    __m256 acc[kMaxDotColumns];
+    for (int c = 0; c < ncols; ++c) acc[c] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < n / Block::kElems; ++b) {
+        for (int u = 0; u < kUnits; ++u) {
+            const UnitAvx2 unit = DecoderAvx2<Block>::decode(w[b], u);
+            const __m256i abs_q = _mm256_sign_epi8(unit.q, unit.q);
+            const __m256 scales = _mm256_set_m128(_mm_set1_ps(unit.scale[1]), _mm_set1_ps(unit.scale[0]));
+            const int64_t block = b * kUnits + u;
+            for (int c = 0; c < ncols; ++c) {
+                const BlockQ8Sum& a = reinterpret_cast<const BlockQ8Sum*>(static_cast<const std::byte*>(act) +
+                                                                          act_stride * static_cast<size_t>(c))[block];
+                const __m256i av = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.qs));
+                const __m256i dots = _mm256_madd_epi16(_mm256_maddubs_epi16(abs_q, _mm256_sign_epi8(av, unit.q)), ones16);
+                const __m256 d = _mm256_set1_ps(a.d);
+                acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dots), _mm256_mul_ps(scales, d), acc[c]);
+                if constexpr (std::is_same_v<Block, BlockQ2_K>) {
+                    const __m256i sums = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), av), ones16);
+                    const __m256 offsets = _mm256_set_m128(_mm_set1_ps(unit.offset[1]), _mm_set1_ps(unit.offset[0]));
+                    acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums), _mm256_mul_ps(offsets, d), acc[c]);
+                }
+            }
+        }
+    }
+    for (int c = 0; c < ncols; ++c) out[c] = hsum(acc[c]);
+}
+
+void add_unit_dots_avx2(QuantDot& table) {
+    for (int t = 0; t < kDTypeCount; ++t) {
+        with_block_type(
+            static_cast<DType>(t),
+            [&]<typename Block>(BlockTag<Block>) {
+                if constexpr (UnitBlock<Block>) table.dot[t] = dot_units_avx2<Block>;
+                return true;
+            },
+            false);
+    }
+}
 
 QuantDot make_table() {
     QuantDot t{};
@@ -366,7 +478,7 @@ QuantDot make_table() {
     t.dot[static_cast<int>(DType::Q4_K)] = dot_columns<KAffineDot<BlockQ4_K, false>>;
     t.dot[static_cast<int>(DType::Q5_K)] = dot_columns<KAffineDot<BlockQ5_K, true>>;
     t.dot[static_cast<int>(DType::Q6_K)] = dot_columns<Q6KDot>;
-    add_unit_dots<UnitDotAvx2>(t);
+    add_unit_dots_avx2(t);
     return t;
 }
 

@@ -3,8 +3,9 @@
 // its format's decode_unit (core/quant_unit.hpp, the code the GPU runs too) and meets up to
 // kMaxDotColumns activation rows; the 32 integer products are the instruction set's (IntDot).
 //
-// Included by each quant_dot_<isa>.cpp, which supplies IntDot:
+// The portable table's (quant_dot_scalar.cpp, which supplies IntDot:
 //     static void dot(const int8_t* w, const int8_t* a, int& lo, int& hi);  // sum w*a over 0..15, 16..31
+// ); the AVX2 table has its own register-resident version (quant_dot_avx2.cpp).
 #pragma once
 
 #include <cstddef>

@@ -194,9 +194,10 @@ void add_matmul(std::vector<OpCase>& cases) {
                              mul_mat_ref, 1e-6});
         }
     }
-    // Quantized weights of a 4096-wide layer: decoding (1), a small batch (8) and a prompt (512).
+    // Quantized weights of a 4096-wide layer: decoding (1), a small batch (8), test-backend-ops'
+    // batch (32) and a prompt (512).
     for (DType t : kQuantWeightTypes) {
-        for (int64_t n : {1, 8, 512}) {
+        for (int64_t n : {1, 8, 32, 512}) {
             cases.push_back({"mul_mat_" + type_tag(t) + "_4096x4096x" + std::to_string(n),
                              [t, n](CaseBuilder& b) {
                                  Tensor* w = b.input(t, {4096, 4096, 1, 1});

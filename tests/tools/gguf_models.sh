@@ -17,6 +17,10 @@ assert i['architecture'] == 'llama' and i['layers'] == 2 and i['head_count_kv'] 
 assert i['tensor_types'] == [{'type': 'f32', 'tensors': 21, 'bytes': i['bytes']}], i['tensor_types']" info-json-fields
 check info-quant 0 "$compare" --info -c "$models/tiny-llama-quant.gguf"
 for t in q4_0 q4_1 q5_0 q5_1 q8_0 q4_K q5_K q6_K; do expect_in "info-quant-$t" "$tmp/out" "tensors $t"; done
+check info-iq 0 "$run" --info -c "$models/tiny-llama-iq.gguf"
+for t in iq2_xxs iq2_xs iq2_s iq3_xxs iq3_s iq1_s iq1_m iq4_nl iq4_xs tq1_0 tq2_0 mxfp4; do
+  expect_in "info-iq-$t" "$tmp/out" "tensors $t"
+done
 check info-md 0 "$profile" --info -c "$models/tiny-qwen2.gguf" --format md
 expect_in info-md "$tmp/out" "| qkv_bias"
 
@@ -29,7 +33,9 @@ assert r['compared'] > 30 and r['passed'] == r['compared'], r" "$name-compare-re
 done
 # The BLAS device computes the quantized products from dequantized weights: still within tolerance.
 if "$compare" --list-devices | grep -q "^BLAS"; then
-  check quant-compare-blas 0 "$compare" -c "$models/tiny-llama-quant.gguf" -b CPU,BLAS
+  for name in tiny-llama-quant tiny-llama-q2_k tiny-llama-q3_k_m tiny-llama-iq4_xs tiny-llama-iq; do
+    check "$name-compare-blas" 0 "$compare" -c "$models/$name.gguf" -b CPU,BLAS
+  done
 fi
 check run-gguf 0 "$run" -c "$models/tiny-llama.gguf" -r 1 --warmup 0 --format json -o "$tmp/r.json"
 
