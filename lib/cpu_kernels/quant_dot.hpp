@@ -57,5 +57,8 @@ const QuantDot& quant_dot();
 // Per instruction set (quant_dot_<isa>.cpp).
 const QuantDot& quant_dot_scalar();
 const QuantDot& quant_dot_avx2();
+// Sets the AVX2 table's entries of the newer formats (q2_K, q3_K, IQ, TQ, MXFP4, NVFP4;
+// quant_dot_units_avx2.cpp).
+void add_unit_dots_avx2(QuantDot& table);
 
 }  // namespace xb::cpu_kernels

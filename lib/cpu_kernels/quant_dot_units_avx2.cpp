@@ -1,0 +1,370 @@
+// The AVX2 dot products of the newer block formats (q2_K, q3_K, the IQ family, TQ, MXFP4, NVFP4;
+// compiled with -mavx2 -mfma -mf16c, chosen at run time only on CPUs that have them).
+//
+// Each format's decoder turns one 32-value unit of a weight block (core/quant_unit.hpp) into 32
+// signed bytes in a register, with the scales (and q2_K's offsets) of its two halves: codebook
+// entries gathered with one 8- or 4-byte load each, signs expanded from bits to byte masks, 4-bit
+// indices looked up with pshufb, bit planes shifted out. The unit then meets each column's 32
+// activations with maddubs (the sign trick: |w| times a with w's sign) into 8 lanes of int32
+// partial sums, lanes 0..3 for values 0..15 and 4..7 for 16..31, scaled per half into f32 lanes
+// summed across once per row. Each unit is decoded once for all the columns of a call.
+//
+// The values are decode_unit's exactly (tests/core/test_quant.cpp checks every table against the
+// dot of the dequantized operands).
+#include <immintrin.h>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "core/quant_block_types.hpp"
+#include "cpu_kernels/quant_dot.hpp"
+
+namespace xb::cpu_kernels {
+
+namespace {
+
+float fp16(uint16_t h) { return _cvtsh_ss(h); }
+
+float hsum8(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    return _mm_cvtss_f32(_mm_add_ss(s, _mm_shuffle_ps(s, s, 1)));
+}
+
+// A unit's 32 signed weight bytes in a register, with the scales and offsets of its two halves.
+struct UnitAvx2 {
+    __m256i q;
+    float scale[2];
+    float offset[2];
+};
+
+UnitAvx2 symmetric_unit(__m256i q, float scale) { return {q, {scale, scale}, {0.0f, 0.0f}}; }
+UnitAvx2 two_scale_unit(__m256i q, float s0, float s1) { return {q, {s0, s1}, {0.0f, 0.0f}}; }
+
+// The portable decoder (decode_unit), for a format without a faster one below.
+template <typename Block>
+struct DecoderAvx2 {
+    static UnitAvx2 decode(const Block& b, int unit) {
+        QuantUnit u;
+        decode_unit(b, unit, u);
+        return {_mm256_loadu_si256(reinterpret_cast<const __m256i*>(u.q)), {u.scale[0], u.scale[1]},
+                {u.offset[0], u.offset[1]}};
+    }
+};
+
+// --- shared pieces ------------------------------------------------------------------------------------
+
+// The sign bytes of the 7-bit sign indices (iq_sign_byte), as a table.
+constexpr std::array<uint8_t, 128> kSignBytes = [] {
+    std::array<uint8_t, 128> t{};
+    for (int i = 0; i < 128; ++i) {
+        int parity = 0;
+        for (int b = 0; b < 7; ++b) parity ^= (i >> b) & 1;
+        t[static_cast<size_t>(i)] = static_cast<uint8_t>(i | (parity << 7));
+    }
+    return t;
+}();
+
+// Four sign bytes (byte g: the signs of values 8g .. 8g + 7) as a mask of 32 bytes, 0xFF where
+// the value is negative.
+__m256i sign_mask(uint32_t signs) {
+    const __m256i spread = _mm256_shuffle_epi8(
+        _mm256_set1_epi32(static_cast<int>(signs)),
+        _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0x0000000000000000));
+    const __m256i bits = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201ull));
+    return _mm256_cmpeq_epi8(_mm256_and_si256(spread, bits), bits);
+}
+__m256i apply_signs(__m256i v, uint32_t signs) {
+    const __m256i m = sign_mask(signs);
+    return _mm256_sub_epi8(_mm256_xor_si256(v, m), m);
+}
+// Four 7-bit sign indices packed in a word (bits 7g .. 7g + 6), as four sign bytes.
+uint32_t sign_bytes(uint32_t aux) {
+    return static_cast<uint32_t>(kSignBytes[aux & 127]) | (static_cast<uint32_t>(kSignBytes[(aux >> 7) & 127]) << 8) |
+           (static_cast<uint32_t>(kSignBytes[(aux >> 14) & 127]) << 16) |
+           (static_cast<uint32_t>(kSignBytes[(aux >> 21) & 127]) << 24);
+}
+__m256i entries64(uint64_t e0, uint64_t e1, uint64_t e2, uint64_t e3) {
+    return _mm256_set_epi64x(static_cast<int64_t>(e3), static_cast<int64_t>(e2), static_cast<int64_t>(e1),
+                             static_cast<int64_t>(e0));
+}
+uint32_t load_u32(const uint8_t* p) { return load_u32_le(p); }
+
+// 16 bytes of nibbles through a 16-entry signed table: values 0..15 from the low nibbles, 16..31
+// from the high ones, as iq4_nl, iq4_xs and mxfp4 store them.
+__m128i nibble_table(uint64_t lo, uint64_t hi) {
+    return _mm_set_epi64x(static_cast<int64_t>(hi), static_cast<int64_t>(lo));
+}
+void nibble_lookup(const uint8_t* qs, __m128i table, __m128i& lo, __m128i& hi) {
+    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
+    const __m128i mask = _mm_set1_epi8(0x0F);
+    lo = _mm_shuffle_epi8(table, _mm_and_si128(bytes, mask));
+    hi = _mm_shuffle_epi8(table, _mm_and_si128(_mm_srli_epi16(bytes, 4), mask));
+}
+__m256i nibble_table_values(const uint8_t* qs, __m128i table) {
+    __m128i lo, hi;
+    nibble_lookup(qs, table, lo, hi);
+    return _mm256_set_m128i(hi, lo);
+}
+
+// q2_K / q3_K / tq2_0: unit u's 2-bit values are bits 2s..2s+1 (s = u % 4) of the 32 bytes
+// qs[32 (u / 4)..].
+__m256i two_bit_values(const uint8_t* qs, int unit) {
+    const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + 32 * (unit / 4)));
+    return _mm256_and_si256(_mm256_srl_epi16(bytes, _mm_cvtsi32_si128(2 * (unit % 4))), _mm256_set1_epi8(3));
+}
+
+// --- the k-quants and ternary formats ---------------------------------------------------------------------
+
+template <>
+struct DecoderAvx2<BlockQ2_K> {
+    static UnitAvx2 decode(const BlockQ2_K& b, int unit) {
+        const float d = fp16(b.d);
+        const float dmin = fp16(b.dmin);
+        const uint8_t s0 = b.scales[2 * unit], s1 = b.scales[2 * unit + 1];
+        return {two_bit_values(b.qs, unit),
+                {d * static_cast<float>(s0 & 0x0F), d * static_cast<float>(s1 & 0x0F)},
+                {-(dmin * static_cast<float>(s0 >> 4)), -(dmin * static_cast<float>(s1 >> 4))}};
+    }
+};
+
+template <>
+struct DecoderAvx2<BlockQ3_K> {
+    static UnitAvx2 decode(const BlockQ3_K& b, int unit) {
+        const float d = fp16(b.d);
+        // Minus 4 where bit u of hmask[l] is clear.
+        const __m256i hmask = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.hmask));
+        const __m256i bit = _mm256_and_si256(_mm256_srl_epi16(hmask, _mm_cvtsi32_si128(unit)), _mm256_set1_epi8(1));
+        const __m256i minus4 = _mm256_andnot_si256(_mm256_slli_epi16(bit, 2), _mm256_set1_epi8(4));
+        return two_scale_unit(_mm256_sub_epi8(two_bit_values(b.qs, unit), minus4),
+                              d * static_cast<float>(q3_K_scale(b.scales, 2 * unit)),
+                              d * static_cast<float>(q3_K_scale(b.scales, 2 * unit + 1)));
+    }
+};
+
+template <>
+struct DecoderAvx2<BlockTQ2_0> {
+    static UnitAvx2 decode(const BlockTQ2_0& b, int unit) {
+        return symmetric_unit(_mm256_sub_epi8(two_bit_values(b.qs, unit), _mm256_set1_epi8(1)), fp16(b.d));
+    }
+};
+
+// tq1_0: digit j of a base-3 byte, minus 1, for every byte and digit.
+constexpr std::array<std::array<int8_t, 5>, 256> kTernaryDigits = [] {
+    std::array<std::array<int8_t, 5>, 256> t{};
+    constexpr int kPow3[5] = {1, 3, 9, 27, 81};
+    for (int byte = 0; byte < 256; ++byte) {
+        for (int j = 0; j < 5; ++j) {
+            const auto shifted = static_cast<uint8_t>(byte * kPow3[j]);
+            t[static_cast<size_t>(byte)][static_cast<size_t>(j)] = static_cast<int8_t>(((shifted * 3) >> 8) - 1);
+        }
+    }
+    return t;
+}();
+
+template <>
+struct DecoderAvx2<BlockTQ1_0> {
+    static UnitAvx2 decode(const BlockTQ1_0& b, int unit) {
+        alignas(32) int8_t q[kUnitValues];
+        for (int l = 0; l < kUnitValues; ++l) {
+            const int e = kUnitValues * unit + l;
+            if (e < 160) {
+                q[l] = kTernaryDigits[b.qs[e % 32]][static_cast<size_t>(e / 32)];
+            } else if (e < 240) {
+                q[l] = kTernaryDigits[b.qs[32 + (e - 160) % 16]][static_cast<size_t>((e - 160) / 16)];
+            } else {
+                q[l] = kTernaryDigits[b.qh[(e - 240) % 4]][static_cast<size_t>((e - 240) / 4)];
+            }
+        }
+        return symmetric_unit(_mm256_load_si256(reinterpret_cast<const __m256i*>(q)), fp16(b.d));
+    }
+};
+
+// --- the 4-bit table formats ---------------------------------------------------------------------------
+
+template <>
+struct DecoderAvx2<BlockIQ4_NL> {
+    static UnitAvx2 decode(const BlockIQ4_NL& b, int /*unit*/) {
+        return symmetric_unit(nibble_table_values(b.qs, nibble_table(kIq4ValuesLo, kIq4ValuesHi)), fp16(b.d));
+    }
+};
+
+template <>
+struct DecoderAvx2<BlockIQ4_XS> {
+    static UnitAvx2 decode(const BlockIQ4_XS& b, int unit) {
+        const int ls = ((b.scales_l[unit / 2] >> (4 * (unit % 2))) & 0x0F) | (((b.scales_h >> (2 * unit)) & 3) << 4);
+        return symmetric_unit(nibble_table_values(b.qs + 16 * unit, nibble_table(kIq4ValuesLo, kIq4ValuesHi)),
+                              fp16(b.d) * static_cast<float>(ls - 32));
+    }
+};
+
+template <>
+struct DecoderAvx2<BlockMXFP4> {
+    static UnitAvx2 decode(const BlockMXFP4& b, int /*unit*/) {
+        return symmetric_unit(nibble_table_values(b.qs, nibble_table(kFp4ValuesLo, kFp4ValuesHi)), e8m0_half(b.e));
+    }
+};
+
+// nvfp4: unit u is groups 2u and 2u + 1, whose values 0..7 are the low nibbles and 8..15 the high
+// ones of their 8 bytes.
+template <>
+struct DecoderAvx2<BlockNVFP4> {
+    static UnitAvx2 decode(const BlockNVFP4& b, int unit) {
+        __m128i lo, hi;
+        nibble_lookup(b.qs + 16 * unit, nibble_table(kFp4ValuesLo, kFp4ValuesHi), lo, hi);
+        const __m256i q = _mm256_set_m128i(_mm_unpackhi_epi64(lo, hi), _mm_unpacklo_epi64(lo, hi));
+        return two_scale_unit(q, ue4m3_half(b.d[2 * unit]), ue4m3_half(b.d[2 * unit + 1]));
+    }
+};
+
+// --- the codebook formats ------------------------------------------------------------------------------
+
+template <>
+struct DecoderAvx2<BlockIQ2_XXS> {
+    static UnitAvx2 decode(const BlockIQ2_XXS& b, int unit) {
+        const uint8_t* p = b.qs + 8 * unit;
+        const uint32_t aux = load_u32(p + 4);
+        const __m256i v = entries64(kIq2xxsGrid[p[0]], kIq2xxsGrid[p[1]], kIq2xxsGrid[p[2]], kIq2xxsGrid[p[3]]);
+        return symmetric_unit(apply_signs(v, sign_bytes(aux)), iq2_scale(fp16(b.d), static_cast<int>(aux >> 28)));
+    }
+};
+
+template <>
+struct DecoderAvx2<BlockIQ2_XS> {
+    static UnitAvx2 decode(const BlockIQ2_XS& b, int unit) {
+        int w[4];
+        uint32_t signs = 0;
+        for (int i = 0; i < 4; ++i) {
+            w[i] = load_u16_at(b.qs + 8 * unit + 2 * i);
+            signs |= static_cast<uint32_t>(kSignBytes[static_cast<size_t>(w[i] >> 9)]) << (8 * i);
+        }
+        const __m256i v = entries64(kIq2xsGrid[w[0] & 511], kIq2xsGrid[w[1] & 511], kIq2xsGrid[w[2] & 511],
+                                    kIq2xsGrid[w[3] & 511]);
+        const float d = fp16(b.d);
+        return two_scale_unit(apply_signs(v, signs), iq2_scale(d, b.scales[unit] & 0x0F), iq2_scale(d, b.scales[unit] >> 4));
+    }
+};
+
+template <>
+struct DecoderAvx2<BlockIQ2_S> {
+    static UnitAvx2 decode(const BlockIQ2_S& b, int unit) {
+        const auto index = [&](int i) { return b.qs[4 * unit + i] | (((b.qh[unit] >> (2 * i)) & 3) << 8); };
+        const __m256i v = entries64(kIq2sGrid[index(0)], kIq2sGrid[index(1)], kIq2sGrid[index(2)], kIq2sGrid[index(3)]);
+        const float d = fp16(b.d);
+        return two_scale_unit(apply_signs(v, load_u32(b.signs + 4 * unit)), iq2_scale(d, b.scales[unit] & 0x0F),
+                              iq2_scale(d, b.scales[unit] >> 4));
+    }
+};
+
+template <>
+struct DecoderAvx2<BlockIQ3_XXS> {
+    static UnitAvx2 decode(const BlockIQ3_XXS& b, int unit) {
+        const uint8_t* p = b.qs + 8 * unit;
+        const uint32_t aux = load_u32(b.qs + kQKK / 4 + 4 * unit);
+        const __m256i v = _mm256_set_epi32(
+            static_cast<int>(kIq3xxsGrid[p[7]]), static_cast<int>(kIq3xxsGrid[p[6]]), static_cast<int>(kIq3xxsGrid[p[5]]),
+            static_cast<int>(kIq3xxsGrid[p[4]]), static_cast<int>(kIq3xxsGrid[p[3]]), static_cast<int>(kIq3xxsGrid[p[2]]),
+            static_cast<int>(kIq3xxsGrid[p[1]]), static_cast<int>(kIq3xxsGrid[p[0]]));
+        const float scale = fp16(b.d) * (0.5f + static_cast<float>(aux >> 28)) * 0.5f;
+        return symmetric_unit(apply_signs(v, sign_bytes(aux)), scale);
+    }
+};
+
+template <>
+struct DecoderAvx2<BlockIQ3_S> {
+    static UnitAvx2 decode(const BlockIQ3_S& b, int unit) {
+        const auto entry = [&](int j) {
+            return static_cast<int>(kIq3sGrid[b.qs[8 * unit + j] | (((b.qh[unit] >> j) & 1) << 8)]);
+        };
+        const __m256i v = _mm256_set_epi32(entry(7), entry(6), entry(5), entry(4), entry(3), entry(2), entry(1), entry(0));
+        const int s = (b.scales[unit / 2] >> (4 * (unit % 2))) & 0x0F;
+        return symmetric_unit(apply_signs(v, load_u32(b.signs + 4 * unit)), fp16(b.d) * static_cast<float>(1 + 2 * s));
+    }
+};
+
+// iq1: q = 8 grid +- 1 (delta folded in), the scale divided by 8 (core/quant_blocks_iq.hpp).
+__m256i times8(__m256i v) {
+    const __m256i v2 = _mm256_add_epi8(v, v);
+    const __m256i v4 = _mm256_add_epi8(v2, v2);
+    return _mm256_add_epi8(v4, v4);
+}
+int64_t delta_bytes(bool negative) { return negative ? -1 : 0x0101010101010101; }
+
+template <>
+struct DecoderAvx2<BlockIQ1_S> {
+    static UnitAvx2 decode(const BlockIQ1_S& b, int unit) {
+        const int qh = b.qh[unit];
+        const auto entry = [&](int i) { return kIq1sGrid[b.qs[4 * unit + i] | (((qh >> (3 * i)) & 7) << 8)]; };
+        const __m256i v = entries64(entry(0), entry(1), entry(2), entry(3));
+        const __m256i q = _mm256_add_epi8(times8(v), _mm256_set1_epi64x(delta_bytes((qh & 0x8000) != 0)));
+        const float dl = fp16(b.d) * static_cast<float>(2 * ((qh >> 12) & 7) + 1);
+        return symmetric_unit(q, dl * kIq1Delta);
+    }
+};
+
+template <>
+struct DecoderAvx2<BlockIQ1_M> {
+    static UnitAvx2 decode(const BlockIQ1_M& b, int unit) {
+        int nibble[4];
+        uint64_t e[4];
+        for (int i = 0; i < 4; ++i) {
+            nibble[i] = iq1_m_nibble(b, 4 * unit + i);
+            e[i] = kIq1sGrid[b.qs[4 * unit + i] | ((nibble[i] & 7) << 8)];
+        }
+        const __m256i deltas = _mm256_set_epi64x(delta_bytes(nibble[3] & 8), delta_bytes(nibble[2] & 8),
+                                                 delta_bytes(nibble[1] & 8), delta_bytes(nibble[0] & 8));
+        const __m256i q = _mm256_add_epi8(times8(entries64(e[0], e[1], e[2], e[3])), deltas);
+        return two_scale_unit(q, iq_scale(b, 2 * unit) * kIq1Delta, iq_scale(b, 2 * unit + 1) * kIq1Delta);
+    }
+};
+
+// --- the dot products -----------------------------------------------------------------------------------
+
+template <typename Block>
+void dot_units_avx2(int64_t n, const void* weights, const void* act, size_t act_stride, int ncols, float* out) {
+    constexpr int kUnits = Block::kElems / kUnitValues;
+    const auto* w = static_cast<const Block*>(weights);
+    const __m256i ones16 = _mm256_set1_epi16(1);
+    __m256 acc[kMaxDotColumns];
+    for (int c = 0; c < ncols; ++c) acc[c] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < n / Block::kElems; ++b) {
+        for (int u = 0; u < kUnits; ++u) {
+            const UnitAvx2 unit = DecoderAvx2<Block>::decode(w[b], u);
+            const __m256i abs_q = _mm256_sign_epi8(unit.q, unit.q);
+            const __m256 scales = _mm256_set_m128(_mm_set1_ps(unit.scale[1]), _mm_set1_ps(unit.scale[0]));
+            const int64_t block = b * kUnits + u;
+            for (int c = 0; c < ncols; ++c) {
+                const BlockQ8Sum& a = reinterpret_cast<const BlockQ8Sum*>(static_cast<const std::byte*>(act) +
+                                                                          act_stride * static_cast<size_t>(c))[block];
+                const __m256i av = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.qs));
+                const __m256i dots = _mm256_madd_epi16(_mm256_maddubs_epi16(abs_q, _mm256_sign_epi8(av, unit.q)), ones16);
+                const __m256 d = _mm256_set1_ps(a.d);
+                acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dots), _mm256_mul_ps(scales, d), acc[c]);
+                if constexpr (std::is_same_v<Block, BlockQ2_K>) {
+                    const __m256i sums = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), av), ones16);
+                    const __m256 offsets = _mm256_set_m128(_mm_set1_ps(unit.offset[1]), _mm_set1_ps(unit.offset[0]));
+                    acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums), _mm256_mul_ps(offsets, d), acc[c]);
+                }
+            }
+        }
+    }
+    for (int c = 0; c < ncols; ++c) out[c] = hsum8(acc[c]);
+}
+
+}  // namespace
+
+void add_unit_dots_avx2(QuantDot& table) {
+    for (int t = 0; t < kDTypeCount; ++t) {
+        with_block_type(
+            static_cast<DType>(t),
+            [&]<typename Block>(BlockTag<Block>) {
+                if constexpr (UnitBlock<Block>) table.dot[t] = dot_units_avx2<Block>;
+                return true;
+            },
+            false);
+    }
+}
+
+}  // namespace xb::cpu_kernels
