@@ -2,11 +2,10 @@
 
 namespace xb::cpu_kernels {
 
+// As ggml: the super-block formats take one activation scale per 256 values (so integer sums
+// run across the whole super-block), the others one per 32.
 ActFormat activation_format(DType weights) {
-    switch (weights) {
-        case DType::Q4_K: case DType::Q5_K: case DType::Q6_K: return ActFormat::Q8K;
-        default: return ActFormat::Q8Sum;
-    }
+    return blck_size(weights) == kQKK && weights != DType::Q8_K ? ActFormat::Q8K : ActFormat::Q8Sum;
 }
 
 size_t activation_row_bytes(DType weights, int64_t n) {

@@ -1,6 +1,6 @@
 // Dot products of rows of quantized weights with activations, for the CPU's mul_mat, in ggml's
 // style: the f32 activations are quantized once per product to 8-bit blocks (BlockQ8Sum for the
-// legacy types, BlockQ8_K for the k-quants) and each weight block meets its activation block in
+// formats of 32 or 64 values, BlockQ8_K for the 256-value super-block formats) and each weight block meets its activation block in
 // integer arithmetic, scaled once per block.
 //
 // One table per instruction set, each in its own translation unit (quant_dot_<isa>.cpp, compiled

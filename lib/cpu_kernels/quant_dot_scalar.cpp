@@ -6,7 +6,7 @@
 #include "core/quant.hpp"
 #include "core/quant_int_dot.hpp"
 #include "cpu_kernels/quant_dot.hpp"
-#include "cpu_kernels/quant_dot_units.hpp"
+#include "core/quant_block_types.hpp"
 
 namespace xb::cpu_kernels {
 
@@ -154,13 +154,60 @@ void columns(int64_t n, const void* w, const void* act, size_t act_stride, int n
     for (int j = 0; j < ncols; ++j) out[j] = Dot(n, w, static_cast<const std::byte*>(act) + act_stride * static_cast<size_t>(j));
 }
 
-struct UnitDotScalar {
-    static void dot(const int8_t* w, const int8_t* a, int& lo, int& hi) {
-        lo = hi = 0;
-        for (int i = 0; i < 16; ++i) lo += w[i] * a[i];
-        for (int i = 16; i < 32; ++i) hi += w[i] * a[i];
+// The newer formats (core/quant_unit.hpp): each 32-value unit decoded once by decode_unit (the
+// code the GPU runs too) for every column; the activations are q8_K blocks for the 256-value
+// formats (unit u: values 32u.. of the block, sums per 16 in bsums) and q8_0-style ones otherwise.
+template <typename Block>
+void dot_units(int64_t n, const void* weights, const void* act, size_t act_stride, int ncols, float* out) {
+    constexpr int kUnits = Block::kElems / kUnitValues;
+    constexpr bool kSuperBlock = Block::kElems == kQKK;
+    const auto* w = static_cast<const Block*>(weights);
+    float sums[kMaxDotColumns] = {};
+    for (int64_t b = 0; b < n / Block::kElems; ++b) {
+        for (int u = 0; u < kUnits; ++u) {
+            QuantUnit unit;
+            decode_unit(w[b], u, unit);
+            for (int c = 0; c < ncols; ++c) {
+                const std::byte* column = static_cast<const std::byte*>(act) + act_stride * static_cast<size_t>(c);
+                const int8_t* a = nullptr;
+                float d = 0.0f;
+                int sum[2] = {0, 0};
+                if constexpr (kSuperBlock) {
+                    const BlockQ8_K& blk = reinterpret_cast<const BlockQ8_K*>(column)[b];
+                    a = blk.qs + kUnitValues * u;
+                    d = blk.d;
+                    sum[0] = blk.bsums[2 * u];
+                    sum[1] = blk.bsums[2 * u + 1];
+                } else {
+                    const BlockQ8Sum& blk = reinterpret_cast<const BlockQ8Sum*>(column)[b * kUnits + u];
+                    a = blk.qs;
+                    d = blk.d;
+                    for (int l = 0; l < kUnitValues; ++l) sum[l / 16] += a[l];
+                }
+                float s = 0.0f;
+                for (int h = 0; h < 2; ++h) {
+                    int dot = 0;
+                    for (int l = 16 * h; l < 16 * h + 16; ++l) dot += unit.q[l] * a[l];
+                    s += unit.scale[h] * static_cast<float>(dot) + unit.offset[h] * static_cast<float>(sum[h]);
+                }
+                sums[c] += d * s;
+            }
+        }
     }
-};
+    for (int c = 0; c < ncols; ++c) out[c] = sums[c];
+}
+
+void add_unit_dots(QuantDot& table) {
+    for (int t = 0; t < kDTypeCount; ++t) {
+        with_block_type(
+            static_cast<DType>(t),
+            [&]<typename Block>(BlockTag<Block>) {
+                if constexpr (UnitBlock<Block>) table.dot[t] = dot_units<Block>;
+                return true;
+            },
+            false);
+    }
+}
 
 QuantDot make_table() {
     QuantDot t{};
@@ -175,7 +222,7 @@ QuantDot make_table() {
     t.dot[static_cast<int>(DType::Q4_K)] = columns<dot_k_affine<BlockQ4_K, false>>;
     t.dot[static_cast<int>(DType::Q5_K)] = columns<dot_k_affine<BlockQ5_K, true>>;
     t.dot[static_cast<int>(DType::Q6_K)] = columns<dot_q6_K>;
-    add_unit_dots<UnitDotScalar>(t);
+    add_unit_dots(t);
     return t;
 }
 

@@ -2,12 +2,17 @@
 // compiled with -mavx2 -mfma -mf16c, chosen at run time only on CPUs that have them).
 //
 // Each format's decoder turns one 32-value unit of a weight block (core/quant_unit.hpp) into 32
-// signed bytes in a register, with the scales (and q2_K's offsets) of its two halves: codebook
-// entries gathered with one 8- or 4-byte load each, signs expanded from bits to byte masks, 4-bit
-// indices looked up with pshufb, bit planes shifted out. The unit then meets each column's 32
-// activations with maddubs (the sign trick: |w| times a with w's sign) into 8 lanes of int32
-// partial sums, lanes 0..3 for values 0..15 and 4..7 for 16..31, scaled per half into f32 lanes
-// summed across once per row. Each unit is decoded once for all the columns of a call.
+// signed bytes in a register: codebook entries gathered with one 8- or 4-byte load each, signs
+// expanded from bits to byte masks, 4-bit indices looked up with pshufb, bit planes shifted out.
+// The unit meets each column's 32 activations with maddubs (the sign trick: |w| times a with w's
+// sign) into sixteen 16-bit pair sums, values 0..15 in the low eight and 16..31 in the high eight.
+//   - The 256-value formats (q2_K, q3_K, iq1..iq3, iq4_xs, tq1_0, tq2_0), as ggml: the activations
+//     are q8_K (one scale per 256) and every half's scale is an integer times the block's float
+//     scale (iq2_xxs: (0.5 + s) / 4 = (2s + 1) / 8), so the pair sums are multiplied by the
+//     integer scales (madd) and summed in int32 over the whole block, then scaled once.
+//   - iq4_nl, mxfp4 and nvfp4 (blocks of 32 and 64) take q8_0-style activations, one float scale per
+//     unit, as ggml.
+// Each unit is decoded once for all the columns of a call.
 //
 // The values are decode_unit's exactly (tests/core/test_quant.cpp checks every table against the
 // dot of the dequantized operands).
@@ -32,27 +37,6 @@ float hsum8(__m256 v) {
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));
     return _mm_cvtss_f32(_mm_add_ss(s, _mm_shuffle_ps(s, s, 1)));
 }
-
-// A unit's 32 signed weight bytes in a register, with the scales and offsets of its two halves.
-struct UnitAvx2 {
-    __m256i q;
-    float scale[2];
-    float offset[2];
-};
-
-UnitAvx2 symmetric_unit(__m256i q, float scale) { return {q, {scale, scale}, {0.0f, 0.0f}}; }
-UnitAvx2 two_scale_unit(__m256i q, float s0, float s1) { return {q, {s0, s1}, {0.0f, 0.0f}}; }
-
-// The portable decoder (decode_unit), for a format without a faster one below.
-template <typename Block>
-struct DecoderAvx2 {
-    static UnitAvx2 decode(const Block& b, int unit) {
-        QuantUnit u;
-        decode_unit(b, unit, u);
-        return {_mm256_loadu_si256(reinterpret_cast<const __m256i*>(u.q)), {u.scale[0], u.scale[1]},
-                {u.offset[0], u.offset[1]}};
-    }
-};
 
 // --- shared pieces ------------------------------------------------------------------------------------
 
@@ -116,38 +100,48 @@ __m256i two_bit_values(const uint8_t* qs, int unit) {
     return _mm256_and_si256(_mm256_srl_epi16(bytes, _mm_cvtsi32_si128(2 * (unit % 4))), _mm256_set1_epi8(3));
 }
 
-// --- the k-quants and ternary formats ---------------------------------------------------------------------
+// --- the super-block formats: integer scales -----------------------------------------------------------
+// SuperDecoder<Block>: scale(b), the float every value of the block is scaled by; unit(b, u), the
+// unit's 32 values and the integer scales of its halves as 16-bit lanes (low eight: values 0..15).
+
+struct IntUnit {
+    __m256i q;
+    __m256i scales;  // 16-bit lanes: s0 x8, s1 x8 (per 128-bit half of the register, as madd pairs them)
+};
+
+IntUnit int_unit(__m256i q, int s0, int s1) {
+    return {q, _mm256_set_m128i(_mm_set1_epi16(static_cast<int16_t>(s1)), _mm_set1_epi16(static_cast<int16_t>(s0)))};
+}
+
+template <typename Block>
+struct SuperDecoder;
 
 template <>
-struct DecoderAvx2<BlockQ2_K> {
-    static UnitAvx2 decode(const BlockQ2_K& b, int unit) {
-        const float d = fp16(b.d);
-        const float dmin = fp16(b.dmin);
-        const uint8_t s0 = b.scales[2 * unit], s1 = b.scales[2 * unit + 1];
-        return {two_bit_values(b.qs, unit),
-                {d * static_cast<float>(s0 & 0x0F), d * static_cast<float>(s1 & 0x0F)},
-                {-(dmin * static_cast<float>(s0 >> 4)), -(dmin * static_cast<float>(s1 >> 4))}};
+struct SuperDecoder<BlockQ2_K> {
+    static float scale(const BlockQ2_K& b) { return fp16(b.d); }
+    static IntUnit unit(const BlockQ2_K& b, int u) {
+        return int_unit(two_bit_values(b.qs, u), b.scales[2 * u] & 0x0F, b.scales[2 * u + 1] & 0x0F);
     }
 };
 
 template <>
-struct DecoderAvx2<BlockQ3_K> {
-    static UnitAvx2 decode(const BlockQ3_K& b, int unit) {
-        const float d = fp16(b.d);
+struct SuperDecoder<BlockQ3_K> {
+    static float scale(const BlockQ3_K& b) { return fp16(b.d); }
+    static IntUnit unit(const BlockQ3_K& b, int u) {
         // Minus 4 where bit u of hmask[l] is clear.
         const __m256i hmask = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.hmask));
-        const __m256i bit = _mm256_and_si256(_mm256_srl_epi16(hmask, _mm_cvtsi32_si128(unit)), _mm256_set1_epi8(1));
+        const __m256i bit = _mm256_and_si256(_mm256_srl_epi16(hmask, _mm_cvtsi32_si128(u)), _mm256_set1_epi8(1));
         const __m256i minus4 = _mm256_andnot_si256(_mm256_slli_epi16(bit, 2), _mm256_set1_epi8(4));
-        return two_scale_unit(_mm256_sub_epi8(two_bit_values(b.qs, unit), minus4),
-                              d * static_cast<float>(q3_K_scale(b.scales, 2 * unit)),
-                              d * static_cast<float>(q3_K_scale(b.scales, 2 * unit + 1)));
+        return int_unit(_mm256_sub_epi8(two_bit_values(b.qs, u), minus4), q3_K_scale(b.scales, 2 * u),
+                        q3_K_scale(b.scales, 2 * u + 1));
     }
 };
 
 template <>
-struct DecoderAvx2<BlockTQ2_0> {
-    static UnitAvx2 decode(const BlockTQ2_0& b, int unit) {
-        return symmetric_unit(_mm256_sub_epi8(two_bit_values(b.qs, unit), _mm256_set1_epi8(1)), fp16(b.d));
+struct SuperDecoder<BlockTQ2_0> {
+    static float scale(const BlockTQ2_0& b) { return fp16(b.d); }
+    static IntUnit unit(const BlockTQ2_0& b, int u) {
+        return int_unit(_mm256_sub_epi8(two_bit_values(b.qs, u), _mm256_set1_epi8(1)), 1, 1);
     }
 };
 
@@ -165,45 +159,55 @@ constexpr std::array<std::array<int8_t, 5>, 256> kTernaryDigits = [] {
 }();
 
 template <>
-struct DecoderAvx2<BlockTQ1_0> {
-    static UnitAvx2 decode(const BlockTQ1_0& b, int unit) {
+struct SuperDecoder<BlockTQ1_0> {
+    static float scale(const BlockTQ1_0& b) { return fp16(b.d); }
+    static IntUnit unit(const BlockTQ1_0& b, int u) {
         alignas(32) int8_t q[kUnitValues];
+        // Values 0..159: digit e / 32 of qs[e % 32]; 160..239: digit (e - 160) / 16 of qs[32 + e % 16];
+        // 240..255: digit (e - 240) / 4 of qh[e % 4].
         for (int l = 0; l < kUnitValues; ++l) {
-            const int e = kUnitValues * unit + l;
-            if (e < 160) {
-                q[l] = kTernaryDigits[b.qs[e % 32]][static_cast<size_t>(e / 32)];
-            } else if (e < 240) {
-                q[l] = kTernaryDigits[b.qs[32 + (e - 160) % 16]][static_cast<size_t>((e - 160) / 16)];
-            } else {
-                q[l] = kTernaryDigits[b.qh[(e - 240) % 4]][static_cast<size_t>((e - 240) / 4)];
-            }
+            const int e = kUnitValues * u + l;
+            const uint8_t byte = e < 160 ? b.qs[e % 32] : e < 240 ? b.qs[32 + (e - 160) % 16] : b.qh[(e - 240) % 4];
+            const int digit = e < 160 ? e / 32 : e < 240 ? (e - 160) / 16 : (e - 240) / 4;
+            q[l] = kTernaryDigits[byte][static_cast<size_t>(digit)];
         }
-        return symmetric_unit(_mm256_load_si256(reinterpret_cast<const __m256i*>(q)), fp16(b.d));
+        return int_unit(_mm256_load_si256(reinterpret_cast<const __m256i*>(q)), 1, 1);
     }
 };
 
-// --- the 4-bit table formats ---------------------------------------------------------------------------
+template <>
+struct SuperDecoder<BlockIQ4_XS> {
+    static float scale(const BlockIQ4_XS& b) { return fp16(b.d); }
+    static IntUnit unit(const BlockIQ4_XS& b, int u) {
+        const int ls = ((b.scales_l[u / 2] >> (4 * (u % 2))) & 0x0F) | (((b.scales_h >> (2 * u)) & 3) << 4);
+        return int_unit(nibble_table_values(b.qs + 16 * u, nibble_table(kIq4ValuesLo, kIq4ValuesHi)), ls - 32, ls - 32);
+    }
+};
+
+// --- the 4-bit table formats of 32 and 64 values: float scales per unit ------------------------------------
+
+// A unit's 32 signed weight bytes in a register, with the float scales of its two halves.
+struct UnitAvx2 {
+    __m256i q;
+    float scale[2];
+};
+
+template <typename Block>
+struct DecoderAvx2;
 
 template <>
 struct DecoderAvx2<BlockIQ4_NL> {
     static UnitAvx2 decode(const BlockIQ4_NL& b, int /*unit*/) {
-        return symmetric_unit(nibble_table_values(b.qs, nibble_table(kIq4ValuesLo, kIq4ValuesHi)), fp16(b.d));
-    }
-};
-
-template <>
-struct DecoderAvx2<BlockIQ4_XS> {
-    static UnitAvx2 decode(const BlockIQ4_XS& b, int unit) {
-        const int ls = ((b.scales_l[unit / 2] >> (4 * (unit % 2))) & 0x0F) | (((b.scales_h >> (2 * unit)) & 3) << 4);
-        return symmetric_unit(nibble_table_values(b.qs + 16 * unit, nibble_table(kIq4ValuesLo, kIq4ValuesHi)),
-                              fp16(b.d) * static_cast<float>(ls - 32));
+        const float d = fp16(b.d);
+        return {nibble_table_values(b.qs, nibble_table(kIq4ValuesLo, kIq4ValuesHi)), {d, d}};
     }
 };
 
 template <>
 struct DecoderAvx2<BlockMXFP4> {
     static UnitAvx2 decode(const BlockMXFP4& b, int /*unit*/) {
-        return symmetric_unit(nibble_table_values(b.qs, nibble_table(kFp4ValuesLo, kFp4ValuesHi)), e8m0_half(b.e));
+        const float d = e8m0_half(b.e);
+        return {nibble_table_values(b.qs, nibble_table(kFp4ValuesLo, kFp4ValuesHi)), {d, d}};
     }
 };
 
@@ -215,72 +219,73 @@ struct DecoderAvx2<BlockNVFP4> {
         __m128i lo, hi;
         nibble_lookup(b.qs + 16 * unit, nibble_table(kFp4ValuesLo, kFp4ValuesHi), lo, hi);
         const __m256i q = _mm256_set_m128i(_mm_unpackhi_epi64(lo, hi), _mm_unpacklo_epi64(lo, hi));
-        return two_scale_unit(q, ue4m3_half(b.d[2 * unit]), ue4m3_half(b.d[2 * unit + 1]));
+        return {q, {ue4m3_half(b.d[2 * unit]), ue4m3_half(b.d[2 * unit + 1])}};
     }
 };
 
-// --- the codebook formats ------------------------------------------------------------------------------
+// --- the codebook formats: integer scales ------------------------------------------------------------
 
 template <>
-struct DecoderAvx2<BlockIQ2_XXS> {
-    static UnitAvx2 decode(const BlockIQ2_XXS& b, int unit) {
-        const uint8_t* p = b.qs + 8 * unit;
+struct SuperDecoder<BlockIQ2_XXS> {
+    static float scale(const BlockIQ2_XXS& b) { return fp16(b.d) * 0.125f; }  // (0.5 + s) / 4 = (2s + 1) / 8
+    static IntUnit unit(const BlockIQ2_XXS& b, int u) {
+        const uint8_t* p = b.qs + 8 * u;
         const uint32_t aux = load_u32(p + 4);
         const __m256i v = entries64(kIq2xxsGrid[p[0]], kIq2xxsGrid[p[1]], kIq2xxsGrid[p[2]], kIq2xxsGrid[p[3]]);
-        return symmetric_unit(apply_signs(v, sign_bytes(aux)), iq2_scale(fp16(b.d), static_cast<int>(aux >> 28)));
+        const int s = 2 * static_cast<int>(aux >> 28) + 1;
+        return int_unit(apply_signs(v, sign_bytes(aux)), s, s);
     }
 };
 
 template <>
-struct DecoderAvx2<BlockIQ2_XS> {
-    static UnitAvx2 decode(const BlockIQ2_XS& b, int unit) {
+struct SuperDecoder<BlockIQ2_XS> {
+    static float scale(const BlockIQ2_XS& b) { return fp16(b.d) * 0.125f; }
+    static IntUnit unit(const BlockIQ2_XS& b, int u) {
         int w[4];
         uint32_t signs = 0;
         for (int i = 0; i < 4; ++i) {
-            w[i] = load_u16_at(b.qs + 8 * unit + 2 * i);
+            w[i] = load_u16_at(b.qs + 8 * u + 2 * i);
             signs |= static_cast<uint32_t>(kSignBytes[static_cast<size_t>(w[i] >> 9)]) << (8 * i);
         }
         const __m256i v = entries64(kIq2xsGrid[w[0] & 511], kIq2xsGrid[w[1] & 511], kIq2xsGrid[w[2] & 511],
                                     kIq2xsGrid[w[3] & 511]);
-        const float d = fp16(b.d);
-        return two_scale_unit(apply_signs(v, signs), iq2_scale(d, b.scales[unit] & 0x0F), iq2_scale(d, b.scales[unit] >> 4));
+        return int_unit(apply_signs(v, signs), 2 * (b.scales[u] & 0x0F) + 1, 2 * (b.scales[u] >> 4) + 1);
     }
 };
 
 template <>
-struct DecoderAvx2<BlockIQ2_S> {
-    static UnitAvx2 decode(const BlockIQ2_S& b, int unit) {
-        const auto index = [&](int i) { return b.qs[4 * unit + i] | (((b.qh[unit] >> (2 * i)) & 3) << 8); };
+struct SuperDecoder<BlockIQ2_S> {
+    static float scale(const BlockIQ2_S& b) { return fp16(b.d) * 0.125f; }
+    static IntUnit unit(const BlockIQ2_S& b, int u) {
+        const auto index = [&](int i) { return b.qs[4 * u + i] | (((b.qh[u] >> (2 * i)) & 3) << 8); };
         const __m256i v = entries64(kIq2sGrid[index(0)], kIq2sGrid[index(1)], kIq2sGrid[index(2)], kIq2sGrid[index(3)]);
-        const float d = fp16(b.d);
-        return two_scale_unit(apply_signs(v, load_u32(b.signs + 4 * unit)), iq2_scale(d, b.scales[unit] & 0x0F),
-                              iq2_scale(d, b.scales[unit] >> 4));
+        return int_unit(apply_signs(v, load_u32(b.signs + 4 * u)), 2 * (b.scales[u] & 0x0F) + 1, 2 * (b.scales[u] >> 4) + 1);
     }
 };
 
 template <>
-struct DecoderAvx2<BlockIQ3_XXS> {
-    static UnitAvx2 decode(const BlockIQ3_XXS& b, int unit) {
-        const uint8_t* p = b.qs + 8 * unit;
-        const uint32_t aux = load_u32(b.qs + kQKK / 4 + 4 * unit);
+struct SuperDecoder<BlockIQ3_XXS> {
+    static float scale(const BlockIQ3_XXS& b) { return fp16(b.d) * 0.25f; }  // (0.5 + s) / 2 = (2s + 1) / 4
+    static IntUnit unit(const BlockIQ3_XXS& b, int u) {
+        const uint8_t* p = b.qs + 8 * u;
+        const uint32_t aux = load_u32(b.qs + kQKK / 4 + 4 * u);
         const __m256i v = _mm256_set_epi32(
             static_cast<int>(kIq3xxsGrid[p[7]]), static_cast<int>(kIq3xxsGrid[p[6]]), static_cast<int>(kIq3xxsGrid[p[5]]),
             static_cast<int>(kIq3xxsGrid[p[4]]), static_cast<int>(kIq3xxsGrid[p[3]]), static_cast<int>(kIq3xxsGrid[p[2]]),
             static_cast<int>(kIq3xxsGrid[p[1]]), static_cast<int>(kIq3xxsGrid[p[0]]));
-        const float scale = fp16(b.d) * (0.5f + static_cast<float>(aux >> 28)) * 0.5f;
-        return symmetric_unit(apply_signs(v, sign_bytes(aux)), scale);
+        const int s = 2 * static_cast<int>(aux >> 28) + 1;
+        return int_unit(apply_signs(v, sign_bytes(aux)), s, s);
     }
 };
 
 template <>
-struct DecoderAvx2<BlockIQ3_S> {
-    static UnitAvx2 decode(const BlockIQ3_S& b, int unit) {
-        const auto entry = [&](int j) {
-            return static_cast<int>(kIq3sGrid[b.qs[8 * unit + j] | (((b.qh[unit] >> j) & 1) << 8)]);
-        };
+struct SuperDecoder<BlockIQ3_S> {
+    static float scale(const BlockIQ3_S& b) { return fp16(b.d); }
+    static IntUnit unit(const BlockIQ3_S& b, int u) {
+        const auto entry = [&](int j) { return static_cast<int>(kIq3sGrid[b.qs[8 * u + j] | (((b.qh[u] >> j) & 1) << 8)]); };
         const __m256i v = _mm256_set_epi32(entry(7), entry(6), entry(5), entry(4), entry(3), entry(2), entry(1), entry(0));
-        const int s = (b.scales[unit / 2] >> (4 * (unit % 2))) & 0x0F;
-        return symmetric_unit(apply_signs(v, load_u32(b.signs + 4 * unit)), fp16(b.d) * static_cast<float>(1 + 2 * s));
+        const int s = 1 + 2 * ((b.scales[u / 2] >> (4 * (u % 2))) & 0x0F);
+        return int_unit(apply_signs(v, load_u32(b.signs + 4 * u)), s, s);
     }
 };
 
@@ -293,64 +298,123 @@ __m256i times8(__m256i v) {
 int64_t delta_bytes(bool negative) { return negative ? -1 : 0x0101010101010101; }
 
 template <>
-struct DecoderAvx2<BlockIQ1_S> {
-    static UnitAvx2 decode(const BlockIQ1_S& b, int unit) {
-        const int qh = b.qh[unit];
-        const auto entry = [&](int i) { return kIq1sGrid[b.qs[4 * unit + i] | (((qh >> (3 * i)) & 7) << 8)]; };
+struct SuperDecoder<BlockIQ1_S> {
+    static float scale(const BlockIQ1_S& b) { return fp16(b.d) * kIq1Delta; }
+    static IntUnit unit(const BlockIQ1_S& b, int u) {
+        const int qh = b.qh[u];
+        const auto entry = [&](int i) { return kIq1sGrid[b.qs[4 * u + i] | (((qh >> (3 * i)) & 7) << 8)]; };
         const __m256i v = entries64(entry(0), entry(1), entry(2), entry(3));
         const __m256i q = _mm256_add_epi8(times8(v), _mm256_set1_epi64x(delta_bytes((qh & 0x8000) != 0)));
-        const float dl = fp16(b.d) * static_cast<float>(2 * ((qh >> 12) & 7) + 1);
-        return symmetric_unit(q, dl * kIq1Delta);
+        const int s = 2 * ((qh >> 12) & 7) + 1;
+        return int_unit(q, s, s);
     }
 };
 
 template <>
-struct DecoderAvx2<BlockIQ1_M> {
-    static UnitAvx2 decode(const BlockIQ1_M& b, int unit) {
+struct SuperDecoder<BlockIQ1_M> {
+    static float scale(const BlockIQ1_M& b) { return iq1_m_d(b) * kIq1Delta; }
+    static IntUnit unit(const BlockIQ1_M& b, int u) {
         int nibble[4];
         uint64_t e[4];
         for (int i = 0; i < 4; ++i) {
-            nibble[i] = iq1_m_nibble(b, 4 * unit + i);
-            e[i] = kIq1sGrid[b.qs[4 * unit + i] | ((nibble[i] & 7) << 8)];
+            nibble[i] = iq1_m_nibble(b, 4 * u + i);
+            e[i] = kIq1sGrid[b.qs[4 * u + i] | ((nibble[i] & 7) << 8)];
         }
         const __m256i deltas = _mm256_set_epi64x(delta_bytes(nibble[3] & 8), delta_bytes(nibble[2] & 8),
                                                  delta_bytes(nibble[1] & 8), delta_bytes(nibble[0] & 8));
         const __m256i q = _mm256_add_epi8(times8(entries64(e[0], e[1], e[2], e[3])), deltas);
-        return two_scale_unit(q, iq_scale(b, 2 * unit) * kIq1Delta, iq_scale(b, 2 * unit + 1) * kIq1Delta);
+        const auto s = [&](int k) { return 2 * ((iq1_m_scale_word(b, k / 4) >> (3 * (k % 4))) & 7) + 1; };
+        return int_unit(q, s(2 * u), s(2 * u + 1));
     }
 };
 
 // --- the dot products -----------------------------------------------------------------------------------
 
+// The 16-bit pair sums of w times a: the sign trick, since maddubs takes unsigned times signed.
+__m256i pair_sums(__m256i w, __m256i a) { return _mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(a, w)); }
+
+// q2_K's minima: dmin * sum over the 16 groups of m_k times the activations' group sum.
+float q2_K_minima(const BlockQ2_K& b, const BlockQ8_K& a) {
+    int sum = 0;
+    for (int k = 0; k < 16; ++k) sum += (b.scales[k] >> 4) * a.bsums[k];
+    return fp16(b.dmin) * static_cast<float>(sum);
+}
+
+// kCols columns (a compile-time count, so that the accumulators stay in registers).
+template <typename Block, int kCols>
+void dot_super_cols(int64_t n, const Block* w, const std::byte* act, size_t act_stride, float* out) {
+    constexpr int kUnits = kQKK / kUnitValues;
+    const BlockQ8_K* column[kCols];
+    for (int c = 0; c < kCols; ++c) column[c] = reinterpret_cast<const BlockQ8_K*>(act + act_stride * static_cast<size_t>(c));
+    __m256 acc[kCols];
+    float minima[kCols] = {};
+    for (int c = 0; c < kCols; ++c) acc[c] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < n / kQKK; ++b) {
+        __m256i isum[kCols];
+        for (int c = 0; c < kCols; ++c) isum[c] = _mm256_setzero_si256();
+        for (int u = 0; u < kUnits; ++u) {
+            const IntUnit unit = SuperDecoder<Block>::unit(w[b], u);
+            for (int c = 0; c < kCols; ++c) {
+                const __m256i av = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(column[c][b].qs + kUnitValues * u));
+                isum[c] = _mm256_add_epi32(isum[c], _mm256_madd_epi16(pair_sums(unit.q, av), unit.scales));
+            }
+        }
+        const float scale = SuperDecoder<Block>::scale(w[b]);
+        for (int c = 0; c < kCols; ++c) {
+            const float d = column[c][b].d;
+            acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]), _mm256_set1_ps(scale * d), acc[c]);
+            if constexpr (std::is_same_v<Block, BlockQ2_K>) minima[c] += d * q2_K_minima(w[b], column[c][b]);
+        }
+    }
+    for (int c = 0; c < kCols; ++c) out[c] = hsum8(acc[c]) - minima[c];
+}
+
 template <typename Block>
-void dot_units_avx2(int64_t n, const void* weights, const void* act, size_t act_stride, int ncols, float* out) {
-    constexpr int kUnits = Block::kElems / kUnitValues;
+void dot_super_avx2(int64_t n, const void* weights, const void* act, size_t act_stride, int ncols, float* out) {
     const auto* w = static_cast<const Block*>(weights);
+    const auto* a = static_cast<const std::byte*>(act);
+    static_assert(kMaxDotColumns == 4);
+    switch (ncols) {
+        case 1: return dot_super_cols<Block, 1>(n, w, a, act_stride, out);
+        case 2: return dot_super_cols<Block, 2>(n, w, a, act_stride, out);
+        case 3: return dot_super_cols<Block, 3>(n, w, a, act_stride, out);
+        default: return dot_super_cols<Block, 4>(n, w, a, act_stride, out);
+    }
+}
+
+template <typename Block, int kCols>
+void dot_units_cols(int64_t n, const Block* w, const std::byte* act, size_t act_stride, float* out) {
+    constexpr int kUnits = Block::kElems / kUnitValues;
+    const BlockQ8Sum* column[kCols];
+    for (int c = 0; c < kCols; ++c) column[c] = reinterpret_cast<const BlockQ8Sum*>(act + act_stride * static_cast<size_t>(c));
     const __m256i ones16 = _mm256_set1_epi16(1);
-    __m256 acc[kMaxDotColumns];
-    for (int c = 0; c < ncols; ++c) acc[c] = _mm256_setzero_ps();
+    __m256 acc[kCols];
+    for (int c = 0; c < kCols; ++c) acc[c] = _mm256_setzero_ps();
     for (int64_t b = 0; b < n / Block::kElems; ++b) {
         for (int u = 0; u < kUnits; ++u) {
             const UnitAvx2 unit = DecoderAvx2<Block>::decode(w[b], u);
-            const __m256i abs_q = _mm256_sign_epi8(unit.q, unit.q);
             const __m256 scales = _mm256_set_m128(_mm_set1_ps(unit.scale[1]), _mm_set1_ps(unit.scale[0]));
-            const int64_t block = b * kUnits + u;
-            for (int c = 0; c < ncols; ++c) {
-                const BlockQ8Sum& a = reinterpret_cast<const BlockQ8Sum*>(static_cast<const std::byte*>(act) +
-                                                                          act_stride * static_cast<size_t>(c))[block];
+            for (int c = 0; c < kCols; ++c) {
+                const BlockQ8Sum& a = column[c][b * kUnits + u];
                 const __m256i av = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.qs));
-                const __m256i dots = _mm256_madd_epi16(_mm256_maddubs_epi16(abs_q, _mm256_sign_epi8(av, unit.q)), ones16);
-                const __m256 d = _mm256_set1_ps(a.d);
-                acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dots), _mm256_mul_ps(scales, d), acc[c]);
-                if constexpr (std::is_same_v<Block, BlockQ2_K>) {
-                    const __m256i sums = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), av), ones16);
-                    const __m256 offsets = _mm256_set_m128(_mm_set1_ps(unit.offset[1]), _mm_set1_ps(unit.offset[0]));
-                    acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums), _mm256_mul_ps(offsets, d), acc[c]);
-                }
+                const __m256i dots = _mm256_madd_epi16(pair_sums(unit.q, av), ones16);
+                acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dots), _mm256_mul_ps(scales, _mm256_set1_ps(a.d)), acc[c]);
             }
         }
     }
-    for (int c = 0; c < ncols; ++c) out[c] = hsum8(acc[c]);
+    for (int c = 0; c < kCols; ++c) out[c] = hsum8(acc[c]);
+}
+
+template <typename Block>
+void dot_units_avx2(int64_t n, const void* weights, const void* act, size_t act_stride, int ncols, float* out) {
+    const auto* w = static_cast<const Block*>(weights);
+    const auto* a = static_cast<const std::byte*>(act);
+    switch (ncols) {
+        case 1: return dot_units_cols<Block, 1>(n, w, a, act_stride, out);
+        case 2: return dot_units_cols<Block, 2>(n, w, a, act_stride, out);
+        case 3: return dot_units_cols<Block, 3>(n, w, a, act_stride, out);
+        default: return dot_units_cols<Block, 4>(n, w, a, act_stride, out);
+    }
 }
 
 }  // namespace
@@ -360,7 +424,11 @@ void add_unit_dots_avx2(QuantDot& table) {
         with_block_type(
             static_cast<DType>(t),
             [&]<typename Block>(BlockTag<Block>) {
-                if constexpr (UnitBlock<Block>) table.dot[t] = dot_units_avx2<Block>;
+                if constexpr (requires { SuperDecoder<Block>::scale; }) {
+                    table.dot[t] = dot_super_avx2<Block>;
+                } else if constexpr (requires { DecoderAvx2<Block>::decode; }) {
+                    table.dot[t] = dot_units_avx2<Block>;
+                }
                 return true;
             },
             false);
