@@ -40,6 +40,7 @@ Models (manifest.json lists them with their references; README.md here says more
                       top-2 of the softmax, renormalised (norm_topk_prob); untied
   tiny-qwen3moe-q8_0  the same with the expert tensors in q8_0 (gguf's quantizer; the reference
                       uses the dequantized values)
+  tiny-gpt-oss-mxfp4  tiny-gpt-oss with its experts in MXFP4, as gpt-oss ships (gguf's quantizer)
   tiny-gpt-oss        f16 matrices, f32 norms, biases, sinks and router; q/k/v/o biases; attention
                       sinks; sliding window 4 on even layers; head dim 24; router with bias, top-2 of
                       the raw logits then softmax over the two; expert biases; HF's interleaved
@@ -168,10 +169,18 @@ MODELS = {
         routed_scale=2.5, norm_topk=True, bias_std=0.1,
         context=4096, yarn=dict(factor=4.0, orig_context=1024, beta_fast=32.0, beta_slow=1.0, mscale=1.0,
                                 mscale_all_dim=1.0)),
+    # Last, so that the seeds of the models above stay as they were.
+    "tiny-gpt-oss-mxfp4": dict(
+        arch="gpt-oss", n_embd=64, n_head=4, n_head_kv=2, head_dim=24, key_length=True, n_ff=32, n_ff_exp=32,
+        n_vocab=256, n_layers=2, eps=1e-5, freq_base=150000.0, rope_scaling_none=True, tied=False,
+        matrix_type=T.F16, expert_type=T.MXFP4, weights="quant", attn_bias=True, sinks=True, swa_window=4,
+        swa_period=2, moe="oai", n_expert=4, n_expert_used=2, oai_alpha=1.702, oai_limit=7.0),
 }
-LONG_CACHE = ("tiny-gemma2", "tiny-gemma3", "tiny-phi3", "tiny-gpt-oss", "tiny-deepseek2", "tiny-deepseek2-yarn")
+LONG_CACHE = ("tiny-gemma2", "tiny-gemma3", "tiny-phi3", "tiny-gpt-oss", "tiny-deepseek2", "tiny-deepseek2-yarn",
+              "tiny-gpt-oss-mxfp4")
 SEEDS = {name: 7100 + 100 * i for i, name in enumerate(MODELS)}
 SEEDS["tiny-qwen3moe-q8_0"] = SEEDS["tiny-qwen3moe"]  # the same checkpoint, stored differently
+SEEDS["tiny-gpt-oss-mxfp4"] = SEEDS["tiny-gpt-oss"]
 
 
 # --- checkpoint-layout weights -----------------------------------------------------------------
@@ -1106,8 +1115,12 @@ def build(name, m, path):
         tensors, reader = read_gguf(path)
         held = from_file(m, tensors)
         assert held.keys() == w.keys(), f"{name}: {sorted(held.keys() ^ w.keys())}"
-        for key, a in w.items():  # the round trip through the file: float32, f16 or q8_0 rounding only
-            tol = (1e-6 if file_type(m, tensor_name(key), a.ndim) == T.F32 else 0.02) * np.abs(a).max()
+        for key, a in w.items():  # the round trip through the file: float32, f16, q8_0 or mxfp4 rounding only
+            # MXFP4 can round its block's largest value down by a quarter (3.99 to 3: the exponent is floor(log2)).
+            stored_as = file_type(m, tensor_name(key), a.ndim)
+            if key.endswith(("gate_up_proj", "down_proj")):  # gpt-oss's experts, in HF's fused layout here
+                stored_as = m.get("expert_type", stored_as)
+            tol = {T.F32: 1e-6, T.MXFP4: 0.3}.get(stored_as, 0.02) * np.abs(a).max()
             assert held[key].shape == a.shape and np.abs(held[key] - a).max() <= tol, f"{name}: {key}"
         if m.get("longrope"):
             m["attn_factor_held"] = float(read_scalar(reader, f"{m['arch']}.rope.scaling.attn_factor"))
