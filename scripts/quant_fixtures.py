@@ -140,6 +140,16 @@ def write(path, qtype, tensors):
     w.close()
 
 
+def write_quantized_by_gguf(out, qtype, rng):
+    """<type>.gguf for a type gguf quantizes: corner-case and random rows, gguf's blocks and values."""
+    block, _ = gguf.GGML_QUANT_SIZES[qtype]
+    x = legacy_rows(block * 5, rng)  # 5 blocks: an odd number of blocks per row
+    q = quants.quantize(x, qtype)
+    d = quants.dequantize(q, qtype).astype(np.float32)
+    write(out / f"{ggml_name(qtype)}.gguf", qtype,
+          [("input", x, None), ("quantized", q, qtype), ("dequantized", d, None)])
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", default=str(Path(__file__).resolve().parent.parent / "tests" / "data" / "quant"))
@@ -148,12 +158,7 @@ def main():
     out.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(20261123)
     for qtype in LEGACY:
-        block, _ = gguf.GGML_QUANT_SIZES[qtype]
-        x = legacy_rows(block * 5, rng)  # 5 blocks: an odd number of blocks per row
-        q = quants.quantize(x, qtype)
-        d = quants.dequantize(q, qtype).astype(np.float32)
-        write(out / f"{ggml_name(qtype)}.gguf", qtype,
-              [("input", x, None), ("quantized", q, qtype), ("dequantized", d, None)])
+        write_quantized_by_gguf(out, qtype, rng)
     for qtype in K_QUANTS:
         block, size = gguf.GGML_QUANT_SIZES[qtype]
         rows, blocks_per_row = 6, 3
@@ -163,12 +168,7 @@ def main():
             sys.exit(f"quant_fixtures: {qtype.name} dequantized to non-finite values; change the scales")
         write(out / f"{ggml_name(qtype)}.gguf", qtype, [("quantized", q, qtype), ("dequantized", d, None)])
     for qtype in REFERENCE_QUANTIZED:
-        block, _ = gguf.GGML_QUANT_SIZES[qtype]
-        x = legacy_rows(block * 5, rng)
-        q = quants.quantize(x, qtype)
-        d = quants.dequantize(q, qtype).astype(np.float32)
-        write(out / f"{ggml_name(qtype)}.gguf", qtype,
-              [("input", x, None), ("quantized", q, qtype), ("dequantized", d, None)])
+        write_quantized_by_gguf(out, qtype, rng)
     for qtype in DEQUANTIZE_ONLY:
         block, size = gguf.GGML_QUANT_SIZES[qtype]
         rows = 6

@@ -24,6 +24,7 @@
 #include "core/quant_random.hpp"
 #include "cpu_kernels/quant_dot.hpp"
 #include "test_config_util.hpp"
+#include "quant_test_util.hpp"
 #include "test_values.hpp"
 
 namespace xb {
@@ -195,49 +196,29 @@ INSTANTIATE_TEST_SUITE_P(Types, LegacyQuantFixture, testing::ValuesIn(kLegacy), 
 
 // --- k-quant quantize: error bounds ---------------------------------------------------------------------
 
-double relative_rms_error(DType type, const std::vector<float>& x) {
-    const int64_t n = static_cast<int64_t>(x.size());
-    std::vector<std::byte> q(row_size(type, n));
-    std::vector<float> back(x.size());
-    quantize_row(type, x.data(), q.data(), n);
-    dequantize_row(type, q.data(), back.data(), n);
-    double err = 0, norm = 0;
-    for (size_t i = 0; i < x.size(); ++i) {
-        err += (static_cast<double>(back[i]) - x[i]) * (static_cast<double>(back[i]) - x[i]);
-        norm += static_cast<double>(x[i]) * x[i];
-    }
-    return std::sqrt(err / norm);
-}
 
-std::vector<float> heavy_tailed_data(size_t n, uint32_t seed) {
-    std::mt19937 rng(seed);
-    std::student_t_distribution<float> dist(2.0f);
-    std::vector<float> v(n);
-    for (float& x : v) x = dist(rng);
-    return v;
-}
 
 // Error of the round trip relative to the data's RMS. Bounds: the measured figures (in the comments,
 // normal / heavy-tailed data, 64 Ki values) with a margin; ggml's own quantizers reach about the same
 // on normal data (q4_K ~0.075, q5_K ~0.037, q6_K ~0.018 are what its published RMSE tables imply).
 TEST(KQuant, RoundTripErrorIsBoundedPerType) {
     const auto normal = xbt::normal_values(1 << 16, 1);
-    const auto heavy = heavy_tailed_data(1 << 16, 2);
+    const auto heavy = xbt::heavy_tailed_data(1 << 16, 2);
     struct Bound {
         DType type;
         double normal, heavy;
     };
     for (const Bound& b : {Bound{DType::Q4_K, 0.085, 0.15}, Bound{DType::Q5_K, 0.043, 0.08},
                            Bound{DType::Q6_K, 0.021, 0.04}}) {
-        const double en = relative_rms_error(b.type, normal);
-        const double eh = relative_rms_error(b.type, heavy);
+        const double en = xbt::relative_rms_error(b.type, normal);
+        const double eh = xbt::relative_rms_error(b.type, heavy);
         EXPECT_LT(en, b.normal) << dtype_name(b.type) << " on normal data";
         EXPECT_LT(eh, b.heavy) << dtype_name(b.type) << " on heavy-tailed data";
         RecordProperty(std::string(dtype_name(b.type)) + "_rel_rms_normal", std::to_string(en));
     }
     // The legacy types for comparison (ggml's reference rounding, checked byte for byte above).
-    EXPECT_LT(relative_rms_error(DType::Q4_0, normal), 0.12);
-    EXPECT_LT(relative_rms_error(DType::Q8_0, normal), 0.006);
+    EXPECT_LT(xbt::relative_rms_error(DType::Q4_0, normal), 0.12);
+    EXPECT_LT(xbt::relative_rms_error(DType::Q8_0, normal), 0.006);
 }
 
 TEST(KQuant, ZerosConstantsAndTinyValuesStayFinite) {
@@ -279,7 +260,7 @@ TEST(QuantDot, EveryInstructionSetMatchesTheDequantizedDot) {
     const int64_t n = 3 * kQKK;  // three super-blocks, 24 legacy blocks
     constexpr int kCols = cpu_kernels::kMaxDotColumns;
     const auto w_values = xbt::normal_values(static_cast<size_t>(n), 3);
-    const auto x = heavy_tailed_data(static_cast<size_t>(n) * kCols, 4);
+    const auto x = xbt::heavy_tailed_data(static_cast<size_t>(n) * kCols, 4);
     for (Isa isa : supported_isas()) {
         const cpu_kernels::QuantDot& table = cpu_kernels::quant_dot(isa);
         for (DType type : kAll) {
@@ -316,7 +297,7 @@ TEST(QuantDot, EveryInstructionSetMatchesTheDequantizedDot) {
 }
 
 TEST(QuantDot, ActivationsQuantizeAlikeOnEveryInstructionSet) {
-    const auto x = heavy_tailed_data(4 * kQK, 5);
+    const auto x = xbt::heavy_tailed_data(4 * kQK, 5);
     std::vector<std::byte> reference(cpu_kernels::activation_row_bytes(DType::Q4_0, 4 * kQK));
     cpu_kernels::quant_dot(Isa::Scalar).quantize_q8sum(x.data(), reference.data(), 4 * kQK);
     for (Isa isa : supported_isas()) {
@@ -336,7 +317,7 @@ TEST(QuantDot, ActivationsQuantizeAlikeOnEveryInstructionSet) {
 // tie may go either way), and the 16-sums those of the block's own q's.
 TEST(QuantDot, KQuantActivationsQuantizeAlikeOnEveryInstructionSet) {
     const int64_t n = 2 * kQKK;
-    const auto x = heavy_tailed_data(static_cast<size_t>(n), 6);
+    const auto x = xbt::heavy_tailed_data(static_cast<size_t>(n), 6);
     std::vector<BlockQ8_K> reference(n / kQKK);
     quantize_row(DType::Q8_K, x.data(), reference.data(), n);
     for (Isa isa : supported_isas()) {

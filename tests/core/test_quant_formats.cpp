@@ -20,6 +20,7 @@
 #include "core/quant_random.hpp"
 #include "formats/gguf.hpp"
 #include "test_config_util.hpp"
+#include "quant_test_util.hpp"
 #include "test_values.hpp"
 
 namespace xb {
@@ -159,36 +160,20 @@ INSTANTIATE_TEST_SUITE_P(Types, NewFormat, testing::ValuesIn(kNewFormats), type_
 
 // --- the quantizers without a gguf reference ------------------------------------------------------------
 
-double relative_rms_error(DType type, const std::vector<float>& x) {
-    const auto n = static_cast<int64_t>(x.size());
-    std::vector<std::byte> q(row_size(type, n));
-    std::vector<float> back(x.size());
-    quantize_row(type, x.data(), q.data(), n);
-    dequantize_row(type, q.data(), back.data(), n);
-    double err = 0, norm = 0;
-    for (size_t i = 0; i < x.size(); ++i) {
-        err += (static_cast<double>(back[i]) - x[i]) * (static_cast<double>(back[i]) - x[i]);
-        norm += static_cast<double>(x[i]) * x[i];
-    }
-    return std::sqrt(err / norm);
-}
 
 // Measured (normal / heavy-tailed data, 64 Ki values): q2_K 0.268 / 0.262, q3_K 0.144 / 0.147,
 // iq4_nl 0.083 / 0.097, iq4_xs 0.084 / 0.100. A dropped bit plane or a wrong scale index gives ~1.
 TEST(NewFormatQuantize, RoundTripErrorIsBoundedPerType) {
     const auto normal = xbt::normal_values(1 << 16, 1);
-    std::mt19937 rng(2);
-    std::student_t_distribution<float> dist(2.0f);
-    std::vector<float> heavy(1 << 16);
-    for (float& x : heavy) x = dist(rng);
+    const auto heavy = xbt::heavy_tailed_data(1 << 16, 2);
     struct Bound {
         DType type;
         double normal, heavy;
     };
     for (const Bound& b : {Bound{DType::Q2_K, 0.29, 0.29}, Bound{DType::Q3_K, 0.16, 0.17},
                            Bound{DType::IQ4_NL, 0.092, 0.11}, Bound{DType::IQ4_XS, 0.092, 0.11}}) {
-        EXPECT_LT(relative_rms_error(b.type, normal), b.normal) << dtype_name(b.type) << " on normal data";
-        EXPECT_LT(relative_rms_error(b.type, heavy), b.heavy) << dtype_name(b.type) << " on heavy-tailed data";
+        EXPECT_LT(xbt::relative_rms_error(b.type, normal), b.normal) << dtype_name(b.type) << " on normal data";
+        EXPECT_LT(xbt::relative_rms_error(b.type, heavy), b.heavy) << dtype_name(b.type) << " on heavy-tailed data";
     }
 }
 
