@@ -101,16 +101,24 @@ __m256i two_bit_values(const uint8_t* qs, int unit) {
 }
 
 // --- the super-block formats: integer scales -----------------------------------------------------------
-// SuperDecoder<Block>: scale(b), the float every value of the block is scaled by; unit(b, u), the
-// unit's 32 values and the integer scales of its halves as 16-bit lanes (low eight: values 0..15).
+// SuperDecoder<Block>: scale(b), the float every value of the block is scaled by; scales(b), the
+// integer scale of each group of 16 values as sixteen 16-bit lanes (decoded once per block);
+// unit(b, u), the unit's 32 values.
 
-struct IntUnit {
-    __m256i q;
-    __m256i scales;  // 16-bit lanes: s0 x8, s1 x8 (per 128-bit half of the register, as madd pairs them)
-};
-
-IntUnit int_unit(__m256i q, int s0, int s1) {
-    return {q, _mm256_set_m128i(_mm_set1_epi16(static_cast<int16_t>(s1)), _mm_set1_epi16(static_cast<int16_t>(s0)))};
+// Sixteen scales, one per group of 16 values.
+__m256i scale_lanes(const int16_t (&s)[16]) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s)); }
+// Eight scales, one per unit (both its groups).
+__m256i unit_scale_lanes(const int (&s)[8]) {
+    int16_t lanes[16];
+    for (int u = 0; u < 8; ++u) lanes[2 * u] = lanes[2 * u + 1] = static_cast<int16_t>(s[u]);
+    return scale_lanes(lanes);
+}
+// Unit u's two scales, each in the eight 16-bit lanes of its half of the register, as madd pairs
+// the products of values 0..15 (low half) and 16..31 (high half).
+__m256i unit_scales(__m256i lanes, int u) {
+    const __m256i pair = _mm256_permutevar8x32_epi32(lanes, _mm256_set1_epi32(u));
+    return _mm256_shuffle_epi8(pair, _mm256_set_epi64x(0x0302030203020302, 0x0302030203020302, 0x0100010001000100,
+                                                       0x0100010001000100));
 }
 
 template <typename Block>
@@ -119,30 +127,35 @@ struct SuperDecoder;
 template <>
 struct SuperDecoder<BlockQ2_K> {
     static float scale(const BlockQ2_K& b) { return fp16(b.d); }
-    static IntUnit unit(const BlockQ2_K& b, int u) {
-        return int_unit(two_bit_values(b.qs, u), b.scales[2 * u] & 0x0F, b.scales[2 * u + 1] & 0x0F);
+    static __m256i scales(const BlockQ2_K& b) {
+        const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales));
+        return _mm256_cvtepu8_epi16(_mm_and_si128(bytes, _mm_set1_epi8(0x0F)));
     }
+    static __m256i unit(const BlockQ2_K& b, int u) { return two_bit_values(b.qs, u); }
 };
 
 template <>
 struct SuperDecoder<BlockQ3_K> {
     static float scale(const BlockQ3_K& b) { return fp16(b.d); }
-    static IntUnit unit(const BlockQ3_K& b, int u) {
+    static __m256i scales(const BlockQ3_K& b) {
+        int16_t s[16];
+        for (int k = 0; k < 16; ++k) s[k] = static_cast<int16_t>(q3_K_scale(b.scales, k));
+        return scale_lanes(s);
+    }
+    static __m256i unit(const BlockQ3_K& b, int u) {
         // Minus 4 where bit u of hmask[l] is clear.
         const __m256i hmask = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.hmask));
         const __m256i bit = _mm256_and_si256(_mm256_srl_epi16(hmask, _mm_cvtsi32_si128(u)), _mm256_set1_epi8(1));
         const __m256i minus4 = _mm256_andnot_si256(_mm256_slli_epi16(bit, 2), _mm256_set1_epi8(4));
-        return int_unit(_mm256_sub_epi8(two_bit_values(b.qs, u), minus4), q3_K_scale(b.scales, 2 * u),
-                        q3_K_scale(b.scales, 2 * u + 1));
+        return _mm256_sub_epi8(two_bit_values(b.qs, u), minus4);
     }
 };
 
 template <>
 struct SuperDecoder<BlockTQ2_0> {
     static float scale(const BlockTQ2_0& b) { return fp16(b.d); }
-    static IntUnit unit(const BlockTQ2_0& b, int u) {
-        return int_unit(_mm256_sub_epi8(two_bit_values(b.qs, u), _mm256_set1_epi8(1)), 1, 1);
-    }
+    static __m256i scales(const BlockTQ2_0&) { return _mm256_set1_epi16(1); }
+    static __m256i unit(const BlockTQ2_0& b, int u) { return _mm256_sub_epi8(two_bit_values(b.qs, u), _mm256_set1_epi8(1)); }
 };
 
 // tq1_0: digit j of a base-3 byte, minus 1, for every byte and digit.
@@ -161,7 +174,8 @@ constexpr std::array<std::array<int8_t, 5>, 256> kTernaryDigits = [] {
 template <>
 struct SuperDecoder<BlockTQ1_0> {
     static float scale(const BlockTQ1_0& b) { return fp16(b.d); }
-    static IntUnit unit(const BlockTQ1_0& b, int u) {
+    static __m256i scales(const BlockTQ1_0&) { return _mm256_set1_epi16(1); }
+    static __m256i unit(const BlockTQ1_0& b, int u) {
         alignas(32) int8_t q[kUnitValues];
         // Values 0..159: digit e / 32 of qs[e % 32]; 160..239: digit (e - 160) / 16 of qs[32 + e % 16];
         // 240..255: digit (e - 240) / 4 of qh[e % 4].
@@ -171,16 +185,20 @@ struct SuperDecoder<BlockTQ1_0> {
             const int digit = e < 160 ? e / 32 : e < 240 ? (e - 160) / 16 : (e - 240) / 4;
             q[l] = kTernaryDigits[byte][static_cast<size_t>(digit)];
         }
-        return int_unit(_mm256_load_si256(reinterpret_cast<const __m256i*>(q)), 1, 1);
+        return _mm256_load_si256(reinterpret_cast<const __m256i*>(q));
     }
 };
 
 template <>
 struct SuperDecoder<BlockIQ4_XS> {
     static float scale(const BlockIQ4_XS& b) { return fp16(b.d); }
-    static IntUnit unit(const BlockIQ4_XS& b, int u) {
-        const int ls = ((b.scales_l[u / 2] >> (4 * (u % 2))) & 0x0F) | (((b.scales_h >> (2 * u)) & 3) << 4);
-        return int_unit(nibble_table_values(b.qs + 16 * u, nibble_table(kIq4ValuesLo, kIq4ValuesHi)), ls - 32, ls - 32);
+    static __m256i scales(const BlockIQ4_XS& b) {
+        int s[8];
+        for (int u = 0; u < 8; ++u) s[u] = (((b.scales_l[u / 2] >> (4 * (u % 2))) & 0x0F) | (((b.scales_h >> (2 * u)) & 3) << 4)) - 32;
+        return unit_scale_lanes(s);
+    }
+    static __m256i unit(const BlockIQ4_XS& b, int u) {
+        return nibble_table_values(b.qs + 16 * u, nibble_table(kIq4ValuesLo, kIq4ValuesHi));
     }
 };
 
@@ -228,19 +246,32 @@ struct DecoderAvx2<BlockNVFP4> {
 template <>
 struct SuperDecoder<BlockIQ2_XXS> {
     static float scale(const BlockIQ2_XXS& b) { return fp16(b.d) * 0.125f; }  // (0.5 + s) / 4 = (2s + 1) / 8
-    static IntUnit unit(const BlockIQ2_XXS& b, int u) {
+    static __m256i scales(const BlockIQ2_XXS& b) {
+        int s[8];
+        for (int u = 0; u < 8; ++u) s[u] = 2 * static_cast<int>(load_u32(b.qs + 8 * u + 4) >> 28) + 1;
+        return unit_scale_lanes(s);
+    }
+    static __m256i unit(const BlockIQ2_XXS& b, int u) {
         const uint8_t* p = b.qs + 8 * u;
-        const uint32_t aux = load_u32(p + 4);
         const __m256i v = entries64(kIq2xxsGrid[p[0]], kIq2xxsGrid[p[1]], kIq2xxsGrid[p[2]], kIq2xxsGrid[p[3]]);
-        const int s = 2 * static_cast<int>(aux >> 28) + 1;
-        return int_unit(apply_signs(v, sign_bytes(aux)), s, s);
+        return apply_signs(v, sign_bytes(load_u32(p + 4)));
     }
 };
+
+// iq2_xs / iq2_s: 2s + 1 for the sixteen 4-bit scales (group 2u low nibble, 2u + 1 high).
+__m256i iq2_nibble_scales(const uint8_t* scales) {
+    const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(scales));
+    const __m128i mask = _mm_set1_epi8(0x0F);
+    const __m128i nibbles = _mm_unpacklo_epi8(_mm_and_si128(bytes, mask), _mm_and_si128(_mm_srli_epi16(bytes, 4), mask));
+    const __m256i s = _mm256_cvtepu8_epi16(nibbles);
+    return _mm256_add_epi16(_mm256_add_epi16(s, s), _mm256_set1_epi16(1));
+}
 
 template <>
 struct SuperDecoder<BlockIQ2_XS> {
     static float scale(const BlockIQ2_XS& b) { return fp16(b.d) * 0.125f; }
-    static IntUnit unit(const BlockIQ2_XS& b, int u) {
+    static __m256i scales(const BlockIQ2_XS& b) { return iq2_nibble_scales(b.scales); }
+    static __m256i unit(const BlockIQ2_XS& b, int u) {
         int w[4];
         uint32_t signs = 0;
         for (int i = 0; i < 4; ++i) {
@@ -249,43 +280,52 @@ struct SuperDecoder<BlockIQ2_XS> {
         }
         const __m256i v = entries64(kIq2xsGrid[w[0] & 511], kIq2xsGrid[w[1] & 511], kIq2xsGrid[w[2] & 511],
                                     kIq2xsGrid[w[3] & 511]);
-        return int_unit(apply_signs(v, signs), 2 * (b.scales[u] & 0x0F) + 1, 2 * (b.scales[u] >> 4) + 1);
+        return apply_signs(v, signs);
     }
 };
 
 template <>
 struct SuperDecoder<BlockIQ2_S> {
     static float scale(const BlockIQ2_S& b) { return fp16(b.d) * 0.125f; }
-    static IntUnit unit(const BlockIQ2_S& b, int u) {
+    static __m256i scales(const BlockIQ2_S& b) { return iq2_nibble_scales(b.scales); }
+    static __m256i unit(const BlockIQ2_S& b, int u) {
         const auto index = [&](int i) { return b.qs[4 * u + i] | (((b.qh[u] >> (2 * i)) & 3) << 8); };
         const __m256i v = entries64(kIq2sGrid[index(0)], kIq2sGrid[index(1)], kIq2sGrid[index(2)], kIq2sGrid[index(3)]);
-        return int_unit(apply_signs(v, load_u32(b.signs + 4 * u)), 2 * (b.scales[u] & 0x0F) + 1, 2 * (b.scales[u] >> 4) + 1);
+        return apply_signs(v, load_u32(b.signs + 4 * u));
     }
 };
 
 template <>
 struct SuperDecoder<BlockIQ3_XXS> {
     static float scale(const BlockIQ3_XXS& b) { return fp16(b.d) * 0.25f; }  // (0.5 + s) / 2 = (2s + 1) / 4
-    static IntUnit unit(const BlockIQ3_XXS& b, int u) {
+    static __m256i scales(const BlockIQ3_XXS& b) {
+        int s[8];
+        for (int u = 0; u < 8; ++u) s[u] = 2 * static_cast<int>(load_u32(b.qs + kQKK / 4 + 4 * u) >> 28) + 1;
+        return unit_scale_lanes(s);
+    }
+    static __m256i unit(const BlockIQ3_XXS& b, int u) {
         const uint8_t* p = b.qs + 8 * u;
         const uint32_t aux = load_u32(b.qs + kQKK / 4 + 4 * u);
         const __m256i v = _mm256_set_epi32(
             static_cast<int>(kIq3xxsGrid[p[7]]), static_cast<int>(kIq3xxsGrid[p[6]]), static_cast<int>(kIq3xxsGrid[p[5]]),
             static_cast<int>(kIq3xxsGrid[p[4]]), static_cast<int>(kIq3xxsGrid[p[3]]), static_cast<int>(kIq3xxsGrid[p[2]]),
             static_cast<int>(kIq3xxsGrid[p[1]]), static_cast<int>(kIq3xxsGrid[p[0]]));
-        const int s = 2 * static_cast<int>(aux >> 28) + 1;
-        return int_unit(apply_signs(v, sign_bytes(aux)), s, s);
+        return apply_signs(v, sign_bytes(aux));
     }
 };
 
 template <>
 struct SuperDecoder<BlockIQ3_S> {
     static float scale(const BlockIQ3_S& b) { return fp16(b.d); }
-    static IntUnit unit(const BlockIQ3_S& b, int u) {
+    static __m256i scales(const BlockIQ3_S& b) {
+        int s[8];
+        for (int u = 0; u < 8; ++u) s[u] = 1 + 2 * ((b.scales[u / 2] >> (4 * (u % 2))) & 0x0F);
+        return unit_scale_lanes(s);
+    }
+    static __m256i unit(const BlockIQ3_S& b, int u) {
         const auto entry = [&](int j) { return static_cast<int>(kIq3sGrid[b.qs[8 * u + j] | (((b.qh[u] >> j) & 1) << 8)]); };
         const __m256i v = _mm256_set_epi32(entry(7), entry(6), entry(5), entry(4), entry(3), entry(2), entry(1), entry(0));
-        const int s = 1 + 2 * ((b.scales[u / 2] >> (4 * (u % 2))) & 0x0F);
-        return int_unit(apply_signs(v, load_u32(b.signs + 4 * u)), s, s);
+        return apply_signs(v, load_u32(b.signs + 4 * u));
     }
 };
 
@@ -300,20 +340,28 @@ int64_t delta_bytes(bool negative) { return negative ? -1 : 0x0101010101010101; 
 template <>
 struct SuperDecoder<BlockIQ1_S> {
     static float scale(const BlockIQ1_S& b) { return fp16(b.d) * kIq1Delta; }
-    static IntUnit unit(const BlockIQ1_S& b, int u) {
+    static __m256i scales(const BlockIQ1_S& b) {
+        int s[8];
+        for (int u = 0; u < 8; ++u) s[u] = 2 * ((b.qh[u] >> 12) & 7) + 1;
+        return unit_scale_lanes(s);
+    }
+    static __m256i unit(const BlockIQ1_S& b, int u) {
         const int qh = b.qh[u];
         const auto entry = [&](int i) { return kIq1sGrid[b.qs[4 * u + i] | (((qh >> (3 * i)) & 7) << 8)]; };
         const __m256i v = entries64(entry(0), entry(1), entry(2), entry(3));
-        const __m256i q = _mm256_add_epi8(times8(v), _mm256_set1_epi64x(delta_bytes((qh & 0x8000) != 0)));
-        const int s = 2 * ((qh >> 12) & 7) + 1;
-        return int_unit(q, s, s);
+        return _mm256_add_epi8(times8(v), _mm256_set1_epi64x(delta_bytes((qh & 0x8000) != 0)));
     }
 };
 
 template <>
 struct SuperDecoder<BlockIQ1_M> {
     static float scale(const BlockIQ1_M& b) { return iq1_m_d(b) * kIq1Delta; }
-    static IntUnit unit(const BlockIQ1_M& b, int u) {
+    static __m256i scales(const BlockIQ1_M& b) {
+        int16_t s[16];
+        for (int k = 0; k < 16; ++k) s[k] = static_cast<int16_t>(2 * ((iq1_m_scale_word(b, k / 4) >> (3 * (k % 4))) & 7) + 1);
+        return scale_lanes(s);
+    }
+    static __m256i unit(const BlockIQ1_M& b, int u) {
         int nibble[4];
         uint64_t e[4];
         for (int i = 0; i < 4; ++i) {
@@ -322,9 +370,7 @@ struct SuperDecoder<BlockIQ1_M> {
         }
         const __m256i deltas = _mm256_set_epi64x(delta_bytes(nibble[3] & 8), delta_bytes(nibble[2] & 8),
                                                  delta_bytes(nibble[1] & 8), delta_bytes(nibble[0] & 8));
-        const __m256i q = _mm256_add_epi8(times8(entries64(e[0], e[1], e[2], e[3])), deltas);
-        const auto s = [&](int k) { return 2 * ((iq1_m_scale_word(b, k / 4) >> (3 * (k % 4))) & 7) + 1; };
-        return int_unit(q, s(2 * u), s(2 * u + 1));
+        return _mm256_add_epi8(times8(entries64(e[0], e[1], e[2], e[3])), deltas);
     }
 };
 
@@ -352,11 +398,13 @@ void dot_super_cols(int64_t n, const Block* w, const std::byte* act, size_t act_
     for (int64_t b = 0; b < n / kQKK; ++b) {
         __m256i isum[kCols];
         for (int c = 0; c < kCols; ++c) isum[c] = _mm256_setzero_si256();
+        const __m256i lanes = SuperDecoder<Block>::scales(w[b]);
         for (int u = 0; u < kUnits; ++u) {
-            const IntUnit unit = SuperDecoder<Block>::unit(w[b], u);
+            const __m256i q = SuperDecoder<Block>::unit(w[b], u);
+            const __m256i scales = unit_scales(lanes, u);
             for (int c = 0; c < kCols; ++c) {
                 const __m256i av = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(column[c][b].qs + kUnitValues * u));
-                isum[c] = _mm256_add_epi32(isum[c], _mm256_madd_epi16(pair_sums(unit.q, av), unit.scales));
+                isum[c] = _mm256_add_epi32(isum[c], _mm256_madd_epi16(pair_sums(q, av), scales));
             }
         }
         const float scale = SuperDecoder<Block>::scale(w[b]);
