@@ -158,34 +158,42 @@ struct SuperDecoder<BlockTQ2_0> {
     static __m256i unit(const BlockTQ2_0& b, int u) { return _mm256_sub_epi8(two_bit_values(b.qs, u), _mm256_set1_epi8(1)); }
 };
 
-// tq1_0: digit j of a base-3 byte, minus 1, for every byte and digit.
-constexpr std::array<std::array<int8_t, 5>, 256> kTernaryDigits = [] {
-    std::array<std::array<int8_t, 5>, 256> t{};
-    constexpr int kPow3[5] = {1, 3, 9, 27, 81};
-    for (int byte = 0; byte < 256; ++byte) {
-        for (int j = 0; j < 5; ++j) {
-            const auto shifted = static_cast<uint8_t>(byte * kPow3[j]);
-            t[static_cast<size_t>(byte)][static_cast<size_t>(j)] = static_cast<int8_t>(((shifted * 3) >> 8) - 1);
-        }
-    }
-    return t;
-}();
+// tq1_0: digit j of 32 base-3 bytes, minus 1: multiply by 3^j keeping the low 8 bits (the digits
+// above j drop out), then the top bits of 3 times that (core/quant_blocks_small.hpp's ternary_digit).
+// pow_lo / pow_hi: 3^j for each 16-bit element of the unpacked low / high bytes of each 128-bit half.
+__m256i ternary_digits(__m256i bytes, __m256i pow_lo, __m256i pow_hi) {
+    const __m256i zero = _mm256_setzero_si256();
+    const __m256i low8 = _mm256_set1_epi16(0xFF);
+    const __m256i three = _mm256_set1_epi16(3);
+    __m256i lo = _mm256_and_si256(_mm256_mullo_epi16(_mm256_unpacklo_epi8(bytes, zero), pow_lo), low8);
+    __m256i hi = _mm256_and_si256(_mm256_mullo_epi16(_mm256_unpackhi_epi8(bytes, zero), pow_hi), low8);
+    lo = _mm256_srli_epi16(_mm256_mullo_epi16(lo, three), 8);
+    hi = _mm256_srli_epi16(_mm256_mullo_epi16(hi, three), 8);
+    return _mm256_sub_epi8(_mm256_packus_epi16(lo, hi), _mm256_set1_epi8(1));
+}
 
 template <>
 struct SuperDecoder<BlockTQ1_0> {
     static float scale(const BlockTQ1_0& b) { return fp16(b.d); }
     static __m256i scales(const BlockTQ1_0&) { return _mm256_set1_epi16(1); }
+    // Values 0..159: digit e / 32 of qs[e % 32]; 160..239: digit (e - 160) / 16 of qs[32 + e % 16];
+    // 240..255: digit (e - 240) / 4 of qh[e % 4].
     static __m256i unit(const BlockTQ1_0& b, int u) {
-        alignas(32) int8_t q[kUnitValues];
-        // Values 0..159: digit e / 32 of qs[e % 32]; 160..239: digit (e - 160) / 16 of qs[32 + e % 16];
-        // 240..255: digit (e - 240) / 4 of qh[e % 4].
-        for (int l = 0; l < kUnitValues; ++l) {
-            const int e = kUnitValues * u + l;
-            const uint8_t byte = e < 160 ? b.qs[e % 32] : e < 240 ? b.qs[32 + (e - 160) % 16] : b.qh[(e - 240) % 4];
-            const int digit = e < 160 ? e / 32 : e < 240 ? (e - 160) / 16 : (e - 240) / 4;
-            q[l] = kTernaryDigits[byte][static_cast<size_t>(digit)];
+        constexpr int16_t kPow3[5] = {1, 3, 9, 27, 81};
+        if (u < 5) {
+            const __m256i pow = _mm256_set1_epi16(kPow3[u]);
+            return ternary_digits(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs)), pow, pow);
         }
-        return _mm256_load_si256(reinterpret_cast<const __m256i*>(q));
+        const __m128i tail = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs + 32));
+        if (u < 7) {  // digits 2 (u - 5) and 2 (u - 5) + 1 of qs[32..47], one per half
+            const __m256i pow = _mm256_set_m128i(_mm_set1_epi16(kPow3[2 * (u - 5) + 1]), _mm_set1_epi16(kPow3[2 * (u - 5)]));
+            return ternary_digits(_mm256_broadcastsi128_si256(tail), pow, pow);
+        }
+        // Digit 4 of qs[32..47], then qh's four digits of four bytes.
+        const __m256i bytes = _mm256_set_m128i(_mm_set1_epi32(static_cast<int>(load_u32(b.qh))), tail);
+        const __m256i pow_lo = _mm256_set_m128i(_mm_set_epi16(3, 3, 3, 3, 1, 1, 1, 1), _mm_set1_epi16(81));
+        const __m256i pow_hi = _mm256_set_m128i(_mm_set_epi16(27, 27, 27, 27, 9, 9, 9, 9), _mm_set1_epi16(81));
+        return ternary_digits(bytes, pow_lo, pow_hi);
     }
 };
 
