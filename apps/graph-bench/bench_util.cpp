@@ -7,6 +7,8 @@
 #include "backend/registry.hpp"
 #include "backend/tensor_io.hpp"
 #include "builtin/builtin_backends.hpp"
+#include "core/quant.hpp"
+#include "core/quant_random.hpp"
 #include "models/decoder.hpp"
 
 namespace bench {
@@ -25,6 +27,13 @@ std::vector<float> uniform_values(std::mt19937& rng, int64_t n, float lo, float 
 }
 
 void fill_random(xb::Tensor& t, std::mt19937& rng, float lo, float hi) {
+    if (xb::is_quantized(t.type) && !xb::can_quantize(t.type)) {
+        // A read-only format (iq1..iq3, nvfp4): random valid blocks, values within about [-1, 1].
+        std::vector<std::byte> blocks(t.nbytes());
+        xb::fill_random_blocks(t.type, blocks.data(), static_cast<int64_t>(blocks.size() / xb::type_size(t.type)), rng());
+        if (!xb::tensor_set(t, blocks.data(), 0, blocks.size()).is_ok()) std::abort();
+        return;
+    }
     if (!xb::tensor_set_f32(t, uniform_values(rng, t.nelements(), lo, hi)).is_ok()) std::abort();
 }
 
