@@ -387,21 +387,22 @@ struct SuperDecoder<BlockIQ1_M> {
 // The 16-bit pair sums of w times a: the sign trick, since maddubs takes unsigned times signed.
 __m256i pair_sums(__m256i w, __m256i a) { return _mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(a, w)); }
 
-// q2_K's minima: dmin * sum over the 16 groups of m_k times the activations' group sum.
-float q2_K_minima(const BlockQ2_K& b, const BlockQ8_K& a) {
-    int sum = 0;
-    for (int k = 0; k < 16; ++k) sum += (b.scales[k] >> 4) * a.bsums[k];
-    return fp16(b.dmin) * static_cast<float>(sum);
+// q2_K's minima: per 32-bit lane, the sum over two of the 16 groups of m_k times the activations'
+// group sum (bsums), to be scaled by dmin; m_k is the high nibble of scales[k].
+__m256i q2_K_minima(const BlockQ2_K& b, const BlockQ8_K& a) {
+    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales));
+    const __m256i mins = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(bytes, 4), _mm_set1_epi8(0x0F)));
+    return _mm256_madd_epi16(mins, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.bsums)));
 }
 
-// kCols columns (a compile-time count, so that the accumulators stay in registers).
 template <typename Block, int kCols>
 void dot_super_cols(int64_t n, const Block* w, const std::byte* act, size_t act_stride, float* out) {
     constexpr int kUnits = kQKK / kUnitValues;
     const BlockQ8_K* column[kCols];
     for (int c = 0; c < kCols; ++c) column[c] = reinterpret_cast<const BlockQ8_K*>(act + act_stride * static_cast<size_t>(c));
     __m256 acc[kCols];
-    float minima[kCols] = {};
+    __m256 minima[kCols];
+    for (int c = 0; c < kCols; ++c) minima[c] = _mm256_setzero_ps();
     for (int c = 0; c < kCols; ++c) acc[c] = _mm256_setzero_ps();
     for (int64_t b = 0; b < n / kQKK; ++b) {
         __m256i isum[kCols];
@@ -419,10 +420,13 @@ void dot_super_cols(int64_t n, const Block* w, const std::byte* act, size_t act_
         for (int c = 0; c < kCols; ++c) {
             const float d = column[c][b].d;
             acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]), _mm256_set1_ps(scale * d), acc[c]);
-            if constexpr (std::is_same_v<Block, BlockQ2_K>) minima[c] += d * q2_K_minima(w[b], column[c][b]);
+            if constexpr (std::is_same_v<Block, BlockQ2_K>) {
+                const __m256 dmin = _mm256_set1_ps(fp16(w[b].dmin) * d);
+                minima[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(q2_K_minima(w[b], column[c][b])), dmin, minima[c]);
+            }
         }
     }
-    for (int c = 0; c < kCols; ++c) out[c] = hsum8(acc[c]) - minima[c];
+    for (int c = 0; c < kCols; ++c) out[c] = hsum8(_mm256_sub_ps(acc[c], minima[c]));
 }
 
 template <typename Block>
