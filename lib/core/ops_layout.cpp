@@ -4,6 +4,7 @@
 
 #include "core/op_builder.hpp"
 #include "core/ops.hpp"
+#include "core/quant.hpp"
 #include "core/size_math.hpp"
 
 namespace xb {
@@ -63,6 +64,12 @@ Tensor* cpy(Context& ctx, Tensor* a, Tensor* b) {
     if (!convertible) {
         return ctx.fail(op_error("cpy", std::string("cannot convert ") + dtype_name(a->type) + " to " +
                                             dtype_name(b->type)),
+                        b);
+    }
+    if (a->type != b->type && is_quantized(b->type) && !can_quantize(b->type)) {
+        return ctx.fail(op_error("cpy", std::string("cannot convert ") + dtype_name(a->type) + " to " +
+                                            dtype_name(b->type) +
+                                            ": a read-only format (no quantizer without an importance matrix, as in ggml)"),
                         b);
     }
     // Quantizing or dequantizing converts whole rows of blocks.

@@ -91,6 +91,8 @@ std::vector<BadBuild> bad_builds() {
          [](xb::Context& c) {
              return xb::cpy(c, f32(c, {6, 4, 1, 1}), f32(c, {5, 5, 1, 1}));
          }},
+        {"cast_into_read_only_format", "cpy",
+         [](xb::Context& c) { return xb::cast(c, f32(c, {256, 2, 1, 1}), DType::IQ2_XXS); }},
         {"concat_other_dim_differs", "concat",
          [](xb::Context& c) {
              return xb::concat(c, f32(c, {5, 3, 1, 1}), f32(c, {5, 4, 1, 1}), 0);
@@ -137,6 +139,24 @@ TEST_P(OpBuildErrors, GraphBuildFailsNamingTheOp) {
 
 INSTANTIATE_TEST_SUITE_P(Builders, OpBuildErrors, testing::ValuesIn(bad_builds()),
                          [](const testing::TestParamInfo<BadBuild>& info) { return info.param.name; });
+
+// The codebook formats and nvfp4 are read-only (as in ggml): the error names the type; reading them
+// (a cast to f32) and copying them as they are build.
+TEST(OpBuildErrors, ReadOnlyFormatsAreNamedAndStillRead) {
+    for (DType t : {DType::IQ1_S, DType::IQ1_M, DType::IQ2_XXS, DType::IQ2_XS, DType::IQ2_S, DType::IQ3_XXS,
+                    DType::IQ3_S, DType::NVFP4}) {
+        xb::Context ctx;
+        auto bad = xb::Graph::build({xb::cast(ctx, f32(ctx, {256, 2, 1, 1}), t)});
+        ASSERT_FALSE(bad.is_ok()) << xb::dtype_name(t);
+        EXPECT_NE(bad.status().message().find(std::string("to ") + xb::dtype_name(t) + ": a read-only format"),
+                  std::string::npos)
+            << bad.status().message();
+        xb::Context ok_ctx;
+        Tensor* w = ok_ctx.new_tensor(t, {256, 2});
+        EXPECT_TRUE(xb::Graph::build({xb::cast(ok_ctx, w, DType::F32)}).is_ok()) << xb::dtype_name(t);
+        EXPECT_TRUE(xb::Graph::build({xb::cpy(ok_ctx, w, ok_ctx.new_tensor(t, {256, 2}))}).is_ok()) << xb::dtype_name(t);
+    }
+}
 
 // --- compute-time errors -------------------------------------------------------------------------
 
