@@ -64,16 +64,19 @@ void add_mul_mat_cases(std::vector<OpCase>& cases) {
                          return xb::mul_mat(c.ctx(), a, c.input(DType::F32, {512, 8, 1, 1}));
                      },
                      mul_mat_ref, kTolMatMulQuant});
-    // Rows of a apart (a permuted: dims 1 and 2 swapped) and f16 activations.
-    cases.push_back({"mul_mat_permuted_a_q4_0",
-                     [](CaseBuilder& c) {
-                         Tensor* a = xb::permute(c.ctx(), c.input(DType::Q4_0, {64, 2, 9, 1}), {0, 2, 1, 3});
-                         return xb::mul_mat(c.ctx(), a, c.input(DType::F16, {64, 5, 2, 1}));
-                     },
-                     [](const std::vector<RefArray>& in) {
-                         return ref::mul_mat(ref::permute(in[0], {0, 2, 1, 3}), in[1]);
-                     },
-                     kTolMatMulQuant});
+    // Rows of a apart (a permuted: dims 1 and 2 swapped) and f16 activations, for every format.
+    for (DType t : kQuantWeightTypes) {
+        const int64_t k = row_of_blocks(t, blck_size(t) == 256 ? 1 : 2);
+        cases.push_back({"mul_mat_permuted_a_" + type_tag(t),
+                         [=](CaseBuilder& c) {
+                             Tensor* a = xb::permute(c.ctx(), c.input(t, {k, 2, 9, 1}), {0, 2, 1, 3});
+                             return xb::mul_mat(c.ctx(), a, c.input(DType::F16, {k, 5, 2, 1}));
+                         },
+                         [](const std::vector<RefArray>& in) {
+                             return ref::mul_mat(ref::permute(in[0], {0, 2, 1, 3}), in[1]);
+                         },
+                         kTolMatMulQuant});
+    }
     // Activations strided: b a transposed matrix, every element of a column apart.
     cases.push_back({"mul_mat_transposed_b_q6_K",
                      [](CaseBuilder& c) {
