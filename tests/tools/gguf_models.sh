@@ -41,7 +41,7 @@ check run-gguf 0 "$run" -c "$models/tiny-llama.gguf" -r 1 --warmup 0 --format js
 # The newer formats through graph-run and sched-profile too (backend-compare ran them above).
 check run-gguf-iq 0 "$run" -c "$models/tiny-llama-iq.gguf" -r 1 --warmup 0
 check profile-gguf-q3_k_m 0 "$profile" -c "$models/tiny-llama-q3_k_m.gguf" -b SIM0,CPU
-expect_in profile-gguf-q3_k_m "$tmp/out" "compute buffer SIM0"
+expect_in profile-gguf-q3_k_m "$tmp/err" "compute buffer SIM0"
 
 # The other architectures as placed over two devices by layers (llama.cpp's --split-mode layer),
 # through the scheduler, against the CPU alone: sliding windows, sinks and experts across a split.
