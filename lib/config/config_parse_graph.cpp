@@ -247,7 +247,7 @@ public:
         if (const Json* v = JsonReader::member(j_, key)) {
             XB_ASSIGN_OR_RETURN(out, r_.dtype(*v, child_path(path_, key)));
             if (!is_float_type(out) && !is_quantized(out)) {
-                return r_.error(child_path(path_, key), "weights must have a float or quantized type (f32, f16, bf16, q4_0, ..., q6_K)");
+                return r_.error(child_path(path_, key), "weights must have a float or quantized type (f32, f16, bf16, or a GGUF block format: q4_0 ... q6_K, iq1_s ... iq4_xs, tq1_0, tq2_0, mxfp4, nvfp4)");
             }
         }
         return Status::ok();

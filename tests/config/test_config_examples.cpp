@@ -193,6 +193,30 @@ TEST(ConfigExamples, AllOpsCoversEveryCoreOp) {
     EXPECT_TRUE(model->notes.empty()) << model->notes.front();
 }
 
+// The decoder example with its weights in each newer block format: the formats with a quantizer
+// quantize the random weights, the read-only ones (iq1..iq3, nvfp4) get random valid blocks from
+// each tensor's seed. Either way the model builds, computes finite outputs, and computes the same
+// on the simulated device through the scheduler as on the CPU alone.
+class DecoderWeightType : public ::testing::TestWithParam<DType> {};
+
+TEST_P(DecoderWeightType, ComputesOnSimAndCpuAlike) {
+    auto spec = load_config(config_path("decoder-q4_K.json"));
+    ASSERT_TRUE(spec.is_ok()) << spec.status().to_string();
+    spec->model->llama.weight_type = GetParam();
+    shrink_llama(*spec);
+    BuildOptions split;
+    split.backends = {"SIM0", "CPU"};
+    auto both = compute_split_and_whole(*spec, split);
+    ASSERT_TRUE(both.is_ok()) << both.status().to_string();
+    expect_finite_outputs(both->whole->model);
+    EXPECT_TRUE(outputs_match(both->split->model, both->whole->model, 1e-10));
+}
+
+INSTANTIATE_TEST_SUITE_P(Formats, DecoderWeightType,
+                         ::testing::Values(DType::Q2_K, DType::Q3_K, DType::IQ2_XXS, DType::IQ1_M, DType::IQ4_NL,
+                                           DType::IQ4_XS, DType::TQ1_0, DType::MXFP4, DType::NVFP4),
+                         [](const ::testing::TestParamInfo<DType>& info) { return std::string(dtype_name(info.param)); });
+
 // Every op the config format offers is documented in the schema, and the schema's top-level keys are
 // the ones the parser accepts; every example uses only those keys.
 TEST(ConfigExamples, SchemaDescribesTheFormat) {
@@ -209,6 +233,12 @@ TEST(ConfigExamples, SchemaDescribesTheFormat) {
     for (const auto& op : schema.at("$defs").at("op").at("properties").at("op").at("enum")) schema_ops.insert(op.get<std::string>());
     for (const std::string& op : op_table_names()) EXPECT_TRUE(schema_ops.count(op)) << "schema lacks op " << op;
     EXPECT_EQ(schema_ops.size(), op_table_names().size());
+    // The tensor types are every type xbackend has but q8_K (the k-quants' activation format).
+    std::set<std::string> schema_types, types;
+    for (const auto& t : schema.at("$defs").at("dtype").at("enum")) schema_types.insert(t.get<std::string>());
+    for (int i = 0; i < kDTypeCount; ++i) types.insert(dtype_name(static_cast<DType>(i)));
+    types.erase("q8_K");
+    EXPECT_EQ(schema_types, types);
     // Each op's arguments and parameters in the schema are the op table's.
     for (const auto& rule : schema.at("$defs").at("op").at("allOf")) {
         const std::string name = rule.at("if").at("properties").at("op").at("const");
