@@ -2,7 +2,8 @@
 // as the CUDA quantized mat-vec kernels compute them (XB_HD: the CPU tests run the same code).
 //
 // Activations: each column of K values is quantized in blocks of 32 to int8 with one Q8Scale per
-// block (d = max|x| / 127, s = d * sum(q)), the CPU's rounding (q8_step, q8_round). The values and
+// block (d = max|x| / 127, s = d * sum(q), both stored rounded to f16 as ggml's q8_0 / q8_1 blocks
+// hold them), the CPU's rounding (q8_step, q8_round, q8_stored_scale). The values and
 // the scales are kept in two arrays (Q8Columns), so that every block's 32 values start 16 bytes
 // apart from the base and can be read with 16-byte loads.
 //
@@ -37,6 +38,12 @@ struct Q8Scale {
 
 // The step of a block whose largest magnitude is amax, and its inverse (0 for an all-zero block).
 XB_HD float q8_step(float amax) { return amax / 127; }
+// A block's scale as stored: its step, and d * sum(q), each rounded to f16 as ggml's q8_0 and q8_1
+// blocks store them (the q's are rounded with the unrounded step's inverse, as ggml does). With
+// this, xbackend's products of the 32-value formats give llama.cpp's numbers.
+XB_HD Q8Scale q8_stored_scale(float d, int sum_q) {
+    return Q8Scale{f16_to_f32(f32_to_f16(d)), f16_to_f32(f32_to_f16(d * static_cast<float>(sum_q)))};
+}
 XB_HD float q8_inverse_step(float d) { return d != 0.0f ? 1.0f / d : 0.0f; }
 // x rounded to a step (half away from zero), within [-127, 127]; NaN gives -127.
 XB_HD int q8_round(float x, float inverse_step) {
@@ -151,6 +158,17 @@ XB_HD void legacy_dots(const Words& w, const Q8Cols& a, int64_t e0, int (&sum_q)
     }
 }
 
+// The sum of the 32 activations of column c's block at e0, exactly.
+XB_HD int activation_sum(const Q8Cols& a, int64_t e0, int c) {
+    const int8_t* q = a.qs + c * a.qs_stride + e0;
+    int lo[4], hi[4];
+    load_q8x16(q, lo);
+    load_q8x16(q + 16, hi);
+    int sum = 0;
+    for (int i = 0; i < 4; ++i) sum = dot4_i8(kOnes8, hi[i], dot4_i8(kOnes8, lo[i], sum));
+    return sum;
+}
+
 // The legacy units' integer dots: four words of nibbles (low: values 0..15, high: 16..31), or
 // eight words of bytes (values 0..31), against the block's 32 activations.
 XB_HD int nibble_dot(const int (&v)[4], const int (&lo)[4], const int (&hi)[4]) {
@@ -197,10 +215,16 @@ struct LegacyNibbles {
             [&](const int (&lo)[4], const int (&hi)[4]) { return kQh >= 0 ? q5_dot(v, qh, lo, hi) : nibble_dot(v, lo, hi); },
             a, e0, sum_q, s);
         if constexpr (kM >= 0) {
+            // The minimum meets the activations' stored sum s, as ggml's q8_1 blocks give it.
             const float m = f16_to_f32(load_u16(block + kM));
             for (int c = 0; c < kCols; ++c) sum[c] += d * s[c].d * static_cast<float>(sum_q[c]) + m * s[c].s;
         } else {
-            for (int c = 0; c < kCols; ++c) sum[c] += d * (s[c].d * static_cast<float>(sum_q[c]) - kOffset * s[c].s);
+            // The offset comes off in integers (the exact sum of the activations), as ggml's q8_0
+            // blocks have no stored sum.
+            for (int c = 0; c < kCols; ++c) {
+                const int sum_a = activation_sum(a, e0, c);
+                sum[c] += d * (s[c].d * static_cast<float>(sum_q[c] - kOffset * sum_a));
+            }
         }
     }
 };

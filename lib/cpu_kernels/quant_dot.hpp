@@ -15,7 +15,8 @@
 
 namespace xb::cpu_kernels {
 
-// 32 activations: x = d * q, and s = d * sum(q) for the weights' minimum terms (q4_1, q5_1).
+// 32 activations: x = d * q, and s = d * sum(q) for the weights' minimum terms (q4_1, q5_1); d and
+// s are f16 values (core/quant_int_dot.hpp's q8_stored_scale), kept as f32 for the arithmetic.
 struct BlockQ8Sum {
     float d;
     float s;

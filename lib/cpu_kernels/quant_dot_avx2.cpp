@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstring>
 
+#include "core/quant_int_dot.hpp"
 #include "cpu_kernels/quant_dot.hpp"
 
 namespace xb::cpu_kernels {
@@ -95,8 +96,10 @@ void quantize_q8sum(const float* x, void* out, int64_t n) {
         const float id = d != 0.0f ? 1.0f / d : 0.0f;
         const __m256i q8 = round_to_bytes(x, _mm256_set1_ps(id));
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(y[b].qs), q8);
-        y[b].d = d;
-        y[b].s = d * static_cast<float>(hsum(_mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), q8), ones16())));
+        const Q8Scale stored =
+            q8_stored_scale(d, hsum(_mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), q8), ones16())));
+        y[b].d = stored.d;
+        y[b].s = stored.s;
     }
 }
 

@@ -25,8 +25,9 @@ void quantize_q8sum(const float* x, void* out, int64_t n) {
             y[b].qs[j] = static_cast<int8_t>(q8_round(x[j], id));
             sum += y[b].qs[j];
         }
-        y[b].d = d;
-        y[b].s = d * static_cast<float>(sum);
+        const Q8Scale stored = q8_stored_scale(d, sum);
+        y[b].d = stored.d;
+        y[b].s = stored.s;
     }
 }
 

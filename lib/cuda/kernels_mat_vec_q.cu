@@ -28,7 +28,7 @@ __global__ void quantize_columns_kernel(TensorDesc b, int8_t* values, Q8Scale* s
         const int q = q8_round(x, q8_inverse_step(d));
         values[blk * kQ8Block + lane] = static_cast<int8_t>(q);
         const int sum = warp_reduce(q, SumOp{});
-        if (lane == 0) scales[blk] = Q8Scale{d, d * static_cast<float>(sum)};
+        if (lane == 0) scales[blk] = q8_stored_scale(d, sum);
     }
 }
 

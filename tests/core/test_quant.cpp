@@ -251,18 +251,28 @@ TEST(KQuant, ZerosConstantsAndTinyValuesStayFinite) {
 
 // --- the CPU's dot products ------------------------------------------------------------------------------
 
-// dot(weights row, activations) from the dequantized operands, in double.
+// dot(weights row, activations) from the dequantized operands, in double. The formats with a
+// minimum per block (q4_1, q5_1) meet the activations' stored sum s with it, as ggml's q8_1 blocks
+// give it (rounded to f16): the minimum's term is m * s there, the rest the values less m.
 double reference_dot(DType type, const std::vector<std::byte>& w, const std::vector<std::byte>& act, int64_t n) {
     std::vector<float> wf(static_cast<size_t>(n)), af(static_cast<size_t>(n));
     dequantize_row(type, w.data(), wf.data(), n);
     if (cpu_kernels::activation_format(type) == cpu_kernels::ActFormat::Q8K) {
         dequantize_row(DType::Q8_K, act.data(), af.data(), n);
-    } else {
-        const auto* blocks = reinterpret_cast<const cpu_kernels::BlockQ8Sum*>(act.data());
-        for (int64_t i = 0; i < n; ++i) af[static_cast<size_t>(i)] = blocks[i / kQK].d * blocks[i / kQK].qs[i % kQK];
+        double sum = 0;
+        for (size_t i = 0; i < wf.size(); ++i) sum += static_cast<double>(wf[i]) * af[i];
+        return sum;
     }
+    const auto* blocks = reinterpret_cast<const cpu_kernels::BlockQ8Sum*>(act.data());
     double sum = 0;
-    for (size_t i = 0; i < wf.size(); ++i) sum += static_cast<double>(wf[i]) * af[i];
+    for (int64_t b = 0; b < n / kQK; ++b) {
+        const double m = xbt::block_minimum(type, w, b);
+        sum += m * blocks[b].s;
+        for (int j = 0; j < kQK; ++j) {
+            const size_t i = static_cast<size_t>(b * kQK + j);
+            sum += (static_cast<double>(wf[i]) - m) * (static_cast<double>(blocks[b].d) * blocks[b].qs[j]);
+        }
+    }
     return sum;
 }
 

@@ -16,6 +16,7 @@
 #include "core/quant_int_dot.hpp"
 #include "core/quant_random.hpp"
 #include "cpu_kernels/quant_dot.hpp"
+#include "quant_test_util.hpp"
 
 namespace xb {
 namespace {
@@ -64,7 +65,7 @@ Q8Columns quantize_columns(const std::vector<float>& x, int64_t k, int columns) 
             c.values[static_cast<size_t>(blk * kQ8Block + j)] = static_cast<int8_t>(q);
             sum += q;
         }
-        c.scales[static_cast<size_t>(blk)] = Q8Scale{d, d * static_cast<float>(sum)};
+        c.scales[static_cast<size_t>(blk)] = q8_stored_scale(d, sum);
     }
     return c;
 }
@@ -126,7 +127,9 @@ void expect_unit_dots_match(DType t, uint32_t seed) {
         for (int64_t i = 0; i < k; ++i) {
             const Q8Scale s = act.scales[static_cast<size_t>((c * k + i) / kQ8Block)];
             const double a = static_cast<double>(s.d) * act.values[static_cast<size_t>(c * k + i)];
-            want += static_cast<double>(wf[static_cast<size_t>(i)]) * a;
+            const double m = xbt::block_minimum(t, w, i / kQK);
+            if (i % kQK == 0) want += m * s.s;
+            want += (static_cast<double>(wf[static_cast<size_t>(i)]) - m) * a;
             norm += std::fabs(static_cast<double>(wf[static_cast<size_t>(i)]) * a);
         }
         EXPECT_NEAR(got[c], want, 2e-6 * norm) << dtype_name(t) << " column " << c << " of " << kCols;
@@ -148,7 +151,8 @@ TEST_P(QuantIntDot, EveryValueIsReachedByOneUnit) {
     const DType t = GetParam();
     const int64_t k = kQKK;
     const int64_t n = k / blck_size(t);
-    // Activations: one-hot columns (1 at position p), quantized exactly (d = 1/127, q = 127).
+    // Activations: one-hot columns (1 at position p), quantized to q = 127 with d = 1/127 as stored
+    // in f16 (so the unit dot is the weight times d * 127, a little off 1).
     for (int64_t p : {int64_t{0}, int64_t{5}, int64_t{16}, int64_t{31}, int64_t{47}, int64_t{100}, int64_t{128},
                       int64_t{200}, int64_t{255}}) {
         std::vector<float> x(static_cast<size_t>(k), 0.0f);
@@ -160,8 +164,11 @@ TEST_P(QuantIntDot, EveryValueIsReachedByOneUnit) {
         dequantize_row(t, w.data(), wf.data(), k);
         float got[1] = {};
         row_dots<1>(t, w.data(), k, act, got);
-        EXPECT_NEAR(got[0], wf[static_cast<size_t>(p)], 1e-5 * std::fabs(wf[static_cast<size_t>(p)]) + 1e-30)
-            << dtype_name(t) << " value " << p << " of " << n << " blocks";
+        const Q8Scale scale = act.scales[static_cast<size_t>(p / kQ8Block)];
+        const double a = static_cast<double>(scale.d) * act.values[static_cast<size_t>(p)];
+        const double m = xbt::block_minimum(t, w, p / kQK);  // its term meets the stored sum s
+        const double want = (wf[static_cast<size_t>(p)] - m) * a + m * scale.s;
+        EXPECT_NEAR(got[0], want, 1e-5 * std::fabs(want) + 1e-30) << dtype_name(t) << " value " << p << " of " << n << " blocks";
     }
 }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -33,6 +34,16 @@ inline double relative_rms_error(xb::DType type, const std::vector<float>& x) {
         norm += static_cast<double>(x[i]) * x[i];
     }
     return std::sqrt(err / norm);
+}
+
+// The minimum m of legacy block b of a q4_1 / q5_1 row (the f16 after d), 0 for the other types.
+// Those two meet the activations' stored sum s with it (as ggml's q8_1 blocks give it), so in a
+// reference the minimum's term is m * s and the rest the values less m.
+inline double block_minimum(xb::DType t, const std::vector<std::byte>& w, int64_t b) {
+    if (t != xb::DType::Q4_1 && t != xb::DType::Q5_1) return 0.0;
+    uint16_t bits;
+    std::memcpy(&bits, w.data() + static_cast<size_t>(b) * xb::type_size(t) + 2, sizeof bits);
+    return xb::f16_to_f32(bits);
 }
 
 }  // namespace xbt
