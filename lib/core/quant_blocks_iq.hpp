@@ -111,154 +111,77 @@ inline constexpr uint64_t kIq4ValuesLo = 0xf6eaddcfbfad9881ull;  // -127 -104 -8
 inline constexpr uint64_t kIq4ValuesHi = 0x7159453526190d01ull;  //    1   13  25  38  53  69  89 113
 XB_HD int iq4_value(int q) { return grid_i8(q < 8 ? kIq4ValuesLo : kIq4ValuesHi, q & 7); }
 
-XB_HD uint32_t load_u32_at(const uint8_t* p) { return load_u32_le(p); }
 XB_HD uint16_t load_u16_at(const uint8_t* p) {
     return static_cast<uint16_t>(p[0] | (p[1] << 8));
 }
 
-// --- the value of one element before scaling, and the scale of its group of 16 ---------------------
-// iq_value(b, e): the signed codebook coordinate of value e (sign applied); iq_scale(b, k): the
-// float scale of values 16k .. 16k + 15, computed as ggml does.
+// --- the fields of each format ----------------------------------------------------------------------
+// Codebook indices per group of 8 values (iq3: of 4), sign words and the raw integer scale fields,
+// read once here for the dequantization, the units and the CPU's vector decoders.
 
-XB_HD float iq2_scale(float d, int s) { return d * (0.5f + static_cast<float>(s)) * 0.25f; }
-
-XB_HD int iq_value(const BlockIQ2_XXS& b, int e) {
-    const int ib = e / 32, l = (e % 32) / 8, j = e % 8;
-    const uint32_t aux = load_u32_at(b.qs + 8 * ib + 4);
-    const int signs = iq_sign_byte(static_cast<int>((aux >> (7 * l)) & 127));
-    const int v = grid_u8(XB_IQ_GRID(kIq2xxsGrid, b.qs[8 * ib + l]), j);
-    return (signs >> j) & 1 ? -v : v;
-}
-XB_HD float iq_scale(const BlockIQ2_XXS& b, int k) {
-    return iq2_scale(f16_to_f32(b.d), static_cast<int>(load_u32_at(b.qs + 8 * (k / 2) + 4) >> 28));
-}
-
-XB_HD int iq_value(const BlockIQ2_XS& b, int e) {
-    const int g = e / 8, j = e % 8;
-    const int w = load_u16_at(b.qs + 2 * g);
-    const int signs = iq_sign_byte(w >> 9);
-    const int v = grid_u8(XB_IQ_GRID(kIq2xsGrid, w & 511), j);
-    return (signs >> j) & 1 ? -v : v;
-}
-XB_HD float iq_scale(const BlockIQ2_XS& b, int k) {
-    return iq2_scale(f16_to_f32(b.d), (b.scales[k / 2] >> (4 * (k % 2))) & 0x0F);
-}
-
-XB_HD int iq_value(const BlockIQ2_S& b, int e) {
-    const int g = e / 8, j = e % 8;
-    const int index = b.qs[g] | (((b.qh[g / 4] >> (2 * (g % 4))) & 3) << 8);
-    const int v = grid_u8(XB_IQ_GRID(kIq2sGrid, index), j);
-    return (b.signs[g] >> j) & 1 ? -v : v;
-}
-XB_HD float iq_scale(const BlockIQ2_S& b, int k) {
-    return iq2_scale(f16_to_f32(b.d), (b.scales[k / 2] >> (4 * (k % 2))) & 0x0F);
-}
-
-XB_HD int iq_value(const BlockIQ3_XXS& b, int e) {
-    const int ib = e / 32, l = (e % 32) / 8, j = e % 8;
-    const uint32_t aux = load_u32_at(b.qs + kQKK / 4 + 4 * ib);
-    const int signs = iq_sign_byte(static_cast<int>((aux >> (7 * l)) & 127));
-    const int v = grid_u8(XB_IQ_GRID(kIq3xxsGrid, b.qs[8 * ib + 2 * l + j / 4]), j % 4);
-    return (signs >> j) & 1 ? -v : v;
-}
-XB_HD float iq_scale(const BlockIQ3_XXS& b, int k) {
-    const int s = static_cast<int>(load_u32_at(b.qs + kQKK / 4 + 4 * (k / 2)) >> 28);
-    return f16_to_f32(b.d) * (0.5f + static_cast<float>(s)) * 0.5f;
-}
-
-XB_HD int iq_value(const BlockIQ3_S& b, int e) {
-    const int g = e / 4, j = e % 4;
-    const int index = b.qs[g] | (((b.qh[g / 8] >> (g % 8)) & 1) << 8);
-    const int v = grid_u8(XB_IQ_GRID(kIq3sGrid, index), j);
-    return (b.signs[e / 8] >> (e % 8)) & 1 ? -v : v;
-}
-XB_HD float iq_scale(const BlockIQ3_S& b, int k) {
-    const int ib = k / 2;
-    return f16_to_f32(b.d) * static_cast<float>(1 + 2 * ((b.scales[ib / 2] >> (4 * (ib % 2))) & 0x0F));
-}
-
-// iq1: the codebook coordinate (-1, 0, 1) and whether delta is negative, per value.
-XB_HD int iq1_coordinate(const BlockIQ1_S& b, int e) {
-    const int g = e / 8;
-    const int index = b.qs[g] | (((b.qh[g / 4] >> (3 * (g % 4))) & 7) << 8);
-    return grid_i8(XB_IQ_GRID(kIq1sGrid, index), e % 8);
-}
-XB_HD bool iq1_negative_delta(const BlockIQ1_S& b, int e) { return (b.qh[e / 32] & 0x8000) != 0; }
-XB_HD uint64_t iq1_entry(const BlockIQ1_S& b, int g) {
-    return XB_IQ_GRID(kIq1sGrid, b.qs[g] | (((b.qh[g / 4] >> (3 * (g % 4))) & 7) << 8));
-}
-XB_HD float iq_scale(const BlockIQ1_S& b, int k) {
-    return f16_to_f32(b.d) * static_cast<float>(2 * ((b.qh[k / 2] >> 12) & 7) + 1);
-}
-
+// iq2_xxs / iq3_xxs: the word of signs and scale of 32-value group ib (sign indices at bits 7l,
+// the scale in the top four bits).
+XB_HD uint32_t iq2xxs_aux(const BlockIQ2_XXS& b, int ib) { return load_u32_le(b.qs + 8 * ib + 4); }
+XB_HD uint32_t iq3xxs_aux(const BlockIQ3_XXS& b, int ib) { return load_u32_le(b.qs + kQKK / 4 + 4 * ib); }
+// iq2_xs / iq2_s: the 4-bit scale of 16-value group k.
+XB_HD int iq2_nibble_scale(const uint8_t* scales, int k) { return (scales[k / 2] >> (4 * (k % 2))) & 0x0F; }
+// iq2_s: the 10-bit codebook index of group g; iq3_s: the 9-bit index of 4-value entry e4.
+XB_HD int iq2s_index(const BlockIQ2_S& b, int g) { return b.qs[g] | (((b.qh[g / 4] >> (2 * (g % 4))) & 3) << 8); }
+XB_HD int iq3s_index(const BlockIQ3_S& b, int e4) { return b.qs[e4] | (((b.qh[e4 / 8] >> (e4 % 8)) & 1) << 8); }
+// iq3_s: the 4-bit scale of 32-value group ib.
+XB_HD int iq3s_scale_field(const BlockIQ3_S& b, int ib) { return (b.scales[ib / 2] >> (4 * (ib % 2))) & 0x0F; }
+// iq1_s: the 3-bit scale of 32-value group ib; iq1_m: of 16-value group k.
+XB_HD int iq1s_scale_field(const BlockIQ1_S& b, int ib) { return (b.qh[ib] >> 12) & 7; }
 XB_HD int iq1_m_nibble(const BlockIQ1_M& b, int g) { return (b.qh[g / 2] >> (4 * (g % 2))) & 0x0F; }
-XB_HD int iq1_coordinate(const BlockIQ1_M& b, int e) {
-    const int g = e / 8;
-    const int index = b.qs[g] | ((iq1_m_nibble(b, g) & 7) << 8);
-    return grid_i8(XB_IQ_GRID(kIq1sGrid, index), e % 8);
-}
-XB_HD bool iq1_negative_delta(const BlockIQ1_M& b, int e) { return (iq1_m_nibble(b, e / 8) & 8) != 0; }
-XB_HD uint64_t iq1_entry(const BlockIQ1_M& b, int g) {
-    return XB_IQ_GRID(kIq1sGrid, b.qs[g] | ((iq1_m_nibble(b, g) & 7) << 8));
-}
 XB_HD uint16_t iq1_m_scale_word(const BlockIQ1_M& b, int i) { return load_u16_at(b.scales + 2 * i); }
+XB_HD int iq1m_scale_field(const BlockIQ1_M& b, int k) { return (iq1_m_scale_word(b, k / 4) >> (3 * (k % 4))) & 7; }
 XB_HD float iq1_m_d(const BlockIQ1_M& b) {
     const uint16_t bits = static_cast<uint16_t>((iq1_m_scale_word(b, 0) >> 12) | ((iq1_m_scale_word(b, 1) & 0xF000) >> 8) |
                                                 ((iq1_m_scale_word(b, 2) & 0xF000) >> 4) | (iq1_m_scale_word(b, 3) & 0xF000));
     return f16_to_f32(bits);
 }
-XB_HD float iq_scale(const BlockIQ1_M& b, int k) {
-    const int s = (iq1_m_scale_word(b, k / 4) >> (3 * (k % 4))) & 7;
-    return iq1_m_d(b) * static_cast<float>(2 * s + 1);
+// iq1: the codebook entry of group g (11-bit index) and whether its delta is negative.
+XB_HD uint64_t iq1_entry(const BlockIQ1_S& b, int g) {
+    return XB_IQ_GRID(kIq1sGrid, b.qs[g] | (((b.qh[g / 4] >> (3 * (g % 4))) & 7) << 8));
+}
+XB_HD bool iq1_negative_delta(const BlockIQ1_S& b, int g) { return (b.qh[g / 4] & 0x8000) != 0; }
+XB_HD uint64_t iq1_entry(const BlockIQ1_M& b, int g) {
+    return XB_IQ_GRID(kIq1sGrid, b.qs[g] | ((iq1_m_nibble(b, g) & 7) << 8));
+}
+XB_HD bool iq1_negative_delta(const BlockIQ1_M& b, int g) { return (iq1_m_nibble(b, g) & 8) != 0; }
+// iq4_xs: the 6-bit scale of 32-value group ib, less its offset 32.
+XB_HD int iq4xs_scale(const BlockIQ4_XS& b, int ib) {
+    return (((b.scales_l[ib / 2] >> (4 * (ib % 2))) & 0x0F) | (((b.scales_h >> (2 * ib)) & 3) << 4)) - 32;
 }
 
 inline constexpr float kIq1Delta = 0.125f;
 
-XB_HD int iq_value(const BlockIQ4_NL& b, int e) {
-    return iq4_value(e < 16 ? (b.qs[e] & 0x0F) : (b.qs[e - 16] >> 4));
+// --- the scale of each group of 16 values, computed as ggml does -----------------------------------
+
+XB_HD float iq2_scale(float d, int s) { return d * (0.5f + static_cast<float>(s)) * 0.25f; }
+
+XB_HD float iq_scale(const BlockIQ2_XXS& b, int k) {
+    return iq2_scale(f16_to_f32(b.d), static_cast<int>(iq2xxs_aux(b, k / 2) >> 28));
+}
+XB_HD float iq_scale(const BlockIQ2_XS& b, int k) { return iq2_scale(f16_to_f32(b.d), iq2_nibble_scale(b.scales, k)); }
+XB_HD float iq_scale(const BlockIQ2_S& b, int k) { return iq2_scale(f16_to_f32(b.d), iq2_nibble_scale(b.scales, k)); }
+XB_HD float iq_scale(const BlockIQ3_XXS& b, int k) {
+    const int s = static_cast<int>(iq3xxs_aux(b, k / 2) >> 28);
+    return f16_to_f32(b.d) * (0.5f + static_cast<float>(s)) * 0.5f;
+}
+XB_HD float iq_scale(const BlockIQ3_S& b, int k) {
+    return f16_to_f32(b.d) * static_cast<float>(1 + 2 * iq3s_scale_field(b, k / 2));
+}
+XB_HD float iq_scale(const BlockIQ1_S& b, int k) {
+    return f16_to_f32(b.d) * static_cast<float>(2 * iq1s_scale_field(b, k / 2) + 1);
+}
+XB_HD float iq_scale(const BlockIQ1_M& b, int k) {
+    return iq1_m_d(b) * static_cast<float>(2 * iq1m_scale_field(b, k) + 1);
 }
 XB_HD float iq_scale(const BlockIQ4_NL& b, int /*k*/) { return f16_to_f32(b.d); }
+XB_HD float iq_scale(const BlockIQ4_XS& b, int k) { return f16_to_f32(b.d) * static_cast<float>(iq4xs_scale(b, k / 2)); }
 
-XB_HD int iq_value(const BlockIQ4_XS& b, int e) {
-    const int ib = e / 32, l = e % 32;
-    const uint8_t* q = b.qs + 16 * ib;
-    return iq4_value(l < 16 ? (q[l] & 0x0F) : (q[l - 16] >> 4));
-}
-XB_HD float iq_scale(const BlockIQ4_XS& b, int k) {
-    const int ib = k / 2;
-    const int ls = ((b.scales_l[ib / 2] >> (4 * (ib % 2))) & 0x0F) | (((b.scales_h >> (2 * ib)) & 3) << 4);
-    return f16_to_f32(b.d) * static_cast<float>(ls - 32);
-}
-
-// --- dequantization: sixteen values, ggml's arithmetic -------------------------------------------
-
-template <typename Block>
-concept CodebookBlock = requires(const Block& b) { iq_value(b, 0); };
-template <typename Block>
-concept Iq1Block = requires(const Block& b) { iq1_coordinate(b, 0); };
-
-// x = scale * value (iq2, iq3, iq4). ggml multiplies the scaled coordinate by the sign; rounding is
-// symmetric in sign, so scaling the signed coordinate gives the same bits.
-template <CodebookBlock Block>
-XB_HD void dequantize_part(const Block& b, int part, float* y) {
-    const float db = iq_scale(b, part);
-    for (int j = 0; j < 16; ++j) y[j] = db * static_cast<float>(iq_value(b, 16 * part + j));
-}
-
-// x = dl * (grid + delta).
-template <Iq1Block Block>
-XB_HD void dequantize_part(const Block& b, int part, float* y) {
-    const float dl = iq_scale(b, part);
-    for (int j = 0; j < 16; ++j) {
-        const int e = 16 * part + j;
-        const float delta = iq1_negative_delta(b, e) ? -kIq1Delta : kIq1Delta;
-        y[j] = dl * (static_cast<float>(iq1_coordinate(b, e)) + delta);
-    }
-}
-
-// --- integer units ---------------------------------------------------------------------------------
-// Eight values at a time (group g: values 8g .. 8g + 7): the codebook entry and the signs are read
-// once per group rather than once per value (iq_value), for the dot products' speed.
+// --- the signed values of each group of 8 ------------------------------------------------------------
 
 // Entry `entry`'s 8 coordinates (or two 4-coordinate entries, lo then hi) with the signs of `signs`.
 XB_HD void signed_coordinates(uint64_t entry, int signs, int8_t* q) {
@@ -270,7 +193,7 @@ XB_HD void signed_coordinates(uint64_t entry, int signs, int8_t* q) {
 XB_HD uint64_t two_entries(uint32_t lo, uint32_t hi) { return static_cast<uint64_t>(lo) | (static_cast<uint64_t>(hi) << 32); }
 
 XB_HD void iq_group(const BlockIQ2_XXS& b, int g, int8_t* q) {
-    const uint32_t aux = load_u32_at(b.qs + 8 * (g / 4) + 4);
+    const uint32_t aux = iq2xxs_aux(b, g / 4);
     signed_coordinates(XB_IQ_GRID(kIq2xxsGrid, b.qs[8 * (g / 4) + g % 4]), iq_sign_byte(static_cast<int>((aux >> (7 * (g % 4))) & 127)), q);
 }
 XB_HD void iq_group(const BlockIQ2_XS& b, int g, int8_t* q) {
@@ -278,25 +201,63 @@ XB_HD void iq_group(const BlockIQ2_XS& b, int g, int8_t* q) {
     signed_coordinates(XB_IQ_GRID(kIq2xsGrid, w & 511), iq_sign_byte(w >> 9), q);
 }
 XB_HD void iq_group(const BlockIQ2_S& b, int g, int8_t* q) {
-    const int index = b.qs[g] | (((b.qh[g / 4] >> (2 * (g % 4))) & 3) << 8);
-    signed_coordinates(XB_IQ_GRID(kIq2sGrid, index), b.signs[g], q);
+    signed_coordinates(XB_IQ_GRID(kIq2sGrid, iq2s_index(b, g)), b.signs[g], q);
 }
 XB_HD void iq_group(const BlockIQ3_XXS& b, int g, int8_t* q) {
     const int ib = g / 4, l = g % 4;
-    const uint32_t aux = load_u32_at(b.qs + kQKK / 4 + 4 * ib);
     const uint64_t entries = two_entries(XB_IQ_GRID(kIq3xxsGrid, b.qs[8 * ib + 2 * l]), XB_IQ_GRID(kIq3xxsGrid, b.qs[8 * ib + 2 * l + 1]));
-    signed_coordinates(entries, iq_sign_byte(static_cast<int>((aux >> (7 * l)) & 127)), q);
+    signed_coordinates(entries, iq_sign_byte(static_cast<int>((iq3xxs_aux(b, ib) >> (7 * l)) & 127)), q);
 }
 XB_HD void iq_group(const BlockIQ3_S& b, int g, int8_t* q) {
-    const auto entry = [&](int e4) { return XB_IQ_GRID(kIq3sGrid, b.qs[e4] | (((b.qh[e4 / 8] >> (e4 % 8)) & 1) << 8)); };
-    signed_coordinates(two_entries(entry(2 * g), entry(2 * g + 1)), b.signs[g], q);
+    const uint64_t entries = two_entries(XB_IQ_GRID(kIq3sGrid, iq3s_index(b, 2 * g)), XB_IQ_GRID(kIq3sGrid, iq3s_index(b, 2 * g + 1)));
+    signed_coordinates(entries, b.signs[g], q);
 }
-XB_HD void iq_group(const BlockIQ4_NL& b, int g, int8_t* q) {
-    for (int j = 0; j < 8; ++j) q[j] = static_cast<int8_t>(iq_value(b, 8 * g + j));
+// iq4: the low nibbles of a 32-value block's 16 bytes are values 0..15, the high ones 16..31.
+XB_HD void iq4_group(const uint8_t* qs32, int g, int8_t* q) {
+    for (int j = 0; j < 8; ++j) {
+        const int e = 8 * (g % 4) + j;
+        q[j] = static_cast<int8_t>(iq4_value(e < 16 ? (qs32[e] & 0x0F) : (qs32[e - 16] >> 4)));
+    }
 }
-XB_HD void iq_group(const BlockIQ4_XS& b, int g, int8_t* q) {
-    for (int j = 0; j < 8; ++j) q[j] = static_cast<int8_t>(iq_value(b, 8 * g + j));
+XB_HD void iq_group(const BlockIQ4_NL& b, int g, int8_t* q) { iq4_group(b.qs, g, q); }
+XB_HD void iq_group(const BlockIQ4_XS& b, int g, int8_t* q) { iq4_group(b.qs + 16 * (g / 4), g, q); }
+
+// iq1: 8 grid +- 1 (the delta of 1/8, times 8), so that every value is an exact integer.
+XB_HD void iq1_group_times8(uint64_t entry, bool negative_delta, int8_t* q) {
+    for (int j = 0; j < 8; ++j) q[j] = static_cast<int8_t>(8 * grid_i8(entry, j) + (negative_delta ? -1 : 1));
 }
+
+template <typename Block>
+concept CodebookBlock = requires(const Block& b, int8_t* q) { iq_group(b, 0, q); };
+template <typename Block>
+concept Iq1Block = requires(const Block& b) { iq1_entry(b, 0); };
+
+// --- dequantization: sixteen values, ggml's arithmetic -------------------------------------------
+
+// x = scale * value (iq2, iq3, iq4). ggml multiplies the scaled coordinate by the sign; rounding is
+// symmetric in sign, so scaling the signed coordinate gives the same bits.
+template <CodebookBlock Block>
+XB_HD void dequantize_part(const Block& b, int part, float* y) {
+    const float db = iq_scale(b, part);
+    int8_t q[16];
+    iq_group(b, 2 * part, q);
+    iq_group(b, 2 * part + 1, q + 8);
+    for (int j = 0; j < 16; ++j) y[j] = db * static_cast<float>(q[j]);
+}
+
+// x = dl * (grid + delta).
+template <Iq1Block Block>
+XB_HD void dequantize_part(const Block& b, int part, float* y) {
+    const float dl = iq_scale(b, part);
+    for (int h = 0; h < 2; ++h) {
+        const int g = 2 * part + h;
+        const uint64_t entry = iq1_entry(b, g);
+        const float delta = iq1_negative_delta(b, g) ? -kIq1Delta : kIq1Delta;
+        for (int j = 0; j < 8; ++j) y[8 * h + j] = dl * (static_cast<float>(grid_i8(entry, j)) + delta);
+    }
+}
+
+// --- integer units ---------------------------------------------------------------------------------
 
 template <CodebookBlock Block>
 XB_HD void decode_unit(const Block& b, int unit, QuantUnit& out) {
@@ -314,11 +275,7 @@ XB_HD void decode_unit(const Block& b, int unit, QuantUnit& out) {
         out.scale[h] = iq_scale(b, 2 * unit + h) * kIq1Delta;
         out.offset[h] = 0.0f;
     }
-    for (int g = 4 * unit; g < 4 * unit + 4; ++g) {
-        const int8_t delta = iq1_negative_delta(b, 8 * g) ? -1 : 1;
-        const uint64_t entry = iq1_entry(b, g);
-        for (int j = 0; j < 8; ++j) out.q[8 * (g % 4) + j] = static_cast<int8_t>(8 * grid_i8(entry, j) + delta);
-    }
+    for (int g = 4 * unit; g < 4 * unit + 4; ++g) iq1_group_times8(iq1_entry(b, g), iq1_negative_delta(b, g), out.q + 8 * (g % 4));
 }
 
 }  // namespace xb

@@ -74,7 +74,6 @@ __m256i entries64(uint64_t e0, uint64_t e1, uint64_t e2, uint64_t e3) {
     return _mm256_set_epi64x(static_cast<int64_t>(e3), static_cast<int64_t>(e2), static_cast<int64_t>(e1),
                              static_cast<int64_t>(e0));
 }
-uint32_t load_u32(const uint8_t* p) { return load_u32_le(p); }
 
 // 16 bytes of nibbles through a 16-entry signed table: values 0..15 from the low nibbles, 16..31
 // from the high ones, as iq4_nl, iq4_xs and mxfp4 store them.
@@ -190,7 +189,7 @@ struct SuperDecoder<BlockTQ1_0> {
             return ternary_digits(_mm256_broadcastsi128_si256(tail), pow, pow);
         }
         // Digit 4 of qs[32..47], then qh's four digits of four bytes.
-        const __m256i bytes = _mm256_set_m128i(_mm_set1_epi32(static_cast<int>(load_u32(b.qh))), tail);
+        const __m256i bytes = _mm256_set_m128i(_mm_set1_epi32(static_cast<int>(load_u32_le(b.qh))), tail);
         const __m256i pow_lo = _mm256_set_m128i(_mm_set_epi16(3, 3, 3, 3, 1, 1, 1, 1), _mm_set1_epi16(81));
         const __m256i pow_hi = _mm256_set_m128i(_mm_set_epi16(27, 27, 27, 27, 9, 9, 9, 9), _mm_set1_epi16(81));
         return ternary_digits(bytes, pow_lo, pow_hi);
@@ -202,7 +201,7 @@ struct SuperDecoder<BlockIQ4_XS> {
     static float scale(const BlockIQ4_XS& b) { return fp16(b.d); }
     static __m256i scales(const BlockIQ4_XS& b) {
         int s[8];
-        for (int u = 0; u < 8; ++u) s[u] = (((b.scales_l[u / 2] >> (4 * (u % 2))) & 0x0F) | (((b.scales_h >> (2 * u)) & 3) << 4)) - 32;
+        for (int u = 0; u < 8; ++u) s[u] = iq4xs_scale(b, u);
         return unit_scale_lanes(s);
     }
     static __m256i unit(const BlockIQ4_XS& b, int u) {
@@ -256,13 +255,13 @@ struct SuperDecoder<BlockIQ2_XXS> {
     static float scale(const BlockIQ2_XXS& b) { return fp16(b.d) * 0.125f; }  // (0.5 + s) / 4 = (2s + 1) / 8
     static __m256i scales(const BlockIQ2_XXS& b) {
         int s[8];
-        for (int u = 0; u < 8; ++u) s[u] = 2 * static_cast<int>(load_u32(b.qs + 8 * u + 4) >> 28) + 1;
+        for (int u = 0; u < 8; ++u) s[u] = 2 * static_cast<int>(iq2xxs_aux(b, u) >> 28) + 1;
         return unit_scale_lanes(s);
     }
     static __m256i unit(const BlockIQ2_XXS& b, int u) {
         const uint8_t* p = b.qs + 8 * u;
         const __m256i v = entries64(kIq2xxsGrid[p[0]], kIq2xxsGrid[p[1]], kIq2xxsGrid[p[2]], kIq2xxsGrid[p[3]]);
-        return apply_signs(v, sign_bytes(load_u32(p + 4)));
+        return apply_signs(v, sign_bytes(iq2xxs_aux(b, u)));
     }
 };
 
@@ -297,9 +296,9 @@ struct SuperDecoder<BlockIQ2_S> {
     static float scale(const BlockIQ2_S& b) { return fp16(b.d) * 0.125f; }
     static __m256i scales(const BlockIQ2_S& b) { return iq2_nibble_scales(b.scales); }
     static __m256i unit(const BlockIQ2_S& b, int u) {
-        const auto index = [&](int i) { return b.qs[4 * u + i] | (((b.qh[u] >> (2 * i)) & 3) << 8); };
-        const __m256i v = entries64(kIq2sGrid[index(0)], kIq2sGrid[index(1)], kIq2sGrid[index(2)], kIq2sGrid[index(3)]);
-        return apply_signs(v, load_u32(b.signs + 4 * u));
+        const auto entry = [&](int i) { return kIq2sGrid[iq2s_index(b, 4 * u + i)]; };
+        const __m256i v = entries64(entry(0), entry(1), entry(2), entry(3));
+        return apply_signs(v, load_u32_le(b.signs + 4 * u));
     }
 };
 
@@ -308,12 +307,12 @@ struct SuperDecoder<BlockIQ3_XXS> {
     static float scale(const BlockIQ3_XXS& b) { return fp16(b.d) * 0.25f; }  // (0.5 + s) / 2 = (2s + 1) / 4
     static __m256i scales(const BlockIQ3_XXS& b) {
         int s[8];
-        for (int u = 0; u < 8; ++u) s[u] = 2 * static_cast<int>(load_u32(b.qs + kQKK / 4 + 4 * u) >> 28) + 1;
+        for (int u = 0; u < 8; ++u) s[u] = 2 * static_cast<int>(iq3xxs_aux(b, u) >> 28) + 1;
         return unit_scale_lanes(s);
     }
     static __m256i unit(const BlockIQ3_XXS& b, int u) {
         const uint8_t* p = b.qs + 8 * u;
-        const uint32_t aux = load_u32(b.qs + kQKK / 4 + 4 * u);
+        const uint32_t aux = iq3xxs_aux(b, u);
         const __m256i v = _mm256_set_epi32(
             static_cast<int>(kIq3xxsGrid[p[7]]), static_cast<int>(kIq3xxsGrid[p[6]]), static_cast<int>(kIq3xxsGrid[p[5]]),
             static_cast<int>(kIq3xxsGrid[p[4]]), static_cast<int>(kIq3xxsGrid[p[3]]), static_cast<int>(kIq3xxsGrid[p[2]]),
@@ -327,13 +326,13 @@ struct SuperDecoder<BlockIQ3_S> {
     static float scale(const BlockIQ3_S& b) { return fp16(b.d); }
     static __m256i scales(const BlockIQ3_S& b) {
         int s[8];
-        for (int u = 0; u < 8; ++u) s[u] = 1 + 2 * ((b.scales[u / 2] >> (4 * (u % 2))) & 0x0F);
+        for (int u = 0; u < 8; ++u) s[u] = 1 + 2 * iq3s_scale_field(b, u);
         return unit_scale_lanes(s);
     }
     static __m256i unit(const BlockIQ3_S& b, int u) {
-        const auto entry = [&](int j) { return static_cast<int>(kIq3sGrid[b.qs[8 * u + j] | (((b.qh[u] >> j) & 1) << 8)]); };
+        const auto entry = [&](int j) { return static_cast<int>(kIq3sGrid[iq3s_index(b, 8 * u + j)]); };
         const __m256i v = _mm256_set_epi32(entry(7), entry(6), entry(5), entry(4), entry(3), entry(2), entry(1), entry(0));
-        return apply_signs(v, load_u32(b.signs + 4 * u));
+        return apply_signs(v, load_u32_le(b.signs + 4 * u));
     }
 };
 
@@ -350,14 +349,12 @@ struct SuperDecoder<BlockIQ1_S> {
     static float scale(const BlockIQ1_S& b) { return fp16(b.d) * kIq1Delta; }
     static __m256i scales(const BlockIQ1_S& b) {
         int s[8];
-        for (int u = 0; u < 8; ++u) s[u] = 2 * ((b.qh[u] >> 12) & 7) + 1;
+        for (int u = 0; u < 8; ++u) s[u] = 2 * iq1s_scale_field(b, u) + 1;
         return unit_scale_lanes(s);
     }
     static __m256i unit(const BlockIQ1_S& b, int u) {
-        const int qh = b.qh[u];
-        const auto entry = [&](int i) { return kIq1sGrid[b.qs[4 * u + i] | (((qh >> (3 * i)) & 7) << 8)]; };
-        const __m256i v = entries64(entry(0), entry(1), entry(2), entry(3));
-        return _mm256_add_epi8(times8(v), _mm256_set1_epi64x(delta_bytes((qh & 0x8000) != 0)));
+        const __m256i v = entries64(iq1_entry(b, 4 * u), iq1_entry(b, 4 * u + 1), iq1_entry(b, 4 * u + 2), iq1_entry(b, 4 * u + 3));
+        return _mm256_add_epi8(times8(v), _mm256_set1_epi64x(delta_bytes(iq1_negative_delta(b, 4 * u))));
     }
 };
 
@@ -366,19 +363,16 @@ struct SuperDecoder<BlockIQ1_M> {
     static float scale(const BlockIQ1_M& b) { return iq1_m_d(b) * kIq1Delta; }
     static __m256i scales(const BlockIQ1_M& b) {
         int16_t s[16];
-        for (int k = 0; k < 16; ++k) s[k] = static_cast<int16_t>(2 * ((iq1_m_scale_word(b, k / 4) >> (3 * (k % 4))) & 7) + 1);
+        for (int k = 0; k < 16; ++k) s[k] = static_cast<int16_t>(2 * iq1m_scale_field(b, k) + 1);
         return scale_lanes(s);
     }
     static __m256i unit(const BlockIQ1_M& b, int u) {
-        int nibble[4];
-        uint64_t e[4];
-        for (int i = 0; i < 4; ++i) {
-            nibble[i] = iq1_m_nibble(b, 4 * u + i);
-            e[i] = kIq1sGrid[b.qs[4 * u + i] | ((nibble[i] & 7) << 8)];
-        }
-        const __m256i deltas = _mm256_set_epi64x(delta_bytes(nibble[3] & 8), delta_bytes(nibble[2] & 8),
-                                                 delta_bytes(nibble[1] & 8), delta_bytes(nibble[0] & 8));
-        return _mm256_add_epi8(times8(entries64(e[0], e[1], e[2], e[3])), deltas);
+        const int g = 4 * u;
+        const __m256i deltas =
+            _mm256_set_epi64x(delta_bytes(iq1_negative_delta(b, g + 3)), delta_bytes(iq1_negative_delta(b, g + 2)),
+                              delta_bytes(iq1_negative_delta(b, g + 1)), delta_bytes(iq1_negative_delta(b, g)));
+        const __m256i v = entries64(iq1_entry(b, g), iq1_entry(b, g + 1), iq1_entry(b, g + 2), iq1_entry(b, g + 3));
+        return _mm256_add_epi8(times8(v), deltas);
     }
 };
 
