@@ -117,41 +117,43 @@ XB_HD uint16_t load_u16_at(const uint8_t* p) {
 
 // --- the fields of each format ----------------------------------------------------------------------
 // Codebook indices per group of 8 values (iq3: of 4), sign words and the raw integer scale fields,
-// read once here for the dequantization, the units and the CPU's vector decoders.
+// read once here for the dequantization, the units and the CPU's vector decoders (on their hot
+// path: the indices are split with shifts and masks, which signed division would not compile to).
 
 // iq2_xxs / iq3_xxs: the word of signs and scale of 32-value group ib (sign indices at bits 7l,
 // the scale in the top four bits).
 XB_HD uint32_t iq2xxs_aux(const BlockIQ2_XXS& b, int ib) { return load_u32_le(b.qs + 8 * ib + 4); }
 XB_HD uint32_t iq3xxs_aux(const BlockIQ3_XXS& b, int ib) { return load_u32_le(b.qs + kQKK / 4 + 4 * ib); }
 // iq2_xs / iq2_s: the 4-bit scale of 16-value group k.
-XB_HD int iq2_nibble_scale(const uint8_t* scales, int k) { return (scales[k / 2] >> (4 * (k % 2))) & 0x0F; }
-// iq2_s: the 10-bit codebook index of group g; iq3_s: the 9-bit index of 4-value entry e4.
-XB_HD int iq2s_index(const BlockIQ2_S& b, int g) { return b.qs[g] | (((b.qh[g / 4] >> (2 * (g % 4))) & 3) << 8); }
-XB_HD int iq3s_index(const BlockIQ3_S& b, int e4) { return b.qs[e4] | (((b.qh[e4 / 8] >> (e4 % 8)) & 1) << 8); }
+XB_HD int iq2_nibble_scale(const uint8_t* scales, int k) { return (scales[k >> 1] >> (4 * (k & 1))) & 0x0F; }
+// iq2_s: the 10-bit codebook index of group 4 ib + i; iq3_s: the 9-bit index of 4-value entry
+// 8 ib + j (ib: the 32-value group).
+XB_HD int iq2s_index(const BlockIQ2_S& b, int ib, int i) { return b.qs[4 * ib + i] | (((b.qh[ib] >> (2 * i)) & 3) << 8); }
+XB_HD int iq3s_index(const BlockIQ3_S& b, int ib, int j) { return b.qs[8 * ib + j] | (((b.qh[ib] >> j) & 1) << 8); }
 // iq3_s: the 4-bit scale of 32-value group ib.
-XB_HD int iq3s_scale_field(const BlockIQ3_S& b, int ib) { return (b.scales[ib / 2] >> (4 * (ib % 2))) & 0x0F; }
+XB_HD int iq3s_scale_field(const BlockIQ3_S& b, int ib) { return (b.scales[ib >> 1] >> (4 * (ib & 1))) & 0x0F; }
 // iq1_s: the 3-bit scale of 32-value group ib; iq1_m: of 16-value group k.
 XB_HD int iq1s_scale_field(const BlockIQ1_S& b, int ib) { return (b.qh[ib] >> 12) & 7; }
-XB_HD int iq1_m_nibble(const BlockIQ1_M& b, int g) { return (b.qh[g / 2] >> (4 * (g % 2))) & 0x0F; }
+XB_HD int iq1_m_nibble(const BlockIQ1_M& b, int g) { return (b.qh[g >> 1] >> (4 * (g & 1))) & 0x0F; }
 XB_HD uint16_t iq1_m_scale_word(const BlockIQ1_M& b, int i) { return load_u16_at(b.scales + 2 * i); }
-XB_HD int iq1m_scale_field(const BlockIQ1_M& b, int k) { return (iq1_m_scale_word(b, k / 4) >> (3 * (k % 4))) & 7; }
+XB_HD int iq1m_scale_field(const BlockIQ1_M& b, int k) { return (iq1_m_scale_word(b, k >> 2) >> (3 * (k & 3))) & 7; }
 XB_HD float iq1_m_d(const BlockIQ1_M& b) {
     const uint16_t bits = static_cast<uint16_t>((iq1_m_scale_word(b, 0) >> 12) | ((iq1_m_scale_word(b, 1) & 0xF000) >> 8) |
                                                 ((iq1_m_scale_word(b, 2) & 0xF000) >> 4) | (iq1_m_scale_word(b, 3) & 0xF000));
     return f16_to_f32(bits);
 }
-// iq1: the codebook entry of group g (11-bit index) and whether its delta is negative.
-XB_HD uint64_t iq1_entry(const BlockIQ1_S& b, int g) {
-    return XB_IQ_GRID(kIq1sGrid, b.qs[g] | (((b.qh[g / 4] >> (3 * (g % 4))) & 7) << 8));
+// iq1: the codebook entry of group 4 ib + i (11-bit index) and whether its delta is negative.
+XB_HD uint64_t iq1_entry(const BlockIQ1_S& b, int ib, int i) {
+    return XB_IQ_GRID(kIq1sGrid, b.qs[4 * ib + i] | (((b.qh[ib] >> (3 * i)) & 7) << 8));
 }
-XB_HD bool iq1_negative_delta(const BlockIQ1_S& b, int g) { return (b.qh[g / 4] & 0x8000) != 0; }
-XB_HD uint64_t iq1_entry(const BlockIQ1_M& b, int g) {
-    return XB_IQ_GRID(kIq1sGrid, b.qs[g] | ((iq1_m_nibble(b, g) & 7) << 8));
+XB_HD bool iq1_negative_delta(const BlockIQ1_S& b, int ib, int /*i*/) { return (b.qh[ib] & 0x8000) != 0; }
+XB_HD uint64_t iq1_entry(const BlockIQ1_M& b, int ib, int i) {
+    return XB_IQ_GRID(kIq1sGrid, b.qs[4 * ib + i] | ((iq1_m_nibble(b, 4 * ib + i) & 7) << 8));
 }
-XB_HD bool iq1_negative_delta(const BlockIQ1_M& b, int g) { return (iq1_m_nibble(b, g) & 8) != 0; }
+XB_HD bool iq1_negative_delta(const BlockIQ1_M& b, int ib, int i) { return (iq1_m_nibble(b, 4 * ib + i) & 8) != 0; }
 // iq4_xs: the 6-bit scale of 32-value group ib, less its offset 32.
 XB_HD int iq4xs_scale(const BlockIQ4_XS& b, int ib) {
-    return (((b.scales_l[ib / 2] >> (4 * (ib % 2))) & 0x0F) | (((b.scales_h >> (2 * ib)) & 3) << 4)) - 32;
+    return (((b.scales_l[ib >> 1] >> (4 * (ib & 1))) & 0x0F) | (((b.scales_h >> (2 * ib)) & 3) << 4)) - 32;
 }
 
 inline constexpr float kIq1Delta = 0.125f;
@@ -201,7 +203,7 @@ XB_HD void iq_group(const BlockIQ2_XS& b, int g, int8_t* q) {
     signed_coordinates(XB_IQ_GRID(kIq2xsGrid, w & 511), iq_sign_byte(w >> 9), q);
 }
 XB_HD void iq_group(const BlockIQ2_S& b, int g, int8_t* q) {
-    signed_coordinates(XB_IQ_GRID(kIq2sGrid, iq2s_index(b, g)), b.signs[g], q);
+    signed_coordinates(XB_IQ_GRID(kIq2sGrid, iq2s_index(b, g / 4, g % 4)), b.signs[g], q);
 }
 XB_HD void iq_group(const BlockIQ3_XXS& b, int g, int8_t* q) {
     const int ib = g / 4, l = g % 4;
@@ -209,7 +211,8 @@ XB_HD void iq_group(const BlockIQ3_XXS& b, int g, int8_t* q) {
     signed_coordinates(entries, iq_sign_byte(static_cast<int>((iq3xxs_aux(b, ib) >> (7 * l)) & 127)), q);
 }
 XB_HD void iq_group(const BlockIQ3_S& b, int g, int8_t* q) {
-    const uint64_t entries = two_entries(XB_IQ_GRID(kIq3sGrid, iq3s_index(b, 2 * g)), XB_IQ_GRID(kIq3sGrid, iq3s_index(b, 2 * g + 1)));
+    const int ib = g / 4, j = 2 * (g % 4);
+    const uint64_t entries = two_entries(XB_IQ_GRID(kIq3sGrid, iq3s_index(b, ib, j)), XB_IQ_GRID(kIq3sGrid, iq3s_index(b, ib, j + 1)));
     signed_coordinates(entries, b.signs[g], q);
 }
 // iq4: the low nibbles of a 32-value block's 16 bytes are values 0..15, the high ones 16..31.
@@ -230,7 +233,7 @@ XB_HD void iq1_group_times8(uint64_t entry, bool negative_delta, int8_t* q) {
 template <typename Block>
 concept CodebookBlock = requires(const Block& b, int8_t* q) { iq_group(b, 0, q); };
 template <typename Block>
-concept Iq1Block = requires(const Block& b) { iq1_entry(b, 0); };
+concept Iq1Block = requires(const Block& b) { iq1_entry(b, 0, 0); };
 
 // --- dequantization: sixteen values, ggml's arithmetic -------------------------------------------
 
@@ -251,8 +254,8 @@ XB_HD void dequantize_part(const Block& b, int part, float* y) {
     const float dl = iq_scale(b, part);
     for (int h = 0; h < 2; ++h) {
         const int g = 2 * part + h;
-        const uint64_t entry = iq1_entry(b, g);
-        const float delta = iq1_negative_delta(b, g) ? -kIq1Delta : kIq1Delta;
+        const uint64_t entry = iq1_entry(b, g / 4, g % 4);
+        const float delta = iq1_negative_delta(b, g / 4, g % 4) ? -kIq1Delta : kIq1Delta;
         for (int j = 0; j < 8; ++j) y[8 * h + j] = dl * (static_cast<float>(grid_i8(entry, j)) + delta);
     }
 }
@@ -275,7 +278,7 @@ XB_HD void decode_unit(const Block& b, int unit, QuantUnit& out) {
         out.scale[h] = iq_scale(b, 2 * unit + h) * kIq1Delta;
         out.offset[h] = 0.0f;
     }
-    for (int g = 4 * unit; g < 4 * unit + 4; ++g) iq1_group_times8(iq1_entry(b, g), iq1_negative_delta(b, g), out.q + 8 * (g % 4));
+    for (int i = 0; i < 4; ++i) iq1_group_times8(iq1_entry(b, unit, i), iq1_negative_delta(b, unit, i), out.q + 8 * i);
 }
 
 }  // namespace xb

@@ -296,7 +296,7 @@ struct SuperDecoder<BlockIQ2_S> {
     static float scale(const BlockIQ2_S& b) { return fp16(b.d) * 0.125f; }
     static __m256i scales(const BlockIQ2_S& b) { return iq2_nibble_scales(b.scales); }
     static __m256i unit(const BlockIQ2_S& b, int u) {
-        const auto entry = [&](int i) { return kIq2sGrid[iq2s_index(b, 4 * u + i)]; };
+        const auto entry = [&](int i) { return kIq2sGrid[iq2s_index(b, u, i)]; };
         const __m256i v = entries64(entry(0), entry(1), entry(2), entry(3));
         return apply_signs(v, load_u32_le(b.signs + 4 * u));
     }
@@ -330,7 +330,7 @@ struct SuperDecoder<BlockIQ3_S> {
         return unit_scale_lanes(s);
     }
     static __m256i unit(const BlockIQ3_S& b, int u) {
-        const auto entry = [&](int j) { return static_cast<int>(kIq3sGrid[iq3s_index(b, 8 * u + j)]); };
+        const auto entry = [&](int j) { return static_cast<int>(kIq3sGrid[iq3s_index(b, u, j)]); };
         const __m256i v = _mm256_set_epi32(entry(7), entry(6), entry(5), entry(4), entry(3), entry(2), entry(1), entry(0));
         return apply_signs(v, load_u32_le(b.signs + 4 * u));
     }
@@ -353,8 +353,8 @@ struct SuperDecoder<BlockIQ1_S> {
         return unit_scale_lanes(s);
     }
     static __m256i unit(const BlockIQ1_S& b, int u) {
-        const __m256i v = entries64(iq1_entry(b, 4 * u), iq1_entry(b, 4 * u + 1), iq1_entry(b, 4 * u + 2), iq1_entry(b, 4 * u + 3));
-        return _mm256_add_epi8(times8(v), _mm256_set1_epi64x(delta_bytes(iq1_negative_delta(b, 4 * u))));
+        const __m256i v = entries64(iq1_entry(b, u, 0), iq1_entry(b, u, 1), iq1_entry(b, u, 2), iq1_entry(b, u, 3));
+        return _mm256_add_epi8(times8(v), _mm256_set1_epi64x(delta_bytes(iq1_negative_delta(b, u, 0))));
     }
 };
 
@@ -367,11 +367,10 @@ struct SuperDecoder<BlockIQ1_M> {
         return scale_lanes(s);
     }
     static __m256i unit(const BlockIQ1_M& b, int u) {
-        const int g = 4 * u;
         const __m256i deltas =
-            _mm256_set_epi64x(delta_bytes(iq1_negative_delta(b, g + 3)), delta_bytes(iq1_negative_delta(b, g + 2)),
-                              delta_bytes(iq1_negative_delta(b, g + 1)), delta_bytes(iq1_negative_delta(b, g)));
-        const __m256i v = entries64(iq1_entry(b, g), iq1_entry(b, g + 1), iq1_entry(b, g + 2), iq1_entry(b, g + 3));
+            _mm256_set_epi64x(delta_bytes(iq1_negative_delta(b, u, 3)), delta_bytes(iq1_negative_delta(b, u, 2)),
+                              delta_bytes(iq1_negative_delta(b, u, 1)), delta_bytes(iq1_negative_delta(b, u, 0)));
+        const __m256i v = entries64(iq1_entry(b, u, 0), iq1_entry(b, u, 1), iq1_entry(b, u, 2), iq1_entry(b, u, 3));
         return _mm256_add_epi8(times8(v), deltas);
     }
 };
