@@ -15,8 +15,9 @@ namespace {
 
 // --- dequantization --------------------------------------------------------------------------------
 
-template <typename Block, int kElements>
+template <typename Block>
 void dequantize_blocks(const void* src, float* dst, int64_t n) {
+    constexpr int kElements = kBlockElems<Block>;
     const auto* blocks = static_cast<const Block*>(src);
     for (int64_t i = 0; i < n / kElements; ++i) dequantize_block(blocks[i], dst + i * kElements);
 }
@@ -188,8 +189,9 @@ void quantize_block(const float* x, BlockQ8_K& b) {
     }
 }
 
-template <typename Block, int kElements>
+template <typename Block>
 void quantize_blocks(const float* src, void* dst, int64_t n) {
+    constexpr int kElements = kBlockElems<Block>;
     auto* blocks = static_cast<Block*>(dst);
     for (int64_t i = 0; i < n / kElements; ++i) quantize_block(src + i * kElements, blocks[i]);
 }
@@ -234,7 +236,7 @@ void dequantize_row(DType type, const void* src, float* dst, int64_t n) {
     const bool known = with_block_type(
         type,
         [&]<typename Block>(BlockTag<Block>) {
-            dequantize_blocks<Block, kBlockElems<Block>>(src, dst, n);
+            dequantize_blocks<Block>(src, dst, n);
             return true;
         },
         false);
@@ -246,7 +248,7 @@ void quantize_row(DType type, const float* src, void* dst, int64_t n) {
         type,
         [&]<typename Block>(BlockTag<Block>) {
             if constexpr (Quantizable<Block>) {
-                quantize_blocks<Block, kBlockElems<Block>>(src, dst, n);
+                quantize_blocks<Block>(src, dst, n);
                 return true;
             } else {
                 return false;

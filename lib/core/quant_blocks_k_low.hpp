@@ -33,8 +33,13 @@ struct BlockQ3_K {
 };
 static_assert(sizeof(BlockQ2_K) == 84 && sizeof(BlockQ3_K) == 110);
 
-// The 2-bit value of element e of a q2_K / q3_K block.
+// Value e's 2 bits sit at bits 2s..2s+1 of byte 32h + l (h = e / 128, s = (e % 128) / 32, l = e % 32),
+// as q2_K, q3_K and tq2_0 store them.
 XB_HD int k_low_2bits(const uint8_t* qs, int e) { return (qs[32 * (e / 128) + e % 32] >> (2 * ((e % 128) / 32))) & 3; }
+// Sets them (qs zeroed beforehand), for the quantizers.
+inline void set_k_low_2bits(uint8_t* qs, int e, int q) {
+    qs[32 * (e / 128) + e % 32] |= static_cast<uint8_t>((q & 3) << (2 * ((e % 128) / 32)));
+}
 
 // The signed 6-bit scale of sub-block k (0..15) of a q3_K block.
 XB_HD int q3_K_scale(const uint8_t* scales, int k) {

@@ -9,6 +9,7 @@
 #include "core/host_device.hpp"
 #include "core/quant_blocks.hpp"
 #include "core/quant_blocks_iq.hpp"
+#include "core/quant_blocks_k_low.hpp"
 #include "core/quant_unit.hpp"
 
 namespace xb {
@@ -58,7 +59,7 @@ XB_HD int tq_value(const BlockTQ1_0& b, int e) {
     return ternary_digit(b.qh[(e - 240) % 4], kPow3[(e - 240) / 4]) - 1;
 }
 XB_HD int tq_value(const BlockTQ2_0& b, int e) {
-    return ((b.qs[32 * (e / 128) + e % 32] >> (2 * ((e % 128) / 32))) & 3) - 1;
+    return k_low_2bits(b.qs, e) - 1;
 }
 
 template <typename Block>

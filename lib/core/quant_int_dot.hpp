@@ -158,12 +158,8 @@ XB_HD void legacy_dots(const Words& w, const Q8Cols& a, int64_t e0, int (&sum_q)
     }
 }
 
-// The sum of the 32 activations of column c's block at e0, exactly.
-XB_HD int activation_sum(const Q8Cols& a, int64_t e0, int c) {
-    const int8_t* q = a.qs + c * a.qs_stride + e0;
-    int lo[4], hi[4];
-    load_q8x16(q, lo);
-    load_q8x16(q + 16, hi);
+// The sum of a block's 32 activations (lo: 0..15, hi: 16..31), exactly.
+XB_HD int byte_sum(const int (&lo)[4], const int (&hi)[4]) {
     int sum = 0;
     for (int i = 0; i < 4; ++i) sum = dot4_i8(kOnes8, hi[i], dot4_i8(kOnes8, lo[i], sum));
     return sum;
@@ -211,20 +207,20 @@ struct LegacyNibbles {
         const auto qh = kQh >= 0 ? static_cast<uint32_t>(word(block + kQh)) : 0u;
         int sum_q[kCols];
         Q8Scale s[kCols];
+        // Without a minimum, the offset comes off in integers (the activations' exact sum), as
+        // ggml's q8_0 blocks have no stored sum; with one, the minimum meets the stored sum s, as
+        // ggml's q8_1 blocks give it.
         legacy_dots<kCols>(
-            [&](const int (&lo)[4], const int (&hi)[4]) { return kQh >= 0 ? q5_dot(v, qh, lo, hi) : nibble_dot(v, lo, hi); },
+            [&](const int (&lo)[4], const int (&hi)[4]) {
+                const int dot = kQh >= 0 ? q5_dot(v, qh, lo, hi) : nibble_dot(v, lo, hi);
+                return kM >= 0 ? dot : dot - kOffset * byte_sum(lo, hi);
+            },
             a, e0, sum_q, s);
         if constexpr (kM >= 0) {
-            // The minimum meets the activations' stored sum s, as ggml's q8_1 blocks give it.
             const float m = f16_to_f32(load_u16(block + kM));
             for (int c = 0; c < kCols; ++c) sum[c] += d * s[c].d * static_cast<float>(sum_q[c]) + m * s[c].s;
         } else {
-            // The offset comes off in integers (the exact sum of the activations), as ggml's q8_0
-            // blocks have no stored sum.
-            for (int c = 0; c < kCols; ++c) {
-                const int sum_a = activation_sum(a, e0, c);
-                sum[c] += d * (s[c].d * static_cast<float>(sum_q[c] - kOffset * sum_a));
-            }
+            for (int c = 0; c < kCols; ++c) sum[c] += d * (s[c].d * static_cast<float>(sum_q[c]));
         }
     }
 };

@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 #include "core/quant.hpp"
+#include "core/quant_block_types.hpp"
 #include "core/status.hpp"
 
 namespace xb {
@@ -16,22 +19,33 @@ namespace {
 // Where a type keeps its f16 super-block scale(s), which scale every value of the block linearly.
 struct ScaleFields {
     int d = -1;     // byte offset of d
-    int dmin = -1;  // byte offset of a second f16 scale (q2_K's minima), or -1
+    int dmin = -1;  // byte offset of a second f16 scale (the minima's), or -1
 };
 
-ScaleFields scale_fields(DType type) {
-    switch (type) {
-        case DType::Q4_0: case DType::Q5_0: case DType::Q8_0: case DType::IQ4_NL: case DType::IQ4_XS:
-        case DType::IQ2_XXS: case DType::IQ2_XS: case DType::IQ2_S: case DType::IQ3_XXS: case DType::IQ3_S:
-        case DType::IQ1_S: return {0, -1};
-        case DType::Q4_1: case DType::Q5_1: case DType::Q4_K: case DType::Q5_K: return {0, 2};
-        case DType::Q2_K: return {80, 82};
-        case DType::Q3_K: return {108, -1};
-        case DType::Q6_K: return {208, -1};
-        case DType::TQ1_0: return {52, -1};
-        case DType::TQ2_0: return {64, -1};
-        default: return {};
+template <typename Block>
+constexpr ScaleFields scale_at() {
+    if constexpr (requires { Block::dmin; }) {
+        return {static_cast<int>(offsetof(Block, d)), static_cast<int>(offsetof(Block, dmin))};
+    } else if constexpr (requires { Block::m; }) {
+        return {static_cast<int>(offsetof(Block, d)), static_cast<int>(offsetof(Block, m))};
+    } else {
+        return {static_cast<int>(offsetof(Block, d)), -1};
     }
+}
+
+// The formats whose scale is one f16 `d` (and minima's `dmin` or `m`); q8_K's is f32, iq1_m's is
+// spread over its scale words, mxfp4's and nvfp4's are 8-bit.
+ScaleFields scale_fields(DType type) {
+    return with_block_type(
+        type,
+        []<typename Block>(BlockTag<Block>) {
+            if constexpr (requires { Block::d; } && !std::is_same_v<Block, BlockQ8_K> && !std::is_same_v<Block, BlockNVFP4>) {
+                return scale_at<Block>();
+            } else {
+                return ScaleFields{};
+            }
+        },
+        ScaleFields{});
 }
 
 void put_f16(std::byte* p, float v) {

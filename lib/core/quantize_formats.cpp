@@ -34,7 +34,7 @@ void quantize_block(const float* x, BlockQ2_K& b) {
         for (int j = 0; j < 16; ++j) {
             const int e = 16 * k + j;
             const int q = eff_scale > 0 ? clamp_round((x[e] + eff_offset) / eff_scale, 0, 3) : 0;
-            b.qs[32 * (e / 128) + e % 32] |= static_cast<uint8_t>(q << (2 * ((e % 128) / 32)));
+            set_k_low_2bits(b.qs, e, q);
         }
     }
 }
@@ -60,7 +60,7 @@ void quantize_block(const float* x, BlockQ3_K& b) {
         for (int j = 0; j < 16; ++j) {
             const int e = 16 * k + j;
             const int u = (eff != 0.0f ? clamp_round(x[e] / eff, -4, 3) : 0) + 4;  // 0..7
-            b.qs[32 * (e / 128) + e % 32] |= static_cast<uint8_t>((u & 3) << (2 * ((e % 128) / 32)));
+            set_k_low_2bits(b.qs, e, u);
             b.hmask[e % 32] |= static_cast<uint8_t>((u >> 2) << (e / 32));
         }
     }
@@ -177,7 +177,7 @@ void quantize_block(const float* x, BlockTQ2_0& b) {
     uint8_t t[kQKK];
     ternary_digits(x, b.d, t);
     std::memset(b.qs, 0, sizeof b.qs);
-    for (int e = 0; e < kQKK; ++e) b.qs[32 * (e / 128) + e % 32] |= static_cast<uint8_t>(t[e] << (2 * ((e % 128) / 32)));
+    for (int e = 0; e < kQKK; ++e) set_k_low_2bits(b.qs, e, t[e]);
 }
 
 // --- mxfp4: ggml's reference rounding ----------------------------------------------------------------------
