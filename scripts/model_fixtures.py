@@ -65,6 +65,7 @@ try:
     from gguf import quants
 except ImportError:
     sys.exit("model_fixtures: needs the gguf package (python3 -m pip install gguf numpy)")
+from gguf_block_scales import Q2_K_DMIN_AT, put_f16_scale
 
 T = gguf.GGMLQuantizationType
 TOKENS = [1, 17, 255, 42, 3, 200, 99]  # odd count; valid for every vocabulary below
@@ -143,11 +144,6 @@ def k_quant_blocks(qtype, rows, cols, std, rng):
     return raw.reshape(rows, -1)
 
 
-# Byte offsets of the f16 scale d in the newer formats that have one (q2_K's dmin follows its d).
-F16_SCALE_AT = {T.Q2_K: 80, T.Q3_K: 108, T.IQ2_XXS: 0, T.IQ2_XS: 0, T.IQ2_S: 0, T.IQ3_XXS: 0, T.IQ3_S: 0,
-                T.IQ1_S: 0, T.IQ4_NL: 0, T.IQ4_XS: 0}
-
-
 def format_blocks(qtype, rows, cols, std, rng):
     """Random valid blocks of a newer format (q2_K, q3_K, IQ) whose values have about `std` spread."""
     block, size = gguf.GGML_QUANT_SIZES[qtype]
@@ -155,17 +151,10 @@ def format_blocks(qtype, rows, cols, std, rng):
     raw = rng.integers(0, 256, (n, size), dtype=np.uint8)
 
     def set_scale(value):
-        bits = np.full(n, value, dtype=np.float16).view(np.uint16)
-        if qtype == T.IQ1_M:  # the f16 scale is the top nibbles of the four scale words (bytes 48..55)
-            words = raw[:, 48:56].copy().view(np.uint16)
-            for i in range(4):
-                words[:, i] = (words[:, i] & 0x0FFF) | (((bits >> (4 * i)) & 0x0F) << 12)
-            raw[:, 48:56] = words.view(np.uint8)
-            return
-        at = F16_SCALE_AT[qtype]
-        raw[:, at:at + 2] = bits.view(np.uint8).reshape(n, 2)
+        put_f16_scale(raw, qtype, np.full(n, value, dtype=np.float16).view(np.uint16))
         if qtype == T.Q2_K:  # dmin = 1.5 d centres d*sc*q - dmin*m (q averages 1.5, sc and m 7.5)
-            raw[:, 82:84] = np.full(n, 1.5 * value, dtype=np.float16).view(np.uint8).reshape(n, 2)
+            at = Q2_K_DMIN_AT
+            raw[:, at:at + 2] = np.full(n, 1.5 * value, dtype=np.float16).view(np.uint8).reshape(n, 2)
 
     set_scale(1.0)
     unit = quants.dequantize(raw.reshape(rows, -1), qtype)

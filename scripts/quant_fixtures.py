@@ -32,6 +32,7 @@ try:
     from gguf import quants
 except ImportError:
     sys.exit("quant_fixtures: needs the gguf package (python3 -m pip install gguf numpy)")
+from gguf_block_scales import HAS_F16_SCALE, Q2_K_DMIN_AT, put_f16_scale
 
 T = gguf.GGMLQuantizationType
 LEGACY = [T.Q4_0, T.Q4_1, T.Q5_0, T.Q5_1, T.Q8_0]
@@ -88,27 +89,15 @@ def random_k_blocks(qtype, n_blocks, rng):
     return raw
 
 
-# Byte offsets of the f16 super-block scale of the newer formats that have one.
-F16_SCALE_AT = {T.Q3_K: 108, T.IQ2_XXS: 0, T.IQ2_XS: 0, T.IQ2_S: 0, T.IQ3_XXS: 0, T.IQ3_S: 0, T.IQ1_S: 0,
-                T.IQ4_NL: 0, T.IQ4_XS: 0}
-
-
 def random_blocks(qtype, n_blocks, rng):
     """Random blocks of the newer formats: every quant, index and sign pattern, finite scales."""
     block, size = gguf.GGML_QUANT_SIZES[qtype]
     raw = rng.integers(0, 256, (n_blocks, size), dtype=np.uint8)
-    if qtype == T.Q2_K:  # d and dmin are the last two f16 fields
-        raw[:, 80:82] = random_f16(rng, n_blocks).view(np.uint8).reshape(n_blocks, 2)
-        raw[:, 82:84] = random_f16(rng, n_blocks, 0.0, 2.0).view(np.uint8).reshape(n_blocks, 2)
-    elif qtype in F16_SCALE_AT:
-        at = F16_SCALE_AT[qtype]
-        raw[:, at:at + 2] = random_f16(rng, n_blocks).view(np.uint8).reshape(n_blocks, 2)
-    elif qtype == T.IQ1_M:  # the f16 scale is the top nibbles of the four scale words (bytes 48..55)
-        bits = random_f16(rng, n_blocks)
-        words = raw[:, 48:56].copy().view(np.uint16)
-        for i in range(4):
-            words[:, i] = (words[:, i] & 0x0FFF) | (((bits >> (4 * i)) & 0x0F) << 12)
-        raw[:, 48:56] = words.view(np.uint8)
+    if qtype in HAS_F16_SCALE:
+        put_f16_scale(raw, qtype, random_f16(rng, n_blocks))
+    if qtype == T.Q2_K:
+        at = Q2_K_DMIN_AT
+        raw[:, at:at + 2] = random_f16(rng, n_blocks, 0.0, 2.0).view(np.uint8).reshape(n_blocks, 2)
     # nvfp4: every e4m3 scale byte is finite.
     return raw
 
