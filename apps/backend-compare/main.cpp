@@ -360,6 +360,7 @@ int main(int argc, char** argv) {
     ToolOptions opts;
     opts.common.config = "configs/default.json";
     add_common_options(app, opts.common);
+    add_outputs_option(app, opts.common);
     // Here -b names a pair, not a priority list as in the other tools.
     app.get_option("-b")->description(
         "REFERENCE,TARGET: the device whose results are the reference, then the one checked (default: CPU and the\n"

@@ -122,6 +122,27 @@ std::vector<std::string> option_names(const CLI::App& app) {
 
 }  // namespace
 
+std::optional<int> parse_outputs(const std::string& word) {
+    if (word == "all") return 0;
+    if (word == "last") return 1;
+    if (word.empty() || word.size() > 9 || word.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+    const int n = std::stoi(word);
+    return n >= 1 ? std::optional<int>(n) : std::nullopt;
+}
+
+void add_outputs_option(CLI::App& app, CommonOptions& o) {
+    app.add_option_function<std::string>(
+           "--outputs",
+           [&o](const std::string& word) {
+               o.outputs = parse_outputs(word);
+               if (!o.outputs) throw CLI::ValidationError("--outputs", "expected all, last or a number of positions, got '" + word + "'");
+           },
+           std::string("Positions whose logits a model (llama_decoder, GGUF) computes: all, last or N, the batch's last N\n"
+                       "(overrides the config's \"outputs\"; default: the config's, else ") +
+               (o.default_outputs == 1 ? "last, as llama-bench measures)" : "all)"))
+        ->type_name("all|last|N");
+}
+
 CLI::Validator at_least(int min) {
     const std::string tag = min == 0 ? "NONNEGATIVE" : min == 1 ? "POSITIVE" : ">=" + std::to_string(min);
     return bound_check(tag, "at least " + std::to_string(min), [min](double v) { return v >= min; });

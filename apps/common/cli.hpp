@@ -33,6 +33,8 @@ struct CommonOptions {
     std::vector<std::string> device_map;     // --map CUDA0=SIM0
     std::optional<uint64_t> seed;
     std::string host_weights;                // --host-weights pinned|pageable ("" = the config's)
+    std::optional<int> outputs;              // --outputs all|last|N: positions whose logits a model computes
+    int default_outputs = 0;                 // the tool's choice when neither --outputs nor the config says
     std::string format = "table";            // table, json, csv, md (and jsonl with a RunMatrix)
     std::string output;                      // -o FILE ("" = stdout)
     bool list_devices = false;
@@ -47,9 +49,16 @@ struct RunMatrix {
     std::vector<CommonOptions> runs(const CommonOptions& base) const;  // base with each combination
 };
 
+// --outputs' words: "all" (0), "last" (1) or a number of positions N >= 1; nullopt otherwise.
+std::optional<int> parse_outputs(const std::string& word);
+
 // Adds the shared flags to `app`. With a matrix, -c, -b and -t take lists into it (options then
 // holds the first of each, for --info) and --format also offers jsonl.
 void add_common_options(CLI::App& app, CommonOptions& options, RunMatrix* matrix = nullptr);
+
+// --outputs, for the tools that run model configs (its help names options.default_outputs: set
+// that first).
+void add_outputs_option(CLI::App& app, CommonOptions& options);
 
 // Range checks whose errors read as words ("--reps: 0 is too small (at least 1)"), where CLI11's
 // PositiveNumber and NonNegativeNumber print the limits of a double (a 309-digit number).

@@ -23,6 +23,8 @@ Result<config::BuildOptions> build_options(const CommonOptions& o) {
     config::BuildOptions build;
     build.backends = o.backends;
     build.seed = o.seed;
+    build.outputs = o.outputs;
+    build.default_outputs = o.default_outputs;
     if (!o.host_weights.empty()) {
         build.host_weights = o.host_weights == "pageable" ? config::HostWeights::Pageable : config::HostWeights::Pinned;
     }

@@ -158,7 +158,9 @@ int main(int argc, char** argv) {
     RunOptions opts;
     RunMatrix matrix;
     opts.common.config = "configs/default.json";
+    opts.common.default_outputs = 1;  // llama-bench computes the last position's logits
     add_common_options(app, opts.common, &matrix);
+    add_outputs_option(app, opts.common);
     app.add_option("--warmup", opts.warmup, "Computes before timing")->check(at_least(0))->capture_default_str();
     app.add_option("-r,--reps", opts.reps, "Timed computes")->check(at_least(1))->capture_default_str();
     app.add_option("--duration", opts.duration, "Time computes for this many seconds instead of --reps")

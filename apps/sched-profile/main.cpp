@@ -245,7 +245,9 @@ int main(int argc, char** argv) {
                  "buffer sizes, and per node the backend and the reason it was chosen.", "sched-profile"};
     ProfileOptions opts;
     opts.common.config = "configs/default.json";
+    opts.common.default_outputs = 1;  // as graph-run: the graph llama-bench times
     add_common_options(app, opts.common);
+    add_outputs_option(app, opts.common);
     app.add_flag("--dry-run", opts.dry_run, "Split and allocate only: no compute, no timings");
     app.add_flag("--nodes", opts.nodes, "Report every node's backend and the reason instead of the splits");
     app.add_flag("--inputs", opts.inputs,

@@ -252,6 +252,21 @@ public:
         }
         return Status::ok();
     }
+    // "all" (0), "last" (1) or a count of positions from 1 to n_tokens.
+    Status outputs(const char* key, std::optional<int>& out, int n_tokens) {
+        const Json* v = JsonReader::member(j_, key);
+        if (v == nullptr) return Status::ok();
+        const std::string path = child_path(path_, key);
+        if (v->is_string()) {
+            XB_ASSIGN_OR_RETURN(const std::string word, r_.choice(*v, path, {"all", "last"}));
+            out = word == "all" ? 0 : 1;
+            return Status::ok();
+        }
+        if (!v->is_number_integer()) return r_.error(path, "outputs must be \"all\", \"last\" or a number of positions");
+        XB_ASSIGN_OR_RETURN(const int64_t n, r_.integer_in(*v, path, 1, n_tokens));
+        out = static_cast<int>(n);
+        return Status::ok();
+    }
     bool has(const char* key) const { return JsonReader::member(j_, key) != nullptr; }
     const JsonReader& reader() const { return r_; }
     const Json& json() const { return j_; }
@@ -309,7 +324,7 @@ Status parse_rope(const JsonReader& r, const Json& j, const std::string& path, D
 Status parse_llama(ModelParamReader& m, DecoderParams& p) {
     XB_RETURN_IF_ERROR(m.reader().expect_object(m.json(), m.path(),
                                                 {"n_layers", "n_embd", "n_head", "n_head_kv", "n_ff", "n_tokens", "n_kv",
-                                                 "n_vocab", "rms_eps", "weight_type", "flash_attn", "rope"}));
+                                                 "n_vocab", "rms_eps", "weight_type", "flash_attn", "rope", "outputs"}));
     XB_RETURN_IF_ERROR(m.size("n_layers", p.n_layers));
     XB_RETURN_IF_ERROR(m.size("n_embd", p.n_embd));
     XB_RETURN_IF_ERROR(m.size("n_head", p.n_head));
@@ -329,7 +344,7 @@ Status parse_llama(ModelParamReader& m, DecoderParams& p) {
 }
 
 Status parse_gguf(ModelParamReader& m, GgufModelParams& p) {
-    XB_RETURN_IF_ERROR(m.reader().expect_object(m.json(), m.path(), {"n_tokens", "n_kv", "n_layers", "flash_attn", "tokens"}));
+    XB_RETURN_IF_ERROR(m.reader().expect_object(m.json(), m.path(), {"n_tokens", "n_kv", "n_layers", "flash_attn", "tokens", "outputs"}));
     if (const Json* t = JsonReader::member(m.json(), "tokens")) {
         const std::string path = child_path(m.path(), "tokens");
         XB_RETURN_IF_ERROR(m.reader().expect_array(*t, path));
@@ -377,8 +392,14 @@ Status parse_model(const JsonReader& r, const Json& j, ConfigSpec& spec) {
     switch (m.kind) {
         case ModelKind::Mlp: XB_RETURN_IF_ERROR(parse_mlp(reader, m.mlp)); break;
         case ModelKind::Attention: XB_RETURN_IF_ERROR(parse_attention(reader, m.attention)); break;
-        case ModelKind::LlamaDecoder: XB_RETURN_IF_ERROR(parse_llama(reader, m.llama)); break;
-        case ModelKind::Gguf: XB_RETURN_IF_ERROR(parse_gguf(reader, m.gguf)); break;
+        case ModelKind::LlamaDecoder:
+            XB_RETURN_IF_ERROR(parse_llama(reader, m.llama));
+            XB_RETURN_IF_ERROR(reader.outputs("outputs", m.n_outputs, m.llama.n_tokens));
+            break;
+        case ModelKind::Gguf:
+            XB_RETURN_IF_ERROR(parse_gguf(reader, m.gguf));
+            XB_RETURN_IF_ERROR(reader.outputs("outputs", m.n_outputs, m.gguf.n_tokens));
+            break;
     }
     for (const TensorSpec& t : spec.tensors) {
         if (t.role_given && (t.role == Role::Output || t.role == Role::Intermediate)) {

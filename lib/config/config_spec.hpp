@@ -95,6 +95,10 @@ struct ModelSpec {
     AttentionParams attention;
     DecoderParams llama;
     GgufModelParams gguf;
+    // llama_decoder and gguf: "outputs", the positions whose logits are computed (DecoderParams::
+    // n_outputs: 0 every position, N the last N); unset: every position, or the tool's default
+    // (graph-run computes the last, as llama-bench measures).
+    std::optional<int> n_outputs;
     std::string path;  // "/graph"
 };
 

@@ -139,7 +139,7 @@ Result<Model> build_model(const ConfigSpec& spec, const Registry& registry, cons
     m.seed = options.seed.value_or(spec.seed);
     m.ctx = std::make_unique<Context>();
     XB_ASSIGN_OR_RETURN(detail::BuiltGraph built,
-                        spec.model ? detail::build_model_builder(spec, *m.ctx) : detail::build_explicit_graph(spec, *m.ctx));
+                        spec.model ? detail::build_model_builder(spec, options, *m.ctx) : detail::build_explicit_graph(spec, *m.ctx));
     Result<Graph> graph = Graph::build(built.graph_outputs);
     if (!graph.is_ok()) return config_error(graph.status().code(), spec.source, "/graph", graph.status().message());
     m.graph = std::move(graph).value();

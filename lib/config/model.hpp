@@ -39,6 +39,12 @@ struct BuildOptions {
     std::optional<uint64_t> seed;
     // Replaces placement.host_weights (--host-weights pinned|pageable).
     std::optional<HostWeights> host_weights;
+    // Replaces a model builder's "outputs" (--outputs): the positions whose logits are computed,
+    // 0 every one, N the batch's last N.
+    std::optional<int> outputs;
+    // A model builder's outputs when neither `outputs` nor the config says: 0, every position
+    // (backend-compare); graph-run and sched-profile take 1, the last, as llama-bench measures.
+    int default_outputs = 0;
 };
 
 struct TensorInit {

@@ -66,6 +66,7 @@ BuiltGraph decoder_leaves(const DecoderParams& p, const Decoder& m, InitSpec tok
     b.leaves.push_back(input(m.positions, arange(p.n_attended() - p.n_tokens)));
     b.leaves.push_back(input(m.kq_mask, causal()));
     if (m.kq_mask_swa != nullptr) b.leaves.push_back(input(m.kq_mask_swa, causal(p.swa.window)));
+    if (m.out_ids != nullptr) b.leaves.push_back(input(m.out_ids, arange(p.n_tokens - p.n_logits())));
     b.leaves.push_back(weight(m.tok_embd, init_of(*m.tok_embd), -1, WeightGroup::InputLayer));
     for (size_t il = 0; il < m.layers.size(); ++il) {
         for (Tensor* w : m.layers[il].all()) b.leaves.push_back(weight(w, init_of(*w), static_cast<int>(il)));
@@ -96,7 +97,7 @@ Result<BuiltGraph> llama(const DecoderParams& p, Context& ctx) {
 }
 
 // A llama.cpp model file: the decoder its metadata describes, every weight read from the file.
-Result<BuiltGraph> gguf(const GgufModelParams& g, Context& ctx) {
+Result<BuiltGraph> gguf(const GgufModelParams& g, int n_outputs, Context& ctx) {
     XB_ASSIGN_OR_RETURN(const GgufReader file, GgufReader::open(g.file));
     XB_ASSIGN_OR_RETURN(const GgufModelInfo info, read_gguf_model_info(file));
     DecoderParams p = info.params;  // the file's, with the config's tokens, cache and layers
@@ -108,6 +109,7 @@ Result<BuiltGraph> gguf(const GgufModelParams& g, Context& ctx) {
     p.n_tokens = g.n_tokens;
     p.n_kv = g.n_kv > 0 ? g.n_kv : g.n_tokens;
     p.flash_attn = g.flash_attn;
+    p.n_outputs = n_outputs;
     for (const int32_t id : g.tokens) {
         if (id >= p.n_vocab) {
             return Status(StatusCode::InvalidArgument, "token id " + std::to_string(id) + " is outside the vocabulary of " +
@@ -197,16 +199,29 @@ Status apply_entry(const ConfigSpec& spec, const TensorSpec& e, Leaf& leaf) {
     return Status::ok();
 }
 
+// The positions whose logits a decoder computes: the command line's choice, else the config's,
+// else the tool's default; a count beyond the batch (a config's 4 run with one token) is all of it.
+int decoder_outputs(const ModelSpec& m, const BuildOptions& options) {
+    const int chosen = options.outputs.value_or(m.n_outputs.value_or(options.default_outputs));
+    const int n_tokens = m.kind == ModelKind::Gguf ? m.gguf.n_tokens : m.llama.n_tokens;
+    return chosen > n_tokens ? 0 : chosen;
+}
+
 }  // namespace
 
-Result<BuiltGraph> build_model_builder(const ConfigSpec& spec, Context& ctx) {
+Result<BuiltGraph> build_model_builder(const ConfigSpec& spec, const BuildOptions& options, Context& ctx) {
     const ModelSpec& m = *spec.model;
     Result<BuiltGraph> built = Status(StatusCode::Internal, "no builder");
     switch (m.kind) {
         case ModelKind::Mlp: built = mlp(m.mlp, ctx); break;
         case ModelKind::Attention: built = attention(m.attention, ctx); break;
-        case ModelKind::LlamaDecoder: built = llama(m.llama, ctx); break;
-        case ModelKind::Gguf: built = gguf(m.gguf, ctx); break;
+        case ModelKind::LlamaDecoder: {
+            DecoderParams p = m.llama;
+            p.n_outputs = decoder_outputs(m, options);
+            built = llama(p, ctx);
+            break;
+        }
+        case ModelKind::Gguf: built = gguf(m.gguf, decoder_outputs(m, options), ctx); break;
     }
     if (!built.is_ok()) {
         // A model file's problems point at the file; a builder's at its params.

@@ -38,7 +38,7 @@ struct BuiltGraph {
 };
 
 Result<BuiltGraph> build_explicit_graph(const ConfigSpec& spec, Context& ctx);
-Result<BuiltGraph> build_model_builder(const ConfigSpec& spec, Context& ctx);
+Result<BuiltGraph> build_model_builder(const ConfigSpec& spec, const BuildOptions& options, Context& ctx);
 
 // Backends, each weight's device and the node overrides; devices are checked against the registry.
 // `weights` are the builder's weights that the graph uses.

@@ -33,8 +33,13 @@ double DecoderParams::matmul_flops() const {
     const double dense = 3.0 * e * n_ff;
     const double moe = 3.0 * e * experts.n_ff * (experts.n_used + experts.n_shared) + e * experts.n_expert;
     double total = 0.0;
-    for (int il = 0; il < n_layers; ++il) total += 2.0 * t * (projections + scores + (layer_has_experts(il) ? moe : dense));
-    return total + 2.0 * t * e * n_vocab;
+    // The last layer's FFN and the output projection see only the rows whose logits are computed.
+    const double outputs = n_logits();
+    for (int il = 0; il < n_layers; ++il) {
+        const double ffn_rows = il == n_layers - 1 ? outputs : t;
+        total += 2.0 * t * (projections + scores) + 2.0 * ffn_rows * (layer_has_experts(il) ? moe : dense);
+    }
+    return total + 2.0 * outputs * e * n_vocab;
 }
 
 std::vector<Tensor*> LayerWeights::all() const {
@@ -65,6 +70,7 @@ std::vector<Tensor*> Decoder::weights() const {
 std::vector<Tensor*> Decoder::inputs() const {
     std::vector<Tensor*> in = {tokens, positions, kq_mask};
     if (kq_mask_swa != nullptr) in.push_back(kq_mask_swa);
+    if (out_ids != nullptr) in.push_back(out_ids);
     return in;
 }
 
@@ -72,6 +78,12 @@ std::vector<int32_t> batch_positions(const DecoderParams& params) {
     std::vector<int32_t> pos(static_cast<size_t>(params.n_tokens));
     for (size_t i = 0; i < pos.size(); ++i) pos[i] = static_cast<int32_t>(params.n_attended() - params.n_tokens + static_cast<int>(i));
     return pos;
+}
+
+std::vector<int32_t> output_row_ids(const DecoderParams& params) {
+    std::vector<int32_t> rows(static_cast<size_t>(params.n_logits()));
+    for (size_t i = 0; i < rows.size(); ++i) rows[i] = static_cast<int32_t>(params.n_tokens - params.n_logits() + static_cast<int>(i));
+    return rows;
 }
 
 namespace {
@@ -215,7 +227,14 @@ Tensor* ffn_block(Context& ctx, const DecoderParams& p, const LayerWeights& w, c
 
 Tensor* layer(Context& ctx, const DecoderParams& p, Decoder& m, int il, Tensor* x) {
     const LayerNames n{"-" + std::to_string(il)};
-    Tensor* h = n(add(ctx, attention_block(ctx, p, m, n, il, x), x), "ffn_inp");
+    Tensor* attn = attention_block(ctx, p, m, n, il, x);
+    // The last layer's FFN (and everything after it) needs only the rows whose logits are asked
+    // for: the attention output and the residual shrink to them here, as in llama.cpp.
+    if (il == p.n_layers - 1 && m.out_ids != nullptr) {
+        attn = get_rows(ctx, attn, m.out_ids);
+        x = get_rows(ctx, x, m.out_ids);
+    }
+    Tensor* h = n(add(ctx, attn, x), "ffn_inp");
     Tensor* ffn = ffn_block(ctx, p, m.layers[static_cast<size_t>(il)], n, h);
     return n(add(ctx, ffn, h), "l_out");
 }
@@ -243,6 +262,10 @@ Status check_params(const DecoderParams& p) {
     if (e.n_expert < 0 || (e.n_expert > 0 && (e.n_used < 1 || e.n_used > e.n_expert || e.n_ff < 1))) {
         return invalid("experts: n_used (" + std::to_string(e.n_used) + ") must be 1 to n_expert (" + std::to_string(e.n_expert) +
                        ") and each expert's n_ff positive");
+    }
+    if (p.n_outputs < 0 || p.n_outputs > p.n_tokens) {
+        return invalid("n_outputs (" + std::to_string(p.n_outputs) + ") must be 0 (every position) to n_tokens (" +
+                       std::to_string(p.n_tokens) + ")");
     }
     if (p.swa.window < 0 || p.swa.pattern < 0) return invalid("the sliding window and its pattern must not be negative");
     if (e.n_group > 0 && (e.n_expert % e.n_group != 0 || e.n_expert / e.n_group < 2 || e.n_group_used < 1 ||
@@ -274,6 +297,7 @@ Result<Decoder> build_decoder(Context& ctx, const DecoderParams& p, const Weight
     bool any_slides = false;
     for (int il = 0; il < p.n_layers; ++il) any_slides = any_slides || p.swa.slides(il);
     if (any_slides) m.kq_mask_swa = named(ctx.new_tensor(DType::F16, {p.n_attended(), p.n_tokens}), "kq_mask_swa");
+    if (p.n_logits() < p.n_tokens) m.out_ids = named(ctx.new_tensor(DType::I32, {p.n_logits()}), "inp_out_ids");
     for (Tensor* in : m.inputs()) in->set_input();
     decoder::WeightMaker make(ctx, p, types);
     m.tok_embd = make.matrix("token_embd.weight", p.n_embd, p.n_vocab);

@@ -84,6 +84,10 @@ struct DecoderParams {
     int n_ff = 2816;
     int n_tokens = 32;
     int n_kv = 0;            // KV cache positions (the batch is the last n_tokens); 0: no cache
+    // Logits for the batch's last n_outputs positions only, the rows chosen after the last layer's
+    // attention as llama.cpp's inp_out_ids does (its FFN, final norm and output projection run on
+    // those rows alone); 0: every position.
+    int n_outputs = 0;
     int n_vocab = 32000;
     float rms_eps = 1e-5f;
     float rope_freq_base = 10000.0f;
@@ -132,6 +136,8 @@ struct DecoderParams {
     int64_t n_embd_kv() const { return static_cast<int64_t>(n_head_kv) * head_dim(); }
     // Positions attended to: the cache, or the batch itself without one.
     int n_attended() const { return n_kv > 0 ? n_kv : n_tokens; }
+    // Positions whose logits are computed.
+    int n_logits() const { return n_outputs > 0 ? n_outputs : n_tokens; }
     bool has_experts() const { return experts.n_expert > 0; }
     bool layer_has_experts(int il) const { return has_experts() && il >= n_dense_lead; }
     // Multiply-adds x2 of the matrix products, for throughput figures (the experts a token uses).
@@ -201,6 +207,8 @@ struct Decoder {
     Tensor* positions = nullptr;    // i32 [n_tokens] (input): n_attended - n_tokens ... n_attended - 1
     Tensor* kq_mask = nullptr;      // f16 [n_attended, n_tokens] causal mask (input)
     Tensor* kq_mask_swa = nullptr;  // the same within the sliding window (input), when some layer slides
+    Tensor* out_ids = nullptr;      // i32 [n_outputs] (input) named inp_out_ids: the batch rows whose
+                                    // logits are computed (output_row_ids), when fewer than n_tokens
     Tensor* tok_embd = nullptr;     // [n_embd, n_vocab]
     std::vector<LayerWeights> layers;
     std::vector<Tensor*> k_cache;  // per layer [n_embd_kv, n_kv] f32 (persistent, like weights);
@@ -209,7 +217,7 @@ struct Decoder {
     Tensor* output = nullptr;       // [n_embd, n_vocab]; tok_embd itself when params.tied_output
     Tensor* output_b = nullptr;     // output_bias
     Tensor* rope_factors = nullptr; // f32 [rope dims / 2] named params.rope_factors, else nullptr
-    Tensor* logits = nullptr;       // f32 [n_vocab, n_tokens] (output), named result_output
+    Tensor* logits = nullptr;       // f32 [n_vocab, n_logits] (output), named result_output
     // What to build the graph from, in order: the cache writes of each layer, then the logits, so
     // that every layer's attention runs after its cache is written.
     std::vector<Tensor*> graph_outputs;
@@ -229,5 +237,7 @@ Result<Decoder> build_decoder(Context& ctx, const DecoderParams& params, const W
 std::vector<float> causal_mask_values(int n_kv, int n_tokens, int window = 0);
 // Positions of the batch's tokens: n_attended - n_tokens, ..., n_attended - 1.
 std::vector<int32_t> batch_positions(const DecoderParams& params);
+// The batch rows whose logits are computed (out_ids): n_tokens - n_logits, ..., n_tokens - 1.
+std::vector<int32_t> output_row_ids(const DecoderParams& params);
 
 }  // namespace xb

@@ -212,6 +212,35 @@ TEST(ConfigBuild, BuilderTensorOverrides) {
     EXPECT_EQ(model->inputs.size(), 3u);
 }
 
+// "outputs": the positions whose logits are computed; the last ones, picked by inp_out_ids.
+TEST(ConfigBuild, DecoderOutputsPickTheLastPositions) {
+    const auto config = [](const std::string& outputs) {
+        return R"({"graph": {"model": "llama_decoder", "params": {"n_layers": 1, "n_embd": 32, "n_head": 4, "n_ff": 64,
+                   "n_tokens": 5, "n_vocab": 20, "outputs": )" + outputs + "}}}";
+    };
+    for (const auto& [outputs, rows] : std::vector<std::pair<std::string, int64_t>>{{"\"all\"", 5}, {"\"last\"", 1}, {"3", 3}, {"5", 5}}) {
+        auto model = build(config(outputs));
+        ASSERT_TRUE(model.is_ok()) << outputs << ": " << model.status().to_string();
+        ASSERT_EQ(model->outputs.size(), 1u);
+        EXPECT_EQ(model->outputs[0]->ne[1], rows) << outputs;
+        bool picked = false;
+        for (const TensorInit& i : model->inits) {
+            if (i.tensor->name != "inp_out_ids") continue;
+            picked = true;
+            EXPECT_EQ(i.init.kind, InitKind::Arange);
+            EXPECT_EQ(i.init.start, 5 - rows);  // the batch's last rows
+        }
+        EXPECT_EQ(picked, rows < 5) << outputs;
+    }
+    const auto error = [&](const std::string& outputs) { return build(config(outputs)).status().message(); };
+    EXPECT_NE(error("\"some\"").find("/graph/params/outputs: "), std::string::npos) << error("\"some\"");
+    EXPECT_NE(error("0").find("/graph/params/outputs: value 0 is out of range"), std::string::npos) << error("0");
+    EXPECT_NE(error("6").find("/graph/params/outputs: value 6 is out of range"), std::string::npos) << error("6");
+    EXPECT_NE(error("1.5").find("/graph/params/outputs: outputs must be \"all\", \"last\" or a number of positions"),
+              std::string::npos)
+        << error("1.5");
+}
+
 TEST(ConfigBuild, ExplicitGraphComputesTheRightValues) {
     auto model = build(R"({
         "tensors": {

@@ -65,6 +65,10 @@ std::unique_ptr<Instance> make_instance(const DecoderParams& p, uint32_t seed, c
     if (in->model.kq_mask_swa != nullptr) {
         EXPECT_TRUE(tensor_set_f32(*in->model.kq_mask_swa, causal_mask_values(p.n_attended(), p.n_tokens, p.swa.window)).is_ok());
     }
+    if (in->model.out_ids != nullptr) {
+        const std::vector<int32_t> rows = output_row_ids(p);
+        EXPECT_TRUE(tensor_set(*in->model.out_ids, rows.data(), 0, in->model.out_ids->nbytes()).is_ok());
+    }
     return in;
 }
 
@@ -227,6 +231,39 @@ TEST_P(DecoderVariant, SlidingLayersReadTheWindowMaskAndTheVariantMatters) {
     } else {
         EXPECT_GT(e, 1e-6);
     }
+}
+
+// Logits for the last positions only (llama.cpp's inp_out_ids): the rows shrink after the last
+// layer's attention, so its FFN, the final norm and the output projection see only those rows,
+// and their logits are the all-positions run's last rows. The matrices' products are per row,
+// so the values agree to rounding (the batch size may choose another product kernel).
+TEST_P(DecoderVariant, LastPositionsOnlyGiveTheLastRowsOfAll) {
+    DecoderParams p = params();
+    p.n_kv = 12;
+    auto all = make_instance(p, 7, kTokens);
+    const std::vector<float> every = compute_logits(*all);
+    EXPECT_EQ(all->model.out_ids, nullptr);
+    for (const int n : {1, 3}) {
+        DecoderParams q = p;
+        q.n_outputs = n;
+        auto some = make_instance(q, 7, kTokens);
+        ASSERT_NE(some->model.out_ids, nullptr);
+        EXPECT_EQ(some->model.out_ids->name, "inp_out_ids");
+        EXPECT_EQ(some->model.logits->ne[1], n);
+        const std::vector<float> want(every.end() - static_cast<std::ptrdiff_t>(n) * p.n_vocab, every.end());
+        EXPECT_LT(nmse(compute_logits(*some), want), 1e-12) << n << " outputs";
+        // Fewer rows through the last FFN and the output projection.
+        EXPECT_LT(q.matmul_flops(), p.matmul_flops());
+    }
+}
+
+TEST(Decoder, OutputsBeyondTheBatchAreRefused) {
+    DecoderParams p = small_params();
+    p.n_outputs = p.n_tokens + 1;
+    Context ctx;
+    const auto m = build_decoder(ctx, p);
+    ASSERT_FALSE(m.is_ok());
+    EXPECT_NE(m.status().message().find("n_outputs"), std::string::npos) << m.status().message();
 }
 
 INSTANTIATE_TEST_SUITE_P(Architectures, DecoderVariant, ::testing::ValuesIn(kVariants),

@@ -38,6 +38,19 @@ if "$compare" --list-devices | grep -q "^BLAS"; then
   done
 fi
 check run-gguf 0 "$run" -c "$models/tiny-llama.gguf" -r 1 --warmup 0 --format json -o "$tmp/r.json"
+# Logits of the last position only by default (llama-bench's measure), of every position or the
+# last N when asked, and the same values; backend-compare keeps every position.
+check run-gguf-last 0 "$run" -c "$models/tiny-llama-quant.gguf" -p 6 -r 1 --warmup 0 --save-outputs "$tmp/last"
+check run-gguf-all 0 "$run" -c "$models/tiny-llama-quant.gguf" -p 6 -r 1 --warmup 0 --outputs all --save-outputs "$tmp/all"
+check run-gguf-three 0 "$run" -c "$models/tiny-llama-quant.gguf" -p 6 -r 1 --warmup 0 --outputs 3 --save-outputs "$tmp/three"
+py "
+import numpy as np
+last, every, three = (np.load('$tmp/' + d + '/result_output.npy') for d in ('last', 'all', 'three'))
+assert every.shape[0] == 6 and three.shape[0] == 3 and last.size == every.shape[1], (last.shape, every.shape, three.shape)
+assert np.allclose(last.ravel(), every[-1], rtol=0, atol=1e-5 * abs(every).max())
+assert np.allclose(three, every[-3:], rtol=0, atol=1e-5 * abs(every).max())" run-gguf-outputs
+check run-gguf-outputs-bad 2 "$run" -c "$models/tiny-llama-quant.gguf" --outputs some
+expect_in run-gguf-outputs-bad "$tmp/err" "--outputs"
 # The newer formats through graph-run and sched-profile too (backend-compare ran them above).
 check run-gguf-iq 0 "$run" -c "$models/tiny-llama-iq.gguf" -r 1 --warmup 0
 check profile-gguf-q3_k_m 0 "$profile" -c "$models/tiny-llama-q3_k_m.gguf" -b SIM0,CPU
@@ -64,7 +77,8 @@ check moe-offload-profile 0 "$profile" -c "$moe" --map CUDA0=SIM0 --format json 
 py "
 import json; s = json.load(open('$tmp/s.json'))
 assert s['expert_weight_bytes'] == {'CPU': 98304} and s['expert_copies'] == {'copies': 0, 'bytes': 0}, s" moe-offload-experts-stay
-check moe-offload-op 0 "$profile" -c "$moe" --map CUDA0=SIM0 -P SIM0:offload_min_batch=4 --format json -o "$tmp/s.json"
+# (every position's logits: with the last alone, the last layer's experts see one row, under the minimum)
+check moe-offload-op 0 "$profile" -c "$moe" --map CUDA0=SIM0 -P SIM0:offload_min_batch=4 --outputs all --format json -o "$tmp/s.json"
 py "
 import json; s = json.load(open('$tmp/s.json'))
 assert s['expert_copies'] == {'copies': 6, 'bytes': 98304}, s" moe-offload-experts-copied
@@ -114,7 +128,7 @@ expect_in nan-compare-default "$tmp/err" "error: output 'result_output' holds 12
 check nan-compare-warn 0 "$compare" -c "$nan" -b CPU,SIM0 -o /dev/null --nonfinite warn
 expect_in nan-compare-warn "$tmp/err" "warning: output 'result_output' holds 128 NaN"
 check nan-run-default 0 "$run" -c "$nan" -r 1 --warmup 0 -o /dev/null
-expect_in nan-run-default "$tmp/err" "warning: output 'result_output' holds 128 NaN and 0 infinite values (of 128) after the last compute on CPU"
+expect_in nan-run-default "$tmp/err" "warning: output 'result_output' holds 16 NaN and 0 infinite values (of 16) after the last compute on CPU"
 check nan-run-fail 1 "$run" -c "$nan" -r 1 --warmup 0 -o /dev/null --nonfinite fail
 expect_in nan-run-fail "$tmp/err" "error: output 'result_output'"
 check nan-run-placed 1 "$compare" -c "$nan" --placed -o /dev/null
