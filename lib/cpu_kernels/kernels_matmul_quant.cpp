@@ -8,7 +8,9 @@
 //    in turn, computes the dots of the block's rows with those columns: the block's weights stay in
 //    cache across the groups, and each weight row is decoded once per group.
 //
-// The dot products are the instruction-set table's of this CPU (core/isa.hpp).
+// The dot products are the instruction-set table's of this CPU (core/isa.hpp). On CPUs with
+// AVX-512 VNNI, products of kTileMinColumns columns or more take the tile path instead of step 2:
+// tiles of a decoded once into int8 panels, multiplied with every column (quant_tiles.hpp).
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -16,6 +18,7 @@
 #include "core/quant.hpp"
 #include "cpu_kernels/kernels.hpp"
 #include "cpu_kernels/quant_dot.hpp"
+#include "cpu_kernels/quant_tiles.hpp"
 #include "cpu_kernels/row_iter.hpp"
 
 namespace xb::cpu_kernels {
@@ -24,11 +27,23 @@ namespace {
 
 constexpr int64_t kRowBlock = 16;
 
-// Work buffer: the quantized columns of b, then one f32 row per thread for columns that are not
-// packed f32.
+// The tile path (quant_tiles.hpp) where this CPU has it, the type a decoder, and enough columns
+// per weight matrix to repay decoding its tiles.
+const QuantTiles* tiles_for(const Tensor& dst) {
+    const Tensor& a = *dst.src[0];
+    const Tensor& b = *dst.src[1];
+    const QuantTiles* tiles = quant_tiles();
+    const bool worth = b.ne[1] >= kTileMinColumns && a.ne[0] % kQK == 0;
+    return tiles != nullptr && worth && tiles->decode[static_cast<int>(a.type)] != nullptr ? tiles : nullptr;
+}
+
+// Work buffer: the quantized columns of b; with tiles, the columns again as the tile kernel reads
+// them, then one panel per thread; then one f32 row per thread for columns that are not packed f32.
 struct Layout {
     size_t act_row = 0;   // bytes of one quantized column
     size_t act_bytes = 0;
+    size_t columns_bytes = 0;  // TileColumns (tile path)
+    size_t panel_bytes = 0;    // one TilePanel (tile path)
     size_t scratch_per_thread = 0;
 };
 
@@ -38,8 +53,38 @@ Layout layout_of(const Tensor& dst) {
     Layout l;
     l.act_row = activation_row_bytes(a.type, a.ne[0]);
     l.act_bytes = work_align_up(l.act_row * static_cast<size_t>(b.nrows()));
+    if (tiles_for(dst) != nullptr) {
+        l.columns_bytes = work_align_up(TileColumns::bytes(a.ne[0], b.ne[1], b.ne[2] * b.ne[3]));
+        l.panel_bytes = work_align_up(TilePanel::bytes(a.ne[0]));
+    }
     l.scratch_per_thread = work_align_up(static_cast<size_t>(b.ne[0]) * sizeof(float));
     return l;
+}
+
+// Step 2 with tiles: each unit (batch, kTileRows rows of a) decodes its rows once into the thread's
+// panel and multiplies it with every column of the batch.
+void tile_products(const ComputeParams& p, Tensor& dst, const QuantTiles& tiles, const TileColumns& columns,
+                   TilePanel& panel) {
+    const Tensor& a = *dst.src[0];
+    const Tensor& b = *dst.src[1];
+    const QuantTiles::DecodeFn decode = tiles.decode[static_cast<int>(a.type)];
+    const int64_t m = a.ne[1];
+    const int64_t n = b.ne[1];
+    const int64_t row_tiles = (m + kTileRows - 1) / kTileRows;
+    const int64_t r2 = b.ne[2] / a.ne[2];
+    const int64_t r3 = b.ne[3] / a.ne[3];
+    const auto units = p.split(b.ne[2] * b.ne[3] * row_tiles);
+    for (int64_t u = units.begin; u < units.end; ++u) {
+        const int64_t batch = u / row_tiles;
+        const int64_t i0 = (u % row_tiles) * kTileRows;
+        const int rows = static_cast<int>(std::min<int64_t>(kTileRows, m - i0));
+        const int64_t i2 = batch % b.ne[2];
+        const int64_t i3 = batch / b.ne[2];
+        const std::byte* a_rows = static_cast<const std::byte*>(a.data) + (i2 / r2) * a.nb[2] + (i3 / r3) * a.nb[3] + i0 * a.nb[1];
+        decode(a_rows, a.nb[1], rows, a.ne[0], panel);
+        auto* out = reinterpret_cast<float*>(static_cast<std::byte*>(dst.data) + i0 * dst.nb[0] + i2 * dst.nb[2] + i3 * dst.nb[3]);
+        tiles.product(panel, columns, columns.column(batch, 0), static_cast<int>(n), rows, out, dst.nb[1] / sizeof(float));
+    }
 }
 
 }  // namespace
@@ -48,7 +93,8 @@ bool weights_supported(DType t) { return !is_quantized(t) || quant_dot().dot[sta
 
 size_t mul_mat_quant_work_size(const Tensor& dst, int nth) {
     const Layout l = layout_of(dst);
-    return l.act_bytes + l.scratch_per_thread * static_cast<size_t>(std::max(nth, 1)) + kWorkAlign;
+    const auto threads = static_cast<size_t>(std::max(nth, 1));
+    return l.act_bytes + l.columns_bytes + (l.panel_bytes + l.scratch_per_thread) * threads + kWorkAlign;
 }
 
 void compute_mul_mat_quant(const ComputeParams& p, Tensor& dst) {
@@ -58,12 +104,17 @@ void compute_mul_mat_quant(const ComputeParams& p, Tensor& dst) {
     const int64_t k = a.ne[0];
     const QuantDot& table = quant_dot();
     const QuantDot::DotFn dot = table.dot[static_cast<int>(a.type)];
+    const QuantTiles* tiles = tiles_for(dst);
     const Layout l = layout_of(dst);
+    const auto ith = static_cast<size_t>(p.ith);
     std::byte* work = p.aligned_work();
     std::byte* act = work;
-    auto* scratch = reinterpret_cast<float*>(work + l.act_bytes + l.scratch_per_thread * static_cast<size_t>(p.ith));
+    const TileColumns columns = tiles != nullptr ? TileColumns::at(work + l.act_bytes, k, b.ne[1], b.ne[2] * b.ne[3]) : TileColumns{};
+    std::byte* thread_area = work + l.act_bytes + l.columns_bytes + (l.panel_bytes + l.scratch_per_thread) * ith;
+    TilePanel panel = tiles != nullptr ? TilePanel::at(thread_area, k) : TilePanel{};
+    auto* scratch = reinterpret_cast<float*>(thread_area + l.panel_bytes);
 
-    // 1. Quantize the columns of b.
+    // 1. Quantize the columns of b (and lay them out for the tiles).
     const auto cols = p.split(b.nrows());
     for (int64_t c = cols.begin; c < cols.end; ++c) {
         const RowIndex r = row_index(b, c);
@@ -75,9 +126,12 @@ void compute_mul_mat_quant(const ComputeParams& p, Tensor& dst) {
             for (int64_t i = 0; i < k; ++i) scratch[i] = load_at(b, row, i);
             x = scratch;
         }
-        table.quantize_activations(a.type, x, act + l.act_row * static_cast<size_t>(c), k);
+        std::byte* blocks = act + l.act_row * static_cast<size_t>(c);
+        table.quantize_activations(a.type, x, blocks, k);
+        if (tiles != nullptr) columns.set_column(c, a.type, blocks);
     }
     p.barrier();
+    if (tiles != nullptr) return tile_products(p, dst, *tiles, columns, panel);
 
     // 2. Dots, a block of rows of a against every column of b at a time.
     const int64_t m = a.ne[1];

@@ -1,11 +1,10 @@
 // The AVX2 dot products of the newer block formats (q2_K, q3_K, the IQ family, TQ, MXFP4, NVFP4;
 // compiled with -mavx2 -mfma -mf16c, chosen at run time only on CPUs that have them).
 //
-// Each format's decoder turns one 32-value unit of a weight block (core/quant_unit.hpp) into 32
-// signed bytes in a register: codebook entries gathered with one 8- or 4-byte load each, signs
-// expanded from bits to byte masks, 4-bit indices looked up with pshufb, bit planes shifted out.
-// The unit meets each column's 32 activations with maddubs (the sign trick: |w| times a with w's
-// sign) into sixteen 16-bit pair sums, values 0..15 in the low eight and 16..31 in the high eight.
+// Each format's decoder (quant_unit_decoders_avx2.hpp) turns one 32-value unit of a weight block
+// into 32 signed bytes in a register. The unit meets each column's 32 activations with maddubs (the
+// sign trick: |w| times a with w's sign) into sixteen 16-bit pair sums, values 0..15 in the low
+// eight and 16..31 in the high eight.
 //   - The 256-value formats (q2_K, q3_K, iq1..iq3, iq4_xs, tq1_0, tq2_0), as ggml: the activations
 //     are q8_K (one scale per 256) and every half's scale is an integer times the block's float
 //     scale (iq2_xxs: (0.5 + s) / 4 = (2s + 1) / 8), so the pair sums are multiplied by the
@@ -13,24 +12,19 @@
 //   - iq4_nl, mxfp4 and nvfp4 (blocks of 32 and 64) take q8_0-style activations, one float scale per
 //     unit, as ggml.
 // Each unit is decoded once for all the columns of a call.
-//
-// The values are decode_unit's exactly (tests/core/test_quant.cpp checks every table against the
-// dot of the dequantized operands).
 #include <immintrin.h>
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
 
 #include "core/quant_block_types.hpp"
 #include "cpu_kernels/quant_dot.hpp"
+#include "cpu_kernels/quant_unit_decoders_avx2.hpp"
 
 namespace xb::cpu_kernels {
 
 namespace {
-
-float fp16(uint16_t h) { return _cvtsh_ss(h); }
 
 float hsum8(__m256 v) {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -38,80 +32,8 @@ float hsum8(__m256 v) {
     return _mm_cvtss_f32(_mm_add_ss(s, _mm_shuffle_ps(s, s, 1)));
 }
 
-// --- shared pieces ------------------------------------------------------------------------------------
+// --- the dot products -----------------------------------------------------------------------------------
 
-// The sign bytes of the 7-bit sign indices (iq_sign_byte), as a table.
-constexpr std::array<uint8_t, 128> kSignBytes = [] {
-    std::array<uint8_t, 128> t{};
-    for (int i = 0; i < 128; ++i) {
-        int parity = 0;
-        for (int b = 0; b < 7; ++b) parity ^= (i >> b) & 1;
-        t[static_cast<size_t>(i)] = static_cast<uint8_t>(i | (parity << 7));
-    }
-    return t;
-}();
-
-// Four sign bytes (byte g: the signs of values 8g .. 8g + 7) as a mask of 32 bytes, 0xFF where
-// the value is negative.
-__m256i sign_mask(uint32_t signs) {
-    const __m256i spread = _mm256_shuffle_epi8(
-        _mm256_set1_epi32(static_cast<int>(signs)),
-        _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0x0000000000000000));
-    const __m256i bits = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201ull));
-    return _mm256_cmpeq_epi8(_mm256_and_si256(spread, bits), bits);
-}
-__m256i apply_signs(__m256i v, uint32_t signs) {
-    const __m256i m = sign_mask(signs);
-    return _mm256_sub_epi8(_mm256_xor_si256(v, m), m);
-}
-// Four 7-bit sign indices packed in a word (bits 7g .. 7g + 6), as four sign bytes.
-uint32_t sign_bytes(uint32_t aux) {
-    return static_cast<uint32_t>(kSignBytes[aux & 127]) | (static_cast<uint32_t>(kSignBytes[(aux >> 7) & 127]) << 8) |
-           (static_cast<uint32_t>(kSignBytes[(aux >> 14) & 127]) << 16) |
-           (static_cast<uint32_t>(kSignBytes[(aux >> 21) & 127]) << 24);
-}
-__m256i entries64(uint64_t e0, uint64_t e1, uint64_t e2, uint64_t e3) {
-    return _mm256_set_epi64x(static_cast<int64_t>(e3), static_cast<int64_t>(e2), static_cast<int64_t>(e1),
-                             static_cast<int64_t>(e0));
-}
-
-// 16 bytes of nibbles through a 16-entry signed table: values 0..15 from the low nibbles, 16..31
-// from the high ones, as iq4_nl, iq4_xs and mxfp4 store them.
-__m128i nibble_table(uint64_t lo, uint64_t hi) {
-    return _mm_set_epi64x(static_cast<int64_t>(hi), static_cast<int64_t>(lo));
-}
-void nibble_lookup(const uint8_t* qs, __m128i table, __m128i& lo, __m128i& hi) {
-    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
-    const __m128i mask = _mm_set1_epi8(0x0F);
-    lo = _mm_shuffle_epi8(table, _mm_and_si128(bytes, mask));
-    hi = _mm_shuffle_epi8(table, _mm_and_si128(_mm_srli_epi16(bytes, 4), mask));
-}
-__m256i nibble_table_values(const uint8_t* qs, __m128i table) {
-    __m128i lo, hi;
-    nibble_lookup(qs, table, lo, hi);
-    return _mm256_set_m128i(hi, lo);
-}
-
-// q2_K / q3_K / tq2_0: unit u's 2-bit values are bits 2s..2s+1 (s = u % 4) of the 32 bytes
-// qs[32 (u / 4)..].
-__m256i two_bit_values(const uint8_t* qs, int unit) {
-    const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + 32 * (unit / 4)));
-    return _mm256_and_si256(_mm256_srl_epi16(bytes, _mm_cvtsi32_si128(2 * (unit % 4))), _mm256_set1_epi8(3));
-}
-
-// --- the super-block formats: integer scales -----------------------------------------------------------
-// SuperDecoder<Block>: scale(b), the float every value of the block is scaled by; scales(b), the
-// integer scale of each group of 16 values as sixteen 16-bit lanes (decoded once per block);
-// unit(b, u), the unit's 32 values.
-
-// Sixteen scales, one per group of 16 values.
-__m256i scale_lanes(const int16_t (&s)[16]) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s)); }
-// Eight scales, one per unit (both its groups).
-__m256i unit_scale_lanes(const int (&s)[8]) {
-    int16_t lanes[16];
-    for (int u = 0; u < 8; ++u) lanes[2 * u] = lanes[2 * u + 1] = static_cast<int16_t>(s[u]);
-    return scale_lanes(lanes);
-}
 // Unit u's two scales, each in the eight 16-bit lanes of its half of the register, as madd pairs
 // the products of values 0..15 (low half) and 16..31 (high half).
 __m256i unit_scales(__m256i lanes, int u) {
@@ -119,263 +41,6 @@ __m256i unit_scales(__m256i lanes, int u) {
     return _mm256_shuffle_epi8(pair, _mm256_set_epi64x(0x0302030203020302, 0x0302030203020302, 0x0100010001000100,
                                                        0x0100010001000100));
 }
-
-template <typename Block>
-struct SuperDecoder;
-
-template <>
-struct SuperDecoder<BlockQ2_K> {
-    static float scale(const BlockQ2_K& b) { return fp16(b.d); }
-    static __m256i scales(const BlockQ2_K& b) {
-        const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales));
-        return _mm256_cvtepu8_epi16(_mm_and_si128(bytes, _mm_set1_epi8(0x0F)));
-    }
-    static __m256i unit(const BlockQ2_K& b, int u) { return two_bit_values(b.qs, u); }
-};
-
-template <>
-struct SuperDecoder<BlockQ3_K> {
-    static float scale(const BlockQ3_K& b) { return fp16(b.d); }
-    static __m256i scales(const BlockQ3_K& b) {
-        int16_t s[16];
-        for (int k = 0; k < 16; ++k) s[k] = static_cast<int16_t>(q3_K_scale(b.scales, k));
-        return scale_lanes(s);
-    }
-    static __m256i unit(const BlockQ3_K& b, int u) {
-        // Minus 4 where bit u of hmask[l] is clear.
-        const __m256i hmask = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.hmask));
-        const __m256i bit = _mm256_and_si256(_mm256_srl_epi16(hmask, _mm_cvtsi32_si128(u)), _mm256_set1_epi8(1));
-        const __m256i minus4 = _mm256_andnot_si256(_mm256_slli_epi16(bit, 2), _mm256_set1_epi8(4));
-        return _mm256_sub_epi8(two_bit_values(b.qs, u), minus4);
-    }
-};
-
-template <>
-struct SuperDecoder<BlockTQ2_0> {
-    static float scale(const BlockTQ2_0& b) { return fp16(b.d); }
-    static __m256i scales(const BlockTQ2_0&) { return _mm256_set1_epi16(1); }
-    static __m256i unit(const BlockTQ2_0& b, int u) { return _mm256_sub_epi8(two_bit_values(b.qs, u), _mm256_set1_epi8(1)); }
-};
-
-// tq1_0: digit j of 32 base-3 bytes, minus 1: multiply by 3^j keeping the low 8 bits (the digits
-// above j drop out), then the top bits of 3 times that (core/quant_blocks_small.hpp's ternary_digit).
-// pow_lo / pow_hi: 3^j for each 16-bit element of the unpacked low / high bytes of each 128-bit half.
-__m256i ternary_digits(__m256i bytes, __m256i pow_lo, __m256i pow_hi) {
-    const __m256i zero = _mm256_setzero_si256();
-    const __m256i low8 = _mm256_set1_epi16(0xFF);
-    const __m256i three = _mm256_set1_epi16(3);
-    __m256i lo = _mm256_and_si256(_mm256_mullo_epi16(_mm256_unpacklo_epi8(bytes, zero), pow_lo), low8);
-    __m256i hi = _mm256_and_si256(_mm256_mullo_epi16(_mm256_unpackhi_epi8(bytes, zero), pow_hi), low8);
-    lo = _mm256_srli_epi16(_mm256_mullo_epi16(lo, three), 8);
-    hi = _mm256_srli_epi16(_mm256_mullo_epi16(hi, three), 8);
-    return _mm256_sub_epi8(_mm256_packus_epi16(lo, hi), _mm256_set1_epi8(1));
-}
-
-template <>
-struct SuperDecoder<BlockTQ1_0> {
-    static float scale(const BlockTQ1_0& b) { return fp16(b.d); }
-    static __m256i scales(const BlockTQ1_0&) { return _mm256_set1_epi16(1); }
-    // Values 0..159: digit e / 32 of qs[e % 32]; 160..239: digit (e - 160) / 16 of qs[32 + e % 16];
-    // 240..255: digit (e - 240) / 4 of qh[e % 4].
-    static __m256i unit(const BlockTQ1_0& b, int u) {
-        constexpr int16_t kPow3[5] = {1, 3, 9, 27, 81};
-        if (u < 5) {
-            const __m256i pow = _mm256_set1_epi16(kPow3[u]);
-            return ternary_digits(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs)), pow, pow);
-        }
-        const __m128i tail = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs + 32));
-        if (u < 7) {  // digits 2 (u - 5) and 2 (u - 5) + 1 of qs[32..47], one per half
-            const __m256i pow = _mm256_set_m128i(_mm_set1_epi16(kPow3[2 * (u - 5) + 1]), _mm_set1_epi16(kPow3[2 * (u - 5)]));
-            return ternary_digits(_mm256_broadcastsi128_si256(tail), pow, pow);
-        }
-        // Digit 4 of qs[32..47], then qh's four digits of four bytes.
-        const __m256i bytes = _mm256_set_m128i(_mm_set1_epi32(static_cast<int>(load_u32_le(b.qh))), tail);
-        const __m256i pow_lo = _mm256_set_m128i(_mm_set_epi16(3, 3, 3, 3, 1, 1, 1, 1), _mm_set1_epi16(81));
-        const __m256i pow_hi = _mm256_set_m128i(_mm_set_epi16(27, 27, 27, 27, 9, 9, 9, 9), _mm_set1_epi16(81));
-        return ternary_digits(bytes, pow_lo, pow_hi);
-    }
-};
-
-template <>
-struct SuperDecoder<BlockIQ4_XS> {
-    static float scale(const BlockIQ4_XS& b) { return fp16(b.d); }
-    static __m256i scales(const BlockIQ4_XS& b) {
-        int s[8];
-        for (int u = 0; u < 8; ++u) s[u] = iq4xs_scale(b, u);
-        return unit_scale_lanes(s);
-    }
-    static __m256i unit(const BlockIQ4_XS& b, int u) {
-        return nibble_table_values(b.qs + 16 * u, nibble_table(kIq4ValuesLo, kIq4ValuesHi));
-    }
-};
-
-// --- the 4-bit table formats of 32 and 64 values: float scales per unit ------------------------------------
-
-// A unit's 32 signed weight bytes in a register, with the float scales of its two halves.
-struct UnitAvx2 {
-    __m256i q;
-    float scale[2];
-};
-
-template <typename Block>
-struct DecoderAvx2;
-
-template <>
-struct DecoderAvx2<BlockIQ4_NL> {
-    static UnitAvx2 decode(const BlockIQ4_NL& b, int /*unit*/) {
-        const float d = fp16(b.d);
-        return {nibble_table_values(b.qs, nibble_table(kIq4ValuesLo, kIq4ValuesHi)), {d, d}};
-    }
-};
-
-template <>
-struct DecoderAvx2<BlockMXFP4> {
-    static UnitAvx2 decode(const BlockMXFP4& b, int /*unit*/) {
-        const float d = e8m0_half(b.e);
-        return {nibble_table_values(b.qs, nibble_table(kFp4ValuesLo, kFp4ValuesHi)), {d, d}};
-    }
-};
-
-// nvfp4: unit u is groups 2u and 2u + 1, whose values 0..7 are the low nibbles and 8..15 the high
-// ones of their 8 bytes.
-template <>
-struct DecoderAvx2<BlockNVFP4> {
-    static UnitAvx2 decode(const BlockNVFP4& b, int unit) {
-        __m128i lo, hi;
-        nibble_lookup(b.qs + 16 * unit, nibble_table(kFp4ValuesLo, kFp4ValuesHi), lo, hi);
-        const __m256i q = _mm256_set_m128i(_mm_unpackhi_epi64(lo, hi), _mm_unpacklo_epi64(lo, hi));
-        return {q, {ue4m3_half(b.d[2 * unit]), ue4m3_half(b.d[2 * unit + 1])}};
-    }
-};
-
-// --- the codebook formats: integer scales ------------------------------------------------------------
-
-template <>
-struct SuperDecoder<BlockIQ2_XXS> {
-    static float scale(const BlockIQ2_XXS& b) { return fp16(b.d) * 0.125f; }  // (0.5 + s) / 4 = (2s + 1) / 8
-    static __m256i scales(const BlockIQ2_XXS& b) {
-        int s[8];
-        for (int u = 0; u < 8; ++u) s[u] = 2 * static_cast<int>(iq2xxs_aux(b, u) >> 28) + 1;
-        return unit_scale_lanes(s);
-    }
-    static __m256i unit(const BlockIQ2_XXS& b, int u) {
-        const uint8_t* p = b.qs + 8 * u;
-        const __m256i v = entries64(kIq2xxsGrid[p[0]], kIq2xxsGrid[p[1]], kIq2xxsGrid[p[2]], kIq2xxsGrid[p[3]]);
-        return apply_signs(v, sign_bytes(iq2xxs_aux(b, u)));
-    }
-};
-
-// iq2_xs / iq2_s: 2s + 1 for the sixteen 4-bit scales (group 2u low nibble, 2u + 1 high).
-__m256i iq2_nibble_scales(const uint8_t* scales) {
-    const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(scales));
-    const __m128i mask = _mm_set1_epi8(0x0F);
-    const __m128i nibbles = _mm_unpacklo_epi8(_mm_and_si128(bytes, mask), _mm_and_si128(_mm_srli_epi16(bytes, 4), mask));
-    const __m256i s = _mm256_cvtepu8_epi16(nibbles);
-    return _mm256_add_epi16(_mm256_add_epi16(s, s), _mm256_set1_epi16(1));
-}
-
-template <>
-struct SuperDecoder<BlockIQ2_XS> {
-    static float scale(const BlockIQ2_XS& b) { return fp16(b.d) * 0.125f; }
-    static __m256i scales(const BlockIQ2_XS& b) { return iq2_nibble_scales(b.scales); }
-    static __m256i unit(const BlockIQ2_XS& b, int u) {
-        int w[4];
-        uint32_t signs = 0;
-        for (int i = 0; i < 4; ++i) {
-            w[i] = load_u16_at(b.qs + 8 * u + 2 * i);
-            signs |= static_cast<uint32_t>(kSignBytes[static_cast<size_t>(w[i] >> 9)]) << (8 * i);
-        }
-        const __m256i v = entries64(kIq2xsGrid[w[0] & 511], kIq2xsGrid[w[1] & 511], kIq2xsGrid[w[2] & 511],
-                                    kIq2xsGrid[w[3] & 511]);
-        return apply_signs(v, signs);
-    }
-};
-
-template <>
-struct SuperDecoder<BlockIQ2_S> {
-    static float scale(const BlockIQ2_S& b) { return fp16(b.d) * 0.125f; }
-    static __m256i scales(const BlockIQ2_S& b) { return iq2_nibble_scales(b.scales); }
-    static __m256i unit(const BlockIQ2_S& b, int u) {
-        const auto entry = [&](int i) { return kIq2sGrid[iq2s_index(b, u, i)]; };
-        const __m256i v = entries64(entry(0), entry(1), entry(2), entry(3));
-        return apply_signs(v, load_u32_le(b.signs + 4 * u));
-    }
-};
-
-template <>
-struct SuperDecoder<BlockIQ3_XXS> {
-    static float scale(const BlockIQ3_XXS& b) { return fp16(b.d) * 0.25f; }  // (0.5 + s) / 2 = (2s + 1) / 4
-    static __m256i scales(const BlockIQ3_XXS& b) {
-        int s[8];
-        for (int u = 0; u < 8; ++u) s[u] = 2 * static_cast<int>(iq3xxs_aux(b, u) >> 28) + 1;
-        return unit_scale_lanes(s);
-    }
-    static __m256i unit(const BlockIQ3_XXS& b, int u) {
-        const uint8_t* p = b.qs + 8 * u;
-        const uint32_t aux = iq3xxs_aux(b, u);
-        const __m256i v = _mm256_set_epi32(
-            static_cast<int>(kIq3xxsGrid[p[7]]), static_cast<int>(kIq3xxsGrid[p[6]]), static_cast<int>(kIq3xxsGrid[p[5]]),
-            static_cast<int>(kIq3xxsGrid[p[4]]), static_cast<int>(kIq3xxsGrid[p[3]]), static_cast<int>(kIq3xxsGrid[p[2]]),
-            static_cast<int>(kIq3xxsGrid[p[1]]), static_cast<int>(kIq3xxsGrid[p[0]]));
-        return apply_signs(v, sign_bytes(aux));
-    }
-};
-
-template <>
-struct SuperDecoder<BlockIQ3_S> {
-    static float scale(const BlockIQ3_S& b) { return fp16(b.d); }
-    static __m256i scales(const BlockIQ3_S& b) {
-        int s[8];
-        for (int u = 0; u < 8; ++u) s[u] = 1 + 2 * iq3s_scale_field(b, u);
-        return unit_scale_lanes(s);
-    }
-    static __m256i unit(const BlockIQ3_S& b, int u) {
-        const auto entry = [&](int j) { return static_cast<int>(kIq3sGrid[iq3s_index(b, u, j)]); };
-        const __m256i v = _mm256_set_epi32(entry(7), entry(6), entry(5), entry(4), entry(3), entry(2), entry(1), entry(0));
-        return apply_signs(v, load_u32_le(b.signs + 4 * u));
-    }
-};
-
-// iq1: q = 8 grid +- 1 (delta folded in), the scale divided by 8 (core/quant_blocks_iq.hpp).
-__m256i times8(__m256i v) {
-    const __m256i v2 = _mm256_add_epi8(v, v);
-    const __m256i v4 = _mm256_add_epi8(v2, v2);
-    return _mm256_add_epi8(v4, v4);
-}
-int64_t delta_bytes(bool negative) { return negative ? -1 : 0x0101010101010101; }
-
-template <>
-struct SuperDecoder<BlockIQ1_S> {
-    static float scale(const BlockIQ1_S& b) { return fp16(b.d) * kIq1Delta; }
-    static __m256i scales(const BlockIQ1_S& b) {
-        int s[8];
-        for (int u = 0; u < 8; ++u) s[u] = 2 * iq1s_scale_field(b, u) + 1;
-        return unit_scale_lanes(s);
-    }
-    static __m256i unit(const BlockIQ1_S& b, int u) {
-        const __m256i v = entries64(iq1_entry(b, u, 0), iq1_entry(b, u, 1), iq1_entry(b, u, 2), iq1_entry(b, u, 3));
-        return _mm256_add_epi8(times8(v), _mm256_set1_epi64x(delta_bytes(iq1_negative_delta(b, u, 0))));
-    }
-};
-
-template <>
-struct SuperDecoder<BlockIQ1_M> {
-    static float scale(const BlockIQ1_M& b) { return iq1_m_d(b) * kIq1Delta; }
-    static __m256i scales(const BlockIQ1_M& b) {
-        int16_t s[16];
-        for (int k = 0; k < 16; ++k) s[k] = static_cast<int16_t>(2 * iq1m_scale_field(b, k) + 1);
-        return scale_lanes(s);
-    }
-    static __m256i unit(const BlockIQ1_M& b, int u) {
-        const __m256i deltas =
-            _mm256_set_epi64x(delta_bytes(iq1_negative_delta(b, u, 3)), delta_bytes(iq1_negative_delta(b, u, 2)),
-                              delta_bytes(iq1_negative_delta(b, u, 1)), delta_bytes(iq1_negative_delta(b, u, 0)));
-        const __m256i v = entries64(iq1_entry(b, u, 0), iq1_entry(b, u, 1), iq1_entry(b, u, 2), iq1_entry(b, u, 3));
-        return _mm256_add_epi8(times8(v), deltas);
-    }
-};
-
-// --- the dot products -----------------------------------------------------------------------------------
 
 // The 16-bit pair sums of w times a: the sign trick, since maddubs takes unsigned times signed.
 __m256i pair_sums(__m256i w, __m256i a) { return _mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(a, w)); }

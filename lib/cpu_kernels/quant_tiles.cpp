@@ -1,0 +1,97 @@
+#include "cpu_kernels/quant_tiles.hpp"
+
+#include "core/isa.hpp"
+#include "core/quant_blocks.hpp"
+#include "cpu_kernels/compute_params.hpp"
+#include "cpu_kernels/quant_dot.hpp"
+
+namespace xb::cpu_kernels {
+
+size_t TilePanel::bytes(int64_t k) {
+    const auto groups = static_cast<size_t>(k / kTileGroup);
+    return work_align_up(static_cast<size_t>(k) * kTileRows) + 2 * work_align_up(groups * kTileRows * sizeof(float));
+}
+
+TilePanel TilePanel::at(std::byte* memory, int64_t k) {
+    const auto groups = static_cast<size_t>(k / kTileGroup);
+    TilePanel p;
+    p.q = reinterpret_cast<uint8_t*>(memory);
+    memory += work_align_up(static_cast<size_t>(k) * kTileRows);
+    p.scale = reinterpret_cast<float*>(memory);
+    memory += work_align_up(groups * kTileRows * sizeof(float));
+    p.offset = reinterpret_cast<float*>(memory);
+    return p;
+}
+
+namespace {
+
+int64_t padded_columns(int64_t columns) { return (columns + kTileColumns - 1) / kTileColumns * kTileColumns; }
+
+}  // namespace
+
+size_t TileColumns::bytes(int64_t k, int64_t columns, int64_t batches) {
+    const auto n = static_cast<size_t>(padded_columns(columns) * batches), groups = static_cast<size_t>(k / kTileGroup);
+    return work_align_up(static_cast<size_t>(k) * n) + 3 * work_align_up(groups * n * 4) + 2 * work_align_up(groups / 2 * n * 4);
+}
+
+TileColumns TileColumns::at(std::byte* memory, int64_t k, int64_t columns, int64_t batches) {
+    TileColumns c;
+    c.k = k;
+    c.columns = columns;
+    c.batch_columns = padded_columns(columns);
+    const auto n = static_cast<size_t>(c.batch_columns * batches), groups = static_cast<size_t>(k / kTileGroup);
+    const auto take = [&memory](size_t bytes) {
+        std::byte* start = memory;
+        memory += work_align_up(bytes);
+        return start;
+    };
+    c.q = reinterpret_cast<int8_t*>(take(static_cast<size_t>(k) * n));
+    c.d = reinterpret_cast<float*>(take(groups * n * 4));
+    c.sum128 = reinterpret_cast<int32_t*>(take(groups * n * 4));
+    c.dsum = reinterpret_cast<float*>(take(groups * n * 4));
+    c.pair_sum128 = reinterpret_cast<int32_t*>(take(groups / 2 * n * 4));
+    c.pair_dsum = reinterpret_cast<float*>(take(groups / 2 * n * 4));
+    return c;
+}
+
+void TileColumns::set_column(int64_t row, DType weights, const void* blocks) const {
+    const int64_t c = column(row / columns, row % columns);
+    const auto set_group = [&](int64_t g, float step, const int8_t* values, int sum) {
+        const int64_t i = at(g, c);
+        for (int v = 0; v < kTileGroup; ++v) q[i * kTileGroup + v] = values[v];
+        d[i] = step;
+        sum128[i] = 128 * sum;
+        dsum[i] = step * static_cast<float>(sum);
+        if (g % 2 == 1) {
+            const int64_t first = at(g - 1, c), pair = pair_at(g / 2, c);
+            pair_sum128[pair] = sum128[first] + sum128[i];
+            pair_dsum[pair] = dsum[first] + dsum[i];
+        }
+    };
+    if (activation_format(weights) == ActFormat::Q8K) {
+        const auto* b = static_cast<const BlockQ8_K*>(blocks);
+        for (int64_t g = 0; g < groups(); ++g) {
+            const BlockQ8_K& block = b[g / (kQKK / kTileGroup)];
+            const int64_t in = g % (kQKK / kTileGroup);
+            set_group(g, block.d, block.qs + in * kTileGroup, block.bsums[in]);
+        }
+        return;
+    }
+    const auto* b = static_cast<const BlockQ8Sum*>(blocks);
+    for (int64_t g = 0; g < groups(); ++g) {
+        const BlockQ8Sum& block = b[g / (kQK / kTileGroup)];
+        const int8_t* values = block.qs + (g % (kQK / kTileGroup)) * kTileGroup;
+        int sum = 0;
+        for (int v = 0; v < kTileGroup; ++v) sum += values[v];
+        set_group(g, block.d, values, sum);
+    }
+}
+
+bool tiles_supported() { return isa_supported(Isa::Avx512) && __builtin_cpu_supports("avx512vnni"); }
+
+const QuantTiles* quant_tiles() {
+    static const QuantTiles* table = active_isa() == Isa::Avx512 && tiles_supported() ? &quant_tiles_avx512() : nullptr;
+    return table;
+}
+
+}  // namespace xb::cpu_kernels

@@ -1,0 +1,100 @@
+// Quantized products at batch sizes where decoding each weight row once per few columns costs more
+// than the products themselves (prefill): tiles of kTileRows weight rows are decoded once per
+// product into an int8 panel, and a tile kernel multiplies the panel with every column of 8-bit
+// activations in integer arithmetic (AVX-512 VNNI: vpdpbusd, 16 rows by 4 values per instruction),
+// as ggml's tiled CPU products and llama.cpp's repacked weights do.
+//
+// Every quantized type goes through its 32-value units (core/quant_unit.hpp: value ~ scale[h] * q +
+// offset[h] for each half h of 16 values), so one kernel serves all of them:
+//   - the panel holds each unit's q + 128 as unsigned bytes (vpdpbusd multiplies unsigned by signed
+//     bytes), interleaved so that one 64-byte load holds four consecutive values of all 16 rows, and
+//     the scale and offset of each group of 16 values for each row;
+//   - the activations hold, per column and group of 16, their step d, 128 x the sum of their q's
+//     (which takes the +128 back out, exactly, in integers) and d x that sum (for the offsets).
+// Then sum_e value_e * x_e = sum over groups of d * scale * (dot(q + 128, a) - 128 sum(a)) +
+// offset * d * sum(a): the weights' scales are float per group, which every format's are.
+//
+// Only CPUs with AVX-512 VNNI have a table (quant_tiles() is nullptr elsewhere, and with XB_CPU_ISA
+// below avx512): the others keep the row dot products of quant_dot.hpp.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/dtype.hpp"
+
+namespace xb::cpu_kernels {
+
+inline constexpr int kTileRows = 16;
+inline constexpr int kTileGroup = 16;  // values per scale in the panel and the activations
+
+// One tile of decoded weights: up to kTileRows rows of k values (k a multiple of 32).
+struct TilePanel {
+    uint8_t* q = nullptr;   // [k / 4][kTileRows][4]: values 4c .. 4c + 3 of every row, q + 128
+    float* scale = nullptr;   // [k / 16][kTileRows]
+    float* offset = nullptr;  // [k / 16][kTileRows]
+    bool has_offsets = false;  // some row's offsets are not all zero (the kernel skips them otherwise)
+    bool pairs = false;        // every pair of groups (32 values) shares its scale and offset in every row
+
+    static size_t bytes(int64_t k);
+    // Lays a panel of k values out in `memory` (bytes(k), 64-byte aligned).
+    static TilePanel at(std::byte* memory, int64_t k);
+};
+
+// Activation columns for the tile kernel, made from the 8-bit blocks of quant_dot.hpp, in blocks
+// of kTileColumns columns that a kernel takes at once: within a block, group by group, the block's
+// columns next to each other, so that the kernel reads each array front to back. Columns are those
+// of b in row order, each batch's padded to whole blocks (batch_columns of them).
+inline constexpr int64_t kTileColumns = 8;
+
+struct TileColumns {
+    int8_t* q = nullptr;        // kTileGroup values at q + kTileGroup * at(g, c)
+    float* d = nullptr;         // the group's step, at d[at(g, c)]
+    int32_t* sum128 = nullptr;  // 128 x the group's sum of q
+    float* dsum = nullptr;      // d x the group's sum of q
+    // The same sums over pairs of groups (32 values) at pair_at(p, c), for panels whose scales go
+    // by 32 values.
+    int32_t* pair_sum128 = nullptr;
+    float* pair_dsum = nullptr;
+    int64_t k = 0;
+    int64_t columns = 0;        // per batch
+    int64_t batch_columns = 0;  // per batch, padded to whole blocks
+
+    int64_t groups() const { return k / kTileGroup; }
+    // The padded index of column j of batch `batch`: the kernels' `first`.
+    int64_t column(int64_t batch, int64_t j) const { return batch * batch_columns + j; }
+    int64_t at(int64_t g, int64_t c) const { return ((c / kTileColumns) * groups() + g) * kTileColumns + c % kTileColumns; }
+    int64_t pair_at(int64_t p, int64_t c) const { return ((c / kTileColumns) * (groups() / 2) + p) * kTileColumns + c % kTileColumns; }
+
+    static size_t bytes(int64_t k, int64_t columns, int64_t batches);
+    // Points at `memory` (bytes(k, columns, batches), 64-byte aligned) for writing with set_column.
+    static TileColumns at(std::byte* memory, int64_t k, int64_t columns, int64_t batches);
+    // Row `row` of b (column row % columns of batch row / columns) from its activation blocks
+    // (BlockQ8Sum or BlockQ8_K as `weights` takes them).
+    void set_column(int64_t row, DType weights, const void* blocks) const;
+};
+
+struct QuantTiles {
+    // Decodes rows [0, nrows) of a weight matrix (row r at rows + r * row_stride, k values) into
+    // the panel; rows from nrows to kTileRows get zero scales.
+    using DecodeFn = void (*)(const std::byte* rows, size_t row_stride, int nrows, int64_t k, TilePanel& panel);
+    // out[c * out_stride + r] = dot(row r, column first + c) for r < nrows, c < ncols; `first` is a
+    // multiple of kTileColumns (TileColumns::column of a batch's first column).
+    using ProductFn = void (*)(const TilePanel& panel, const TileColumns& columns, int64_t first, int ncols, int nrows,
+                               float* out, size_t out_stride);
+
+    DecodeFn decode[kDTypeCount];  // nullptr for the types without one
+    ProductFn product;
+};
+
+// Whether this CPU runs the AVX-512 VNNI table.
+bool tiles_supported();
+// The table of this CPU, or nullptr when it has no AVX-512 VNNI (or XB_CPU_ISA asks for less).
+const QuantTiles* quant_tiles();
+// The AVX-512 VNNI table (quant_tiles_avx512.cpp); only on CPUs that have it.
+const QuantTiles& quant_tiles_avx512();
+
+// Columns from which a product takes the tile path (it decodes each weight tile once for all).
+inline constexpr int64_t kTileMinColumns = 8;
+
+}  // namespace xb::cpu_kernels

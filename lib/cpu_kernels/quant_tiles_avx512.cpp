@@ -1,0 +1,413 @@
+// The tile path of quantized products with AVX-512 VNNI (compiled with -mavx512f -mavx512bw
+// -mavx512vl -mavx512vnni, chosen at run time only on CPUs that have them; quant_tiles.hpp says what
+// the panel and the columns hold).
+//
+// Decoding: each weight block becomes its units' 32 signed bytes in AVX2 registers (TileDecoder:
+// the legacy and k-quant layouts by hand, the newer formats through the row products' decoders) and the
+// float scale and offset of each 16 values. The bytes of 16 rows are flipped to q + 128 and
+// transposed in 4-byte words so that one 64-byte line holds four values of every row.
+//
+// Product: for each group of 16 values, four vpdpbusd (64 unsigned weight bytes against four
+// activation bytes broadcast) give the 16 rows' integer dots with one column (eight, over 32
+// values, when the format scales by 32 as most do); 128 x the column's sum comes back out in
+// integers, then one multiply by the rows' scales and a multiply-add by the column's step (and one
+// more for the offsets, when the panel has any). Eight columns share each load of the panel.
+#include <immintrin.h>
+
+#include <cstring>
+#include <type_traits>
+
+#include "core/quant.hpp"
+#include "core/quant_block_types.hpp"
+#include "cpu_kernels/quant_tiles.hpp"
+#include "cpu_kernels/quant_unit_decoders_avx2.hpp"
+
+namespace xb::cpu_kernels {
+
+namespace {
+
+// The 32 values of a legacy block's nibbles: low nibbles are values 0..15, high nibbles 16..31.
+__m256i legacy_nibbles(const uint8_t* qs) {
+    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
+    const __m128i mask = _mm_set1_epi8(0x0F);
+    return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(bytes, 4), mask), _mm_and_si128(bytes, mask));
+}
+// Bit j of `bits` as 0x10 in byte j (q5_0 / q5_1's fifth bits).
+__m256i fifth_bits(uint32_t bits) {
+    const __m256i spread = _mm256_shuffle_epi8(
+        _mm256_set1_epi32(static_cast<int>(bits)),
+        _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0x0000000000000000));
+    const __m256i select = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201ull));
+    const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(spread, select), select);
+    return _mm256_and_si256(set, _mm256_set1_epi8(0x10));
+}
+__m256i low_nibbles(__m256i v) { return _mm256_and_si256(v, _mm256_set1_epi8(0x0F)); }
+__m256i high_nibbles(__m256i v) { return _mm256_and_si256(_mm256_srli_epi16(v, 4), _mm256_set1_epi8(0x0F)); }
+// Each 16-bit lane shifted right by a count known only at run time.
+__m256i shift_right(__m256i v, int bits) { return _mm256_srl_epi16(v, _mm_cvtsi32_si128(bits)); }
+__m256i load32(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+
+// TileDecoder<Block>::decode(b, units, scale, offset): the block's units as signed bytes and the
+// scale and offset of each group of 16 values (core/quant_unit.hpp's form of every format): the
+// newer formats through their AVX2 decoders (quant_unit_decoders_avx2.hpp), the legacy and k-quant
+// ones below.
+template <typename Block>
+struct TileDecoder {
+    static constexpr int kUnits = Block::kElems / kUnitValues;
+    static void decode(const Block& b, __m256i* units, float* scale, float* offset) {
+        if constexpr (requires { SuperDecoder<Block>::scale; }) {
+            alignas(32) int16_t lanes[kQKK / kTileGroup];
+            _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), SuperDecoder<Block>::scales(b));
+            const float d = SuperDecoder<Block>::scale(b);
+            for (int g = 0; g < kQKK / kTileGroup; ++g) {
+                scale[g] = d * static_cast<float>(lanes[g]);
+                offset[g] = 0.0f;
+            }
+            if constexpr (std::is_same_v<Block, BlockQ2_K>) {  // minus dmin times each group's 4-bit min
+                const float dmin = fp16(b.dmin);
+                for (int g = 0; g < kQKK / kTileGroup; ++g) offset[g] = -dmin * static_cast<float>(b.scales[g] >> 4);
+            }
+            for (int u = 0; u < kUnits; ++u) units[u] = SuperDecoder<Block>::unit(b, u);
+        } else if constexpr (requires { DecoderAvx2<Block>::decode; }) {
+            for (int u = 0; u < kUnits; ++u) {
+                const UnitAvx2 unit = DecoderAvx2<Block>::decode(b, u);
+                units[u] = unit.q;
+                for (int h = 0; h < 2; ++h) {
+                    scale[2 * u + h] = unit.scale[h];
+                    offset[2 * u + h] = 0.0f;
+                }
+            }
+        } else {  // any other unit format: its portable decode_unit
+            for (int u = 0; u < kUnits; ++u) {
+                QuantUnit unit;
+                decode_unit(b, u, unit);
+                units[u] = load32(unit.q);
+                for (int h = 0; h < 2; ++h) {
+                    scale[2 * u + h] = unit.scale[h];
+                    offset[2 * u + h] = unit.offset[h];
+                }
+            }
+        }
+    }
+};
+
+void set_groups(float* scale, float* offset, int groups, float s, float o) {
+    for (int g = 0; g < groups; ++g) {
+        scale[g] = s;
+        offset[g] = o;
+    }
+}
+
+template <>
+struct TileDecoder<BlockQ4_0> {
+    static constexpr int kUnits = 1;
+    static void decode(const BlockQ4_0& b, __m256i* units, float* scale, float* offset) {
+        units[0] = _mm256_sub_epi8(legacy_nibbles(b.qs), _mm256_set1_epi8(8));
+        set_groups(scale, offset, 2, fp16(b.d), 0.0f);
+    }
+};
+template <>
+struct TileDecoder<BlockQ4_1> {
+    static constexpr int kUnits = 1;
+    static void decode(const BlockQ4_1& b, __m256i* units, float* scale, float* offset) {
+        units[0] = legacy_nibbles(b.qs);
+        set_groups(scale, offset, 2, fp16(b.d), fp16(b.m));
+    }
+};
+template <>
+struct TileDecoder<BlockQ5_0> {
+    static constexpr int kUnits = 1;
+    static void decode(const BlockQ5_0& b, __m256i* units, float* scale, float* offset) {
+        const __m256i q = _mm256_or_si256(legacy_nibbles(b.qs), fifth_bits(load_u32_le(b.qh)));
+        units[0] = _mm256_sub_epi8(q, _mm256_set1_epi8(16));
+        set_groups(scale, offset, 2, fp16(b.d), 0.0f);
+    }
+};
+template <>
+struct TileDecoder<BlockQ5_1> {
+    static constexpr int kUnits = 1;
+    static void decode(const BlockQ5_1& b, __m256i* units, float* scale, float* offset) {
+        units[0] = _mm256_or_si256(legacy_nibbles(b.qs), fifth_bits(load_u32_le(b.qh)));
+        set_groups(scale, offset, 2, fp16(b.d), fp16(b.m));
+    }
+};
+template <>
+struct TileDecoder<BlockQ8_0> {
+    static constexpr int kUnits = 1;
+    static void decode(const BlockQ8_0& b, __m256i* units, float* scale, float* offset) {
+        units[0] = load32(b.qs);
+        set_groups(scale, offset, 2, fp16(b.d), 0.0f);
+    }
+};
+
+// The eight 6-bit scales (words 0, 1) and mins (words 2, 3) of a q4_K / q5_K block as bytes, from
+// k_scale_min's layout: sub-blocks 0..3 in the low six bits of bytes 0..3 (scales) and 4..7 (mins),
+// 4..7 in the nibbles of bytes 8..11 with their top two bits in the top bits of bytes 0..7.
+void k_scales_and_mins(const uint8_t* packed, uint32_t (&out)[4]) {
+    uint32_t w[3];
+    std::memcpy(w, packed, sizeof(w));
+    constexpr uint32_t kLow6 = 0x3f3f3f3f, kLow4 = 0x0f0f0f0f, kLow2 = 0x03030303;
+    out[0] = w[0] & kLow6;
+    out[1] = (w[2] & kLow4) | (((w[0] >> 6) & kLow2) << 4);
+    out[2] = w[1] & kLow6;
+    out[3] = ((w[2] >> 4) & kLow4) | (((w[1] >> 6) & kLow2) << 4);
+}
+
+// q4_K and q5_K: unit j is sub-block j, scaled by d * its 6-bit scale, offset by -dmin * its min.
+template <typename Block, bool kFifthBit>
+void decode_k_affine(const Block& b, __m256i* units, float* scale, float* offset) {
+    uint32_t packed[4];
+    k_scales_and_mins(b.scales, packed);
+    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(packed));
+    const __m256 scales = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(bytes)), _mm256_set1_ps(fp16(b.d)));
+    const __m256 mins = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(bytes, 8))),
+                                      _mm256_set1_ps(-fp16(b.dmin)));
+    // Each sub-block's value for both of its groups of 16.
+    const __m256i twice_lo = _mm256_set_epi32(3, 3, 2, 2, 1, 1, 0, 0), twice_hi = _mm256_set_epi32(7, 7, 6, 6, 5, 5, 4, 4);
+    _mm256_storeu_ps(scale, _mm256_permutevar8x32_ps(scales, twice_lo));
+    _mm256_storeu_ps(scale + 8, _mm256_permutevar8x32_ps(scales, twice_hi));
+    _mm256_storeu_ps(offset, _mm256_permutevar8x32_ps(mins, twice_lo));
+    _mm256_storeu_ps(offset + 8, _mm256_permutevar8x32_ps(mins, twice_hi));
+    __m256i high = _mm256_setzero_si256();
+    if constexpr (kFifthBit) high = load32(b.qh);
+    for (int j = 0; j < 8; ++j) {
+        const __m256i q4 = load32(b.qs + 32 * (j / 2));
+        __m256i q = j % 2 == 0 ? low_nibbles(q4) : high_nibbles(q4);
+        if constexpr (kFifthBit) {
+            // Bit j of each qh byte, moved to bit 4 (16-bit shifts keep each byte's own bits here).
+            const __m256i bit = _mm256_and_si256(shift_right(high, j), _mm256_set1_epi8(1));
+            q = _mm256_or_si256(q, _mm256_slli_epi16(bit, 4));
+        }
+        units[j] = q;
+    }
+}
+template <>
+struct TileDecoder<BlockQ4_K> {
+    static constexpr int kUnits = 8;
+    static void decode(const BlockQ4_K& b, __m256i* units, float* scale, float* offset) {
+        decode_k_affine<BlockQ4_K, false>(b, units, scale, offset);
+    }
+};
+template <>
+struct TileDecoder<BlockQ5_K> {
+    static constexpr int kUnits = 8;
+    static void decode(const BlockQ5_K& b, __m256i* units, float* scale, float* offset) {
+        decode_k_affine<BlockQ5_K, true>(b, units, scale, offset);
+    }
+};
+
+// q6_K: unit u holds values 32u..; of its half h = u / 4 and quarter g = u % 4, the low four bits
+// are ql[64h + 32 (g % 2)..]'s low (g < 2) or high nibbles and the top two bits 2g..2g+1 of
+// qh[32h..]; every 16 values have their own signed scale.
+template <>
+struct TileDecoder<BlockQ6_K> {
+    static constexpr int kUnits = 8;
+    static void decode(const BlockQ6_K& b, __m256i* units, float* scale, float* offset) {
+        for (int u = 0; u < kUnits; ++u) {
+            const int h = u / 4, g = u % 4;
+            const __m256i ql = load32(b.ql + 64 * h + 32 * (g % 2));
+            const __m256i lo = g < 2 ? low_nibbles(ql) : high_nibbles(ql);
+            const __m256i top = _mm256_and_si256(shift_right(load32(b.qh + 32 * h), 2 * g), _mm256_set1_epi8(3));
+            units[u] = _mm256_sub_epi8(_mm256_or_si256(lo, _mm256_slli_epi16(top, 4)), _mm256_set1_epi8(32));
+        }
+        const float d = fp16(b.d);
+        for (int g = 0; g < kQKK / kTileGroup; ++g) {
+            scale[g] = d * static_cast<float>(b.scales[g]);
+            offset[g] = 0.0f;
+        }
+    }
+};
+
+// Eight rows' 32 bytes (row i at src + i * stride) as eight 4-byte columns of the eight rows: word
+// c of every row to dst + c * 64 (each 32 bytes: rows 0..7).
+void transpose_rows(const uint8_t* src, size_t stride, uint8_t* dst) {
+    __m256i r[8];
+    for (int i = 0; i < 8; ++i) r[i] = load32(src + i * stride);
+    __m256i t[8];
+    for (int i = 0; i < 4; ++i) {
+        t[2 * i] = _mm256_unpacklo_epi32(r[2 * i], r[2 * i + 1]);      // words 0, 1 | 4, 5 of the pair
+        t[2 * i + 1] = _mm256_unpackhi_epi32(r[2 * i], r[2 * i + 1]);  // words 2, 3 | 6, 7
+    }
+    __m256i u[8];
+    for (int i = 0; i < 2; ++i) {
+        u[4 * i + 0] = _mm256_unpacklo_epi64(t[4 * i], t[4 * i + 2]);      // word 0 | 4 of four rows
+        u[4 * i + 1] = _mm256_unpackhi_epi64(t[4 * i], t[4 * i + 2]);      // word 1 | 5
+        u[4 * i + 2] = _mm256_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);  // word 2 | 6
+        u[4 * i + 3] = _mm256_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);  // word 3 | 7
+    }
+    for (int c = 0; c < 4; ++c) {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + c * 64), _mm256_permute2x128_si256(u[c], u[4 + c], 0x20));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + (c + 4) * 64), _mm256_permute2x128_si256(u[c], u[4 + c], 0x31));
+    }
+}
+
+// Whether any offset is not zero, and whether every pair of groups shares its scales and offsets
+// (16 rows at a time), for the kernel's variant.
+void set_panel_kind(TilePanel& panel, int64_t k) {
+    __mmask16 offsets = 0, unequal = 0;
+    for (int64_t g = 0; g < k / kTileGroup; g += 2) {
+        const __m512 s0 = _mm512_load_ps(panel.scale + g * kTileRows), s1 = _mm512_load_ps(panel.scale + (g + 1) * kTileRows);
+        const __m512 o0 = _mm512_load_ps(panel.offset + g * kTileRows), o1 = _mm512_load_ps(panel.offset + (g + 1) * kTileRows);
+        offsets |= _mm512_cmp_ps_mask(o0, _mm512_setzero_ps(), _CMP_NEQ_UQ) | _mm512_cmp_ps_mask(o1, _mm512_setzero_ps(), _CMP_NEQ_UQ);
+        unequal |= _mm512_cmp_ps_mask(s0, s1, _CMP_NEQ_UQ) | _mm512_cmp_ps_mask(o0, o1, _CMP_NEQ_UQ);
+    }
+    panel.has_offsets = offsets != 0;
+    panel.pairs = unequal == 0;
+}
+
+constexpr int64_t kPrefetchBlocks = 2;
+
+template <typename Block>
+void prefetch_block(const Block* b) {
+    const auto* bytes = reinterpret_cast<const char*>(b);
+    for (size_t at = 0; at < sizeof(Block); at += 64) _mm_prefetch(bytes + at, _MM_HINT_T0);
+    _mm_prefetch(bytes + sizeof(Block) - 1, _MM_HINT_T0);
+}
+
+template <typename Block>
+void decode_panel(const std::byte* rows, size_t row_stride, int nrows, int64_t k, TilePanel& panel) {
+    using Decoder = TileDecoder<Block>;
+    constexpr int kElems = Decoder::kUnits * kUnitValues;
+    constexpr int kGroups = kElems / kTileGroup;
+    alignas(64) uint8_t bytes[kTileRows][kElems];
+    const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80));
+    for (int64_t bi = 0; bi < k / kElems; ++bi) {
+        float* scale = panel.scale + bi * kGroups * kTileRows;
+        float* offset = panel.offset + bi * kGroups * kTileRows;
+        for (int r = 0; r < kTileRows; ++r) {
+            if (r >= nrows) {
+                std::memset(bytes[r], 0x80, kElems);
+                for (int g = 0; g < kGroups; ++g) scale[g * kTileRows + r] = offset[g * kTileRows + r] = 0.0f;
+                continue;
+            }
+            const auto* row = reinterpret_cast<const Block*>(rows + static_cast<size_t>(r) * row_stride);
+            const Block& b = row[bi];
+            // Sixteen rows are sixteen streams, more than the hardware prefetchers follow well: ask
+            // for this row's block two ahead while this one decodes.
+            if (bi + kPrefetchBlocks < k / kElems) prefetch_block(row + bi + kPrefetchBlocks);
+            __m256i units[Decoder::kUnits];
+            float s[kGroups], o[kGroups];
+            Decoder::decode(b, units, s, o);
+            for (int u = 0; u < Decoder::kUnits; ++u) {
+                _mm256_store_si256(reinterpret_cast<__m256i*>(bytes[r] + kUnitValues * u), _mm256_xor_si256(units[u], flip));
+            }
+            for (int g = 0; g < kGroups; ++g) {
+                scale[g * kTileRows + r] = s[g];
+                offset[g * kTileRows + r] = o[g];
+            }
+        }
+        for (int u = 0; u < Decoder::kUnits; ++u) {
+            uint8_t* dst = panel.q + (bi * kElems + kUnitValues * u) / 4 * (4 * kTileRows);
+            transpose_rows(bytes[0] + kUnitValues * u, kElems, dst);
+            transpose_rows(bytes[8] + kUnitValues * u, kElems, dst + 32);
+        }
+    }
+    set_panel_kind(panel, k);
+}
+
+int32_t word_at(const int8_t* p) {
+    int32_t v;
+    std::memcpy(&v, p, sizeof(v));
+    return v;
+}
+
+// kCols columns from `first` against the panel, one scale per group (16 values) or per pair of
+// groups (kPairs: eight vpdpbusd per scale instead of four).
+template <int kCols, bool kOffsets, bool kPairs>
+void product_columns(const TilePanel& panel, const TileColumns& columns, int64_t first, int nrows, float* out,
+                     size_t out_stride) {
+    constexpr int kStep = kPairs ? 2 : 1;
+    constexpr int64_t kGroupBytes = kTileGroup * kTileRows;
+    __m512 acc[kCols];
+    for (int j = 0; j < kCols; ++j) acc[j] = _mm512_setzero_ps();
+    for (int64_t g = 0; g < columns.groups(); g += kStep) {
+        const auto* w = reinterpret_cast<const __m512i*>(panel.q + g * kGroupBytes);
+        __m512i weights[4 * kStep];
+        for (int i = 0; i < 4 * kStep; ++i) weights[i] = _mm512_load_si512(w + i);
+        const __m512 scale = _mm512_load_ps(panel.scale + g * kTileRows);
+        __m512 offset = _mm512_setzero_ps();
+        if constexpr (kOffsets) offset = _mm512_load_ps(panel.offset + g * kTileRows);
+        // Group g (and g + 1) of the block's columns, kTileGroup bytes per column.
+        const int64_t at = columns.at(g, first), pair = columns.pair_at(g / 2, first);
+        const int8_t* a = columns.q + at * kTileGroup;
+        const float* d = columns.d + at;
+        const int32_t* sum128 = kPairs ? columns.pair_sum128 + pair : columns.sum128 + at;
+        const float* dsum = kPairs ? columns.pair_dsum + pair : columns.dsum + at;
+        for (int j = 0; j < kCols; ++j) {
+            __m512i dot = _mm512_setzero_si512();
+            for (int h = 0; h < kStep; ++h) {
+                const int8_t* values = a + (h * kTileColumns + j) * kTileGroup;
+                for (int i = 0; i < 4; ++i) {
+                    dot = _mm512_dpbusd_epi32(dot, weights[4 * h + i], _mm512_set1_epi32(word_at(values + 4 * i)));
+                }
+            }
+            dot = _mm512_sub_epi32(dot, _mm512_set1_epi32(sum128[j]));
+            // The masked conversion: gcc 12's header leaves the unmasked one's pass-through undefined (-Werror).
+            const __m512 scaled = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(0xFFFF, dot), scale);
+            acc[j] = _mm512_fmadd_ps(scaled, _mm512_set1_ps(d[j]), acc[j]);
+            if constexpr (kOffsets) acc[j] = _mm512_fmadd_ps(offset, _mm512_set1_ps(dsum[j]), acc[j]);
+        }
+    }
+    const auto rows = static_cast<__mmask16>((1u << nrows) - 1u);
+    for (int j = 0; j < kCols; ++j) _mm512_mask_storeu_ps(out + static_cast<size_t>(j) * out_stride, rows, acc[j]);
+}
+
+template <bool kOffsets, bool kPairs>
+void product_variant(const TilePanel& panel, const TileColumns& columns, int64_t first, int ncols, int nrows, float* out,
+                     size_t out_stride) {
+    constexpr int kBlock = kTileColumns;
+    int j = 0;
+    for (; j + kBlock <= ncols; j += kBlock) {
+        product_columns<kBlock, kOffsets, kPairs>(panel, columns, first + j, nrows, out + static_cast<size_t>(j) * out_stride,
+                                                  out_stride);
+    }
+    float* rest = out + static_cast<size_t>(j) * out_stride;
+    switch (ncols - j) {
+        case 1: return product_columns<1, kOffsets, kPairs>(panel, columns, first + j, nrows, rest, out_stride);
+        case 2: return product_columns<2, kOffsets, kPairs>(panel, columns, first + j, nrows, rest, out_stride);
+        case 3: return product_columns<3, kOffsets, kPairs>(panel, columns, first + j, nrows, rest, out_stride);
+        case 4: return product_columns<4, kOffsets, kPairs>(panel, columns, first + j, nrows, rest, out_stride);
+        case 5: return product_columns<5, kOffsets, kPairs>(panel, columns, first + j, nrows, rest, out_stride);
+        case 6: return product_columns<6, kOffsets, kPairs>(panel, columns, first + j, nrows, rest, out_stride);
+        case 7: return product_columns<7, kOffsets, kPairs>(panel, columns, first + j, nrows, rest, out_stride);
+        default: return;
+    }
+}
+
+void product(const TilePanel& panel, const TileColumns& columns, int64_t first, int ncols, int nrows, float* out,
+             size_t out_stride) {
+    if (panel.pairs) {
+        if (panel.has_offsets) return product_variant<true, true>(panel, columns, first, ncols, nrows, out, out_stride);
+        return product_variant<false, true>(panel, columns, first, ncols, nrows, out, out_stride);
+    }
+    if (panel.has_offsets) return product_variant<true, false>(panel, columns, first, ncols, nrows, out, out_stride);
+    product_variant<false, false>(panel, columns, first, ncols, nrows, out, out_stride);
+}
+
+QuantTiles make_table() {
+    QuantTiles t{};
+    for (int i = 0; i < kDTypeCount; ++i) {
+        const auto type = static_cast<DType>(i);
+        t.decode[i] = with_block_type(
+            type,
+            []<typename Block>(BlockTag<Block>) -> QuantTiles::DecodeFn {
+                if constexpr (std::is_same_v<Block, BlockQ8_K>) {
+                    return nullptr;  // an activation format, never a weight here
+                } else {
+                    return &decode_panel<Block>;
+                }
+            },
+            QuantTiles::DecodeFn{nullptr});
+    }
+    t.product = &product;
+    return t;
+}
+
+}  // namespace
+
+const QuantTiles& quant_tiles_avx512() {
+    static const QuantTiles table = make_table();
+    return table;
+}
+
+}  // namespace xb::cpu_kernels
