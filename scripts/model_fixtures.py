@@ -47,7 +47,10 @@ writes a Llama-3-8B-shaped model as llama.cpp's Q4_K_M mixes it (32 layers, n_em
 KV heads of 128, n_ff 14336, vocabulary 128256; q4_K matrices, q6_K for output.weight and for attn_v
 and ffn_down in the layers llama.cpp gives more bits: 4.9 GB) from random valid blocks, for timing
 against llama.cpp (scripts/model-side-by-side). Blocks come from one random pool per type, rolled
-per tensor, so the file is written at disk speed. `--big-model qwen3moe-30b-a3b-q4_k_m` writes a
+per tensor, so the file is written at disk speed. The same for Llama 3.2 1B's shape (16 layers, n_embd
+2048, 32/8 heads of 64, n_ff 8192, tied output) and for other mixes: `--big-model
+{llama3-8b,llama3.2-1b}-{q4_k_m,q8_0,q6_k,f16,bf16}` (scripts/llama-bench-side-by-side writes them
+into its cache). `--big-model qwen3moe-30b-a3b-q4_k_m` writes a
 Qwen3-30B-A3B-shaped mixture of experts the same way (48 layers of 128 experts of 768, 8 per
 token; 17 GB at full depth, so give --big-layers for a part of it).
 """
@@ -482,13 +485,30 @@ def block_pool(qtype, rng):
     return raw
 
 
+FLOAT_POOL = 1 << 22  # random unit-normal values, reused (rolled) for every f16 / bf16 tensor
+
+
+def float_values(shape, qtype, std, pool, rng):
+    """`shape` values of spread `std` from the pool (rolled, repeated) as f16, or as bf16 bits."""
+    values = np.resize(np.roll(pool, int(rng.integers(FLOAT_POOL))), shape) * np.float32(std)
+    if qtype == T.F16:
+        return values.astype(np.float16)
+    bits = values.astype(np.float32).view(np.uint32)
+    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)  # round to nearest even
+
+
 def write_random_blocks(writer, tensors, pools, rng):
     """Writes `tensors` (name -> (shape [..., rows, cols], type or None for f32 ones, std)) through
     `writer` (metadata already added): quantized ones from the type's block pool, rolled per tensor,
-    their scales set for values of the given spread; f32 ones as 1 (norms)."""
+    their scales set for values of the given spread; f16 and bf16 ones from a pool of normal values;
+    f32 ones as 1 (norms)."""
+    float_pool = rng.standard_normal(FLOAT_POOL, np.float32)
     for name, (shape, qtype, _) in tensors.items():
         if qtype is None:
             writer.add_tensor_info(name, shape, np.dtype(np.float32), int(np.prod(shape)) * 4)
+        elif qtype in (T.F16, T.BF16):
+            dtype = np.dtype(np.float16 if qtype == T.F16 else np.uint16)
+            writer.add_tensor_info(name, shape, dtype, int(np.prod(shape)) * 2, raw_dtype=qtype)
         else:
             block, size = gguf.GGML_QUANT_SIZES[qtype]
             byte_shape = (*shape[:-1], shape[-1] // block * size)
@@ -499,6 +519,9 @@ def write_random_blocks(writer, tensors, pools, rng):
     for name, (shape, qtype, std) in tensors.items():
         if qtype is None:
             writer.write_tensor_data(np.ones(shape, np.float32))
+            continue
+        if qtype in (T.F16, T.BF16):
+            writer.write_tensor_data(float_values(shape, qtype, std, float_pool, rng))
             continue
         block, size = gguf.GGML_QUANT_SIZES[qtype]
         n_blocks = int(np.prod(shape[:-1])) * (shape[-1] // block)
@@ -565,28 +588,51 @@ def write_qwen3moe_q4_k_m(path, n_layers):
     print(f"model_fixtures: wrote {path} ({Path(path).stat().st_size / 1e9:.2f} GB, {n_layers} layers)", file=sys.stderr)
 
 
-def write_llama3_8b_q4_k_m(path, n_layers):
-    hp = dict(LLAMA3_8B, n_layers=n_layers)
+# Llama 3.2 1B's shape (its config.json): the output projection is the token embedding.
+LLAMA32_1B = dict(n_embd=2048, n_head=32, n_head_kv=8, n_ff=8192, n_vocab=128256, n_layers=16, eps=1e-5,
+                  freq_base=500000.0, context=131072, tied=True)
+LLAMA_SHAPES = {"llama3-8b": LLAMA3_8B, "llama3.2-1b": LLAMA32_1B}
+# The weight mixes of --big-model <shape>-<mix>: llama.cpp's ftype number, and each matrix's type.
+LLAMA_MIXES = {
+    "q4_k_m": (15, q4_k_m_type),
+    "q8_0": (7, lambda role, layer, n: T.Q8_0),
+    "q6_k": (18, lambda role, layer, n: T.Q6_K),
+    "f16": (1, lambda role, layer, n: T.F16),
+    "bf16": (32, lambda role, layer, n: T.BF16),
+}
+BIG_LLAMAS = [f"{shape}-{mix}" for shape in LLAMA_SHAPES for mix in LLAMA_MIXES]
+
+
+def write_llama_shaped(path, model, n_layers):
+    """A llama-architecture file of `model` (`<shape>-<mix>`, BIG_LLAMAS) from random values: the
+    shape's sizes, the mix's types (a tied embedding takes the output's type, as llama.cpp gives it)."""
+    shape_name, mix = model.rsplit("-", 1)
+    hp = dict(LLAMA_SHAPES[shape_name], n_layers=n_layers)
+    ftype, type_of = LLAMA_MIXES[mix]
     rng = np.random.default_rng(8)
     e, f, v = hp["n_embd"], hp["n_ff"], hp["n_vocab"]
     kv = hp["n_head_kv"] * (e // hp["n_head"])
-    pools = {t: block_pool(t, rng) for t in (T.Q4_K, T.Q6_K)}
+    tied = hp.get("tied", False)
+    embd_type = type_of("output", 0, n_layers) if tied else type_of("token_embd", 0, n_layers)
     # name -> (shape [rows, cols], type or None for f32 norms, std of the values)
-    tensors = {"token_embd.weight": ((v, e), T.Q4_K, 1.0), "output_norm.weight": ((e,), None, 1.0),
-               "output.weight": ((v, e), q4_k_m_type("output", 0, n_layers), 1.0 / np.sqrt(e))}
+    tensors = {"token_embd.weight": ((v, e), embd_type, 1.0), "output_norm.weight": ((e,), None, 1.0)}
+    if not tied:
+        tensors["output.weight"] = ((v, e), type_of("output", 0, n_layers), 1.0 / np.sqrt(e))
     for il in range(n_layers):
         p = f"blk.{il}."
         for role, shape, fan_in in (("attn_q", (e, e), e), ("attn_k", (kv, e), e), ("attn_v", (kv, e), e),
                                     ("attn_output", (e, e), e), ("ffn_gate", (f, e), e), ("ffn_up", (f, e), e),
                                     ("ffn_down", (e, f), f)):
-            tensors[p + role + ".weight"] = (shape, q4_k_m_type(role, il, n_layers), 1.0 / np.sqrt(fan_in))
+            tensors[p + role + ".weight"] = (shape, type_of(role, il, n_layers), 1.0 / np.sqrt(fan_in))
         tensors[p + "attn_norm.weight"] = ((e,), None, 1.0)
         tensors[p + "ffn_norm.weight"] = ((e,), None, 1.0)
-    writer = llama_writer(path, "llama3-8b-shaped-q4_k_m-random", hp, hp["context"])
+    block_types = {t for (_, t, _) in tensors.values() if t not in (None, T.F16, T.BF16)}
+    pools = {t: block_pool(t, rng) for t in sorted(block_types)}
+    writer = llama_writer(path, f"{model}-shaped-random", hp, hp["context"])
     writer.add_rope_freq_base(hp["freq_base"])
     writer.add_rope_dimension_count(e // hp["n_head"])
-    writer.add_file_type(15)  # LLAMA_FTYPE_MOSTLY_Q4_K_M
-    writer.add_string("xbackend.fixture.generator", "scripts/model_fixtures.py --big-model llama3-8b-q4_k_m")
+    writer.add_file_type(ftype)
+    writer.add_string("xbackend.fixture.generator", f"scripts/model_fixtures.py --big-model {model}")
     write_random_blocks(writer, tensors, pools, rng)
     print(f"model_fixtures: wrote {path} ({Path(path).stat().st_size / 1e9:.2f} GB, {n_layers} layers)", file=sys.stderr)
 
@@ -634,13 +680,14 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", default=str(Path(__file__).resolve().parent.parent / "tests" / "data" / "models"))
     parser.add_argument("--big", help="write one large f16 model here instead (no reference)")
-    parser.add_argument("--big-model", choices=("tinyllama-f16", "llama3-8b-q4_k_m", "qwen3moe-30b-a3b-q4_k_m"), default="tinyllama-f16",
+    parser.add_argument("--big-model", choices=["tinyllama-f16", "qwen3moe-30b-a3b-q4_k_m", *BIG_LLAMAS], default="tinyllama-f16",
                         help="the shape and types of --big (default: tinyllama-f16)")
-    parser.add_argument("--big-layers", type=int, help="layers of --big (default: 8 for tinyllama-f16, 32 for llama3)")
+    parser.add_argument("--big-layers", type=int, help="layers of --big (default: 8 for tinyllama-f16, the shape's own else)")
     args = parser.parse_args()
     if args.big:
-        if args.big_model == "llama3-8b-q4_k_m":
-            write_llama3_8b_q4_k_m(args.big, args.big_layers or LLAMA3_8B["n_layers"])
+        if args.big_model in BIG_LLAMAS:
+            shape = LLAMA_SHAPES[args.big_model.rsplit("-", 1)[0]]
+            write_llama_shaped(args.big, args.big_model, args.big_layers or shape["n_layers"])
         elif args.big_model == "qwen3moe-30b-a3b-q4_k_m":
             write_qwen3moe_q4_k_m(args.big, args.big_layers or QWEN3_30B_A3B["n_layers"])
         else:

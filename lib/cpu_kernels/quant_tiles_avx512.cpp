@@ -2,6 +2,9 @@
 // -mavx512vl -mavx512vnni, chosen at run time only on CPUs that have them; quant_tiles.hpp says what
 // the panel and the columns hold).
 //
+// (The 512-bit conversions are the masked forms: gcc 12's header leaves the unmasked ones'
+// pass-through undefined, which -Werror=maybe-uninitialized refuses.)
+//
 // Decoding: each weight block becomes its units' 32 signed bytes in AVX2 registers (TileDecoder:
 // the legacy and k-quant layouts by hand, the newer formats through the row products' decoders) and the
 // float scale and offset of each 16 values. The bytes of 16 rows are flipped to q + 128 and
@@ -56,13 +59,11 @@ struct TileDecoder {
     static constexpr int kUnits = Block::kElems / kUnitValues;
     static void decode(const Block& b, __m256i* units, float* scale, float* offset) {
         if constexpr (requires { SuperDecoder<Block>::scale; }) {
-            alignas(32) int16_t lanes[kQKK / kTileGroup];
-            _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), SuperDecoder<Block>::scales(b));
-            const float d = SuperDecoder<Block>::scale(b);
-            for (int g = 0; g < kQKK / kTileGroup; ++g) {
-                scale[g] = d * static_cast<float>(lanes[g]);
-                offset[g] = 0.0f;
-            }
+            // The sixteen integer scales times the block's float scale, sixteen lanes at once.
+            const __m512i wide = _mm512_maskz_cvtepi16_epi32(0xFFFF, SuperDecoder<Block>::scales(b));
+            const __m512 lanes = _mm512_maskz_cvtepi32_ps(0xFFFF, wide);
+            _mm512_storeu_ps(scale, _mm512_mul_ps(lanes, _mm512_set1_ps(SuperDecoder<Block>::scale(b))));
+            _mm512_storeu_ps(offset, _mm512_setzero_ps());
             if constexpr (std::is_same_v<Block, BlockQ2_K>) {  // minus dmin times each group's 4-bit min
                 const float dmin = fp16(b.dmin);
                 for (int g = 0; g < kQKK / kTileGroup; ++g) offset[g] = -dmin * static_cast<float>(b.scales[g] >> 4);
@@ -342,7 +343,6 @@ void product_columns(const TilePanel& panel, const TileColumns& columns, int64_t
                 }
             }
             dot = _mm512_sub_epi32(dot, _mm512_set1_epi32(sum128[j]));
-            // The masked conversion: gcc 12's header leaves the unmasked one's pass-through undefined (-Werror).
             const __m512 scaled = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(0xFFFF, dot), scale);
             acc[j] = _mm512_fmadd_ps(scaled, _mm512_set1_ps(d[j]), acc[j]);
             if constexpr (kOffsets) acc[j] = _mm512_fmadd_ps(offset, _mm512_set1_ps(dsum[j]), acc[j]);
