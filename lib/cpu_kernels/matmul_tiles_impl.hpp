@@ -2,6 +2,8 @@
 // matmul_tiles_<isa>.cpp defines its Vec (zero, load, store, broadcast, add, fma, sum4 of four
 // vectors) and a panel packing function, and includes this.
 // Not a public header: only those translation units, compiled for their ISA, may include it.
+// Everything is in an anonymous namespace, so that each includes its own copy, compiled for its
+// set: an out-of-line copy with external linkage could be the one the linker keeps for all of them.
 #pragma once
 
 #include <array>
@@ -10,6 +12,7 @@
 #include "cpu_kernels/matmul_tiles.hpp"
 
 namespace xb::cpu_kernels::matmul_impl {
+namespace {
 
 template <class Vec, int NR>
 void dot_tile(const float* const* a, const float* const* b, int64_t len, MatmulTile& out) {
@@ -95,4 +98,5 @@ constexpr MatmulTiles make_tiles(Isa isa, decltype(GemmKernel::pack) pack) {
     return make_tiles<Vec, kCols, kGemmVecs, kGemmNr>(isa, pack, std::make_index_sequence<kCols>{});
 }
 
+}  // namespace
 }  // namespace xb::cpu_kernels::matmul_impl

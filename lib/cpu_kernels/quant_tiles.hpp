@@ -60,11 +60,17 @@ struct TileColumns {
     int64_t columns = 0;        // per batch
     int64_t batch_columns = 0;  // per batch, padded to whole blocks
 
-    int64_t groups() const { return k / kTileGroup; }
+    // Always inlined: the AVX-512 kernels call them, and an out-of-line copy compiled there could be
+    // the one the linker keeps for every caller (see core/host_device.hpp).
+    [[gnu::always_inline]] int64_t groups() const { return k / kTileGroup; }
     // The padded index of column j of batch `batch`: the kernels' `first`.
-    int64_t column(int64_t batch, int64_t j) const { return batch * batch_columns + j; }
-    int64_t at(int64_t g, int64_t c) const { return ((c / kTileColumns) * groups() + g) * kTileColumns + c % kTileColumns; }
-    int64_t pair_at(int64_t p, int64_t c) const { return ((c / kTileColumns) * (groups() / 2) + p) * kTileColumns + c % kTileColumns; }
+    [[gnu::always_inline]] int64_t column(int64_t batch, int64_t j) const { return batch * batch_columns + j; }
+    [[gnu::always_inline]] int64_t at(int64_t g, int64_t c) const {
+        return ((c / kTileColumns) * groups() + g) * kTileColumns + c % kTileColumns;
+    }
+    [[gnu::always_inline]] int64_t pair_at(int64_t p, int64_t c) const {
+        return ((c / kTileColumns) * (groups() / 2) + p) * kTileColumns + c % kTileColumns;
+    }
 
     static size_t bytes(int64_t k, int64_t columns, int64_t batches);
     // Points at `memory` (bytes(k, columns, batches), 64-byte aligned) for writing with set_column.
