@@ -8,10 +8,10 @@
 
 #include <cmath>
 #include <cstddef>
-#include <cstring>
 
 #include "core/quant_int_dot.hpp"
 #include "cpu_kernels/quant_dot.hpp"
+#include "cpu_kernels/quant_unit_decoders_avx2.hpp"
 
 namespace xb::cpu_kernels {
 
@@ -29,14 +29,6 @@ int hsum(__m256i v) {
     return _mm_cvtsi128_si32(_mm_add_epi32(t, _mm_shuffle_epi32(t, 1)));
 }
 
-// A little-endian 32-bit load. Local on purpose: calling core's inline load_u32_le from this file
-// could leave an AVX2-compiled copy that the linker keeps for every caller in the program.
-uint32_t load_le32(const uint8_t* p) {
-    uint32_t v;
-    std::memcpy(&v, p, sizeof v);  // x86 is little-endian
-    return v;
-}
-
 // Made where used: a namespace-scope __m256i could be initialised at program start, running AVX2
 // on CPUs that lack it.
 __m256i ones16() { return _mm256_set1_epi16(1); }
@@ -44,26 +36,6 @@ __m256i ones16() { return _mm256_set1_epi16(1); }
 // Eight 32-bit sums of products of unsigned bytes u (at most 128: no 16-bit pair sum saturates)
 // and signed bytes s (-127..127).
 __m256i dot_u8_s8(__m256i u, __m256i s) { return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), ones16()); }
-
-// The 32 nibbles of 16 bytes as bytes: low nibbles first (elements 0..15), then the high ones.
-__m256i nibbles(const uint8_t* qs) {
-    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
-    const __m128i mask = _mm_set1_epi8(0x0F);
-    return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(v, 4), mask), _mm_and_si128(v, mask));
-}
-
-// Byte j is 0xFF when bit j of `bits` is set, else 0.
-__m256i bytes_from_bits(uint32_t bits) {
-    const __m256i spread = _mm256_shuffle_epi8(
-        _mm256_set1_epi32(static_cast<int>(bits)),
-        _mm256_setr_epi64x(0x0000000000000000, 0x0101010101010101, 0x0202020202020202, 0x0303030303030303));
-    // Every bit set except, in byte j, bit j % 8: all ones exactly where that bit was set.
-    const __m256i others = _mm256_set1_epi64x(0x7fbfdfeff7fbfdfe);
-    return _mm256_cmpeq_epi8(_mm256_or_si256(spread, others), _mm256_set1_epi64x(-1));
-}
-
-__m256i load32(const int8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
-__m256i load32(const uint8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
 
 // 32 floats times `scale`, rounded half away from zero (as std::round), as 32 signed bytes in order.
 __m256i round_to_bytes(const float* x, __m256 scale) {
@@ -124,51 +96,6 @@ void quantize_q8k(const float* x, void* out, int64_t n) {
     }
 }
 
-// f16 scales through F16C: the portable f16_to_f32 branches, once per block and column here.
-float fp16(uint16_t h) { return _cvtsh_ss(h); }
-
-// The 32 five-bit q's of a q5 block.
-__m256i q5(const uint8_t* qs, const uint8_t* qh) {
-    const __m256i high = _mm256_and_si256(bytes_from_bits(load_le32(qh)), _mm256_set1_epi8(0x10));
-    return _mm256_or_si256(nibbles(qs), high);
-}
-
-// A legacy block decoded once for every column it meets: w = d * q + m. Signed q's (q4_0, q5_0,
-// q8_0: m = 0) meet the activations by the sign trick; unsigned ones (q4_1, q5_1) directly, their
-// minimum m times the activations' block sum added apart.
-struct Decoded {
-    __m256i q;
-    float d;
-    float m;
-};
-struct Q4_0Format {
-    using Block = BlockQ4_0;
-    static constexpr bool kSigned = true;
-    static Decoded decode(const Block& b) { return {_mm256_sub_epi8(nibbles(b.qs), _mm256_set1_epi8(8)), fp16(b.d), 0}; }
-};
-struct Q4_1Format {
-    using Block = BlockQ4_1;
-    static constexpr bool kSigned = false;
-    static Decoded decode(const Block& b) { return {nibbles(b.qs), fp16(b.d), fp16(b.m)}; }
-};
-struct Q5_0Format {
-    using Block = BlockQ5_0;
-    static constexpr bool kSigned = true;
-    static Decoded decode(const Block& b) {
-        return {_mm256_sub_epi8(q5(b.qs, b.qh), _mm256_set1_epi8(16)), fp16(b.d), 0};
-    }
-};
-struct Q5_1Format {
-    using Block = BlockQ5_1;
-    static constexpr bool kSigned = false;
-    static Decoded decode(const Block& b) { return {q5(b.qs, b.qh), fp16(b.d), fp16(b.m)}; }
-};
-struct Q8_0Format {
-    using Block = BlockQ8_0;
-    static constexpr bool kSigned = true;
-    static Decoded decode(const Block& b) { return {load32(b.qs), fp16(b.d), 0}; }
-};
-
 template <typename Format>
 struct LegacyDot {
     template <int NC>
@@ -205,18 +132,6 @@ __m256i weighted_bsums(__m256i weights, const BlockQ8_K& a) {
 __m256i word_broadcast(int lo, int hi) {
     return _mm256_set_m128i(_mm_set1_epi16(static_cast<int16_t>(0x0100 * (2 * hi + 1) + 2 * hi)),
                             _mm_set1_epi16(static_cast<int16_t>(0x0100 * (2 * lo + 1) + 2 * lo)));
-}
-
-// The 6-bit scales and mins of a q4_K/q5_K super-block (k_scale_min's packing) as 8 x int16 each,
-// by 32-bit word arithmetic instead of eight calls: sub-blocks 0-3 keep the low 6 bits of words 0
-// (scales) and 1 (mins); 4-7 take word 2's nibbles with the top 2 bits of words 0 and 1 above them.
-void k_scales_mins(const uint8_t* packed, __m128i& scales, __m128i& mins) {
-    const uint32_t w0 = load_le32(packed), w1 = load_le32(packed + 4), w2 = load_le32(packed + 8);
-    const uint32_t low6 = 0x3f3f3f3fu, top2 = 0xc0c0c0c0u, low4 = 0x0f0f0f0fu;
-    const uint32_t sc_lo = w0 & low6, sc_hi = (w2 & low4) | ((w0 & top2) >> 2);
-    const uint32_t m_lo = w1 & low6, m_hi = ((w2 >> 4) & low4) | ((w1 & top2) >> 2);
-    scales = _mm_cvtepu8_epi16(_mm_set_epi32(0, 0, static_cast<int>(sc_hi), static_cast<int>(sc_lo)));
-    mins = _mm_cvtepu8_epi16(_mm_set_epi32(0, 0, static_cast<int>(m_hi), static_cast<int>(m_lo)));
 }
 
 // q4_K / q5_K: per super-block the 6-bit scales and mins are unpacked once; then each 32-byte load

@@ -6,7 +6,7 @@
 // pass-through undefined, which -Werror=maybe-uninitialized refuses.)
 //
 // Decoding: each weight block becomes its units' 32 signed bytes in AVX2 registers (TileDecoder:
-// the legacy and k-quant layouts by hand, the newer formats through the row products' decoders) and the
+// the row products' decoders, q4_K/q5_K's and q6_K's units by hand) and the
 // float scale and offset of each 16 values. The bytes of 16 rows are flipped to q + 128 and
 // transposed in 4-byte words so that one 64-byte line holds four values of every row.
 //
@@ -29,140 +29,83 @@ namespace xb::cpu_kernels {
 
 namespace {
 
-// The 32 values of a legacy block's nibbles: low nibbles are values 0..15, high nibbles 16..31.
-__m256i legacy_nibbles(const uint8_t* qs) {
-    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
-    const __m128i mask = _mm_set1_epi8(0x0F);
-    return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(bytes, 4), mask), _mm_and_si128(bytes, mask));
-}
-// Bit j of `bits` as 0x10 in byte j (q5_0 / q5_1's fifth bits).
-__m256i fifth_bits(uint32_t bits) {
-    const __m256i spread = _mm256_shuffle_epi8(
-        _mm256_set1_epi32(static_cast<int>(bits)),
-        _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0x0000000000000000));
-    const __m256i select = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201ull));
-    const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(spread, select), select);
-    return _mm256_and_si256(set, _mm256_set1_epi8(0x10));
-}
 __m256i low_nibbles(__m256i v) { return _mm256_and_si256(v, _mm256_set1_epi8(0x0F)); }
 __m256i high_nibbles(__m256i v) { return _mm256_and_si256(_mm256_srli_epi16(v, 4), _mm256_set1_epi8(0x0F)); }
 // Each 16-bit lane shifted right by a count known only at run time.
 __m256i shift_right(__m256i v, int bits) { return _mm256_srl_epi16(v, _mm_cvtsi32_si128(bits)); }
-__m256i load32(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
 
 // TileDecoder<Block>::decode(b, units, scale, offset): the block's units as signed bytes and the
-// scale and offset of each group of 16 values (core/quant_unit.hpp's form of every format): the
-// newer formats through their AVX2 decoders (quant_unit_decoders_avx2.hpp), the legacy and k-quant
-// ones below.
+// scale and offset of each group of 16 values (core/quant_unit.hpp's form of every format), from the
+// row products' decoders (quant_unit_decoders_avx2.hpp); q6_K's below. A type without one has no
+// tile path (its decode entry is nullptr).
 template <typename Block>
-struct TileDecoder {
+struct TileDecoder;
+
+template <typename Block>
+    requires requires { SuperDecoder<Block>::scale; }
+struct TileDecoder<Block> {
     static constexpr int kUnits = Block::kElems / kUnitValues;
     static void decode(const Block& b, __m256i* units, float* scale, float* offset) {
-        if constexpr (requires { SuperDecoder<Block>::scale; }) {
-            // The sixteen integer scales times the block's float scale, sixteen lanes at once.
-            const __m512i wide = _mm512_maskz_cvtepi16_epi32(0xFFFF, SuperDecoder<Block>::scales(b));
-            const __m512 lanes = _mm512_maskz_cvtepi32_ps(0xFFFF, wide);
-            _mm512_storeu_ps(scale, _mm512_mul_ps(lanes, _mm512_set1_ps(SuperDecoder<Block>::scale(b))));
-            _mm512_storeu_ps(offset, _mm512_setzero_ps());
-            if constexpr (std::is_same_v<Block, BlockQ2_K>) {  // minus dmin times each group's 4-bit min
-                const float dmin = fp16(b.dmin);
-                for (int g = 0; g < kQKK / kTileGroup; ++g) offset[g] = -dmin * static_cast<float>(b.scales[g] >> 4);
-            }
-            for (int u = 0; u < kUnits; ++u) units[u] = SuperDecoder<Block>::unit(b, u);
-        } else if constexpr (requires { DecoderAvx2<Block>::decode; }) {
-            for (int u = 0; u < kUnits; ++u) {
-                const UnitAvx2 unit = DecoderAvx2<Block>::decode(b, u);
-                units[u] = unit.q;
-                for (int h = 0; h < 2; ++h) {
-                    scale[2 * u + h] = unit.scale[h];
-                    offset[2 * u + h] = 0.0f;
-                }
-            }
-        } else {  // any other unit format: its portable decode_unit
-            for (int u = 0; u < kUnits; ++u) {
-                QuantUnit unit;
-                decode_unit(b, u, unit);
-                units[u] = load32(unit.q);
-                for (int h = 0; h < 2; ++h) {
-                    scale[2 * u + h] = unit.scale[h];
-                    offset[2 * u + h] = unit.offset[h];
-                }
+        // The sixteen integer scales times the block's float scale, sixteen lanes at once.
+        const __m512i wide = _mm512_maskz_cvtepi16_epi32(0xFFFF, SuperDecoder<Block>::scales(b));
+        const __m512 lanes = _mm512_maskz_cvtepi32_ps(0xFFFF, wide);
+        _mm512_storeu_ps(scale, _mm512_mul_ps(lanes, _mm512_set1_ps(SuperDecoder<Block>::scale(b))));
+        _mm512_storeu_ps(offset, _mm512_setzero_ps());
+        if constexpr (std::is_same_v<Block, BlockQ2_K>) {  // minus dmin times each group's 4-bit min
+            const float dmin = fp16(b.dmin);
+            for (int g = 0; g < kQKK / kTileGroup; ++g) offset[g] = -dmin * static_cast<float>(b.scales[g] >> 4);
+        }
+        for (int u = 0; u < kUnits; ++u) units[u] = SuperDecoder<Block>::unit(b, u);
+    }
+};
+
+template <typename Block>
+    requires requires { DecoderAvx2<Block>::decode; }
+struct TileDecoder<Block> {
+    static constexpr int kUnits = Block::kElems / kUnitValues;
+    static void decode(const Block& b, __m256i* units, float* scale, float* offset) {
+        for (int u = 0; u < kUnits; ++u) {
+            const UnitAvx2 unit = DecoderAvx2<Block>::decode(b, u);
+            units[u] = unit.q;
+            for (int h = 0; h < 2; ++h) {
+                scale[2 * u + h] = unit.scale[h];
+                offset[2 * u + h] = 0.0f;
             }
         }
     }
 };
 
-void set_groups(float* scale, float* offset, int groups, float s, float o) {
-    for (int g = 0; g < groups; ++g) {
-        scale[g] = s;
-        offset[g] = o;
-    }
-}
-
-template <>
-struct TileDecoder<BlockQ4_0> {
+// The legacy formats: one unit, w = d * q + m for both its groups.
+template <typename Format>
+struct LegacyTileDecoder {
     static constexpr int kUnits = 1;
-    static void decode(const BlockQ4_0& b, __m256i* units, float* scale, float* offset) {
-        units[0] = _mm256_sub_epi8(legacy_nibbles(b.qs), _mm256_set1_epi8(8));
-        set_groups(scale, offset, 2, fp16(b.d), 0.0f);
+    static void decode(const typename Format::Block& b, __m256i* units, float* scale, float* offset) {
+        const Decoded x = Format::decode(b);
+        units[0] = x.q;
+        for (int g = 0; g < 2; ++g) {
+            scale[g] = x.d;
+            offset[g] = x.m;
+        }
     }
 };
 template <>
-struct TileDecoder<BlockQ4_1> {
-    static constexpr int kUnits = 1;
-    static void decode(const BlockQ4_1& b, __m256i* units, float* scale, float* offset) {
-        units[0] = legacy_nibbles(b.qs);
-        set_groups(scale, offset, 2, fp16(b.d), fp16(b.m));
-    }
-};
+struct TileDecoder<BlockQ4_0> : LegacyTileDecoder<Q4_0Format> {};
 template <>
-struct TileDecoder<BlockQ5_0> {
-    static constexpr int kUnits = 1;
-    static void decode(const BlockQ5_0& b, __m256i* units, float* scale, float* offset) {
-        const __m256i q = _mm256_or_si256(legacy_nibbles(b.qs), fifth_bits(load_u32_le(b.qh)));
-        units[0] = _mm256_sub_epi8(q, _mm256_set1_epi8(16));
-        set_groups(scale, offset, 2, fp16(b.d), 0.0f);
-    }
-};
+struct TileDecoder<BlockQ4_1> : LegacyTileDecoder<Q4_1Format> {};
 template <>
-struct TileDecoder<BlockQ5_1> {
-    static constexpr int kUnits = 1;
-    static void decode(const BlockQ5_1& b, __m256i* units, float* scale, float* offset) {
-        units[0] = _mm256_or_si256(legacy_nibbles(b.qs), fifth_bits(load_u32_le(b.qh)));
-        set_groups(scale, offset, 2, fp16(b.d), fp16(b.m));
-    }
-};
+struct TileDecoder<BlockQ5_0> : LegacyTileDecoder<Q5_0Format> {};
 template <>
-struct TileDecoder<BlockQ8_0> {
-    static constexpr int kUnits = 1;
-    static void decode(const BlockQ8_0& b, __m256i* units, float* scale, float* offset) {
-        units[0] = load32(b.qs);
-        set_groups(scale, offset, 2, fp16(b.d), 0.0f);
-    }
-};
-
-// The eight 6-bit scales (words 0, 1) and mins (words 2, 3) of a q4_K / q5_K block as bytes, from
-// k_scale_min's layout: sub-blocks 0..3 in the low six bits of bytes 0..3 (scales) and 4..7 (mins),
-// 4..7 in the nibbles of bytes 8..11 with their top two bits in the top bits of bytes 0..7.
-void k_scales_and_mins(const uint8_t* packed, uint32_t (&out)[4]) {
-    uint32_t w[3];
-    std::memcpy(w, packed, sizeof(w));
-    constexpr uint32_t kLow6 = 0x3f3f3f3f, kLow4 = 0x0f0f0f0f, kLow2 = 0x03030303;
-    out[0] = w[0] & kLow6;
-    out[1] = (w[2] & kLow4) | (((w[0] >> 6) & kLow2) << 4);
-    out[2] = w[1] & kLow6;
-    out[3] = ((w[2] >> 4) & kLow4) | (((w[1] >> 6) & kLow2) << 4);
-}
+struct TileDecoder<BlockQ5_1> : LegacyTileDecoder<Q5_1Format> {};
+template <>
+struct TileDecoder<BlockQ8_0> : LegacyTileDecoder<Q8_0Format> {};
 
 // q4_K and q5_K: unit j is sub-block j, scaled by d * its 6-bit scale, offset by -dmin * its min.
 template <typename Block, bool kFifthBit>
 void decode_k_affine(const Block& b, __m256i* units, float* scale, float* offset) {
-    uint32_t packed[4];
-    k_scales_and_mins(b.scales, packed);
-    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(packed));
-    const __m256 scales = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(bytes)), _mm256_set1_ps(fp16(b.d)));
-    const __m256 mins = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(bytes, 8))),
-                                      _mm256_set1_ps(-fp16(b.dmin)));
+    __m128i scales16, mins16;
+    k_scales_mins(b.scales, scales16, mins16);
+    const __m256 scales = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(scales16)), _mm256_set1_ps(fp16(b.d)));
+    const __m256 mins = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(mins16)), _mm256_set1_ps(-fp16(b.dmin)));
     // Each sub-block's value for both of its groups of 16.
     const __m256i twice_lo = _mm256_set_epi32(3, 3, 2, 2, 1, 1, 0, 0), twice_hi = _mm256_set_epi32(7, 7, 6, 6, 5, 5, 4, 4);
     _mm256_storeu_ps(scale, _mm256_permutevar8x32_ps(scales, twice_lo));
@@ -306,12 +249,6 @@ void decode_panel(const std::byte* rows, size_t row_stride, int nrows, int64_t k
     set_panel_kind(panel, k);
 }
 
-int32_t word_at(const int8_t* p) {
-    int32_t v;
-    std::memcpy(&v, p, sizeof(v));
-    return v;
-}
-
 // kCols columns from `first` against the panel, one scale per group (16 values) or per pair of
 // groups (kPairs: eight vpdpbusd per scale instead of four).
 template <int kCols, bool kOffsets, bool kPairs>
@@ -339,7 +276,7 @@ void product_columns(const TilePanel& panel, const TileColumns& columns, int64_t
             for (int h = 0; h < kStep; ++h) {
                 const int8_t* values = a + (h * kTileColumns + j) * kTileGroup;
                 for (int i = 0; i < 4; ++i) {
-                    dot = _mm512_dpbusd_epi32(dot, weights[4 * h + i], _mm512_set1_epi32(word_at(values + 4 * i)));
+                    dot = _mm512_dpbusd_epi32(dot, weights[4 * h + i], _mm512_set1_epi32(static_cast<int>(load_le32(reinterpret_cast<const uint8_t*>(values + 4 * i)))));
                 }
             }
             dot = _mm512_sub_epi32(dot, _mm512_set1_epi32(sum128[j]));
@@ -391,10 +328,10 @@ QuantTiles make_table() {
         t.decode[i] = with_block_type(
             type,
             []<typename Block>(BlockTag<Block>) -> QuantTiles::DecodeFn {
-                if constexpr (std::is_same_v<Block, BlockQ8_K>) {
-                    return nullptr;  // an activation format, never a weight here
-                } else {
+                if constexpr (requires { TileDecoder<Block>::kUnits; }) {
                     return &decode_panel<Block>;
+                } else {
+                    return nullptr;  // q8_K: an activation format, never a weight here
                 }
             },
             QuantTiles::DecodeFn{nullptr});

@@ -1,8 +1,10 @@
-// The AVX2 decoders of the newer block formats' 32-value units (q2_K, q3_K, the IQ family, TQ,
-// MXFP4, NVFP4) into signed bytes in a register: codebook entries gathered with one 8- or 4-byte load
-// each, signs expanded from bits to byte masks, 4-bit indices looked up with pshufb, bit planes
-// shifted out. For the translation units compiled with AVX2 (or more) only: the row dot products
-// (quant_dot_units_avx2.cpp) and the VNNI tiles (quant_tiles_avx512.cpp). Everything is in an
+// The AVX2 decoders of the block formats into signed bytes in a register: the legacy formats' 32
+// values (Q4_0Format .. Q8_0Format), the q4_K/q5_K scales and mins, and the newer formats' 32-value
+// units (q2_K, q3_K, the IQ family, TQ, MXFP4, NVFP4): codebook entries gathered with one 8- or
+// 4-byte load each, signs expanded from bits to byte masks, 4-bit indices looked up with pshufb, bit
+// planes shifted out. For the translation units compiled with AVX2 (or more) only: the row dot
+// products (quant_dot_avx2.cpp, quant_dot_units_avx2.cpp) and the VNNI tiles
+// (quant_tiles_avx512.cpp). Everything is in an
 // unnamed namespace, so that each of them has its own copy, built for its own instruction set.
 //
 //   - SuperDecoder<Block> (the 256-value formats): scale(b), the float every value of the block is
@@ -19,6 +21,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "core/quant_block_types.hpp"
 
@@ -26,8 +29,25 @@ namespace xb::cpu_kernels {
 
 namespace {
 
+// --- the legacy formats and the k-quants' packed scales ---------------------------------------------
+
+// f16 scales through F16C: the portable f16_to_f32 branches, once per block and column here.
 float fp16(uint16_t h) { return _cvtsh_ss(h); }
 
+// A little-endian 32-bit load (x86 is little-endian).
+inline uint32_t load_le32(const uint8_t* p) {
+    uint32_t v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+inline __m256i load32(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+
+// The 32 nibbles of 16 bytes as bytes: low nibbles first (elements 0..15), then the high ones.
+inline __m256i nibbles(const uint8_t* qs) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
+    const __m128i mask = _mm_set1_epi8(0x0F);
+    return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(v, 4), mask), _mm_and_si128(v, mask));
+}
 
 // --- shared pieces ------------------------------------------------------------------------------------
 
@@ -88,6 +108,59 @@ __m256i nibble_table_values(const uint8_t* qs, __m128i table) {
 __m256i two_bit_values(const uint8_t* qs, int unit) {
     const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + 32 * (unit / 4)));
     return _mm256_and_si256(_mm256_srl_epi16(bytes, _mm_cvtsi32_si128(2 * (unit % 4))), _mm256_set1_epi8(3));
+}
+
+// The 32 five-bit q's of a q5 block: bit j of qh is bit 4 of element j.
+inline __m256i q5(const uint8_t* qs, const uint8_t* qh) {
+    return _mm256_or_si256(nibbles(qs), _mm256_and_si256(sign_mask(load_le32(qh)), _mm256_set1_epi8(0x10)));
+}
+
+// A legacy block decoded once for every column it meets: w = d * q + m. Signed q's (q4_0, q5_0,
+// q8_0: m = 0) meet the activations by the sign trick in the row products; unsigned ones (q4_1, q5_1) directly,
+// their minimum m times the activations' block sum added apart.
+struct Decoded {
+    __m256i q;
+    float d;
+    float m;
+};
+struct Q4_0Format {
+    using Block = BlockQ4_0;
+    static constexpr bool kSigned = true;
+    static Decoded decode(const Block& b) { return {_mm256_sub_epi8(nibbles(b.qs), _mm256_set1_epi8(8)), fp16(b.d), 0}; }
+};
+struct Q4_1Format {
+    using Block = BlockQ4_1;
+    static constexpr bool kSigned = false;
+    static Decoded decode(const Block& b) { return {nibbles(b.qs), fp16(b.d), fp16(b.m)}; }
+};
+struct Q5_0Format {
+    using Block = BlockQ5_0;
+    static constexpr bool kSigned = true;
+    static Decoded decode(const Block& b) {
+        return {_mm256_sub_epi8(q5(b.qs, b.qh), _mm256_set1_epi8(16)), fp16(b.d), 0};
+    }
+};
+struct Q5_1Format {
+    using Block = BlockQ5_1;
+    static constexpr bool kSigned = false;
+    static Decoded decode(const Block& b) { return {q5(b.qs, b.qh), fp16(b.d), fp16(b.m)}; }
+};
+struct Q8_0Format {
+    using Block = BlockQ8_0;
+    static constexpr bool kSigned = true;
+    static Decoded decode(const Block& b) { return {load32(b.qs), fp16(b.d), 0}; }
+};
+
+// The 6-bit scales and mins of a q4_K/q5_K super-block (k_scale_min's packing) as 8 x int16 each,
+// by 32-bit word arithmetic instead of eight calls: sub-blocks 0-3 keep the low 6 bits of words 0
+// (scales) and 1 (mins); 4-7 take word 2's nibbles with the top 2 bits of words 0 and 1 above them.
+inline void k_scales_mins(const uint8_t* packed, __m128i& scales, __m128i& mins) {
+    const uint32_t w0 = load_le32(packed), w1 = load_le32(packed + 4), w2 = load_le32(packed + 8);
+    const uint32_t low6 = 0x3f3f3f3fu, top2 = 0xc0c0c0c0u, low4 = 0x0f0f0f0fu;
+    const uint32_t sc_lo = w0 & low6, sc_hi = (w2 & low4) | ((w0 & top2) >> 2);
+    const uint32_t m_lo = w1 & low6, m_hi = ((w2 >> 4) & low4) | ((w1 & top2) >> 2);
+    scales = _mm_cvtepu8_epi16(_mm_set_epi32(0, 0, static_cast<int>(sc_hi), static_cast<int>(sc_lo)));
+    mins = _mm_cvtepu8_epi16(_mm_set_epi32(0, 0, static_cast<int>(m_hi), static_cast<int>(m_lo)));
 }
 
 // --- the super-block formats: integer scales -----------------------------------------------------------
