@@ -24,6 +24,7 @@
 #include "core/quant_block_types.hpp"
 #include "cpu_kernels/quant_tiles.hpp"
 #include "cpu_kernels/quant_unit_decoders_avx2.hpp"
+#include "cpu_kernels/weight_prefetch.hpp"
 
 namespace xb::cpu_kernels {
 
@@ -202,13 +203,6 @@ void set_panel_kind(TilePanel& panel, int64_t k) {
 constexpr int64_t kPrefetchBlocks = 2;
 
 template <typename Block>
-void prefetch_block(const Block* b) {
-    const auto* bytes = reinterpret_cast<const char*>(b);
-    for (size_t at = 0; at < sizeof(Block); at += 64) _mm_prefetch(bytes + at, _MM_HINT_T0);
-    _mm_prefetch(bytes + sizeof(Block) - 1, _MM_HINT_T0);
-}
-
-template <typename Block>
 void decode_panel(const std::byte* rows, size_t row_stride, int nrows, int64_t k, TilePanel& panel) {
     using Decoder = TileDecoder<Block>;
     constexpr int kElems = Decoder::kUnits * kUnitValues;
@@ -228,7 +222,7 @@ void decode_panel(const std::byte* rows, size_t row_stride, int nrows, int64_t k
             const Block& b = row[bi];
             // Sixteen rows are sixteen streams, more than the hardware prefetchers follow well: ask
             // for this row's block two ahead while this one decodes.
-            if (bi + kPrefetchBlocks < k / kElems) prefetch_block(row + bi + kPrefetchBlocks);
+            if (bi + kPrefetchBlocks < k / kElems) prefetch_block_ahead(row + bi, kPrefetchBlocks * sizeof(Block));
             __m256i units[Decoder::kUnits];
             float s[kGroups], o[kGroups];
             Decoder::decode(b, units, s, o);

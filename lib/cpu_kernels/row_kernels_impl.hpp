@@ -16,6 +16,7 @@
 #include <cstring>
 
 #include "cpu_kernels/row_kernels.hpp"
+#include "cpu_kernels/weight_prefetch.hpp"
 
 namespace xb::cpu_kernels {
 namespace {
@@ -64,17 +65,23 @@ float dot(const float* q, const std::byte* row, int64_t n) {
 }
 
 // dot of q with two rows at once, each with exactly dot's operations (so the same bits): every
-// load of q serves both rows, and eight FMA chains are in flight.
+// load of q serves both rows, and eight FMA chains are in flight. The one-token mul_mat walks a
+// matrix two rows at a time, so the next pair is as far past this one as r1 is past r0 doubled:
+// its bytes at each step's offset are prefetched (weight_prefetch.hpp says why), a pair ahead.
 template <typename V, DType T>
 void dot2(const float* q, const std::byte* const* rows, int64_t n, float* out) {
     constexpr size_t ts = row_element_bytes<T>();
     constexpr int64_t w = V::kWidth;
     const std::byte* r0 = rows[0];
     const std::byte* r1 = rows[1];
+    const auto next0 = reinterpret_cast<uintptr_t>(r1) + (reinterpret_cast<uintptr_t>(r1) - reinterpret_cast<uintptr_t>(r0));
+    const auto next1 = next0 + (reinterpret_cast<uintptr_t>(r1) - reinterpret_cast<uintptr_t>(r0));
     int64_t i = 0;
     typename V::T a[4] = {V::zero(), V::zero(), V::zero(), V::zero()};
     typename V::T b[4] = {V::zero(), V::zero(), V::zero(), V::zero()};
     for (; i + 4 * w <= n; i += 4 * w) {
+        prefetch_lines(next0 + static_cast<size_t>(i) * ts, 4 * w * ts);
+        prefetch_lines(next1 + static_cast<size_t>(i) * ts, 4 * w * ts);
         for (int k = 0; k < 4; ++k) {
             const typename V::T qv = V::load(q + i + w * k);
             a[k] = V::fma(qv, V::template row<T>(r0 + (i + w * k) * ts), a[k]);
