@@ -29,6 +29,7 @@
 #include "builtin/builtin_backends.hpp"
 #include "core/dtype.hpp"
 #include "core/ops.hpp"
+#include "cuda/cublas_library.hpp"
 #include "cuda/cuda_handles.hpp"
 
 namespace bench {
@@ -194,7 +195,7 @@ void BM_CublasGemm(benchmark::State& state, DType weights) {
     const cudaDataType type = weights == DType::F16 ? CUDA_R_16F : CUDA_R_32F;
     const float alpha = 1.0f, beta = 0.0f;
     time_synchronised(state, [&] {
-        return cublasGemmEx(handle->get(), CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &alpha, a->get(), type, k, b->get(),
+        return xb::cuda::cublas().gemm_ex(handle->get(), CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &alpha, a->get(), type, k, b->get(),
                             type, k, &beta, c->get(), CUDA_R_32F, m, CUBLAS_COMPUTE_32F,
                             CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS &&
                cudaStreamSynchronize(stream->get()) == cudaSuccess;

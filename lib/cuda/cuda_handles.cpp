@@ -1,5 +1,6 @@
 #include "cuda/cuda_handles.hpp"
 
+#include "cuda/cublas_library.hpp"
 #include "cuda/cuda_check.hpp"
 
 namespace xb::cuda {
@@ -64,7 +65,7 @@ namespace detail {
 void StreamDestroy::operator()(cudaStream_t s) const { static_cast<void>(XB_CUDA_STATUS(cudaStreamDestroy(s))); }
 void EventDestroy::operator()(cudaEvent_t e) const { static_cast<void>(XB_CUDA_STATUS(cudaEventDestroy(e))); }
 void CublasDestroy::operator()(cublasHandle_t h) const {
-    if (use_device(device).is_ok()) static_cast<void>(XB_CUBLAS_STATUS(cublasDestroy(h)));
+    if (use_device(device).is_ok()) static_cast<void>(XB_CUBLAS_STATUS(cublas().destroy(h)));
 }
 }  // namespace detail
 
@@ -83,12 +84,13 @@ Result<EventPtr> create_event(int device) {
 }
 
 Result<CublasPtr> create_cublas(int device, cudaStream_t stream) {
+    XB_ASSIGN_OR_RETURN(const CublasLibrary* library, cublas_library());
     XB_RETURN_IF_ERROR(use_device(device));
     cublasHandle_t handle = nullptr;
-    XB_CUBLAS_RETURN_IF_ERROR(cublasCreate(&handle));
+    XB_CUBLAS_RETURN_IF_ERROR(library->create(&handle));
     CublasPtr owned(handle, detail::CublasDestroy{device});
-    XB_CUBLAS_RETURN_IF_ERROR(cublasSetStream(handle, stream));
-    XB_CUBLAS_RETURN_IF_ERROR(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH));
+    XB_CUBLAS_RETURN_IF_ERROR(library->set_stream(handle, stream));
+    XB_CUBLAS_RETURN_IF_ERROR(library->set_math_mode(handle, CUBLAS_DEFAULT_MATH));
     return owned;
 }
 

@@ -1,6 +1,7 @@
 // mul_mat and out_prod through cuBLAS (see gemm_plan.hpp for the mapping): operands are packed
 // into scratch when cuBLAS cannot read them in place, then one GEMM, one strided batched GEMM or
 // one pointer-array batched GEMM computes every batch in f32 (TF32 only when the backend asks).
+#include "cuda/cublas_library.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/gemm_plan.hpp"
 #include "cuda/kernels.hpp"
@@ -64,12 +65,12 @@ Status launch_gemm(const LaunchContext& ctx, const Tensor& dst) {
 
     switch (plan.batching) {
         case GemmBatching::Single:
-            XB_CUBLAS_RETURN_IF_ERROR(cublasGemmEx(ctx.cublas, op_of(plan.a), op_of(plan.b), m, n, k, &alpha, a, type,
+            XB_CUBLAS_RETURN_IF_ERROR(cublas().gemm_ex(ctx.cublas, op_of(plan.a), op_of(plan.b), m, n, k, &alpha, a, type,
                                                    lda, b, type, ldb, &beta, c, CUDA_R_32F, ldc, compute,
                                                    CUBLAS_GEMM_DEFAULT));
             return Status::ok();
         case GemmBatching::Strided:
-            XB_CUBLAS_RETURN_IF_ERROR(cublasGemmStridedBatchedEx(
+            XB_CUBLAS_RETURN_IF_ERROR(cublas().gemm_strided_batched_ex(
                 ctx.cublas, op_of(plan.a), op_of(plan.b), m, n, k, &alpha, a, type, lda, plan.stride_a, b, type, ldb,
                 plan.stride_b, &beta, c, CUDA_R_32F, ldc, plan.stride_c, as_int(plan.batch_count()), compute,
                 CUBLAS_GEMM_DEFAULT));
@@ -97,7 +98,7 @@ Status launch_gemm(const LaunchContext& ctx, const Tensor& dst) {
     args.b_out = const_cast<const void**>(pointers + batches);
     args.c_out = pointers + 2 * batches;
     XB_RETURN_IF_ERROR(launch_gemm_pointers(ctx, args));
-    XB_CUBLAS_RETURN_IF_ERROR(cublasGemmBatchedEx(ctx.cublas, op_of(plan.a), op_of(plan.b), m, n, k, &alpha,
+    XB_CUBLAS_RETURN_IF_ERROR(cublas().gemm_batched_ex(ctx.cublas, op_of(plan.a), op_of(plan.b), m, n, k, &alpha,
                                                   args.a_out, type, lda, args.b_out, type, ldb, &beta, args.c_out,
                                                   CUDA_R_32F, ldc, as_int(plan.batch_count()), compute,
                                                   CUBLAS_GEMM_DEFAULT));

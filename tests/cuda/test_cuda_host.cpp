@@ -17,6 +17,7 @@
 #include "core/context.hpp"
 #include "core/ops.hpp"
 #include "core/quant_int_dot.hpp"
+#include "cuda/cublas_library.hpp"
 #include "cuda/cuda.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/cuda_error.hpp"
@@ -365,6 +366,34 @@ TEST(CudaErrors, CheckMacrosReturnStatusesWithTheCallSite) {
     EXPECT_TRUE(XB_CUDA_STATUS(cudaSuccess).is_ok());
     EXPECT_EQ(status_code_for(cudaErrorIllegalAddress), StatusCode::Internal);
     EXPECT_EQ(status_code_for(CUBLAS_STATUS_ALLOC_FAILED), StatusCode::OutOfMemory);
+}
+
+// cuBLAS is opened on first use (cublas_library.hpp). CUDA builds need the toolkit, whose
+// libcublas this opens without a GPU: every entry point xbackend calls must be found in it.
+TEST(CublasLibrary, TheToolkitsLibraryHasEveryEntryPoint) {
+    EXPECT_EQ(cublas_library_name(), "libcublas.so." + std::to_string(CUBLAS_VER_MAJOR));
+    Result<CublasLibrary> lib = open_cublas_library(cublas_library_name());
+    ASSERT_TRUE(lib.is_ok()) << lib.status().to_string();
+    EXPECT_NE(lib->create, nullptr);
+    EXPECT_NE(lib->destroy, nullptr);
+    EXPECT_NE(lib->set_stream, nullptr);
+    EXPECT_NE(lib->set_math_mode, nullptr);
+    EXPECT_NE(lib->gemm_ex, nullptr);
+    EXPECT_NE(lib->gemm_strided_batched_ex, nullptr);
+    EXPECT_NE(lib->gemm_batched_ex, nullptr);
+}
+
+TEST(CublasLibrary, AMissingLibraryOrEntryPointIsOneErrorNamingIt) {
+    const Result<CublasLibrary> missing = open_cublas_library("libxb-no-such-cublas.so.0");
+    ASSERT_FALSE(missing.is_ok());
+    EXPECT_EQ(missing.status().code(), StatusCode::NotSupported);
+    EXPECT_NE(missing.status().message().find("cuBLAS: cannot open libxb-no-such-cublas.so.0"), std::string::npos)
+        << missing.status().message();
+    // A library that opens but is not cuBLAS (the C library is in every process).
+    const Result<CublasLibrary> not_cublas = open_cublas_library("libc.so.6");
+    ASSERT_FALSE(not_cublas.is_ok());
+    EXPECT_NE(not_cublas.status().message().find("cuBLAS: libc.so.6 has no cublasCreate_v2"), std::string::npos)
+        << not_cublas.status().message();
 }
 
 TEST(CudaErrors, KernelErrorsNameTheNode) {

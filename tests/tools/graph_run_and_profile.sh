@@ -7,6 +7,15 @@ profile=$2
 configs=$3
 source "$(dirname "$0")/check_lib.sh"
 
+# cuBLAS is opened when a CUDA backend starts, not at program start (lib/cuda/cublas_library.hpp):
+# a run on the CPU alone never loads it. The loader's own log says which libraries it loaded.
+LD_DEBUG=libs "$run" -c "$configs/default.json" -b CPU -r 1 >/dev/null 2>"$tmp/loader.txt"
+if ! grep -q "calling init" "$tmp/loader.txt"; then
+  echo "FAIL cpu-run-loads-no-cublas: the loader's log (LD_DEBUG=libs) is empty"; failures=$((failures + 1))
+elif grep -q "libcublas" "$tmp/loader.txt"; then
+  echo "FAIL cpu-run-loads-no-cublas: $(grep -m1 libcublas "$tmp/loader.txt")"; failures=$((failures + 1))
+fi
+
 # graph-run: JSON report fields, trace, saved outputs.
 check run-json 0 "$run" -c "$configs/default.json" -b SIM0,CPU -P SIM0:unsupported=rope -r 3 -t 2 --format json \
   -o "$tmp/run.json" --trace "$tmp/trace.json" --save-outputs "$tmp/outs"
