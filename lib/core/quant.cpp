@@ -11,6 +11,12 @@
 
 namespace xb {
 
+const std::array<float, 256> kUe4m3HalfTable = [] {
+    std::array<float, 256> table{};
+    for (int x = 0; x < 256; ++x) table[static_cast<size_t>(x)] = ue4m3_half(static_cast<uint8_t>(x));
+    return table;
+}();
+
 namespace {
 
 // --- dequantization --------------------------------------------------------------------------------

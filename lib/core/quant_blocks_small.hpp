@@ -3,6 +3,7 @@
 // gguf package's), and the integer units of the dot products (core/quant_unit.hpp).
 #pragma once
 
+#include <array>
 #include <cstdint>
 
 #include "core/dtype.hpp"
@@ -83,6 +84,13 @@ XB_HD float ue4m3_half(uint8_t x) {
     if (exp == 0) return static_cast<float>(man) * 0.0009765625f;
     return static_cast<float>(8 + man) * bits_float(static_cast<uint32_t>(exp - 11 + 127) << 23);
 }
+
+#if !defined(__CUDACC__)
+// ue4m3_half of every byte, for the CPU's vector decoders: two conversions per 32 values, with
+// their branches, cost nvfp4's one-token product more than its dots (lib/core/quant.cpp fills it
+// from ue4m3_half once, at start-up).
+extern const std::array<float, 256> kUe4m3HalfTable;
+#endif
 
 XB_HD int fp4_nibble(const BlockMXFP4& b, int e) { return e < 16 ? (b.qs[e] & 0x0F) : (b.qs[e - 16] >> 4); }
 XB_HD int fp4_nibble(const BlockNVFP4& b, int e) {

@@ -307,7 +307,7 @@ struct DecoderAvx2<BlockNVFP4> {
         __m128i lo, hi;
         nibble_lookup(b.qs + 16 * unit, nibble_table(kFp4ValuesLo, kFp4ValuesHi), lo, hi);
         const __m256i q = _mm256_set_m128i(_mm_unpackhi_epi64(lo, hi), _mm_unpacklo_epi64(lo, hi));
-        return {q, {ue4m3_half(b.d[2 * unit]), ue4m3_half(b.d[2 * unit + 1])}};
+        return {q, {kUe4m3HalfTable[b.d[2 * unit]], kUe4m3HalfTable[b.d[2 * unit + 1]]}};
     }
 };
 
