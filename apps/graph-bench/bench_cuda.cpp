@@ -195,9 +195,9 @@ void BM_CublasGemm(benchmark::State& state, DType weights) {
     const cudaDataType type = weights == DType::F16 ? CUDA_R_16F : CUDA_R_32F;
     const float alpha = 1.0f, beta = 0.0f;
     time_synchronised(state, [&] {
-        return xb::cuda::cublas().gemm_ex(handle->get(), CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &alpha, a->get(), type, k, b->get(),
-                            type, k, &beta, c->get(), CUDA_R_32F, m, CUBLAS_COMPUTE_32F,
-                            CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS &&
+        return xb::cuda::cublas().gemm_ex(handle->get(), CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &alpha, a->get(), type, k,
+                                          b->get(), type, k, &beta, c->get(), CUDA_R_32F, m, CUBLAS_COMPUTE_32F,
+                                          CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS &&
                cudaStreamSynchronize(stream->get()) == cudaSuccess;
     });
     count_gemm_flops(state);

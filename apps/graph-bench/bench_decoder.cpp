@@ -20,6 +20,7 @@
 #include "builtin/builtin_backends.hpp"
 #include "models/decoder.hpp"
 #include "core/ops.hpp"
+#include "cpu_kernels/weight_prefetch.hpp"
 #include "sched/scheduler.hpp"
 
 namespace bench {
@@ -108,7 +109,8 @@ void BM_ReadBandwidth(benchmark::State& state) {
                 const size_t begin = n * t / n_threads, end = n * (t + 1) / n_threads;
                 float lanes[16] = {};
                 for (size_t i = begin; i + 16 <= end; i += 16) {
-                    __builtin_prefetch(data.data() + i + 1024, 0, 3);
+                    xb::cpu_kernels::prefetch_lines(
+                        reinterpret_cast<uintptr_t>(data.data() + i) + xb::cpu_kernels::kWeightPrefetchDistance, 64);
                     for (int k = 0; k < 16; ++k) lanes[k] += data[i + static_cast<size_t>(k)];
                 }
                 float total = 0.0f;

@@ -23,11 +23,11 @@ namespace {
 
 using xb::DType;
 
-constexpr DType kWeightTypes[] = {DType::F32,  DType::F16, DType::BF16,   DType::Q4_0,   DType::Q4_1,    DType::Q5_0,  DType::Q5_1,
-                                  DType::Q8_0,    DType::Q4_K,   DType::Q5_K,    DType::Q6_K,  DType::Q2_K,
-                                  DType::Q3_K,    DType::IQ2_XXS, DType::IQ2_XS, DType::IQ2_S, DType::IQ3_XXS,
-                                  DType::IQ3_S,   DType::IQ1_S,  DType::IQ1_M,   DType::IQ4_NL, DType::IQ4_XS,
-                                  DType::TQ1_0,   DType::TQ2_0,  DType::MXFP4,   DType::NVFP4};
+constexpr DType kWeightTypes[] = {
+    DType::F32,    DType::F16,     DType::BF16,   DType::Q4_0,  DType::Q4_1,    DType::Q5_0,   DType::Q5_1,
+    DType::Q8_0,   DType::Q4_K,    DType::Q5_K,   DType::Q6_K,  DType::Q2_K,    DType::Q3_K,   DType::IQ2_XXS,
+    DType::IQ2_XS, DType::IQ2_S,   DType::IQ3_XXS, DType::IQ3_S, DType::IQ1_S,  DType::IQ1_M,  DType::IQ4_NL,
+    DType::IQ4_XS, DType::TQ1_0,   DType::TQ2_0,  DType::MXFP4, DType::NVFP4};
 
 // Several [k, m] weights times one column each: enough matrices that together they are at least
 // kStreamBytes, so that each iteration reads them from memory, not from the cache (1 GiB: some

@@ -74,8 +74,8 @@ void dot2(const float* q, const std::byte* const* rows, int64_t n, float* out) {
     constexpr int64_t w = V::kWidth;
     const std::byte* r0 = rows[0];
     const std::byte* r1 = rows[1];
-    const auto next0 = reinterpret_cast<uintptr_t>(r1) + (reinterpret_cast<uintptr_t>(r1) - reinterpret_cast<uintptr_t>(r0));
-    const auto next1 = next0 + (reinterpret_cast<uintptr_t>(r1) - reinterpret_cast<uintptr_t>(r0));
+    const uintptr_t row_stride = reinterpret_cast<uintptr_t>(r1) - reinterpret_cast<uintptr_t>(r0);
+    const uintptr_t next0 = reinterpret_cast<uintptr_t>(r1) + row_stride, next1 = next0 + row_stride;
     int64_t i = 0;
     typename V::T a[4] = {V::zero(), V::zero(), V::zero(), V::zero()};
     typename V::T b[4] = {V::zero(), V::zero(), V::zero(), V::zero()};

@@ -65,9 +65,9 @@ Status launch_gemm(const LaunchContext& ctx, const Tensor& dst) {
 
     switch (plan.batching) {
         case GemmBatching::Single:
-            XB_CUBLAS_RETURN_IF_ERROR(cublas().gemm_ex(ctx.cublas, op_of(plan.a), op_of(plan.b), m, n, k, &alpha, a, type,
-                                                   lda, b, type, ldb, &beta, c, CUDA_R_32F, ldc, compute,
-                                                   CUBLAS_GEMM_DEFAULT));
+            XB_CUBLAS_RETURN_IF_ERROR(cublas().gemm_ex(ctx.cublas, op_of(plan.a), op_of(plan.b), m, n, k, &alpha, a,
+                                                       type, lda, b, type, ldb, &beta, c, CUDA_R_32F, ldc, compute,
+                                                       CUBLAS_GEMM_DEFAULT));
             return Status::ok();
         case GemmBatching::Strided:
             XB_CUBLAS_RETURN_IF_ERROR(cublas().gemm_strided_batched_ex(
@@ -99,9 +99,9 @@ Status launch_gemm(const LaunchContext& ctx, const Tensor& dst) {
     args.c_out = pointers + 2 * batches;
     XB_RETURN_IF_ERROR(launch_gemm_pointers(ctx, args));
     XB_CUBLAS_RETURN_IF_ERROR(cublas().gemm_batched_ex(ctx.cublas, op_of(plan.a), op_of(plan.b), m, n, k, &alpha,
-                                                  args.a_out, type, lda, args.b_out, type, ldb, &beta, args.c_out,
-                                                  CUDA_R_32F, ldc, as_int(plan.batch_count()), compute,
-                                                  CUBLAS_GEMM_DEFAULT));
+                                                       args.a_out, type, lda, args.b_out, type, ldb, &beta,
+                                                       args.c_out, CUDA_R_32F, ldc, as_int(plan.batch_count()),
+                                                       compute, CUBLAS_GEMM_DEFAULT));
     return Status::ok();
 }
 
