@@ -1,5 +1,7 @@
 #include "cpu_kernels/quant_tiles.hpp"
 
+#include <cstring>
+
 #include "core/isa.hpp"
 #include "core/quant_blocks.hpp"
 #include "cpu_kernels/compute_params.hpp"
@@ -56,6 +58,7 @@ TileColumns TileColumns::at(std::byte* memory, int64_t k, int64_t columns, int64
 
 void TileColumns::set_column(int64_t row, DType weights, const void* blocks) const {
     const int64_t c = column(row / columns, row % columns);
+    if (row % columns == columns - 1) clear_padding(c + 1, column(row / columns, batch_columns));
     const auto set_group = [&](int64_t g, float step, const int8_t* values, int sum) {
         const int64_t i = at(g, c);
         for (int v = 0; v < kTileGroup; ++v) q[i * kTileGroup + v] = values[v];
@@ -87,10 +90,29 @@ void TileColumns::set_column(int64_t row, DType weights, const void* blocks) con
     }
 }
 
-bool tiles_supported() { return isa_supported(Isa::Avx512) && __builtin_cpu_supports("avx512vnni"); }
+void TileColumns::clear_padding(int64_t begin, int64_t end) const {
+    for (int64_t c = begin; c < end; ++c) {
+        for (int64_t g = 0; g < groups(); ++g) {
+            const int64_t i = at(g, c);
+            std::memset(q + i * kTileGroup, 0, kTileGroup);
+            d[i] = dsum[i] = 0.0f;
+            sum128[i] = 0;
+            if (g % 2 == 1) {
+                pair_sum128[pair_at(g / 2, c)] = 0;
+                pair_dsum[pair_at(g / 2, c)] = 0.0f;
+            }
+        }
+    }
+}
+
+bool tiles_avx512_supported() { return isa_supported(Isa::Avx512) && __builtin_cpu_supports("avx512vnni"); }
 
 const QuantTiles* quant_tiles() {
-    static const QuantTiles* table = active_isa() == Isa::Avx512 && tiles_supported() ? &quant_tiles_avx512() : nullptr;
+    static const QuantTiles* table = [] () -> const QuantTiles* {
+        if (active_isa() == Isa::Avx512 && tiles_avx512_supported()) return &quant_tiles_avx512();
+        if (active_isa() != Isa::Scalar) return &quant_tiles_avx2();
+        return nullptr;
+    }();
     return table;
 }
 

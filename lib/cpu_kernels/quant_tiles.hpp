@@ -1,21 +1,22 @@
 // Quantized products at batch sizes where decoding each weight row once per few columns costs more
 // than the products themselves (prefill): tiles of kTileRows weight rows are decoded once per
 // product into an int8 panel, and a tile kernel multiplies the panel with every column of 8-bit
-// activations in integer arithmetic (AVX-512 VNNI: vpdpbusd, 16 rows by 4 values per instruction),
-// as ggml's tiled CPU products and llama.cpp's repacked weights do.
+// activations in integer arithmetic, as ggml's tiled CPU products and llama.cpp's repacked weights
+// do. Two tables: AVX-512 VNNI (vpdpbusd, 16 rows by 4 values per instruction) and AVX2 (vpmaddubsw,
+// 8 rows by 4 values).
 //
 // Every quantized type goes through its 32-value units (core/quant_unit.hpp: value ~ scale[h] * q +
-// offset[h] for each half h of 16 values), so one kernel serves all of them:
-//   - the panel holds each unit's q + 128 as unsigned bytes (vpdpbusd multiplies unsigned by signed
-//     bytes), interleaved so that one 64-byte load holds four consecutive values of all 16 rows, and
-//     the scale and offset of each group of 16 values for each row;
+// offset[h] for each half h of 16 values), so one kernel per table serves all of them:
+//   - the panel holds each unit's q as bytes (TilePanel::Encoding says how), interleaved so that one
+//     64-byte line holds four consecutive values of all 16 rows, and the scale and offset of each
+//     group of 16 values for each row;
 //   - the activations hold, per column and group of 16, their step d, 128 x the sum of their q's
-//     (which takes the +128 back out, exactly, in integers) and d x that sum (for the offsets).
-// Then sum_e value_e * x_e = sum over groups of d * scale * (dot(q + 128, a) - 128 sum(a)) +
-// offset * d * sum(a): the weights' scales are float per group, which every format's are.
+//     (which takes a +128 back out, exactly, in integers) and d x that sum (for the offsets).
+// Then sum_e value_e * x_e = sum over groups of d * scale * dot(q, a) + offset * d * sum(a): the
+// weights' scales are float per group, which every format's are.
 //
-// Only CPUs with AVX-512 VNNI have a table (quant_tiles() is nullptr elsewhere, and with XB_CPU_ISA
-// below avx512): the others keep the row dot products of quant_dot.hpp.
+// CPUs without AVX2 (and XB_CPU_ISA=scalar) have no table: they keep the row dot products of
+// quant_dot.hpp.
 #pragma once
 
 #include <cstddef>
@@ -30,9 +31,20 @@ inline constexpr int kTileGroup = 16;  // values per scale in the panel and the 
 
 // One tile of decoded weights: up to kTileRows rows of k values (k a multiple of 32).
 struct TilePanel {
-    uint8_t* q = nullptr;   // [k / 4][kTileRows][4]: values 4c .. 4c + 3 of every row, q + 128
+    // What the bytes of q hold, for a unit value q:
+    enum class Encoding : uint8_t {
+        Plus128,   // q + 128, unsigned (AVX-512 VNNI: vpdpbusd takes unsigned weights)
+        Signed,    // q (AVX2, where the panel's values span more than 127: q8_0, iq4_nl, iq4_xs)
+        Unsigned,  // q - low, 0 .. largest <= 127, with low * scale moved into the offsets (AVX2:
+                   // vpmaddubsw takes them as unsigned without saturating, and `largest` bounds how
+                   // many of its 16-bit sums can be added before they could overflow)
+    };
+
+    uint8_t* q = nullptr;   // [k / 4][kTileRows][4]: values 4c .. 4c + 3 of every row
     float* scale = nullptr;   // [k / 16][kTileRows]
     float* offset = nullptr;  // [k / 16][kTileRows]
+    Encoding encoding = Encoding::Plus128;
+    int largest = 255;         // the largest byte of q (Unsigned)
     bool has_offsets = false;  // some row's offsets are not all zero (the kernel skips them otherwise)
     bool pairs = false;        // every pair of groups (32 values) shares its scale and offset in every row
 
@@ -77,7 +89,10 @@ struct TileColumns {
     static TileColumns at(std::byte* memory, int64_t k, int64_t columns, int64_t batches);
     // Row `row` of b (column row % columns of batch row / columns) from its activation blocks
     // (BlockQ8Sum or BlockQ8_K as `weights` takes them).
+    // Whoever sets a batch's last column also zeroes the padding columns after it, so that a
+    // kernel may read (and multiply) whole blocks of columns.
     void set_column(int64_t row, DType weights, const void* blocks) const;
+    void clear_padding(int64_t begin, int64_t end) const;
 };
 
 struct QuantTiles {
@@ -94,11 +109,14 @@ struct QuantTiles {
 };
 
 // Whether this CPU runs the AVX-512 VNNI table.
-bool tiles_supported();
-// The table of this CPU, or nullptr when it has no AVX-512 VNNI (or XB_CPU_ISA asks for less).
+bool tiles_avx512_supported();
+// The table of this CPU: AVX-512 VNNI where it has it and XB_CPU_ISA allows, else AVX2 where the
+// active set is AVX2 or more; nullptr with the scalar set.
 const QuantTiles* quant_tiles();
 // The AVX-512 VNNI table (quant_tiles_avx512.cpp); only on CPUs that have it.
 const QuantTiles& quant_tiles_avx512();
+// The AVX2 table (quant_tiles_avx2.cpp); only on CPUs that have AVX2.
+const QuantTiles& quant_tiles_avx2();
 
 // Columns from which a product takes the tile path (it decodes each weight tile once for all).
 inline constexpr int64_t kTileMinColumns = 8;
