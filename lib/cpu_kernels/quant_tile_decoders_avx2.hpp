@@ -13,6 +13,7 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstring>
 #include <type_traits>
 
@@ -101,17 +102,7 @@ struct TileDecoder<BlockQ8_0> : LegacyTileDecoder<Q8_0Format> {};
 
 // q4_K and q5_K: unit j is sub-block j, scaled by d * its 6-bit scale, offset by -dmin * its min.
 template <typename Block, bool kFifthBit>
-void decode_k_affine(const Block& b, __m256i* units, float* scale, float* offset) {
-    __m128i scales16, mins16;
-    k_scales_mins(b.scales, scales16, mins16);
-    const __m256 scales = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(scales16)), _mm256_set1_ps(fp16(b.d)));
-    const __m256 mins = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(mins16)), _mm256_set1_ps(-fp16(b.dmin)));
-    // Each sub-block's value for both of its groups of 16.
-    const __m256i twice_lo = _mm256_set_epi32(3, 3, 2, 2, 1, 1, 0, 0), twice_hi = _mm256_set_epi32(7, 7, 6, 6, 5, 5, 4, 4);
-    _mm256_storeu_ps(scale, _mm256_permutevar8x32_ps(scales, twice_lo));
-    _mm256_storeu_ps(scale + 8, _mm256_permutevar8x32_ps(scales, twice_hi));
-    _mm256_storeu_ps(offset, _mm256_permutevar8x32_ps(mins, twice_lo));
-    _mm256_storeu_ps(offset + 8, _mm256_permutevar8x32_ps(mins, twice_hi));
+void k_affine_units(const Block& b, __m256i* units) {
     __m256i high = _mm256_setzero_si256();
     if constexpr (kFifthBit) high = load32(b.qh);
     for (int j = 0; j < 8; ++j) {
@@ -125,28 +116,55 @@ void decode_k_affine(const Block& b, __m256i* units, float* scale, float* offset
         units[j] = q;
     }
 }
-template <>
-struct TileDecoder<BlockQ4_K> {
+
+template <typename Block, bool kFifthBit>
+struct KAffineTileDecoder {
     static constexpr int kUnits = 8;
-    static void decode(const BlockQ4_K& b, __m256i* units, float* scale, float* offset) {
-        decode_k_affine<BlockQ4_K, false>(b, units, scale, offset);
+    static constexpr bool kScalesBy32 = true;  // of the integer scales
+    static void decode(const Block& b, __m256i* units, float* scale, float* offset) {
+        __m128i scales16, mins16;
+        k_scales_mins(b.scales, scales16, mins16);
+        const __m256 scales = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(scales16)), _mm256_set1_ps(fp16(b.d)));
+        const __m256 mins = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(mins16)), _mm256_set1_ps(-fp16(b.dmin)));
+        // Each sub-block's value for both of its groups of 16.
+        const __m256i twice_lo = _mm256_set_epi32(3, 3, 2, 2, 1, 1, 0, 0), twice_hi = _mm256_set_epi32(7, 7, 6, 6, 5, 5, 4, 4);
+        _mm256_storeu_ps(scale, _mm256_permutevar8x32_ps(scales, twice_lo));
+        _mm256_storeu_ps(scale + 8, _mm256_permutevar8x32_ps(scales, twice_hi));
+        _mm256_storeu_ps(offset, _mm256_permutevar8x32_ps(mins, twice_lo));
+        _mm256_storeu_ps(offset + 8, _mm256_permutevar8x32_ps(mins, twice_hi));
+        k_affine_units<Block, kFifthBit>(b, units);
+    }
+    // The integer form (TilePanel::integer_scales): each group's 6-bit scale and min (those of its
+    // sub-block), d and -dmin.
+    static void decode_integer(const Block& b, __m256i* units, int16_t* iscale, int16_t* imin, float& super_scale,
+                               float& super_min) {
+        __m128i scales16, mins16;
+        k_scales_mins(b.scales, scales16, mins16);
+        alignas(16) int16_t sc[8], mn[8];
+        _mm_store_si128(reinterpret_cast<__m128i*>(sc), scales16);
+        _mm_store_si128(reinterpret_cast<__m128i*>(mn), mins16);
+        for (int g = 0; g < kQKK / kTileGroup; ++g) {
+            iscale[g] = sc[g / 2];
+            imin[g] = mn[g / 2];
+        }
+        super_scale = fp16(b.d);
+        super_min = -fp16(b.dmin);
+        k_affine_units<Block, kFifthBit>(b, units);
     }
 };
 template <>
-struct TileDecoder<BlockQ5_K> {
-    static constexpr int kUnits = 8;
-    static void decode(const BlockQ5_K& b, __m256i* units, float* scale, float* offset) {
-        decode_k_affine<BlockQ5_K, true>(b, units, scale, offset);
-    }
-};
+struct TileDecoder<BlockQ4_K> : KAffineTileDecoder<BlockQ4_K, false> {};
+template <>
+struct TileDecoder<BlockQ5_K> : KAffineTileDecoder<BlockQ5_K, true> {};
 
 // q6_K: unit u holds values 32u..; of its half h = u / 4 and quarter g = u % 4, the low four bits
 // are ql[64h + 32 (g % 2)..]'s low (g < 2) or high nibbles and the top two bits 2g..2g+1 of
-// qh[32h..]; every 16 values have their own signed scale.
+// qh[32h..]; every 16 values have their own signed 8-bit scale.
 template <>
 struct TileDecoder<BlockQ6_K> {
     static constexpr int kUnits = 8;
-    static void decode(const BlockQ6_K& b, __m256i* units, float* scale, float* offset) {
+    static constexpr bool kScalesBy32 = false;
+    static void units_of(const BlockQ6_K& b, __m256i* units) {
         for (int u = 0; u < kUnits; ++u) {
             const int h = u / 4, g = u % 4;
             const __m256i ql = load32(b.ql + 64 * h + 32 * (g % 2));
@@ -154,11 +172,24 @@ struct TileDecoder<BlockQ6_K> {
             const __m256i top = _mm256_and_si256(shift_right(load32(b.qh + 32 * h), 2 * g), _mm256_set1_epi8(3));
             units[u] = _mm256_sub_epi8(_mm256_or_si256(lo, _mm256_slli_epi16(top, 4)), _mm256_set1_epi8(32));
         }
+    }
+    static void decode(const BlockQ6_K& b, __m256i* units, float* scale, float* offset) {
+        units_of(b, units);
         const float d = fp16(b.d);
         for (int g = 0; g < kQKK / kTileGroup; ++g) {
             scale[g] = d * static_cast<float>(b.scales[g]);
             offset[g] = 0.0f;
         }
+    }
+    static void decode_integer(const BlockQ6_K& b, __m256i* units, int16_t* iscale, int16_t* imin, float& super_scale,
+                               float& super_min) {
+        units_of(b, units);
+        for (int g = 0; g < kQKK / kTileGroup; ++g) {
+            iscale[g] = b.scales[g];
+            imin[g] = 0;
+        }
+        super_scale = fp16(b.d);
+        super_min = 0.0f;
     }
 };
 
@@ -206,10 +237,16 @@ void set_panel_kind(TilePanel& panel, int64_t k) {
 
 constexpr int64_t kPrefetchBlocks = 2;
 
+// Whether the format's tile decoder has the integer form of TilePanel::integer_scales.
+template <typename Block>
+constexpr bool kHasIntegerScales = requires { &TileDecoder<Block>::decode_integer; };
+
 // Decodes rows [0, nrows) of the weight matrix into the panel in encoding kEncoding: Plus128 or
-// Signed (TilePanel::Encoding). Rows from nrows on get the bytes of 0 and zero scales. With Signed,
-// `low` and `high` end as the smallest and largest byte written, for narrow_panel.
-template <typename Block, TilePanel::Encoding kEncoding>
+// Signed (TilePanel::Encoding), with float scales and offsets or, kInteger, integer scales
+// (TilePanel::integer_scales; the format must have them). Rows from nrows on get the bytes of 0 and
+// zero scales. With Signed, `low` and `high` end as the smallest and largest byte written, for
+// narrowing.
+template <typename Block, TilePanel::Encoding kEncoding, bool kInteger = false>
 void decode_panel_bytes(const std::byte* rows, size_t row_stride, int nrows, int64_t k, TilePanel& panel, int& low,
                         int& high) {
     static_assert(kEncoding != TilePanel::Encoding::Unsigned, "an unsigned panel is a narrowed signed one");
@@ -217,36 +254,54 @@ void decode_panel_bytes(const std::byte* rows, size_t row_stride, int nrows, int
     constexpr int kElems = Decoder::kUnits * kUnitValues;
     constexpr int kGroups = kElems / kTileGroup;
     constexpr bool kPlus128 = kEncoding == TilePanel::Encoding::Plus128;
+    static_assert(!kInteger || kElems == kQKK, "integer scales are per 256-value super-block");
     alignas(64) uint8_t bytes[kTileRows][kElems];
     const __m256i flip = _mm256_set1_epi8(kPlus128 ? static_cast<char>(0x80) : 0);
     __m256i lowest = _mm256_setzero_si256(), highest = _mm256_setzero_si256();  // the padding rows' 0 is in range anyway
+    bool mins = false;
     for (int64_t bi = 0; bi < k / kElems; ++bi) {
         float* scale = panel.scale + bi * kGroups * kTileRows;
         float* offset = panel.offset + bi * kGroups * kTileRows;
+        int16_t* iscale = panel.iscale + bi * kGroups * kTileRows * 2;
+        int16_t* imin = panel.imin + bi * (kGroups / 2) * kTileRows * 2;
         for (int r = 0; r < kTileRows; ++r) {
+            int16_t is[kGroups] = {}, im[kGroups] = {};
+            float s[kGroups] = {}, o[kGroups] = {}, super_scale = 0.0f, super_min = 0.0f;
             if (r >= nrows) {
                 std::memset(bytes[r], kPlus128 ? 0x80 : 0, kElems);
-                for (int g = 0; g < kGroups; ++g) scale[g * kTileRows + r] = offset[g * kTileRows + r] = 0.0f;
-                continue;
-            }
-            const auto* row = reinterpret_cast<const Block*>(rows + static_cast<size_t>(r) * row_stride);
-            const Block& b = row[bi];
-            // Sixteen rows are sixteen streams, more than the hardware prefetchers follow well: ask
-            // for this row's block two ahead while this one decodes.
-            if (bi + kPrefetchBlocks < k / kElems) prefetch_block_ahead(row + bi, kPrefetchBlocks * sizeof(Block));
-            __m256i units[Decoder::kUnits];
-            float s[kGroups], o[kGroups];
-            Decoder::decode(b, units, s, o);
-            for (int u = 0; u < Decoder::kUnits; ++u) {
-                if constexpr (!kPlus128) {
-                    lowest = _mm256_min_epi8(lowest, units[u]);
-                    highest = _mm256_max_epi8(highest, units[u]);
+            } else {
+                const auto* row = reinterpret_cast<const Block*>(rows + static_cast<size_t>(r) * row_stride);
+                const Block& b = row[bi];
+                // Sixteen rows are sixteen streams, more than the hardware prefetchers follow well:
+                // ask for this row's block two ahead while this one decodes.
+                if (bi + kPrefetchBlocks < k / kElems) prefetch_block_ahead(row + bi, kPrefetchBlocks * sizeof(Block));
+                __m256i units[Decoder::kUnits];
+                if constexpr (kInteger) {
+                    Decoder::decode_integer(b, units, is, im, super_scale, super_min);
+                } else {
+                    Decoder::decode(b, units, s, o);
                 }
-                _mm256_store_si256(reinterpret_cast<__m256i*>(bytes[r] + kUnitValues * u), _mm256_xor_si256(units[u], flip));
+                for (int u = 0; u < Decoder::kUnits; ++u) {
+                    if constexpr (!kPlus128) {
+                        lowest = _mm256_min_epi8(lowest, units[u]);
+                        highest = _mm256_max_epi8(highest, units[u]);
+                    }
+                    _mm256_store_si256(reinterpret_cast<__m256i*>(bytes[r] + kUnitValues * u), _mm256_xor_si256(units[u], flip));
+                }
             }
-            for (int g = 0; g < kGroups; ++g) {
-                scale[g * kTileRows + r] = s[g];
-                offset[g * kTileRows + r] = o[g];
+            if constexpr (kInteger) {
+                for (int g = 0; g < kGroups; ++g) iscale[(g * kTileRows + r) * 2] = iscale[(g * kTileRows + r) * 2 + 1] = is[g];
+                for (int g = 0; g < kGroups; ++g) {
+                    imin[((g / 2) * kTileRows + r) * 2 + g % 2] = im[g];
+                    mins = mins || im[g] != 0;
+                }
+                panel.super_scale[bi * kTileRows + r] = super_scale;
+                panel.super_min[bi * kTileRows + r] = super_min;
+            } else {
+                for (int g = 0; g < kGroups; ++g) {
+                    scale[g * kTileRows + r] = s[g];
+                    offset[g * kTileRows + r] = o[g];
+                }
             }
         }
         for (int u = 0; u < Decoder::kUnits; ++u) {
@@ -257,6 +312,10 @@ void decode_panel_bytes(const std::byte* rows, size_t row_stride, int nrows, int
     }
     panel.encoding = kEncoding;
     panel.largest = kPlus128 ? 255 : 127;
+    panel.integer_scales = kInteger;
+    panel.has_mins = mins;
+    panel.has_bias = false;
+    if constexpr (kInteger) panel.pairs = Decoder::kScalesBy32;
     if constexpr (!kPlus128) {
         alignas(32) int8_t lo[32], hi[32];
         _mm256_store_si256(reinterpret_cast<__m256i*>(lo), lowest);

@@ -1,5 +1,6 @@
 #include "cpu_kernels/quant_tiles.hpp"
 
+#include <array>
 #include <cstring>
 
 #include "core/isa.hpp"
@@ -9,19 +10,41 @@
 
 namespace xb::cpu_kernels {
 
+namespace {
+
+// The arrays of a panel of k values, in order: q, scale, offset, iscale, ibias, imin, super_scale,
+// super_min.
+std::array<size_t, 8> panel_arrays(int64_t k) {
+    const auto values = static_cast<size_t>(k), groups = values / kTileGroup, supers = (values + kQKK - 1) / kQKK;
+    const size_t rows = kTileRows;
+    return {values * rows,     groups * rows * 4,     groups * rows * 4,     groups * rows * 4,
+            groups / 2 * rows * 4, groups / 2 * rows * 4, supers * rows * 4, supers * rows * 4};
+}
+
+}  // namespace
+
 size_t TilePanel::bytes(int64_t k) {
-    const auto groups = static_cast<size_t>(k / kTileGroup);
-    return work_align_up(static_cast<size_t>(k) * kTileRows) + 2 * work_align_up(groups * kTileRows * sizeof(float));
+    size_t total = 0;
+    for (const size_t b : panel_arrays(k)) total += work_align_up(b);
+    return total;
 }
 
 TilePanel TilePanel::at(std::byte* memory, int64_t k) {
-    const auto groups = static_cast<size_t>(k / kTileGroup);
+    const std::array<size_t, 8> sizes = panel_arrays(k);
+    std::array<std::byte*, 8> starts{};
+    for (size_t i = 0; i < sizes.size(); ++i) {
+        starts[i] = memory;
+        memory += work_align_up(sizes[i]);
+    }
     TilePanel p;
-    p.q = reinterpret_cast<uint8_t*>(memory);
-    memory += work_align_up(static_cast<size_t>(k) * kTileRows);
-    p.scale = reinterpret_cast<float*>(memory);
-    memory += work_align_up(groups * kTileRows * sizeof(float));
-    p.offset = reinterpret_cast<float*>(memory);
+    p.q = reinterpret_cast<uint8_t*>(starts[0]);
+    p.scale = reinterpret_cast<float*>(starts[1]);
+    p.offset = reinterpret_cast<float*>(starts[2]);
+    p.iscale = reinterpret_cast<int16_t*>(starts[3]);
+    p.ibias = reinterpret_cast<int16_t*>(starts[4]);
+    p.imin = reinterpret_cast<int16_t*>(starts[5]);
+    p.super_scale = reinterpret_cast<float*>(starts[6]);
+    p.super_min = reinterpret_cast<float*>(starts[7]);
     return p;
 }
 
@@ -33,7 +56,7 @@ int64_t padded_columns(int64_t columns) { return (columns + kTileColumns - 1) / 
 
 size_t TileColumns::bytes(int64_t k, int64_t columns, int64_t batches) {
     const auto n = static_cast<size_t>(padded_columns(columns) * batches), groups = static_cast<size_t>(k / kTileGroup);
-    return work_align_up(static_cast<size_t>(k) * n) + 3 * work_align_up(groups * n * 4) + 2 * work_align_up(groups / 2 * n * 4);
+    return work_align_up(static_cast<size_t>(k) * n) + 3 * work_align_up(groups * n * 4) + 3 * work_align_up(groups / 2 * n * 4);
 }
 
 TileColumns TileColumns::at(std::byte* memory, int64_t k, int64_t columns, int64_t batches) {
@@ -53,6 +76,7 @@ TileColumns TileColumns::at(std::byte* memory, int64_t k, int64_t columns, int64
     c.dsum = reinterpret_cast<float*>(take(groups * n * 4));
     c.pair_sum128 = reinterpret_cast<int32_t*>(take(groups / 2 * n * 4));
     c.pair_dsum = reinterpret_cast<float*>(take(groups / 2 * n * 4));
+    c.pair_sums16 = reinterpret_cast<uint32_t*>(take(groups / 2 * n * 4));
     return c;
 }
 
@@ -69,6 +93,10 @@ void TileColumns::set_column(int64_t row, DType weights, const void* blocks) con
             const int64_t first = at(g - 1, c), pair = pair_at(g / 2, c);
             pair_sum128[pair] = sum128[first] + sum128[i];
             pair_dsum[pair] = dsum[first] + dsum[i];
+            // Each sum is at most 16 x 127 in magnitude: an int16.
+            const auto low = static_cast<uint16_t>(static_cast<int16_t>(sum128[first] / 128));
+            const auto high = static_cast<uint16_t>(static_cast<int16_t>(sum));
+            pair_sums16[pair] = static_cast<uint32_t>(low) | static_cast<uint32_t>(high) << 16;
         }
     };
     if (activation_format(weights) == ActFormat::Q8K) {
@@ -100,6 +128,7 @@ void TileColumns::clear_padding(int64_t begin, int64_t end) const {
             if (g % 2 == 1) {
                 pair_sum128[pair_at(g / 2, c)] = 0;
                 pair_dsum[pair_at(g / 2, c)] = 0.0f;
+                pair_sums16[pair_at(g / 2, c)] = 0;
             }
         }
     }

@@ -48,6 +48,22 @@ struct TilePanel {
     bool has_offsets = false;  // some row's offsets are not all zero (the kernel skips them otherwise)
     bool pairs = false;        // every pair of groups (32 values) shares its scale and offset in every row
 
+    // Integer scales (AVX2, for the k-quants whose scales are integers under one float per 256
+    // values: q4_K, q5_K, q6_K), instead of scale and offset: within super-block s, a value is
+    //   super_scale[s] * (iscale[g] * q + ibias[g]) + super_min[s] * imin[g]
+    // for each row, so that a super-block's dot stays in 32-bit integers and is scaled once (as
+    // ggml's k-quant dots do) instead of once per 16 or 32 values. ibias holds low * iscale of an
+    // unsigned panel, imin the format's minima. The int16 arrays hold each row's value twice
+    // (iscale) or those of groups 2p and 2p + 1 (ibias, imin), as vpmaddwd multiplies pairs.
+    bool integer_scales = false;
+    bool has_bias = false;  // some ibias is not zero
+    bool has_mins = false;  // the format has minima
+    int16_t* iscale = nullptr;   // [k / 16][kTileRows][2]
+    int16_t* ibias = nullptr;    // [k / 32][kTileRows][2]
+    int16_t* imin = nullptr;     // [k / 32][kTileRows][2]
+    float* super_scale = nullptr;  // [k / 256][kTileRows]
+    float* super_min = nullptr;    // [k / 256][kTileRows]
+
     static size_t bytes(int64_t k);
     // Lays a panel of k values out in `memory` (bytes(k), 64-byte aligned).
     static TilePanel at(std::byte* memory, int64_t k);
@@ -68,6 +84,9 @@ struct TileColumns {
     // by 32 values.
     int32_t* pair_sum128 = nullptr;
     float* pair_dsum = nullptr;
+    // The sums of q of groups 2p and 2p + 1 as two int16 (low half first) at pair_at(p, c), for
+    // the minima and biases of panels with integer scales.
+    uint32_t* pair_sums16 = nullptr;
     int64_t k = 0;
     int64_t columns = 0;        // per batch
     int64_t batch_columns = 0;  // per batch, padded to whole blocks

@@ -135,7 +135,8 @@ TEST_P(QuantTilesTest, EveryTypeMatchesTheDequantizedProduct) {
 
 // The panel says which variant of the kernel it needs: offsets only where the format has minima
 // (or, for AVX2, where narrowing to unsigned bytes moved a bias into them), pairs of groups (one
-// scale per 32 values) only where every row's scales go by 32, and its bytes' encoding.
+// scale per 32 values) only where every row's scales go by 32, its bytes' encoding, and (AVX2)
+// integer scales for the k-quants that have them.
 TEST_P(QuantTilesTest, ThePanelNamesItsKernelVariant) {
     const QuantTiles& tiles = this->tiles();
     const bool avx2 = std::string(GetParam().name) == "avx2";
@@ -153,7 +154,9 @@ TEST_P(QuantTilesTest, ThePanelNamesItsKernelVariant) {
     fill_random_blocks(DType::Q6_K, w6.data(), kTileRows, 10);
     tiles.decode[static_cast<int>(DType::Q6_K)](w6.data(), row_size(DType::Q6_K, k), kTileRows, k, panel);
     EXPECT_FALSE(panel.pairs);  // q6_K scales every 16 values
-    EXPECT_EQ(panel.has_offsets, avx2);  // -32 * scale, after narrowing to q + 32
+    EXPECT_EQ(panel.integer_scales, avx2);
+    EXPECT_EQ(panel.has_bias, avx2);  // -32 * scale, after narrowing to q + 32
+    EXPECT_FALSE(panel.has_mins);
     EXPECT_EQ(panel.encoding, avx2 ? Encoding::Unsigned : Encoding::Plus128);
     if (avx2) {
         EXPECT_EQ(panel.largest, 63);
@@ -161,8 +164,10 @@ TEST_P(QuantTilesTest, ThePanelNamesItsKernelVariant) {
     std::vector<std::byte> w4(row_size(DType::Q4_K, k) * 3);
     fill_random_blocks(DType::Q4_K, w4.data(), 3, 11);
     tiles.decode[static_cast<int>(DType::Q4_K)](w4.data(), row_size(DType::Q4_K, k), 3, k, panel);
-    EXPECT_TRUE(panel.has_offsets);  // its minima
+    EXPECT_EQ(avx2 ? panel.has_mins : panel.has_offsets, true);  // its minima
     EXPECT_TRUE(panel.pairs);
+    EXPECT_EQ(panel.integer_scales, avx2);
+    EXPECT_FALSE(panel.has_bias);
     EXPECT_EQ(panel.encoding, avx2 ? Encoding::Unsigned : Encoding::Plus128);
     if (avx2) {
         EXPECT_EQ(panel.largest, 15);
