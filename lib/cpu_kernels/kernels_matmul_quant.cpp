@@ -37,11 +37,13 @@ const QuantTiles* tiles_for(const Tensor& dst) {
     return tiles != nullptr && worth && tiles->decode[static_cast<int>(a.type)] != nullptr ? tiles : nullptr;
 }
 
-// Work buffer: the quantized columns of b; with tiles, the columns again as the tile kernel reads
-// them, then one panel per thread; then one f32 row per thread for columns that are not packed f32.
+// Work buffer: the quantized columns of b, or with tiles the columns as the tile kernel reads them
+// (each column quantized into the thread's own blocks first, so the blocks of every column are
+// never held at once) and one panel per thread; then, per thread, one f32 row for columns that are
+// not packed f32 (and the one column's blocks with tiles).
 struct Layout {
     size_t act_row = 0;   // bytes of one quantized column
-    size_t act_bytes = 0;
+    size_t act_bytes = 0;      // every column's blocks (row path)
     size_t columns_bytes = 0;  // TileColumns (tile path)
     size_t panel_bytes = 0;    // one TilePanel (tile path)
     size_t scratch_per_thread = 0;
@@ -52,12 +54,14 @@ Layout layout_of(const Tensor& dst) {
     const Tensor& b = *dst.src[1];
     Layout l;
     l.act_row = activation_row_bytes(a.type, a.ne[0]);
-    l.act_bytes = work_align_up(l.act_row * static_cast<size_t>(b.nrows()));
+    l.scratch_per_thread = work_align_up(static_cast<size_t>(b.ne[0]) * sizeof(float));
     if (tiles_for(dst) != nullptr) {
         l.columns_bytes = work_align_up(TileColumns::bytes(a.ne[0], b.ne[1], b.ne[2] * b.ne[3]));
         l.panel_bytes = work_align_up(TilePanel::bytes(a.ne[0]));
+        l.scratch_per_thread += work_align_up(l.act_row);
+    } else {
+        l.act_bytes = work_align_up(l.act_row * static_cast<size_t>(b.nrows()));
     }
-    l.scratch_per_thread = work_align_up(static_cast<size_t>(b.ne[0]) * sizeof(float));
     return l;
 }
 
@@ -113,6 +117,7 @@ void compute_mul_mat_quant(const ComputeParams& p, Tensor& dst) {
     std::byte* thread_area = work + l.act_bytes + l.columns_bytes + (l.panel_bytes + l.scratch_per_thread) * ith;
     TilePanel panel = tiles != nullptr ? TilePanel::at(thread_area, k) : TilePanel{};
     auto* scratch = reinterpret_cast<float*>(thread_area + l.panel_bytes);
+    std::byte* column_blocks = thread_area + l.panel_bytes + work_align_up(static_cast<size_t>(b.ne[0]) * sizeof(float));
 
     // 1. Quantize the columns of b (and lay them out for the tiles).
     const auto cols = p.split(b.nrows());
@@ -126,7 +131,7 @@ void compute_mul_mat_quant(const ComputeParams& p, Tensor& dst) {
             for (int64_t i = 0; i < k; ++i) scratch[i] = load_at(b, row, i);
             x = scratch;
         }
-        std::byte* blocks = act + l.act_row * static_cast<size_t>(c);
+        std::byte* blocks = tiles != nullptr ? column_blocks : act + l.act_row * static_cast<size_t>(c);
         table.quantize_activations(a.type, x, blocks, k);
         if (tiles != nullptr) columns.set_column(c, a.type, blocks);
     }

@@ -2,21 +2,25 @@
 // time on CPUs with AVX2 but not AVX-512 VNNI, and with XB_CPU_ISA=avx2; quant_tiles.hpp says what
 // the panel and the columns hold).
 //
-// Decoding: quant_tile_decoders_avx2.hpp in signed bytes. A panel whose values span 127 or less
-// (every format but q8_0, iq4_nl and iq4_xs, and those too where a tile's values happen to) is then
-// narrowed to unsigned bytes q - low, with low * scale moved into the offsets.
+// Decoding: quant_tile_decoders_avx2.hpp in signed bytes, with integer scales for q4_K, q5_K and
+// q6_K (TilePanel::integer_scales) and float ones for the others. A panel whose values span 127 or
+// less (every format but q8_0, iq4_nl and iq4_xs, and those too where a tile's values happen to) is
+// then narrowed to unsigned bytes q - low, with low * scale moved into the offsets (or the biases).
 //
 // Product: vpmaddubsw multiplies unsigned bytes by signed bytes and adds neighbouring pairs into
 // saturating 16-bit lanes. Each ymm register holds four values of 8 rows (half of a panel line).
 //   - Unsigned panel (bytes <= largest): the bytes go straight in against the column's four
 //     activation bytes broadcast (|a| <= 127, as the activation quantizers round). Each 16-bit lane
 //     is then at most 2 * largest * 127, so up to 32767 / (254 * largest) of them are added in 16
-//     bits (8 for 4-bit values, 2 for 6-bit ones) before one vpmaddwd by ones widens them to 32.
+//     bits (8 for 4-bit values, 2 for 6-bit ones) before one vpmaddwd widens them to 32.
 //   - Signed panel: ggml's sign trick, |q| against a with q's sign (vpsignb), widened every step:
 //     |q| <= 128 and |a| <= 127 keep each lane within 32512.
-// Four columns share each load of the panel; per group of 16 values (32 where the format scales by
-// 32) one multiply by the rows' scales and a multiply-add by the column's step close the integer
-// dot, and one more multiply-add adds the offsets when the panel has any.
+// Four columns share each load of the panel. With float scales, vpmaddwd by ones widens, and per
+// group of 16 values (32 where the format scales by 32) one multiply by the rows' scales and a
+// multiply-add by the column's step close the integer dot, one more adds the offsets. With integer
+// scales, vpmaddwd by the rows' scales widens, the whole super-block stays one 32-bit dot, and the
+// float work is done once per 256 values, as ggml's k-quant dots do: about a quarter fewer
+// instructions per value for q6_K, whose scales go by 16.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -158,10 +162,11 @@ void store_pass(const __m256 (&acc)[kPassColumns], int half, int ncols, int rows
 
 // Four columns from `first` against one half of the panel (rows 8 * half ..), float scales: one
 // per group of 16 values or, with kPairs, per 32. Stores columns [0, ncols) and the half's first
-// `rows` rows.
+// `rows` rows. Kept out of line (as the integer one): each variant is then one function in profiles
+// and disassembly, and a call per pass costs nothing against its k / 4 steps.
 template <int kSums, bool kOffsets, bool kPairs>
-[[gnu::noinline]] void product_pass(const TilePanel& panel, const TileColumns& columns, int64_t first, int half, int ncols, int rows,
-                  float* out, size_t out_stride) {
+[[gnu::noinline]] void product_pass(const TilePanel& panel, const TileColumns& columns, int64_t first, int half,
+                                    int ncols, int rows, float* out, size_t out_stride) {
     constexpr int kSteps = kPairs ? 8 : 4;       // steps of 4 values per scale
     constexpr int64_t kGroups = kPairs ? 2 : 1;  // groups of 16 values per scale
     const __m256i ones = _mm256_set1_epi16(1);
@@ -190,11 +195,11 @@ template <int kSums, bool kOffsets, bool kPairs>
 // The same with integer scales (TilePanel::integer_scales; q8_K activations, one step per column
 // and super-block): each scale group's dots vpmaddwd'd by the rows' integer scales into one 32-bit
 // dot per super-block, the biases and minima against the column's pair sums, then two float
-// multiply-adds per super-block. Bounds: a group's 16-bit sums are at most 32767, its scale at most
-// 255 in magnitude, sixteen groups: below 2^31 with the biases (|low| * 16 * 127 * 256 * 16).
+// multiply-adds per super-block. Bounds, with the k-quants' scales within +-128: sixteen groups of
+// 2 x 32767 x 128, and eight pairs of biases of 2 x (128 x 128) x (16 x 127), are below 2^31.
 template <int kSums, bool kPairs>
-[[gnu::noinline]] void product_pass_integer(const TilePanel& panel, const TileColumns& columns, int64_t first, int half, int ncols, int rows,
-                          float* out, size_t out_stride) {
+[[gnu::noinline]] void product_pass_integer(const TilePanel& panel, const TileColumns& columns, int64_t first,
+                                            int half, int ncols, int rows, float* out, size_t out_stride) {
     constexpr int kSteps = kPairs ? 8 : 4;
     constexpr int64_t kGroups = kPairs ? 2 : 1;
     constexpr int64_t kSuperGroups = kQKK / kTileGroup;
