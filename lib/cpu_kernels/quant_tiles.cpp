@@ -93,7 +93,7 @@ void TileColumns::set_column(int64_t row, DType weights, const void* blocks) con
             const int64_t first = at(g - 1, c), pair = pair_at(g / 2, c);
             pair_sum128[pair] = sum128[first] + sum128[i];
             pair_dsum[pair] = dsum[first] + dsum[i];
-            // Each sum is at most 16 x 127 in magnitude: an int16.
+            // Groups g - 1 and g's sums of q, each at most 16 x 127 in magnitude: int16s.
             const auto low = static_cast<uint16_t>(static_cast<int16_t>(sum128[first] / 128));
             const auto high = static_cast<uint16_t>(static_cast<int16_t>(sum));
             pair_sums16[pair] = static_cast<uint32_t>(low) | static_cast<uint32_t>(high) << 16;
@@ -137,7 +137,7 @@ void TileColumns::clear_padding(int64_t begin, int64_t end) const {
 bool tiles_avx512_supported() { return isa_supported(Isa::Avx512) && __builtin_cpu_supports("avx512vnni"); }
 
 const QuantTiles* quant_tiles() {
-    static const QuantTiles* table = [] () -> const QuantTiles* {
+    static const QuantTiles* table = []() -> const QuantTiles* {
         if (active_isa() == Isa::Avx512 && tiles_avx512_supported()) return &quant_tiles_avx512();
         if (active_isa() != Isa::Scalar) return &quant_tiles_avx2();
         return nullptr;
