@@ -43,6 +43,7 @@ const QuantTiles* tiles_for(const Tensor& dst) {
 // not packed f32 (and the one column's blocks with tiles).
 struct Layout {
     size_t act_row = 0;   // bytes of one quantized column
+    size_t f32_row = 0;   // one f32 column in the thread's scratch, aligned (the blocks follow it)
     size_t act_bytes = 0;      // every column's blocks (row path)
     size_t columns_bytes = 0;  // TileColumns (tile path)
     size_t panel_bytes = 0;    // one TilePanel (tile path)
@@ -54,7 +55,8 @@ Layout layout_of(const Tensor& dst) {
     const Tensor& b = *dst.src[1];
     Layout l;
     l.act_row = activation_row_bytes(a.type, a.ne[0]);
-    l.scratch_per_thread = work_align_up(static_cast<size_t>(b.ne[0]) * sizeof(float));
+    l.f32_row = work_align_up(static_cast<size_t>(b.ne[0]) * sizeof(float));
+    l.scratch_per_thread = l.f32_row;
     if (tiles_for(dst) != nullptr) {
         l.columns_bytes = work_align_up(TileColumns::bytes(a.ne[0], b.ne[1], b.ne[2] * b.ne[3]));
         l.panel_bytes = work_align_up(TilePanel::bytes(a.ne[0]));
@@ -117,7 +119,7 @@ void compute_mul_mat_quant(const ComputeParams& p, Tensor& dst) {
     std::byte* thread_area = work + l.act_bytes + l.columns_bytes + (l.panel_bytes + l.scratch_per_thread) * ith;
     TilePanel panel = tiles != nullptr ? TilePanel::at(thread_area, k) : TilePanel{};
     auto* scratch = reinterpret_cast<float*>(thread_area + l.panel_bytes);
-    std::byte* column_blocks = thread_area + l.panel_bytes + work_align_up(static_cast<size_t>(b.ne[0]) * sizeof(float));
+    std::byte* column_blocks = thread_area + l.panel_bytes + l.f32_row;
 
     // 1. Quantize the columns of b (and lay them out for the tiles).
     const auto cols = p.split(b.nrows());

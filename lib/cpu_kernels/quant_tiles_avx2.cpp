@@ -272,18 +272,18 @@ void product_integer(const TilePanel& panel, const TileColumns& columns, int64_t
 template <int kSums>
 void product_sums(const TilePanel& panel, const TileColumns& columns, int64_t first, int ncols, int nrows, float* out,
                   size_t out_stride) {
+    // A scale every 16 values: at most four steps between widenings.
+    constexpr int kSums16 = std::min(kSums, 4);
     if constexpr (kSums > 0) {
         if (panel.integer_scales) {
             if (panel.pairs) return product_integer<kSums, true>(panel, columns, first, ncols, nrows, out, out_stride);
-            return product_integer<std::min(kSums, 4), false>(panel, columns, first, ncols, nrows, out, out_stride);
+            return product_integer<kSums16, false>(panel, columns, first, ncols, nrows, out, out_stride);
         }
     }
     if (panel.pairs) {
         if (panel.has_offsets) return product_variant<kSums, true, true>(panel, columns, first, ncols, nrows, out, out_stride);
         return product_variant<kSums, false, true>(panel, columns, first, ncols, nrows, out, out_stride);
     }
-    // A scale every 16 values: at most four steps between widenings.
-    constexpr int kSums16 = std::min(kSums, 4);
     if (panel.has_offsets) return product_variant<kSums16, true, false>(panel, columns, first, ncols, nrows, out, out_stride);
     product_variant<kSums16, false, false>(panel, columns, first, ncols, nrows, out, out_stride);
 }
