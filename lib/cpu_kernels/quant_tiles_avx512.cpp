@@ -11,7 +11,8 @@
 // activation bytes broadcast) give the 16 rows' integer dots with one column (eight, over 32
 // values, when the format scales by 32 as most do); 128 x the column's sum comes back out in
 // integers, then one multiply by the rows' scales and a multiply-add by the column's step (and one
-// more for the offsets, when the panel has any). Eight columns share each load of the panel.
+// more for the offsets, when the panel has any). Eight columns share each load of the panel, each
+// column's dot its own chain of vpdpbusd.
 #include <immintrin.h>
 
 #include "cpu_kernels/quant_tile_decoders_avx2.hpp"
@@ -33,41 +34,55 @@ struct Plus128Panel {
 
 // kCols columns from `first` against the panel, one scale per group (16 values) or per pair of
 // groups (kPairs: eight vpdpbusd per scale instead of four).
+//
+// Each weight vector meets every column in turn, so that the columns' integer dots are kCols
+// independent chains: with one column at a time, each dot would be a chain of 4 or 8 dependent
+// vpdpbusd (5 cycles each), which left the kernel waiting on latency (GCC kept that loop rolled,
+// the float accumulators in memory). Fully unrolled, the dots and accumulators stay in registers.
 template <int kCols, bool kOffsets, bool kPairs>
 void product_columns(const TilePanel& panel, const TileColumns& columns, int64_t first, int nrows, float* out,
                      size_t out_stride) {
     constexpr int kStep = kPairs ? 2 : 1;
     constexpr int64_t kGroupBytes = kTileGroup * kTileRows;
     __m512 acc[kCols];
+#pragma GCC unroll 8
     for (int j = 0; j < kCols; ++j) acc[j] = _mm512_setzero_ps();
     for (int64_t g = 0; g < columns.groups(); g += kStep) {
         const auto* w = reinterpret_cast<const __m512i*>(panel.q + g * kGroupBytes);
-        __m512i weights[4 * kStep];
-        for (int i = 0; i < 4 * kStep; ++i) weights[i] = _mm512_load_si512(w + i);
+        // Group g (and g + 1) of the block's columns, kTileGroup bytes per column.
+        const int64_t at = columns.at(g, first), pair = columns.pair_at(g / 2, first);
+        const auto* a = reinterpret_cast<const uint8_t*>(columns.q + at * kTileGroup);
+        __m512i dot[kCols];
+#pragma GCC unroll 8
+        for (int j = 0; j < kCols; ++j) dot[j] = _mm512_setzero_si512();
+#pragma GCC unroll 2
+        for (int h = 0; h < kStep; ++h) {
+#pragma GCC unroll 4
+            for (int i = 0; i < 4; ++i) {
+                const __m512i weights = _mm512_load_si512(w + 4 * h + i);
+#pragma GCC unroll 8
+                for (int j = 0; j < kCols; ++j) {
+                    const uint8_t* values = a + (h * kTileColumns + j) * kTileGroup + 4 * i;
+                    dot[j] = _mm512_dpbusd_epi32(dot[j], weights, _mm512_set1_epi32(static_cast<int>(load_le32(values))));
+                }
+            }
+        }
         const __m512 scale = _mm512_load_ps(panel.scale + g * kTileRows);
         __m512 offset = _mm512_setzero_ps();
         if constexpr (kOffsets) offset = _mm512_load_ps(panel.offset + g * kTileRows);
-        // Group g (and g + 1) of the block's columns, kTileGroup bytes per column.
-        const int64_t at = columns.at(g, first), pair = columns.pair_at(g / 2, first);
-        const int8_t* a = columns.q + at * kTileGroup;
         const float* d = columns.d + at;
         const int32_t* sum128 = kPairs ? columns.pair_sum128 + pair : columns.sum128 + at;
         const float* dsum = kPairs ? columns.pair_dsum + pair : columns.dsum + at;
+#pragma GCC unroll 8
         for (int j = 0; j < kCols; ++j) {
-            __m512i dot = _mm512_setzero_si512();
-            for (int h = 0; h < kStep; ++h) {
-                const int8_t* values = a + (h * kTileColumns + j) * kTileGroup;
-                for (int i = 0; i < 4; ++i) {
-                    dot = _mm512_dpbusd_epi32(dot, weights[4 * h + i], _mm512_set1_epi32(static_cast<int>(load_le32(reinterpret_cast<const uint8_t*>(values + 4 * i)))));
-                }
-            }
-            dot = _mm512_sub_epi32(dot, _mm512_set1_epi32(sum128[j]));
-            const __m512 scaled = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(0xFFFF, dot), scale);
+            const __m512i dot128 = _mm512_sub_epi32(dot[j], _mm512_set1_epi32(sum128[j]));
+            const __m512 scaled = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(0xFFFF, dot128), scale);
             acc[j] = _mm512_fmadd_ps(scaled, _mm512_set1_ps(d[j]), acc[j]);
             if constexpr (kOffsets) acc[j] = _mm512_fmadd_ps(offset, _mm512_set1_ps(dsum[j]), acc[j]);
         }
     }
     const auto rows = static_cast<__mmask16>((1u << nrows) - 1u);
+#pragma GCC unroll 8
     for (int j = 0; j < kCols; ++j) _mm512_mask_storeu_ps(out + static_cast<size_t>(j) * out_stride, rows, acc[j]);
 }
 
