@@ -1,11 +1,11 @@
 // The AVX2 decoders of the block formats into signed bytes in a register: the legacy formats' 32
 // values (Q4_0Format .. Q8_0Format), the q4_K/q5_K scales and mins, and the newer formats' 32-value
-// units (q2_K, q3_K, the IQ family, TQ, MXFP4, NVFP4): codebook entries gathered with one 8- or
-// 4-byte load each, signs expanded from bits to byte masks, 4-bit indices looked up with pshufb, bit
-// planes shifted out. For the translation units compiled with AVX2 (or more) only: the row dot
-// products (quant_dot_avx2.cpp, quant_dot_units_avx2.cpp) and the VNNI tiles
-// (quant_tiles_avx512.cpp). Everything is in an
-// unnamed namespace, so that each of them has its own copy, built for its own instruction set.
+// units (q2_K, q3_K, the IQ family, TQ, MXFP4, NVFP4): codebook indices built in vector lanes and
+// their entries gathered (vpgather), signs expanded from bits to byte masks, 4-bit indices looked up
+// with pshufb, bit planes shifted out. For the translation units compiled with AVX2 (or more) only:
+// the row dot products (quant_dot_avx2.cpp, quant_dot_units_avx2.cpp) and both tile tables
+// (quant_tile_decoders_avx2.hpp). Everything is in an unnamed namespace, so that each of them has its
+// own copy, built for its own instruction set.
 //
 //   - SuperDecoder<Block> (the 256-value formats): scale(b), the float every value of the block is
 //     scaled by; scales(b), the integer scale of each group of 16 values as sixteen 16-bit lanes;
@@ -18,7 +18,6 @@
 
 #include <immintrin.h>
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -51,17 +50,6 @@ inline __m256i nibbles(const uint8_t* qs) {
 
 // --- shared pieces ------------------------------------------------------------------------------------
 
-// The sign bytes of the 7-bit sign indices (iq_sign_byte), as a table.
-constexpr std::array<uint8_t, 128> kSignBytes = [] {
-    std::array<uint8_t, 128> t{};
-    for (int i = 0; i < 128; ++i) {
-        int parity = 0;
-        for (int b = 0; b < 7; ++b) parity ^= (i >> b) & 1;
-        t[static_cast<size_t>(i)] = static_cast<uint8_t>(i | (parity << 7));
-    }
-    return t;
-}();
-
 // Four sign bytes (byte g: the signs of values 8g .. 8g + 7) as a mask of 32 bytes, 0xFF where
 // the value is negative.
 __m256i sign_mask(uint32_t signs) {
@@ -75,15 +63,35 @@ __m256i apply_signs(__m256i v, uint32_t signs) {
     const __m256i m = sign_mask(signs);
     return _mm256_sub_epi8(_mm256_xor_si256(v, m), m);
 }
+// Four 7-bit sign indices, one per 32-bit lane, as their four sign bytes (iq_sign_byte: the index
+// with its parity as bit 7) packed in a word, lane 0 lowest.
+uint32_t sign_bytes(__m128i index7) {
+    __m128i parity = _mm_xor_si128(index7, _mm_srli_epi32(index7, 4));
+    parity = _mm_xor_si128(parity, _mm_srli_epi32(parity, 2));
+    parity = _mm_xor_si128(parity, _mm_srli_epi32(parity, 1));
+    const __m128i bytes = _mm_or_si128(index7, _mm_slli_epi32(_mm_and_si128(parity, _mm_set1_epi32(1)), 7));
+    return static_cast<uint32_t>(_mm_cvtsi128_si32(_mm_shuffle_epi8(bytes, _mm_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1))));
+}
 // Four 7-bit sign indices packed in a word (bits 7g .. 7g + 6), as four sign bytes.
 uint32_t sign_bytes(uint32_t aux) {
-    return static_cast<uint32_t>(kSignBytes[aux & 127]) | (static_cast<uint32_t>(kSignBytes[(aux >> 7) & 127]) << 8) |
-           (static_cast<uint32_t>(kSignBytes[(aux >> 14) & 127]) << 16) |
-           (static_cast<uint32_t>(kSignBytes[(aux >> 21) & 127]) << 24);
+    const __m128i lanes = _mm_srlv_epi32(_mm_set1_epi32(static_cast<int>(aux)), _mm_setr_epi32(0, 7, 14, 21));
+    return sign_bytes(_mm_and_si128(lanes, _mm_set1_epi32(127)));
 }
-__m256i entries64(uint64_t e0, uint64_t e1, uint64_t e2, uint64_t e3) {
-    return _mm256_set_epi64x(static_cast<int64_t>(e3), static_cast<int64_t>(e2), static_cast<int64_t>(e1),
-                             static_cast<int64_t>(e0));
+// The codebook entries at four (64-bit entries) or eight (32-bit) indices in 32-bit lanes, by one
+// gather: assembling them in scalar code, an insert per entry, cost more than the products they feed.
+__m256i entries64(const uint64_t* grid, __m128i index) {
+    return _mm256_i32gather_epi64(reinterpret_cast<const long long*>(grid), index, 8);
+}
+__m256i entries32(const uint32_t* grid, __m256i index) {
+    return _mm256_i32gather_epi32(reinterpret_cast<const int*>(grid), index, 4);
+}
+// Four (eight) bytes from p, one per 32-bit lane.
+__m128i byte_lanes4(const uint8_t* p) { return _mm_cvtepu8_epi32(_mm_cvtsi32_si128(static_cast<int>(load_le32(p)))); }
+__m256i byte_lanes8(const uint8_t* p) { return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))); }
+// Field i of `bits` in lane i, for fields `width` bits apart: (bits >> width * i) & mask.
+__m128i field_lanes4(uint32_t bits, int width, int mask) {
+    const __m128i shifts = _mm_mullo_epi32(_mm_setr_epi32(0, 1, 2, 3), _mm_set1_epi32(width));
+    return _mm_and_si128(_mm_srlv_epi32(_mm_set1_epi32(static_cast<int>(bits)), shifts), _mm_set1_epi32(mask));
 }
 
 // 16 bytes of nibbles through a 16-entry signed table: values 0..15 from the low nibbles, 16..31
@@ -322,8 +330,7 @@ struct SuperDecoder<BlockIQ2_XXS> {
         return unit_scale_lanes(s);
     }
     static __m256i unit(const BlockIQ2_XXS& b, int u) {
-        const uint8_t* p = b.qs + 8 * u;
-        const __m256i v = entries64(kIq2xxsGrid[p[0]], kIq2xxsGrid[p[1]], kIq2xxsGrid[p[2]], kIq2xxsGrid[p[3]]);
+        const __m256i v = entries64(kIq2xxsGrid, byte_lanes4(b.qs + 8 * u));
         return apply_signs(v, sign_bytes(iq2xxs_aux(b, u)));
     }
 };
@@ -342,15 +349,10 @@ struct SuperDecoder<BlockIQ2_XS> {
     static float scale(const BlockIQ2_XS& b) { return fp16(b.d) * 0.125f; }
     static __m256i scales(const BlockIQ2_XS& b) { return iq2_nibble_scales(b.scales); }
     static __m256i unit(const BlockIQ2_XS& b, int u) {
-        int w[4];
-        uint32_t signs = 0;
-        for (int i = 0; i < 4; ++i) {
-            w[i] = load_u16_at(b.qs + 8 * u + 2 * i);
-            signs |= static_cast<uint32_t>(kSignBytes[static_cast<size_t>(w[i] >> 9)]) << (8 * i);
-        }
-        const __m256i v = entries64(kIq2xsGrid[w[0] & 511], kIq2xsGrid[w[1] & 511], kIq2xsGrid[w[2] & 511],
-                                    kIq2xsGrid[w[3] & 511]);
-        return apply_signs(v, signs);
+        // Four 16-bit words: a 9-bit index under a 7-bit sign index.
+        const __m128i words = _mm_cvtepu16_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b.qs + 8 * u)));
+        const __m256i v = entries64(kIq2xsGrid, _mm_and_si128(words, _mm_set1_epi32(511)));
+        return apply_signs(v, sign_bytes(_mm_srli_epi32(words, 9)));
     }
 };
 
@@ -359,9 +361,9 @@ struct SuperDecoder<BlockIQ2_S> {
     static float scale(const BlockIQ2_S& b) { return fp16(b.d) * 0.125f; }
     static __m256i scales(const BlockIQ2_S& b) { return iq2_nibble_scales(b.scales); }
     static __m256i unit(const BlockIQ2_S& b, int u) {
-        const auto entry = [&](int i) { return kIq2sGrid[iq2s_index(b, u, i)]; };
-        const __m256i v = entries64(entry(0), entry(1), entry(2), entry(3));
-        return apply_signs(v, load_u32_le(b.signs + 4 * u));
+        // iq2s_index: qs byte i with bits 2i, 2i + 1 of qh[u] above it.
+        const __m128i index = _mm_or_si128(byte_lanes4(b.qs + 4 * u), _mm_slli_epi32(field_lanes4(b.qh[u], 2, 3), 8));
+        return apply_signs(entries64(kIq2sGrid, index), load_u32_le(b.signs + 4 * u));
     }
 };
 
@@ -374,13 +376,8 @@ struct SuperDecoder<BlockIQ3_XXS> {
         return unit_scale_lanes(s);
     }
     static __m256i unit(const BlockIQ3_XXS& b, int u) {
-        const uint8_t* p = b.qs + 8 * u;
-        const uint32_t aux = iq3xxs_aux(b, u);
-        const __m256i v = _mm256_set_epi32(
-            static_cast<int>(kIq3xxsGrid[p[7]]), static_cast<int>(kIq3xxsGrid[p[6]]), static_cast<int>(kIq3xxsGrid[p[5]]),
-            static_cast<int>(kIq3xxsGrid[p[4]]), static_cast<int>(kIq3xxsGrid[p[3]]), static_cast<int>(kIq3xxsGrid[p[2]]),
-            static_cast<int>(kIq3xxsGrid[p[1]]), static_cast<int>(kIq3xxsGrid[p[0]]));
-        return apply_signs(v, sign_bytes(aux));
+        const __m256i v = entries32(kIq3xxsGrid, byte_lanes8(b.qs + 8 * u));
+        return apply_signs(v, sign_bytes(iq3xxs_aux(b, u)));
     }
 };
 
@@ -392,9 +389,12 @@ struct SuperDecoder<BlockIQ3_S> {
         for (int u = 0; u < 8; ++u) s[u] = 1 + 2 * iq3s_scale_field(b, u);
         return unit_scale_lanes(s);
     }
+    // The eight 9-bit indices of iq3s_index, in vector lanes.
     static __m256i unit(const BlockIQ3_S& b, int u) {
-        const auto entry = [&](int j) { return static_cast<int>(kIq3sGrid[iq3s_index(b, u, j)]); };
-        const __m256i v = _mm256_set_epi32(entry(7), entry(6), entry(5), entry(4), entry(3), entry(2), entry(1), entry(0));
+        // Bit j of qh[u] to bit 8 of lane j.
+        const __m256i high = _mm256_and_si256(_mm256_sllv_epi32(_mm256_set1_epi32(b.qh[u]), _mm256_set_epi32(1, 2, 3, 4, 5, 6, 7, 8)),
+                                              _mm256_set1_epi32(0x100));
+        const __m256i v = entries32(kIq3sGrid, _mm256_or_si256(byte_lanes8(b.qs + 8 * u), high));
         return apply_signs(v, load_u32_le(b.signs + 4 * u));
     }
 };
@@ -416,7 +416,9 @@ struct SuperDecoder<BlockIQ1_S> {
         return unit_scale_lanes(s);
     }
     static __m256i unit(const BlockIQ1_S& b, int u) {
-        const __m256i v = entries64(iq1_entry(b, u, 0), iq1_entry(b, u, 1), iq1_entry(b, u, 2), iq1_entry(b, u, 3));
+        // iq1_entry's 11-bit indices: qs byte i with bits 3i .. 3i + 2 of qh[u] above it.
+        const __m128i index = _mm_or_si128(byte_lanes4(b.qs + 4 * u), _mm_slli_epi32(field_lanes4(b.qh[u], 3, 7), 8));
+        const __m256i v = entries64(kIq1sGrid, index);
         return _mm256_add_epi8(times8(v), _mm256_set1_epi64x(delta_bytes(iq1_negative_delta(b, u, 0))));
     }
 };
@@ -430,11 +432,13 @@ struct SuperDecoder<BlockIQ1_M> {
         return scale_lanes(s);
     }
     static __m256i unit(const BlockIQ1_M& b, int u) {
-        const __m256i deltas =
-            _mm256_set_epi64x(delta_bytes(iq1_negative_delta(b, u, 3)), delta_bytes(iq1_negative_delta(b, u, 2)),
-                              delta_bytes(iq1_negative_delta(b, u, 1)), delta_bytes(iq1_negative_delta(b, u, 0)));
-        const __m256i v = entries64(iq1_entry(b, u, 0), iq1_entry(b, u, 1), iq1_entry(b, u, 2), iq1_entry(b, u, 3));
-        return _mm256_add_epi8(times8(v), deltas);
+        // Entry i's nibble (iq1_m_nibble of group 4u + i): three index bits over its qs byte, and
+        // the sign of its delta.
+        const __m128i nibbles = field_lanes4(load_u16_at(b.qh + 2 * u), 4, 15);
+        const __m128i index = _mm_or_si128(byte_lanes4(b.qs + 4 * u), _mm_slli_epi32(_mm_and_si128(nibbles, _mm_set1_epi32(7)), 8));
+        const __m256i negative = _mm256_cvtepi32_epi64(_mm_cmpgt_epi32(nibbles, _mm_set1_epi32(7)));
+        const __m256i deltas = _mm256_blendv_epi8(_mm256_set1_epi64x(delta_bytes(false)), _mm256_set1_epi64x(delta_bytes(true)), negative);
+        return _mm256_add_epi8(times8(entries64(kIq1sGrid, index)), deltas);
     }
 };
 
