@@ -178,6 +178,8 @@ inline void k_scales_mins(const uint8_t* packed, __m128i& scales, __m128i& mins)
 
 // Sixteen scales, one per group of 16 values.
 __m256i scale_lanes(const int16_t (&s)[16]) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s)); }
+// Eight scales in 32-bit lanes (|s| < 2^15), each as the 16-bit scale of both groups of its unit.
+__m256i unit_lanes_twice(__m256i s) { return _mm256_or_si256(_mm256_and_si256(s, _mm256_set1_epi32(0xFFFF)), _mm256_slli_epi32(s, 16)); }
 // Eight scales, one per unit (both its groups).
 __m256i unit_scale_lanes(const int (&s)[8]) {
     int16_t lanes[16];
@@ -270,10 +272,16 @@ struct SuperDecoder<BlockTQ1_0> {
 template <>
 struct SuperDecoder<BlockIQ4_XS> {
     static float scale(const BlockIQ4_XS& b) { return fp16(b.d); }
+    // iq4xs_scale of the eight units in vector lanes (eight scalar calls cost as much as decoding
+    // the block's values): nibble u of scales_l under bits 2u, 2u + 1 of scales_h, less 32.
     static __m256i scales(const BlockIQ4_XS& b) {
-        int s[8];
-        for (int u = 0; u < 8; ++u) s[u] = iq4xs_scale(b, u);
-        return unit_scale_lanes(s);
+        const __m256i unit = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+        const __m256i low = _mm256_srlv_epi32(_mm256_set1_epi32(static_cast<int>(load_le32(b.scales_l))), _mm256_slli_epi32(unit, 2));
+        const __m256i high = _mm256_srlv_epi32(_mm256_set1_epi32(b.scales_h), _mm256_add_epi32(unit, unit));
+        const __m256i s = _mm256_sub_epi32(_mm256_or_si256(_mm256_and_si256(low, _mm256_set1_epi32(15)),
+                                                           _mm256_slli_epi32(_mm256_and_si256(high, _mm256_set1_epi32(3)), 4)),
+                                           _mm256_set1_epi32(32));
+        return unit_lanes_twice(s);
     }
     static __m256i unit(const BlockIQ4_XS& b, int u) {
         return nibble_table_values(b.qs + 16 * u, nibble_table(kIq4ValuesLo, kIq4ValuesHi));
