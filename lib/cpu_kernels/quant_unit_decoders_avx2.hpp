@@ -178,14 +178,15 @@ inline void k_scales_mins(const uint8_t* packed, __m128i& scales, __m128i& mins)
 
 // Sixteen scales, one per group of 16 values.
 __m256i scale_lanes(const int16_t (&s)[16]) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s)); }
+// The eight nibbles of a word, nibble u in lane u.
+__m256i nibble_lanes8(uint32_t word) {
+    const __m256i shifts = _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28);
+    return _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(static_cast<int>(word)), shifts), _mm256_set1_epi32(15));
+}
+// 2 s + 1 in each 32-bit lane: the odd scales of the codebook formats.
+__m256i odd_scale_lanes(__m256i s) { return _mm256_or_si256(_mm256_add_epi32(s, s), _mm256_set1_epi32(1)); }
 // Eight scales in 32-bit lanes (|s| < 2^15), each as the 16-bit scale of both groups of its unit.
 __m256i unit_lanes_twice(__m256i s) { return _mm256_or_si256(_mm256_and_si256(s, _mm256_set1_epi32(0xFFFF)), _mm256_slli_epi32(s, 16)); }
-// Eight scales, one per unit (both its groups).
-__m256i unit_scale_lanes(const int (&s)[8]) {
-    int16_t lanes[16];
-    for (int u = 0; u < 8; ++u) lanes[2 * u] = lanes[2 * u + 1] = static_cast<int16_t>(s[u]);
-    return scale_lanes(lanes);
-}
 
 template <typename Block>
 struct SuperDecoder;
@@ -275,13 +276,9 @@ struct SuperDecoder<BlockIQ4_XS> {
     // iq4xs_scale of the eight units in vector lanes (eight scalar calls cost as much as decoding
     // the block's values): nibble u of scales_l under bits 2u, 2u + 1 of scales_h, less 32.
     static __m256i scales(const BlockIQ4_XS& b) {
-        const __m256i unit = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-        const __m256i low = _mm256_srlv_epi32(_mm256_set1_epi32(static_cast<int>(load_le32(b.scales_l))), _mm256_slli_epi32(unit, 2));
-        const __m256i high = _mm256_srlv_epi32(_mm256_set1_epi32(b.scales_h), _mm256_add_epi32(unit, unit));
-        const __m256i s = _mm256_sub_epi32(_mm256_or_si256(_mm256_and_si256(low, _mm256_set1_epi32(15)),
-                                                           _mm256_slli_epi32(_mm256_and_si256(high, _mm256_set1_epi32(3)), 4)),
-                                           _mm256_set1_epi32(32));
-        return unit_lanes_twice(s);
+        const __m256i high = _mm256_srlv_epi32(_mm256_set1_epi32(b.scales_h), _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14));
+        const __m256i s = _mm256_or_si256(nibble_lanes8(load_le32(b.scales_l)), _mm256_slli_epi32(_mm256_and_si256(high, _mm256_set1_epi32(3)), 4));
+        return unit_lanes_twice(_mm256_sub_epi32(s, _mm256_set1_epi32(32)));
     }
     static __m256i unit(const BlockIQ4_XS& b, int u) {
         return nibble_table_values(b.qs + 16 * u, nibble_table(kIq4ValuesLo, kIq4ValuesHi));
@@ -332,10 +329,13 @@ struct DecoderAvx2<BlockNVFP4> {
 template <>
 struct SuperDecoder<BlockIQ2_XXS> {
     static float scale(const BlockIQ2_XXS& b) { return fp16(b.d) * 0.125f; }  // (0.5 + s) / 4 = (2s + 1) / 8
+    // The top nibbles of the eight iq2xxs_aux words (the odd words of qs), in vector lanes.
     static __m256i scales(const BlockIQ2_XXS& b) {
-        int s[8];
-        for (int u = 0; u < 8; ++u) s[u] = 2 * static_cast<int>(iq2xxs_aux(b, u) >> 28) + 1;
-        return unit_scale_lanes(s);
+        const __m256 lo = _mm256_castsi256_ps(load32(b.qs)), hi = _mm256_castsi256_ps(load32(b.qs + 32));
+        // Per 128-bit half: the odd words of lo's then hi's half (units 0, 1, 4, 5 | 2, 3, 6, 7).
+        const __m256i odd = _mm256_castps_si256(_mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1)));
+        const __m256i aux = _mm256_permute4x64_epi64(odd, _MM_SHUFFLE(3, 1, 2, 0));
+        return unit_lanes_twice(odd_scale_lanes(_mm256_srli_epi32(aux, 28)));
     }
     static __m256i unit(const BlockIQ2_XXS& b, int u) {
         const __m256i v = entries64(kIq2xxsGrid, byte_lanes4(b.qs + 8 * u));
@@ -378,10 +378,8 @@ struct SuperDecoder<BlockIQ2_S> {
 template <>
 struct SuperDecoder<BlockIQ3_XXS> {
     static float scale(const BlockIQ3_XXS& b) { return fp16(b.d) * 0.25f; }  // (0.5 + s) / 2 = (2s + 1) / 4
-    static __m256i scales(const BlockIQ3_XXS& b) {
-        int s[8];
-        for (int u = 0; u < 8; ++u) s[u] = 2 * static_cast<int>(iq3xxs_aux(b, u) >> 28) + 1;
-        return unit_scale_lanes(s);
+    static __m256i scales(const BlockIQ3_XXS& b) {  // the top nibbles of the eight iq3xxs_aux words
+        return unit_lanes_twice(odd_scale_lanes(_mm256_srli_epi32(load32(b.qs + kQKK / 4), 28)));
     }
     static __m256i unit(const BlockIQ3_XXS& b, int u) {
         const __m256i v = entries32(kIq3xxsGrid, byte_lanes8(b.qs + 8 * u));
@@ -392,11 +390,7 @@ struct SuperDecoder<BlockIQ3_XXS> {
 template <>
 struct SuperDecoder<BlockIQ3_S> {
     static float scale(const BlockIQ3_S& b) { return fp16(b.d); }
-    static __m256i scales(const BlockIQ3_S& b) {
-        int s[8];
-        for (int u = 0; u < 8; ++u) s[u] = 1 + 2 * iq3s_scale_field(b, u);
-        return unit_scale_lanes(s);
-    }
+    static __m256i scales(const BlockIQ3_S& b) { return unit_lanes_twice(odd_scale_lanes(nibble_lanes8(load_le32(b.scales)))); }
     // The eight 9-bit indices of iq3s_index, in vector lanes.
     static __m256i unit(const BlockIQ3_S& b, int u) {
         // Bit j of qh[u] to bit 8 of lane j.
@@ -418,10 +412,9 @@ int64_t delta_bytes(bool negative) { return negative ? -1 : 0x0101010101010101; 
 template <>
 struct SuperDecoder<BlockIQ1_S> {
     static float scale(const BlockIQ1_S& b) { return fp16(b.d) * kIq1Delta; }
-    static __m256i scales(const BlockIQ1_S& b) {
-        int s[8];
-        for (int u = 0; u < 8; ++u) s[u] = 2 * iq1s_scale_field(b, u) + 1;
-        return unit_scale_lanes(s);
+    static __m256i scales(const BlockIQ1_S& b) {  // bits 12-14 of each qh word
+        const __m256i qh = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qh)));
+        return unit_lanes_twice(odd_scale_lanes(_mm256_and_si256(_mm256_srli_epi32(qh, 12), _mm256_set1_epi32(7))));
     }
     static __m256i unit(const BlockIQ1_S& b, int u) {
         // iq1_entry's 11-bit indices: qs byte i with bits 3i .. 3i + 2 of qh[u] above it.
