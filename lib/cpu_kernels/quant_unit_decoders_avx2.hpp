@@ -90,7 +90,7 @@ __m128i byte_lanes4(const uint8_t* p) { return _mm_cvtepu8_epi32(_mm_cvtsi32_si1
 __m256i byte_lanes8(const uint8_t* p) { return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))); }
 // Field i of `bits` in lane i, for fields `width` bits apart: (bits >> width * i) & mask.
 __m128i field_lanes4(uint32_t bits, int width, int mask) {
-    const __m128i shifts = _mm_mullo_epi32(_mm_setr_epi32(0, 1, 2, 3), _mm_set1_epi32(width));
+    const __m128i shifts = _mm_setr_epi32(0, width, 2 * width, 3 * width);
     return _mm_and_si128(_mm_srlv_epi32(_mm_set1_epi32(static_cast<int>(bits)), shifts), _mm_set1_epi32(mask));
 }
 
