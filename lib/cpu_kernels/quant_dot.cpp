@@ -13,9 +13,16 @@ size_t activation_row_bytes(DType weights, int64_t n) {
     return static_cast<size_t>(n / kQK) * sizeof(BlockQ8Sum);
 }
 
-// No AVX-512 variants yet: AVX-512 CPUs run the AVX2 ones.
+namespace {
+// The AVX-512 table also takes VNNI (vpdpwssd, vpdpbusd) and BMI2 (pdep, pext to take the indices
+// and signs apart); AVX-512 CPUs without them (Skylake-X) run the AVX2 table.
+const QuantDot& quant_dot_avx512_if_vnni() {
+    return __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("bmi2") ? quant_dot_avx512() : quant_dot_avx2();
+}
+}  // namespace
+
 const QuantDot& quant_dot(Isa isa) {
-    return table_for_isa(isa, "quant_dot", &quant_dot_scalar, &quant_dot_avx2, &quant_dot_avx2);
+    return table_for_isa(isa, "quant_dot", &quant_dot_scalar, &quant_dot_avx2, &quant_dot_avx512_if_vnni);
 }
 
 const QuantDot& quant_dot() {
