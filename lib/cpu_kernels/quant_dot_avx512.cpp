@@ -13,8 +13,9 @@
 //     negates the activations in one masked subtract, so the weights stay unsigned bytes. The 7-bit
 //     sign indices of iq2_xxs, iq2_xs and iq3_xxs get their parity bit in scalar code (pdep into
 //     bytes, a shift-xor fold), off the vector ports;
-//   - the signed formats (iq1, tq1_0) are decoded as unsigned bytes u = w + kOffset, and
-//     kOffset * sum(a) comes back out once per block from the activations' sums per 16 (bsums);
+//   - the signed formats (iq1, tq1_0) are decoded as unsigned bytes u = w + offset, and
+//     offset * sum(a) comes back out once per block from the activations' sums per 16 (bsums);
+//     iq1_s's offset carries its per-unit delta, so its pairs need no delta at all;
 //   - tq1_0's base-3 digits come from two multiplies per 16-bit lane (ternary_digits512).
 // Then maddubs (pairs of products) and vpdpwssd by the integer scale of each group of 16 (one vpermw
 // spreads the block's sixteen scales over the pair's lanes), or vpdpbusd alone for tq1_0 (no scales
@@ -108,7 +109,6 @@ struct PairDecoder;
 // are idx A, aux A, idx B, aux B.
 template <>
 struct PairDecoder<BlockIQ2_XXS> {
-    static constexpr int kOffset = 0;
     static PairAvx512 pair(const BlockIQ2_XXS& b, int p) {
         const uint8_t* q = b.qs + 16 * p;
         const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
@@ -122,7 +122,6 @@ struct PairDecoder<BlockIQ2_XXS> {
 // iq2_xs: per 8 values a 16-bit word, a 9-bit index under a 7-bit sign index.
 template <>
 struct PairDecoder<BlockIQ2_XS> {
-    static constexpr int kOffset = 0;
     static PairAvx512 pair(const BlockIQ2_XS& b, int p) {
         const uint8_t* q = b.qs + 16 * p;
         const __m128i words = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
@@ -137,7 +136,6 @@ struct PairDecoder<BlockIQ2_XS> {
 // iq2_s: 8-bit indices with 2 more bits each in qh (one byte per unit), explicit sign bytes.
 template <>
 struct PairDecoder<BlockIQ2_S> {
-    static constexpr int kOffset = 0;
     static PairAvx512 pair(const BlockIQ2_S& b, int p) {
         const uint64_t high = _pdep_u64(load_u16_at(b.qh + 2 * p), 0x0303030303030303ull);
         return {gather64(kIq2sGrid, index_lanes8(b.qs + 8 * p, high)), sign_mask64(load_le64(b.signs + 8 * p))};
@@ -147,7 +145,6 @@ struct PairDecoder<BlockIQ2_S> {
 // iq3_xxs: per unit 8 index bytes into 4-value entries; the sign words follow all 64 indices.
 template <>
 struct PairDecoder<BlockIQ3_XXS> {
-    static constexpr int kOffset = 0;
     static PairAvx512 pair(const BlockIQ3_XXS& b, int p) {
         const __m512i index = _mm512_maskz_cvtepu8_epi32(kAll16, _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs + 16 * p)));
         const __m512i v = gather32(kIq3xxsGrid, index);
@@ -159,7 +156,6 @@ struct PairDecoder<BlockIQ3_XXS> {
 // iq3_s: 8-bit indices with a ninth bit each in qh (bit j of qh[u] for entry j), explicit signs.
 template <>
 struct PairDecoder<BlockIQ3_S> {
-    static constexpr int kOffset = 0;
     static PairAvx512 pair(const BlockIQ3_S& b, int p) {
         const __m512i low = _mm512_maskz_cvtepu8_epi32(kAll16, _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs + 16 * p)));
         // Bit j of the pair's 16 qh bits sets bit 8 of lane j.
@@ -169,10 +165,9 @@ struct PairDecoder<BlockIQ3_S> {
     }
 };
 
-// iq1: w = 8 g + delta, g in {-1, 0, 1} from the codebook, delta = +-1; as unsigned bytes
-// u = 8 (g + 1) + delta + 1 = w + 9, gathered from a copy of the codebook holding u for either
-// delta (32 KiB): index bit 11 set for delta = +1. Folding the delta into the index costs scalar
-// bit operations instead of a vector add per pair.
+// iq1: w = 8 g + delta, g in {-1, 0, 1} from the codebook, delta = +-1; gathered as unsigned bytes
+// u = 8 (g + 1) + delta + 1 = w + 9 from a copy of the codebook holding u for either delta
+// (32 KiB): index bit 11 set for delta = +1.
 constexpr std::array<uint64_t, 2 * std::size(kIq1sGrid)> iq1_grid_unsigned() {
     std::array<uint64_t, 2 * std::size(kIq1sGrid)> out{};
     for (size_t e = 0; e < out.size(); ++e) {
@@ -187,29 +182,33 @@ constexpr std::array<uint64_t, 2 * std::size(kIq1sGrid)> iq1_grid_unsigned() {
 alignas(64) constexpr std::array<uint64_t, 2 * std::size(kIq1sGrid)> kIq1sGridUnsigned = iq1_grid_unsigned();
 
 // iq1_s: 8-bit indices with 3 more bits each from qh[u] (bits 3i..3i+2), whose bit 15 is the unit's
-// delta sign.
+// delta sign. Its delta is one per unit, so it goes into the unit's offset instead of the index
+// (which saves scalar bit operations on every pair): the entries come from the delta = -1 half,
+// u = 8 (g + 1) = w + 8 - delta, offset 9 (delta = -1) or 7.
 template <>
 struct PairDecoder<BlockIQ1_S> {
-    static constexpr int kOffset = 9;
     static PairAvx512 pair(const BlockIQ1_S& b, int p) {
         const uint32_t qh = load_le32(reinterpret_cast<const uint8_t*>(b.qh + 2 * p));  // the pair's two words
-        // Each entry's high byte: its 3 index bits, and bit 3 where its unit's delta is +1 (the
-        // units' two bits to bits 0 and 32, times bit 3 of four bytes).
-        const uint64_t positive = _pdep_u64(_pext_u32(~qh, 0x80008000u), 0x0000000100000001ull) * 0x08080808ull;
-        const uint64_t high = _pdep_u64(_pext_u32(qh, 0x0FFF0FFFu), 0x0707070707070707ull) | positive;
+        const uint64_t high = _pdep_u64(_pext_u32(qh, 0x0FFF0FFFu), 0x0707070707070707ull);
         return {gather64(kIq1sGridUnsigned.data(), index_lanes8(b.qs + 8 * p, high))};
+    }
+    static __m256i offsets(const BlockIQ1_S& b) {
+        const __m128i negative = _mm_srli_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qh)), 15);
+        const __m256i per_unit = _mm256_cvtepu16_epi32(negative);
+        const __m256i per_group = _mm256_or_si256(per_unit, _mm256_slli_epi32(per_unit, 16));
+        return _mm256_add_epi16(_mm256_add_epi16(per_group, per_group), _mm256_set1_epi16(7));
     }
 };
 
 // iq1_m: a 4-bit qh nibble per entry: 3 index bits, then the delta's sign (set: -1).
 template <>
 struct PairDecoder<BlockIQ1_M> {
-    static constexpr int kOffset = 9;
     static PairAvx512 pair(const BlockIQ1_M& b, int p) {
         const uint32_t nibbles = load_le32(b.qh + 4 * p) ^ 0x88888888u;  // bit 3: delta = +1
         const uint64_t high = _pdep_u64(nibbles, 0x0F0F0F0F0F0F0F0Full);
         return {gather64(kIq1sGridUnsigned.data(), index_lanes8(b.qs + 8 * p, high))};
     }
+    static __m256i offsets(const BlockIQ1_M&) { return _mm256_set1_epi16(9); }
     // The sixteen 3-bit scales (four per 16-bit scale word, below the f16 scale's nibble) as 2 s + 1.
     static __m256i scales(const BlockIQ1_M& b) {
         const __m256i words = _mm256_permutexvar_epi16(
@@ -246,7 +245,7 @@ __m512i ternary_digits512(__m512i bytes, int p) {
 
 template <>
 struct PairDecoder<BlockTQ1_0> {
-    static constexpr int kOffset = 1;
+    static __m256i offsets(const BlockTQ1_0&) { return _mm256_set1_epi16(1); }
     // Units 0..4: digit u of qs[0..31]; 5 and 6: digits 2 (u - 5) and 2 (u - 5) + 1 of qs[32..47],
     // one per 128-bit half; 7: digit 4 of qs[32..47], then qh's four digits of its four bytes.
     static PairAvx512 pair(const BlockTQ1_0& b, int p) {
@@ -288,6 +287,10 @@ __m512i pair_scales(__m512i group_scales, int p) {
     return _mm512_permutexvar_epi16(_mm512_load_si512(kGroupOfLane[p].data()), group_scales);
 }
 
+// The formats decoded as w + offset (the others as |w| with a sign mask).
+template <typename Block>
+constexpr bool kOffsetFormat = requires(const Block& b) { PairDecoder<Block>::offsets(b); };
+
 // tq1_0 scales only by the block: its products go straight into vpdpbusd.
 template <typename Block>
 constexpr bool kUnitScales = std::is_same_v<Block, BlockTQ1_0>;
@@ -305,7 +308,11 @@ void dot_pairs_cols(int64_t n, const Block* w, const std::byte* act, size_t act_
         const __m256i scales = group_scales(w[b]);
         // Lanes 16..31 undefined: pair_scales reads lanes 0..15, and the correction multiplies them by zeros.
         const __m512i scales512 = _mm512_castsi256_si512(scales);
-        const __m512i correction_weights = _mm512_mullo_epi16(scales512, _mm512_set1_epi16(-Decoder::kOffset));
+        __m512i correction_weights = zero;  // -offset_g * scale_g
+        if constexpr (kOffsetFormat<Block>) {
+            const __m256i weights = _mm256_mullo_epi16(scales, _mm256_sub_epi16(_mm256_setzero_si256(), Decoder::offsets(w[b])));
+            correction_weights = _mm512_castsi256_si512(weights);
+        }
         __m512i isum[kCols];
         for (int c = 0; c < kCols; ++c) isum[c] = zero;
         for (int p = 0; p < kPairs; ++p) {
@@ -313,7 +320,7 @@ void dot_pairs_cols(int64_t n, const Block* w, const std::byte* act, size_t act_
             const __m512i s = kUnitScales<Block> ? zero : pair_scales(scales512, p);
             for (int c = 0; c < kCols; ++c) {
                 __m512i a = _mm512_loadu_si512(column[c][b].qs + 64 * p);
-                if constexpr (Decoder::kOffset == 0) a = _mm512_mask_sub_epi8(a, q.negative, zero, a);
+                if constexpr (!kOffsetFormat<Block>) a = _mm512_mask_sub_epi8(a, q.negative, zero, a);
                 if constexpr (kUnitScales<Block>) {
                     isum[c] = _mm512_dpbusd_epi32(isum[c], q.magnitudes, a);
                 } else {
@@ -323,7 +330,7 @@ void dot_pairs_cols(int64_t n, const Block* w, const std::byte* act, size_t act_
         }
         const float scale = SuperDecoder<Block>::scale(w[b]);
         for (int c = 0; c < kCols; ++c) {
-            if constexpr (Decoder::kOffset != 0) {  // less kOffset * scale_g * sum(a) per group g (16 sums, zeros above)
+            if constexpr (kOffsetFormat<Block>) {  // less offset_g * scale_g * sum(a) per group g (16 sums, zeros above)
                 const __m512i bsums = _mm512_maskz_loadu_epi16(0xFFFF, column[c][b].bsums);
                 isum[c] = _mm512_dpwssd_epi32(isum[c], correction_weights, bsums);
             }
@@ -354,7 +361,7 @@ QuantDot make_table() {
         with_block_type(
             static_cast<DType>(type),
             [&]<typename Block>(BlockTag<Block>) {
-                if constexpr (requires { PairDecoder<Block>::kOffset; }) t.dot[type] = dot_pairs<Block>;
+                if constexpr (requires(const Block& b, int p) { PairDecoder<Block>::pair(b, p); }) t.dot[type] = dot_pairs<Block>;
                 return true;
             },
             false);
