@@ -102,6 +102,15 @@ __m512i gather32(const uint32_t* grid, __m512i index) {
     return _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), kAll16, index, reinterpret_cast<const int*>(grid), 4);
 }
 
+// Each format's PairDecoder<Block> gives pair(b, p), pair p's weights; scales(b), the block's
+// integer scales, laid out as kScaleLanes says; and for the formats decoded as w + offset,
+// correction(b, scales): -offset * scale for each group of 16, sixteen 16-bit lanes.
+enum class ScaleLanes {
+    PerGroup,  // one per group of 16 values, group g in 16-bit lane g
+    PerUnit,   // one per unit of 32, unit u in 32-bit lane u
+    None,      // tq1_0: the block's float scale only
+};
+
 template <typename Block>
 struct PairDecoder;
 
@@ -109,6 +118,8 @@ struct PairDecoder;
 // are idx A, aux A, idx B, aux B.
 template <>
 struct PairDecoder<BlockIQ2_XXS> {
+    static constexpr ScaleLanes kScaleLanes = ScaleLanes::PerUnit;
+    static __m256i scales(const BlockIQ2_XXS& b) { return SuperDecoder<BlockIQ2_XXS>::unit_scales(b); }
     static PairAvx512 pair(const BlockIQ2_XXS& b, int p) {
         const uint8_t* q = b.qs + 16 * p;
         const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
@@ -122,6 +133,8 @@ struct PairDecoder<BlockIQ2_XXS> {
 // iq2_xs: per 8 values a 16-bit word, a 9-bit index under a 7-bit sign index.
 template <>
 struct PairDecoder<BlockIQ2_XS> {
+    static constexpr ScaleLanes kScaleLanes = ScaleLanes::PerGroup;
+    static __m256i scales(const BlockIQ2_XS& b) { return SuperDecoder<BlockIQ2_XS>::scales(b); }
     static PairAvx512 pair(const BlockIQ2_XS& b, int p) {
         const uint8_t* q = b.qs + 16 * p;
         const __m128i words = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
@@ -136,6 +149,8 @@ struct PairDecoder<BlockIQ2_XS> {
 // iq2_s: 8-bit indices with 2 more bits each in qh (one byte per unit), explicit sign bytes.
 template <>
 struct PairDecoder<BlockIQ2_S> {
+    static constexpr ScaleLanes kScaleLanes = ScaleLanes::PerGroup;
+    static __m256i scales(const BlockIQ2_S& b) { return SuperDecoder<BlockIQ2_S>::scales(b); }
     static PairAvx512 pair(const BlockIQ2_S& b, int p) {
         const uint64_t high = _pdep_u64(load_u16_at(b.qh + 2 * p), 0x0303030303030303ull);
         return {gather64(kIq2sGrid, index_lanes8(b.qs + 8 * p, high)), sign_mask64(load_le64(b.signs + 8 * p))};
@@ -145,6 +160,8 @@ struct PairDecoder<BlockIQ2_S> {
 // iq3_xxs: per unit 8 index bytes into 4-value entries; the sign words follow all 64 indices.
 template <>
 struct PairDecoder<BlockIQ3_XXS> {
+    static constexpr ScaleLanes kScaleLanes = ScaleLanes::PerUnit;
+    static __m256i scales(const BlockIQ3_XXS& b) { return SuperDecoder<BlockIQ3_XXS>::unit_scales(b); }
     static PairAvx512 pair(const BlockIQ3_XXS& b, int p) {
         const __m512i index = _mm512_maskz_cvtepu8_epi32(kAll16, _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs + 16 * p)));
         const __m512i v = gather32(kIq3xxsGrid, index);
@@ -156,6 +173,8 @@ struct PairDecoder<BlockIQ3_XXS> {
 // iq3_s: 8-bit indices with a ninth bit each in qh (bit j of qh[u] for entry j), explicit signs.
 template <>
 struct PairDecoder<BlockIQ3_S> {
+    static constexpr ScaleLanes kScaleLanes = ScaleLanes::PerUnit;
+    static __m256i scales(const BlockIQ3_S& b) { return SuperDecoder<BlockIQ3_S>::unit_scales(b); }
     static PairAvx512 pair(const BlockIQ3_S& b, int p) {
         const __m512i low = _mm512_maskz_cvtepu8_epi32(kAll16, _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs + 16 * p)));
         // Bit j of the pair's 16 qh bits sets bit 8 of lane j.
@@ -192,11 +211,13 @@ struct PairDecoder<BlockIQ1_S> {
         const uint64_t high = _pdep_u64(_pext_u32(qh, 0x0FFF0FFFu), 0x0707070707070707ull);
         return {gather64(kIq1sGridUnsigned.data(), index_lanes8(b.qs + 8 * p, high))};
     }
-    static __m256i offsets(const BlockIQ1_S& b) {
-        const __m128i negative = _mm_srli_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qh)), 15);
-        const __m256i per_unit = _mm256_cvtepu16_epi32(negative);
-        const __m256i per_group = _mm256_or_si256(per_unit, _mm256_slli_epi32(per_unit, 16));
-        return _mm256_add_epi16(_mm256_add_epi16(per_group, per_group), _mm256_set1_epi16(7));
+    static constexpr ScaleLanes kScaleLanes = ScaleLanes::PerUnit;
+    static __m256i scales(const BlockIQ1_S& b) { return SuperDecoder<BlockIQ1_S>::unit_scales(b); }
+    static __m256i correction(const BlockIQ1_S& b, __m256i unit_scales) {
+        const __m256i qh = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qh)));
+        const __m256i negative = _mm256_srli_epi32(qh, 15);
+        const __m256i minus_offset = _mm256_sub_epi32(_mm256_set1_epi32(-7), _mm256_add_epi32(negative, negative));
+        return unit_lanes_twice(_mm256_mullo_epi32(unit_scales, minus_offset));
     }
 };
 
@@ -208,7 +229,8 @@ struct PairDecoder<BlockIQ1_M> {
         const uint64_t high = _pdep_u64(nibbles, 0x0F0F0F0F0F0F0F0Full);
         return {gather64(kIq1sGridUnsigned.data(), index_lanes8(b.qs + 8 * p, high))};
     }
-    static __m256i offsets(const BlockIQ1_M&) { return _mm256_set1_epi16(9); }
+    static constexpr ScaleLanes kScaleLanes = ScaleLanes::PerGroup;
+    static __m256i correction(const BlockIQ1_M&, __m256i scales) { return _mm256_mullo_epi16(scales, _mm256_set1_epi16(-9)); }
     // The sixteen 3-bit scales (four per 16-bit scale word, below the f16 scale's nibble) as 2 s + 1.
     static __m256i scales(const BlockIQ1_M& b) {
         const __m256i words = _mm256_permutexvar_epi16(
@@ -245,7 +267,9 @@ __m512i ternary_digits512(__m512i bytes, int p) {
 
 template <>
 struct PairDecoder<BlockTQ1_0> {
-    static __m256i offsets(const BlockTQ1_0&) { return _mm256_set1_epi16(1); }
+    static constexpr ScaleLanes kScaleLanes = ScaleLanes::None;
+    static __m256i scales(const BlockTQ1_0&) { return _mm256_setzero_si256(); }
+    static __m256i correction(const BlockTQ1_0&, __m256i) { return _mm256_set1_epi16(-1); }
     // Units 0..4: digit u of qs[0..31]; 5 and 6: digits 2 (u - 5) and 2 (u - 5) + 1 of qs[32..47],
     // one per 128-bit half; 7: digit 4 of qs[32..47], then qh's four digits of its four bytes.
     static PairAvx512 pair(const BlockTQ1_0& b, int p) {
@@ -263,37 +287,26 @@ struct PairDecoder<BlockTQ1_0> {
     }
 };
 
-// The block's sixteen integer scales, one per group of 16 values (16-bit lanes).
-template <typename Block>
-__m256i group_scales(const Block& b) {
-    if constexpr (requires { PairDecoder<Block>::scales(b); }) {
-        return PairDecoder<Block>::scales(b);
-    } else {
-        return SuperDecoder<Block>::scales(b);
-    }
-}
-
 // The scale of each 16-bit lane of pair p's pair sums: lane k sums values 2k and 2k + 1 of the
-// pair's 64, in group 4p + k / 8.
-// Only lanes 0..15 of group_scales are read.
-__m512i pair_scales(__m512i group_scales, int p) {
-    alignas(64) static constexpr auto kGroupOfLane = [] {
-        std::array<std::array<int16_t, 32>, kPairs> group{};
+// pair's 64, in group 4p + k / 8 and unit 2p + k / 16; its scale is 16-bit lane 4p + k / 8
+// (PerGroup) or 2 (2p + k / 16) (PerUnit) of `scales` (only lanes 0..15 are read).
+template <ScaleLanes kLanes>
+__m512i pair_scales(__m512i scales, int p) {
+    alignas(64) static constexpr auto kLaneOfScale = [] {
+        std::array<std::array<int16_t, 32>, kPairs> lane_of{};
         for (int pair = 0; pair < kPairs; ++pair) {
-            for (int lane = 0; lane < 32; ++lane) group[pair][lane] = static_cast<int16_t>(4 * pair + lane / 8);
+            for (int k = 0; k < 32; ++k) {
+                lane_of[pair][k] = static_cast<int16_t>(kLanes == ScaleLanes::PerGroup ? 4 * pair + k / 8 : 2 * (2 * pair + k / 16));
+            }
         }
-        return group;
+        return lane_of;
     }();
-    return _mm512_permutexvar_epi16(_mm512_load_si512(kGroupOfLane[p].data()), group_scales);
+    return _mm512_permutexvar_epi16(_mm512_load_si512(kLaneOfScale[p].data()), scales);
 }
 
 // The formats decoded as w + offset (the others as |w| with a sign mask).
 template <typename Block>
-constexpr bool kOffsetFormat = requires(const Block& b) { PairDecoder<Block>::offsets(b); };
-
-// tq1_0 scales only by the block: its products go straight into vpdpbusd.
-template <typename Block>
-constexpr bool kUnitScales = std::is_same_v<Block, BlockTQ1_0>;
+constexpr bool kOffsetFormat = requires(const Block& b, __m256i s) { PairDecoder<Block>::correction(b, s); };
 
 template <typename Block, int kCols>
 void dot_pairs_cols(int64_t n, const Block* w, const std::byte* act, size_t act_stride, float* out) {
@@ -305,23 +318,21 @@ void dot_pairs_cols(int64_t n, const Block* w, const std::byte* act, size_t act_
     for (int c = 0; c < kCols; ++c) acc[c] = _mm512_setzero_ps();
     for (int64_t b = 0; b < n / kQKK; ++b) {
         prefetch_block_ahead(w + b);
-        const __m256i scales = group_scales(w[b]);
-        // Lanes 16..31 undefined: pair_scales reads lanes 0..15, and the correction multiplies them by zeros.
+        constexpr ScaleLanes kLanes = Decoder::kScaleLanes;
+        const __m256i scales = Decoder::scales(w[b]);
+        // Lanes 16..31 undefined: pair_scales reads lanes 0..15, and the correction's meet zeros.
         const __m512i scales512 = _mm512_castsi256_si512(scales);
         __m512i correction_weights = zero;  // -offset_g * scale_g
-        if constexpr (kOffsetFormat<Block>) {
-            const __m256i weights = _mm256_mullo_epi16(scales, _mm256_sub_epi16(_mm256_setzero_si256(), Decoder::offsets(w[b])));
-            correction_weights = _mm512_castsi256_si512(weights);
-        }
+        if constexpr (kOffsetFormat<Block>) correction_weights = _mm512_castsi256_si512(Decoder::correction(w[b], scales));
         __m512i isum[kCols];
         for (int c = 0; c < kCols; ++c) isum[c] = zero;
         for (int p = 0; p < kPairs; ++p) {
             const PairAvx512 q = Decoder::pair(w[b], p);
-            const __m512i s = kUnitScales<Block> ? zero : pair_scales(scales512, p);
+            const __m512i s = kLanes == ScaleLanes::None ? zero : pair_scales<kLanes>(scales512, p);
             for (int c = 0; c < kCols; ++c) {
                 __m512i a = _mm512_loadu_si512(column[c][b].qs + 64 * p);
                 if constexpr (!kOffsetFormat<Block>) a = _mm512_mask_sub_epi8(a, q.negative, zero, a);
-                if constexpr (kUnitScales<Block>) {
+                if constexpr (kLanes == ScaleLanes::None) {  // no scales below the block's: straight into vpdpbusd
                     isum[c] = _mm512_dpbusd_epi32(isum[c], q.magnitudes, a);
                 } else {
                     isum[c] = _mm512_dpwssd_epi32(isum[c], _mm512_maddubs_epi16(q.magnitudes, a), s);

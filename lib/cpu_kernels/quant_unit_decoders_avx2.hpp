@@ -8,7 +8,8 @@
 // own copy, built for its own instruction set.
 //
 //   - SuperDecoder<Block> (the 256-value formats): scale(b), the float every value of the block is
-//     scaled by; scales(b), the integer scale of each group of 16 values as sixteen 16-bit lanes;
+//     scaled by; scales(b), the integer scale of each group of 16 values as sixteen 16-bit lanes
+//     (and, for the formats that scale per unit of 32, unit_scales(b): unit u's in 32-bit lane u);
 //     unit(b, u), unit u's 32 values. q2_K's minima are its own (the high nibbles of b.scales).
 //   - DecoderAvx2<Block> (iq4_nl, mxfp4, nvfp4): decode(b, u), unit u's values and the float scales
 //     of its two halves.
@@ -330,13 +331,14 @@ template <>
 struct SuperDecoder<BlockIQ2_XXS> {
     static float scale(const BlockIQ2_XXS& b) { return fp16(b.d) * 0.125f; }  // (0.5 + s) / 4 = (2s + 1) / 8
     // The top nibbles of the eight iq2xxs_aux words (the odd words of qs), in vector lanes.
-    static __m256i scales(const BlockIQ2_XXS& b) {
+    static __m256i unit_scales(const BlockIQ2_XXS& b) {
         const __m256 lo = _mm256_castsi256_ps(load32(b.qs)), hi = _mm256_castsi256_ps(load32(b.qs + 32));
         // Per 128-bit half: the odd words of lo's then hi's half (units 0, 1, 4, 5 | 2, 3, 6, 7).
         const __m256i odd = _mm256_castps_si256(_mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1)));
         const __m256i aux = _mm256_permute4x64_epi64(odd, _MM_SHUFFLE(3, 1, 2, 0));
-        return unit_lanes_twice(odd_scale_lanes(_mm256_srli_epi32(aux, 28)));
+        return odd_scale_lanes(_mm256_srli_epi32(aux, 28));
     }
+    static __m256i scales(const BlockIQ2_XXS& b) { return unit_lanes_twice(unit_scales(b)); }
     static __m256i unit(const BlockIQ2_XXS& b, int u) {
         const __m256i v = entries64(kIq2xxsGrid, byte_lanes4(b.qs + 8 * u));
         return apply_signs(v, sign_bytes(iq2xxs_aux(b, u)));
@@ -378,9 +380,10 @@ struct SuperDecoder<BlockIQ2_S> {
 template <>
 struct SuperDecoder<BlockIQ3_XXS> {
     static float scale(const BlockIQ3_XXS& b) { return fp16(b.d) * 0.25f; }  // (0.5 + s) / 2 = (2s + 1) / 4
-    static __m256i scales(const BlockIQ3_XXS& b) {  // the top nibbles of the eight iq3xxs_aux words
-        return unit_lanes_twice(odd_scale_lanes(_mm256_srli_epi32(load32(b.qs + kQKK / 4), 28)));
+    static __m256i unit_scales(const BlockIQ3_XXS& b) {  // the top nibbles of the eight iq3xxs_aux words
+        return odd_scale_lanes(_mm256_srli_epi32(load32(b.qs + kQKK / 4), 28));
     }
+    static __m256i scales(const BlockIQ3_XXS& b) { return unit_lanes_twice(unit_scales(b)); }
     static __m256i unit(const BlockIQ3_XXS& b, int u) {
         const __m256i v = entries32(kIq3xxsGrid, byte_lanes8(b.qs + 8 * u));
         return apply_signs(v, sign_bytes(iq3xxs_aux(b, u)));
@@ -390,7 +393,8 @@ struct SuperDecoder<BlockIQ3_XXS> {
 template <>
 struct SuperDecoder<BlockIQ3_S> {
     static float scale(const BlockIQ3_S& b) { return fp16(b.d); }
-    static __m256i scales(const BlockIQ3_S& b) { return unit_lanes_twice(odd_scale_lanes(nibble_lanes8(load_le32(b.scales)))); }
+    static __m256i unit_scales(const BlockIQ3_S& b) { return odd_scale_lanes(nibble_lanes8(load_le32(b.scales))); }
+    static __m256i scales(const BlockIQ3_S& b) { return unit_lanes_twice(unit_scales(b)); }
     // The eight 9-bit indices of iq3s_index, in vector lanes.
     static __m256i unit(const BlockIQ3_S& b, int u) {
         // Bit j of qh[u] to bit 8 of lane j.
@@ -412,10 +416,11 @@ int64_t delta_bytes(bool negative) { return negative ? -1 : 0x0101010101010101; 
 template <>
 struct SuperDecoder<BlockIQ1_S> {
     static float scale(const BlockIQ1_S& b) { return fp16(b.d) * kIq1Delta; }
-    static __m256i scales(const BlockIQ1_S& b) {  // bits 12-14 of each qh word
+    static __m256i unit_scales(const BlockIQ1_S& b) {  // bits 12-14 of each qh word
         const __m256i qh = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qh)));
-        return unit_lanes_twice(odd_scale_lanes(_mm256_and_si256(_mm256_srli_epi32(qh, 12), _mm256_set1_epi32(7))));
+        return odd_scale_lanes(_mm256_and_si256(_mm256_srli_epi32(qh, 12), _mm256_set1_epi32(7)));
     }
+    static __m256i scales(const BlockIQ1_S& b) { return unit_lanes_twice(unit_scales(b)); }
     static __m256i unit(const BlockIQ1_S& b, int u) {
         // iq1_entry's 11-bit indices: qs byte i with bits 3i .. 3i + 2 of qh[u] above it.
         const __m128i index = _mm_or_si128(byte_lanes4(b.qs + 4 * u), _mm_slli_epi32(field_lanes4(b.qh[u], 3, 7), 8));
