@@ -32,6 +32,19 @@ size_t activation_row_bytes(DType weights, int64_t n);
 // The most activation rows one dot call takes: a weight row decoded once serves them all.
 constexpr int kMaxDotColumns = 4;
 
+// Runs body.template operator()<N>() with N = ncols (1..kMaxDotColumns): the dot kernels take their
+// column count as a template argument, so that their loops over the columns unroll.
+template <typename Body>
+[[gnu::always_inline]] inline void with_column_count(int ncols, Body&& body) {
+    static_assert(kMaxDotColumns == 4);
+    switch (ncols) {
+        case 1: return body.template operator()<1>();
+        case 2: return body.template operator()<2>();
+        case 3: return body.template operator()<3>();
+        default: return body.template operator()<4>();
+    }
+}
+
 struct QuantDot {
     using QuantizeFn = void (*)(const float* x, void* blocks, int64_t n);
     // out[j] = dot(weights row, activation row j) for j < ncols (1..kMaxDotColumns), the activation

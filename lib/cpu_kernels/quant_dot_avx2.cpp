@@ -249,13 +249,7 @@ struct Q6KDot {
 template <typename Kernel>
 void dot_columns(int64_t n, const void* w, const void* act, size_t stride, int ncols, float* out) {
     const auto* a = static_cast<const std::byte*>(act);
-    static_assert(kMaxDotColumns == 4);
-    switch (ncols) {
-        case 4: return Kernel::template run<4>(n, w, a, stride, out);
-        case 3: return Kernel::template run<3>(n, w, a, stride, out);
-        case 2: return Kernel::template run<2>(n, w, a, stride, out);
-        default: return Kernel::template run<1>(n, w, a, stride, out);
-    }
+    with_column_count(ncols, [&]<int kCols>() { Kernel::template run<kCols>(n, w, a, stride, out); });
 }
 
 QuantDot make_table() {

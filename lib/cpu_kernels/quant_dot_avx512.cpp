@@ -87,6 +87,8 @@ uint64_t seven_bit_fields_to_bytes(uint64_t packed) { return _pdep_u64(packed, 0
 
 // Sign formats: the 64 sign bits as a mask.
 __mmask64 sign_mask64(uint64_t sign_bytes) { return _cvtu64_mask64(sign_bytes); }
+// The mask of eight 7-bit sign indices packed 7 bits apart (iq2_xxs, iq2_xs, iq3_xxs).
+__mmask64 signs_of_indices(uint64_t packed) { return sign_mask64(sign_bytes8(seven_bit_fields_to_bytes(packed))); }
 
 // Eight codebook indices in 32-bit lanes: low[i] | high byte i << 8 (the high bits spread to bytes
 // in scalar code by pdep). Interleaving the bytes and widening the words is two shuffles, where
@@ -126,7 +128,7 @@ struct PairDecoder<BlockIQ2_XXS> {
         const __m256i index = _mm256_cvtepu8_epi32(_mm_shuffle_epi32(bytes, _MM_SHUFFLE(3, 1, 2, 0)));
         const __m512i v = gather64(kIq2xxsGrid, index);
         const uint64_t signs = (load_le32(q + 4) & 0x0FFFFFFFu) | (static_cast<uint64_t>(load_le32(q + 12) & 0x0FFFFFFFu) << 28);
-        return {v, sign_mask64(sign_bytes8(seven_bit_fields_to_bytes(signs)))};
+        return {v, signs_of_indices(signs)};
     }
 };
 
@@ -142,7 +144,7 @@ struct PairDecoder<BlockIQ2_XS> {
         const __m512i v = gather64(kIq2xsGrid, index);
         constexpr uint64_t kSignFields = 0xFE00FE00FE00FE00ull;
         const uint64_t signs = _pext_u64(load_le64(q), kSignFields) | (_pext_u64(load_le64(q + 8), kSignFields) << 28);
-        return {v, sign_mask64(sign_bytes8(seven_bit_fields_to_bytes(signs)))};
+        return {v, signs_of_indices(signs)};
     }
 };
 
@@ -166,7 +168,7 @@ struct PairDecoder<BlockIQ3_XXS> {
         const __m512i index = _mm512_maskz_cvtepu8_epi32(kAll16, _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs + 16 * p)));
         const __m512i v = gather32(kIq3xxsGrid, index);
         const uint64_t signs = _pext_u64(load_le64(b.qs + kQKK / 4 + 8 * p), 0x0FFFFFFF0FFFFFFFull);  // the two aux words' sign fields
-        return {v, sign_mask64(sign_bytes8(seven_bit_fields_to_bytes(signs)))};
+        return {v, signs_of_indices(signs)};
     }
 };
 
@@ -356,13 +358,7 @@ template <typename Block>
 void dot_pairs(int64_t n, const void* weights, const void* act, size_t act_stride, int ncols, float* out) {
     const auto* w = static_cast<const Block*>(weights);
     const auto* a = static_cast<const std::byte*>(act);
-    static_assert(kMaxDotColumns == 4);
-    switch (ncols) {
-        case 1: return dot_pairs_cols<Block, 1>(n, w, a, act_stride, out);
-        case 2: return dot_pairs_cols<Block, 2>(n, w, a, act_stride, out);
-        case 3: return dot_pairs_cols<Block, 3>(n, w, a, act_stride, out);
-        default: return dot_pairs_cols<Block, 4>(n, w, a, act_stride, out);
-    }
+    with_column_count(ncols, [&]<int kCols>() { dot_pairs_cols<Block, kCols>(n, w, a, act_stride, out); });
 }
 
 QuantDot make_table() {

@@ -93,13 +93,7 @@ template <typename Block>
 void dot_super_avx2(int64_t n, const void* weights, const void* act, size_t act_stride, int ncols, float* out) {
     const auto* w = static_cast<const Block*>(weights);
     const auto* a = static_cast<const std::byte*>(act);
-    static_assert(kMaxDotColumns == 4);
-    switch (ncols) {
-        case 1: return dot_super_cols<Block, 1>(n, w, a, act_stride, out);
-        case 2: return dot_super_cols<Block, 2>(n, w, a, act_stride, out);
-        case 3: return dot_super_cols<Block, 3>(n, w, a, act_stride, out);
-        default: return dot_super_cols<Block, 4>(n, w, a, act_stride, out);
-    }
+    with_column_count(ncols, [&]<int kCols>() { dot_super_cols<Block, kCols>(n, w, a, act_stride, out); });
 }
 
 template <typename Block, int kCols>
@@ -130,12 +124,7 @@ template <typename Block>
 void dot_units_avx2(int64_t n, const void* weights, const void* act, size_t act_stride, int ncols, float* out) {
     const auto* w = static_cast<const Block*>(weights);
     const auto* a = static_cast<const std::byte*>(act);
-    switch (ncols) {
-        case 1: return dot_units_cols<Block, 1>(n, w, a, act_stride, out);
-        case 2: return dot_units_cols<Block, 2>(n, w, a, act_stride, out);
-        case 3: return dot_units_cols<Block, 3>(n, w, a, act_stride, out);
-        default: return dot_units_cols<Block, 4>(n, w, a, act_stride, out);
-    }
+    with_column_count(ncols, [&]<int kCols>() { dot_units_cols<Block, kCols>(n, w, a, act_stride, out); });
 }
 
 }  // namespace
