@@ -115,7 +115,7 @@ void compute_mul_mat_quant(const ComputeParams& p, Tensor& dst) {
     const auto ith = static_cast<size_t>(p.ith);
     std::byte* work = p.aligned_work();
     std::byte* act = work;
-    const TileColumns columns = tiles != nullptr ? TileColumns::at(work + l.act_bytes, k, b.ne[1], b.ne[2] * b.ne[3]) : TileColumns{};
+    const TileColumns columns = tiles != nullptr ? TileColumns::at(work + l.act_bytes, k, b.ne[1], b.ne[2] * b.ne[3], a.type) : TileColumns{};
     std::byte* thread_area = work + l.act_bytes + l.columns_bytes + (l.panel_bytes + l.scratch_per_thread) * ith;
     TilePanel panel = tiles != nullptr ? TilePanel::at(thread_area, k) : TilePanel{};
     auto* scratch = reinterpret_cast<float*>(thread_area + l.panel_bytes);
@@ -135,7 +135,7 @@ void compute_mul_mat_quant(const ComputeParams& p, Tensor& dst) {
         }
         std::byte* blocks = tiles != nullptr ? column_blocks : act + l.act_row * static_cast<size_t>(c);
         table.quantize_activations(a.type, x, blocks, k);
-        if (tiles != nullptr) columns.set_column(c, a.type, blocks);
+        if (tiles != nullptr) columns.set_column(c, blocks);
     }
     p.barrier();
     if (tiles != nullptr) return tile_products(p, dst, *tiles, columns, panel);

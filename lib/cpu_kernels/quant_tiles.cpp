@@ -59,9 +59,11 @@ size_t TileColumns::bytes(int64_t k, int64_t columns, int64_t batches) {
     return work_align_up(static_cast<size_t>(k) * n) + 3 * work_align_up(groups * n * 4) + 3 * work_align_up(groups / 2 * n * 4);
 }
 
-TileColumns TileColumns::at(std::byte* memory, int64_t k, int64_t columns, int64_t batches) {
+TileColumns TileColumns::at(std::byte* memory, int64_t k, int64_t columns, int64_t batches, DType weights) {
     TileColumns c;
     c.k = k;
+    c.format = activation_format(weights);
+    c.groups_per_step = (c.format == ActFormat::Q8K ? kQKK : kQK) / kTileGroup;
     c.columns = columns;
     c.batch_columns = padded_columns(columns);
     const auto n = static_cast<size_t>(c.batch_columns * batches), groups = static_cast<size_t>(k / kTileGroup);
@@ -72,34 +74,34 @@ TileColumns TileColumns::at(std::byte* memory, int64_t k, int64_t columns, int64
     };
     c.q = reinterpret_cast<int8_t*>(take(static_cast<size_t>(k) * n));
     c.d = reinterpret_cast<float*>(take(groups * n * 4));
-    c.sum128 = reinterpret_cast<int32_t*>(take(groups * n * 4));
+    c.minus_sum128 = reinterpret_cast<int32_t*>(take(groups * n * 4));
     c.dsum = reinterpret_cast<float*>(take(groups * n * 4));
-    c.pair_sum128 = reinterpret_cast<int32_t*>(take(groups / 2 * n * 4));
+    c.pair_minus_sum128 = reinterpret_cast<int32_t*>(take(groups / 2 * n * 4));
     c.pair_dsum = reinterpret_cast<float*>(take(groups / 2 * n * 4));
     c.pair_sums16 = reinterpret_cast<uint32_t*>(take(groups / 2 * n * 4));
     return c;
 }
 
-void TileColumns::set_column(int64_t row, DType weights, const void* blocks) const {
+void TileColumns::set_column(int64_t row, const void* blocks) const {
     const int64_t c = column(row / columns, row % columns);
     if (row % columns == columns - 1) clear_padding(c + 1, column(row / columns, batch_columns));
     const auto set_group = [&](int64_t g, float step, const int8_t* values, int sum) {
         const int64_t i = at(g, c);
         for (int v = 0; v < kTileGroup; ++v) q[i * kTileGroup + v] = values[v];
         d[i] = step;
-        sum128[i] = 128 * sum;
+        minus_sum128[i] = -128 * sum;
         dsum[i] = step * static_cast<float>(sum);
         if (g % 2 == 1) {
             const int64_t first = at(g - 1, c), pair = pair_at(g / 2, c);
-            pair_sum128[pair] = sum128[first] + sum128[i];
+            pair_minus_sum128[pair] = minus_sum128[first] + minus_sum128[i];
             pair_dsum[pair] = dsum[first] + dsum[i];
             // Groups g - 1 and g's sums of q, each at most 16 x 127 in magnitude: int16s.
-            const auto low = static_cast<uint16_t>(static_cast<int16_t>(sum128[first] / 128));
+            const auto low = static_cast<uint16_t>(static_cast<int16_t>(minus_sum128[first] / -128));
             const auto high = static_cast<uint16_t>(static_cast<int16_t>(sum));
             pair_sums16[pair] = static_cast<uint32_t>(low) | static_cast<uint32_t>(high) << 16;
         }
     };
-    if (activation_format(weights) == ActFormat::Q8K) {
+    if (format == ActFormat::Q8K) {
         const auto* b = static_cast<const BlockQ8_K*>(blocks);
         for (int64_t g = 0; g < groups(); ++g) {
             const BlockQ8_K& block = b[g / (kQKK / kTileGroup)];
@@ -124,9 +126,9 @@ void TileColumns::clear_padding(int64_t begin, int64_t end) const {
             const int64_t i = at(g, c);
             std::memset(q + i * kTileGroup, 0, kTileGroup);
             d[i] = dsum[i] = 0.0f;
-            sum128[i] = 0;
+            minus_sum128[i] = 0;
             if (g % 2 == 1) {
-                pair_sum128[pair_at(g / 2, c)] = 0;
+                pair_minus_sum128[pair_at(g / 2, c)] = 0;
                 pair_dsum[pair_at(g / 2, c)] = 0.0f;
                 pair_sums16[pair_at(g / 2, c)] = 0;
             }

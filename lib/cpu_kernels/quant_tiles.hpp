@@ -23,6 +23,7 @@
 #include <cstdint>
 
 #include "core/dtype.hpp"
+#include "cpu_kernels/quant_dot.hpp"
 
 namespace xb::cpu_kernels {
 
@@ -78,16 +79,22 @@ inline constexpr int64_t kTileColumns = 8;
 struct TileColumns {
     int8_t* q = nullptr;        // kTileGroup values at q + kTileGroup * at(g, c)
     float* d = nullptr;         // the group's step, at d[at(g, c)]
-    int32_t* sum128 = nullptr;  // 128 x the group's sum of q
+    // -128 x the group's sum of q: what a dot with weights stored as q + 128 (TilePanel's Plus128)
+    // has too much, so the VNNI kernel starts each dot from it.
+    int32_t* minus_sum128 = nullptr;
     float* dsum = nullptr;      // d x the group's sum of q
     // The same sums over pairs of groups (32 values) at pair_at(p, c), for panels whose scales go
     // by 32 values.
-    int32_t* pair_sum128 = nullptr;
+    int32_t* pair_minus_sum128 = nullptr;
     float* pair_dsum = nullptr;
     // The sums of q of groups 2p and 2p + 1 as two int16 (low half first) at pair_at(p, c), for
     // the minima and biases of panels with integer scales.
     uint32_t* pair_sums16 = nullptr;
     int64_t k = 0;
+    ActFormat format = ActFormat::Q8Sum;  // of the activation blocks set_column takes
+    // How many consecutive groups share one step d (16 for q8_K's 256 values, 2 for 32), so that
+    // a kernel may sum their scaled dots before multiplying by it once.
+    int groups_per_step = 2;
     int64_t columns = 0;        // per batch
     int64_t batch_columns = 0;  // per batch, padded to whole blocks
 
@@ -104,13 +111,14 @@ struct TileColumns {
     }
 
     static size_t bytes(int64_t k, int64_t columns, int64_t batches);
-    // Points at `memory` (bytes(k, columns, batches), 64-byte aligned) for writing with set_column.
-    static TileColumns at(std::byte* memory, int64_t k, int64_t columns, int64_t batches);
+    // Points at `memory` (bytes(k, columns, batches), 64-byte aligned) for writing with set_column
+    // the activations of a product with `weights`.
+    static TileColumns at(std::byte* memory, int64_t k, int64_t columns, int64_t batches, DType weights);
     // Row `row` of b (column row % columns of batch row / columns) from its activation blocks
-    // (BlockQ8Sum or BlockQ8_K as `weights` takes them).
+    // (BlockQ8Sum or BlockQ8_K as the weights take them).
     // Whoever sets a batch's last column also zeroes the padding columns after it, so that a
     // kernel may read (and multiply) whole blocks of columns.
-    void set_column(int64_t row, DType weights, const void* blocks) const;
+    void set_column(int64_t row, const void* blocks) const;
     void clear_padding(int64_t begin, int64_t end) const;
 };
 

@@ -91,12 +91,12 @@ TEST_P(QuantTilesTest, EveryTypeMatchesTheDequantizedProduct) {
         dequantize_row(type, w.data(), wf.data(), k * rows);
 
         Aligned column_memory(TileColumns::bytes(k, columns, batches));
-        const TileColumns cols = TileColumns::at(column_memory.get(), k, columns, batches);
+        const TileColumns cols = TileColumns::at(column_memory.get(), k, columns, batches, type);
         std::vector<std::vector<double>> act;  // per row of b
         for (int64_t c = 0; c < columns * batches; ++c) {
             std::vector<std::byte> blocks(activation_row_bytes(type, k));
             quant_dot().quantize_activations(type, x.data() + c * k, blocks.data(), k);
-            cols.set_column(c, type, blocks.data());
+            cols.set_column(c, blocks.data());
             act.push_back(dequantized_activations(type, blocks, k));
         }
 
@@ -183,7 +183,7 @@ TEST(QuantTilesAvx2, LargestValuesAgainstLargestActivationsDoNotSaturate) {
     const QuantTiles& tiles = quant_tiles_avx2();
     const int64_t k = 2 * kQKK, columns = 8;
     Aligned column_memory(TileColumns::bytes(k, columns, 1));
-    const TileColumns cols = TileColumns::at(column_memory.get(), k, columns, 1);
+    const TileColumns cols = TileColumns::at(column_memory.get(), k, columns, 1, DType::Q4_0);
     float step = 0.0f;
     for (int64_t c = 0; c < columns; ++c) {
         // Every activation +-1 (column by column), so q = +-127 with d ~ 1 / 127 (rounded to f16).
@@ -193,7 +193,7 @@ TEST(QuantTilesAvx2, LargestValuesAgainstLargestActivationsDoNotSaturate) {
         const auto* first = reinterpret_cast<const BlockQ8Sum*>(blocks.data());
         ASSERT_EQ(first->qs[0], c % 2 == 0 ? 127 : -127);
         step = first->d;
-        cols.set_column(c, DType::Q4_0, blocks.data());
+        cols.set_column(c, blocks.data());
     }
     Aligned panel_memory(TilePanel::bytes(k));
     TilePanel panel = TilePanel::at(panel_memory.get(), k);
