@@ -71,7 +71,8 @@ inline bool op_is_view(Op op) { return op == Op::Reshape || op == Op::View || op
 // allocator uses this to reuse a parent's memory in place.
 bool op_can_inplace(Op op);
 // Of an in-place op, the sources its result may overwrite: every source for the binary
-// element-wise ops (they read each at the position they write), src0 alone for the others.
+// element-wise ops and the split GLU (they read each at the position they write), src0 alone for
+// the others.
 int op_inplace_sources(Op op);
 
 }  // namespace xb
