@@ -2,6 +2,8 @@
 // triggers, several buffer types, failures, and the allocation checker.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "alloc/allocation_checker.hpp"
@@ -100,6 +102,43 @@ TEST(GraphAllocator, ReusesParentsInPlaceButNeverTheInput) {
     EXPECT_EQ(c->y3->data, c->y1->data);
     EXPECT_EQ(galloc.buffer_size(0), 2 * align_up(4000, cpu_buft().alignment()));
     EXPECT_TRUE(check_graph_allocation(*g).is_ok());
+}
+
+// Beyond ggml's in-place list: the split GLU (an FFN's gate and up apart) takes over its gate's
+// memory, and computes the same values there; the fused form, whose result is half its source's
+// width, gets memory of its own.
+TEST(GraphAllocator, SplitGluRunsInPlaceOverItsGate) {
+    Context ctx;
+    Tensor* x = ctx.new_tensor(DType::F32, {64, 3});
+    x->set_input();
+    Tensor* gate = relu(ctx, x);
+    Tensor* up = scale(ctx, x, 0.5f);
+    Tensor* act = glu_split(ctx, gate, up, GluOp::SwiGlu);
+    Tensor* halves = scale(ctx, x, 2.0f);  // [64, 3]: a fused GLU's [gate | up] rows of 32 + 32
+    Tensor* fused = glu(ctx, halves, GluOp::SwiGlu);
+    act->set_output();
+    fused->set_output();
+    auto g = Graph::build({act, fused});
+    ASSERT_TRUE(g.is_ok());
+    GraphAllocator galloc(cpu_buft());
+    ASSERT_TRUE(galloc.alloc_graph(*g).is_ok());
+    EXPECT_EQ(act->data, gate->data) << "the split GLU runs in place over its gate";
+    EXPECT_NE(fused->data, halves->data) << "the fused GLU's result has another layout";
+    EXPECT_TRUE(check_graph_allocation(*g).is_ok());
+
+    std::vector<float> xv(64 * 3);
+    for (size_t i = 0; i < xv.size(); ++i) xv[i] = 0.037f * static_cast<float>(i) - 2.9f;
+    ASSERT_TRUE(tensor_set_f32(*x, xv).is_ok());
+    auto cpu = global_registry().init_by_name("CPU");
+    ASSERT_TRUE(cpu.is_ok());
+    ASSERT_TRUE((*cpu)->graph_compute(*g).is_ok());
+    auto got = tensor_get_f32(*act);
+    ASSERT_TRUE(got.is_ok());
+    for (size_t i = 0; i < xv.size(); ++i) {
+        const double a = std::max(0.0, static_cast<double>(xv[i]));
+        const double want = a / (1.0 + std::exp(-a)) * (0.5 * xv[i]);
+        EXPECT_NEAR((*got)[i], want, 1e-5 * (1.0 + std::fabs(want))) << i;
+    }
 }
 
 TEST(GraphAllocator, OutputsAreNeitherReusedNorFreed) {
