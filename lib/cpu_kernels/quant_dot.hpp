@@ -71,8 +71,8 @@ const QuantDot& quant_dot();
 // Per instruction set (quant_dot_<isa>.cpp).
 const QuantDot& quant_dot_scalar();
 const QuantDot& quant_dot_avx2();
-// The AVX2 table with the codebook formats' and tq1_0's dots at 512 bits (needs BMI2 as well, which
-// every AVX-512 CPU has; quant_dot checks it).
+// The AVX2 table with the codebook formats' and tq1_0's dots at 512 bits (needs AVX-512 VNNI and
+// BMI2 as well; quant_dot checks them).
 const QuantDot& quant_dot_avx512();
 // Sets the AVX2 table's entries of the newer formats (q2_K, q3_K, IQ, TQ, MXFP4, NVFP4;
 // quant_dot_units_avx2.cpp).

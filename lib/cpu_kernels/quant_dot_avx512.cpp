@@ -26,7 +26,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <array>
 #include <iterator>
 #include <type_traits>
@@ -59,12 +58,6 @@ float hsum16(__m512 v) {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps(s8, 1));
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));
     return _mm_cvtss_f32(_mm_add_ss(s, _mm_shuffle_ps(s, s, 1)));
-}
-
-uint64_t load_le64(const uint8_t* p) {
-    uint64_t v;
-    std::memcpy(&v, p, sizeof v);
-    return v;
 }
 
 // Two units' 64 weights as unsigned bytes, and (sign formats) which of them are negative.
@@ -208,13 +201,13 @@ alignas(64) constexpr std::array<uint64_t, 2 * std::size(kIq1sGrid)> kIq1sGridUn
 // u = 8 (g + 1) = w + 8 - delta, offset 9 (delta = -1) or 7.
 template <>
 struct PairDecoder<BlockIQ1_S> {
+    static constexpr ScaleLanes kScaleLanes = ScaleLanes::PerUnit;
+    static __m256i scales(const BlockIQ1_S& b) { return SuperDecoder<BlockIQ1_S>::unit_scales(b); }
     static PairAvx512 pair(const BlockIQ1_S& b, int p) {
         const uint32_t qh = load_le32(reinterpret_cast<const uint8_t*>(b.qh + 2 * p));  // the pair's two words
         const uint64_t high = _pdep_u64(_pext_u32(qh, 0x0FFF0FFFu), 0x0707070707070707ull);
         return {gather64(kIq1sGridUnsigned.data(), index_lanes8(b.qs + 8 * p, high))};
     }
-    static constexpr ScaleLanes kScaleLanes = ScaleLanes::PerUnit;
-    static __m256i scales(const BlockIQ1_S& b) { return SuperDecoder<BlockIQ1_S>::unit_scales(b); }
     static __m256i correction(const BlockIQ1_S& b, __m256i unit_scales) {
         const __m256i qh = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qh)));
         const __m256i negative = _mm256_srli_epi32(qh, 15);
@@ -226,12 +219,12 @@ struct PairDecoder<BlockIQ1_S> {
 // iq1_m: a 4-bit qh nibble per entry: 3 index bits, then the delta's sign (set: -1).
 template <>
 struct PairDecoder<BlockIQ1_M> {
+    static constexpr ScaleLanes kScaleLanes = ScaleLanes::PerGroup;
     static PairAvx512 pair(const BlockIQ1_M& b, int p) {
         const uint32_t nibbles = load_le32(b.qh + 4 * p) ^ 0x88888888u;  // bit 3: delta = +1
         const uint64_t high = _pdep_u64(nibbles, 0x0F0F0F0F0F0F0F0Full);
         return {gather64(kIq1sGridUnsigned.data(), index_lanes8(b.qs + 8 * p, high))};
     }
-    static constexpr ScaleLanes kScaleLanes = ScaleLanes::PerGroup;
     static __m256i correction(const BlockIQ1_M&, __m256i scales) { return _mm256_mullo_epi16(scales, _mm256_set1_epi16(-9)); }
     // The sixteen 3-bit scales (four per 16-bit scale word, below the f16 scale's nibble) as 2 s + 1.
     static __m256i scales(const BlockIQ1_M& b) {
@@ -318,9 +311,9 @@ void dot_pairs_cols(int64_t n, const Block* w, const std::byte* act, size_t act_
     const __m512i zero = _mm512_setzero_si512();
     __m512 acc[kCols];
     for (int c = 0; c < kCols; ++c) acc[c] = _mm512_setzero_ps();
+    constexpr ScaleLanes kLanes = Decoder::kScaleLanes;
     for (int64_t b = 0; b < n / kQKK; ++b) {
         prefetch_block_ahead(w + b);
-        constexpr ScaleLanes kLanes = Decoder::kScaleLanes;
         const __m256i scales = Decoder::scales(w[b]);
         // Lanes 16..31 undefined: pair_scales reads lanes 0..15, and the correction's meet zeros.
         const __m512i scales512 = _mm512_castsi256_si512(scales);

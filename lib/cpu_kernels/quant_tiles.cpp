@@ -63,7 +63,6 @@ TileColumns TileColumns::at(std::byte* memory, int64_t k, int64_t columns, int64
     TileColumns c;
     c.k = k;
     c.format = activation_format(weights);
-    c.groups_per_step = (c.format == ActFormat::Q8K ? kQKK : kQK) / kTileGroup;
     c.columns = columns;
     c.batch_columns = padded_columns(columns);
     const auto n = static_cast<size_t>(c.batch_columns * batches), groups = static_cast<size_t>(k / kTileGroup);

@@ -92,15 +92,15 @@ struct TileColumns {
     uint32_t* pair_sums16 = nullptr;
     int64_t k = 0;
     ActFormat format = ActFormat::Q8Sum;  // of the activation blocks set_column takes
-    // How many consecutive groups share one step d (16 for q8_K's 256 values, 2 for 32), so that
-    // a kernel may sum their scaled dots before multiplying by it once.
-    int groups_per_step = 2;
     int64_t columns = 0;        // per batch
     int64_t batch_columns = 0;  // per batch, padded to whole blocks
 
     // Always inlined: the AVX-512 kernels call them, and an out-of-line copy compiled there could be
     // the one the linker keeps for every caller (see core/host_device.hpp).
     [[gnu::always_inline]] int64_t groups() const { return k / kTileGroup; }
+    // How many consecutive groups share one step d (16 for q8_K's 256 values, 2 for 32), so that
+    // a kernel may sum their scaled dots before multiplying by it once.
+    [[gnu::always_inline]] int64_t groups_per_step() const { return (format == ActFormat::Q8K ? kQKK : kQK) / kTileGroup; }
     // The padded index of column j of batch `batch`: the kernels' `first`.
     [[gnu::always_inline]] int64_t column(int64_t batch, int64_t j) const { return batch * batch_columns + j; }
     [[gnu::always_inline]] int64_t at(int64_t g, int64_t c) const {

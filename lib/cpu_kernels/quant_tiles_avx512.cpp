@@ -53,11 +53,12 @@ void product_columns(const TilePanel& panel, const TileColumns& columns, int64_t
     for (int j = 0; j < kCols; ++j) acc[j] = _mm512_setzero_ps();
     // The groups that share the columns' step d: their scaled dots are summed, then multiplied by
     // d once (16 groups for the q8_K activations, one step of kStep for q8_0's).
-    for (int64_t first_group = 0; first_group < columns.groups(); first_group += columns.groups_per_step) {
+    const int64_t groups_per_step = columns.groups_per_step();
+    for (int64_t first_group = 0; first_group < columns.groups(); first_group += groups_per_step) {
         __m512 sum[kCols];
 #pragma GCC unroll 8
         for (int j = 0; j < kCols; ++j) sum[j] = _mm512_setzero_ps();
-        for (int64_t g = first_group; g < first_group + columns.groups_per_step; g += kStep) {
+        for (int64_t g = first_group; g < first_group + groups_per_step; g += kStep) {
             const auto* w = reinterpret_cast<const __m512i*>(panel.q + g * kGroupBytes);
             // Group g (and g + 1) of the block's columns, kTileGroup bytes per column.
             const int64_t at = columns.at(g, first), pair = columns.pair_at(g / 2, first);

@@ -40,6 +40,11 @@ inline uint32_t load_le32(const uint8_t* p) {
     std::memcpy(&v, p, sizeof v);
     return v;
 }
+inline uint64_t load_le64(const uint8_t* p) {
+    uint64_t v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
 inline __m256i load32(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
 
 // The 32 nibbles of 16 bytes as bytes: low nibbles first (elements 0..15), then the high ones.
