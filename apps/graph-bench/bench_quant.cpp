@@ -2,6 +2,8 @@
 //   BM_QuantMatVecStream  one-token products streaming the weights from memory (several weight
 //                         matrices, together well beyond the last-level cache), as weight bytes per
 //                         second, to read against BM_Memcpy's bandwidth;
+//   BM_QuantMatVecVsMemcpy the same, each product followed by a memcpy of the same bytes: their
+//                         time ratio per iteration (x_memcpy), immune to the machine's drift;
 //   BM_QuantMulMat        4096 x 4096 products at batch 1, 32 and 512 in GFLOP/s, to read against
 //                         ggml's test-backend-ops perf figures for the same type and shape, and
 //                         the f32 product here;
@@ -10,6 +12,9 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <memory>
 #include <vector>
 
 #include "alloc/context_alloc.hpp"
@@ -34,34 +39,90 @@ constexpr DType kWeightTypes[] = {
 // servers' last-level caches hold 256 MiB or more).
 constexpr size_t kStreamBytes = size_t{1} << 30;
 
-void BM_QuantMatVecStream(benchmark::State& state, DType type) {
-    const int64_t m = state.range(0), k = state.range(1);
-    const size_t weight_bytes = xb::row_size(type, k) * static_cast<size_t>(m);
-    const int64_t copies = std::max<int64_t>(2, static_cast<int64_t>((kStreamBytes + weight_bytes - 1) / weight_bytes));
-    auto backend = cpu_backend();
+// The streaming products' graph, allocated and filled.
+struct StreamSetup {
+    std::unique_ptr<xb::Backend> backend;
     xb::Context ctx;
-    xb::Tensor* x = ctx.new_tensor(DType::F32, {k, 1});
-    std::vector<xb::Tensor*> weights, outputs;
+    std::vector<xb::Tensor*> weights;
+    xb::Graph graph;
+    std::unique_ptr<xb::MultiBuffer> buffer;
+    size_t weight_bytes = 0;  // of all the matrices
+    double flops = 0;
+};
+
+// Null (and the benchmark skipped with the reason) when it cannot be set up.
+std::unique_ptr<StreamSetup> stream_setup(benchmark::State& state, DType type) {
+    const int64_t m = state.range(0), k = state.range(1);
+    const size_t matrix_bytes = xb::row_size(type, k) * static_cast<size_t>(m);
+    const int64_t copies = std::max<int64_t>(2, static_cast<int64_t>((kStreamBytes + matrix_bytes - 1) / matrix_bytes));
+    auto s = std::make_unique<StreamSetup>();
+    s->backend = cpu_backend();
+    xb::Tensor* x = s->ctx.new_tensor(DType::F32, {k, 1});
+    std::vector<xb::Tensor*> outputs;
     for (int64_t i = 0; i < copies; ++i) {
-        weights.push_back(ctx.new_tensor(type, {k, m}));
-        outputs.push_back(xb::mul_mat(ctx, weights.back(), x));
+        s->weights.push_back(s->ctx.new_tensor(type, {k, m}));
+        outputs.push_back(xb::mul_mat(s->ctx, s->weights.back(), x));
     }
     auto graph = xb::Graph::build(outputs);
-    auto buffer = xb::alloc_ctx_tensors(ctx, *backend);
-    if (!graph.is_ok() || !buffer.is_ok()) return state.SkipWithError("setup failed");
+    auto buffer = xb::alloc_ctx_tensors(s->ctx, *s->backend);
+    if (!graph.is_ok() || !buffer.is_ok()) {
+        state.SkipWithError("setup failed");
+        return nullptr;
+    }
+    s->graph = std::move(*graph);
+    s->buffer = std::move(*buffer);
     // One matrix quantized from random values, its bytes copied into the others: quantizing
     // 256 MiB of k-quants would take longer than the benchmark.
     std::mt19937 rng(1);
-    fill_random(*weights[0], rng, -1, 1);
-    std::vector<std::byte> bytes(weight_bytes);
-    if (!xb::tensor_get(*weights[0], bytes.data(), 0, bytes.size()).is_ok()) return state.SkipWithError("setup failed");
-    for (xb::Tensor* w : weights) {
-        if (!xb::tensor_set(*w, bytes.data(), 0, bytes.size()).is_ok()) return state.SkipWithError("setup failed");
+    fill_random(*s->weights[0], rng, -1, 1);
+    std::vector<std::byte> bytes(matrix_bytes);
+    bool ok = xb::tensor_get(*s->weights[0], bytes.data(), 0, bytes.size()).is_ok();
+    for (xb::Tensor* w : s->weights) ok = ok && xb::tensor_set(*w, bytes.data(), 0, bytes.size()).is_ok();
+    if (!ok) {
+        state.SkipWithError("setup failed");
+        return nullptr;
     }
     fill_random(*x, rng, -1, 1);
-    run_graph(state, *backend, *graph, 2.0 * static_cast<double>(m * k * copies));
-    state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(weight_bytes) * copies);
+    s->weight_bytes = matrix_bytes * static_cast<size_t>(copies);
+    s->flops = 2.0 * static_cast<double>(m * k * copies);
     state.counters["matrices"] = static_cast<double>(copies);
+    return s;
+}
+
+void BM_QuantMatVecStream(benchmark::State& state, DType type) {
+    auto s = stream_setup(state, type);
+    if (s == nullptr) return;
+    run_graph(state, *s->backend, s->graph, s->flops);
+    state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(s->weight_bytes));
+}
+
+// The same products, each iteration followed by a memcpy of the same weight bytes, and the ratio
+// of the two times taken per iteration. On a machine whose speed drifts (a shared VM), a product
+// and a memcpy timed seconds apart can disagree by more than the margin being judged; back to back
+// they see the same machine. Counters: x_memcpy (median ratio), x_memcpy_best (smallest).
+void BM_QuantMatVecVsMemcpy(benchmark::State& state, DType type) {
+    auto s = stream_setup(state, type);
+    if (s == nullptr) return;
+    // One memcpy call of that many bytes, as BM_Memcpy (a C library switches to streaming stores
+    // only for large copies, so copying matrix by matrix would be slower than the reference).
+    std::vector<std::byte> source(s->weight_bytes, std::byte{1}), copy(s->weight_bytes);
+    std::vector<double> ratios;
+    for (auto _ : state) {
+        const auto t0 = std::chrono::steady_clock::now();
+        if (!s->backend->graph_compute(s->graph).is_ok()) return state.SkipWithError("graph_compute failed");
+        const auto t1 = std::chrono::steady_clock::now();
+        std::memcpy(copy.data(), source.data(), source.size());
+        benchmark::DoNotOptimize(copy.data());
+        const auto t2 = std::chrono::steady_clock::now();
+        const double product = std::chrono::duration<double>(t1 - t0).count();
+        ratios.push_back(product / std::chrono::duration<double>(t2 - t1).count());
+        state.SetIterationTime(product);
+    }
+    if (ratios.empty()) return;
+    std::sort(ratios.begin(), ratios.end());
+    state.counters["x_memcpy"] = ratios[ratios.size() / 2];
+    state.counters["x_memcpy_best"] = ratios.front();
+    state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(s->weight_bytes));
 }
 
 void BM_QuantMulMat(benchmark::State& state, DType type) {
@@ -100,6 +161,12 @@ void register_quant_benchmarks() {
             ->ArgNames({"M", "K"})
             ->Unit(benchmark::kMillisecond)
             ->UseRealTime();
+        benchmark::RegisterBenchmark(("BM_QuantMatVecVsMemcpy/" + name).c_str(), BM_QuantMatVecVsMemcpy, t)
+            ->Args({4096, 4096})
+            ->ArgNames({"M", "K"})
+            ->Iterations(7)
+            ->Unit(benchmark::kMillisecond)
+            ->UseManualTime();
         benchmark::RegisterBenchmark(("BM_QuantMulMat/" + name).c_str(), BM_QuantMulMat, t)
             ->Args({4096, 1, 4096})
             ->Args({4096, 32, 4096})

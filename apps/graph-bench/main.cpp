@@ -23,6 +23,8 @@ Benchmark families (--benchmark_list_tests lists every case, --benchmark_filter=
   BM_Op/...                        element-wise, norm, soft_max, rope, cpy kernels (GB/s)
   BM_Add, BM_Memcpy, BM_ReadBandwidth   an f32 add against memcpy; read bandwidth of the machine
   BM_Quant{Decode,MulMat,MatVecStream}  quantized block decoding and products per format
+  BM_QuantMatVecVsMemcpy/TYPE      one-token products from memory, each timed against a memcpy of
+                                   the same bytes right after it (x_memcpy: the ratio of the two)
   BM_LlamaDecoder/...              the 4-layer decoder graph (flash or soft_max attention, one token)
   BM_LlamaDecoderMatMuls/...       the same graph's matrix products alone (the decoder's floor)
   BM_LlamaDecoderSched/blas_cpu    the decoder through the scheduler on [BLAS, CPU]
