@@ -226,16 +226,7 @@ struct PairDecoder<BlockIQ1_M> {
         return {gather64(kIq1sGridUnsigned.data(), index_lanes8(b.qs + 8 * p, high))};
     }
     static __m256i correction(const BlockIQ1_M&, __m256i scales) { return _mm256_mullo_epi16(scales, _mm256_set1_epi16(-9)); }
-    // The sixteen 3-bit scales (four per 16-bit scale word, below the f16 scale's nibble) as 2 s + 1.
-    static __m256i scales(const BlockIQ1_M& b) {
-        const __m256i words = _mm256_permutexvar_epi16(
-            _mm256_setr_epi16(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3),
-            _mm256_set1_epi64x(static_cast<long long>(load_le64(b.scales))));
-        const __m256i s = _mm256_and_si256(
-            _mm256_srlv_epi16(words, _mm256_setr_epi16(0, 3, 6, 9, 0, 3, 6, 9, 0, 3, 6, 9, 0, 3, 6, 9)),
-            _mm256_set1_epi16(7));
-        return _mm256_add_epi16(_mm256_add_epi16(s, s), _mm256_set1_epi16(1));
-    }
+    static __m256i scales(const BlockIQ1_M& b) { return SuperDecoder<BlockIQ1_M>::scales(b); }
 };
 
 // tq1_0 (see SuperDecoder<BlockTQ1_0>): 64 base-3 digits u = w + 1 at once. Digit j of a byte x is

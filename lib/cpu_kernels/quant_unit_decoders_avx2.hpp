@@ -182,8 +182,6 @@ inline void k_scales_mins(const uint8_t* packed, __m128i& scales, __m128i& mins)
 // integer scale of each group of 16 values as sixteen 16-bit lanes (decoded once per block);
 // unit(b, u), the unit's 32 values.
 
-// Sixteen scales, one per group of 16 values.
-__m256i scale_lanes(const int16_t (&s)[16]) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s)); }
 // The eight nibbles of a word, nibble u in lane u.
 __m256i nibble_lanes8(uint32_t word) {
     const __m256i shifts = _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28);
@@ -437,10 +435,18 @@ struct SuperDecoder<BlockIQ1_S> {
 template <>
 struct SuperDecoder<BlockIQ1_M> {
     static float scale(const BlockIQ1_M& b) { return iq1_m_d(b) * kIq1Delta; }
+    // 2 s + 1 for the sixteen 3-bit scales (iq1m_scale_field): scale k sits at bits 3 (k % 4) of
+    // scale word k / 4. AVX2 has no per-lane 16-bit shift, so each lane's word is multiplied by the
+    // power of two that lifts its field to the top three bits, then shifted down by 13.
     static __m256i scales(const BlockIQ1_M& b) {
-        int16_t s[16];
-        for (int k = 0; k < 16; ++k) s[k] = static_cast<int16_t>(2 * iq1m_scale_field(b, k) + 1);
-        return scale_lanes(s);
+        const __m256i words = _mm256_set1_epi64x(static_cast<long long>(load_le64(b.scales)));
+        // Lane k takes bytes 2 (k / 4) and 2 (k / 4) + 1 of the eight (each 128-bit half holds them all).
+        const __m256i word_of_lane = _mm256_shuffle_epi8(
+            words, _mm256_setr_epi8(0, 1, 0, 1, 0, 1, 0, 1, 2, 3, 2, 3, 2, 3, 2, 3, 4, 5, 4, 5, 4, 5, 4, 5, 6, 7, 6, 7, 6, 7, 6, 7));
+        const __m256i lift = _mm256_setr_epi16(1 << 13, 1 << 10, 1 << 7, 1 << 4, 1 << 13, 1 << 10, 1 << 7, 1 << 4,
+                                               1 << 13, 1 << 10, 1 << 7, 1 << 4, 1 << 13, 1 << 10, 1 << 7, 1 << 4);
+        const __m256i s = _mm256_srli_epi16(_mm256_mullo_epi16(word_of_lane, lift), 13);
+        return _mm256_add_epi16(_mm256_add_epi16(s, s), _mm256_set1_epi16(1));
     }
     static __m256i unit(const BlockIQ1_M& b, int u) {
         // Entry i's nibble (iq1_m_nibble of group 4u + i): three index bits over its qs byte, and
