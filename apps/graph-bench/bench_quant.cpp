@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <vector>
 
 #include "alloc/context_alloc.hpp"
@@ -105,14 +106,18 @@ void BM_QuantMatVecVsMemcpy(benchmark::State& state, DType type) {
     if (s == nullptr) return;
     // One memcpy call of that many bytes, as BM_Memcpy (a C library switches to streaming stores
     // only for large copies, so copying matrix by matrix would be slower than the reference).
-    std::vector<std::byte> source(s->weight_bytes, std::byte{1}), copy(s->weight_bytes);
+    std::unique_ptr<std::byte[]> source(new (std::nothrow) std::byte[s->weight_bytes]);
+    std::unique_ptr<std::byte[]> copy(new (std::nothrow) std::byte[s->weight_bytes]);
+    if (source == nullptr || copy == nullptr) return state.SkipWithError("cannot allocate the memcpy buffers (twice the weights)");
+    std::memset(source.get(), 1, s->weight_bytes);  // touched, as the weights are
+    std::memset(copy.get(), 0, s->weight_bytes);
     std::vector<double> ratios;
     for (auto _ : state) {
         const auto t0 = std::chrono::steady_clock::now();
         if (!s->backend->graph_compute(s->graph).is_ok()) return state.SkipWithError("graph_compute failed");
         const auto t1 = std::chrono::steady_clock::now();
-        std::memcpy(copy.data(), source.data(), source.size());
-        benchmark::DoNotOptimize(copy.data());
+        std::memcpy(copy.get(), source.get(), s->weight_bytes);
+        benchmark::DoNotOptimize(copy.get());
         const auto t2 = std::chrono::steady_clock::now();
         const double product = std::chrono::duration<double>(t1 - t0).count();
         ratios.push_back(product / std::chrono::duration<double>(t2 - t1).count());
