@@ -3,10 +3,11 @@
 // 1. Every column of b (a row of K values at (j, i2, i3)) is quantized once into the activation
 //    blocks of a's type (cpu_kernels/quant_dot.hpp), into the shared work buffer, the threads taking
 //    columns in turn. However many rows of a meet a column, it is quantized once.
-// 2. The outputs are cut into units of (batch, block of kRowBlock rows of a); each thread takes a
-//    contiguous share of units and, for each unit, each group of up to kMaxDotColumns columns of b
-//    in turn, computes the dots of the block's rows with those columns: the block's weights stay in
-//    cache across the groups, and each weight row is decoded once per group.
+// 2. The outputs are cut into units of (batch, block of kRowBlock rows of a); the threads take runs
+//    of units from a shared counter as they finish the last (WorkQueue, as ggml's chunk counter: a
+//    thread on a slower core takes fewer). For each unit, each group of up to kMaxDotColumns
+//    columns of b in turn, a thread computes the dots of the block's rows with those columns: the
+//    block's weights stay in cache across the groups, and each weight row is decoded once per group.
 //
 // The dot products are the instruction-set table's of this CPU (core/isa.hpp). On CPUs with
 // AVX-512 VNNI, products of kTileMinColumns columns or more take the tile path instead of step 2:
@@ -37,11 +38,12 @@ const QuantTiles* tiles_for(const Tensor& dst) {
     return tiles != nullptr && worth && tiles->decode[static_cast<int>(a.type)] != nullptr ? tiles : nullptr;
 }
 
-// Work buffer: the quantized columns of b, or with tiles the columns as the tile kernel reads them
-// (each column quantized into the thread's own blocks first, so the blocks of every column are
-// never held at once) and one panel per thread; then, per thread, one f32 row for columns that are
-// not packed f32 (and the one column's blocks with tiles).
+// Work buffer: the WorkQueue's counter; the quantized columns of b, or with tiles the columns as the
+// tile kernel reads them (each column quantized into the thread's own blocks first, so the blocks of
+// every column are never held at once) and one panel per thread; then, per thread, one f32 row for
+// columns that are not packed f32 (and the one column's blocks with tiles).
 struct Layout {
+    static constexpr size_t kQueueBytes = kWorkAlign;  // the WorkQueue's slot, first
     size_t act_row = 0;   // bytes of one quantized column
     size_t f32_row = 0;   // one f32 column in the thread's scratch, aligned (the blocks follow it)
     size_t act_bytes = 0;      // every column's blocks (row path)
@@ -70,7 +72,7 @@ Layout layout_of(const Tensor& dst) {
 // Step 2 with tiles: each unit (batch, kTileRows rows of a) decodes its rows once into the thread's
 // panel and multiplies it with every column of the batch.
 void tile_products(const ComputeParams& p, Tensor& dst, const QuantTiles& tiles, const TileColumns& columns,
-                   TilePanel& panel) {
+                   TilePanel& panel, WorkQueue& queue) {
     const Tensor& a = *dst.src[0];
     const Tensor& b = *dst.src[1];
     const QuantTiles::DecodeFn decode = tiles.decode[static_cast<int>(a.type)];
@@ -79,8 +81,8 @@ void tile_products(const ComputeParams& p, Tensor& dst, const QuantTiles& tiles,
     const int64_t row_tiles = (m + kTileRows - 1) / kTileRows;
     const int64_t r2 = b.ne[2] / a.ne[2];
     const int64_t r3 = b.ne[3] / a.ne[3];
-    const auto units = p.split(b.ne[2] * b.ne[3] * row_tiles);
-    for (int64_t u = units.begin; u < units.end; ++u) {
+    const int64_t units = b.ne[2] * b.ne[3] * row_tiles;
+    queue.for_each(units, p.nth, [&](int64_t u) {
         const int64_t batch = u / row_tiles;
         const int64_t i0 = (u % row_tiles) * kTileRows;
         const int rows = static_cast<int>(std::min<int64_t>(kTileRows, m - i0));
@@ -90,7 +92,7 @@ void tile_products(const ComputeParams& p, Tensor& dst, const QuantTiles& tiles,
         decode(a_rows, a.nb[1], rows, a.ne[0], panel);
         auto* out = reinterpret_cast<float*>(static_cast<std::byte*>(dst.data) + i0 * dst.nb[0] + i2 * dst.nb[2] + i3 * dst.nb[3]);
         tiles.product(panel, columns, columns.column(batch, 0), static_cast<int>(n), rows, out, dst.nb[1] / sizeof(float));
-    }
+    });
 }
 
 }  // namespace
@@ -100,7 +102,7 @@ bool weights_supported(DType t) { return !is_quantized(t) || quant_dot().dot[sta
 size_t mul_mat_quant_work_size(const Tensor& dst, int nth) {
     const Layout l = layout_of(dst);
     const auto threads = static_cast<size_t>(std::max(nth, 1));
-    return l.act_bytes + l.columns_bytes + (l.panel_bytes + l.scratch_per_thread) * threads + kWorkAlign;
+    return Layout::kQueueBytes + l.act_bytes + l.columns_bytes + (l.panel_bytes + l.scratch_per_thread) * threads + kWorkAlign;
 }
 
 void compute_mul_mat_quant(const ComputeParams& p, Tensor& dst) {
@@ -113,7 +115,8 @@ void compute_mul_mat_quant(const ComputeParams& p, Tensor& dst) {
     const QuantTiles* tiles = tiles_for(dst);
     const Layout l = layout_of(dst);
     const auto ith = static_cast<size_t>(p.ith);
-    std::byte* work = p.aligned_work();
+    WorkQueue queue(p.aligned_work());
+    std::byte* work = p.aligned_work() + Layout::kQueueBytes;
     std::byte* act = work;
     const TileColumns columns = tiles != nullptr ? TileColumns::at(work + l.act_bytes, k, b.ne[1], b.ne[2] * b.ne[3], a.type) : TileColumns{};
     std::byte* thread_area = work + l.act_bytes + l.columns_bytes + (l.panel_bytes + l.scratch_per_thread) * ith;
@@ -137,8 +140,9 @@ void compute_mul_mat_quant(const ComputeParams& p, Tensor& dst) {
         table.quantize_activations(a.type, x, blocks, k);
         if (tiles != nullptr) columns.set_column(c, blocks);
     }
+    if (p.ith == 0) queue.reset();
     p.barrier();
-    if (tiles != nullptr) return tile_products(p, dst, *tiles, columns, panel);
+    if (tiles != nullptr) return tile_products(p, dst, *tiles, columns, panel, queue);
 
     // 2. Dots, a block of rows of a against every column of b at a time.
     const int64_t m = a.ne[1];
@@ -147,8 +151,8 @@ void compute_mul_mat_quant(const ComputeParams& p, Tensor& dst) {
     const int64_t batches = b.ne[2] * b.ne[3];
     const int64_t r2 = b.ne[2] / a.ne[2];
     const int64_t r3 = b.ne[3] / a.ne[3];
-    const auto units = p.split(batches * row_blocks);
-    for (int64_t u = units.begin; u < units.end; ++u) {
+    const int64_t units = batches * row_blocks;
+    queue.for_each(units, p.nth, [&](int64_t u) {
         const int64_t batch = u / row_blocks;
         const int64_t i0 = (u % row_blocks) * kRowBlock;
         const int64_t i1 = std::min(m, i0 + kRowBlock);
@@ -167,7 +171,7 @@ void compute_mul_mat_quant(const ComputeParams& p, Tensor& dst) {
                 for (int c = 0; c < ncols; ++c) *reinterpret_cast<float*>(out + c * dst.nb[1] + i * dst.nb[0]) = dots[c];
             }
         }
-    }
+    });
 }
 
 }  // namespace xb::cpu_kernels

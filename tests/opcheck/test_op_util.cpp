@@ -87,4 +87,26 @@ TEST(OpThreads, CpuOnThreeThreadsMatchesReferenceAndOneThread) {
     }
 }
 
+// The quantized products hand out their row blocks from a counter in the backend's scratch, which
+// outlives a compute: every product must start it again, or the second finds it spent and leaves
+// its rows unwritten.
+TEST(OpThreads, CpuRepeatsQuantizedProductsOnOneBackend) {
+    auto threaded = xb::global_registry().init_by_name("CPU");
+    ASSERT_TRUE(threaded.is_ok()) << threaded.status().to_string();
+    ASSERT_TRUE((*threaded)->set_n_threads(3));
+    int products = 0;
+    for (const OpCase& c : quant_cases()) {
+        if (!c.name.starts_with("mul_mat")) continue;
+        SCOPED_TRACE(c.name);
+        for (int round = 0; round < 2; ++round) {
+            const CaseRun run = run_case(c, **threaded);
+            ASSERT_TRUE(run.unsupported.empty()) << run.unsupported;
+            ASSERT_TRUE(run.status.is_ok()) << run.status.to_string();
+            EXPECT_TRUE(matches_reference(run.out, run.ref, c.tolerance)) << "round " << round;
+        }
+        ++products;
+    }
+    EXPECT_GT(products, 0);
+}
+
 }  // namespace xbt
