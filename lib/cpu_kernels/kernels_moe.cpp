@@ -10,9 +10,10 @@
 //   expert's matrix and its gathered columns, into a scratch block of results; at the end the
 //   threads scatter the results to their (slot, token) places in dst.
 // - Decoding (one token): the few columns are made ready once (quantized to the activation blocks
-//   of the experts' type, or packed f32), and threads take units of (used expert, block of
-//   kRowBlock rows) and dot the rows with the expert's columns through the row kernels' or the
-//   quantized dot products (cpu_kernels/quant_dot.hpp): no barrier per expert.
+//   of the experts' type, or packed f32), and threads take runs of units of (used expert, block of
+//   kRowBlock rows) from a shared counter (WorkQueue) and dot the rows with the expert's columns
+//   through the row kernels' or the quantized dot products (cpu_kernels/quant_dot.hpp): no barrier
+//   per expert.
 #include <algorithm>
 #include <cstring>
 #include <optional>
@@ -73,6 +74,7 @@ struct IdLayout {
     int64_t n_as = 0, n_used = 0, n_t = 0, k = 0, m = 0;
     int64_t pairs = 0;          // n_used * n_t
     bool quantized = false;
+    size_t queue_at = 0;        // decoding: the WorkQueue's counter
     size_t offsets_at = 0;      // int64 [n_as + 1]: expert e's pairs are list[offsets[e], offsets[e + 1])
     size_t list_at = 0;         // int64 [pairs]: pair (slot + n_used * token), grouped by expert
     size_t active_at = 0;       // int32 [n_as + 1]: the experts with pairs, their count last
@@ -112,8 +114,9 @@ IdLayout id_layout(const Tensor& dst, int nth) {
     l.quantized = is_quantized(as.type);
     const bool batch = batch_path(dst);
     l.act_row = l.quantized && !batch ? activation_row_bytes(as.type, l.k) : static_cast<size_t>(l.k) * sizeof(float);
-    l.offsets_at = 0;
-    l.list_at = work_align_up(static_cast<size_t>(l.n_as + 1) * sizeof(int64_t));
+    l.queue_at = 0;
+    l.offsets_at = kWorkAlign;
+    l.list_at = l.offsets_at + work_align_up(static_cast<size_t>(l.n_as + 1) * sizeof(int64_t));
     l.active_at = l.list_at + work_align_up(static_cast<size_t>(l.pairs) * sizeof(int64_t));
     l.act_at = l.active_at + work_align_up(static_cast<size_t>(l.n_as + 1) * sizeof(int32_t));
     const size_t act_end = l.act_at + work_align_up(l.act_row * static_cast<size_t>(l.pairs));
@@ -132,6 +135,7 @@ IdLayout id_layout(const Tensor& dst, int nth) {
 
 // Pointers into the work buffer after id_layout.
 struct IdWork {
+    std::byte* queue;
     int64_t* offsets;
     int64_t* list;
     int32_t* active;  // active[n_as] holds the count
@@ -143,7 +147,8 @@ struct IdWork {
 
 IdWork id_work(const ComputeParams& p, const IdLayout& l) {
     std::byte* w = p.aligned_work();
-    return {reinterpret_cast<int64_t*>(w + l.offsets_at),
+    return {w + l.queue_at,
+            reinterpret_cast<int64_t*>(w + l.offsets_at),
             reinterpret_cast<int64_t*>(w + l.list_at),
             reinterpret_cast<int32_t*>(w + l.active_at),
             w + l.act_at,
@@ -310,16 +315,17 @@ void mul_mat_id_decode(const ComputeParams& p, const Tensor& as, const Tensor& b
     const int64_t grouped = w.offsets[l.n_as];
     const auto [q0, q1] = p.split(grouped);
     prepare_columns(as, b, l, w, q0, q1);
+    WorkQueue queue(w.queue);
+    if (p.ith == 0) queue.reset();
     p.barrier();
 
     const RowDots dots(as);
     const int64_t row_blocks = (l.m + kRowBlock - 1) / kRowBlock;
-    const auto [u0, u1] = p.split(static_cast<int64_t>(w.active[l.n_as]) * row_blocks);
-    for (int64_t u = u0; u < u1; ++u) {
+    queue.for_each(static_cast<int64_t>(w.active[l.n_as]) * row_blocks, p.nth, [&](int64_t u) {
         const int64_t e = w.active[u / row_blocks];
         const int64_t i0 = (u % row_blocks) * kRowBlock;
         expert_block(as, dst, l, w, dots, e, i0, std::min(l.m, i0 + kRowBlock));
-    }
+    });
 }
 
 }  // namespace

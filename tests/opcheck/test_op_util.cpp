@@ -62,6 +62,10 @@ std::vector<OpCase> threaded_cases() {
     for (OpCase& c : quant_cases()) {
         if (c.name.starts_with("mul_mat") || c.name.starts_with("cast_f32")) cases.push_back(std::move(c));
     }
+    // Expert products: pairs grouped by thread 0, then row blocks (or whole products) shared out.
+    for (OpCase& c : moe_cases()) {
+        if (c.name.starts_with("mul_mat_id")) cases.push_back(std::move(c));
+    }
     return cases;
 }
 
