@@ -64,8 +64,8 @@ struct ComputeParams {
 // Units of work handed out a range at a time to whichever thread asks next, where
 // ComputeParams::split would give each thread one fixed share. A thread slowed by its core (a busy
 // hyperthread sibling, a VM neighbour, an efficiency core) then takes fewer ranges, instead of the
-// others waiting for it at the node's end. The counter lives in one kWorkAlign slot of the node's
-// shared scratch: thread 0 calls reset() before a barrier that every thread passes before it
+// others waiting for it at the node's end. The counter lives in kSlotBytes of the node's shared
+// scratch: thread 0 calls reset() before a barrier that every thread passes before it
 // calls for_each().
 class WorkQueue {
 public:
@@ -74,6 +74,8 @@ public:
     // for a 4096-row product on 2 threads). On the 2-vCPU test VM, 256-row runs were at least as
     // fast as 64-row ones, and 16-row runs lost to fixed halves on q4_K.
     static constexpr int64_t kRangesPerThread = 8;
+    // The scratch a kernel sets aside for the counter (at the front of its layout).
+    static constexpr size_t kSlotBytes = kWorkAlign;
 
     explicit WorkQueue(std::byte* slot) : next_(*reinterpret_cast<int64_t*>(slot)) {}
     void reset() { next_.store(0, std::memory_order_relaxed); }

@@ -43,7 +43,6 @@ const QuantTiles* tiles_for(const Tensor& dst) {
 // every column are never held at once) and one panel per thread; then, per thread, one f32 row for
 // columns that are not packed f32 (and the one column's blocks with tiles).
 struct Layout {
-    static constexpr size_t kQueueBytes = kWorkAlign;  // the WorkQueue's slot, first
     size_t act_row = 0;   // bytes of one quantized column
     size_t f32_row = 0;   // one f32 column in the thread's scratch, aligned (the blocks follow it)
     size_t act_bytes = 0;      // every column's blocks (row path)
@@ -102,7 +101,7 @@ bool weights_supported(DType t) { return !is_quantized(t) || quant_dot().dot[sta
 size_t mul_mat_quant_work_size(const Tensor& dst, int nth) {
     const Layout l = layout_of(dst);
     const auto threads = static_cast<size_t>(std::max(nth, 1));
-    return Layout::kQueueBytes + l.act_bytes + l.columns_bytes + (l.panel_bytes + l.scratch_per_thread) * threads + kWorkAlign;
+    return WorkQueue::kSlotBytes + l.act_bytes + l.columns_bytes + (l.panel_bytes + l.scratch_per_thread) * threads + kWorkAlign;
 }
 
 void compute_mul_mat_quant(const ComputeParams& p, Tensor& dst) {
@@ -115,8 +114,9 @@ void compute_mul_mat_quant(const ComputeParams& p, Tensor& dst) {
     const QuantTiles* tiles = tiles_for(dst);
     const Layout l = layout_of(dst);
     const auto ith = static_cast<size_t>(p.ith);
-    WorkQueue queue(p.aligned_work());
-    std::byte* work = p.aligned_work() + Layout::kQueueBytes;
+    std::byte* const scratch_start = p.aligned_work();
+    WorkQueue queue(scratch_start);
+    std::byte* work = scratch_start + WorkQueue::kSlotBytes;
     std::byte* act = work;
     const TileColumns columns = tiles != nullptr ? TileColumns::at(work + l.act_bytes, k, b.ne[1], b.ne[2] * b.ne[3], a.type) : TileColumns{};
     std::byte* thread_area = work + l.act_bytes + l.columns_bytes + (l.panel_bytes + l.scratch_per_thread) * ith;

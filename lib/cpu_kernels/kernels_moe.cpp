@@ -115,7 +115,7 @@ IdLayout id_layout(const Tensor& dst, int nth) {
     const bool batch = batch_path(dst);
     l.act_row = l.quantized && !batch ? activation_row_bytes(as.type, l.k) : static_cast<size_t>(l.k) * sizeof(float);
     l.queue_at = 0;
-    l.offsets_at = kWorkAlign;
+    l.offsets_at = WorkQueue::kSlotBytes;
     l.list_at = l.offsets_at + work_align_up(static_cast<size_t>(l.n_as + 1) * sizeof(int64_t));
     l.active_at = l.list_at + work_align_up(static_cast<size_t>(l.pairs) * sizeof(int64_t));
     l.act_at = l.active_at + work_align_up(static_cast<size_t>(l.n_as + 1) * sizeof(int32_t));
