@@ -100,13 +100,22 @@ def describe_step(step, report=None, extra=None):
 
 
 def ctest_summary(path):
-    try:
-        root = ET.parse(path).getroot()
-    except (OSError, ET.ParseError):
+    """Test counts from a JUnit-style report, or from every shard-*.xml in a folder of them."""
+    files = sorted(path.glob("shard-*.xml")) if path.is_dir() else [path]
+    cases = []
+    for f in files:
+        try:
+            cases.extend(ET.parse(f).getroot().iter("testcase"))
+        except (OSError, ET.ParseError):
+            continue
+    if not cases:
         return {}
     passed, failed, skipped = [], [], []
-    for case in root.iter("testcase"):
+    for case in cases:
         name = case.get("name", "")
+        suite = case.get("classname", "")
+        if suite and not name.startswith(suite):  # GoogleTest's reports name the suite apart (ctest's do not)
+            name = f"{suite}.{name}"
         if case.find("failure") is not None or case.get("status") == "fail":
             failed.append(name)
         elif case.find("skipped") is not None or case.get("status") in ("notrun", "disabled"):
@@ -315,7 +324,8 @@ def build_summary(work, steps, run, finished, device):
         elif name == "preflight":
             summary["preflight"] = {"ok": ok(step), "detail": step["log"]}
         elif name in ("ctest-host", "ctest-gpu"):
-            summary[name.replace("-", "_")] = describe_step(step, extra=ctest_summary(work / f"{name}.xml"))
+            report = work / name if (work / name).is_dir() else work / f"{name}.xml"
+            summary[name.replace("-", "_")] = describe_step(step, extra=ctest_summary(report))
         elif name.startswith("sanitize"):
             summary.setdefault("compute_sanitizer", {})[name.split("-", 1)[-1]] = describe_step(step)
         elif name in ("opcheck-test", "opcheck-perf"):

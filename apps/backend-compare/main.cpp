@@ -373,7 +373,7 @@ int main(int argc, char** argv) {
         "NMSE of about F^2 that every tolerance sees (0.001 makes one as small as a quantized product's rounding).\n"
         "A fault on a device that takes no part, or on a node it does not compute, is an error");
     app.add_option("--tol", opts.tolerances,
-                   "OP=NMSE tolerance override, repeatable (defaults: 1e-7; mul_mat, out_prod, flash_attn_ext 5e-4)");
+                   "OP=NMSE tolerance override, repeatable (defaults: 1e-7; mul_mat, mul_mat_id, out_prod, flash_attn_ext 5e-4)");
     app.add_flag("--stop-at-first", opts.stop_at_first, "Stop at the first node that introduces error");
     app.add_flag("--isolate", opts.isolate,
                  "Compute each node on the target from the reference's inputs (as ggml's test-backend-ops does per op), so\n"

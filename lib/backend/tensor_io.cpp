@@ -1,5 +1,6 @@
 #include "backend/tensor_io.hpp"
 
+#include <atomic>
 #include <cstring>
 #include <string>
 
@@ -121,6 +122,9 @@ namespace {
 // Types whose values convert to and from f32: element by element or a block at a time.
 bool f32_convertible(DType t) { return is_float_type(t) || is_quantized(t); }
 
+// Below this many elements a conversion is quicker than starting the OpenMP team.
+constexpr int64_t kParallelConversionElements = 1 << 16;
+
 }  // namespace
 
 Status tensor_set_f32(Tensor& t, std::span<const float> values) {
@@ -132,12 +136,18 @@ Status tensor_set_f32(Tensor& t, std::span<const float> values) {
     if (t.type == DType::F32) return tensor_set(t, values.data(), 0, values.size_bytes());
     std::vector<std::byte> converted(t.nbytes());
     // Row by row, so that a quantized row whose length is not a whole number of blocks is refused.
+    // The rows are quantized in parallel: a 4096 x 4096 q4_K weight takes seconds on one core.
     const size_t row_bytes = t.row_bytes();
-    for (int64_t r = 0; r < t.nrows(); ++r) {
+    const int64_t rows = t.nrows();
+    std::atomic<bool> refused{false};
+#pragma omp parallel for schedule(dynamic, 64) if (t.nelements() >= kParallelConversionElements)
+    for (int64_t r = 0; r < rows; ++r) {
         if (!convert_row(DType::F32, values.data() + r * t.ne[0], t.type, converted.data() + r * row_bytes, t.ne[0])) {
-            return Status(StatusCode::NotSupported,
-                          "tensor_set_f32: cannot convert to " + std::string(dtype_name(t.type)));
+            refused.store(true, std::memory_order_relaxed);
         }
+    }
+    if (refused.load()) {
+        return Status(StatusCode::NotSupported, "tensor_set_f32: cannot convert to " + std::string(dtype_name(t.type)));
     }
     return tensor_set(t, converted.data(), 0, converted.size());
 }

@@ -90,6 +90,12 @@ size_t flash_partial_bytes(int64_t rows, int64_t splits, int64_t dv) {
     return static_cast<size_t>(rows) * static_cast<size_t>(splits) * static_cast<size_t>(dv + 2) * sizeof(float);
 }
 
+size_t flash_combine_shared_bytes(int64_t splits) {
+    constexpr int64_t kFloatsPerVector = 4;
+    if (splits <= 0) return 0;
+    return static_cast<size_t>(ceil_div(splits, kFloatsPerVector) * kFloatsPerVector) * sizeof(float);
+}
+
 size_t flash_bytes_per_warp(int64_t d, int64_t dv) {
     if (d < 0 || dv < 0) return 0;
     return static_cast<size_t>(d + dv) * sizeof(float);

@@ -77,6 +77,10 @@ int64_t flash_splits(int64_t rows, int64_t n_kv);
 // Scratch for the splits' partial results when splits > 1: per row and split, dv accumulators plus
 // the running max and sum, as floats.
 size_t flash_partial_bytes(int64_t rows, int64_t splits, int64_t dv);
+// Dynamic shared memory of the combine kernel: one weight per split, rounded up to whole 16-byte
+// vectors. ptxas reads the weights four at a time (LDS.128), also for the last one to three, so an
+// array of exactly `splits` floats is read past its end (compute-sanitizer's memcheck reports it).
+size_t flash_combine_shared_bytes(int64_t splits);
 
 // The vector kernel for decoding (few query rows per head): one block of kFlashVecWarps warps per
 // (head, group of query rows, key split); K and V read 16 bytes at a time, q and the accumulators

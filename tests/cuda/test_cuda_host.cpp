@@ -97,6 +97,11 @@ TEST(CudaLaunch, FlashKeySplitsFillTheGpuWithChunksOfSeveralKeys) {
     }
     EXPECT_EQ(flash_partial_bytes(10, 1, 128), 0u);
     EXPECT_EQ(flash_partial_bytes(10, 4, 128), 10u * 4u * 130u * sizeof(float));
+    // The combine kernel's weights are read as whole 16-byte vectors: 2 splits take 4 floats.
+    EXPECT_EQ(flash_combine_shared_bytes(2), 4 * sizeof(float));
+    EXPECT_EQ(flash_combine_shared_bytes(4), 4 * sizeof(float));
+    EXPECT_EQ(flash_combine_shared_bytes(5), 8 * sizeof(float));
+    EXPECT_EQ(flash_combine_shared_bytes(kFlashMaxSplits), kFlashMaxSplits * sizeof(float));
 }
 
 // soft_max rows live in registers up to 8 accesses of each of 1024 threads: 128 threads with the

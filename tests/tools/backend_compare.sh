@@ -115,6 +115,19 @@ check carried-save 0 "$bin" -c "$quant" -b CPU,SIM0 -P SIM0:fault_node=9,fault_s
   --save-outputs "$tmp/carried.gguf"
 check carried-load 0 "$bin" -c "$quant" -b CPU --load-reference "$tmp/carried.gguf"
 expect_in carried-load-summary "$tmp/err" "(0 introduced, "
+# The experts' products are products too: a GPU that rounds the activations of a quantized expert
+# product differently (NMSE ~3e-5 on an H100) is within mul_mat_id's 5e-4 and passes, while an
+# expert product off by NMSE ~2.5e-3 is caught where it is made.
+moe="$configs/../tests/data/models/arch/tiny-qwen3moe-q8_0.gguf"
+check moe-rounding 0 "$bin" -c "$moe" -b CPU,SIM0 -P SIM0:fault_node=ffn_moe_gate-0,fault_size=0.005 \
+  --format json -o "$tmp/moe.json"
+py "
+import json; r = json.load(open('$tmp/moe.json'))
+g = [n for n in r['nodes'] if n['name'] == 'ffn_moe_gate-0'][0]
+assert g['op'] == 'mul_mat_id' and g['ok'] and 1e-7 < g['nmse'] < g['tolerance'] == 5e-4, g
+assert r['introduced'] == 0 and r['end_to_end']['ok'], r['end_to_end']" "moe-rounding: the expert product within 5e-4"
+check moe-fault 1 "$bin" -c "$moe" -b CPU,SIM0 -P SIM0:fault_node=ffn_moe_gate-0,fault_size=0.05
+expect_in moe-fault-node "$tmp/err" "first divergent node: #35 'ffn_moe_gate-0' (mul_mat_id)"
 check fault-list-bad-name 2 "$bin" -c "$configs/default.json" -b CPU,SIM0 -P "SIM0:fault_node=11+no_such_node"
 expect_in fault-list-bad-name-msg "$tmp/err" "unknown node 'no_such_node'"
 check fault-size-bad 2 "$bin" -c "$configs/default.json" -b CPU,SIM0 -P SIM0:fault_node=11,fault_size=3
