@@ -87,6 +87,25 @@ assert s['results_file'] == 'results/gpu-fake-gpu-9000.json'
 assert json.load(open('$tmp/o3/summary.json')) == s
 " "fake device summary"
 
+# memcheck runs its case groups in one process each, all of them even when one finds errors (a
+# fake sanitizer that reports an error for the attention group and runs op-check for the others).
+cat >"$tmp/bin/compute-sanitizer" <<'EOF'
+#!/bin/sh
+case "$*" in *flash_attn*) echo "========= ERROR SUMMARY: 1 error"; exit 99 ;; esac
+shift 4
+exec "$@"
+EOF
+PATH="$tmp/bin:$PATH" check memcheck-groups 1 gpu_check -d SIM0 --only memcheck --deadline 100 --work "$tmp/w6" \
+  --out "$tmp/o6" --results "$tmp/r6"
+py "
+import json
+log = open('$tmp/w6/sanitize-memcheck.log').read()
+assert log.count('=== memcheck group: ') == 4 and log.count('ERROR SUMMARY') == 1, log[-2000:]
+assert log.count('against CPU: ') == 3 and log.count(' passed, 0 failed') == 3, log[-2000:]
+s = json.load(open('$tmp/o6/summary.json'))
+assert s['failed_steps'] == ['sanitize-memcheck'] and s['compute_sanitizer']['memcheck']['exit'] == '99', s['compute_sanitizer']
+" "memcheck groups"
+
 # ctest-gpu runs the GPU's tests in GoogleTest shards, one report each, and the summary counts them
 # by their full names. Without a GPU, XB_REQUIRE_GPU=1 turns the skip of GpuRequired into a failure.
 PATH="$tmp/bin:$PATH" check fake-ctest-gpu 1 gpu_check -d SIM0 --only ctest --deadline 100 --work "$tmp/w5" \
