@@ -1,6 +1,7 @@
 #include "cuda/cuda_backend.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <string>
 #include <utility>
 
@@ -51,7 +52,8 @@ CudaBackend::CudaBackend(CudaDevice& device, CudaSettings settings, StreamPtr st
       copy_event_(std::move(copy_event)),
       cublas_(std::move(cublas)),
       kernel_errors_(std::move(kernel_errors)),
-      row_split_(device) {}
+      row_split_(device),
+      graph_replay_(settings.graphs) {}
 
 CudaBackend::~CudaBackend() {
     // Errors can no longer be reported to anyone; the wait itself is what matters.
@@ -215,6 +217,52 @@ Status CudaBackend::check_graph(const Graph& graph) const {
     return Status::ok();
 }
 
+Status CudaBackend::launch_nodes(const Graph& graph, LaunchContext ctx) {
+    for (int i = 0; i < graph.n_nodes(); ++i) {
+        const Tensor& node = *graph.nodes()[static_cast<size_t>(i)];
+        if (computes_nothing(node)) continue;
+        if (node.op == Op::GetRows || node.op == Op::SetRows || node.op == Op::MulMatId || node.op == Op::AddId) {
+            ctx.error_slot = kernel_errors_.add_slot(checked_kernel_label(node));
+        }
+        const Status s = RowSplitProducts::applies(node) ? row_split_.launch(ctx, node) : launch_node(ctx, node);
+        if (!s.is_ok()) {
+            return Status(s.code(), std::string(name()) + ": " + describe_node(i, node) + ": " + s.message());
+        }
+    }
+    return Status::ok();
+}
+
+GraphKey CudaBackend::replay_key(const Graph& graph, const LaunchContext& ctx) const {
+    GraphKey key;
+    if (!graph_replay_.enabled()) return key;
+    for (const Tensor* node : graph.nodes()) {
+        if (RowSplitProducts::applies(*node)) return GraphKey{};
+    }
+    constexpr size_t kWordsPerNode = 64;  // a node and three sources
+    key.reserve(static_cast<size_t>(graph.n_nodes()) * kWordsPerNode);
+    key.add_word(std::bit_cast<uintptr_t>(ctx.scratch));
+    key.add_word(ctx.scratch_bytes);
+    key.add_word(kernel_errors_.slots());  // the slots the checking kernels write
+    for (const Tensor* node : graph.nodes()) {
+        if (!computes_nothing(*node)) key.add_node(*node);
+    }
+    return key;
+}
+
+Status CudaBackend::capture_and_launch(const Graph& graph, const LaunchContext& ctx) {
+    const size_t first_slot = kernel_errors_.slots();
+    auto captured = capture_launches(stream_.get(), [&] { return launch_nodes(graph, ctx); });
+    if (captured.is_ok() && replayed_.set(*captured).is_ok()) {
+        graph_replay_.captured();
+        replayed_slots_ = kernel_errors_.labels_from(first_slot);
+        return replayed_.launch(stream_.get());
+    }
+    // Nothing of the capture ran: the same launches, one by one.
+    graph_replay_.capture_failed();
+    kernel_errors_.truncate(first_slot);
+    return launch_nodes(graph, ctx);
+}
+
 Status CudaBackend::graph_compute_async(const Graph& graph) {
     XB_RETURN_IF_ERROR(use_device(device_->id()));
     XB_RETURN_IF_ERROR(check_graph(graph));
@@ -230,16 +278,16 @@ Status CudaBackend::graph_compute_async(const Graph& graph) {
     ctx.scratch_bytes = scratch_.size();
     ctx.errors = kernel_errors_.record();
     ctx.tf32 = settings_.tf32;
-    for (int i = 0; i < graph.n_nodes(); ++i) {
-        const Tensor& node = *graph.nodes()[static_cast<size_t>(i)];
-        if (computes_nothing(node)) continue;
-        if (node.op == Op::GetRows || node.op == Op::SetRows || node.op == Op::MulMatId || node.op == Op::AddId) ctx.error_slot = kernel_errors_.add_slot(checked_kernel_label(node));
-        const Status s = RowSplitProducts::applies(node) ? row_split_.launch(ctx, node) : launch_node(ctx, node);
-        if (!s.is_ok()) {
-            return Status(s.code(), std::string(name()) + ": " + describe_node(i, node) + ": " + s.message());
-        }
+    switch (graph_replay_.decide(replay_key(graph, ctx))) {
+        case GraphLaunch::Replay:
+            kernel_errors_.add_slots(replayed_slots_);
+            return replayed_.launch(stream_.get());
+        case GraphLaunch::Capture:
+            return capture_and_launch(graph, ctx);
+        case GraphLaunch::Nodes:
+            break;
     }
-    return Status::ok();
+    return launch_nodes(graph, ctx);
 }
 
 }  // namespace xb::cuda

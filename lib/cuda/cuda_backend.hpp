@@ -16,10 +16,13 @@
 
 #include "backend/backend.hpp"
 #include "cuda/cuda_device.hpp"
+#include "cuda/cuda_graph.hpp"
 #include "cuda/cuda_handles.hpp"
 #include "cuda/cuda_settings.hpp"
 #include "cuda/device_scratch.hpp"
+#include "cuda/graph_replay.hpp"
 #include "cuda/kernel_error_channel.hpp"
+#include "cuda/kernels.hpp"
 #include "cuda/row_split_products.hpp"
 
 namespace xb::cuda {
@@ -53,6 +56,8 @@ public:
     CudaDevice& cuda_device() const { return *device_; }
     cudaStream_t stream() const { return stream_.get(); }
     const CudaSettings& settings() const { return settings_; }
+    // Graph computes captured into a CUDA graph, and replayed from one (graphs=1).
+    const GraphReplayPolicy& graph_replay() const { return graph_replay_; }
 
 private:
     CudaBackend(CudaDevice& device, CudaSettings settings, StreamPtr stream, EventPtr copy_event, CublasPtr cublas,
@@ -66,6 +71,13 @@ private:
     bool upload_pinned_weights(Backend& src_backend, const Tensor& src, Tensor& dst);
     // Keeps the first error for take_async_error.
     void keep(Status error);
+    // Queues each node's kernels on the stream.
+    Status launch_nodes(const Graph& graph, LaunchContext ctx);
+    // What the launches of `graph` with `ctx` depend on; empty for a graph that is never captured
+    // (products split over several GPUs, which queue work on their streams too).
+    GraphKey replay_key(const Graph& graph, const LaunchContext& ctx) const;
+    // Captures the launches into a CUDA graph and queues it; node by node if the capture fails.
+    Status capture_and_launch(const Graph& graph, const LaunchContext& ctx);
 
     CudaDevice* device_;
     CudaSettings settings_;
@@ -75,6 +87,9 @@ private:
     KernelErrorChannel kernel_errors_;
     DeviceScratch scratch_;
     RowSplitProducts row_split_;  // products of weights split by rows over several GPUs
+    GraphReplayPolicy graph_replay_;
+    ReplayableGraph replayed_;                // the captured graph replay_key matched
+    std::vector<std::string> replayed_slots_;  // its kernels' error slots, added at each replay
     Status async_error_;
 };
 

@@ -32,6 +32,7 @@ Status bad_value(std::string_view device, const DeviceParam& p, const char* acce
 void CudaSettingsUpdate::apply_to(CudaSettings& settings) const {
     if (offload_min_batch) settings.offload_min_batch = *offload_min_batch;
     if (tf32) settings.tf32 = *tf32;
+    if (graphs) settings.graphs = *graphs;
 }
 
 Result<CudaSettingsUpdate> parse_cuda_params(std::string_view params, std::string_view device_name) {
@@ -44,16 +45,20 @@ Result<CudaSettingsUpdate> parse_cuda_params(std::string_view params, std::strin
         } else if (p.key == "tf32") {
             update.tf32 = parse_switch(p.value);
             if (!update.tf32) return bad_value(device_name, p, "0 or 1");
+        } else if (p.key == "graphs") {
+            update.graphs = parse_switch(p.value);
+            if (!update.graphs) return bad_value(device_name, p, "0 or 1");
         } else {
             return Status(StatusCode::InvalidArgument, std::string(device_name) + ": unknown parameter '" + p.key +
-                                                           "' (known: offload_min_batch, tf32)");
+                                                           "' (known: offload_min_batch, tf32, graphs)");
         }
     }
     return update;
 }
 
 std::string format_cuda_settings(const CudaSettings& settings) {
-    return "offload_min_batch=" + std::to_string(settings.offload_min_batch) + ",tf32=" + (settings.tf32 ? "1" : "0");
+    return "offload_min_batch=" + std::to_string(settings.offload_min_batch) + ",tf32=" + (settings.tf32 ? "1" : "0") +
+           ",graphs=" + (settings.graphs ? "1" : "0");
 }
 
 }  // namespace xb::cuda

@@ -17,6 +17,19 @@ int KernelErrorChannel::add_slot(std::string label) {
     return static_cast<int>(labels_.size() - 1);
 }
 
+std::vector<std::string> KernelErrorChannel::labels_from(size_t first) const {
+    if (first >= labels_.size()) return {};
+    return {labels_.begin() + static_cast<std::ptrdiff_t>(first), labels_.end()};
+}
+
+void KernelErrorChannel::truncate(size_t count) {
+    if (count < labels_.size()) labels_.resize(count);
+}
+
+void KernelErrorChannel::add_slots(const std::vector<std::string>& labels) {
+    labels_.insert(labels_.end(), labels.begin(), labels.end());
+}
+
 Status KernelErrorChannel::collect(cudaStream_t stream, const std::string& device_name) {
     if (labels_.empty()) return Status::ok();
     KernelErrorRecord found;

@@ -124,7 +124,7 @@ TEST_F(CudaDeviceTest, PropertiesDescribeTheGpu) {
     EXPECT_TRUE(p.caps.async);
     EXPECT_TRUE(p.caps.host_buffer);
     EXPECT_TRUE(p.caps.events);
-    EXPECT_EQ(device_->settings(), "offload_min_batch=32,tf32=0");
+    EXPECT_EQ(device_->settings(), "offload_min_batch=32,tf32=0,graphs=1");
     EXPECT_EQ(global_registry().init_best().value()->device().type(), DeviceType::GPU);
 }
 

@@ -423,16 +423,23 @@ TEST(CudaSettingsParse, KeysValuesAndErrors) {
     ASSERT_TRUE(none.is_ok());
     CudaSettings s;
     none->apply_to(s);
-    EXPECT_EQ(format_cuda_settings(s), "offload_min_batch=32,tf32=0");
+    EXPECT_EQ(format_cuda_settings(s), "offload_min_batch=32,tf32=0,graphs=1");
 
     auto both = parse_cuda_params("offload_min_batch=8,tf32=on", "CUDA0");
     ASSERT_TRUE(both.is_ok()) << both.status().to_string();
     both->apply_to(s);
     EXPECT_EQ(s.offload_min_batch, 8);
     EXPECT_TRUE(s.tf32);
-    EXPECT_EQ(format_cuda_settings(s), "offload_min_batch=8,tf32=1");
+    EXPECT_EQ(format_cuda_settings(s), "offload_min_batch=8,tf32=1,graphs=1");
 
-    for (const char* bad : {"offload_min_batch=-1", "offload_min_batch=x", "offload_min_batch=", "tf32=maybe"}) {
+    auto no_graphs = parse_cuda_params("graphs=0", "CUDA0");
+    ASSERT_TRUE(no_graphs.is_ok()) << no_graphs.status().to_string();
+    no_graphs->apply_to(s);
+    EXPECT_FALSE(s.graphs);
+    EXPECT_EQ(format_cuda_settings(s), "offload_min_batch=8,tf32=1,graphs=0");
+
+    for (const char* bad :
+         {"offload_min_batch=-1", "offload_min_batch=x", "offload_min_batch=", "tf32=maybe", "graphs=2"}) {
         auto r = parse_cuda_params(bad, "CUDA0");
         ASSERT_FALSE(r.is_ok()) << bad;
         EXPECT_EQ(r.status().code(), StatusCode::InvalidArgument);
