@@ -12,7 +12,6 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -28,6 +27,7 @@
 #include "report/metrics.hpp"
 #include "sched/scheduler.hpp"
 #include "test_config_util.hpp"
+#include "test_values.hpp"
 #if defined(XB_HAVE_CUDA)
 #include "cuda/cuda.hpp"
 #endif
@@ -59,13 +59,7 @@ protected:
     std::unique_ptr<Backend> cpu_;
 };
 
-std::vector<float> uniform_values(size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<float> dist(lo, hi);
-    std::vector<float> v(n);
-    for (float& x : v) x = dist(rng);
-    return v;
-}
+using xbt::uniform_values;
 
 double nmse(const std::vector<float>& out, const std::vector<float>& ref) {
     double err = 0.0, norm = 0.0;

@@ -8,7 +8,6 @@
 
 #if defined(XB_HAVE_CUDA)
 
-#include <random>
 #include <vector>
 
 #include "alloc/context_alloc.hpp"
@@ -21,6 +20,7 @@
 #include "cuda/cuda_backend.hpp"
 #include "cuda/graph_replay.hpp"
 #include "local_registry.hpp"
+#include "test_values.hpp"
 
 namespace xb::cuda {
 namespace {
@@ -128,14 +128,6 @@ TEST(CudaGraphReplay, DisabledOrEmptyKeysLaunchNodeByNode) {
 
 // --- on a GPU --------------------------------------------------------------------------------------
 
-std::vector<float> seeded(size_t n, uint32_t seed) {
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-    std::vector<float> v(n);
-    for (float& x : v) x = dist(rng);
-    return v;
-}
-
 // A small decoder step: rows of a table picked by index (a kernel that checks its indices), a
 // product, a norm, an activation and a residual; each compute with new values. q8_0 weights take
 // the integer mat-vec kernels; f32 weights with 40 columns take cuBLAS.
@@ -161,10 +153,10 @@ struct Step {
         out->set_output();
         XB_ASSIGN_OR_RETURN(graph, Graph::build({out}));
         XB_ASSIGN_OR_RETURN(buffer, alloc_ctx_tensors(ctx, backend));
-        return tensor_set_f32(*w, seeded(64 * 96, 5));
+        return tensor_set_f32(*w, xbt::uniform_values(64 * 96, 5));
     }
     Result<std::vector<float>> compute(Backend& backend, uint32_t seed, const std::vector<int32_t>& picked) {
-        XB_RETURN_IF_ERROR(tensor_set_f32(*table, seeded(64 * 50, seed)));
+        XB_RETURN_IF_ERROR(tensor_set_f32(*table, xbt::uniform_values(64 * 50, seed)));
         XB_RETURN_IF_ERROR(tensor_set(*rows, picked.data(), 0, picked.size() * sizeof(int32_t)));
         XB_RETURN_IF_ERROR(backend.graph_compute(graph));
         return tensor_get_f32(*out);

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <functional>
-#include <random>
 
 #include "alloc/context_alloc.hpp"
 #include "backend/registry.hpp"
@@ -14,6 +13,7 @@
 #include "sched/graph_copy.hpp"
 #include "sched/scheduler.hpp"
 #include "local_registry.hpp"
+#include "test_values.hpp"
 
 namespace xb {
 namespace {
@@ -27,13 +27,7 @@ bool has_device(const char* name) { return global_registry().dev_by_name(name) !
 
 using xbt::LocalRegistry;
 
-std::vector<float> random_values(size_t n, uint32_t seed) {
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-    std::vector<float> v(n);
-    for (float& x : v) x = dist(rng);
-    return v;
-}
+std::vector<float> random_values(size_t n, uint32_t seed) { return xbt::uniform_values(n, seed); }
 
 // Weights placed in a weights buffer of one device.
 struct Weights {

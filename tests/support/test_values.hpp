@@ -17,4 +17,13 @@ inline std::vector<float> normal_values(size_t n, uint32_t seed) {
     return v;
 }
 
+// n values drawn uniformly from [lo, hi) with `seed`.
+inline std::vector<float> uniform_values(size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> dist(lo, hi);
+    std::vector<float> v(n);
+    for (float& x : v) x = dist(rng);
+    return v;
+}
+
 }  // namespace xbt
