@@ -37,7 +37,7 @@ static_assert(sizeof(BlockQ2_K) == 84 && sizeof(BlockQ3_K) == 110);
 // as q2_K, q3_K and tq2_0 store them.
 XB_HD int k_low_2bits(const uint8_t* qs, int e) { return (qs[32 * (e / 128) + e % 32] >> (2 * ((e % 128) / 32))) & 3; }
 // Sets them (qs zeroed beforehand), for the quantizers.
-inline void set_k_low_2bits(uint8_t* qs, int e, int q) {
+XB_HD void set_k_low_2bits(uint8_t* qs, int e, int q) {
     qs[32 * (e / 128) + e % 32] |= static_cast<uint8_t>((q & 3) << (2 * ((e % 128) / 32)));
 }
 

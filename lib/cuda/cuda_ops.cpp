@@ -9,8 +9,8 @@ namespace xb::cuda {
 namespace {
 
 // dup, cont, cpy: a plain memcpy when both sides are packed in the same type (elements then sit
-// at the same byte offsets whatever the shapes), dequantization from a quantized source, the
-// converting copy kernel otherwise.
+// at the same byte offsets whatever the shapes), dequantization from a quantized source,
+// quantization into a quantized destination, the converting copy kernel otherwise.
 Status launch_copy_node(const LaunchContext& ctx, const Tensor& dst) {
     const Tensor& src = *dst.src[0];
     if (src.type == dst.type && src.is_contiguous() && dst.is_contiguous()) {
@@ -18,6 +18,7 @@ Status launch_copy_node(const LaunchContext& ctx, const Tensor& dst) {
         return Status::ok();
     }
     if (is_quantized(src.type)) return launch_dequantize(ctx, describe(src), describe(dst));
+    if (is_quantized(dst.type)) return launch_quantize(ctx, describe(src), describe(dst));
     return launch_copy(ctx, describe(src), describe(dst));
 }
 

@@ -3,6 +3,7 @@
 #include <climits>
 
 #include "core/ops.hpp"
+#include "core/quant.hpp"
 #include "cuda/gemm_plan.hpp"
 #include "cuda/launch_config.hpp"
 #include "cuda/quant_products.hpp"
@@ -59,6 +60,13 @@ bool supports_rope(const Tensor& node) {
            p.n_dims % 2 == 0 && p.n_dims <= node.ne[0] && (p.mode == RopeMode::Normal || p.mode == RopeMode::Neox);
 }
 
+// Float into a quantized type with a quantizer, row for row (the same row length and number of
+// rows), the destination's rows whole blocks.
+bool quantizing_copy(const Tensor& src, const Tensor& dst) {
+    return is_float(src.type) && is_quantized(dst.type) && can_quantize(dst.type) && src.ne[0] == dst.ne[0] &&
+           src.nrows() == dst.nrows() && dst.ne[0] % blck_size(dst.type) == 0 && dst.nb[0] == type_size(dst.type);
+}
+
 bool supports_flash_attn(const Tensor& node) {
     const Tensor* q = node.src[0];
     const Tensor* k = node.src[1];
@@ -78,9 +86,9 @@ bool supports_op_types(const Tensor& node) {
         case Op::None: case Op::Reshape: case Op::View: case Op::Permute: case Op::Transpose:
             return true;
         case Op::Dup: case Op::Cont: case Op::Cpy:
-            // Quantized sources dequantize; quantizing is left to the CPU (as in ggml, where only a
-            // few types have GPU quantizers).
+            // Quantized sources dequantize; float sources quantize into every type core can make.
             return a != nullptr && (convertible(a->type, node.type) || (is_quantized(a->type) && is_float(node.type)) ||
+                                    quantizing_copy(*a, node) ||
                                     (a->type == node.type && a->is_contiguous() && node.is_contiguous()));
         case Op::Add: case Op::Sub: case Op::Mul: case Op::Div:
             return all_float({&node, a, b}) && same_shape(node, *a) && can_repeat(*b, node);

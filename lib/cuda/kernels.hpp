@@ -70,6 +70,9 @@ Status launch_argsort(const LaunchContext& ctx, const Tensor& dst);     // rows 
 // src (quantized, whole rows of consecutive blocks) into dst (a float type, any strides) with the
 // same row length and number of rows.
 Status launch_dequantize(const LaunchContext& ctx, const TensorDesc& src, const TensorDesc& dst);
+// src (a float type, any strides) into dst, a quantized type with a quantizer (core's can_quantize),
+// row for row: the same row length and number of rows.
+Status launch_quantize(const LaunchContext& ctx, const TensorDesc& src, const TensorDesc& dst);
 Status launch_get_rows_quant(const LaunchContext& ctx, const Tensor& dst);
 
 // --- kernels_mat_vec_q.cu and kernels_mat_mat_q.cu: quantized weights (quant_products.hpp) ---

@@ -1,8 +1,15 @@
-// Kernels of the quantized types' values: dequantization (copies to float types, get_rows). Their
-// products are in kernels_mat_vec_q.cu and kernels_mat_mat_q.cu. Every value comes from
-// core/quant_blocks.hpp's XB_HD dequantize_part, the same bits as the CPU's dequantize_block; a
-// thread takes sixteen values at a time, so no thread holds a whole 256-value block.
+// Kernels of the quantized types' values: dequantization (copies to float types, get_rows) and
+// quantization (copies from float types). Their products are in kernels_mat_vec_q.cu and
+// kernels_mat_mat_q.cu. Every value comes from core/quant_blocks.hpp's XB_HD dequantize_part, the
+// same bits as the CPU's dequantize_block; a thread takes sixteen values at a time, so no thread
+// holds a whole 256-value block. Quantizing runs core's XB_HD quantize_block (the CPU's
+// quantize_row), one thread per block (copies into quantized types are off the products' paths);
+// where the device fuses a multiply and an add that the host compiler left apart, a value on a
+// rounding boundary can land one step away from the CPU's, within the format's error bound that
+// op-check's cast cases hold it to.
 #include "core/quant_blocks.hpp"
+#include "core/quantize_blocks.hpp"
+#include "core/quantize_formats.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/kernel_common.cuh"
 #include "cuda/kernels.hpp"
@@ -53,6 +60,27 @@ __global__ void get_rows_quant_kernel(TensorDesc src, TensorDesc rows, TensorDes
     }
 }
 
+// One thread per block of dst (a quantized type, rows of whole blocks): the block's values from the
+// same row of src (a float type, any strides; dims 1-3 may be cut differently, as a copy's may).
+template <typename Block>
+__global__ void quantize_kernel(TensorDesc src, TensorDesc dst, int64_t blocks_per_row, int64_t n_blocks) {
+    constexpr int kElems = kBlockElems<Block>;
+    for (int64_t u = thread_index(); u < n_blocks; u += thread_count()) {
+        const int64_t row = u / blocks_per_row;
+        const int64_t first = (u % blocks_per_row) * kElems;
+        const Index4 s = row_start(src, row);
+        float x[kElems];
+        for (int j = 0; j < kElems; ++j) x[j] = load_f32(src, with_dim(s, 0, first + j));
+        Block block;
+        quantize_block(x, block);
+        const Index4 d = row_start(dst, row);
+        reinterpret_cast<Block*>(element_address(dst, Index4{{0, d.i[1], d.i[2], d.i[3]}}))[first / kElems] = block;
+    }
+}
+
+template <typename Block>
+concept HasQuantizer = requires(const float* x, Block& b) { quantize_block(x, b); };
+
 Status not_quantized(DType t) {
     return Status(StatusCode::Internal, std::string("dequantize: ") + dtype_name(t) + " is not a quantized type");
 }
@@ -72,6 +100,31 @@ Status launch_dequantize(const LaunchContext& ctx, const TensorDesc& src, const 
         },
         false);
     if (!launched) return not_quantized(src.type);
+    XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+    return Status::ok();
+}
+
+Status launch_quantize(const LaunchContext& ctx, const TensorDesc& src, const TensorDesc& dst) {
+    bool launched = false;
+    with_block_type(
+        dst.type,
+        [&](auto tag) {
+            using Block = typename decltype(tag)::type;
+            if constexpr (HasQuantizer<Block>) {
+                const int64_t blocks_per_row = dst.ne[0] / kBlockElems<Block>;
+                const int64_t n_blocks = blocks_per_row * dst.ne[1] * dst.ne[2] * dst.ne[3];
+                if (n_blocks > 0) {
+                    quantize_kernel<Block>
+                        <<<elementwise_blocks(n_blocks), kBlockSize, 0, ctx.stream>>>(src, dst, blocks_per_row, n_blocks);
+                }
+                launched = true;
+            }
+            return true;
+        },
+        false);
+    if (!launched) {
+        return Status(StatusCode::Internal, std::string("quantize: no quantizer for ") + dtype_name(dst.type));
+    }
     XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
     return Status::ok();
 }

@@ -681,7 +681,7 @@ TEST(CudaSupport, EveryOpTheBuildersMake) {
     EXPECT_TRUE(supports_node(*transpose(ctx, x)));  // a view computes nothing
 }
 
-TEST(CudaSupport, QuantizedTypesDequantizeButDoNotQuantize) {
+TEST(CudaSupport, QuantizedTypesDequantizeAndQuantize) {
     Context ctx;
     Tensor* q = input(ctx, DType::Q5_K, {256, 6, 2});
     Tensor* rows = input(ctx, DType::I32, {3, 2});
@@ -690,8 +690,14 @@ TEST(CudaSupport, QuantizedTypesDequantizeButDoNotQuantize) {
     EXPECT_TRUE(supports_node(*cpy(ctx, q, input(ctx, DType::F16, {256, 12}))));
     EXPECT_TRUE(supports_node(*dup(ctx, q)));  // same type, both packed: a memcpy
     EXPECT_TRUE(supports_node(*mul_mat(ctx, q, input(ctx, DType::F32, {256, 5, 2}))));
-    EXPECT_FALSE(supports_node(*cast(ctx, input(ctx, DType::F32, {256, 2}), DType::Q4_K)));
     EXPECT_FALSE(supports_node(*cont(ctx, permute(ctx, q, {0, 2, 1, 3}))));  // a strided block copy
+    // Float sources quantize, from any strides, into every type core can make (the builders refuse
+    // the read-only ones, the codebook formats and nvfp4, and other row lengths).
+    Tensor* x = input(ctx, DType::F32, {256, 6});
+    EXPECT_TRUE(supports_node(*cast(ctx, x, DType::Q4_K)));
+    EXPECT_TRUE(supports_node(*cast(ctx, input(ctx, DType::BF16, {64, 3}), DType::IQ4_NL)));
+    EXPECT_TRUE(supports_node(*cpy(ctx, transpose(ctx, input(ctx, DType::F16, {6, 256})), input(ctx, DType::Q8_0, {256, 6}))));
+    EXPECT_TRUE(supports_node(*cpy(ctx, x, input(ctx, DType::MXFP4, {256, 3, 2}))));  // the rows cut differently
     ASSERT_TRUE(ctx.ok()) << ctx.status().to_string();
 }
 
