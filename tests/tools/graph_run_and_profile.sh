@@ -164,7 +164,9 @@ assert all(x['args']['bytes'] > 0 and x['args']['type'] == 'f32' and x['args']['
 check profile-md 0 "$run" -c "$configs/default.json" -r 1 --profile --format md
 expect_in profile-md-ops "$tmp/out" "#### Time per op"
 expect_in profile-md-slowest "$tmp/out" "#### Slowest nodes"
-expect_in profile-md-result "$tmp/out" "result_output"
+# Which nodes are slowest depends on the machine's load (a preempted product can take ten times
+# its time): any product among them will do.
+expect_in profile-md-slowest-row "$tmp/out" "| mul_mat | CPU |"
 
 # A machine busier than the threads allow gets a warning (one busy loop per CPU).
 cpus=$(nproc)
