@@ -29,13 +29,21 @@ XB_HD void quantize_block(const float* x, BlockQ4_0& b) {
     }
 }
 
-XB_HD void quantize_block(const float* x, BlockQ4_1& b) {
-    float min = 0.0f, max = 0.0f;
+// The header of a q4_1 / q5_1 block: d = (max - min) / nmax and the minimum. Returns 1 / d (0 for a
+// constant block) and, in min, the minimum.
+template <typename Block>
+XB_HD float set_affine_header(const float* x, float nmax, Block& b, float& min) {
+    float max = 0.0f;
     min_max(x, kQK, min, max);
-    const float d = (max - min) / 15;
-    const float id = inverse_or_zero(d);
+    const float d = (max - min) / nmax;
     b.d = f32_to_f16(d);
     b.m = f32_to_f16(min);
+    return inverse_or_zero(d);
+}
+
+XB_HD void quantize_block(const float* x, BlockQ4_1& b) {
+    float min = 0.0f;
+    const float id = set_affine_header(x, 15, b, min);
     for (int j = 0; j < kQK / 2; ++j) {
         const int q0 = min_value(15, static_cast<int>((x[j] - min) * id + 0.5f));
         const int q1 = min_value(15, static_cast<int>((x[j + kQK / 2] - min) * id + 0.5f));
@@ -65,12 +73,8 @@ XB_HD void quantize_block(const float* x, BlockQ5_0& b) {
 }
 
 XB_HD void quantize_block(const float* x, BlockQ5_1& b) {
-    float min = 0.0f, max = 0.0f;
-    min_max(x, kQK, min, max);
-    const float d = (max - min) / 31;
-    const float id = inverse_or_zero(d);
-    b.d = f32_to_f16(d);
-    b.m = f32_to_f16(min);
+    float min = 0.0f;
+    const float id = set_affine_header(x, 31, b, min);
     int q[kQK];
     for (int j = 0; j < kQK; ++j) q[j] = min_value(31, static_cast<int>((x[j] - min) * id + 0.5f));
     pack_q5(q, b);
