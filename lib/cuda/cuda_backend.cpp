@@ -279,9 +279,15 @@ Status CudaBackend::graph_compute_async(const Graph& graph) {
     ctx.errors = kernel_errors_.record();
     ctx.tf32 = settings_.tf32;
     switch (graph_replay_.decide(replay_key(graph, ctx))) {
-        case GraphLaunch::Replay:
+        case GraphLaunch::Replay: {
+            const size_t first_slot = kernel_errors_.slots();
             kernel_errors_.add_slots(replayed_slots_);
-            return replayed_.launch(stream_.get());
+            if (replayed_.launch(stream_.get()).is_ok()) return Status::ok();
+            // Nothing was queued: the same launches one by one, and this graph is not replayed again.
+            graph_replay_.capture_failed();
+            kernel_errors_.truncate(first_slot);
+            break;
+        }
         case GraphLaunch::Capture:
             return capture_and_launch(graph, ctx);
         case GraphLaunch::Nodes:

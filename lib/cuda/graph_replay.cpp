@@ -45,6 +45,7 @@ void GraphReplayPolicy::captured() {
 }
 
 void GraphReplayPolicy::capture_failed() {
+    if (replayed_ == last_) replayed_ = GraphKey{};
     failed_ = last_;
     if (++failures_ >= kMaxCaptureFailures) enabled_ = false;
 }

@@ -50,7 +50,8 @@ public:
     explicit GraphReplayPolicy(bool enabled) : enabled_(enabled) {}
 
     GraphLaunch decide(GraphKey key);
-    // The outcome of the capture decide() asked for last.
+    // The outcome of the capture decide() asked for last; capture_failed() also after a replay that
+    // could not be launched (that graph is then launched node by node).
     void captured();
     void capture_failed();
 

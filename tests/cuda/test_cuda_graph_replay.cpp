@@ -117,6 +117,18 @@ TEST(CudaGraphReplay, FailedCapturesFallBackAndFinallyTurnCapturingOff) {
     EXPECT_EQ(p.failures(), GraphReplayPolicy::kMaxCaptureFailures);
 }
 
+TEST(CudaGraphReplay, AReplayThatCannotLaunchIsNotTriedAgain) {
+    GraphReplayPolicy p(true);
+    EXPECT_EQ(p.decide(word_key(5)), GraphLaunch::Nodes);
+    EXPECT_EQ(p.decide(word_key(5)), GraphLaunch::Capture);
+    p.captured();
+    EXPECT_EQ(p.decide(word_key(5)), GraphLaunch::Replay);
+    p.capture_failed();  // the launch of the replay failed
+    EXPECT_EQ(p.decide(word_key(5)), GraphLaunch::Nodes);
+    EXPECT_EQ(p.decide(word_key(5)), GraphLaunch::Nodes);
+    EXPECT_EQ(p.failures(), 1);
+}
+
 TEST(CudaGraphReplay, DisabledOrEmptyKeysLaunchNodeByNode) {
     GraphReplayPolicy off(false);
     EXPECT_EQ(off.decide(word_key(1)), GraphLaunch::Nodes);
