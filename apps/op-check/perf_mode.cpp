@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <iostream>
+#include <optional>
 
 #include "backends.hpp"
 #include "opcheck/case_cost.hpp"
@@ -17,6 +18,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using xb::opcheck::CaseCost;
 using xb::opcheck::CaseGraph;
+using xb::opcheck::InputBytes;
 using xb::opcheck::PreparedCase;
 
 struct Timing {
@@ -60,22 +62,28 @@ Result<Timing> time_case(PreparedCase& p, double seconds) {
     return t;
 }
 
-Status measure_into(const SelectedCase& c, Backend& backend, const OpCheckOptions& o, PerfRow& row) {
+// `inputs`: the case's input bytes, made by the first backend that times it and set on the others.
+Status measure_into(const SelectedCase& c, Backend& backend, const OpCheckOptions& o,
+                    std::optional<InputBytes>& inputs, PerfRow& row) {
     XB_ASSIGN_OR_RETURN(CaseGraph graph, CaseGraph::build(*c.source));
     row.cost = xb::opcheck::case_cost(graph);
     row.unsupported = graph.unsupported_on(backend.device());
     if (!row.unsupported.empty()) return Status::ok();
-    XB_ASSIGN_OR_RETURN(auto prepared, PreparedCase::prepare(std::move(graph), backend, o.common.seed.value_or(0)));
+    if (!inputs) {
+        XB_ASSIGN_OR_RETURN(InputBytes made, xb::opcheck::input_bytes(graph, o.common.seed.value_or(0)));
+        inputs = std::move(made);
+    }
+    XB_ASSIGN_OR_RETURN(auto prepared, PreparedCase::prepare_with(std::move(graph), backend, *inputs));
     XB_ASSIGN_OR_RETURN(row.timing, time_case(*prepared, o.perf_seconds));
     return Status::ok();
 }
 
 // One case on one backend; a failure is kept in the row, so that it does not hide the other timings.
-PerfRow measure(const SelectedCase& c, Backend& backend, const OpCheckOptions& o) {
+PerfRow measure(const SelectedCase& c, Backend& backend, const OpCheckOptions& o, std::optional<InputBytes>& inputs) {
     PerfRow row;
     row.backend = backend.name();
     row.c = &c;
-    if (Status s = measure_into(c, backend, o, row); !s.is_ok()) row.error = s.to_string();
+    if (Status s = measure_into(c, backend, o, inputs, row); !s.is_ok()) row.error = s.to_string();
     return row;
 }
 
@@ -134,8 +142,9 @@ int run_perf_mode(const OpCheckOptions& o, const std::vector<SelectedCase>& case
     std::vector<PerfRow> rows;
     Progress progress("timing case", static_cast<long>(cases.size() * backends.size()));
     for (const SelectedCase& c : cases) {
+        std::optional<InputBytes> inputs;
         for (auto& backend : made->targets) {
-            rows.push_back(measure(c, *backend, o));
+            rows.push_back(measure(c, *backend, o, inputs));
             if (!rows.back().error.empty()) {
                 std::cerr << kTool << ": " << c.source->name << " on " << backend->name() << ": " << rows.back().error
                           << '\n';

@@ -127,14 +127,17 @@ constexpr int64_t kParallelConversionElements = 1 << 16;
 
 }  // namespace
 
-Status tensor_set_f32(Tensor& t, std::span<const float> values) {
+Result<std::vector<std::byte>> f32_to_tensor_bytes(const Tensor& t, std::span<const float> values) {
     if (static_cast<int64_t>(values.size()) != t.nelements() || !t.is_contiguous() || !f32_convertible(t.type)) {
         return Status(StatusCode::InvalidArgument, "tensor_set_f32: '" + t.display_name() + "' " + t.shape_string() +
                                                        " needs " + std::to_string(t.nelements()) +
                                                        " values and a contiguous float layout");
     }
-    if (t.type == DType::F32) return tensor_set(t, values.data(), 0, values.size_bytes());
     std::vector<std::byte> converted(t.nbytes());
+    if (t.type == DType::F32) {
+        std::memcpy(converted.data(), values.data(), values.size_bytes());
+        return converted;
+    }
     // Row by row, so that a quantized row whose length is not a whole number of blocks is refused.
     // The rows are quantized in parallel: a 4096 x 4096 q4_K weight takes seconds on one core.
     const size_t row_bytes = t.row_bytes();
@@ -149,6 +152,14 @@ Status tensor_set_f32(Tensor& t, std::span<const float> values) {
     if (refused.load()) {
         return Status(StatusCode::NotSupported, "tensor_set_f32: cannot convert to " + std::string(dtype_name(t.type)));
     }
+    return converted;
+}
+
+Status tensor_set_f32(Tensor& t, std::span<const float> values) {
+    if (t.type == DType::F32 && static_cast<int64_t>(values.size()) == t.nelements() && t.is_contiguous()) {
+        return tensor_set(t, values.data(), 0, values.size_bytes());  // no copy
+    }
+    XB_ASSIGN_OR_RETURN(std::vector<std::byte> converted, f32_to_tensor_bytes(t, values));
     return tensor_set(t, converted.data(), 0, converted.size());
 }
 

@@ -39,6 +39,9 @@ Status view_init(Tensor& t);
 // Writes f32 values into a tensor of any float type, converting; t must be contiguous and
 // values.size() == t.nelements().
 Status tensor_set_f32(Tensor& t, std::span<const float> values);
+// The bytes tensor_set_f32 would write: values.size() == t.nelements() f32 values stored in t's
+// type (rows quantized in parallel), for a contiguous t. t need not be allocated.
+Result<std::vector<std::byte>> f32_to_tensor_bytes(const Tensor& t, std::span<const float> values);
 // Reads every element of a float or i32 tensor (contiguous or not) as f32, in logical order.
 Result<std::vector<float>> tensor_get_f32(const Tensor& t);
 

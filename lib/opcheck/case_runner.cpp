@@ -1,6 +1,7 @@
 #include "opcheck/case_runner.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <random>
 #include <utility>
 
@@ -58,6 +59,51 @@ Status PreparedCase::compute_repeated(int times) {
     if (times == 1) return compute();
     if (repeated_.n_nodes() != times * graph_.graph().n_nodes()) repeated_ = graph_.graph().repeated(times);
     return backend_->graph_compute(repeated_);
+}
+
+Result<InputBytes> input_bytes(const CaseGraph& graph, uint64_t seed) {
+    const std::vector<InputSpec>& specs = graph.builder().inputs();
+    InputBytes bytes;
+    for (size_t i = 0; i < specs.size(); ++i) {
+        std::mt19937 rng(input_seed(graph.source().name, i, seed));  // as fill_inputs draws
+        const Tensor& t = *specs[i].tensor;
+        std::vector<std::byte> stored;
+        if (is_quantized(t.type) && !can_quantize(t.type)) {
+            stored.resize(t.nbytes());
+            fill_random_blocks(t.type, stored.data(), static_cast<int64_t>(stored.size() / type_size(t.type)), rng());
+        } else if (t.type == DType::I32 || t.type == DType::I64) {
+            const std::vector<float> values = specs[i].generate(t.ne, rng);
+            stored.resize(values.size() * type_size(t.type));
+            for (size_t k = 0; k < values.size(); ++k) {
+                if (t.type == DType::I32) {
+                    const auto v = static_cast<int32_t>(values[k]);
+                    std::memcpy(stored.data() + k * sizeof v, &v, sizeof v);
+                } else {
+                    const auto v = static_cast<int64_t>(values[k]);
+                    std::memcpy(stored.data() + k * sizeof v, &v, sizeof v);
+                }
+            }
+        } else {
+            XB_ASSIGN_OR_RETURN(stored, f32_to_tensor_bytes(t, specs[i].generate(t.ne, rng)));
+        }
+        bytes.per_input.push_back(std::move(stored));
+    }
+    return bytes;
+}
+
+Result<std::unique_ptr<PreparedCase>> PreparedCase::prepare_with(CaseGraph graph, Backend& backend,
+                                                                  const InputBytes& bytes) {
+    XB_ASSIGN_OR_RETURN(GuardedBuffer memory, GuardedBuffer::allocate(graph.ctx(), backend.default_buffer_type()));
+    std::unique_ptr<PreparedCase> p(new PreparedCase(std::move(graph), std::move(memory), backend));
+    const std::vector<InputSpec>& specs = p->graph_.builder().inputs();
+    if (specs.size() != bytes.per_input.size()) {
+        return Status(StatusCode::InvalidArgument, "prepare_with: the input bytes are another case's");
+    }
+    for (size_t i = 0; i < specs.size(); ++i) {
+        const std::vector<std::byte>& b = bytes.per_input[i];
+        XB_RETURN_IF_ERROR(tensor_set(*specs[i].tensor, b.data(), 0, b.size()));
+    }
+    return p;
 }
 
 Result<std::unique_ptr<PreparedCase>> PreparedCase::prepare(CaseGraph graph, Backend& backend, uint64_t seed) {

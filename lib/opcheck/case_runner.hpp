@@ -15,12 +15,24 @@
 
 namespace xb::opcheck {
 
+// The bytes of a case's inputs as stored (the seeded values in each input's type), made once and
+// set on any number of backends: perf mode times a case on several, and for a large case making
+// them (random values, quantizing a 4096 x 4096 weight) is most of its preparation.
+struct InputBytes {
+    std::vector<std::vector<std::byte>> per_input;  // in declaration order
+};
+// What PreparedCase::prepare stores in `graph`'s inputs for `seed`, byte for byte.
+Result<InputBytes> input_bytes(const CaseGraph& graph, uint64_t seed = 0);
+
 // A case placed on a backend with its inputs set, ready to compute, as often as wanted (perf).
 class PreparedCase {
 public:
     // Allocates `graph`'s tensors on `backend` (guarded) and fills the inputs from `seed` (see
     // input_seed). The graph must be one the backend supports (CaseGraph::unsupported_on).
     static Result<std::unique_ptr<PreparedCase>> prepare(CaseGraph graph, Backend& backend, uint64_t seed = 0);
+    // The same with the inputs set from `bytes` (input_bytes of the same case); inputs() stays
+    // empty (no reference is computed from them).
+    static Result<std::unique_ptr<PreparedCase>> prepare_with(CaseGraph graph, Backend& backend, const InputBytes& bytes);
 
     const CaseGraph& graph() const { return graph_; }
     // The inputs as stored: integers exactly, floats read back after rounding to their type.
