@@ -125,14 +125,20 @@ bool f32_convertible(DType t) { return is_float_type(t) || is_quantized(t); }
 // Below this many elements a conversion is quicker than starting the OpenMP team.
 constexpr int64_t kParallelConversionElements = 1 << 16;
 
-}  // namespace
-
-Result<std::vector<std::byte>> f32_to_tensor_bytes(const Tensor& t, std::span<const float> values) {
+// One value per element of a contiguous tensor of a type f32 converts to.
+Status check_f32_values(const Tensor& t, std::span<const float> values) {
     if (static_cast<int64_t>(values.size()) != t.nelements() || !t.is_contiguous() || !f32_convertible(t.type)) {
         return Status(StatusCode::InvalidArgument, "tensor_set_f32: '" + t.display_name() + "' " + t.shape_string() +
                                                        " needs " + std::to_string(t.nelements()) +
                                                        " values and a contiguous float layout");
     }
+    return Status::ok();
+}
+
+}  // namespace
+
+Result<std::vector<std::byte>> f32_to_tensor_bytes(const Tensor& t, std::span<const float> values) {
+    XB_RETURN_IF_ERROR(check_f32_values(t, values));
     std::vector<std::byte> converted(t.nbytes());
     if (t.type == DType::F32) {
         std::memcpy(converted.data(), values.data(), values.size_bytes());
@@ -156,7 +162,8 @@ Result<std::vector<std::byte>> f32_to_tensor_bytes(const Tensor& t, std::span<co
 }
 
 Status tensor_set_f32(Tensor& t, std::span<const float> values) {
-    if (t.type == DType::F32 && static_cast<int64_t>(values.size()) == t.nelements() && t.is_contiguous()) {
+    if (t.type == DType::F32) {
+        XB_RETURN_IF_ERROR(check_f32_values(t, values));
         return tensor_set(t, values.data(), 0, values.size_bytes());  // no copy
     }
     XB_ASSIGN_OR_RETURN(std::vector<std::byte> converted, f32_to_tensor_bytes(t, values));

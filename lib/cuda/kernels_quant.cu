@@ -105,8 +105,7 @@ Status launch_dequantize(const LaunchContext& ctx, const TensorDesc& src, const 
 }
 
 Status launch_quantize(const LaunchContext& ctx, const TensorDesc& src, const TensorDesc& dst) {
-    bool launched = false;
-    with_block_type(
+    const bool launched = with_block_type(
         dst.type,
         [&](auto tag) {
             using Block = typename decltype(tag)::type;
@@ -117,9 +116,10 @@ Status launch_quantize(const LaunchContext& ctx, const TensorDesc& src, const Te
                     quantize_kernel<Block>
                         <<<elementwise_blocks(n_blocks), kBlockSize, 0, ctx.stream>>>(src, dst, blocks_per_row, n_blocks);
                 }
-                launched = true;
+                return true;
+            } else {
+                return false;
             }
-            return true;
         },
         false);
     if (!launched) {

@@ -1,6 +1,5 @@
 #include "opcheck/case_runner.hpp"
 
-#include <algorithm>
 #include <cstring>
 #include <random>
 #include <utility>
@@ -13,32 +12,26 @@ namespace xb::opcheck {
 
 namespace {
 
+// The generated values of an index input, stored as Int.
 template <typename Int>
-Status set_integers(Tensor& t, const std::vector<float>& values) {
-    std::vector<Int> ints(values.size());
-    std::transform(values.begin(), values.end(), ints.begin(), [](float v) { return static_cast<Int>(v); });
-    return tensor_set(t, ints.data(), 0, ints.size() * sizeof(Int));
-}
-
-// Writes `values` into the input and returns what the reference sees: integers as generated,
-// floats as read back after being stored in the tensor's type.
-Result<RefArray> store_input(Tensor& t, const std::vector<float>& values) {
-    const Shape ne = t.ne;
-    if (t.type == DType::I32 || t.type == DType::I64) {
-        XB_RETURN_IF_ERROR(t.type == DType::I32 ? set_integers<int32_t>(t, values) : set_integers<int64_t>(t, values));
-        return RefArray(ne, std::vector<double>(values.begin(), values.end()));
+std::vector<std::byte> integer_bytes(const std::vector<float>& values) {
+    std::vector<std::byte> bytes(values.size() * sizeof(Int));
+    for (size_t k = 0; k < values.size(); ++k) {
+        const auto v = static_cast<Int>(values[k]);
+        std::memcpy(bytes.data() + k * sizeof v, &v, sizeof v);
     }
-    XB_RETURN_IF_ERROR(tensor_set_f32(t, values));
-    XB_ASSIGN_OR_RETURN(std::vector<float> stored, tensor_get_f32(t));
-    return RefArray(ne, std::vector<double>(stored.begin(), stored.end()));
+    return bytes;
 }
 
-// Random valid blocks of a read-only format, and what the reference sees (their dequantized values).
-Result<RefArray> store_random_blocks(Tensor& t, uint64_t seed) {
-    std::vector<std::byte> blocks(t.nbytes());
-    fill_random_blocks(t.type, blocks.data(), static_cast<int64_t>(blocks.size() / type_size(t.type)), seed);
-    XB_RETURN_IF_ERROR(tensor_set(t, blocks.data(), 0, blocks.size()));
-    XB_ASSIGN_OR_RETURN(std::vector<float> stored, tensor_get_f32(t));
+// What the reference sees of a stored input: integers as stored, floats (and the values of
+// quantized blocks) as read back in f32.
+Result<RefArray> stored_values(const Tensor& t) {
+    if (t.type == DType::I64) {
+        std::vector<int64_t> ints(static_cast<size_t>(t.nelements()));
+        XB_RETURN_IF_ERROR(tensor_get(t, ints.data(), 0, ints.size() * sizeof(int64_t)));
+        return RefArray(t.ne, std::vector<double>(ints.begin(), ints.end()));
+    }
+    XB_ASSIGN_OR_RETURN(std::vector<float> stored, tensor_get_f32(t));  // i32 exactly too
     return RefArray(t.ne, std::vector<double>(stored.begin(), stored.end()));
 }
 
@@ -65,24 +58,17 @@ Result<InputBytes> input_bytes(const CaseGraph& graph, uint64_t seed) {
     const std::vector<InputSpec>& specs = graph.builder().inputs();
     InputBytes bytes;
     for (size_t i = 0; i < specs.size(); ++i) {
-        std::mt19937 rng(input_seed(graph.source().name, i, seed));  // as fill_inputs draws
+        std::mt19937 rng(input_seed(graph.source().name, i, seed));
         const Tensor& t = *specs[i].tensor;
         std::vector<std::byte> stored;
         if (is_quantized(t.type) && !can_quantize(t.type)) {
+            // A read-only format (iq1/iq2/iq3, nvfp4): random valid blocks stand for the values.
             stored.resize(t.nbytes());
             fill_random_blocks(t.type, stored.data(), static_cast<int64_t>(stored.size() / type_size(t.type)), rng());
-        } else if (t.type == DType::I32 || t.type == DType::I64) {
-            const std::vector<float> values = specs[i].generate(t.ne, rng);
-            stored.resize(values.size() * type_size(t.type));
-            for (size_t k = 0; k < values.size(); ++k) {
-                if (t.type == DType::I32) {
-                    const auto v = static_cast<int32_t>(values[k]);
-                    std::memcpy(stored.data() + k * sizeof v, &v, sizeof v);
-                } else {
-                    const auto v = static_cast<int64_t>(values[k]);
-                    std::memcpy(stored.data() + k * sizeof v, &v, sizeof v);
-                }
-            }
+        } else if (t.type == DType::I32) {
+            stored = integer_bytes<int32_t>(specs[i].generate(t.ne, rng));
+        } else if (t.type == DType::I64) {
+            stored = integer_bytes<int64_t>(specs[i].generate(t.ne, rng));
         } else {
             XB_ASSIGN_OR_RETURN(stored, f32_to_tensor_bytes(t, specs[i].generate(t.ne, rng)));
         }
@@ -107,28 +93,13 @@ Result<std::unique_ptr<PreparedCase>> PreparedCase::prepare_with(CaseGraph graph
 }
 
 Result<std::unique_ptr<PreparedCase>> PreparedCase::prepare(CaseGraph graph, Backend& backend, uint64_t seed) {
-    XB_ASSIGN_OR_RETURN(GuardedBuffer memory, GuardedBuffer::allocate(graph.ctx(), backend.default_buffer_type()));
-    std::unique_ptr<PreparedCase> p(new PreparedCase(std::move(graph), std::move(memory), backend));
-    XB_RETURN_IF_ERROR(p->fill_inputs(seed));
-    return p;
-}
-
-Status PreparedCase::fill_inputs(uint64_t seed) {
-    const std::vector<InputSpec>& specs = graph_.builder().inputs();
-    inputs_.clear();
-    for (size_t i = 0; i < specs.size(); ++i) {
-        std::mt19937 rng(input_seed(graph_.source().name, i, seed));
-        Tensor& t = *specs[i].tensor;
-        if (is_quantized(t.type) && !can_quantize(t.type)) {
-            // A read-only format (iq1/iq2/iq3, nvfp4): random valid blocks stand for the values.
-            XB_ASSIGN_OR_RETURN(RefArray stored, store_random_blocks(t, rng()));
-            inputs_.push_back(std::move(stored));
-            continue;
-        }
-        XB_ASSIGN_OR_RETURN(RefArray stored, store_input(t, specs[i].generate(t.ne, rng)));
-        inputs_.push_back(std::move(stored));
+    XB_ASSIGN_OR_RETURN(InputBytes bytes, input_bytes(graph, seed));
+    XB_ASSIGN_OR_RETURN(std::unique_ptr<PreparedCase> p, prepare_with(std::move(graph), backend, bytes));
+    for (const InputSpec& spec : p->graph_.builder().inputs()) {
+        XB_ASSIGN_OR_RETURN(RefArray stored, stored_values(*spec.tensor));
+        p->inputs_.push_back(std::move(stored));
     }
-    return Status::ok();
+    return p;
 }
 
 Result<RefArray> PreparedCase::output() const {

@@ -21,7 +21,8 @@ namespace xb::opcheck {
 struct InputBytes {
     std::vector<std::vector<std::byte>> per_input;  // in declaration order
 };
-// What PreparedCase::prepare stores in `graph`'s inputs for `seed`, byte for byte.
+// The seeded values of `graph`'s inputs (see input_seed) in their types: what
+// PreparedCase::prepare stores.
 Result<InputBytes> input_bytes(const CaseGraph& graph, uint64_t seed = 0);
 
 // A case placed on a backend with its inputs set, ready to compute, as often as wanted (perf).
@@ -48,7 +49,6 @@ public:
 
 private:
     PreparedCase(CaseGraph graph, GuardedBuffer memory, Backend& backend);
-    Status fill_inputs(uint64_t seed);
 
     CaseGraph graph_;        // declared first: its tensors point into memory_, which goes first
     Graph repeated_;         // graph_'s nodes repeated (compute_repeated), built on first use
