@@ -16,7 +16,7 @@ if ! "$bin" --list-devices | grep -q "^CUDA0"; then expect_in default-labelled "
 check fault 1 "$bin" -c "$configs/default.json" -b CPU,SIM0 -P SIM0:fault_node=11 --stop-at-first
 expect_in fault-node "$tmp/err" "first divergent node: #11"
 check fault-json 1 "$bin" -c "$configs/default.json" -b CPU,SIM0 -P SIM0:fault_node=11 --format json -o "$tmp/f.json"
-python3 -c "
+"$python" -c "
 import json; r = json.load(open('$tmp/f.json'))
 assert r['backends'] == ['CPU', 'SIM0'] and r['first_divergent'] == 11
 m = r['meta']
@@ -36,7 +36,7 @@ for k in ('index', 'name', 'op', 'shape', 'type', 'nmse', 'max_abs', 'cos', 'ok'
 check isolate 1 "$bin" -c "$configs/default.json" -b CPU,SIM0 -P SIM0:fault_node=11 --isolate --format json -o "$tmp/iso.json"
 expect_in isolate-summary "$tmp/err" "1 out of tolerance (1 introduced, 0 inherited)"
 expect_in isolate-worst "$tmp/err" "worst element"
-python3 -c "
+"$python" -c "
 import json
 iso = json.load(open('$tmp/iso.json')); prop = json.load(open('$tmp/f.json'))
 assert iso['mode'] == 'isolated' and prop['mode'] == 'propagated'
@@ -100,7 +100,7 @@ check carried-f32-margin 0 "$bin" -c "$configs/default.json" -b CPU,SIM0 -P SIM0
   --e2e-margin 1e7 -o /dev/null
 # The same small difference carried into a node that also computes wrong (a second small fault,
 # on a rope after it): that node introduces error, though its input differed already.
-rope=$(python3 -c "
+rope=$("$python" -c "
 import json; r = json.load(open('$tmp/carried.json'))
 print([n['name'] for n in r['nodes'] if n['op'] == 'rope' and not n['ok']][0])")
 check carried-and-made 1 "$bin" -c "$quant" -b CPU,SIM0 -P "SIM0:fault_node=9+$rope,fault_size=0.001" \
@@ -134,12 +134,12 @@ check fault-size-bad 2 "$bin" -c "$configs/default.json" -b CPU,SIM0 -P SIM0:fau
 expect_in fault-size-bad-msg "$tmp/err" "fault_size"
 # A fault that names a node works like its index; one that names nothing, or a view (never
 # computed), would inject nothing and pass: it is an error.
-name11=$(python3 -c "import json; print([n['name'] for n in json.load(open('$tmp/f.json'))['nodes'] if n['index'] == 11][0])")
+name11=$("$python" -c "import json; print([n['name'] for n in json.load(open('$tmp/f.json'))['nodes'] if n['index'] == 11][0])")
 check fault-by-name 1 "$bin" -c "$configs/default.json" -b CPU,SIM0 -P "SIM0:fault_node=$name11" --stop-at-first
 expect_in fault-by-name-node "$tmp/err" "first divergent node: #11"
 check fault-bad-name 2 "$bin" -c "$configs/default.json" -b CPU,SIM0 -P SIM0:fault_node=no_such_node
 expect_in fault-bad-name-msg "$tmp/err" "unknown node 'no_such_node'"
-view=$(python3 -c "
+view=$("$python" -c "
 import json; seen = {n['index'] for n in json.load(open('$tmp/f.json'))['nodes']}
 print(min(i for i in range(max(seen)) if i not in seen))")
 check fault-view 2 "$bin" -c "$configs/default.json" -b CPU,SIM0 -P "SIM0:fault_node=$view"
@@ -150,7 +150,7 @@ check fault-past-end 2 "$bin" -c "$configs/default.json" -b CPU,SIM0 -P SIM0:fau
 # a node the target does not compute.
 check fault-other-device 2 "$bin" -c "$configs/default.json" -b CPU,SIM0 -P SIM1:fault_node=11
 expect_in fault-other-device-msg "$tmp/err" "SIM1 takes no part in this comparison (CPU against SIM0)"
-rope_index=$(python3 -c "import json; print([n['index'] for n in json.load(open('$tmp/f.json'))['nodes'] if n['op'] == 'rope'][0])")
+rope_index=$("$python" -c "import json; print([n['index'] for n in json.load(open('$tmp/f.json'))['nodes'] if n['op'] == 'rope'][0])")
 check fault-unsupported 2 "$bin" -c "$configs/default.json" -b CPU,SIM0 -P "SIM0:unsupported=rope,fault_node=$rope_index"
 expect_in fault-unsupported-msg "$tmp/err" "was not computed (SIM0 does not support rope), so the fault injected nothing"
 check fault-diff 2 "$bin" -c "$configs/default.json" --diff a.gguf b.gguf -P SIM0:fault_node=11
@@ -168,7 +168,7 @@ expect_in help-view-msg "$tmp/err" "is a view (reshape)"
 # (a matplotlib that fails to import stands in for a machine without it), checked before anything
 # is computed.
 plot_script="$configs/../scripts/compare_plot.py"
-if /usr/bin/python3 -c "import matplotlib" 2>/dev/null; then
+if "$python" -c "import matplotlib" 2>/dev/null; then
   check plot 1 "$bin" -c "$configs/default.json" -b CPU,SIM0 -P SIM0:fault_node=11 --plot "$tmp/v.png" -o /dev/null
   expect_in plot-said "$tmp/err" "wrote $tmp/v.png"
   py "
@@ -177,10 +177,10 @@ assert d[:8] == b'\\x89PNG\\r\\n\\x1a\\n' and len(d) > 10000, len(d)" plot-png
   check plot-svg 0 "$bin" -c "$configs/default.json" -b CPU,SIM0 --plot "$tmp/v.svg" -o /dev/null
   expect_in plot-svg-file "$tmp/v.svg" "<svg"
   # The script alone, on a saved report.
-  check plot-script 0 /usr/bin/python3 "$plot_script" "$tmp/f.json" "$tmp/f.png" --title "node 11"
+  check plot-script 0 "$python" "$plot_script" "$tmp/f.json" "$tmp/f.png" --title "node 11"
   py "import os; assert os.path.getsize('$tmp/f.png') > 10000" plot-script-png
 else
-  echo "note: matplotlib is not installed for /usr/bin/python3; the PNG checks of --plot are skipped"
+  echo "note: matplotlib is not installed for $python; the PNG checks of --plot are skipped"
 fi
 mkdir -p "$tmp/nompl/matplotlib"
 echo 'raise ImportError("matplotlib stands absent for this test")' >"$tmp/nompl/matplotlib/__init__.py"
@@ -188,13 +188,13 @@ check plot-no-matplotlib 2 env PYTHONPATH="$tmp/nompl" "$bin" -c "$configs/defau
 expect_in plot-no-matplotlib-msg "$tmp/err" "backend-compare: --plot needs matplotlib"
 py "assert len(open('$tmp/err').read().splitlines()) == 1, open('$tmp/err').read()" plot-no-matplotlib-one-line
 py "import os; assert not os.path.exists('$tmp/n.png')" plot-no-matplotlib-no-file
-check plot-script-no-matplotlib 3 env PYTHONPATH="$tmp/nompl" /usr/bin/python3 "$plot_script" "$tmp/f.json" "$tmp/n.png"
+check plot-script-no-matplotlib 3 env PYTHONPATH="$tmp/nompl" "$python" "$plot_script" "$tmp/f.json" "$tmp/n.png"
 expect_in plot-script-no-matplotlib-msg "$tmp/err" "compare_plot: needs matplotlib (Debian: apt-get install python3-matplotlib)"
 check plot-bad-suffix 2 "$bin" -c "$configs/default.json" --plot "$tmp/v.jpg"
 expect_in plot-bad-suffix-msg "$tmp/err" "must end in .png or .svg"
 
 check unsupported 0 "$bin" -c "$configs/default.json" -b CPU,SIM0 -P SIM0:unsupported=rope --format json -o "$tmp/r.json"
-python3 -c "import json,sys; r=json.load(open('$tmp/r.json')); sys.exit(0 if r['skipped']==4==sum('skipped' in n for n in r['nodes']) and r['first_divergent'] is None else 1)" \
+"$python" -c "import json,sys; r=json.load(open('$tmp/r.json')); sys.exit(0 if r['skipped']==4==sum('skipped' in n for n in r['nodes']) and r['first_divergent'] is None else 1)" \
   || { echo "FAIL unsupported: expected 4 skipped rope nodes"; failures=$((failures + 1)); }
 
 # Results saved on one machine are checked later against another backend's run.
@@ -212,7 +212,7 @@ check load-missing 2 "$bin" -c "$configs/default.json" --load-reference "$tmp/no
 # introduced, the good one against itself passes, another config's file is refused.
 check diff-faulty 1 "$bin" -c "$configs/default.json" --diff "$tmp/sim.gguf" "$tmp/bad.gguf" --format json -o "$tmp/d.json"
 expect_in diff-faulty-says "$tmp/err" "both saved (nothing computed)"
-python3 -c "
+"$python" -c "
 import json; r = json.load(open('$tmp/d.json'))
 assert r['mode'] == 'saved' and r['first_divergent'] == 11 and r['introduced'] == 1, r['first_divergent_node']" \
   || { echo "FAIL diff-faulty: node 11 introduced"; failures=$((failures + 1)); }
@@ -224,7 +224,7 @@ check diff-missing 2 "$bin" -c "$configs/default.json" --diff "$tmp/sim.gguf" "$
 check tolerance 1 "$bin" -c "$configs/default.json" -b CPU,SIM0 -P SIM0:fault_node=11 --tol mul_mat=1e-30 --tol default=1e-30
 # A node that quantizes is held to its format's rounding error (q4_K: 5e-3), the rest to their op's.
 check quantizing 0 "$bin" -c "$(dirname "$0")/../data/quantize_roundtrip.json" -b CPU,SIM0 --format json -o "$tmp/q.json"
-python3 -c "
+"$python" -c "
 import json; r = json.load(open('$tmp/q.json')); tol = {n['name']: n['tolerance'] for n in r['nodes']}
 assert tol == {'q': 5e-3, 'back': 1e-7}, tol" \
   || { echo "FAIL quantizing: tolerances by type"; failures=$((failures + 1)); }

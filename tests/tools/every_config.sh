@@ -37,7 +37,7 @@ done
 
 # The row split of the split config, and a fault on its second device: --placed finds the node.
 split="$configs/llama-decoder-split.json"
-python3 -c "
+"$python" -c "
 import json; c = json.load(open('$split')); c['placement']['split']['mode'] = 'row'
 json.dump(c, open('$tmp/rows.json', 'w'))"
 split_map=(--map CUDA0=SIM0 --map CUDA1=SIM1)

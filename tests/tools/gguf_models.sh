@@ -96,7 +96,7 @@ done
 # a refused file gets one line of at most 1,000 characters naming the file and holding the text the
 # manifest gives, with no control character (a newline or escape sequence in a name is shown
 # escaped); warnings (a busy machine) aside.
-python3 - "$compare" "$run" "$profile" "$models/hostile" <<'PY' || failures=$((failures + 1))
+"$python" - "$compare" "$run" "$profile" "$models/hostile" <<'PY' || failures=$((failures + 1))
 import json, subprocess, sys
 compare, run, profile, folder = sys.argv[1:]
 tools = {"backend-compare": compare, "graph-run": run, "sched-profile": profile}

@@ -95,7 +95,7 @@ check compare-one-file 2 "$run" --compare "$tmp/run.json"
 check save-weights 0 "$run" -c "$configs/default.json" --seed 7 -r 1 --save-weights "$tmp/w.gguf" --save-outputs "$tmp/o7"
 check save-weights-info 0 "$run" -c "$tmp/w.gguf" --info
 expect_in save-weights-arch "$tmp/out" "xbackend"
-python3 -c "
+"$python" -c "
 import json; c = json.load(open('$configs/default.json'))
 c['defaults'] = {'init': {'kind': 'gguf', 'file': '$tmp/w.gguf'}}
 json.dump(c, open('$tmp/from_weights.json', 'w'))"
@@ -209,7 +209,7 @@ grep -q "digraph" "$tmp/g.dot" && grep -q 'c[0-9]* \[label="CPU#.*dashed' "$tmp/
   { echo "FAIL dot"; cat "$tmp/g.dot"; failures=$((failures + 1)); }
 # A 32-layer model half offloaded: the split level (the default) is a box per split, the layer
 # level a box per layer; both render to a picture of readable size.
-python3 -c "
+"$python" -c "
 import json; c = json.load(open('$configs/llama-decoder-offload.json'))
 c['graph']['params'].update(n_layers=32, n_embd=64, n_head=4, n_ff=128, n_vocab=256, n_tokens=4)
 c['placement']['offload_layers'] = 16

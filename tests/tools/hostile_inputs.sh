@@ -12,7 +12,7 @@ source "$(dirname "$0")/check_lib.sh"
 # hostile NAME FILE: graph-run on FILE gives exit 2 and one line; prints the seconds and peak RSS.
 hostile() {
   local name=$1 file=$2
-  python3 - "$run" "$file" "$tmp/out" "$tmp/err" <<'PY' >"$tmp/measure" 2>&1
+  "$python" - "$run" "$file" "$tmp/out" "$tmp/err" <<'PY' >"$tmp/measure" 2>&1
 import resource, subprocess, sys, time
 run, file, out, err = sys.argv[1:]
 start = time.monotonic()
@@ -40,21 +40,21 @@ config() {  # config NAME JSON
 config huge-shape '{"tensors": {"x": {"shape": [2147483648, 2147483648], "role": "input"}}, "graph": [{"name": "y", "op": "sqr", "args": ["x"]}]}'
 config view-stride '{"tensors": {"x": {"shape": [4]}}, "graph": [{"name": "y", "op": "view", "args": ["x"], "params": {"shape": [2, 2], "strides": [9007199254740992, 16, 16]}}]}'
 config reshape-wraps '{"tensors": {"x": {"shape": [4]}}, "graph": [{"name": "y", "op": "reshape", "args": ["x"], "params": {"shape": [4294967296, 4294967296, 4294967296, 4]}}]}'
-deep_minus=$(python3 -c "print('-' * 20000 + 'n')")
+deep_minus=$("$python" -c "print('-' * 20000 + 'n')")
 config deep-minus "{\"params\": {\"n\": 2, \"m\": \"$deep_minus\"}, \"tensors\": {\"x\": {\"shape\": [2], \"role\": \"input\"}}, \"graph\": [{\"name\": \"y\", \"op\": \"sqr\", \"args\": [\"x\"]}]}"
-deep_parens=$(python3 -c "print('(' * 20000 + 'n' + ')' * 20000)")
+deep_parens=$("$python" -c "print('(' * 20000 + 'n' + ')' * 20000)")
 config deep-parens "{\"params\": {\"n\": 2, \"m\": \"$deep_parens\"}, \"tensors\": {\"x\": {\"shape\": [2], \"role\": \"input\"}}, \"graph\": [{\"name\": \"y\", \"op\": \"sqr\", \"args\": [\"x\"]}]}"
 # Deep but short enough to be parsed: the nesting limit, not the length limit, stops it.
-deep_short=$(python3 -c "print('(' * 2000 + 'n' + ')' * 2000)")
+deep_short=$("$python" -c "print('(' * 2000 + 'n' + ')' * 2000)")
 config deep-parens-short "{\"params\": {\"n\": 2, \"m\": \"$deep_short\"}, \"tensors\": {\"x\": {\"shape\": [2], \"role\": \"input\"}}, \"graph\": [{\"name\": \"y\", \"op\": \"sqr\", \"args\": [\"x\"]}]}"
 config mlp-layers '{"graph": {"model": "mlp", "params": {"n_layers": 2147483647, "n_embd": 8, "n_hidden": 8, "n_batch": 2}}}'
-long_name=$(python3 -c "print('q' * 20000)")
+long_name=$("$python" -c "print('q' * 20000)")
 config long-unknown-op "{\"tensors\": {\"x\": {\"shape\": [2], \"role\": \"input\"}}, \"graph\": [{\"name\": \"y\", \"op\": \"$long_name\", \"args\": [\"x\"]}]}"
 config long-unknown-name "{\"tensors\": {\"x\": {\"shape\": [2], \"role\": \"input\"}}, \"graph\": [{\"name\": \"y\", \"op\": \"sqr\", \"args\": [\"$long_name\"]}]}"
 
 # GGUF images written byte by byte (GGUF v3): an f32 tensor of [2^31, 2^31] in 128 bytes, and one
 # metadata array of 40M u8 elements.
-python3 - "$tmp" <<'PY'
+"$python" - "$tmp" <<'PY'
 import struct, sys
 d = sys.argv[1]
 def string(s): return struct.pack("<Q", len(s)) + s.encode()

@@ -133,7 +133,7 @@ fi
 
 # --- Names as long as a file or a command line can make them, and with control characters: one
 # line of at most 1,000 characters, the name cut with "...", the reason kept at the end.
-long=$(python3 -c "print('D' * 100000)")
+long=$("$python" -c "print('D' * 100000)")
 short() {  # short NAME: the last command's stderr is at most 1,000 characters and its newline
   local n
   n=$(wc -c <"$tmp/err")
