@@ -92,11 +92,12 @@ __global__ void repeat_kernel(TensorDesc src, TensorDesc dst, int64_t n) {
     }
 }
 
-__global__ void concat_kernel(TensorDesc a, TensorDesc b, TensorDesc dst, int dim, int64_t n) {
+// a_extent: a's size along `dim` (read on the host, as a.ne[dim] here would put `a` in local memory).
+__global__ void concat_kernel(TensorDesc a, TensorDesc b, TensorDesc dst, int dim, int64_t a_extent, int64_t n) {
     for (int64_t f = thread_index(); f < n; f += thread_count()) {
         const Index4 i = unravel(dst, f);
-        const bool from_a = i.i[dim] < a.ne[dim];
-        const char* src = from_a ? element_address(a, i) : element_address(b, with_dim(i, dim, i.i[dim] - a.ne[dim]));
+        const int64_t along = at_dim(i, dim);
+        const char* src = along < a_extent ? element_address(a, i) : element_address(b, with_dim(i, dim, along - a_extent));
         copy_element(dst.type, src, dst.type, element_address(dst, i));
     }
 }
@@ -200,8 +201,9 @@ Status launch_repeat(const LaunchContext& ctx, const Tensor& dst) {
 
 Status launch_concat(const LaunchContext& ctx, const Tensor& dst) {
     const int64_t n = dst.nelements();
+    const int dim = ConcatParams::load(dst).dim;
     concat_kernel<<<elementwise_blocks(n), kBlockSize, 0, ctx.stream>>>(describe(*dst.src[0]), describe(*dst.src[1]),
-                                                                        describe(dst), ConcatParams::load(dst).dim, n);
+                                                                        describe(dst), dim, dst.src[0]->ne[dim], n);
     XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
     return Status::ok();
 }

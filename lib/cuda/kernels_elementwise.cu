@@ -177,12 +177,12 @@ __global__ void __launch_bounds__(kBlockSize, kMapBlocksPerSm<kWidth>)
     }
 }
 
-// dst = act(x) * g (fast_glu_f32; alpha and limit are swiglu_oai's). Split form: x from `a`, g from `g` (same shapes). Fused form (`g` unused): x
-// and g are the halves of a's rows, at act_offset and gate_offset along dim 0.
-__global__ void glu_kernel(TensorDesc a, TensorDesc g, TensorDesc dst, GluOp op, float alpha, float limit, bool split,
+// dst = act(x) * g (fast_glu_f32; alpha and limit are swiglu_oai's): x from `a` at act_offset along
+// dim 0, g from `gate` at gate_offset. Split form: two tensors of dst's shape, offsets 0. Fused form:
+// `gate` is `a`, and the offsets pick the halves of its rows. (The launcher picks `gate`: a reference
+// chosen here between two parameters would put both in local memory, 160 bytes a thread.)
+__global__ void glu_kernel(TensorDesc a, TensorDesc gate, TensorDesc dst, GluOp op, float alpha, float limit,
                            int64_t act_offset, int64_t gate_offset, SegmentGrid grid, bool paired) {
-    const TensorDesc& gate = split ? g : a;
-    if (split) act_offset = gate_offset = 0;
     for (int64_t s = blockIdx.x; s < grid.count; s += gridDim.x) {
         const RowSegment seg = row_segment(dst, grid, s);
         const char* x_row = element_address(a, seg.row);
@@ -294,15 +294,16 @@ Status launch_glu(const LaunchContext& ctx, const Tensor& dst) {
     const GluParams params = GluParams::load(dst);
     const bool swapped = !split && params.swapped;
     const int64_t half = dst.ne[0];
-    const TensorDesc gate = split ? describe(*dst.src[1]) : TensorDesc{};
     const TensorDesc a = describe(*dst.src[0]);
+    const TensorDesc gate = split ? describe(*dst.src[1]) : a;
     const TensorDesc d = describe(dst);
     // Fused rows: a's halves start at 0 and ne[0] (even when dst is pairable), so a pairable a
     // pairs both.
-    const bool paired = pairable(a) && pairable(d) && (!split || pairable(gate));
+    const bool paired = pairable(a) && pairable(gate) && pairable(d);
+    const int64_t act_offset = swapped ? half : 0;
+    const int64_t gate_offset = split || swapped ? 0 : half;
     glu_kernel<<<segment_blocks(grid), kBlockSize, 0, ctx.stream>>>(a, gate, d, params.op, params.alpha, params.limit,
-                                                                    split, swapped ? half : 0, swapped ? 0 : half,
-                                                                    grid, paired);
+                                                                    act_offset, gate_offset, grid, paired);
     XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
     return Status::ok();
 }

@@ -79,9 +79,25 @@ XB_HD Index4 wrap(const TensorDesc& t, const Index4& idx) {
     return w;
 }
 
+// `dim` may be a kernel's runtime value: a switch keeps the coordinates in registers, where
+// idx.i[dim] would move the whole array to local memory.
 XB_HD Index4 with_dim(Index4 idx, int dim, int64_t value) {
-    idx.i[dim] = value;
+    switch (dim) {
+        case 0: idx.i[0] = value; break;
+        case 1: idx.i[1] = value; break;
+        case 2: idx.i[2] = value; break;
+        default: idx.i[3] = value; break;
+    }
     return idx;
+}
+
+XB_HD int64_t at_dim(const Index4& idx, int dim) {
+    switch (dim) {
+        case 0: return idx.i[0];
+        case 1: return idx.i[1];
+        case 2: return idx.i[2];
+        default: return idx.i[3];
+    }
 }
 
 // --- host side ---------------------------------------------------------------------------------

@@ -288,7 +288,13 @@ TEST(CudaTensorDesc, RowStartsWrapAndElementSizes) {
     EXPECT_EQ(w.i[1], 2);
     EXPECT_EQ(w.i[2], 1);
     EXPECT_EQ(w.i[3], 0);
-    EXPECT_EQ(with_dim(w, 1, 7).i[1], 7);
+    // with_dim and at_dim (a runtime dimension, as concat's) touch that coordinate alone.
+    const Index4 c{{10, 11, 12, 13}};
+    for (int dim = 0; dim < kMaxDims; ++dim) {
+        EXPECT_EQ(at_dim(c, dim), 10 + dim);
+        const Index4 set = with_dim(c, dim, -1);
+        for (int k = 0; k < kMaxDims; ++k) EXPECT_EQ(set.i[k], k == dim ? -1 : 10 + k) << dim << " " << k;
+    }
     for (int t = 0; t < kDTypeCount; ++t) {
         const auto type = static_cast<DType>(t);
         // Quantized types have no per-element size: their kernels address whole blocks.
