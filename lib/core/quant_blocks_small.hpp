@@ -53,11 +53,14 @@ XB_HD int ternary_digit(uint8_t byte, int power_of_3) {
     return (static_cast<int>(shifted) * 3) >> 8;
 }
 
+// 3^j for j = 0..4, one byte each of a constant: a register shift on the GPU, where a table indexed
+// by a runtime j would sit in local memory.
+XB_HD int pow3_upto_81(int j) { return static_cast<int>((0x511B090301ull >> (8 * j)) & 0xFF); }
+
 XB_HD int tq_value(const BlockTQ1_0& b, int e) {
-    constexpr int kPow3[5] = {1, 3, 9, 27, 81};
-    if (e < 160) return ternary_digit(b.qs[e % 32], kPow3[e / 32]) - 1;
-    if (e < 240) return ternary_digit(b.qs[32 + (e - 160) % 16], kPow3[(e - 160) / 16]) - 1;
-    return ternary_digit(b.qh[(e - 240) % 4], kPow3[(e - 240) / 4]) - 1;
+    if (e < 160) return ternary_digit(b.qs[e % 32], pow3_upto_81(e / 32)) - 1;
+    if (e < 240) return ternary_digit(b.qs[32 + (e - 160) % 16], pow3_upto_81((e - 160) / 16)) - 1;
+    return ternary_digit(b.qh[(e - 240) % 4], pow3_upto_81((e - 240) / 4)) - 1;
 }
 XB_HD int tq_value(const BlockTQ2_0& b, int e) {
     return k_low_2bits(b.qs, e) - 1;

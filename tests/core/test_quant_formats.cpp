@@ -60,6 +60,17 @@ void expect_grid(const GgufReader& reader, const char* type, const T (&table)[N]
     }
 }
 
+TEST(TernaryDigits, PowersOfThreeAndEveryDigitOfEveryByte) {
+    int power = 1;
+    for (int j = 0; j < 5; ++j, power *= 3) EXPECT_EQ(xb::pow3_upto_81(j), power) << j;
+    // A byte holding digits t_0..t_4 as ceil(sum t_i 3^(4-i) * 256 / 243) gives back digit j.
+    for (int code = 0; code < 243; ++code) {
+        const auto byte = static_cast<uint8_t>((code * 256 + 242) / 243);
+        int rest = code;
+        for (int j = 4; j >= 0; --j, rest /= 3) EXPECT_EQ(xb::ternary_digit(byte, xb::pow3_upto_81(j)), rest % 3) << code << " " << j;
+    }
+}
+
 TEST(IqTables, CodebooksAndSignsAreTheGgufPackages) {
     auto reader = GgufReader::open(config::testing::data_path("quant/iq_grids.gguf"));
     ASSERT_TRUE(reader.is_ok()) << reader.status().to_string();
