@@ -19,6 +19,18 @@ namespace xb {
 inline constexpr int kQK = 32;    // elements of a legacy block
 inline constexpr int kQKK = 256;  // elements of a k-quant super-block
 
+// Bytes p[0] and p[1] as one little-endian word, p 2-aligned (inside a block with a 16-bit member,
+// at an even offset): one 16-bit load on the device; memcpy, also one load, on the host.
+XB_HD unsigned load_le16(const uint8_t* p) {
+#if defined(__CUDA_ARCH__)
+    return *reinterpret_cast<const uint16_t*>(p);
+#else
+    uint16_t v;
+    __builtin_memcpy(&v, p, sizeof v);
+    return v;
+#endif
+}
+
 // x = d * (q - 8); q's low nibbles are elements 0..15, high nibbles 16..31.
 struct BlockQ4_0 {
     uint16_t d;
