@@ -4,6 +4,7 @@
 
 #include "core/ops.hpp"
 #include "core/quant.hpp"
+#include "cuda/expert_products.hpp"
 #include "cuda/gemm_plan.hpp"
 #include "cuda/launch_config.hpp"
 #include "cuda/quant_products.hpp"
@@ -177,6 +178,9 @@ size_t node_scratch_bytes(const Tensor& node) {
             // cos and sin of every rotated pair at each token's position.
             return align_scratch(static_cast<size_t>(node.ne[2]) * static_cast<size_t>(RopeParams::load(node).n_dims) *
                                  sizeof(float));
+        case Op::MulMatId:
+            // The pairs grouped by expert, for the tile path (expert_products.hpp).
+            return plan_expert_product(node).scratch_bytes;
         case Op::FlashAttnExt:
             // Partial results of the key splits (launch_config.hpp).
             return align_scratch(plan_flash(flash_shape(node)).partial_bytes);

@@ -14,6 +14,7 @@
 
 #include "core/status.hpp"
 #include "core/tensor.hpp"
+#include "cuda/expert_products.hpp"
 #include "cuda/kernel_errors.hpp"
 #include "cuda/quant_products.hpp"
 #include "cuda/tensor_desc.hpp"
@@ -80,6 +81,18 @@ Status launch_get_rows_quant(const LaunchContext& ctx, const Tensor& dst);
 // for the quantized columns), and by more (Tiles).
 Status launch_mul_mat_vec_q(const LaunchContext& ctx, const Tensor& dst, const QuantProductPlan& plan);
 Status launch_mul_mat_q_tiles(const LaunchContext& ctx, const Tensor& dst, const QuantProductPlan& plan);
+
+// mul_mat_id's (slot, token) pairs grouped by expert, in scratch (expert_products.hpp's plan):
+// pairs[pair_start[e] .. pair_start[e + 1]) chose expert e, whose column tiles start at tile_start[e].
+struct ExpertGroups {
+    int32_t* pair_start = nullptr;
+    int32_t* tile_start = nullptr;
+    int32_t* pairs = nullptr;
+};
+// The plan's grouped path of mul_mat_id (kernels_moe.cu groups the pairs, then calls this): each
+// expert's weights times tiles of its pairs' columns.
+Status launch_mul_mat_id_tiles(const LaunchContext& ctx, const Tensor& dst, const ExpertProductPlan& plan,
+                               const ExpertGroups& groups);
 
 // --- kernels_matmul.cu: f16 or bf16 a times one f32 column of b (uses_mat_vec in gemm_plan.hpp) ---
 Status launch_mul_mat_vec_half(const LaunchContext& ctx, const Tensor& dst);

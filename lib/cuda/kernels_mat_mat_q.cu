@@ -5,7 +5,10 @@
 #include <cuda_fp16.h>
 #include <mma.h>
 
+#include <limits>
+
 #include "cuda/cuda_check.hpp"
+#include "cuda/expert_products.hpp"
 #include "cuda/kernel_common.cuh"
 #include "cuda/kernels.hpp"
 #include "cuda/quant_products.hpp"
@@ -18,7 +21,7 @@ namespace {
 namespace wmma = nvcuda::wmma;
 
 constexpr int kTileM = 128;                // weight rows (dst's dim 0) per thread block
-constexpr int kTileN = 64;                 // columns of b per thread block
+constexpr int kTileN = kTileColumns;       // columns of b per thread block
 constexpr int kTileK = 32;                 // the k step: one decoded piece pair per row
 constexpr int kTileLd = kTileK + 8;        // padded rows of the shared tiles (halves), against bank conflicts
 constexpr int kTileWarps = 8;              // 4 x 2 warps, each 32 x 32 of the tile
@@ -44,6 +47,26 @@ struct TileArgs {
     TensorDesc dst;
 };
 
+// One weight matrix of a tile product: `rows` rows of k quantized values, `nb1` bytes apart.
+struct TileWeights {
+    const char* matrix;
+    int64_t nb1;
+    int64_t rows;
+    int64_t k;
+};
+
+// The columns of b that a tile multiplies, and where their outputs go. Column n (0 .. kTileN - 1)
+// of the tile is valid(n), starts at column(n) (elements b.nb[0] apart) and its output of weight
+// row m goes through store(m, n, v).
+// A product's columns n0 .. n0 + kTileN - 1 of batch (i2, i3):
+struct DenseColumns {
+    const TileArgs& args;
+    int64_t n0, i2, i3;
+    __device__ bool valid(int n) const { return n0 + n < args.columns; }
+    __device__ const char* column(int n) const { return row_address(args.b, n0 + n, i2, i3); }
+    __device__ void store(int64_t m, int n, float v) const { store_f32(args.dst, Index4{{m, n0 + n, i2, i3}}, v); }
+};
+
 // Sixteen floats as halves into 32 bytes of shared memory (16-byte aligned).
 __device__ __forceinline__ void store16_half(__half* p, const float (&y)[16]) {
     uint32_t words[8];
@@ -56,42 +79,40 @@ __device__ __forceinline__ void store16_half(__half* p, const float (&y)[16]) {
     reinterpret_cast<uint4*>(p)[1] = make_uint4(words[4], words[5], words[6], words[7]);
 }
 
-// Stage `buf` <- the k step starting at k0: thread t decodes values k0 + 16 (t % 2) .. + 15 of
-// weight row m0 + t / 2, and converts values k0 + 8 (t % 4) .. + 7 of column n0 + t / 4 of b.
-// Rows and columns past the matrix are zeros.
+// Stage `buf` <- the k step starting at k0: thread t decodes values k0 + 16 (t % 2) .. + 15 of its
+// weight row `a_row` (row t / 2 of the tile), and converts values k0 + 8 (t % 4) .. + 7 of its
+// column of b, `b_column` (column t / 4 of the tile). Null rows and columns (past the matrix) are
+// zeros. The row and column are found once per tile: the k steps only move along them.
 template <typename Block>
-__device__ __forceinline__ void load_stage(const TileArgs& args, const char* matrix, int64_t m0, int64_t n0,
-                                           int64_t i2, int64_t i3, int64_t k0, TileShared& sh, int buf) {
+__device__ __forceinline__ void load_stage(const char* a_row, const char* b_column, const TensorDesc& b, bool b_vectors,
+                                           int64_t k0, TileShared& sh, int buf) {
     constexpr int kElems = kBlockElems<Block>;
     const int t = static_cast<int>(threadIdx.x);
     {
-        const int r = t / 2;
         const int64_t k = k0 + 16 * (t % 2);
         float y[16];
-        if (m0 + r < args.rows) {
-            const auto& block = *reinterpret_cast<const Block*>(matrix + (m0 + r) * args.a_nb1 +
-                                                                (k / kElems) * static_cast<int64_t>(sizeof(Block)));
+        if (a_row != nullptr) {
+            const auto& block = *reinterpret_cast<const Block*>(a_row + (k / kElems) * static_cast<int64_t>(sizeof(Block)));
             dequantize_part(block, static_cast<int>((k % kElems) / 16), y);
         } else {
 #pragma unroll
             for (float& v : y) v = 0.0f;
         }
-        store16_half(&sh.a[buf][r][16 * (t % 2)], y);
+        store16_half(&sh.a[buf][t / 2][16 * (t % 2)], y);
     }
     {
-        const int n = t / 4;
         const int64_t k = k0 + 8 * (t % 4);
         float x[8] = {};
-        if (n0 + n < args.columns) {
-            if (args.b_vectors) {
-                const auto* p = reinterpret_cast<const float4*>(row_address(args.b, n0 + n, i2, i3) + 4 * k);
+        if (b_column != nullptr) {
+            if (b_vectors) {
+                const auto* p = reinterpret_cast<const float4*>(b_column + 4 * k);
                 const float4 lo = p[0];
                 const float4 hi = p[1];
                 x[0] = lo.x, x[1] = lo.y, x[2] = lo.z, x[3] = lo.w;
                 x[4] = hi.x, x[5] = hi.y, x[6] = hi.z, x[7] = hi.w;
             } else {
 #pragma unroll
-                for (int j = 0; j < 8; ++j) x[j] = load_f32(args.b, Index4{{k + j, n0 + n, i2, i3}});
+                for (int j = 0; j < 8; ++j) x[j] = load_as_f32(b.type, b_column + (k + j) * b.nb[0]);
             }
         }
         uint32_t words[4];
@@ -100,77 +121,130 @@ __device__ __forceinline__ void load_stage(const TileArgs& args, const char* mat
             const __half2 h = __floats2half2_rn(x[2 * q], x[2 * q + 1]);
             words[q] = *reinterpret_cast<const uint32_t*>(&h);
         }
-        *reinterpret_cast<uint4*>(&sh.b[buf][n][8 * (t % 4)]) = make_uint4(words[0], words[1], words[2], words[3]);
+        *reinterpret_cast<uint4*>(&sh.b[buf][t / 4][8 * (t % 4)]) = make_uint4(words[0], words[1], words[2], words[3]);
     }
 }
 
-// dst[m, n, i2, i3] = sum_k a(m, k) * b(k, n) over tiles of kTileM x kTileN outputs; tiles are
-// numbered column tile fastest, so that the blocks running together share a weight tile in L2.
-template <typename Block>
-__global__ void __launch_bounds__(kTileThreads, 2) mul_mat_q_tiles_kernel(TileArgs args) {
-    __shared__ __align__(128) TileShared sh;
+// The kTileM x kTileN outputs of weight rows m0.. and the tile's columns: k steps of kTileK, two
+// stages, WMMA on the tensor cores; then each result within bounds through cols.store.
+template <typename Block, typename Columns>
+__device__ __forceinline__ void multiply_tile(const TileWeights& a, const TensorDesc& b, bool b_vectors,
+                                              const Columns& cols, int64_t m0, TileShared& sh) {
     const int warp = static_cast<int>(threadIdx.x) / kWarpSize;
     const int lane = static_cast<int>(threadIdx.x) % kWarpSize;
     const int warp_m = warp % 4;  // the warp's 32 rows of the tile
     const int warp_n = warp / 4;  // and its 32 columns
-    const int64_t tiles_n = (args.columns + kTileN - 1) / kTileN;
-    const int64_t tiles = tiles_n * ((args.rows + kTileM - 1) / kTileM);
-    const int64_t steps = args.k / kTileK;
-
-    for (int64_t batch = blockIdx.z; batch < args.batches; batch += gridDim.z) {
-        const int64_t i2 = batch % args.batch2;
-        const int64_t i3 = batch / args.batch2;
-        const char* matrix = args.a + (i2 / args.r2) * args.a_nb2 + (i3 / args.r3) * args.a_nb3;
-        for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-            const int64_t m0 = (tile / tiles_n) * kTileM;
-            const int64_t n0 = (tile % tiles_n) * kTileN;
-            wmma::fragment<wmma::accumulator, kFrag, kFrag, kFrag, float> acc[2][2];
+    const int64_t steps = a.k / kTileK;
+    const int t = static_cast<int>(threadIdx.x);
+    const char* a_row = m0 + t / 2 < a.rows ? a.matrix + (m0 + t / 2) * a.nb1 : nullptr;
+    const char* b_column = cols.valid(t / 4) ? cols.column(t / 4) : nullptr;
+    wmma::fragment<wmma::accumulator, kFrag, kFrag, kFrag, float> acc[2][2];
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+#pragma unroll
+        for (int j = 0; j < 2; ++j) wmma::fill_fragment(acc[i][j], 0.0f);
+    }
+    load_stage<Block>(a_row, b_column, b, b_vectors, 0, sh, 0);
+    __syncthreads();
+    for (int64_t step = 0; step < steps; ++step) {
+        const int buf = static_cast<int>(step % 2);
+        // The next stage's loads go out before this one's products: other warps' products hide
+        // their latency. Its buffer was last read before the previous barrier.
+        if (step + 1 < steps) load_stage<Block>(a_row, b_column, b, b_vectors, (step + 1) * kTileK, sh, buf ^ 1);
+#pragma unroll
+        for (int kk = 0; kk < kTileK; kk += kFrag) {
+            wmma::fragment<wmma::matrix_a, kFrag, kFrag, kFrag, __half, wmma::row_major> fa[2];
+            wmma::fragment<wmma::matrix_b, kFrag, kFrag, kFrag, __half, wmma::col_major> fb[2];
+#pragma unroll
+            for (int i = 0; i < 2; ++i) wmma::load_matrix_sync(fa[i], &sh.a[buf][32 * warp_m + 16 * i][kk], kTileLd);
+#pragma unroll
+            for (int j = 0; j < 2; ++j) wmma::load_matrix_sync(fb[j], &sh.b[buf][32 * warp_n + 16 * j][kk], kTileLd);
 #pragma unroll
             for (int i = 0; i < 2; ++i) {
 #pragma unroll
-                for (int j = 0; j < 2; ++j) wmma::fill_fragment(acc[i][j], 0.0f);
-            }
-            load_stage<Block>(args, matrix, m0, n0, i2, i3, 0, sh, 0);
-            __syncthreads();
-            for (int64_t step = 0; step < steps; ++step) {
-                const int buf = static_cast<int>(step % 2);
-                // The next stage's loads go out before this one's products: other warps' products
-                // hide their latency. Its buffer was last read before the previous barrier.
-                if (step + 1 < steps) load_stage<Block>(args, matrix, m0, n0, i2, i3, (step + 1) * kTileK, sh, buf ^ 1);
-#pragma unroll
-                for (int kk = 0; kk < kTileK; kk += kFrag) {
-                    wmma::fragment<wmma::matrix_a, kFrag, kFrag, kFrag, __half, wmma::row_major> fa[2];
-                    wmma::fragment<wmma::matrix_b, kFrag, kFrag, kFrag, __half, wmma::col_major> fb[2];
-#pragma unroll
-                    for (int i = 0; i < 2; ++i) wmma::load_matrix_sync(fa[i], &sh.a[buf][32 * warp_m + 16 * i][kk], kTileLd);
-#pragma unroll
-                    for (int j = 0; j < 2; ++j) wmma::load_matrix_sync(fb[j], &sh.b[buf][32 * warp_n + 16 * j][kk], kTileLd);
-#pragma unroll
-                    for (int i = 0; i < 2; ++i) {
-#pragma unroll
-                        for (int j = 0; j < 2; ++j) wmma::mma_sync(acc[i][j], fa[i], fb[j], acc[i][j]);
-                    }
-                }
-                __syncthreads();
-            }
-            // Each 16 x 16 result through the warp's staging area, then to dst within bounds
-            // (consecutive lanes, consecutive rows: dst's dim 0).
-#pragma unroll
-            for (int i = 0; i < 2; ++i) {
-#pragma unroll
-                for (int j = 0; j < 2; ++j) {
-                    wmma::store_matrix_sync(sh.out[warp], acc[i][j], kFrag, wmma::mem_col_major);
-                    __syncwarp();
-                    for (int e = lane; e < kFrag * kFrag; e += kWarpSize) {
-                        const int64_t m = m0 + 32 * warp_m + 16 * i + e % kFrag;
-                        const int64_t n = n0 + 32 * warp_n + 16 * j + e / kFrag;
-                        if (m < args.rows && n < args.columns) store_f32(args.dst, Index4{{m, n, i2, i3}}, sh.out[warp][e]);
-                    }
-                    __syncwarp();
-                }
+                for (int j = 0; j < 2; ++j) wmma::mma_sync(acc[i][j], fa[i], fb[j], acc[i][j]);
             }
         }
+        __syncthreads();
     }
+    // Each 16 x 16 result through the warp's staging area, then out within bounds (consecutive
+    // lanes, consecutive rows: dst's dim 0).
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+#pragma unroll
+        for (int j = 0; j < 2; ++j) {
+            wmma::store_matrix_sync(sh.out[warp], acc[i][j], kFrag, wmma::mem_col_major);
+            __syncwarp();
+            for (int e = lane; e < kFrag * kFrag; e += kWarpSize) {
+                const int64_t m = m0 + 32 * warp_m + 16 * i + e % kFrag;
+                const int n = 32 * warp_n + 16 * j + e / kFrag;
+                if (m < a.rows && cols.valid(n)) cols.store(m, n, sh.out[warp][e]);
+            }
+            __syncwarp();
+        }
+    }
+}
+
+// dst[m, n, i2, i3] = sum_k a(m, k) * b(k, n): block (x, y, z) computes tile x of kTileM x kTileN
+// outputs (tiles numbered column tile fastest, so that the blocks running together share a weight
+// tile in L2) of batch y + gridDim.y * z. One tile per block, no loop around it: a grid-stride loop
+// kept its counters live through the tile's k loop and spilled up to 220 bytes of the q6_K and tq2_0
+// decoders at the 128-register bound.
+template <typename Block>
+__global__ void __launch_bounds__(kTileThreads, 2) mul_mat_q_tiles_kernel(TileArgs args) {
+    __shared__ __align__(128) TileShared sh;
+    const int64_t batch = blockIdx.y + static_cast<int64_t>(gridDim.y) * blockIdx.z;
+    if (batch >= args.batches) return;
+    const int64_t tiles_n = (args.columns + kTileN - 1) / kTileN;
+    const int64_t tile = blockIdx.x;
+    const int64_t i2 = batch % args.batch2;
+    const int64_t i3 = batch / args.batch2;
+    const TileWeights a{args.a + (i2 / args.r2) * args.a_nb2 + (i3 / args.r3) * args.a_nb3, args.a_nb1, args.rows, args.k};
+    const DenseColumns cols{args, (tile % tiles_n) * kTileN, i2, i3};
+    multiply_tile<Block>(a, args.b, args.b_vectors, cols, (tile / tiles_n) * kTileM, sh);
+}
+
+struct ExpertTileArgs {
+    const char* as = nullptr;  // the experts' weights [k, rows, experts]
+    int64_t as_nb1 = 0, as_nb2 = 0;
+    int64_t rows = 0, k = 0, experts = 0;
+    int32_t n_used = 1;
+    TensorDesc b;              // [k, 1 or n_used, tokens]
+    bool b_vectors = false;
+    TensorDesc dst;            // [rows, n_used, tokens]
+    ExpertGroups groups;
+};
+
+// The columns of an expert's tile: pairs[first .. end) of the grouped pairs (p = slot + n_used *
+// token): b's column of the pair's slot (or its only one) and token; outputs to dst[m, slot, token].
+struct ExpertColumns {
+    const ExpertTileArgs& args;
+    int32_t first, end;
+    __device__ bool valid(int n) const { return first + n < end; }
+    __device__ int32_t pair(int n) const { return args.groups.pairs[first + n]; }
+    __device__ const char* column(int n) const {
+        const int32_t p = pair(n);
+        return row_address(args.b, (p % args.n_used) % args.b.ne[1], p / args.n_used, 0);
+    }
+    __device__ void store(int64_t m, int n, float v) const {
+        const int32_t p = pair(n);
+        store_f32(args.dst, Index4{{m, p % args.n_used, p / args.n_used, 0}}, v);
+    }
+};
+
+// mul_mat_id from pairs grouped by expert (group_expert_pairs_kernel): block (x, y) multiplies
+// column tile x of all the experts' tiles with row tile y of that tile's expert. Blocks past the
+// tiles the grouping counted end at once (the grid is sized for the most there can be).
+template <typename Block>
+__global__ void __launch_bounds__(kTileThreads, 2) mul_mat_id_tiles_kernel(ExpertTileArgs args) {
+    __shared__ __align__(128) TileShared sh;
+    const auto tile = static_cast<int32_t>(blockIdx.x);
+    if (tile >= args.groups.tile_start[args.experts]) return;
+    const int64_t e = expert_of_tile(args.groups.tile_start, args.experts, tile);
+    const int32_t first = args.groups.pair_start[e] + (tile - args.groups.tile_start[e]) * kTileN;
+    const ExpertColumns cols{args, first, args.groups.pair_start[e + 1]};
+    const TileWeights a{args.as + e * args.as_nb2, args.as_nb1, args.rows, args.k};
+    multiply_tile<Block>(a, args.b, args.b_vectors, cols, static_cast<int64_t>(blockIdx.y) * kTileM, sh);
 }
 
 }  // namespace
@@ -199,8 +273,14 @@ Status launch_mul_mat_q_tiles(const LaunchContext& ctx, const Tensor& dst, const
     args.b_vectors = b.type == DType::F32 && rows_aligned16(args.b);
     args.dst = describe(dst);
     const int64_t tiles = ((plan.rows + kTileM - 1) / kTileM) * ((plan.columns + kTileN - 1) / kTileN);
-    const dim3 grid(static_cast<unsigned>(tiles < kMaxBlocks ? tiles : kMaxBlocks), 1,
-                    static_cast<unsigned>(plan.batches < 65535 ? plan.batches : 65535));
+    if (tiles > std::numeric_limits<int32_t>::max()) {
+        return Status(StatusCode::NotSupported, "mul_mat: too many tiles for the tile kernel");
+    }
+    // Batches over y and z (each at most 65535).
+    const int64_t batches_y = plan.batches < 65535 ? plan.batches : 65535;
+    const int64_t batches_z = (plan.batches + batches_y - 1) / batches_y;
+    if (batches_z > 65535) return Status(StatusCode::NotSupported, "mul_mat: too many batches for the tile kernel");
+    const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(batches_y), static_cast<unsigned>(batches_z));
     const bool launched = with_block_type(
         a.type,
         [&](auto tag) {
@@ -210,6 +290,41 @@ Status launch_mul_mat_q_tiles(const LaunchContext& ctx, const Tensor& dst, const
         false);
     if (!launched) {
         return Status(StatusCode::NotSupported, std::string("mul_mat: no tile kernel for ") + dtype_name(a.type));
+    }
+    XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+    return Status::ok();
+}
+
+Status launch_mul_mat_id_tiles(const LaunchContext& ctx, const Tensor& dst, const ExpertProductPlan& plan,
+                               const ExpertGroups& groups) {
+    const Tensor& as = *dst.src[0];
+    const Tensor& b = *dst.src[1];
+    ExpertTileArgs args;
+    args.as = static_cast<const char*>(as.data);
+    args.as_nb1 = static_cast<int64_t>(as.nb[1]);
+    args.as_nb2 = static_cast<int64_t>(as.nb[2]);
+    args.rows = as.ne[1];
+    args.k = as.ne[0];
+    args.experts = plan.experts;
+    args.n_used = static_cast<int32_t>(dst.src[2]->ne[0]);
+    args.b = describe(b);
+    args.b_vectors = b.type == DType::F32 && rows_aligned16(args.b);
+    args.dst = describe(dst);
+    args.groups = groups;
+    const int64_t row_tiles = (args.rows + kTileM - 1) / kTileM;
+    if (plan.max_tiles > std::numeric_limits<int32_t>::max() || row_tiles > 65535) {
+        return Status(StatusCode::NotSupported, "mul_mat_id: too many tiles for the expert tile kernel");
+    }
+    const dim3 grid(static_cast<unsigned>(plan.max_tiles), static_cast<unsigned>(row_tiles), 1);
+    const bool launched = with_block_type(
+        as.type,
+        [&](auto tag) {
+            mul_mat_id_tiles_kernel<typename decltype(tag)::type><<<grid, kTileThreads, 0, ctx.stream>>>(args);
+            return true;
+        },
+        false);
+    if (!launched) {
+        return Status(StatusCode::NotSupported, std::string("mul_mat_id: no tile kernel for ") + dtype_name(as.type));
     }
     XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
     return Status::ok();

@@ -1,13 +1,14 @@
 // Kernels of the mixture-of-experts ops: mul_mat_id, add_id, and argsort (the router's top_k).
 //
-// mul_mat_id is a mat-vec kernel over (slot, token) pairs: one warp per output (row i of the
-// expert that ids[slot, token] names, pair), its lanes taking the row's values in turn (quantized
-// rows sixteen values at a time through core/quant_blocks.hpp's XB_HD dequantize_part, the CPU's
-// bits; float rows element by element) against the pair's column of b, then a warp reduction. The
-// ids stay on the device: nothing is copied back to group the pairs by expert, so an expert's
-// weights are read once per pair that chose it (the CPU groups them; a GPU tile path per expert
-// would need the grouping on the device too). An id out of [0, n_as) is reported through the
-// kernel error record and its outputs are left unwritten, as on the CPU.
+// mul_mat_id (expert_products.hpp says which path):
+//   - a mat-vec kernel over (slot, token) pairs: one warp per output (row i of the expert that
+//     ids[slot, token] names, pair), its lanes taking the row's values in turn (quantized rows
+//     sixteen values at a time through core/quant_blocks.hpp's XB_HD dequantize_part, the CPU's
+//     bits; float rows element by element) against the pair's column of b, then a warp reduction;
+//   - for many tokens and quantized experts, the pairs grouped by expert on the device (one block
+//     counting, then placing them, into scratch), then kernels_mat_mat_q.cu's expert tiles.
+// The ids stay on the device. An id out of [0, n_as) is reported through the kernel error record
+// and its outputs are left unwritten, as on the CPU.
 //
 // argsort ranks: a thread per element counts the elements of its row that come before it in
 // argsort_before's total order (core/op_math.hpp, shared with the CPU), which is the element's
@@ -86,6 +87,45 @@ __global__ void mul_mat_id_kernel(TensorDesc as, TensorDesc b, TensorDesc ids, T
     }
 }
 
+constexpr int kGroupThreads = 1024;
+
+// Groups the pairs p = slot + n_used * token by expert: counts per expert in shared memory, their
+// running sums as pair_start and (in whole tiles of kTileColumns) tile_start, then each pair placed
+// after its expert's start (in no set order: each output is a column of its own, so the order
+// changes no value). One block of kGroupThreads; an id out of range is reported and left out.
+__global__ void group_expert_pairs_kernel(TensorDesc ids, int64_t n_as, ExpertGroups groups, KernelErrorRecord* errors,
+                                          int slot) {
+    extern __shared__ int32_t per_expert[];  // n_as counts, then each expert's next free place
+    const int64_t n_used = ids.ne[0];
+    const int64_t pairs = n_used * ids.ne[1];
+    for (int64_t e = threadIdx.x; e < n_as; e += blockDim.x) per_expert[e] = 0;
+    __syncthreads();
+    for (int64_t p = threadIdx.x; p < pairs; p += blockDim.x) {
+        const int64_t id = expert_id(ids, p % n_used, p / n_used, n_as, errors, slot, true);
+        if (id >= 0) atomicAdd(&per_expert[id], 1);
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        int32_t pair_sum = 0;
+        int32_t tile_sum = 0;
+        for (int64_t e = 0; e < n_as; ++e) {
+            const int32_t count = per_expert[e];
+            groups.pair_start[e] = pair_sum;
+            groups.tile_start[e] = tile_sum;
+            per_expert[e] = pair_sum;
+            pair_sum += count;
+            tile_sum += expert_tiles(count);
+        }
+        groups.pair_start[n_as] = pair_sum;
+        groups.tile_start[n_as] = tile_sum;
+    }
+    __syncthreads();
+    for (int64_t p = threadIdx.x; p < pairs; p += blockDim.x) {
+        const int64_t id = expert_id(ids, p % n_used, p / n_used, n_as, errors, slot, false);
+        if (id >= 0) groups.pairs[atomicAdd(&per_expert[id], 1)] = static_cast<int32_t>(p);
+    }
+}
+
 // One thread per element of dst: a + the bias row of the element's expert.
 __global__ void add_id_kernel(TensorDesc a, TensorDesc b, TensorDesc ids, TensorDesc dst, KernelErrorRecord* errors,
                               int slot, int64_t n) {
@@ -124,6 +164,18 @@ Status launch_mul_mat_id(const LaunchContext& ctx, const Tensor& dst) {
     const TensorDesc b = describe(*dst.src[1]);
     const TensorDesc ids = describe(*dst.src[2]);
     const TensorDesc d = describe(dst);
+    const ExpertProductPlan plan = plan_expert_product(dst);
+    if (plan.grouped) {
+        ExpertGroups groups;
+        groups.pair_start = reinterpret_cast<int32_t*>(ctx.scratch + plan.pair_start_offset);
+        groups.tile_start = reinterpret_cast<int32_t*>(ctx.scratch + plan.tile_start_offset);
+        groups.pairs = reinterpret_cast<int32_t*>(ctx.scratch + plan.pairs_offset);
+        const size_t shared = static_cast<size_t>(plan.experts) * sizeof(int32_t);
+        group_expert_pairs_kernel<<<1, kGroupThreads, shared, ctx.stream>>>(ids, plan.experts, groups, ctx.errors,
+                                                                           ctx.error_slot);
+        XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+        return launch_mul_mat_id_tiles(ctx, dst, plan, groups);
+    }
     const int blocks = warp_blocks(outputs);
     if (!is_quantized(as.type)) {
         mul_mat_id_kernel<void><<<blocks, kBlockSize, 0, ctx.stream>>>(a, b, ids, d, ctx.errors, ctx.error_slot);

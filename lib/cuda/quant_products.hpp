@@ -17,6 +17,8 @@
 namespace xb::cuda {
 
 inline constexpr int kMatVecMaxColumns = 8;
+// Columns of b per tile of the prefill (Tiles) kernel.
+inline constexpr int kTileColumns = 64;
 // Threads of a mat-vec block: its warps split a weight row's units among them.
 inline constexpr int kMatVecWarps = 4;
 

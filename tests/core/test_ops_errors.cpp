@@ -204,6 +204,48 @@ TEST_P(OpRuntimeErrors, GetRowsInRangeStillComputesAfterAnError) {
     EXPECT_TRUE(status.is_ok()) << status.to_string();
 }
 
+// mul_mat_id of 3 q4_0 experts [64, 5] over `tokens` tokens choosing 2 each, one id being `bad`;
+// returns the status of graph_compute. Few tokens take a GPU's per-pair kernel, many its grouped tiles.
+xb::Status compute_mul_mat_id(xb::Backend& backend, int64_t tokens, int32_t bad, std::string* skip) {
+    xb::Context ctx;
+    Tensor* as = ctx.new_tensor(DType::Q4_0, {64, 5, 3});
+    Tensor* b = ctx.new_tensor(DType::F32, {64, 1, tokens});
+    Tensor* ids = ctx.new_tensor(DType::I32, {2, tokens});
+    Tensor* out = xb::mul_mat_id(ctx, as, b, ids);
+    auto graph = xb::Graph::build({out});
+    XB_RETURN_IF_ERROR(graph.status());
+    if (!backend.supports_op(*out)) {
+        *skip = std::string(backend.name()) + " does not support mul_mat_id";
+        return xb::Status::ok();
+    }
+    XB_ASSIGN_OR_RETURN(auto buffer, xb::alloc_ctx_tensors(ctx, backend));
+    std::mt19937 rng(11);
+    XB_RETURN_IF_ERROR(xb::tensor_set_f32(*as, uniform(-1.0f, 1.0f)(as->ne, rng)));
+    XB_RETURN_IF_ERROR(xb::tensor_set_f32(*b, uniform(-1.0f, 1.0f)(b->ne, rng)));
+    std::vector<int32_t> chosen(static_cast<size_t>(2 * tokens));
+    for (size_t i = 0; i < chosen.size(); ++i) chosen[i] = static_cast<int32_t>(i % 3);
+    chosen[chosen.size() / 2] = bad;
+    XB_RETURN_IF_ERROR(xb::tensor_set(*ids, chosen.data(), 0, chosen.size() * sizeof(int32_t)));
+    return backend.graph_compute(*graph);
+}
+
+TEST_P(OpRuntimeErrors, MulMatIdExpertOutOfRangeIsAStatus) {
+    auto backend = xb::global_registry().init_by_name(GetParam());
+    ASSERT_TRUE(backend.is_ok()) << backend.status().to_string();
+    for (int64_t tokens : {int64_t{1}, int64_t{3}, int64_t{40}}) {
+        for (int32_t bad : {3, -1}) {
+            std::string skip;
+            const xb::Status status = compute_mul_mat_id(**backend, tokens, bad, &skip);
+            if (!skip.empty()) GTEST_SKIP() << skip;
+            EXPECT_EQ(status.code(), xb::StatusCode::OutOfRange) << tokens << " tokens: " << status.to_string();
+            EXPECT_NE(status.message().find("mul_mat_id"), std::string::npos) << status.message();
+        }
+        std::string skip;
+        const xb::Status fine = compute_mul_mat_id(**backend, tokens, 2, &skip);
+        EXPECT_TRUE(fine.is_ok()) << tokens << " tokens: " << fine.to_string();
+    }
+}
+
 INSTANTIATE_TEST_SUITE_P(Devices, OpRuntimeErrors, testing::ValuesIn(device_names()),
                          [](const testing::TestParamInfo<std::string>& info) { return test_name(info.param); });
 

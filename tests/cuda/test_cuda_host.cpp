@@ -23,6 +23,7 @@
 #include "cuda/cuda_error.hpp"
 #include "cuda/cuda_settings.hpp"
 #include "cuda/cuda_support.hpp"
+#include "cuda/expert_products.hpp"
 #include "cuda/gemm_plan.hpp"
 #include "cuda/kernel_errors.hpp"
 #include "cuda/launch_config.hpp"
@@ -548,6 +549,56 @@ TEST(CudaQuantProducts, ColumnsChooseTheKernelAndTheScratch) {
     EXPECT_EQ(b9.path, QuantProductPath::Tiles);
     EXPECT_EQ(b9.scratch_bytes, 0u);
     EXPECT_EQ(node_scratch_bytes(*batch9), 0u) << "tiles are decoded in shared memory";
+}
+
+// mul_mat_id: a warp per output while decoding; from kExpertTilesMinTokens tokens on, quantized
+// experts go through the tiles with their pairs grouped by expert in scratch.
+TEST(CudaExpertProducts, TokensAndTypesChooseTheGroupedTilesAndTheirScratch) {
+    Context ctx;
+    auto experts = [&](DType t, int64_t n_as, int64_t n_used, int64_t tokens) {
+        return mul_mat_id(ctx, input(ctx, t, {256, 37, n_as}), input(ctx, DType::F32, {256, n_used, tokens}),
+                          input(ctx, DType::I32, {n_used, tokens}));
+    };
+    Tensor* decode = experts(DType::Q4_K, 8, 2, 1);
+    Tensor* below = experts(DType::Q4_K, 8, 2, kExpertTilesMinTokens - 1);
+    Tensor* prefill = experts(DType::Q4_K, 8, 2, 100);
+    Tensor* floats = experts(DType::F16, 8, 2, 100);
+    Tensor* too_many = experts(DType::Q8_0, kExpertTilesMaxExperts + 1, 1, 32);
+    ASSERT_TRUE(ctx.ok()) << ctx.status().to_string();
+    for (const Tensor* t : {decode, below, floats, too_many}) {
+        EXPECT_FALSE(plan_expert_product(*t).grouped);
+        EXPECT_EQ(node_scratch_bytes(*t), 0u);
+    }
+    const ExpertProductPlan p = plan_expert_product(*prefill);
+    EXPECT_TRUE(p.grouped);
+    EXPECT_EQ(p.experts, 8);
+    EXPECT_EQ(p.pairs, 200);
+    EXPECT_EQ(p.max_tiles, (200 + kTileColumns - 1) / kTileColumns + 8);
+    // pair_start and tile_start (9 ints each), then the 200 pairs, each part aligned.
+    EXPECT_EQ(p.pair_start_offset, 0u);
+    EXPECT_EQ(p.tile_start_offset, align_scratch(9 * 4));
+    EXPECT_EQ(p.pairs_offset, 2 * align_scratch(9 * 4));
+    EXPECT_EQ(p.scratch_bytes, 2 * align_scratch(9 * 4) + align_scratch(200 * 4));
+    EXPECT_EQ(node_scratch_bytes(*prefill), p.scratch_bytes);
+}
+
+// The grouped tiles: each expert gets whole tiles of its pairs but the last, none when unused, and
+// every tile finds its expert, experts without pairs skipped.
+TEST(CudaExpertProducts, EveryColumnTileFindsItsExpert) {
+    const std::vector<int32_t> pairs_per_expert = {0, 1, 64, 0, 0, 65, 130, 0};
+    std::vector<int32_t> tile_start = {0};
+    for (int32_t c : pairs_per_expert) tile_start.push_back(tile_start.back() + expert_tiles(c));
+    EXPECT_EQ(tile_start, (std::vector<int32_t>{0, 0, 1, 2, 2, 2, 4, 7, 7}));
+    const auto experts = static_cast<int64_t>(pairs_per_expert.size());
+    std::vector<int64_t> owner;
+    for (int32_t tile = 0; tile < tile_start.back(); ++tile) owner.push_back(expert_of_tile(tile_start.data(), experts, tile));
+    EXPECT_EQ(owner, (std::vector<int64_t>{1, 2, 5, 5, 6, 6, 6}));
+    // One expert alone, and pairs only in the last one.
+    const std::vector<int32_t> one = {0, 3};
+    EXPECT_EQ(expert_of_tile(one.data(), 1, 2), 0);
+    const std::vector<int32_t> last = {0, 0, 0, 2};
+    EXPECT_EQ(expert_of_tile(last.data(), 3, 0), 2);
+    EXPECT_EQ(expert_of_tile(last.data(), 3, 1), 2);
 }
 
 // 16-byte loads of the weights' quants only for the types laid out for them, and only when every

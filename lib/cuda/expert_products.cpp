@@ -1,0 +1,30 @@
+#include "cuda/expert_products.hpp"
+
+#include <limits>
+
+#include "cuda/gemm_plan.hpp"
+#include "core/quant_block_types.hpp"
+
+namespace xb::cuda {
+
+ExpertProductPlan plan_expert_product(const Tensor& dst) {
+    const Tensor& as = *dst.src[0];
+    const Tensor& ids = *dst.src[2];
+    ExpertProductPlan p;
+    p.experts = as.ne[2];
+    p.pairs = ids.ne[0] * ids.ne[1];
+    const bool tile_kernel = with_block_type(as.type, [](auto) { return true; }, false);
+    p.grouped = tile_kernel && as.ne[0] > 0 && ids.ne[1] >= kExpertTilesMinTokens && p.experts <= kExpertTilesMaxExperts &&
+                p.pairs <= std::numeric_limits<int32_t>::max() / 2;
+    if (!p.grouped) return p;
+    // Each expert's pairs fill whole tiles but the last.
+    p.max_tiles = (p.pairs + kTileColumns - 1) / kTileColumns + p.experts;
+    const auto starts = static_cast<size_t>(p.experts + 1) * sizeof(int32_t);
+    p.pair_start_offset = 0;
+    p.tile_start_offset = align_scratch(starts);
+    p.pairs_offset = p.tile_start_offset + align_scratch(starts);
+    p.scratch_bytes = p.pairs_offset + align_scratch(static_cast<size_t>(p.pairs) * sizeof(int32_t));
+    return p;
+}
+
+}  // namespace xb::cuda
