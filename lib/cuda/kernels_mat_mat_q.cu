@@ -281,18 +281,13 @@ Status launch_mul_mat_q_tiles(const LaunchContext& ctx, const Tensor& dst, const
     const int64_t batches_z = (plan.batches + batches_y - 1) / batches_y;
     if (batches_z > 65535) return Status(StatusCode::NotSupported, "mul_mat: too many batches for the tile kernel");
     const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(batches_y), static_cast<unsigned>(batches_z));
-    const bool launched = with_block_type(
+    return launch_for_block_type(
         a.type,
         [&](auto tag) {
             mul_mat_q_tiles_kernel<typename decltype(tag)::type><<<grid, kTileThreads, 0, ctx.stream>>>(args);
             return true;
         },
-        false);
-    if (!launched) {
-        return Status(StatusCode::NotSupported, std::string("mul_mat: no tile kernel for ") + dtype_name(a.type));
-    }
-    XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
-    return Status::ok();
+        StatusCode::NotSupported, "mul_mat: no tile kernel for ");
 }
 
 Status launch_mul_mat_id_tiles(const LaunchContext& ctx, const Tensor& dst, const ExpertProductPlan& plan,
@@ -316,18 +311,13 @@ Status launch_mul_mat_id_tiles(const LaunchContext& ctx, const Tensor& dst, cons
         return Status(StatusCode::NotSupported, "mul_mat_id: too many tiles for the expert tile kernel");
     }
     const dim3 grid(static_cast<unsigned>(plan.max_tiles), static_cast<unsigned>(row_tiles), 1);
-    const bool launched = with_block_type(
+    return launch_for_block_type(
         as.type,
         [&](auto tag) {
             mul_mat_id_tiles_kernel<typename decltype(tag)::type><<<grid, kTileThreads, 0, ctx.stream>>>(args);
             return true;
         },
-        false);
-    if (!launched) {
-        return Status(StatusCode::NotSupported, std::string("mul_mat_id: no tile kernel for ") + dtype_name(as.type));
-    }
-    XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
-    return Status::ok();
+        StatusCode::NotSupported, "mul_mat_id: no tile kernel for ");
 }
 
 }  // namespace xb::cuda

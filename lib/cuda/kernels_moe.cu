@@ -179,19 +179,17 @@ Status launch_mul_mat_id(const LaunchContext& ctx, const Tensor& dst) {
     const int blocks = warp_blocks(outputs);
     if (!is_quantized(as.type)) {
         mul_mat_id_kernel<void><<<blocks, kBlockSize, 0, ctx.stream>>>(a, b, ids, d, ctx.errors, ctx.error_slot);
-    } else {
-        const bool launched = with_block_type(
-            as.type,
-            [&](auto tag) {
-                mul_mat_id_kernel<typename decltype(tag)::type>
-                    <<<blocks, kBlockSize, 0, ctx.stream>>>(a, b, ids, d, ctx.errors, ctx.error_slot);
-                return true;
-            },
-            false);
-        if (!launched) return Status(StatusCode::Internal, std::string("mul_mat_id: no kernel for ") + dtype_name(as.type));
+        XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+        return Status::ok();
     }
-    XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
-    return Status::ok();
+    return launch_for_block_type(
+        as.type,
+        [&](auto tag) {
+            mul_mat_id_kernel<typename decltype(tag)::type>
+                <<<blocks, kBlockSize, 0, ctx.stream>>>(a, b, ids, d, ctx.errors, ctx.error_slot);
+            return true;
+        },
+        StatusCode::Internal, "mul_mat_id: no kernel for ");
 }
 
 Status launch_add_id(const LaunchContext& ctx, const Tensor& dst) {

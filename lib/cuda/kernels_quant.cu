@@ -81,9 +81,7 @@ __global__ void quantize_kernel(TensorDesc src, TensorDesc dst, int64_t blocks_p
 template <typename Block>
 concept HasQuantizer = requires(const float* x, Block& b) { quantize_block(x, b); };
 
-Status not_quantized(DType t) {
-    return Status(StatusCode::Internal, std::string("dequantize: ") + dtype_name(t) + " is not a quantized type");
-}
+constexpr const char* kNotQuantized = "dequantize: not a quantized type: ";
 
 }  // namespace
 
@@ -91,21 +89,18 @@ Status launch_dequantize(const LaunchContext& ctx, const TensorDesc& src, const 
     const int64_t pieces_per_row = src.ne[0] / kPiece;
     const int64_t n_pieces = pieces_per_row * src.ne[1] * src.ne[2] * src.ne[3];
     if (n_pieces == 0) return Status::ok();
-    const bool launched = with_block_type(
+    return launch_for_block_type(
         src.type,
         [&](auto tag) {
             dequantize_kernel<typename decltype(tag)::type>
                 <<<elementwise_blocks(n_pieces), kBlockSize, 0, ctx.stream>>>(src, dst, pieces_per_row, n_pieces);
             return true;
         },
-        false);
-    if (!launched) return not_quantized(src.type);
-    XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
-    return Status::ok();
+        StatusCode::Internal, kNotQuantized);
 }
 
 Status launch_quantize(const LaunchContext& ctx, const TensorDesc& src, const TensorDesc& dst) {
-    const bool launched = with_block_type(
+    return launch_for_block_type(
         dst.type,
         [&](auto tag) {
             using Block = typename decltype(tag)::type;
@@ -121,12 +116,7 @@ Status launch_quantize(const LaunchContext& ctx, const TensorDesc& src, const Te
                 return false;
             }
         },
-        false);
-    if (!launched) {
-        return Status(StatusCode::Internal, std::string("quantize: no quantizer for ") + dtype_name(dst.type));
-    }
-    XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
-    return Status::ok();
+        StatusCode::Internal, "quantize: no quantizer for ");
 }
 
 Status launch_get_rows_quant(const LaunchContext& ctx, const Tensor& dst) {
@@ -134,17 +124,14 @@ Status launch_get_rows_quant(const LaunchContext& ctx, const Tensor& dst) {
     const int64_t pieces_per_row = src.ne[0] / kPiece;
     const int64_t n_pieces = pieces_per_row * dst.nrows();
     if (n_pieces == 0) return Status::ok();
-    const bool launched = with_block_type(
+    return launch_for_block_type(
         src.type,
         [&](auto tag) {
             get_rows_quant_kernel<typename decltype(tag)::type><<<elementwise_blocks(n_pieces), kBlockSize, 0, ctx.stream>>>(
                 describe(src), describe(*dst.src[1]), describe(dst), ctx.errors, ctx.error_slot, pieces_per_row, n_pieces);
             return true;
         },
-        false);
-    if (!launched) return not_quantized(src.type);
-    XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
-    return Status::ok();
+        StatusCode::Internal, kNotQuantized);
 }
 
 }  // namespace xb::cuda

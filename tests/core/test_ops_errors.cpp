@@ -162,23 +162,32 @@ TEST(OpBuildErrors, ReadOnlyFormatsAreNamedAndStillRead) {
 
 class OpRuntimeErrors : public testing::TestWithParam<std::string> {};
 
+// The status of computing `out` (of `ctx`) on `backend`, its inputs set by set_inputs(rng) once
+// allocated there; a backend that does not support the op says so in *skip instead.
+template <typename SetInputs>
+xb::Status compute_node(xb::Backend& backend, xb::Context& ctx, Tensor* out, SetInputs&& set_inputs, std::string* skip) {
+    auto graph = xb::Graph::build({out});
+    XB_RETURN_IF_ERROR(graph.status());
+    if (!backend.supports_op(*out)) {
+        *skip = std::string(backend.name()) + " does not support " + out->op_label();
+        return xb::Status::ok();
+    }
+    XB_ASSIGN_OR_RETURN(auto buffer, xb::alloc_ctx_tensors(ctx, backend));
+    std::mt19937 rng(7);
+    XB_RETURN_IF_ERROR(set_inputs(rng));
+    return backend.graph_compute(*graph);
+}
+
 // get_rows of a [5, 4] matrix at i32 indices `rows`; returns the status of graph_compute.
 xb::Status compute_get_rows(xb::Backend& backend, const std::vector<int32_t>& rows, std::string* skip) {
     xb::Context ctx;
     Tensor* a = ctx.new_tensor(DType::F32, {5, 4});
     Tensor* idx = ctx.new_tensor(DType::I32, {static_cast<int64_t>(rows.size())});
-    Tensor* out = xb::get_rows(ctx, a, idx);
-    auto graph = xb::Graph::build({out});
-    XB_RETURN_IF_ERROR(graph.status());
-    if (!backend.supports_op(*out)) {
-        *skip = std::string(backend.name()) + " does not support get_rows";
-        return xb::Status::ok();
-    }
-    XB_ASSIGN_OR_RETURN(auto buffer, xb::alloc_ctx_tensors(ctx, backend));
-    std::mt19937 rng(7);
-    XB_RETURN_IF_ERROR(xb::tensor_set_f32(*a, uniform(-1.0f, 1.0f)(a->ne, rng)));
-    XB_RETURN_IF_ERROR(xb::tensor_set(*idx, rows.data(), 0, rows.size() * sizeof(int32_t)));
-    return backend.graph_compute(*graph);
+    auto set_inputs = [&](std::mt19937& rng) {
+        XB_RETURN_IF_ERROR(xb::tensor_set_f32(*a, uniform(-1.0f, 1.0f)(a->ne, rng)));
+        return xb::tensor_set(*idx, rows.data(), 0, rows.size() * sizeof(int32_t));
+    };
+    return compute_node(backend, ctx, xb::get_rows(ctx, a, idx), set_inputs, skip);
 }
 
 TEST_P(OpRuntimeErrors, GetRowsIndexOutOfRangeIsAStatus) {
@@ -211,22 +220,15 @@ xb::Status compute_mul_mat_id(xb::Backend& backend, int64_t tokens, int32_t bad,
     Tensor* as = ctx.new_tensor(DType::Q4_0, {64, 5, 3});
     Tensor* b = ctx.new_tensor(DType::F32, {64, 1, tokens});
     Tensor* ids = ctx.new_tensor(DType::I32, {2, tokens});
-    Tensor* out = xb::mul_mat_id(ctx, as, b, ids);
-    auto graph = xb::Graph::build({out});
-    XB_RETURN_IF_ERROR(graph.status());
-    if (!backend.supports_op(*out)) {
-        *skip = std::string(backend.name()) + " does not support mul_mat_id";
-        return xb::Status::ok();
-    }
-    XB_ASSIGN_OR_RETURN(auto buffer, xb::alloc_ctx_tensors(ctx, backend));
-    std::mt19937 rng(11);
-    XB_RETURN_IF_ERROR(xb::tensor_set_f32(*as, uniform(-1.0f, 1.0f)(as->ne, rng)));
-    XB_RETURN_IF_ERROR(xb::tensor_set_f32(*b, uniform(-1.0f, 1.0f)(b->ne, rng)));
     std::vector<int32_t> chosen(static_cast<size_t>(2 * tokens));
     for (size_t i = 0; i < chosen.size(); ++i) chosen[i] = static_cast<int32_t>(i % 3);
     chosen[chosen.size() / 2] = bad;
-    XB_RETURN_IF_ERROR(xb::tensor_set(*ids, chosen.data(), 0, chosen.size() * sizeof(int32_t)));
-    return backend.graph_compute(*graph);
+    auto set_inputs = [&](std::mt19937& rng) {
+        XB_RETURN_IF_ERROR(xb::tensor_set_f32(*as, uniform(-1.0f, 1.0f)(as->ne, rng)));
+        XB_RETURN_IF_ERROR(xb::tensor_set_f32(*b, uniform(-1.0f, 1.0f)(b->ne, rng)));
+        return xb::tensor_set(*ids, chosen.data(), 0, chosen.size() * sizeof(int32_t));
+    };
+    return compute_node(backend, ctx, xb::mul_mat_id(ctx, as, b, ids), set_inputs, skip);
 }
 
 TEST_P(OpRuntimeErrors, MulMatIdExpertOutOfRangeIsAStatus) {
