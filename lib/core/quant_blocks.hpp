@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #include "core/dtype.hpp"
@@ -19,17 +20,19 @@ namespace xb {
 inline constexpr int kQK = 32;    // elements of a legacy block
 inline constexpr int kQKK = 256;  // elements of a k-quant super-block
 
-// Bytes p[0] and p[1] as one little-endian word, p 2-aligned (inside a block with a 16-bit member,
-// at an even offset): one 16-bit load on the device; memcpy, also one load, on the host.
-XB_HD unsigned load_le16(const uint8_t* p) {
+// Little-endian 16-bit words of quantized data. load_u16: p 2-aligned (inside a block with a 16-bit
+// member, at an even offset), one 16-bit load on the device and on the host. load_u16_at: any
+// alignment (blocks of bytes only, such as iq1_m's), assembled from two byte loads.
+XB_HD uint16_t load_u16(const uint8_t* p) {
 #if defined(__CUDA_ARCH__)
     return *reinterpret_cast<const uint16_t*>(p);
 #else
     uint16_t v;
-    __builtin_memcpy(&v, p, sizeof v);
+    std::memcpy(&v, p, sizeof(v));
     return v;
 #endif
 }
+XB_HD uint16_t load_u16_at(const uint8_t* p) { return static_cast<uint16_t>(p[0] | (p[1] << 8)); }
 
 // x = d * (q - 8); q's low nibbles are elements 0..15, high nibbles 16..31.
 struct BlockQ4_0 {

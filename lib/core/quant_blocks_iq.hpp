@@ -111,10 +111,6 @@ inline constexpr uint64_t kIq4ValuesLo = 0xf6eaddcfbfad9881ull;  // -127 -104 -8
 inline constexpr uint64_t kIq4ValuesHi = 0x7159453526190d01ull;  //    1   13  25  38  53  69  89 113
 XB_HD int iq4_value(int q) { return grid_i8(q < 8 ? kIq4ValuesLo : kIq4ValuesHi, q & 7); }
 
-XB_HD uint16_t load_u16_at(const uint8_t* p) {
-    return static_cast<uint16_t>(p[0] | (p[1] << 8));
-}
-
 // --- the fields of each format ----------------------------------------------------------------------
 // Codebook indices per group of 8 values (iq3: of 4), sign words and the raw integer scale fields,
 // read once here for the dequantization, the units and the CPU's vector decoders (on their hot

@@ -59,8 +59,8 @@ XB_HD void dequantize_part(const BlockQ2_K& b, int part, float* y) {
 }
 
 // Part p's sixteen values take sixteen consecutive bytes of hmask and of one 32-byte row of qs, at
-// one bit and one shift each: read as eight 16-bit words (blocks are 2-aligned), which halves the
-// loads and the registers holding them in the GPU's tile decoders.
+// one bit and one shift each: read as eight 16-bit words (load_u16: blocks are 2-aligned), which
+// halves the loads and the registers holding them in the GPU's tile decoders.
 XB_HD void dequantize_part(const BlockQ3_K& b, int part, float* y) {
     const float dl = f16_to_f32(b.d) * static_cast<float>(q3_K_scale(b.scales, part));
     const int first = 16 * (part % 2);
@@ -69,8 +69,8 @@ XB_HD void dequantize_part(const BlockQ3_K& b, int part, float* y) {
     const int shift = 2 * ((part % 8) / 2);
     const int hbit = part / 2;
     for (int j = 0; j < 16; j += 2) {
-        const unsigned q2 = load_le16(qs + j) >> shift;
-        const unsigned h2 = load_le16(hmask + j) >> hbit;
+        const unsigned q2 = load_u16(qs + j) >> shift;
+        const unsigned h2 = load_u16(hmask + j) >> hbit;
         y[j] = dl * static_cast<float>(static_cast<int>(q2 & 3) - ((h2 & 1) ? 0 : 4));
         y[j + 1] = dl * static_cast<float>(static_cast<int>((q2 >> 8) & 3) - ((h2 & 0x100) ? 0 : 4));
     }

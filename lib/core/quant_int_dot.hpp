@@ -62,17 +62,8 @@ struct Q8Cols {
 // --- loads -------------------------------------------------------------------------------------------
 
 // Little-endian words of quantized data. The block types' alignment decides which load a piece can
-// use: 2 bytes (sizes 18, 22, 34, 210), 4 bytes (20, 24, 292), 16 bytes (q4_K's and q5_K's quants
-// when the rows are 16-byte aligned, see Q8Dot's kWide).
-XB_HD uint16_t load_u16(const uint8_t* p) {
-#if defined(__CUDA_ARCH__)
-    return *reinterpret_cast<const uint16_t*>(p);
-#else
-    uint16_t v;
-    std::memcpy(&v, p, sizeof(v));
-    return v;
-#endif
-}
+// use: 2 bytes (sizes 18, 22, 34, 210: load_u16, core/quant_blocks.hpp), 4 bytes (20, 24, 292), 16
+// bytes (q4_K's and q5_K's quants when the rows are 16-byte aligned, see Q8Dot's kWide).
 XB_HD int load_i32_a2(const uint8_t* p) {
     return static_cast<int>(static_cast<uint32_t>(load_u16(p)) | (static_cast<uint32_t>(load_u16(p + 2)) << 16));
 }

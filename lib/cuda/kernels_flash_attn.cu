@@ -462,7 +462,8 @@ Status launch_flash_attn_ext(const LaunchContext& ctx, const Tensor& dst) {
     }
     if (plan.splits > 1) {
         constexpr int kCombineThreads = 128;
-        flash_combine_kernel<<<row_blocks(rows), kCombineThreads, flash_combine_shared_bytes(plan.splits), ctx.stream>>>(partial, describe(dst), sinks, q.ne[2], q.ne[1], rows, plan.splits, v.ne[0]);
+        flash_combine_kernel<<<row_blocks(rows), kCombineThreads, flash_combine_shared_bytes(plan.splits), ctx.stream>>>(
+            partial, describe(dst), sinks, q.ne[2], q.ne[1], rows, plan.splits, v.ne[0]);
         XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
     }
     return Status::ok();

@@ -73,8 +73,7 @@ __global__ void quantize_kernel(TensorDesc src, TensorDesc dst, int64_t blocks_p
         for (int j = 0; j < kElems; ++j) x[j] = load_f32(src, with_dim(s, 0, first + j));
         Block block;
         quantize_block(x, block);
-        const Index4 d = row_start(dst, row);
-        reinterpret_cast<Block*>(element_address(dst, Index4{{0, d.i[1], d.i[2], d.i[3]}}))[first / kElems] = block;
+        reinterpret_cast<Block*>(element_address(dst, row_start(dst, row)))[first / kElems] = block;
     }
 }
 
