@@ -2,8 +2,8 @@
 
 #include <limits>
 
-#include "cuda/gemm_plan.hpp"
 #include "core/quant_block_types.hpp"
+#include "cuda/gemm_plan.hpp"
 
 namespace xb::cuda {
 
@@ -13,10 +13,21 @@ ExpertProductPlan plan_expert_product(const Tensor& dst) {
     ExpertProductPlan p;
     p.experts = as.ne[2];
     p.pairs = ids.ne[0] * ids.ne[1];
-    const bool tile_kernel = with_block_type(as.type, [](auto) { return true; }, false);
-    p.grouped = tile_kernel && as.ne[0] > 0 && ids.ne[1] >= kExpertTilesMinTokens && p.experts <= kExpertTilesMaxExperts &&
-                p.pairs <= std::numeric_limits<int32_t>::max() / 2;
-    if (!p.grouped) return p;
+    const bool quantized_kernels = with_block_type(as.type, [](auto) { return true; }, false);
+    if (!quantized_kernels) return p;  // float experts: PerPair
+    const bool tiles = as.ne[0] > 0 && ids.ne[1] >= kExpertTilesMinTokens && p.experts <= kExpertTilesMaxExperts &&
+                       p.pairs <= std::numeric_limits<int32_t>::max() / 2;
+    if (!tiles) {
+        const Tensor& b = *dst.src[1];
+        p.path = ExpertProductPath::MatVec;
+        p.columns = b.ne[1] * b.ne[2];
+        p.k = as.ne[0];
+        p.wide_loads = wide_loads_usable(as);
+        p.quantized = quantized_columns(p.columns, p.k);
+        p.scratch_bytes = p.quantized.bytes;
+        return p;
+    }
+    p.path = ExpertProductPath::Tiles;
     // Each expert's pairs fill whole tiles but the last.
     p.max_tiles = (p.pairs + kTileColumns - 1) / kTileColumns + p.experts;
     const auto starts = static_cast<size_t>(p.experts + 1) * sizeof(int32_t);

@@ -89,10 +89,13 @@ struct ExpertGroups {
     int32_t* tile_start = nullptr;
     int32_t* pairs = nullptr;
 };
-// The plan's grouped path of mul_mat_id (kernels_moe.cu groups the pairs, then calls this): each
+// The plan's Tiles path of mul_mat_id (kernels_moe.cu groups the pairs, then calls this): each
 // expert's weights times tiles of its pairs' columns.
 Status launch_mul_mat_id_tiles(const LaunchContext& ctx, const Tensor& dst, const ExpertProductPlan& plan,
                                const ExpertGroups& groups);
+// The plan's MatVec path of mul_mat_id (kernels_mat_vec_q.cu): b's columns quantized into scratch,
+// then each (slot, token) pair's rows of its expert dotted with the pair's column.
+Status launch_mul_mat_id_vec_q(const LaunchContext& ctx, const Tensor& dst, const ExpertProductPlan& plan);
 
 // --- kernels_matmul.cu: f16 or bf16 a times one f32 column of b (uses_mat_vec in gemm_plan.hpp) ---
 Status launch_mul_mat_vec_half(const LaunchContext& ctx, const Tensor& dst);

@@ -223,12 +223,12 @@ struct ExpertColumns {
     __device__ bool valid(int n) const { return first + n < end; }
     __device__ int32_t pair(int n) const { return args.groups.pairs[first + n]; }
     __device__ const char* column(int n) const {
-        const int32_t p = pair(n);
-        return row_address(args.b, (p % args.n_used) % args.b.ne[1], p / args.n_used, 0);
+        const ExpertPair p = expert_pair(pair(n), args.n_used, args.b.ne[1]);
+        return row_address(args.b, p.slot % args.b.ne[1], p.token, 0);
     }
     __device__ void store(int64_t m, int n, float v) const {
-        const int32_t p = pair(n);
-        store_f32(args.dst, Index4{{m, p % args.n_used, p / args.n_used, 0}}, v);
+        const ExpertPair p = expert_pair(pair(n), args.n_used, args.b.ne[1]);
+        store_f32(args.dst, Index4{{m, p.slot, p.token, 0}}, v);
     }
 };
 

@@ -1,11 +1,10 @@
 // Kernels of the mixture-of-experts ops: mul_mat_id, add_id, and argsort (the router's top_k).
 //
 // mul_mat_id (expert_products.hpp says which path):
-//   - a mat-vec kernel over (slot, token) pairs: one warp per output (row i of the expert that
-//     ids[slot, token] names, pair), its lanes taking the row's values in turn (quantized rows
-//     sixteen values at a time through core/quant_blocks.hpp's XB_HD dequantize_part, the CPU's
-//     bits; float rows element by element) against the pair's column of b, then a warp reduction;
-//   - for many tokens and quantized experts, the pairs grouped by expert on the device (one block
+//   - float experts: one warp per output (row i of the expert that ids[slot, token] names, pair),
+//     its lanes taking the row's values in turn against the pair's column of b;
+//   - quantized experts, few tokens: kernels_mat_vec_q.cu's integer mat-vec over (row, pair);
+//   - quantized experts, many tokens: the pairs grouped by expert on the device (one block
 //     counting, then placing them, into scratch), then kernels_mat_mat_q.cu's expert tiles.
 // The ids stay on the device. An id out of [0, n_as) is reported through the kernel error record
 // and its outputs are left unwritten, as on the CPU.
@@ -14,63 +13,25 @@
 // argsort_before's total order (core/op_math.hpp, shared with the CPU), which is the element's
 // place in the sorted row. O(n^2) per row, for the router's rows (experts: up to a few hundred);
 // supports_node leaves rows longer than kArgsortMaxRow to the CPU.
-#include <type_traits>
-
 #include "core/op_math.hpp"
 #include "core/op_params.hpp"
-#include "core/quant_blocks.hpp"
 #include "cuda/cuda_check.hpp"
+#include "cuda/expert_ids.cuh"
 #include "cuda/kernel_common.cuh"
 #include "cuda/kernels.hpp"
-#include "cuda/quant_types.cuh"
 
 namespace xb::cuda {
 
 namespace {
 
-constexpr int kPiece = 16;  // quantized values a lane dequantizes at a time
 constexpr int kMoeWarpsPerBlock = kBlockSize / kWarpSize;
 
-// The expert id of (slot e, token t), or -1 (after a report) when it is out of [0, n_as).
-__device__ __forceinline__ int64_t expert_id(const TensorDesc& ids, int64_t e, int64_t t, int64_t n_as,
-                                             KernelErrorRecord* errors, int slot, bool reporter) {
-    const int64_t id = load_index(ids, Index4{{e, t, 0, 0}});
-    if (id < 0 || id >= n_as) {
-        if (reporter) report_index_error(errors, slot, id, n_as);
-        return -1;
-    }
-    return id;
-}
-
-// Float experts: Block is void.
-template <typename Block>
-__device__ __forceinline__ float row_dot(const char* row, const TensorDesc& as, const char* col, const TensorDesc& b,
-                                         int lane) {
-    const int64_t k = as.ne[0];
-    float sum = 0.0f;
-    if constexpr (std::is_void_v<Block>) {
-        for (int64_t l = lane; l < k; l += kWarpSize) {
-            sum += load_as_f32(as.type, row + l * as.nb[0]) * load_as_f32(b.type, col + l * b.nb[0]);
-        }
-    } else {
-        constexpr int kPieces = kBlockElems<Block> / kPiece;
-        const int64_t pieces = k / kPiece;
-        for (int64_t p = lane; p < pieces; p += kWarpSize) {
-            const auto& block = *reinterpret_cast<const Block*>(row + (p / kPieces) * static_cast<int64_t>(sizeof(Block)));
-            float y[kPiece];
-            dequantize_part(block, static_cast<int>(p % kPieces), y);
-#pragma unroll
-            for (int j = 0; j < kPiece; ++j) sum += y[j] * load_as_f32(b.type, col + (p * kPiece + j) * b.nb[0]);
-        }
-    }
-    return warp_reduce(sum, SumOp{});
-}
-
-// One warp per output (i, pair); pairs numbered slot fastest.
-template <typename Block>
-__global__ void mul_mat_id_kernel(TensorDesc as, TensorDesc b, TensorDesc ids, TensorDesc dst, KernelErrorRecord* errors,
-                                  int slot) {
+// Float experts: one warp per output (i, pair), pairs numbered slot fastest; the lanes take the
+// row's values in turn against the pair's column of b, then a warp reduction.
+__global__ void mul_mat_id_float_kernel(TensorDesc as, TensorDesc b, TensorDesc ids, TensorDesc dst,
+                                        KernelErrorRecord* errors, int slot) {
     const int64_t m = as.ne[1];
+    const int64_t k = as.ne[0];
     const int64_t n_used = ids.ne[0];
     const int64_t outputs = m * n_used * ids.ne[1];
     const int lane = static_cast<int>(threadIdx.x) % kWarpSize;
@@ -81,9 +42,14 @@ __global__ void mul_mat_id_kernel(TensorDesc as, TensorDesc b, TensorDesc ids, T
         const int64_t t = o / m / n_used;
         const int64_t id = expert_id(ids, e, t, as.ne[2], errors, slot, i == 0 && lane == 0);
         if (id < 0) continue;
+        const char* row = row_address(as, i, id, 0);
         const char* col = row_address(b, e % b.ne[1], t, 0);
-        const float v = row_dot<Block>(row_address(as, i, id, 0), as, col, b, lane);
-        if (lane == 0) store_f32(dst, Index4{{i, e, t, 0}}, v);
+        float sum = 0.0f;
+        for (int64_t l = lane; l < k; l += kWarpSize) {
+            sum += load_as_f32(as.type, row + l * as.nb[0]) * load_as_f32(b.type, col + l * b.nb[0]);
+        }
+        sum = warp_reduce(sum, SumOp{});
+        if (lane == 0) store_f32(dst, Index4{{i, e, t, 0}}, sum);
     }
 }
 
@@ -157,39 +123,30 @@ int warp_blocks(int64_t warps) { return elementwise_blocks(warps * kWarpSize); }
 }  // namespace
 
 Status launch_mul_mat_id(const LaunchContext& ctx, const Tensor& dst) {
-    const Tensor& as = *dst.src[0];
     const int64_t outputs = dst.nelements();
     if (outputs == 0) return Status::ok();
-    const TensorDesc a = describe(as);
-    const TensorDesc b = describe(*dst.src[1]);
-    const TensorDesc ids = describe(*dst.src[2]);
-    const TensorDesc d = describe(dst);
     const ExpertProductPlan plan = plan_expert_product(dst);
-    if (plan.grouped) {
-        ExpertGroups groups;
-        groups.pair_start = reinterpret_cast<int32_t*>(ctx.scratch + plan.pair_start_offset);
-        groups.tile_start = reinterpret_cast<int32_t*>(ctx.scratch + plan.tile_start_offset);
-        groups.pairs = reinterpret_cast<int32_t*>(ctx.scratch + plan.pairs_offset);
-        const size_t shared = static_cast<size_t>(plan.experts) * sizeof(int32_t);
-        group_expert_pairs_kernel<<<1, kGroupThreads, shared, ctx.stream>>>(ids, plan.experts, groups, ctx.errors,
-                                                                           ctx.error_slot);
-        XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
-        return launch_mul_mat_id_tiles(ctx, dst, plan, groups);
+    switch (plan.path) {
+        case ExpertProductPath::Tiles: {
+            ExpertGroups groups;
+            groups.pair_start = reinterpret_cast<int32_t*>(ctx.scratch + plan.pair_start_offset);
+            groups.tile_start = reinterpret_cast<int32_t*>(ctx.scratch + plan.tile_start_offset);
+            groups.pairs = reinterpret_cast<int32_t*>(ctx.scratch + plan.pairs_offset);
+            const size_t shared = static_cast<size_t>(plan.experts) * sizeof(int32_t);
+            group_expert_pairs_kernel<<<1, kGroupThreads, shared, ctx.stream>>>(describe(*dst.src[2]), plan.experts, groups,
+                                                                               ctx.errors, ctx.error_slot);
+            XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+            return launch_mul_mat_id_tiles(ctx, dst, plan, groups);
+        }
+        case ExpertProductPath::MatVec:
+            return launch_mul_mat_id_vec_q(ctx, dst, plan);
+        case ExpertProductPath::PerPair:
+            break;
     }
-    const int blocks = warp_blocks(outputs);
-    if (!is_quantized(as.type)) {
-        mul_mat_id_kernel<void><<<blocks, kBlockSize, 0, ctx.stream>>>(a, b, ids, d, ctx.errors, ctx.error_slot);
-        XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
-        return Status::ok();
-    }
-    return launch_for_block_type(
-        as.type,
-        [&](auto tag) {
-            mul_mat_id_kernel<typename decltype(tag)::type>
-                <<<blocks, kBlockSize, 0, ctx.stream>>>(a, b, ids, d, ctx.errors, ctx.error_slot);
-            return true;
-        },
-        StatusCode::Internal, "mul_mat_id: no kernel for ");
+    mul_mat_id_float_kernel<<<warp_blocks(outputs), kBlockSize, 0, ctx.stream>>>(
+        describe(*dst.src[0]), describe(*dst.src[1]), describe(*dst.src[2]), describe(dst), ctx.errors, ctx.error_slot);
+    XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+    return Status::ok();
 }
 
 Status launch_add_id(const LaunchContext& ctx, const Tensor& dst) {

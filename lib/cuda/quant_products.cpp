@@ -24,6 +24,18 @@ bool is_quant_product(const Tensor& dst) {
 
 bool has_wide_units(DType t) { return t == DType::Q4_K || t == DType::Q5_K; }
 
+// The quants of q4_K and q5_K sit 16 bytes into their blocks, whose sizes (144, 176) are multiples
+// of 16: 16-byte rows make every unit's quants 16-byte aligned.
+bool wide_loads_usable(const Tensor& a) { return has_wide_units(a.type) && rows_aligned(a, 16); }
+
+QuantizedColumns quantized_columns(int64_t columns, int64_t k) {
+    const auto values = static_cast<size_t>(columns) * static_cast<size_t>(k);
+    QuantizedColumns q;
+    q.scales_offset = align_scratch(values);
+    q.bytes = q.scales_offset + align_scratch(values / kQ8Block * sizeof(Q8Scale));
+    return q;
+}
+
 QuantProductPlan plan_quant_product(const Tensor& dst) {
     const Tensor& a = *dst.src[0];
     QuantProductPlan p;
@@ -38,14 +50,9 @@ QuantProductPlan plan_quant_product(const Tensor& dst) {
         return p;
     }
     p.path = QuantProductPath::MatVec;
-    // The quants of q4_K and q5_K sit 16 bytes into their blocks, whose sizes (144, 176) are
-    // multiples of 16: 16-byte rows make every unit's quants 16-byte aligned.
-    p.wide_loads = has_wide_units(a.type) && rows_aligned(a, 16);
-    const auto columns = static_cast<size_t>(p.columns * p.batches);
-    const auto k = static_cast<size_t>(p.k);
-    p.values_offset = 0;
-    p.scales_offset = align_scratch(columns * k);
-    p.scratch_bytes = p.scales_offset + align_scratch(columns * (k / kQ8Block) * sizeof(Q8Scale));
+    p.wide_loads = wide_loads_usable(a);
+    p.quantized = quantized_columns(p.columns * p.batches, p.k);
+    p.scratch_bytes = p.quantized.bytes;
     return p;
 }
 

@@ -24,6 +24,15 @@ inline constexpr int kMatVecWarps = 4;
 
 enum class QuantProductPath { MatVec, Tiles };
 
+// Where the mat-vec kernels' 8-bit columns sit in scratch: `columns` columns of k int8 values, then
+// their Q8Scales (one per kQ8Block values), each part aligned.
+struct QuantizedColumns {
+    size_t values_offset = 0;
+    size_t scales_offset = 0;
+    size_t bytes = 0;
+};
+QuantizedColumns quantized_columns(int64_t columns, int64_t k);
+
 struct QuantProductPlan {
     QuantProductPath path = QuantProductPath::Tiles;
     int64_t k = 0;              // the dot length (a's row length)
@@ -33,8 +42,7 @@ struct QuantProductPlan {
     int64_t r2 = 1, r3 = 1;     // dst batches per matrix of a, per dim
     bool wide_loads = false;    // mat-vec: the weights' quants read 16 bytes at a time
     // Mat-vec: the quantized columns in scratch, column j of batch t being column j + columns * t.
-    size_t values_offset = 0;   // columns * batches * k int8 values
-    size_t scales_offset = 0;   // columns * batches * k / 32 Q8Scale
+    QuantizedColumns quantized;
     size_t scratch_bytes = 0;
 };
 
@@ -46,5 +54,7 @@ QuantProductPlan plan_quant_product(const Tensor& dst);
 
 // Weight types whose mat-vec units read their quants 16 bytes at a time when rows allow it.
 bool has_wide_units(DType t);
+// has_wide_units, and every row of `a` (quantized weights) starts 16-byte aligned.
+bool wide_loads_usable(const Tensor& a);
 
 }  // namespace xb::cuda

@@ -9,7 +9,9 @@
 #if defined(XB_HAVE_CUDA)
 
 #include <climits>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backend/registry.hpp"
@@ -536,7 +538,8 @@ TEST(CudaQuantProducts, ColumnsChooseTheKernelAndTheScratch) {
     EXPECT_EQ(d.batches, 4);
     EXPECT_EQ(d.r2, 2);
     // 4 columns of 512 int8 values, then 4 x 16 scales of 8 bytes.
-    EXPECT_EQ(d.scales_offset, align_scratch(4 * 512));
+    EXPECT_EQ(d.quantized.values_offset, 0u);
+    EXPECT_EQ(d.quantized.scales_offset, align_scratch(4 * 512));
     EXPECT_EQ(d.scratch_bytes, align_scratch(4 * 512) + align_scratch(4 * 16 * sizeof(Q8Scale)));
     EXPECT_EQ(node_scratch_bytes(*decode), d.scratch_bytes);
 
@@ -553,24 +556,49 @@ TEST(CudaQuantProducts, ColumnsChooseTheKernelAndTheScratch) {
 
 // mul_mat_id: a warp per output while decoding; from kExpertTilesMinTokens tokens on, quantized
 // experts go through the tiles with their pairs grouped by expert in scratch.
-TEST(CudaExpertProducts, TokensAndTypesChooseTheGroupedTilesAndTheirScratch) {
+TEST(CudaExpertProducts, TokensAndTypesChooseThePathAndItsScratch) {
     Context ctx;
-    auto experts = [&](DType t, int64_t n_as, int64_t n_used, int64_t tokens) {
-        return mul_mat_id(ctx, input(ctx, t, {256, 37, n_as}), input(ctx, DType::F32, {256, n_used, tokens}),
+    auto experts = [&](DType t, int64_t n_as, int64_t n_used, int64_t n_b, int64_t tokens) {
+        return mul_mat_id(ctx, input(ctx, t, {256, 37, n_as}), input(ctx, DType::F32, {256, n_b, tokens}),
                           input(ctx, DType::I32, {n_used, tokens}));
     };
-    Tensor* decode = experts(DType::Q4_K, 8, 2, 1);
-    Tensor* below = experts(DType::Q4_K, 8, 2, kExpertTilesMinTokens - 1);
-    Tensor* prefill = experts(DType::Q4_K, 8, 2, 100);
-    Tensor* floats = experts(DType::F16, 8, 2, 100);
-    Tensor* too_many = experts(DType::Q8_0, kExpertTilesMaxExperts + 1, 1, 32);
+    Tensor* decode = experts(DType::Q4_K, 8, 2, 1, 1);
+    Tensor* below = experts(DType::Q4_K, 8, 3, 3, kExpertTilesMinTokens - 1);
+    Tensor* prefill = experts(DType::Q4_K, 8, 2, 1, 100);
+    Tensor* floats = experts(DType::F16, 8, 2, 1, 100);
+    Tensor* float_decode = experts(DType::F32, 8, 2, 2, 1);
+    Tensor* too_many = experts(DType::Q8_0, kExpertTilesMaxExperts + 1, 1, 1, 32);
     ASSERT_TRUE(ctx.ok()) << ctx.status().to_string();
-    for (const Tensor* t : {decode, below, floats, too_many}) {
-        EXPECT_FALSE(plan_expert_product(*t).grouped);
+
+    // Float experts: a warp per output, no scratch.
+    for (const Tensor* t : {floats, float_decode}) {
+        EXPECT_EQ(plan_expert_product(*t).path, ExpertProductPath::PerPair);
         EXPECT_EQ(node_scratch_bytes(*t), 0u);
     }
+
+    // Quantized experts below the tiles' token count, or with more experts than the grouping
+    // counts: b's columns (per slot or shared) quantized, k int8 values and k / 32 scales each.
+    struct MatVecCase {
+        const Tensor* node;
+        int64_t columns;
+    };
+    for (const MatVecCase& c : {MatVecCase{decode, 1}, MatVecCase{below, 3 * (kExpertTilesMinTokens - 1)},
+                                MatVecCase{too_many, 32}}) {
+        const ExpertProductPlan p = plan_expert_product(*c.node);
+        EXPECT_EQ(p.path, ExpertProductPath::MatVec);
+        EXPECT_EQ(p.columns, c.columns);
+        EXPECT_EQ(p.k, 256);
+        EXPECT_EQ(p.quantized.values_offset, 0u);
+        EXPECT_EQ(p.quantized.scales_offset, align_scratch(static_cast<size_t>(c.columns) * 256));
+        EXPECT_EQ(p.scratch_bytes,
+                  align_scratch(static_cast<size_t>(c.columns) * 256) + align_scratch(c.columns * 8 * sizeof(Q8Scale)));
+        EXPECT_EQ(node_scratch_bytes(*c.node), p.scratch_bytes);
+    }
+    EXPECT_EQ(plan_expert_product(*decode).pairs, 2);
+    EXPECT_EQ(plan_expert_product(*below).pairs, 3 * (kExpertTilesMinTokens - 1));
+
     const ExpertProductPlan p = plan_expert_product(*prefill);
-    EXPECT_TRUE(p.grouped);
+    EXPECT_EQ(p.path, ExpertProductPath::Tiles);
     EXPECT_EQ(p.experts, 8);
     EXPECT_EQ(p.pairs, 200);
     EXPECT_EQ(p.max_tiles, (200 + kTileColumns - 1) / kTileColumns + 8);
@@ -580,6 +608,45 @@ TEST(CudaExpertProducts, TokensAndTypesChooseTheGroupedTilesAndTheirScratch) {
     EXPECT_EQ(p.pairs_offset, 2 * align_scratch(9 * 4));
     EXPECT_EQ(p.scratch_bytes, 2 * align_scratch(9 * 4) + align_scratch(200 * 4));
     EXPECT_EQ(node_scratch_bytes(*prefill), p.scratch_bytes);
+}
+
+// Each (slot, token) pair reads its own column of b, the slot's or the token's shared one, as
+// row_start numbers b's rows (what the kernels' quantized columns follow), and writes dst[:, slot,
+// token]; every pair is seen once.
+TEST(CudaExpertProducts, EveryPairFindsItsColumnOfB) {
+    Context ctx;
+    const int64_t n_used = 3, tokens = 5;
+    for (int64_t b_columns : {int64_t{1}, n_used}) {
+        const TensorDesc b = describe(*input(ctx, DType::F32, {64, b_columns, tokens}));
+        ASSERT_TRUE(ctx.ok());
+        std::set<std::pair<int64_t, int64_t>> outputs;
+        for (int64_t p = 0; p < n_used * tokens; ++p) {
+            const ExpertPair pair = expert_pair(p, n_used, b_columns);
+            EXPECT_EQ(pair.slot + n_used * pair.token, p);
+            outputs.insert({pair.slot, pair.token});
+            const Index4 at = row_start(b, pair.b_column);
+            EXPECT_EQ(at.i[1], b_columns == 1 ? 0 : pair.slot) << p;
+            EXPECT_EQ(at.i[2], pair.token) << p;
+            EXPECT_EQ(at.i[3], 0);
+        }
+        EXPECT_EQ(outputs.size(), static_cast<size_t>(n_used * tokens));
+    }
+}
+
+// The experts' mat-vec takes 16-byte loads on the terms of the dense one: q4_K/q5_K rows all
+// 16-byte aligned.
+TEST(CudaExpertProducts, WideLoadsNeedAlignedExpertRows) {
+    Context ctx;
+    alignas(256) static char storage[3 * 2 * 176];
+    for (DType t : {DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
+        Tensor* as = input(ctx, t, {256, 2, 3});
+        as->data = storage;
+        Tensor* y = mul_mat_id(ctx, as, input(ctx, DType::F32, {256, 1, 1}), input(ctx, DType::I32, {2, 1}));
+        ASSERT_TRUE(ctx.ok()) << ctx.status().to_string();
+        EXPECT_EQ(plan_expert_product(*y).wide_loads, has_wide_units(t)) << dtype_name(t);
+        as->data = storage + 4;
+        EXPECT_FALSE(plan_expert_product(*y).wide_loads) << dtype_name(t);
+    }
 }
 
 // The grouped tiles: each expert gets whole tiles of its pairs but the last, none when unused, and
