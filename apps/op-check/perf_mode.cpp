@@ -70,7 +70,8 @@ Status measure_into(const SelectedCase& c, Backend& backend, const OpCheckOption
     row.unsupported = graph.unsupported_on(backend.device());
     if (!row.unsupported.empty()) return Status::ok();
     if (!inputs) {
-        XB_ASSIGN_OR_RETURN(InputBytes made, xb::opcheck::input_bytes(graph, o.common.seed.value_or(0)));
+        XB_ASSIGN_OR_RETURN(InputBytes made, xb::opcheck::input_bytes(graph, o.common.seed.value_or(0),
+                                                                      xb::opcheck::QuantizedInputs::RandomBlocks));
         inputs = std::move(made);
     }
     XB_ASSIGN_OR_RETURN(auto prepared, PreparedCase::prepare_with(std::move(graph), backend, *inputs));

@@ -3,17 +3,20 @@
 //
 // mul_mat_id first has thread 0 group the (slot, token) pairs by expert (a counting sort that keeps
 // their order) and list the experts some pair uses; an id out of [0, n_as) is reported and its pair
-// dropped. Experts no token chose are never read. Then, after a barrier, one of two paths:
-// - Batches (several tokens): the pairs' columns of b are gathered, expert by expert, as packed f32
-//   columns; then for each used expert in turn every thread runs compute_mul_mat (the tile, packed
-//   or quantized machinery of mul_mat, with its own activation quantization) on a node made of the
-//   expert's matrix and its gathered columns, into a scratch block of results; at the end the
-//   threads scatter the results to their (slot, token) places in dst.
-// - Decoding (one token): the few columns are made ready once (quantized to the activation blocks
-//   of the experts' type, or packed f32), and threads take runs of units of (used expert, block of
-//   kRowBlock rows) from a shared counter (WorkQueue) and dot the rows with the expert's columns
-//   through the row kernels' or the quantized dot products (cpu_kernels/quant_dot.hpp): no barrier
-//   per expert.
+// dropped. Experts no token chose are never read. An expert chosen by fewer than kTileMinColumns
+// pairs is a "few" expert, the others "many" ones (only batches of tokens have those); thread 0
+// places the few experts' pairs first. After a barrier:
+// - the threads make the pairs' columns ready: a few expert's quantized to the activation blocks of
+//   the experts' type (or packed f32), a many expert's gathered as packed f32;
+// - units of (few expert, block of kRowBlock rows) go to the threads through a shared counter
+//   (WorkQueue); each dots its rows with the expert's columns through the row kernels' or the
+//   quantized dot products (cpu_kernels/quant_dot.hpp), reading each row once per kMaxDotColumns
+//   columns: no barrier per expert (as ggml's per-expert chunk counters). Decoding (one token) and
+//   small batches, whose pairs spread over many experts, end here;
+// - for each many expert in turn every thread runs compute_mul_mat (the tile, packed or quantized
+//   machinery of mul_mat, with its own activation quantization) on a node made of the expert's
+//   matrix and its gathered columns, into a scratch block of results, then the threads scatter the
+//   results to their (slot, token) places in dst.
 #include <algorithm>
 #include <cstring>
 #include <optional>
@@ -64,39 +67,52 @@ struct ExpertNode {
     }
 };
 
-// The batch path runs when there is more than one token.
-bool batch_path(const Tensor& dst) { return dst.src[2]->ne[1] > 1; }
+// Experts chosen by this many pairs or more go through compute_mul_mat (its tiles), fewer through
+// the row dots.
+constexpr int64_t kManyPairs = kTileMinColumns;
 
-// The work buffer: the pairs grouped by expert; then, decoding, the columns made ready and one f32
-// row per thread for columns of b that are not packed f32; for batches, the gathered f32 columns,
-// the results [m] of every pair, and the work of the experts' mul_mat.
+// The work buffer: the grouping; the pairs' columns made ready for the row dots and one f32 row per
+// thread for columns of b that are not packed f32; when some expert can have kManyPairs pairs, the
+// gathered f32 columns, the results [m] of every pair, and the work of the experts' mul_mat.
 struct IdLayout {
     int64_t n_as = 0, n_used = 0, n_t = 0, k = 0, m = 0;
     int64_t pairs = 0;          // n_used * n_t
     bool quantized = false;
-    size_t queue_at = 0;        // decoding: the WorkQueue's counter
-    size_t offsets_at = 0;      // int64 [n_as + 1]: expert e's pairs are list[offsets[e], offsets[e + 1])
+    bool many_possible = false; // pairs >= kManyPairs
+    size_t queue_at = 0;        // the WorkQueue's counter
+    size_t groups_at = 0;       // ExpertGroups
+    size_t start_at = 0;        // int64 [n_as]: expert e's pairs are list[start[e], start[e] + count[e])
+    size_t count_at = 0;        // int64 [n_as]
     size_t list_at = 0;         // int64 [pairs]: pair (slot + n_used * token), grouped by expert
-    size_t active_at = 0;       // int32 [n_as + 1]: the experts with pairs, their count last
-    size_t act_at = 0;          // the pairs' columns, in list order
-    size_t act_row = 0;         // bytes of one column
-    size_t scratch_at = 0;      // decoding: one f32 row per thread
+    size_t active_at = 0;       // int32 [n_as]: the experts with pairs, the few ones first
+    size_t act_at = 0;          // the pairs' ready columns, in list order
+    size_t act_row = 0;         // bytes of one ready column
+    size_t scratch_at = 0;      // one f32 row per thread
     size_t scratch_per_thread = 0;
-    size_t results_at = 0;      // batches: f32 [m] per pair, in list order
-    size_t sub_at = 0;          // batches: the experts' mul_mat work
+    size_t columns_at = 0;      // many experts: f32 [k] per pair, in list order
+    size_t results_at = 0;      // many experts: f32 [m] per pair, in list order
+    size_t sub_at = 0;          // many experts: the experts' mul_mat work
     size_t sub_bytes = 0;
     size_t total = 0;
 };
 
-// The most work the mul_mat of one expert over up to `pairs` columns asks for (the path it takes,
-// and with it the work, changes with the column count).
+// What group_pairs counted.
+struct ExpertGroups {
+    int64_t grouped = 0;      // pairs with a valid id
+    int64_t few_pairs = 0;    // the few experts' pairs: list[0, few_pairs)
+    int32_t n_active = 0;     // experts with pairs
+    int32_t n_few = 0;        // of them, the few ones: active[0, n_few)
+};
+
+// The most work the mul_mat of one expert over kManyPairs to `pairs` columns asks for (the path it
+// takes, and with it the work, changes with the column count).
 size_t expert_work_size(const Tensor& as, int64_t pairs, int nth) {
     size_t most = 0;
     const auto consider = [&](int64_t n) {
         const ExpertNode node(as, 0, n, nullptr, nullptr);
         most = std::max(most, mul_mat_work_size(node.d, nth));
     };
-    for (int64_t n = 1; n <= std::min<int64_t>(pairs, 128); ++n) consider(n);
+    for (int64_t n = kManyPairs; n <= std::min<int64_t>(pairs, 128); ++n) consider(n);
     if (pairs > 128) consider(pairs);
     return most;
 }
@@ -112,23 +128,26 @@ IdLayout id_layout(const Tensor& dst, int nth) {
     l.m = as.ne[1];
     l.pairs = l.n_used * l.n_t;
     l.quantized = is_quantized(as.type);
-    const bool batch = batch_path(dst);
-    l.act_row = l.quantized && !batch ? activation_row_bytes(as.type, l.k) : static_cast<size_t>(l.k) * sizeof(float);
+    l.many_possible = l.pairs >= kManyPairs;
+    l.act_row = l.quantized ? activation_row_bytes(as.type, l.k) : static_cast<size_t>(l.k) * sizeof(float);
+    const auto n_as = static_cast<size_t>(l.n_as);
+    const auto pairs = static_cast<size_t>(l.pairs);
     l.queue_at = 0;
-    l.offsets_at = WorkQueue::kSlotBytes;
-    l.list_at = l.offsets_at + work_align_up(static_cast<size_t>(l.n_as + 1) * sizeof(int64_t));
-    l.active_at = l.list_at + work_align_up(static_cast<size_t>(l.pairs) * sizeof(int64_t));
-    l.act_at = l.active_at + work_align_up(static_cast<size_t>(l.n_as + 1) * sizeof(int32_t));
-    const size_t act_end = l.act_at + work_align_up(l.act_row * static_cast<size_t>(l.pairs));
-    if (batch) {
-        l.results_at = act_end;
-        l.sub_at = l.results_at + work_align_up(static_cast<size_t>(l.m * l.pairs) * sizeof(float));
+    l.groups_at = WorkQueue::kSlotBytes;
+    l.start_at = l.groups_at + work_align_up(sizeof(ExpertGroups));
+    l.count_at = l.start_at + work_align_up(n_as * sizeof(int64_t));
+    l.list_at = l.count_at + work_align_up(n_as * sizeof(int64_t));
+    l.active_at = l.list_at + work_align_up(pairs * sizeof(int64_t));
+    l.act_at = l.active_at + work_align_up(n_as * sizeof(int32_t));
+    l.scratch_at = l.act_at + work_align_up(l.act_row * pairs);
+    l.scratch_per_thread = work_align_up(static_cast<size_t>(l.k) * sizeof(float));
+    l.total = l.scratch_at + l.scratch_per_thread * static_cast<size_t>(std::max(nth, 1));
+    if (l.many_possible) {
+        l.columns_at = l.total;
+        l.results_at = l.columns_at + work_align_up(pairs * static_cast<size_t>(l.k) * sizeof(float));
+        l.sub_at = l.results_at + work_align_up(pairs * static_cast<size_t>(l.m) * sizeof(float));
         l.sub_bytes = work_align_up(expert_work_size(as, l.pairs, nth));
         l.total = l.sub_at + l.sub_bytes;
-    } else {
-        l.scratch_at = act_end;
-        l.scratch_per_thread = work_align_up(static_cast<size_t>(l.k) * sizeof(float));
-        l.total = l.scratch_at + l.scratch_per_thread * static_cast<size_t>(std::max(nth, 1));
     }
     return l;
 }
@@ -136,30 +155,37 @@ IdLayout id_layout(const Tensor& dst, int nth) {
 // Pointers into the work buffer after id_layout.
 struct IdWork {
     std::byte* queue;
-    int64_t* offsets;
+    ExpertGroups* groups;
+    int64_t* start;
+    int64_t* count;
     int64_t* list;
-    int32_t* active;  // active[n_as] holds the count
+    int32_t* active;
     std::byte* act;
-    float* scratch;   // this thread's (decoding)
-    float* results;   // batches
-    std::byte* sub;   // batches
+    float* scratch;   // this thread's
+    float* columns;   // many experts (null when none can be)
+    float* results;
+    std::byte* sub;
 };
 
 IdWork id_work(const ComputeParams& p, const IdLayout& l) {
     std::byte* w = p.aligned_work();
+    const auto at = [&](size_t offset) { return l.many_possible ? w + offset : nullptr; };
     return {w + l.queue_at,
-            reinterpret_cast<int64_t*>(w + l.offsets_at),
+            reinterpret_cast<ExpertGroups*>(w + l.groups_at),
+            reinterpret_cast<int64_t*>(w + l.start_at),
+            reinterpret_cast<int64_t*>(w + l.count_at),
             reinterpret_cast<int64_t*>(w + l.list_at),
             reinterpret_cast<int32_t*>(w + l.active_at),
             w + l.act_at,
             reinterpret_cast<float*>(w + l.scratch_at + l.scratch_per_thread * static_cast<size_t>(p.ith)),
-            reinterpret_cast<float*>(w + l.results_at),
-            w + l.sub_at};
+            reinterpret_cast<float*>(at(l.columns_at)),
+            reinterpret_cast<float*>(at(l.results_at)),
+            at(l.sub_at)};
 }
 
-// Step 1 (thread 0): counting sort of the pairs by expert.
+// Step 1 (thread 0): counting sort of the pairs by expert, the few experts' places first.
 void group_pairs(const ComputeParams& p, const Tensor& ids, const IdLayout& l, const IdWork& w) {
-    std::fill(w.offsets, w.offsets + l.n_as + 1, 0);
+    std::fill(w.count, w.count + l.n_as, 0);
     bool reported = false;
     for (int64_t t = 0; t < l.n_t; ++t) {
         for (int64_t e = 0; e < l.n_used; ++e) {
@@ -171,34 +197,46 @@ void group_pairs(const ComputeParams& p, const Tensor& ids, const IdLayout& l, c
                 }
                 continue;
             }
-            ++w.offsets[id + 1];
+            ++w.count[id];
         }
     }
-    int32_t n_active = 0;
-    for (int64_t e = 0; e < l.n_as; ++e) {
-        if (w.offsets[e + 1] > 0) w.active[n_active++] = static_cast<int32_t>(e);
-        w.offsets[e + 1] += w.offsets[e];
+    ExpertGroups g;
+    for (const bool many : {false, true}) {
+        for (int64_t e = 0; e < l.n_as; ++e) {
+            if (w.count[e] == 0 || (w.count[e] >= kManyPairs) != many) continue;
+            w.active[g.n_active++] = static_cast<int32_t>(e);
+            w.start[e] = g.grouped;
+            g.grouped += w.count[e];
+        }
+        if (!many) {
+            g.n_few = g.n_active;
+            g.few_pairs = g.grouped;
+        }
     }
-    w.active[l.n_as] = n_active;
-    // The pairs in order, offsets[id] walking through expert id's places as they fill up ...
+    *w.groups = g;
+    // The pairs in order, each at its expert's next free place (count[e] pairs were counted, so
+    // start[e] + placed[e] runs through exactly expert e's places).
+    for (int64_t e = 0; e < l.n_as; ++e) w.count[e] = 0;
     for (int64_t t = 0; t < l.n_t; ++t) {
         for (int64_t e = 0; e < l.n_used; ++e) {
             const int32_t id = load_id(ids, e, t);
-            if (id >= 0 && id < l.n_as) w.list[w.offsets[id]++] = e + l.n_used * t;
+            if (id >= 0 && id < l.n_as) w.list[w.start[id] + w.count[id]++] = e + l.n_used * t;
         }
     }
-    // ... so that offsets[e] ends where expert e + 1 starts: one place back restores the starts.
-    for (int64_t e = l.n_as; e > 0; --e) w.offsets[e] = w.offsets[e - 1];
-    w.offsets[0] = 0;
 }
 
-// Step 2: the columns of the pairs at list positions [q0, q1), ready for the dots.
+// b's row that pair p reads: the slot's own, or the token's only one.
+RowIndex pair_row(const Tensor& b, const IdLayout& l, int64_t pair) {
+    return RowIndex{(pair % l.n_used) % b.ne[1], pair / l.n_used, 0};
+}
+
+// Step 2: the columns of the pairs at list positions [q0, q1) (few experts' pairs), ready for the
+// dots.
 void prepare_columns(const Tensor& as, const Tensor& b, const IdLayout& l, const IdWork& w, int64_t q0, int64_t q1) {
     const QuantDot& table = quant_dot();
     const bool packed = packed_f32_rows(b);
     for (int64_t q = q0; q < q1; ++q) {
-        const int64_t pair = w.list[q];
-        const RowIndex r{(pair % l.n_used) % b.ne[1], pair / l.n_used, 0};
+        const RowIndex r = pair_row(b, l, w.list[q]);
         std::byte* out = w.act + l.act_row * static_cast<size_t>(q);
         const float* x = nullptr;
         if (packed) {
@@ -249,12 +287,12 @@ private:
     RowKernels::DotFn float_ = nullptr;
 };
 
-// Step 3: rows [i0, i1) of expert e against every column of the expert.
+// Step 3: rows [i0, i1) of few expert e against every column of the expert.
 void expert_block(const Tensor& as, Tensor& dst, const IdLayout& l, const IdWork& w, const RowDots& dots, int64_t e,
                   int64_t i0, int64_t i1) {
     const std::byte* matrix = as.element_ptr(0, 0, e);
-    const int64_t first = w.offsets[e];
-    const int64_t count = w.offsets[e + 1] - first;
+    const int64_t first = w.start[e];
+    const int64_t count = w.count[e];
     for (int64_t j0 = 0; j0 < count; j0 += kMaxDotColumns) {
         const int ncols = static_cast<int>(std::min<int64_t>(kMaxDotColumns, count - j0));
         const std::byte* cols = w.act + l.act_row * static_cast<size_t>(first + j0);
@@ -277,55 +315,33 @@ size_t mul_mat_id_work_size(const Tensor& dst, int nth) { return id_layout(dst, 
 
 namespace {
 
-// Batches: gather the columns, then mul_mat per used expert, then scatter.
-void mul_mat_id_batch(const ComputeParams& p, const Tensor& as, const Tensor& b, Tensor& dst, const IdLayout& l,
-                      const IdWork& w) {
-    const int64_t grouped = w.offsets[l.n_as];  // pairs with a valid id
-    auto* columns = reinterpret_cast<float*>(w.act);
-    const auto [q0, q1] = p.split(grouped);
-    for (int64_t q = q0; q < q1; ++q) {
-        const int64_t pair = w.list[q];
-        const std::byte* src = b.element_ptr(0, (pair % l.n_used) % b.ne[1], pair / l.n_used);
-        load_row_f32(b.type, src, b.nb[0], l.k, l.k, columns + q * l.k);
+// Step 4: the many experts, one at a time: gather their pairs' columns, then mul_mat per expert
+// (all threads, a barrier after each: the next one reuses the work), then scatter.
+void many_experts(const ComputeParams& p, const Tensor& as, const Tensor& b, Tensor& dst, const IdLayout& l,
+                  const IdWork& w, const ExpertGroups& g) {
+    const auto [q0, q1] = p.split(g.grouped - g.few_pairs);
+    for (int64_t q = g.few_pairs + q0; q < g.few_pairs + q1; ++q) {
+        const std::byte* src = row_ptr(b, pair_row(b, l, w.list[q]));
+        load_row_f32(b.type, src, b.nb[0], l.k, l.k, w.columns + q * l.k);
     }
     p.barrier();
 
     ComputeParams sub = p;
     sub.work = std::span<std::byte>(w.sub, l.sub_bytes);
-    const int32_t n_active = w.active[l.n_as];
-    for (int32_t i = 0; i < n_active; ++i) {
+    for (int32_t i = g.n_few; i < g.n_active; ++i) {
         const int64_t e = w.active[i];
-        const int64_t first = w.offsets[e];
-        ExpertNode node(as, e, w.offsets[e + 1] - first, columns + first * l.k, w.results + first * l.m);
+        const int64_t first = w.start[e];
+        ExpertNode node(as, e, w.count[e], w.columns + first * l.k, w.results + first * l.m);
         compute_mul_mat(sub, node.d);
-        p.barrier();  // the next expert reuses the work
+        p.barrier();
     }
 
-    for (int64_t q = q0; q < q1; ++q) {
+    for (int64_t q = g.few_pairs + q0; q < g.few_pairs + q1; ++q) {
         const int64_t pair = w.list[q];
         const float* result = w.results + q * l.m;
         std::byte* out = dst.element_ptr(0, pair % l.n_used, pair / l.n_used);
         for (int64_t i = 0; i < l.m; ++i) *reinterpret_cast<float*>(out + i * static_cast<int64_t>(dst.nb[0])) = result[i];
     }
-}
-
-// Decoding: the columns made ready once, then units of (used expert, block of rows).
-void mul_mat_id_decode(const ComputeParams& p, const Tensor& as, const Tensor& b, Tensor& dst, const IdLayout& l,
-                       const IdWork& w) {
-    const int64_t grouped = w.offsets[l.n_as];
-    const auto [q0, q1] = p.split(grouped);
-    prepare_columns(as, b, l, w, q0, q1);
-    WorkQueue queue(w.queue);
-    if (p.ith == 0) queue.reset();
-    p.barrier();
-
-    const RowDots dots(as);
-    const int64_t row_blocks = (l.m + kRowBlock - 1) / kRowBlock;
-    queue.for_each(static_cast<int64_t>(w.active[l.n_as]) * row_blocks, p.nth, [&](int64_t u) {
-        const int64_t e = w.active[u / row_blocks];
-        const int64_t i0 = (u % row_blocks) * kRowBlock;
-        expert_block(as, dst, l, w, dots, e, i0, std::min(l.m, i0 + kRowBlock));
-    });
 }
 
 }  // namespace
@@ -337,10 +353,25 @@ void compute_mul_mat_id(const ComputeParams& p, Tensor& dst) {
     const IdLayout l = id_layout(dst, p.nth);
     if (l.pairs == 0 || l.m == 0) return;  // the same for every thread: no barrier is skipped by some only
     const IdWork w = id_work(p, l);
-    if (p.ith == 0) group_pairs(p, ids, l, w);
+    WorkQueue queue(w.queue);
+    if (p.ith == 0) {
+        group_pairs(p, ids, l, w);
+        queue.reset();
+    }
     p.barrier();
-    if (batch_path(dst)) return mul_mat_id_batch(p, as, b, dst, l, w);
-    mul_mat_id_decode(p, as, b, dst, l, w);
+    const ExpertGroups g = *w.groups;  // the same for every thread from here
+
+    const auto [q0, q1] = p.split(g.few_pairs);
+    prepare_columns(as, b, l, w, q0, q1);
+    p.barrier();
+    const RowDots dots(as);
+    const int64_t row_blocks = (l.m + kRowBlock - 1) / kRowBlock;
+    queue.for_each(static_cast<int64_t>(g.n_few) * row_blocks, p.nth, [&](int64_t u) {
+        const int64_t e = w.active[u / row_blocks];
+        const int64_t i0 = (u % row_blocks) * kRowBlock;
+        expert_block(as, dst, l, w, dots, e, i0, std::min(l.m, i0 + kRowBlock));
+    });
+    if (g.n_active > g.n_few) many_experts(p, as, b, dst, l, w, g);
 }
 
 void compute_add_id(const ComputeParams& p, Tensor& dst) {

@@ -31,6 +31,9 @@ size_t activation_row_bytes(DType weights, int64_t n);
 
 // The most activation rows one dot call takes: a weight row decoded once serves them all.
 constexpr int kMaxDotColumns = 4;
+// Columns from which a product takes the tile path instead (cpu_kernels/quant_tiles.hpp: it decodes
+// each weight tile once for all).
+inline constexpr int64_t kTileMinColumns = 8;
 
 // Runs body.template operator()<N>() with N = ncols (1..kMaxDotColumns): the dot kernels take their
 // column count as a template argument, so that their loops over the columns unroll.

@@ -145,7 +145,4 @@ const QuantTiles& quant_tiles_avx512();
 // The AVX2 table (quant_tiles_avx2.cpp); only on CPUs that have AVX2.
 const QuantTiles& quant_tiles_avx2();
 
-// Columns from which a product takes the tile path (it decodes each weight tile once for all).
-inline constexpr int64_t kTileMinColumns = 8;
-
 }  // namespace xb::cpu_kernels

@@ -1,5 +1,7 @@
 #include "opcheck/case_cost.hpp"
 
+#include <algorithm>
+
 #include "core/dtype.hpp"
 
 namespace xb::opcheck {
@@ -37,6 +39,17 @@ CaseCost op_cost(const Tensor& op) {
         case Op::MulMat: {  // [k, m] x [k, n] per batch: k*m*n multiply-adds
             CaseCost c = compute_bound(read_write_bytes(op), 2.0 * n(a->ne[0]) * n(op.nelements()));
             c.compute_bound = op.ne[1] > kMemoryBoundColumns;
+            return c;
+        }
+        case Op::MulMatId: {  // [k, m] x one column per (slot, token) pair, with the pair's expert
+            // Of the experts only those the pairs can choose are read: at most one per pair.
+            const Tensor* ids = op.src[2];
+            const double pairs = n(ids->ne[0]) * n(ids->ne[1]);
+            const double experts = n(a->ne[2]);
+            const double read = logical_bytes(*a) * std::min(pairs, experts) / experts;
+            CaseCost c = compute_bound(read + logical_bytes(*b) + logical_bytes(*ids) + logical_bytes(op),
+                                       2.0 * n(a->ne[0]) * n(op.nelements()));
+            c.compute_bound = ids->ne[1] > kMemoryBoundColumns;
             return c;
         }
         case Op::OutProd:  // sum over ne01 of outer products

@@ -1,7 +1,9 @@
 // What one computation of a case costs, for perf mode: the bytes its op moves and the arithmetic it
-// does. Matrix products and attention are compute-bound (judged in GFLOP/s) except products of at
-// most kMemoryBoundColumns columns (decoding: every weight byte is read for a few multiply-adds,
-// judged in GB/s); every other op is memory-bound (GB/s), as ggml's test-backend-ops counts them.
+// does. Matrix products (mul_mat_id's too) and attention are compute-bound (judged in GFLOP/s)
+// except products of at most kMemoryBoundColumns columns (tokens, for mul_mat_id) (decoding: every
+// weight byte is read for a few multiply-adds, judged in GB/s); every other op is memory-bound
+// (GB/s), as ggml's test-backend-ops counts them. mul_mat_id reads, of its stacked experts, at most
+// one per (slot, token) pair.
 #pragma once
 
 #include "core/tensor.hpp"

@@ -54,15 +54,16 @@ Status PreparedCase::compute_repeated(int times) {
     return backend_->graph_compute(repeated_);
 }
 
-Result<InputBytes> input_bytes(const CaseGraph& graph, uint64_t seed) {
+Result<InputBytes> input_bytes(const CaseGraph& graph, uint64_t seed, QuantizedInputs quantized) {
     const std::vector<InputSpec>& specs = graph.builder().inputs();
     InputBytes bytes;
     for (size_t i = 0; i < specs.size(); ++i) {
         std::mt19937 rng(input_seed(graph.source().name, i, seed));
         const Tensor& t = *specs[i].tensor;
         std::vector<std::byte> stored;
-        if (is_quantized(t.type) && !can_quantize(t.type)) {
-            // A read-only format (iq1/iq2/iq3, nvfp4): random valid blocks stand for the values.
+        if (is_quantized(t.type) && (!can_quantize(t.type) || quantized == QuantizedInputs::RandomBlocks)) {
+            // A read-only format (iq1/iq2/iq3, nvfp4), or a perf case: random valid blocks stand for
+            // the values.
             stored.resize(t.nbytes());
             fill_random_blocks(t.type, stored.data(), static_cast<int64_t>(stored.size() / type_size(t.type)), rng());
         } else if (t.type == DType::I32) {

@@ -21,9 +21,17 @@ namespace xb::opcheck {
 struct InputBytes {
     std::vector<std::vector<std::byte>> per_input;  // in declaration order
 };
+// How input_bytes fills a quantized input of a type with a quantizer: with the case's seeded values,
+// quantized (what PreparedCase::prepare stores, and the tests need), or with random valid blocks
+// (perf mode: a kernel's speed does not depend on the values, and quantizing a large weight, a
+// mixture of experts' hundreds of millions of values, was most of a perf run). Read-only types
+// always get random valid blocks.
+enum class QuantizedInputs { FromValues, RandomBlocks };
+
 // The seeded values of `graph`'s inputs (see input_seed) in their types: what
-// PreparedCase::prepare stores.
-Result<InputBytes> input_bytes(const CaseGraph& graph, uint64_t seed = 0);
+// PreparedCase::prepare stores, with the default FromValues.
+Result<InputBytes> input_bytes(const CaseGraph& graph, uint64_t seed = 0,
+                               QuantizedInputs quantized = QuantizedInputs::FromValues);
 
 // A case placed on a backend with its inputs set, ready to compute, as often as wanted (perf).
 class PreparedCase {

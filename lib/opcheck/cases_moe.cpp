@@ -42,6 +42,17 @@ OpCase mul_mat_id_case(DType t, const IdDef& d) {
             mul_mat_id_ref, matmul_tolerance(t)};
 }
 
+// Slot 0 of every token picks expert 0; the other slots pick at random among experts 1 .. n - 1:
+// one expert of many pairs beside experts of few (a CPU's mul_mat_id takes them different ways).
+Generator one_popular_expert(int64_t n) {
+    return [n](const Shape& ne, std::mt19937& rng) {
+        std::uniform_int_distribution<int64_t> other(1, n - 1);
+        std::vector<float> v(static_cast<size_t>(ne[0] * ne[1]));
+        for (size_t i = 0; i < v.size(); ++i) v[i] = i % static_cast<size_t>(ne[0]) == 0 ? 0.0f : static_cast<float>(other(rng));
+        return v;
+    };
+}
+
 // K of two to three blocks of t (one for the k-quants' 256).
 int64_t small_k(DType t) { return is_quantized(t) ? row_of_blocks(t, blck_size(t) == 256 ? 1 : 3) : 67; }
 
@@ -63,6 +74,12 @@ void add_mul_mat_id_cases(std::vector<OpCase>& cases) {
         cases.push_back(mul_mat_id_case(t, {"tiles", row_of_blocks(t, blck_size(t) == 256 ? 1 : 2), 133, 3, 1, 2, 70, routed(2)}));
     }
     cases.push_back(mul_mat_id_case(DType::F16, {"tiles", 64, 133, 3, 2, 2, 70, routed(2)}));
+    // One expert of 19 pairs (the tile or packed path) beside five of about 4 (the row dots), in one
+    // product; shared and per-slot activations.
+    for (DType t : {DType::Q4_K, DType::Q8_0, DType::IQ4_XS, DType::F16, DType::F32}) {
+        cases.push_back(mul_mat_id_case(t, {"mixed", small_k(t), 21, 7, 1, 2, 19, one_popular_expert(6)}));
+        cases.push_back(mul_mat_id_case(t, {"mixed_per_slot", small_k(t), 21, 7, 2, 2, 19, one_popular_expert(6)}));
+    }
     // More tokens than a GPU's mat-vec path takes, per-slot activations, a quarter of the experts.
     cases.push_back(mul_mat_id_case(DType::Q4_K, {"batch40", 256, 37, 16, 4, 4, 40, routed(9)}));
     cases.push_back(mul_mat_id_case(DType::F32, {"batch40", 64, 37, 16, 4, 4, 40, routed(9)}));

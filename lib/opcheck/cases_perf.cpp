@@ -1,6 +1,6 @@
 // The perf set: one or two cases per op at sizes of a small LLM layer (4096-wide rows, 1024-square
-// weights, 32 heads of 128), where a kernel's memory or arithmetic throughput dominates the fixed
-// cost of a compute call. Their references are real, so they can be checked too, but slowly.
+// weights, 32 heads of 128), and the experts' products of two mixture-of-experts models, where a
+// kernel's memory or arithmetic throughput dominates the fixed cost of a compute call. Their references are real, so they can be checked too, but slowly.
 #include <cmath>
 #include <string>
 #include <utility>
@@ -214,6 +214,35 @@ void add_matmul(std::vector<OpCase>& cases) {
                      mul_mat_ref, 1e-6});
 }
 
+// Experts' products at the shapes of ggml's own mul_mat_id perf cases (test-backend-ops perf), so
+// that scripts/ggml-side-by-side can match them: Qwen3-30B-A3B's gate (128 experts of 768 x 2048, 8
+// per token) and gpt-oss-20b's (32 of 2880 x 2880, 4 per token), per-slot activations, each token
+// routed to distinct experts; decoding (1), a small batch (8) and a prompt (512).
+struct ExpertShape {
+    const char* model;
+    int64_t n_mats, n_used, m, k;
+};
+
+void add_experts(std::vector<OpCase>& cases) {
+    const auto ref_fn = [](const std::vector<RefArray>& in) { return ref::mul_mat_id(in[0], in[1], in[2]); };
+    const ExpertShape qwen3{"qwen3moe", 128, 8, 768, 2048};
+    const ExpertShape gpt_oss{"gpt_oss", 32, 4, 2880, 2880};
+    const auto add = [&](const ExpertShape& s, DType t, int64_t n) {
+        cases.push_back({"mul_mat_id_" + type_tag(t) + "_" + s.model + "_" + std::to_string(n),
+                         [s, t, n](CaseBuilder& b) {
+                             Tensor* as = b.input(t, {s.k, s.m, s.n_mats, 1});
+                             Tensor* x = b.input(DType::F32, {s.k, s.n_used, n, 1});
+                             Tensor* ids = b.input(DType::I32, {s.n_used, n, 1, 1}, distinct_indices(s.n_mats));
+                             return mul_mat_id(b.ctx(), as, x, ids);
+                         },
+                         ref_fn, kTolMatMulQuant});
+    };
+    for (DType t : {DType::Q4_K, DType::Q6_K, DType::Q8_0, DType::IQ4_XS}) {
+        for (int64_t n : {1, 8, 512}) add(qwen3, t, n);
+    }
+    for (int64_t n : {1, 512}) add(gpt_oss, DType::MXFP4, n);
+}
+
 }  // namespace
 
 std::vector<OpCase> perf_cases() {
@@ -223,6 +252,7 @@ std::vector<OpCase> perf_cases() {
     add_reduce(cases);
     add_attention(cases);
     add_matmul(cases);
+    add_experts(cases);
     return cases;
 }
 
