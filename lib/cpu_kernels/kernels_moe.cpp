@@ -214,8 +214,8 @@ void group_pairs(const ComputeParams& p, const Tensor& ids, const IdLayout& l, c
         }
     }
     *w.groups = g;
-    // The pairs in order, each at its expert's next free place (count[e] pairs were counted, so
-    // start[e] + placed[e] runs through exactly expert e's places).
+    // The pairs in order, each at its expert's next free place: count[] counts them again as they
+    // are placed, through exactly expert e's places, and ends as it was.
     for (int64_t e = 0; e < l.n_as; ++e) w.count[e] = 0;
     for (int64_t t = 0; t < l.n_t; ++t) {
         for (int64_t e = 0; e < l.n_used; ++e) {
