@@ -80,7 +80,7 @@ struct IdLayout {
     bool quantized = false;
     bool many_possible = false; // pairs >= kManyPairs
     size_t queue_at = 0;        // the WorkQueue's counter
-    size_t groups_at = 0;       // ExpertGroups
+    size_t groups_at = 0;       // GroupCounts
     size_t start_at = 0;        // int64 [n_as]: expert e's pairs are list[start[e], start[e] + count[e])
     size_t count_at = 0;        // int64 [n_as]
     size_t list_at = 0;         // int64 [pairs]: pair (slot + n_used * token), grouped by expert
@@ -97,7 +97,7 @@ struct IdLayout {
 };
 
 // What group_pairs counted.
-struct ExpertGroups {
+struct GroupCounts {
     int64_t grouped = 0;      // pairs with a valid id
     int64_t few_pairs = 0;    // the few experts' pairs: list[0, few_pairs)
     int32_t n_active = 0;     // experts with pairs
@@ -134,7 +134,7 @@ IdLayout id_layout(const Tensor& dst, int nth) {
     const auto pairs = static_cast<size_t>(l.pairs);
     l.queue_at = 0;
     l.groups_at = WorkQueue::kSlotBytes;
-    l.start_at = l.groups_at + work_align_up(sizeof(ExpertGroups));
+    l.start_at = l.groups_at + work_align_up(sizeof(GroupCounts));
     l.count_at = l.start_at + work_align_up(n_as * sizeof(int64_t));
     l.list_at = l.count_at + work_align_up(n_as * sizeof(int64_t));
     l.active_at = l.list_at + work_align_up(pairs * sizeof(int64_t));
@@ -155,7 +155,7 @@ IdLayout id_layout(const Tensor& dst, int nth) {
 // Pointers into the work buffer after id_layout.
 struct IdWork {
     std::byte* queue;
-    ExpertGroups* groups;
+    GroupCounts* groups;
     int64_t* start;
     int64_t* count;
     int64_t* list;
@@ -171,7 +171,7 @@ IdWork id_work(const ComputeParams& p, const IdLayout& l) {
     std::byte* w = p.aligned_work();
     const auto at = [&](size_t offset) { return l.many_possible ? w + offset : nullptr; };
     return {w + l.queue_at,
-            reinterpret_cast<ExpertGroups*>(w + l.groups_at),
+            reinterpret_cast<GroupCounts*>(w + l.groups_at),
             reinterpret_cast<int64_t*>(w + l.start_at),
             reinterpret_cast<int64_t*>(w + l.count_at),
             reinterpret_cast<int64_t*>(w + l.list_at),
@@ -200,7 +200,7 @@ void group_pairs(const ComputeParams& p, const Tensor& ids, const IdLayout& l, c
             ++w.count[id];
         }
     }
-    ExpertGroups g;
+    GroupCounts g;
     for (const bool many : {false, true}) {
         for (int64_t e = 0; e < l.n_as; ++e) {
             if (w.count[e] == 0 || (w.count[e] >= kManyPairs) != many) continue;
@@ -318,7 +318,7 @@ namespace {
 // Step 4: the many experts, one at a time: gather their pairs' columns, then mul_mat per expert
 // (all threads, a barrier after each: the next one reuses the work), then scatter.
 void many_experts(const ComputeParams& p, const Tensor& as, const Tensor& b, Tensor& dst, const IdLayout& l,
-                  const IdWork& w, const ExpertGroups& g) {
+                  const IdWork& w, const GroupCounts& g) {
     const auto [q0, q1] = p.split(g.grouped - g.few_pairs);
     for (int64_t q = g.few_pairs + q0; q < g.few_pairs + q1; ++q) {
         const std::byte* src = row_ptr(b, pair_row(b, l, w.list[q]));
@@ -359,7 +359,7 @@ void compute_mul_mat_id(const ComputeParams& p, Tensor& dst) {
         queue.reset();
     }
     p.barrier();
-    const ExpertGroups g = *w.groups;  // the same for every thread from here
+    const GroupCounts g = *w.groups;  // the same for every thread from here
 
     const auto [q0, q1] = p.split(g.few_pairs);
     prepare_columns(as, b, l, w, q0, q1);

@@ -4,6 +4,7 @@
 // mul_mat_id's quantized experts take the same row dots for few tokens, one (row, pair) per block,
 // the rows from the expert the pair chose.
 #include <limits>
+#include <type_traits>
 
 #include "core/quant_int_dot.hpp"
 #include "cuda/cuda_check.hpp"
@@ -166,20 +167,24 @@ __global__ void __launch_bounds__(kMatVecWarps * kWarpSize) mul_mat_id_vec_q_ker
 template <int kCols>
 inline constexpr int kMatVecRows = kCols == 1 ? 1 : 2;
 
+// Calls launch(std::true_type{}) for 16-byte weight loads when `wide` and Block's units have them,
+// else launch(std::false_type{}): types without wide loads get one instantiation.
+template <typename Block, typename Launch>
+void with_wide_loads(bool wide, const Launch& launch) {
+    if constexpr (Q8Dot<Block>::kWideLoads) {
+        if (wide) return launch(std::true_type{});
+    }
+    launch(std::false_type{});
+}
+
 template <typename Block, int kCols>
 Status launch_columns(const LaunchContext& ctx, const MatVecArgs& args, bool wide) {
     constexpr int kRows = kMatVecRows<kCols>;
     const int64_t row_blocks = args.rows / kRows + (args.rows % kRows != 0 ? 1 : 0);
     const dim3 grid(static_cast<unsigned>(row_blocks), static_cast<unsigned>(args.batches < 65535 ? args.batches : 65535));
-    // Types without wide loads get one instantiation.
-    if constexpr (Q8Dot<Block>::kWideLoads) {
-        if (wide) {
-            mul_mat_vec_q_kernel<Block, kCols, kRows, true><<<grid, kMatVecWarps * kWarpSize, 0, ctx.stream>>>(args);
-            XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
-            return Status::ok();
-        }
-    }
-    mul_mat_vec_q_kernel<Block, kCols, kRows, false><<<grid, kMatVecWarps * kWarpSize, 0, ctx.stream>>>(args);
+    with_wide_loads<Block>(wide, [&](auto kWide) {
+        mul_mat_vec_q_kernel<Block, kCols, kRows, decltype(kWide)::value><<<grid, kMatVecWarps * kWarpSize, 0, ctx.stream>>>(args);
+    });
     XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
     return Status::ok();
 }
@@ -258,6 +263,9 @@ Status launch_mul_mat_id_vec_q(const LaunchContext& ctx, const Tensor& dst, cons
     const Tensor& as = *dst.src[0];
     const Tensor& b = *dst.src[1];
     if (dst.nelements() == 0) return Status::ok();
+    if (as.ne[1] > std::numeric_limits<int32_t>::max()) {
+        return Status(StatusCode::NotSupported, "mul_mat_id: too many rows per expert for the mat-vec kernel");
+    }
     ColumnsInScratch placed;
     XB_RETURN_IF_ERROR(quantize_columns(ctx, b, plan.columns, plan.k, plan.quantized, placed));
 
@@ -277,21 +285,14 @@ Status launch_mul_mat_id_vec_q(const LaunchContext& ctx, const Tensor& dst, cons
     args.dst = describe(dst);
     args.errors = ctx.errors;
     args.error_slot = ctx.error_slot;
-    if (args.rows > std::numeric_limits<int32_t>::max()) {
-        return Status(StatusCode::NotSupported, "mul_mat_id: too many rows per expert for the mat-vec kernel");
-    }
     const dim3 grid(static_cast<unsigned>(args.rows), static_cast<unsigned>(plan.pairs < 65535 ? plan.pairs : 65535));
     return launch_for_block_type(
         as.type,
         [&](auto tag) {
             using Block = typename decltype(tag)::type;
-            if constexpr (Q8Dot<Block>::kWideLoads) {
-                if (plan.wide_loads) {
-                    mul_mat_id_vec_q_kernel<Block, true><<<grid, kMatVecWarps * kWarpSize, 0, ctx.stream>>>(args);
-                    return true;
-                }
-            }
-            mul_mat_id_vec_q_kernel<Block, false><<<grid, kMatVecWarps * kWarpSize, 0, ctx.stream>>>(args);
+            with_wide_loads<Block>(plan.wide_loads, [&](auto kWide) {
+                mul_mat_id_vec_q_kernel<Block, decltype(kWide)::value><<<grid, kMatVecWarps * kWarpSize, 0, ctx.stream>>>(args);
+            });
             return true;
         },
         StatusCode::Internal, "mul_mat_id: no mat-vec kernel for ");

@@ -48,7 +48,9 @@ Generator one_popular_expert(int64_t n) {
     return [n](const Shape& ne, std::mt19937& rng) {
         std::uniform_int_distribution<int64_t> other(1, n - 1);
         std::vector<float> v(static_cast<size_t>(ne[0] * ne[1]));
-        for (size_t i = 0; i < v.size(); ++i) v[i] = i % static_cast<size_t>(ne[0]) == 0 ? 0.0f : static_cast<float>(other(rng));
+        for (size_t i = 0; i < v.size(); ++i) {
+            v[i] = i % static_cast<size_t>(ne[0]) == 0 ? 0.0f : static_cast<float>(other(rng));
+        }
         return v;
     };
 }

@@ -1,6 +1,7 @@
 // The perf set: one or two cases per op at sizes of a small LLM layer (4096-wide rows, 1024-square
 // weights, 32 heads of 128), and the experts' products of two mixture-of-experts models, where a
-// kernel's memory or arithmetic throughput dominates the fixed cost of a compute call. Their references are real, so they can be checked too, but slowly.
+// kernel's memory or arithmetic throughput dominates the fixed cost of a compute call. Their
+// references are real, so they can be checked too, but slowly.
 #include <cmath>
 #include <string>
 #include <utility>
