@@ -249,16 +249,28 @@ GraphKey CudaBackend::replay_key(const Graph& graph, const LaunchContext& ctx) c
     return key;
 }
 
-Status CudaBackend::capture_and_launch(const Graph& graph, const LaunchContext& ctx) {
+Status CudaBackend::capture_and_launch(const Graph& graph, const LaunchContext& ctx, int place) {
     const size_t first_slot = kernel_errors_.slots();
+    CapturedGraph& held = captured_.at(static_cast<size_t>(place));
     auto captured = capture_launches(stream_.get(), [&] { return launch_nodes(graph, ctx); });
-    if (captured.is_ok() && replayed_.set(*captured).is_ok()) {
-        graph_replay_.captured();
-        replayed_slots_ = kernel_errors_.labels_from(first_slot);
-        return replayed_.launch(stream_.get());
+    if (captured.is_ok() && held.exec.set(*captured).is_ok() && held.exec.launch(stream_.get()).is_ok()) {
+        graph_replay_.captured(place);
+        held.error_labels = kernel_errors_.labels_from(first_slot);
+        return Status::ok();
     }
     // Nothing of the capture ran: the same launches, one by one.
-    graph_replay_.capture_failed();
+    graph_replay_.capture_failed(place);
+    kernel_errors_.truncate(first_slot);
+    return launch_nodes(graph, ctx);
+}
+
+Status CudaBackend::replay(const Graph& graph, const LaunchContext& ctx, int place) {
+    const CapturedGraph& held = captured_.at(static_cast<size_t>(place));
+    const size_t first_slot = kernel_errors_.slots();
+    kernel_errors_.add_slots(held.error_labels);
+    if (held.exec.launch(stream_.get()).is_ok()) return Status::ok();
+    // Nothing was queued: the same launches one by one, and this graph is not replayed again.
+    graph_replay_.capture_failed(place);
     kernel_errors_.truncate(first_slot);
     return launch_nodes(graph, ctx);
 }
@@ -278,18 +290,12 @@ Status CudaBackend::graph_compute_async(const Graph& graph) {
     ctx.scratch_bytes = scratch_.size();
     ctx.errors = kernel_errors_.record();
     ctx.tf32 = settings_.tf32;
-    switch (graph_replay_.decide(replay_key(graph, ctx))) {
-        case GraphLaunch::Replay: {
-            const size_t first_slot = kernel_errors_.slots();
-            kernel_errors_.add_slots(replayed_slots_);
-            if (replayed_.launch(stream_.get()).is_ok()) return Status::ok();
-            // Nothing was queued: the same launches one by one, and this graph is not replayed again.
-            graph_replay_.capture_failed();
-            kernel_errors_.truncate(first_slot);
-            break;
-        }
+    const GraphDecision decision = graph_replay_.decide(replay_key(graph, ctx));
+    switch (decision.launch) {
+        case GraphLaunch::Replay:
+            return replay(graph, ctx, decision.place);
         case GraphLaunch::Capture:
-            return capture_and_launch(graph, ctx);
+            return capture_and_launch(graph, ctx, decision.place);
         case GraphLaunch::Nodes:
             break;
     }

@@ -12,6 +12,7 @@
 // touched other memory would fault and leave the device unusable.
 #pragma once
 
+#include <array>
 #include <memory>
 
 #include "backend/backend.hpp"
@@ -76,8 +77,11 @@ private:
     // What the launches of `graph` with `ctx` depend on; empty for a graph that is never captured
     // (products split over several GPUs, which queue work on their streams too).
     GraphKey replay_key(const Graph& graph, const LaunchContext& ctx) const;
-    // Captures the launches into a CUDA graph and queues it; node by node if the capture fails.
-    Status capture_and_launch(const Graph& graph, const LaunchContext& ctx);
+    // Captures the launches into a CUDA graph held at `place` and queues it; node by node if the
+    // capture or its launch fails.
+    Status capture_and_launch(const Graph& graph, const LaunchContext& ctx, int place);
+    // Queues the graph captured at `place`; node by node if it cannot be launched.
+    Status replay(const Graph& graph, const LaunchContext& ctx, int place);
 
     CudaDevice* device_;
     CudaSettings settings_;
@@ -87,9 +91,13 @@ private:
     KernelErrorChannel kernel_errors_;
     DeviceScratch scratch_;
     RowSplitProducts row_split_;  // products of weights split by rows over several GPUs
+    // A captured graph and its kernels' error slots, added at each replay.
+    struct CapturedGraph {
+        ReplayableGraph exec;
+        std::vector<std::string> error_labels;
+    };
     GraphReplayPolicy graph_replay_;
-    ReplayableGraph replayed_;                // the captured graph replay_key matched
-    std::vector<std::string> replayed_slots_;  // its kernels' error slots, added at each replay
+    std::array<CapturedGraph, GraphReplayPolicy::kHeldGraphs> captured_;  // at the policy's places
     Status async_error_;
 };
 

@@ -31,8 +31,9 @@ Status ReplayableGraph::set(const GraphPtr& graph) {
     if (exec_ != nullptr) {
         cudaGraphExecUpdateResultInfo info{};
         if (cudaGraphExecUpdate(exec_.get(), graph.get(), &info) == cudaSuccess) return Status::ok();
-        static_cast<void>(cudaGetLastError());  // a topology the update cannot take: instantiate below
-        exec_.reset();
+        // A topology the update cannot take (the executable graph is left as it was): a new one,
+        // which replaces the old only once it exists.
+        static_cast<void>(cudaGetLastError());
     }
     cudaGraphExec_t exec = nullptr;
     XB_CUDA_RETURN_IF_ERROR(cudaGraphInstantiate(&exec, graph.get(), 0));

@@ -1,5 +1,6 @@
 #include "cuda/graph_replay.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <utility>
 
@@ -26,27 +27,40 @@ void GraphKey::add_node(const Tensor& node) {
     }
 }
 
-GraphLaunch GraphReplayPolicy::decide(GraphKey key) {
-    if (!enabled_ || key.empty()) return GraphLaunch::Nodes;
-    if (!replayed_.empty() && key == replayed_) {
-        ++replays_;
-        last_ = std::move(key);
-        return GraphLaunch::Replay;
+GraphDecision GraphReplayPolicy::decide(GraphKey key) {
+    if (!enabled_ || key.empty()) return {};
+    ++computes_;
+    const auto remembered =
+        std::find_if(held_.begin(), held_.end(), [&](const Held& h) { return h.state != State::Empty && h.key == key; });
+    if (remembered == held_.end()) {  // a graph not remembered: it takes the place used longest ago
+        const auto oldest = std::min_element(held_.begin(), held_.end(),
+                                             [](const Held& a, const Held& b) { return a.last_use < b.last_use; });
+        *oldest = Held{std::move(key), State::Seen, computes_};
+        return {};
     }
-    if (!failed_.empty() && key == failed_) return GraphLaunch::Nodes;
-    const bool again = key == last_;
-    last_ = std::move(key);
-    return again ? GraphLaunch::Capture : GraphLaunch::Nodes;
+    Held& h = *remembered;
+    const int place = static_cast<int>(remembered - held_.begin());
+    h.last_use = computes_;
+    switch (h.state) {
+        case State::Captured:
+            ++replays_;
+            return {GraphLaunch::Replay, place};
+        case State::Seen:
+            return {GraphLaunch::Capture, place};
+        case State::Empty:
+        case State::Failed:
+            break;
+    }
+    return {};
 }
 
-void GraphReplayPolicy::captured() {
-    replayed_ = last_;
+void GraphReplayPolicy::captured(int place) {
+    held_.at(static_cast<size_t>(place)).state = State::Captured;
     ++captures_;
 }
 
-void GraphReplayPolicy::capture_failed() {
-    if (replayed_ == last_) replayed_ = GraphKey{};
-    failed_ = last_;
+void GraphReplayPolicy::capture_failed(int place) {
+    held_.at(static_cast<size_t>(place)).state = State::Failed;
     if (++failures_ >= kMaxCaptureFailures) enabled_ = false;
 }
 

@@ -7,6 +7,7 @@
 // into a CUDA graph, or to replay the one captured before. Pure host code, unit-tested without a GPU.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -37,23 +38,32 @@ enum class GraphLaunch {
     Replay,   // launch the graph captured before
 };
 
-// A graph computed twice in a row is captured the second time and replayed from the third on, for
-// as long as it stays the same: a graph computed once (a test, a node of backend-compare) never
-// pays for a capture. One captured graph is held; of graphs that alternate (two splits of a
-// placement on one GPU) the one captured first keeps being replayed and the other is launched
-// node by node, never captured in turn. A graph whose capture failed is launched node by node from
-// then on, and after kMaxCaptureFailures failures capturing stops for the backend.
+// What to do with one compute, and for Capture and Replay the place of its graph among the held
+// ones (0 .. kHeldGraphs - 1), where the backend keeps that graph's executable form.
+struct GraphDecision {
+    GraphLaunch launch = GraphLaunch::Nodes;
+    int place = -1;
+};
+
+// Up to kHeldGraphs graphs computed lately are remembered, so that graphs taking turns on one GPU
+// (the splits of a placement, ggml's graphs per split) each get their own capture. A graph is
+// captured at its second compute while remembered and replayed from the third on, for as long as it
+// stays remembered: a graph computed once (a test, a node of backend-compare) never pays for a
+// capture. A new graph takes the place of the one used longest ago. A graph whose capture failed,
+// or whose replay could not be launched, is launched node by node while remembered, and after
+// kMaxCaptureFailures failures capturing stops for the backend.
 class GraphReplayPolicy {
 public:
+    static constexpr int kHeldGraphs = 4;
     static constexpr int kMaxCaptureFailures = 3;
 
     explicit GraphReplayPolicy(bool enabled) : enabled_(enabled) {}
 
-    GraphLaunch decide(GraphKey key);
-    // The outcome of the capture decide() asked for last; capture_failed() also after a replay that
-    // could not be launched (that graph is then launched node by node).
-    void captured();
-    void capture_failed();
+    GraphDecision decide(GraphKey key);
+    // The outcome of the capture decide() asked for at `place`; capture_failed() also after a replay
+    // that could not be launched.
+    void captured(int place);
+    void capture_failed(int place);
 
     bool enabled() const { return enabled_; }
     int captures() const { return captures_; }
@@ -61,10 +71,16 @@ public:
     int failures() const { return failures_; }
 
 private:
+    enum class State { Empty, Seen, Captured, Failed };
+    struct Held {
+        GraphKey key;
+        State state = State::Empty;
+        uint64_t last_use = 0;
+    };
+
     bool enabled_;
-    GraphKey last_;      // the key of the last compute
-    GraphKey replayed_;  // the key of the captured graph (empty: none)
-    GraphKey failed_;    // the key whose capture failed last
+    std::array<Held, kHeldGraphs> held_;
+    uint64_t computes_ = 0;  // the clock of last_use
     int captures_ = 0;
     int replays_ = 0;
     int failures_ = 0;

@@ -20,7 +20,7 @@ namespace {
 
 namespace wmma = nvcuda::wmma;
 
-constexpr int kTileM = 128;                // weight rows (dst's dim 0) per thread block
+constexpr int kTileM = kTileWeightRows;         // weight rows (dst's dim 0) per thread block
 constexpr int kTileN = kTileColumns;       // columns of b per thread block
 constexpr int kTileK = 32;                 // the k step: one decoded piece pair per row
 constexpr int kTileLd = kTileK + 8;        // padded rows of the shared tiles (halves), against bank conflicts
@@ -307,7 +307,7 @@ Status launch_mul_mat_id_tiles(const LaunchContext& ctx, const Tensor& dst, cons
     args.dst = describe(dst);
     args.groups = groups;
     const int64_t row_tiles = (args.rows + kTileM - 1) / kTileM;
-    if (plan.max_tiles > std::numeric_limits<int32_t>::max() || row_tiles > 65535) {
+    if (plan.max_tiles > std::numeric_limits<int32_t>::max() || row_tiles > kMaxRowTiles) {
         return Status(StatusCode::NotSupported, "mul_mat_id: too many tiles for the expert tile kernel");
     }
     const dim3 grid(static_cast<unsigned>(plan.max_tiles), static_cast<unsigned>(row_tiles), 1);

@@ -59,7 +59,7 @@ constexpr int kGroupThreads = 1024;
 // running sums as pair_start and (in whole tiles of kTileColumns) tile_start, then each pair placed
 // after its expert's start (in no set order: each output is a column of its own, so the order
 // changes no value). One block of kGroupThreads; an id out of range is reported and left out.
-__global__ void group_expert_pairs_kernel(TensorDesc ids, int64_t n_as, ExpertGroups groups, KernelErrorRecord* errors,
+__global__ void __launch_bounds__(kGroupThreads) group_expert_pairs_kernel(TensorDesc ids, int64_t n_as, ExpertGroups groups, KernelErrorRecord* errors,
                                           int slot) {
     extern __shared__ int32_t per_expert[];  // n_as counts, then each expert's next free place
     const int64_t n_used = ids.ne[0];
@@ -128,6 +128,9 @@ Status launch_mul_mat_id(const LaunchContext& ctx, const Tensor& dst) {
     const ExpertProductPlan plan = plan_expert_product(dst);
     switch (plan.path) {
         case ExpertProductPath::Tiles: {
+            if (plan.scratch_bytes > ctx.scratch_bytes) {
+                return Status(StatusCode::Internal, "mul_mat_id: the scratch reserved for the expert groups is too small");
+            }
             ExpertGroups groups;
             groups.pair_start = reinterpret_cast<int32_t*>(ctx.scratch + plan.pair_start_offset);
             groups.tile_start = reinterpret_cast<int32_t*>(ctx.scratch + plan.tile_start_offset);

@@ -101,6 +101,27 @@ void add_mul_mat_id_cases(std::vector<OpCase>& cases) {
                          },
                          matmul_tolerance(t)});
     }
+    // A GPU's tile path with b read element by element: quantized experts, 19 tokens, per-slot
+    // activations permuted from [k, n_t, n_used] and read through a window of wider rows (4 bytes
+    // off the 16-byte alignment that four-float loads need).
+    for (DType t : {DType::Q4_K, DType::Q8_0}) {
+        const int64_t k = row_of_blocks(t, blck_size(t) == 256 ? 1 : 2);
+        cases.push_back({"mul_mat_id_tiles_unaligned_b_" + type_tag(t),
+                         [t, k](CaseBuilder& c) {
+                             Tensor* as = c.input(t, {k, 21, 5, 1});
+                             Tensor* wide = c.input(DType::F32, {k + 1, 19, 3, 1});
+                             Tensor* window = xb::view(c.ctx(), wide, {k, 19, 3, 1}, {wide->nb[1], wide->nb[2], wide->nb[3]},
+                                                       wide->nb[0]);
+                             Tensor* b = xb::permute(c.ctx(), window, {0, 2, 1, 3});  // [k, 3, 19]
+                             return xb::mul_mat_id(c.ctx(), as, b, c.input(DType::I32, {3, 19, 1, 1}, routed(5)));
+                         },
+                         [k](const std::vector<RefArray>& in) {
+                             const RefArray window =
+                                 ref::strided_view(in[1], {k, 19, 3, 1}, {1, k + 1, (k + 1) * 19, (k + 1) * 57}, 1);
+                             return ref::mul_mat_id(in[0], ref::permute(window, {0, 2, 1, 3}), in[2]);
+                         },
+                         matmul_tolerance(t)});
+    }
     // f32 experts read through a window of wider rows, f16 activations transposed (elements of a
     // column apart).
     cases.push_back({"mul_mat_id_strided_f32_b_f16",

@@ -78,64 +78,102 @@ GraphKey word_key(uint64_t w) {
     return k;
 }
 
+GraphLaunch launch_of(GraphReplayPolicy& p, uint64_t w) { return p.decide(word_key(w)).launch; }
+
 TEST(CudaGraphReplay, CapturesTheSecondComputeAndReplaysFromTheThird) {
     GraphReplayPolicy p(true);
-    EXPECT_EQ(p.decide(word_key(1)), GraphLaunch::Nodes);    // seen once: never paid a capture
-    EXPECT_EQ(p.decide(word_key(1)), GraphLaunch::Capture);  // again: captured
-    p.captured();
-    EXPECT_EQ(p.decide(word_key(1)), GraphLaunch::Replay);
-    EXPECT_EQ(p.decide(word_key(1)), GraphLaunch::Replay);
+    EXPECT_EQ(launch_of(p, 1), GraphLaunch::Nodes);  // seen once: never paid a capture
+    const GraphDecision capture = p.decide(word_key(1));
+    ASSERT_EQ(capture.launch, GraphLaunch::Capture);  // again: captured
+    p.captured(capture.place);
+    const GraphDecision replay = p.decide(word_key(1));
+    EXPECT_EQ(replay.launch, GraphLaunch::Replay);
+    EXPECT_EQ(replay.place, capture.place) << "replayed from where it was captured";
+    EXPECT_EQ(launch_of(p, 1), GraphLaunch::Replay);
     EXPECT_EQ(p.captures(), 1);
     EXPECT_EQ(p.replays(), 2);
+}
 
-    // Another graph alternating with it: node by node, and the first one stays held.
-    EXPECT_EQ(p.decide(word_key(2)), GraphLaunch::Nodes);
-    EXPECT_EQ(p.decide(word_key(1)), GraphLaunch::Replay);
-    EXPECT_EQ(p.decide(word_key(2)), GraphLaunch::Nodes);
-    EXPECT_EQ(p.decide(word_key(1)), GraphLaunch::Replay);
-    EXPECT_EQ(p.captures(), 1);
-    // Computed twice in a row, it is captured and the first one let go.
-    EXPECT_EQ(p.decide(word_key(2)), GraphLaunch::Nodes);
-    EXPECT_EQ(p.decide(word_key(2)), GraphLaunch::Capture);
-    p.captured();
-    EXPECT_EQ(p.decide(word_key(2)), GraphLaunch::Replay);
-    EXPECT_EQ(p.decide(word_key(1)), GraphLaunch::Nodes);
+// Two splits of a placement on one GPU take turns: each is captured at its second compute, in a
+// place of its own, and both are replayed from then on.
+TEST(CudaGraphReplay, GraphsThatTakeTurnsAreEachCaptured) {
+    GraphReplayPolicy p(true);
+    EXPECT_EQ(launch_of(p, 1), GraphLaunch::Nodes);
+    EXPECT_EQ(launch_of(p, 2), GraphLaunch::Nodes);
+    const GraphDecision first = p.decide(word_key(1));
+    ASSERT_EQ(first.launch, GraphLaunch::Capture);
+    p.captured(first.place);
+    const GraphDecision second = p.decide(word_key(2));
+    ASSERT_EQ(second.launch, GraphLaunch::Capture);
+    p.captured(second.place);
+    EXPECT_NE(first.place, second.place);
+    for (int round = 0; round < 3; ++round) {
+        const GraphDecision a = p.decide(word_key(1));
+        const GraphDecision b = p.decide(word_key(2));
+        EXPECT_EQ(a.launch, GraphLaunch::Replay);
+        EXPECT_EQ(a.place, first.place);
+        EXPECT_EQ(b.launch, GraphLaunch::Replay);
+        EXPECT_EQ(b.place, second.place);
+    }
+    EXPECT_EQ(p.captures(), 2);
+    EXPECT_EQ(p.replays(), 6);
+}
+
+// A graph that changes at every compute (new keys) takes the place used longest ago, so a graph
+// replayed beside it stays held; one left unused for kHeldGraphs new graphs is let go.
+TEST(CudaGraphReplay, NewGraphsTakeThePlaceUsedLongestAgo) {
+    GraphReplayPolicy p(true);
+    EXPECT_EQ(launch_of(p, 1), GraphLaunch::Nodes);
+    const GraphDecision held = p.decide(word_key(1));
+    ASSERT_EQ(held.launch, GraphLaunch::Capture);
+    p.captured(held.place);
+    for (uint64_t changing = 100; changing < 120; ++changing) {
+        EXPECT_EQ(launch_of(p, changing), GraphLaunch::Nodes);
+        EXPECT_EQ(launch_of(p, 1), GraphLaunch::Replay) << "pushed out by graph " << changing;
+    }
+    for (uint64_t k = 200; k < 200 + GraphReplayPolicy::kHeldGraphs; ++k) EXPECT_EQ(launch_of(p, k), GraphLaunch::Nodes);
+    EXPECT_EQ(launch_of(p, 1), GraphLaunch::Nodes) << "forgotten: seen once again";
+    EXPECT_EQ(launch_of(p, 1), GraphLaunch::Capture);
 }
 
 TEST(CudaGraphReplay, FailedCapturesFallBackAndFinallyTurnCapturingOff) {
     GraphReplayPolicy p(true);
     for (int i = 0; i < GraphReplayPolicy::kMaxCaptureFailures; ++i) {
         const uint64_t k = 10 + static_cast<uint64_t>(i);
-        EXPECT_EQ(p.decide(word_key(k)), GraphLaunch::Nodes);
-        ASSERT_EQ(p.decide(word_key(k)), GraphLaunch::Capture);
-        p.capture_failed();
-        EXPECT_EQ(p.decide(word_key(k)), GraphLaunch::Nodes) << "a graph that failed is not captured again";
+        EXPECT_EQ(launch_of(p, k), GraphLaunch::Nodes);
+        const GraphDecision d = p.decide(word_key(k));
+        ASSERT_EQ(d.launch, GraphLaunch::Capture);
+        p.capture_failed(d.place);
+        EXPECT_EQ(launch_of(p, k), GraphLaunch::Nodes) << "a graph that failed is not captured again";
+        EXPECT_EQ(launch_of(p, k), GraphLaunch::Nodes);
     }
     EXPECT_FALSE(p.enabled());
-    EXPECT_EQ(p.decide(word_key(99)), GraphLaunch::Nodes);
-    EXPECT_EQ(p.decide(word_key(99)), GraphLaunch::Nodes);
+    EXPECT_EQ(launch_of(p, 99), GraphLaunch::Nodes);
+    EXPECT_EQ(launch_of(p, 99), GraphLaunch::Nodes);
     EXPECT_EQ(p.failures(), GraphReplayPolicy::kMaxCaptureFailures);
 }
 
 TEST(CudaGraphReplay, AReplayThatCannotLaunchIsNotTriedAgain) {
     GraphReplayPolicy p(true);
-    EXPECT_EQ(p.decide(word_key(5)), GraphLaunch::Nodes);
-    EXPECT_EQ(p.decide(word_key(5)), GraphLaunch::Capture);
-    p.captured();
-    EXPECT_EQ(p.decide(word_key(5)), GraphLaunch::Replay);
-    p.capture_failed();  // the launch of the replay failed
-    EXPECT_EQ(p.decide(word_key(5)), GraphLaunch::Nodes);
-    EXPECT_EQ(p.decide(word_key(5)), GraphLaunch::Nodes);
+    EXPECT_EQ(launch_of(p, 5), GraphLaunch::Nodes);
+    const GraphDecision capture = p.decide(word_key(5));
+    ASSERT_EQ(capture.launch, GraphLaunch::Capture);
+    p.captured(capture.place);
+    const GraphDecision replay = p.decide(word_key(5));
+    ASSERT_EQ(replay.launch, GraphLaunch::Replay);
+    p.capture_failed(replay.place);  // the launch of the replay failed
+    EXPECT_EQ(launch_of(p, 5), GraphLaunch::Nodes);
+    EXPECT_EQ(launch_of(p, 5), GraphLaunch::Nodes);
     EXPECT_EQ(p.failures(), 1);
 }
 
 TEST(CudaGraphReplay, DisabledOrEmptyKeysLaunchNodeByNode) {
     GraphReplayPolicy off(false);
-    EXPECT_EQ(off.decide(word_key(1)), GraphLaunch::Nodes);
-    EXPECT_EQ(off.decide(word_key(1)), GraphLaunch::Nodes);
+    EXPECT_EQ(launch_of(off, 1), GraphLaunch::Nodes);
+    EXPECT_EQ(launch_of(off, 1), GraphLaunch::Nodes);
     GraphReplayPolicy on(true);
-    EXPECT_EQ(on.decide(GraphKey{}), GraphLaunch::Nodes);  // a graph that is never captured
-    EXPECT_EQ(on.decide(GraphKey{}), GraphLaunch::Nodes);
+    EXPECT_EQ(on.decide(GraphKey{}).launch, GraphLaunch::Nodes);  // a graph that is never captured
+    EXPECT_EQ(on.decide(GraphKey{}).launch, GraphLaunch::Nodes);
 }
 
 // --- on a GPU --------------------------------------------------------------------------------------
@@ -175,6 +213,15 @@ struct Step {
     }
 };
 
+double nmse(const std::vector<float>& got, const std::vector<float>& want) {
+    double err = 0.0, norm = 0.0;
+    for (size_t i = 0; i < want.size(); ++i) {
+        err += (got[i] - want[i]) * (got[i] - want[i]);
+        norm += want[i] * want[i];
+    }
+    return err / norm;
+}
+
 class CudaGraphReplayDevice : public ::testing::Test {
 protected:
     void SetUp() override {
@@ -197,12 +244,7 @@ TEST_F(CudaGraphReplayDevice, ReplaysMatchTheCpuAsTheInputsChange) {
         auto want = on_cpu.compute(**cpu, 100 + round, picked);
         ASSERT_TRUE(got.is_ok()) << got.status().to_string();
         ASSERT_TRUE(want.is_ok()) << want.status().to_string();
-        double err = 0.0, norm = 0.0;
-        for (size_t i = 0; i < want->size(); ++i) {
-            err += ((*got)[i] - (*want)[i]) * ((*got)[i] - (*want)[i]);
-            norm += (*want)[i] * (*want)[i];
-        }
-        EXPECT_LE(err / norm, 5e-4) << "round " << round;  // 8-bit activations against the CPU's
+        EXPECT_LE(nmse(*got, *want), 5e-4) << "round " << round;  // 8-bit activations against the CPU's
     }
     const auto& replay = dynamic_cast<CudaBackend&>(**gpu).graph_replay();
     EXPECT_EQ(replay.captures(), 1);
@@ -235,17 +277,50 @@ TEST_F(CudaGraphReplayDevice, CublasProductsAreCaptured) {
         auto got = on_gpu.compute(**gpu, 200 + round, picked);
         auto want = on_cpu.compute(**cpu, 200 + round, picked);
         ASSERT_TRUE(got.is_ok() && want.is_ok());
-        double err = 0.0, norm = 0.0;
-        for (size_t i = 0; i < want->size(); ++i) {
-            err += ((*got)[i] - (*want)[i]) * ((*got)[i] - (*want)[i]);
-            norm += (*want)[i] * (*want)[i];
-        }
-        EXPECT_LE(err / norm, 1e-10) << "round " << round;
+        EXPECT_LE(nmse(*got, *want), 1e-10) << "round " << round;
     }
     const auto& replay = dynamic_cast<CudaBackend&>(**gpu).graph_replay();
     EXPECT_EQ(replay.failures(), 0);
     EXPECT_EQ(replay.captures(), 1);
     EXPECT_EQ(replay.replays(), 1);
+}
+
+// Graphs taking turns are each captured and replayed from their own place; once more graphs came
+// than are held, a new capture reuses the executable graph of the one let go (cudaGraphExecUpdate,
+// or a new instantiation where the update cannot take it). Every result against the CPU.
+TEST_F(CudaGraphReplayDevice, GraphsTakingTurnsAndReusedPlacesMatchTheCpu) {
+    auto gpu = local_.device("CUDA0")->init_backend();
+    auto cpu = local_.device("CPU")->init_backend();
+    ASSERT_TRUE(gpu.is_ok() && cpu.is_ok());
+    constexpr size_t kGraphs = GraphReplayPolicy::kHeldGraphs + 1;
+    std::vector<Step> on_gpu(kGraphs), on_cpu(kGraphs);
+    for (size_t g = 0; g < kGraphs; ++g) {
+        on_gpu[g].n_rows = on_cpu[g].n_rows = 3 + static_cast<int64_t>(g);  // other shapes: other keys
+        ASSERT_TRUE(on_gpu[g].build(**gpu).is_ok());
+        ASSERT_TRUE(on_cpu[g].build(**cpu).is_ok());
+    }
+    auto check = [&](size_t g, uint32_t seed) {
+        std::vector<int32_t> picked;
+        for (int64_t i = 0; i < on_gpu[g].n_rows; ++i) picked.push_back(static_cast<int32_t>((seed + 11 * i) % 50));
+        auto got = on_gpu[g].compute(**gpu, seed, picked);
+        auto want = on_cpu[g].compute(**cpu, seed, picked);
+        ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+        ASSERT_TRUE(want.is_ok()) << want.status().to_string();
+        EXPECT_LE(nmse(*got, *want), 5e-4) << "graph " << g << ", seed " << seed;
+    };
+    for (uint32_t round = 0; round < 4; ++round) {  // two graphs taking turns
+        check(0, 300 + round);
+        check(1, 400 + round);
+    }
+    const auto& replay = dynamic_cast<CudaBackend&>(**gpu).graph_replay();
+    EXPECT_EQ(replay.captures(), 2);
+    EXPECT_EQ(replay.replays(), 4);
+    for (size_t g = 2; g < kGraphs; ++g) {  // the last of these takes graph 0's place
+        for (uint32_t round = 0; round < 3; ++round) check(g, 500 + 10 * static_cast<uint32_t>(g) + round);
+    }
+    EXPECT_EQ(replay.captures(), static_cast<int>(kGraphs));
+    EXPECT_EQ(replay.replays(), 4 + static_cast<int>(kGraphs - 2));
+    EXPECT_EQ(replay.failures(), 0);
 }
 
 TEST_F(CudaGraphReplayDevice, GraphsOffLaunchNodeByNode) {

@@ -597,6 +597,17 @@ TEST(CudaExpertProducts, TokensAndTypesChooseThePathAndItsScratch) {
     EXPECT_EQ(plan_expert_product(*decode).pairs, 2);
     EXPECT_EQ(plan_expert_product(*below).pairs, 3 * (kExpertTilesMinTokens - 1));
 
+    // Experts taller than the tile kernel's grid of row tiles take the mat-vec path.
+    auto tall = [&](int64_t rows) {
+        return mul_mat_id(ctx, input(ctx, DType::Q8_0, {32, rows, 1}), input(ctx, DType::F32, {32, 1, 32}),
+                          input(ctx, DType::I32, {1, 32}));
+    };
+    const Tensor* tallest_tiled = tall(kTileWeightRows * kMaxRowTiles);
+    const Tensor* too_tall = tall(kTileWeightRows * kMaxRowTiles + 1);
+    ASSERT_TRUE(ctx.ok()) << ctx.status().to_string();
+    EXPECT_EQ(plan_expert_product(*tallest_tiled).path, ExpertProductPath::Tiles);
+    EXPECT_EQ(plan_expert_product(*too_tall).path, ExpertProductPath::MatVec);
+
     const ExpertProductPlan p = plan_expert_product(*prefill);
     EXPECT_EQ(p.path, ExpertProductPath::Tiles);
     EXPECT_EQ(p.experts, 8);
