@@ -30,6 +30,7 @@ from pathlib import Path
 
 BANDWIDTH_TARGET = 0.6  # of the device-to-device memcpy rate
 GEMM_TARGET = 0.9       # of cuBLAS's rate on the same shape
+STREAM_TARGET = 1.25    # of memcpy's time for the same bytes (the CPU's one-token products, issue 36)
 LOG_LIMIT = 4 << 20     # bytes of one file in the logs archive; larger ones keep their head and tail
 PASSED = ("0", "skipped")
 
@@ -220,6 +221,27 @@ def gemm_figures(bench):
             "below_target": sorted(k for k, v in shapes.items() if v["of_cublas"] < GEMM_TARGET)}
 
 
+def stream_figures(report):
+    """cpu-stream: the CPU's one-token products of 1 GiB of weights, each pass timed against a memcpy of
+    the same bytes straight after it (graph-bench BM_QuantMatVecVsMemcpy/<type>); issue 36's target is a
+    median ratio of STREAM_TARGET or less."""
+    if not isinstance(report, dict):
+        return None
+    types = {}
+    for b in report.get("benchmarks", []):
+        name = b.get("name", "")
+        if not name.startswith("BM_QuantMatVecVsMemcpy/") or b.get("error_occurred") or "x_memcpy" not in b:
+            continue
+        types[name.split("/")[1]] = {"GB_per_s": round(b.get("bytes_per_second", 0) / 1e9, 2),
+                                     "x_memcpy": round(b["x_memcpy"], 2),
+                                     "x_memcpy_best": round(b.get("x_memcpy_best", b["x_memcpy"]), 2)}
+    if not types:
+        return None
+    context = report.get("context", {})
+    return {"cpus": context.get("num_cpus"), "target": STREAM_TARGET, "types": types,
+            "above_target": sorted(t for t, v in types.items() if v["x_memcpy"] > STREAM_TARGET)}
+
+
 def op_speedups(perf, device):
     """op-check perf: each case's time on the device and on the CPU."""
     if not isinstance(perf, dict):
@@ -352,6 +374,8 @@ def build_summary(work, steps, run, finished, device):
             summary["graph_bench"] = describe_step(step, bench)
             summary["bandwidth_vs_memcpy"] = bandwidth_figures(bench)
             summary["mul_mat_vs_cublas"] = gemm_figures(bench)
+        elif name == "cpu-stream":
+            summary["cpu_stream_vs_memcpy"] = describe_step(step, stream_figures(load_json(work / "cpu-stream.json")))
         elif name in ("ggml-ops", "ggml-model"):
             summary.setdefault("vs_ggml_cuda", {})[name.removeprefix("ggml-")] = describe_step(
                 step, load_json(work / f"{name}.json"))

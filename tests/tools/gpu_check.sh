@@ -132,6 +132,26 @@ assert s['preflight']['ok'] is False and 'nvidia-smi failed' in s['preflight']['
 assert s['failed_steps'] == ['preflight'] and len(s['not_started']) == n_configs, s
 " "no-driver summary"
 
+# cpu-stream's figures (graph-bench's BM_QuantMatVecVsMemcpy report, here a made-up one): each type's
+# rate and ratios to memcpy, and the types whose median ratio is above issue 36's 1.25.
+py "
+import sys
+sys.path.insert(0, '$src/scripts')
+import gpu_check_summary as g
+def bench(t, gbs, x, best):
+    return {'name': 'BM_QuantMatVecVsMemcpy/%s/M:4096/K:4096/iterations:7/manual_time' % t,
+            'bytes_per_second': gbs * 1e9, 'x_memcpy': x, 'x_memcpy_best': best}
+r = g.stream_figures({'context': {'num_cpus': 16}, 'benchmarks': [
+    bench('q4_K', 40.0, 0.31, 0.29), bench('iq1_s', 9.5, 1.31, 1.2),
+    {'name': 'BM_QuantMatVecVsMemcpy/iq2_xs/M:4096/K:4096', 'error_occurred': True},
+    {'name': 'BM_Memcpy/1073741824', 'bytes_per_second': 1e10}]})
+assert r['cpus'] == 16 and r['target'] == 1.25, r
+assert r['types'] == {'q4_K': {'GB_per_s': 40.0, 'x_memcpy': 0.31, 'x_memcpy_best': 0.29},
+                      'iq1_s': {'GB_per_s': 9.5, 'x_memcpy': 1.31, 'x_memcpy_best': 1.2}}, r['types']
+assert r['above_target'] == ['iq1_s'], r
+assert g.stream_figures({'benchmarks': []}) is None and g.stream_figures(None) is None
+" "cpu-stream figures"
+
 # ggml-build's status file, which gpu-check waits for, is written however the build ends: here a
 # source without CMakeLists.txt, whose configure step fails with 2.
 check ggml-build-status 2 bash "$src/scripts/ggml-build" build "$tmp/no-source" "$tmp/ggml-build"
