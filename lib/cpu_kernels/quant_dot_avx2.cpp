@@ -109,7 +109,7 @@ struct LegacyDot {
             offset[j] = 0.0f;
         }
         for (int64_t b = 0; b < n / kQK; ++b) {
-            prefetch_block_ahead(w + b);
+            prefetch_weight_stream(w + b);
             const Decoded x = Format::decode(w[b]);
             const __m256i q = Format::kSigned ? _mm256_sign_epi8(x.q, x.q) : x.q;
             for (int j = 0; j < NC; ++j) {
@@ -153,7 +153,7 @@ struct KAffineDot {
             acc_min[j] = _mm_setzero_ps();
         }
         for (int64_t b = 0; b < n / kQKK; ++b) {
-            prefetch_block_ahead(w + b);
+            prefetch_weight_stream(w + b);
             __m128i scales16, mins16;
             k_scales_mins(w[b].scales, scales16, mins16);
             const __m256i scales_both = _mm256_broadcastsi128_si256(scales16);
@@ -208,7 +208,7 @@ struct Q6KDot {
         for (int64_t b = 0; b < n / kQKK; ++b) {
             // The 16 scales as int16, each half broadcast over both lanes, then group t's two
             // scales (2t, 2t + 1) spread over the low and high lane by one shuffle.
-            prefetch_block_ahead(w + b);
+            prefetch_weight_stream(w + b);
             const __m256i scales16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w[b].scales)));
             const __m256i first_half = _mm256_permute2x128_si256(scales16, scales16, 0x00);
             const __m256i second_half = _mm256_permute2x128_si256(scales16, scales16, 0x11);

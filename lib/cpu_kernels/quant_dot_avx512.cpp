@@ -304,7 +304,7 @@ void dot_pairs_cols(int64_t n, const Block* w, const std::byte* act, size_t act_
     for (int c = 0; c < kCols; ++c) acc[c] = _mm512_setzero_ps();
     constexpr ScaleLanes kLanes = Decoder::kScaleLanes;
     for (int64_t b = 0; b < n / kQKK; ++b) {
-        prefetch_block_ahead(w + b);
+        prefetch_weight_stream(w + b);
         const __m256i scales = Decoder::scales(w[b]);
         // Lanes 16..31 undefined: pair_scales reads lanes 0..15, and the correction's meet zeros.
         const __m512i scales512 = _mm512_castsi256_si512(scales);

@@ -66,7 +66,7 @@ void dot_super_cols(int64_t n, const Block* w, const std::byte* act, size_t act_
     for (int64_t b = 0; b < n / kQKK; ++b) {
         __m256i isum[kCols];
         for (int c = 0; c < kCols; ++c) isum[c] = _mm256_setzero_si256();
-        prefetch_block_ahead(w + b);
+        prefetch_weight_stream(w + b);
         const __m256i lanes = SuperDecoder<Block>::scales(w[b]);
         for (int u = 0; u < kUnits; ++u) {
             const __m256i q = SuperDecoder<Block>::unit(w[b], u);
@@ -105,7 +105,7 @@ void dot_units_cols(int64_t n, const Block* w, const std::byte* act, size_t act_
     __m256 acc[kCols];
     for (int c = 0; c < kCols; ++c) acc[c] = _mm256_setzero_ps();
     for (int64_t b = 0; b < n / Block::kElems; ++b) {
-        prefetch_block_ahead(w + b);
+        prefetch_weight_stream(w + b);
         for (int u = 0; u < kUnits; ++u) {
             const UnitAvx2 unit = DecoderAvx2<Block>::decode(w[b], u);
             const __m256 scales = _mm256_set_m128(_mm_set1_ps(unit.scale[1]), _mm_set1_ps(unit.scale[0]));
