@@ -80,15 +80,21 @@ GraphKey word_key(uint64_t w) {
 
 GraphLaunch launch_of(GraphReplayPolicy& p, uint64_t w) { return p.decide(word_key(w)).launch; }
 
+// Computes graph w twice in a row, seen once and then captured; the place it was captured at.
+int seen_then_captured(GraphReplayPolicy& p, uint64_t w) {
+    EXPECT_EQ(launch_of(p, w), GraphLaunch::Nodes) << "seen once: never paid a capture";
+    const GraphDecision d = p.decide(word_key(w));
+    EXPECT_EQ(d.launch, GraphLaunch::Capture);
+    p.captured(d.place);
+    return d.place;
+}
+
 TEST(CudaGraphReplay, CapturesTheSecondComputeAndReplaysFromTheThird) {
     GraphReplayPolicy p(true);
-    EXPECT_EQ(launch_of(p, 1), GraphLaunch::Nodes);  // seen once: never paid a capture
-    const GraphDecision capture = p.decide(word_key(1));
-    ASSERT_EQ(capture.launch, GraphLaunch::Capture);  // again: captured
-    p.captured(capture.place);
+    const int place = seen_then_captured(p, 1);
     const GraphDecision replay = p.decide(word_key(1));
     EXPECT_EQ(replay.launch, GraphLaunch::Replay);
-    EXPECT_EQ(replay.place, capture.place) << "replayed from where it was captured";
+    EXPECT_EQ(replay.place, place) << "replayed from where it was captured";
     EXPECT_EQ(launch_of(p, 1), GraphLaunch::Replay);
     EXPECT_EQ(p.captures(), 1);
     EXPECT_EQ(p.replays(), 2);
@@ -123,10 +129,7 @@ TEST(CudaGraphReplay, GraphsThatTakeTurnsAreEachCaptured) {
 // replayed beside it stays held; one left unused for kHeldGraphs new graphs is let go.
 TEST(CudaGraphReplay, NewGraphsTakeThePlaceUsedLongestAgo) {
     GraphReplayPolicy p(true);
-    EXPECT_EQ(launch_of(p, 1), GraphLaunch::Nodes);
-    const GraphDecision held = p.decide(word_key(1));
-    ASSERT_EQ(held.launch, GraphLaunch::Capture);
-    p.captured(held.place);
+    seen_then_captured(p, 1);
     for (uint64_t changing = 100; changing < 120; ++changing) {
         EXPECT_EQ(launch_of(p, changing), GraphLaunch::Nodes);
         EXPECT_EQ(launch_of(p, 1), GraphLaunch::Replay) << "pushed out by graph " << changing;
@@ -155,10 +158,7 @@ TEST(CudaGraphReplay, FailedCapturesFallBackAndFinallyTurnCapturingOff) {
 
 TEST(CudaGraphReplay, AReplayThatCannotLaunchIsNotTriedAgain) {
     GraphReplayPolicy p(true);
-    EXPECT_EQ(launch_of(p, 5), GraphLaunch::Nodes);
-    const GraphDecision capture = p.decide(word_key(5));
-    ASSERT_EQ(capture.launch, GraphLaunch::Capture);
-    p.captured(capture.place);
+    seen_then_captured(p, 5);
     const GraphDecision replay = p.decide(word_key(5));
     ASSERT_EQ(replay.launch, GraphLaunch::Replay);
     p.capture_failed(replay.place);  // the launch of the replay failed
