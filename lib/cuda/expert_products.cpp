@@ -4,6 +4,7 @@
 
 #include "core/quant_block_types.hpp"
 #include "cuda/gemm_plan.hpp"
+#include "cuda/launch_config.hpp"
 
 namespace xb::cuda {
 
@@ -15,11 +16,11 @@ ExpertProductPlan plan_expert_product(const Tensor& dst) {
     p.pairs = ids.ne[0] * ids.ne[1];
     const bool quantized_kernels = with_block_type(as.type, [](auto) { return true; }, false);
     if (!quantized_kernels) return p;  // float experts: PerPair
-    // The tile kernel's grid: a tile of rows per y, and int32 tile numbers (experts with pairs
+    // The tile kernel's grid: a tile of rows per y (at most kMaxGridYZ), and int32 tile numbers (experts with pairs
     // outside it take the mat-vec path, which has no such limits).
     const int64_t row_tiles = (as.ne[1] + kTileWeightRows - 1) / kTileWeightRows;
     const bool tiles = as.ne[0] > 0 && ids.ne[1] >= kExpertTilesMinTokens && p.experts <= kExpertTilesMaxExperts &&
-                       p.pairs <= std::numeric_limits<int32_t>::max() / 2 && row_tiles <= kMaxRowTiles;
+                       p.pairs <= std::numeric_limits<int32_t>::max() / 2 && row_tiles <= kMaxGridYZ;
     if (!tiles) {
         const Tensor& b = *dst.src[1];
         p.path = ExpertProductPath::MatVec;

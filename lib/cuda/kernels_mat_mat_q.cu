@@ -5,6 +5,7 @@
 #include <cuda_fp16.h>
 #include <mma.h>
 
+#include <algorithm>
 #include <limits>
 
 #include "cuda/cuda_check.hpp"
@@ -20,7 +21,7 @@ namespace {
 
 namespace wmma = nvcuda::wmma;
 
-constexpr int kTileM = kTileWeightRows;         // weight rows (dst's dim 0) per thread block
+constexpr int kTileM = kTileWeightRows;    // weight rows (dst's dim 0) per thread block
 constexpr int kTileN = kTileColumns;       // columns of b per thread block
 constexpr int kTileK = 32;                 // the k step: one decoded piece pair per row
 constexpr int kTileLd = kTileK + 8;        // padded rows of the shared tiles (halves), against bank conflicts
@@ -276,10 +277,10 @@ Status launch_mul_mat_q_tiles(const LaunchContext& ctx, const Tensor& dst, const
     if (tiles > std::numeric_limits<int32_t>::max()) {
         return Status(StatusCode::NotSupported, "mul_mat: too many tiles for the tile kernel");
     }
-    // Batches over y and z (each at most 65535).
-    const int64_t batches_y = plan.batches < 65535 ? plan.batches : 65535;
+    // Batches over y and z (each at most kMaxGridYZ).
+    const int64_t batches_y = std::min(plan.batches, kMaxGridYZ);
     const int64_t batches_z = (plan.batches + batches_y - 1) / batches_y;
-    if (batches_z > 65535) return Status(StatusCode::NotSupported, "mul_mat: too many batches for the tile kernel");
+    if (batches_z > kMaxGridYZ) return Status(StatusCode::NotSupported, "mul_mat: too many batches for the tile kernel");
     const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(batches_y), static_cast<unsigned>(batches_z));
     return launch_for_block_type(
         a.type,
@@ -307,7 +308,7 @@ Status launch_mul_mat_id_tiles(const LaunchContext& ctx, const Tensor& dst, cons
     args.dst = describe(dst);
     args.groups = groups;
     const int64_t row_tiles = (args.rows + kTileM - 1) / kTileM;
-    if (plan.max_tiles > std::numeric_limits<int32_t>::max() || row_tiles > kMaxRowTiles) {
+    if (plan.max_tiles > std::numeric_limits<int32_t>::max() || row_tiles > kMaxGridYZ) {
         return Status(StatusCode::NotSupported, "mul_mat_id: too many tiles for the expert tile kernel");
     }
     const dim3 grid(static_cast<unsigned>(plan.max_tiles), static_cast<unsigned>(row_tiles), 1);

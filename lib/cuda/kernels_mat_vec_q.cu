@@ -3,6 +3,7 @@
 // integer arithmetic, unit by unit (core/quant_int_dot.hpp: the same code the CPU tests run).
 // mul_mat_id's quantized experts take the same row dots for few tokens, one (row, pair) per block,
 // the rows from the expert the pair chose.
+#include <algorithm>
 #include <limits>
 #include <type_traits>
 
@@ -181,7 +182,7 @@ template <typename Block, int kCols>
 Status launch_columns(const LaunchContext& ctx, const MatVecArgs& args, bool wide) {
     constexpr int kRows = kMatVecRows<kCols>;
     const int64_t row_blocks = args.rows / kRows + (args.rows % kRows != 0 ? 1 : 0);
-    const dim3 grid(static_cast<unsigned>(row_blocks), static_cast<unsigned>(args.batches < 65535 ? args.batches : 65535));
+    const dim3 grid(static_cast<unsigned>(row_blocks), static_cast<unsigned>(std::min(args.batches, kMaxGridYZ)));
     with_wide_loads<Block>(wide, [&](auto kWide) {
         mul_mat_vec_q_kernel<Block, kCols, kRows, decltype(kWide)::value><<<grid, kMatVecWarps * kWarpSize, 0, ctx.stream>>>(args);
     });
@@ -285,7 +286,7 @@ Status launch_mul_mat_id_vec_q(const LaunchContext& ctx, const Tensor& dst, cons
     args.dst = describe(dst);
     args.errors = ctx.errors;
     args.error_slot = ctx.error_slot;
-    const dim3 grid(static_cast<unsigned>(args.rows), static_cast<unsigned>(plan.pairs < 65535 ? plan.pairs : 65535));
+    const dim3 grid(static_cast<unsigned>(args.rows), static_cast<unsigned>(std::min(plan.pairs, kMaxGridYZ)));
     return launch_for_block_type(
         as.type,
         [&](auto tag) {

@@ -59,8 +59,8 @@ constexpr int kGroupThreads = 1024;
 // running sums as pair_start and (in whole tiles of kTileColumns) tile_start, then each pair placed
 // after its expert's start (in no set order: each output is a column of its own, so the order
 // changes no value). One block of kGroupThreads; an id out of range is reported and left out.
-__global__ void __launch_bounds__(kGroupThreads) group_expert_pairs_kernel(TensorDesc ids, int64_t n_as, ExpertGroups groups, KernelErrorRecord* errors,
-                                          int slot) {
+__global__ void __launch_bounds__(kGroupThreads)
+    group_expert_pairs_kernel(TensorDesc ids, int64_t n_as, ExpertGroups groups, KernelErrorRecord* errors, int slot) {
     extern __shared__ int32_t per_expert[];  // n_as counts, then each expert's next free place
     const int64_t n_used = ids.ne[0];
     const int64_t pairs = n_used * ids.ne[1];

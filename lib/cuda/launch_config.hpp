@@ -13,6 +13,7 @@ inline constexpr int kWarpSize = 32;
 inline constexpr int kBlockSize = 256;            // threads of element-wise blocks
 inline constexpr int kMaxBlockSize = 1024;        // the hardware limit
 inline constexpr int kMaxBlocks = 65536;          // grid-stride loops cover the rest
+inline constexpr int64_t kMaxGridYZ = 65535;      // the hardware limit of gridDim.y and gridDim.z
 inline constexpr size_t kMaxSharedBytes = 48 * 1024;  // dynamic shared memory without an opt-in
 // Threads of a block that normalises rows (norm, rms_norm, soft_max): several blocks per SM and
 // several elements per thread keep enough loads in flight to reach the memory bandwidth.

@@ -20,8 +20,6 @@ inline constexpr int kMatVecMaxColumns = 8;
 // Weight rows and columns of b per tile of the prefill (Tiles) kernel.
 inline constexpr int kTileWeightRows = 128;
 inline constexpr int kTileColumns = 64;
-// Tiles of rows a launch can take (gridDim.y).
-inline constexpr int64_t kMaxRowTiles = 65535;
 // Threads of a mat-vec block: its warps split a weight row's units among them.
 inline constexpr int kMatVecWarps = 4;
 

@@ -602,8 +602,8 @@ TEST(CudaExpertProducts, TokensAndTypesChooseThePathAndItsScratch) {
         return mul_mat_id(ctx, input(ctx, DType::Q8_0, {32, rows, 1}), input(ctx, DType::F32, {32, 1, 32}),
                           input(ctx, DType::I32, {1, 32}));
     };
-    const Tensor* tallest_tiled = tall(kTileWeightRows * kMaxRowTiles);
-    const Tensor* too_tall = tall(kTileWeightRows * kMaxRowTiles + 1);
+    const Tensor* tallest_tiled = tall(kTileWeightRows * kMaxGridYZ);
+    const Tensor* too_tall = tall(kTileWeightRows * kMaxGridYZ + 1);
     ASSERT_TRUE(ctx.ok()) << ctx.status().to_string();
     EXPECT_EQ(plan_expert_product(*tallest_tiled).path, ExpertProductPath::Tiles);
     EXPECT_EQ(plan_expert_product(*too_tall).path, ExpertProductPath::MatVec);
