@@ -142,15 +142,31 @@ def bench(t, gbs, x, best):
     return {'name': 'BM_QuantMatVecVsMemcpy/%s/M:4096/K:4096/iterations:7/manual_time' % t,
             'bytes_per_second': gbs * 1e9, 'x_memcpy': x, 'x_memcpy_best': best}
 r = g.stream_figures({'context': {'num_cpus': 16}, 'benchmarks': [
-    bench('q4_K', 40.0, 0.31, 0.29), bench('iq1_s', 9.5, 1.31, 1.2),
+    bench('q4_K', 40.0, 0.31, 0.29), bench('iq1_s', 9.5, 1.31, 1.2), bench('iq1_m', 8.0, 1.2504, 1.2),
     {'name': 'BM_QuantMatVecVsMemcpy/iq2_xs/M:4096/K:4096', 'error_occurred': True},
     {'name': 'BM_Memcpy/1073741824', 'bytes_per_second': 1e10}]})
 assert r['cpus'] == 16 and r['target'] == 1.25, r
 assert r['types'] == {'q4_K': {'GB_per_s': 40.0, 'x_memcpy': 0.31, 'x_memcpy_best': 0.29},
-                      'iq1_s': {'GB_per_s': 9.5, 'x_memcpy': 1.31, 'x_memcpy_best': 1.2}}, r['types']
-assert r['above_target'] == ['iq1_s'], r
+                      'iq1_s': {'GB_per_s': 9.5, 'x_memcpy': 1.31, 'x_memcpy_best': 1.2},
+                      'iq1_m': {'GB_per_s': 8.0, 'x_memcpy': 1.25, 'x_memcpy_best': 1.2}}, r['types']
+assert r['above_target'] == ['iq1_m', 'iq1_s'], r  # 1.2504 is above 1.25, though shown rounded
 assert g.stream_figures({'benchmarks': []}) is None and g.stream_figures(None) is None
 " "cpu-stream figures"
+
+# bench's figures against memcpy and cuBLAS are judged on the unrounded ratios: 0.599 of memcpy is
+# below 0.6 and 0.897 of cuBLAS below 0.9, though both show rounded up.
+py "
+import sys
+sys.path.insert(0, '$src/scripts')
+import gpu_check_summary as g
+bw = g.bandwidth_figures([{'name': 'BM_CudaMemcpyD2D/268435456', 'bytes_per_second': 1000.0},
+                          {'name': 'BM_CudaOp/silu/f32/real_time', 'bytes_per_second': 599.0},
+                          {'name': 'BM_CudaOp/add/f32/real_time', 'bytes_per_second': 700.0}])
+assert bw['kernels']['silu/f32']['of_memcpy'] == 0.6 and bw['below_target'] == ['silu/f32'], bw
+mm = g.gemm_figures([{'name': 'BM_CudaMulMat/f16/M:4096/real_time', 'real_time': 100.0},
+                     {'name': 'BM_CublasGemm/f16/M:4096/real_time', 'real_time': 89.7}])
+assert mm['shapes']['f16/M:4096']['of_cublas'] == 0.9 and mm['below_target'] == ['f16/M:4096'], mm
+" "bench figures judged unrounded"
 
 # ggml-build's status file, which gpu-check waits for, is written however the build ends: here a
 # source without CMakeLists.txt, whose configure step fails with 2.
