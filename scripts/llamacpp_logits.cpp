@@ -1,6 +1,6 @@
 // llama.cpp's logits for one model fixture, as a second reference beside the float64 numpy ones.
 //
-//     llamacpp_logits LIBDIR MODEL.gguf OUT.npy TOKEN,TOKEN,...
+//     llamacpp_logits LIBDIR MODEL.gguf OUT.npy TOKEN,TOKEN,... [--fa on|off] [--kv f32|f16] [--threads N]
 //
 // Loads MODEL with llama.cpp (backends from LIBDIR, CPU only), runs one llama_decode of the tokens at
 // positions 0 .. n-1 of sequence 0 with an output for every position, and writes the logits as a
@@ -10,6 +10,10 @@
 // tokens (llama.cpp pads its cache; the padding is masked, so the result is that of n_kv = n tokens),
 // and no extra buffer types (the CPU backend would otherwise repack some quantized weights, or put
 // them in AMX buffers on CPUs with AMX, and compute with other kernels).
+// The optional flags change three of those settings, to measure llama.cpp as it is usually run
+// (scripts/logit_accuracy.py compares the result with exact logits): --fa on (flash attention, which
+// computes with f16 K and V), --kv f16 (an f16 K and V cache), --threads N (N threads for the batch).
+// The defaults (off, f32, 1) are the settings above.
 // Prints one line "llama.cpp VERSION ggml VERSION COMMIT" on stdout; llama.cpp's log goes to stderr.
 //
 // Written against llama.h's public API only; scripts/llamacpp-reference compiles and runs it.
@@ -29,6 +33,35 @@ namespace {
 [[noreturn]] void fail(const std::string& what) {
     std::fprintf(stderr, "llamacpp_logits: %s\n", what.c_str());
     std::exit(1);
+}
+
+struct Settings {
+    bool flash_attn = false;
+    ggml_type kv_type = GGML_TYPE_F32;
+    int threads = 1;
+};
+
+// The optional flags after the four positional arguments.
+Settings parse_flags(int argc, char** argv, int first) {
+    Settings s;
+    for (int i = first; i < argc; i += 2) {
+        const std::string flag = argv[i];
+        if (i + 1 >= argc) fail("no value after " + flag);
+        const std::string value = argv[i + 1];
+        if (flag == "--fa" && (value == "on" || value == "off")) {
+            s.flash_attn = value == "on";
+        } else if (flag == "--kv" && (value == "f32" || value == "f16")) {
+            s.kv_type = value == "f16" ? GGML_TYPE_F16 : GGML_TYPE_F32;
+        } else if (flag == "--threads") {
+            char* end = nullptr;
+            const long n = std::strtol(value.c_str(), &end, 10);
+            if (end == value.c_str() || *end != '\0' || n < 1 || n > 1024) fail("bad thread count: " + value);
+            s.threads = static_cast<int>(n);
+        } else {
+            fail("bad option: " + flag + " " + value + " (--fa on|off, --kv f32|f16, --threads N)");
+        }
+    }
+    return s;
 }
 
 std::vector<llama_token> parse_tokens(const char* text) {
@@ -68,8 +101,11 @@ void write_npy(const std::string& path, const std::vector<float>& data, int rows
 }  // namespace
 
 int main(int argc, char** argv) {
-    if (argc != 5) fail("usage: llamacpp_logits LIBDIR MODEL.gguf OUT.npy TOKEN,TOKEN,...");
+    if (argc < 5)
+        fail("usage: llamacpp_logits LIBDIR MODEL.gguf OUT.npy TOKEN,TOKEN,... [--fa on|off] [--kv f32|f16] "
+             "[--threads N]");
     const std::vector<llama_token> tokens = parse_tokens(argv[4]);
+    const Settings settings = parse_flags(argc, argv, 5);
     const int n = static_cast<int>(tokens.size());
 
     ggml_backend_load_all_from_path(argv[1]);
@@ -90,11 +126,11 @@ int main(int argc, char** argv) {
     cp.n_batch = static_cast<uint32_t>(n);
     cp.n_ubatch = static_cast<uint32_t>(n);
     cp.n_seq_max = 1;
-    cp.n_threads = 1;
-    cp.n_threads_batch = 1;
-    cp.flash_attn_type = LLAMA_FLASH_ATTN_TYPE_DISABLED;
-    cp.type_k = GGML_TYPE_F32;
-    cp.type_v = GGML_TYPE_F32;
+    cp.n_threads = settings.threads;
+    cp.n_threads_batch = settings.threads;
+    cp.flash_attn_type = settings.flash_attn ? LLAMA_FLASH_ATTN_TYPE_ENABLED : LLAMA_FLASH_ATTN_TYPE_DISABLED;
+    cp.type_k = settings.kv_type;
+    cp.type_v = settings.kv_type;
     cp.swa_full = true;   // one cache for sliding layers too; the window is applied by the mask either way
     cp.no_perf = true;
     llama_context* ctx = llama_init_from_model(model, cp);
@@ -109,8 +145,12 @@ int main(int argc, char** argv) {
         batch.seq_id[i][0] = 0;
         batch.logits[i] = 1;
     }
+    const int64_t start_us = ggml_time_us();
     const int32_t rc = llama_decode(ctx, batch);
     if (rc != 0) fail("llama_decode returned " + std::to_string(rc));
+    std::fprintf(stderr, "llamacpp_logits: %d tokens, flash attention %s, %s K and V cache, %d thread(s): "
+                 "llama_decode %.3f s\n", n, settings.flash_attn ? "on" : "off", ggml_type_name(settings.kv_type),
+                 settings.threads, static_cast<double>(ggml_time_us() - start_us) * 1e-6);
 
     std::vector<float> logits(static_cast<size_t>(n) * static_cast<size_t>(n_vocab));
     for (int i = 0; i < n; ++i) {

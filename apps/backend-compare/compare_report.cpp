@@ -90,6 +90,11 @@ nlohmann::ordered_json inputs_json(const NodeResult& r) {
 
 }  // namespace
 
+std::string TruthErrors::closer() const {
+    if (target.nmse == reference.nmse) return "equal";
+    return target.nmse < reference.nmse ? "target" : "reference";
+}
+
 const char* origin_name(Origin o) {
     switch (o) {
         case Origin::Introduced: return "introduced";
@@ -163,11 +168,11 @@ std::string CompareReport::end_to_end_text() const {
         const report::ErrorMetrics& m = *o.metrics;
         text += "output #" + std::to_string(o.index) + " '" + o.name + "' is beyond its end-to-end tolerance: nmse " +
                 figure(m.nmse) + (m.nan_count + m.inf_mismatch > 0 ? " with NaN/Inf mismatches" : "") + " > " +
-                figure(o.tolerance) + " (" + figure(margin_) + " x the reference's own error there, " + figure(o.reference_error) + ")\n";
+                figure(o.tolerance) + " (" + figure(margin_) + " x " + budget_basis_ + " there, " + figure(o.reference_error) + ")\n";
     }
     if (text.empty()) {
-        return "outputs within their end-to-end tolerance (" + figure(margin_) +
-               " x the reference's own error; largest nmse/tolerance " +
+        return "outputs within their end-to-end tolerance (" + figure(margin_) + " x " + budget_basis_ +
+               "; largest nmse/tolerance " +
                figure(std::accumulate(outputs_.begin(), outputs_.end(), 0.0,
                                       [](double worst, const OutputResult& o) {
                                           return o.metrics && o.tolerance > 0 ? std::max(worst, o.metrics->nmse / o.tolerance)
@@ -209,10 +214,14 @@ report::Table CompareReport::table() const {
     const bool placed = mode_ == "placed";
     std::vector<std::string> columns = {"node", "name", "op", "shape", "type"};
     if (placed) columns.emplace_back("device");
-    for (const char* c : {"status", "nmse", "max_abs", "cosine", "nan_inf", "tolerance", "budget", "origin",
-                          "worst (target vs reference)"}) {
+    for (const char* c : {"status", "nmse", "max_abs", "cosine", "nan_inf", "tolerance", "budget", "origin"}) {
         columns.emplace_back(c);
     }
+    const bool truth = !truth_.empty();
+    if (truth) {
+        columns.insert(columns.end(), {"reference vs " + truth_, "target vs " + truth_, std::string("closer")});
+    }
+    columns.emplace_back("worst (target vs reference)");
     report::Table t(columns);
     for (const NodeResult& r : nodes_) {
         std::vector<report::Cell> row = {static_cast<int64_t>(r.index), r.name, r.op, r.shape, r.type};
@@ -229,6 +238,11 @@ report::Table CompareReport::table() const {
                 row.emplace_back(std::monostate{});
             }
             row.emplace_back(std::string(origin_name(r.origin)));
+            if (truth && r.truth) {
+                row.insert(row.end(), {r.truth->reference.nmse, r.truth->target.nmse, r.truth->closer()});
+            } else if (truth) {
+                row.insert(row.end(), {std::monostate{}, std::monostate{}, std::string()});
+            }
             row.emplace_back(r.ok ? std::string() : worst_text(r));
         }
         t.add_row(std::move(row));
@@ -249,6 +263,13 @@ nlohmann::ordered_json CompareReport::json() const {
             n.update({{"nmse", number(m.nmse)}, {"max_abs", number(m.max_abs)}, {"cos", number(m.cosine)},
                       {"nan_inf", m.nan_count + m.inf_mismatch}, {"tolerance", r.tolerance}, {"ok", r.ok}});
             if (!r.ok) n.update({{"origin", origin_name(r.origin)}, {"worst", worst_json(r)}, {"inputs", inputs_json(r)}});
+            if (r.truth) {
+                n["truth"] = {{"reference_nmse", number(r.truth->reference.nmse)},
+                              {"reference_max_abs", number(r.truth->reference.max_abs)},
+                              {"target_nmse", number(r.truth->target.nmse)},
+                              {"target_max_abs", number(r.truth->target.max_abs)},
+                              {"closer", r.truth->closer()}};
+            }
         } else {
             n.update({{"skipped", r.skip_reason}});
         }
@@ -260,6 +281,7 @@ nlohmann::ordered_json CompareReport::json() const {
                  {"worst", worst_json(*r)}, {"inputs", inputs_json(*r)}};
     }
     return {{"backends", {reference_, target_}},
+            {"truth", truth_.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(truth_)},
             {"mode", mode_},
             {"compared", compared_},
             {"skipped", skipped_},
@@ -289,7 +311,8 @@ nlohmann::ordered_json CompareReport::end_to_end_json() const {
         growth = {{"index", growth_->index}, {"name", growth_->name}, {"op", growth_->op},
                   {"excess", number(growth_->excess)}, {"jump", number(growth_->jump)}};
     }
-    return {{"judged", true}, {"ok", !end_to_end_failed()}, {"margin", margin_}, {"outputs", std::move(outputs)},
+    return {{"judged", true}, {"ok", !end_to_end_failed()}, {"margin", margin_}, {"basis", budget_basis_},
+            {"outputs", std::move(outputs)},
             {"growth_node", std::move(growth)}};
 }
 

@@ -33,6 +33,14 @@ bool within_tolerance(const report::ErrorMetrics& m, double tolerance);
 enum class Origin { None, Introduced, Inherited };
 const char* origin_name(Origin o);
 
+// Both sides' distance from the truth (--truth F64: exact arithmetic) at one node.
+struct TruthErrors {
+    report::ErrorMetrics reference;
+    report::ErrorMetrics target;
+    // "target" or "reference": whose NMSE against the truth is smaller ("equal" when they match).
+    std::string closer() const;
+};
+
 struct NodeResult {
     int index = 0;
     std::string name, op, shape, type;
@@ -46,6 +54,7 @@ struct NodeResult {
     bool ok = false;
     Origin origin = Origin::None;      // for nodes out of tolerance
     std::vector<InputError> inputs;    // likewise
+    std::optional<TruthErrors> truth;  // with --truth
 };
 
 // How many times the reference's own error a target may differ by, by default (verdict.hpp;
@@ -80,6 +89,16 @@ public:
     // computes every node from the reference's inputs).
     CompareReport(std::string reference, std::string target, std::string mode = "propagated")
         : reference_(std::move(reference)), target_(std::move(target)), mode_(std::move(mode)) {}
+
+    // The third device every node is measured against (--truth), named in the report; each node
+    // then gets both sides' errors (set_truth).
+    void set_truth_device(std::string truth) { truth_ = std::move(truth); }
+    // For the node just added: the reference's and the target's errors against the truth.
+    void set_truth(TruthErrors errors) { nodes_.back().truth = std::move(errors); }
+    // What each output's end-to-end tolerance is a multiple of, for the report's text and JSON
+    // (default "the reference's own error", the estimate; "its measured error against F64" with a
+    // truth).
+    void set_budget_basis(std::string basis) { budget_basis_ = std::move(basis); }
 
     // Adds node i's result; true when it is within `tolerance` (no NaN/Inf mismatch, NMSE <= it).
     bool add(int index, const Tensor& node, const report::ErrorMetrics& m, double tolerance);
@@ -134,6 +153,8 @@ private:
     std::vector<OutputResult> outputs_;
     std::optional<GrowthNode> growth_;
     std::string end_to_end_skipped_ = "not judged";
+    std::string truth_;
+    std::string budget_basis_ = "the reference's own error";
     double margin_ = kEndToEndMargin;
 };
 

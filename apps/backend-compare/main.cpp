@@ -3,6 +3,8 @@
 //
 //   backend-compare -c configs/llama-decoder.json                 # CPU against the first GPU, else SIM0
 //   backend-compare -b CPU,SIM0 -P SIM0:fault_node=11 --stop-at-first
+#include <algorithm>
+#include <cstdio>
 #include <functional>
 #include <iostream>
 #include <optional>
@@ -21,6 +23,7 @@
 #include "report/metrics.hpp"
 #include "sched/graph_copy.hpp"
 #include "compare_report.hpp"
+#include "kld_mode.hpp"
 #include "node_checks.hpp"
 #include "nonfinite.hpp"
 #include "placed_compare.hpp"
@@ -46,6 +49,8 @@ struct ToolOptions {
     std::string plot;               // FILE.png|svg: the verdict drawn (scripts/compare_plot.py)
     double margin = kEndToEndMargin;  // end-to-end tolerance: this many times the reference's own error
     NonFinitePolicy nonfinite = NonFinitePolicy::Fail;  // outputs holding NaN or infinity on both sides
+    std::string truth;  // --truth DEVICE: every node measured against it too (F64: exact arithmetic)
+    bool kld = false;   // --kld: the logits' KL-divergence statistics instead of the node walk
 };
 
 // [reference, target]: -b when given, else the CPU against the first real GPU, else SIM0. With
@@ -68,6 +73,28 @@ Result<std::pair<std::string, std::string>> pick_pair(const ToolOptions& opts) {
         if (reg.dev(i).type() == DeviceType::GPU && !reg.dev(i).is_simulated()) return std::pair{std::string("CPU"), std::string(reg.dev(i).name())};
     }
     return std::pair{std::string("CPU"), std::string("SIM0")};
+}
+
+// --truth joins a live comparison of two other devices.
+Status check_truth(const ToolOptions& opts, const std::pair<std::string, std::string>& pair) {
+    if (opts.truth.empty()) return Status::ok();
+    const char* alone = !opts.load_reference.empty() ? "--load-reference"
+                        : !opts.diff.empty()         ? "--diff"
+                        : opts.placed                ? "--placed"
+                                                     : nullptr;
+    if (alone != nullptr) {
+        return Status(StatusCode::InvalidArgument, std::string("--truth measures both sides of a live comparison of two ") +
+                                                       "devices (-b REFERENCE,TARGET), not " + alone);
+    }
+    const Device* truth = global_registry().dev_by_name(opts.truth);
+    for (const std::string& side : {pair.first, pair.second}) {
+        if (truth != nullptr && global_registry().dev_by_name(side) == truth) {
+            return Status(StatusCode::InvalidArgument, "--truth " + opts.truth + " is already a side of the comparison (" +
+                                                           pair.first + "," + pair.second + "); give it as the reference " +
+                                                           "alone (-b " + opts.truth + ",DEVICE) or compare two other devices");
+        }
+    }
+    return Status::ok();
 }
 
 // A node's values as one side of a comparison holds them: computed here, or saved in a file.
@@ -137,11 +164,44 @@ Result<std::unique_ptr<MultiBuffer>> place_alone(config::Model& model, Backend& 
 }
 
 // The end-to-end verdict (verdict.hpp), from the model's graph computed on `backend` with every
-// node kept.
+// node kept: its own error estimated there (an exact reference, F64, has none of its own: the
+// estimate is then what a correct f32 computation makes, which the target is held to).
 Status judge_outputs(Backend& backend, const config::Model& model, double margin, CompareReport& report) {
     XB_ASSIGN_OR_RETURN(ErrorBudget budget, reference_budget(backend, model));
+    if (backend.device().type() == DeviceType::Reference) {
+        report.set_budget_basis("the error a correct f32 computation makes (estimated: the reference " +
+                                std::string(backend.name()) + " computes exactly)");
+    }
     judge_end_to_end(model, budget, margin, report);
     return Status::ok();
+}
+
+// With --truth: how often each side was the closer to it, and both sides' distance from it at the
+// graph's outputs.
+std::string truth_summary(const CompareReport& report) {
+    int target = 0, reference = 0;
+    for (const NodeResult& r : report.nodes()) {
+        if (!r.truth) continue;
+        const std::string closer = r.truth->closer();
+        target += closer == "target";
+        reference += closer == "reference";
+    }
+    if (std::none_of(report.nodes().begin(), report.nodes().end(), [](const NodeResult& r) { return r.truth.has_value(); })) {
+        return {};
+    }
+    std::string text = "against the truth: the target is closer at " + std::to_string(target) + " nodes, the reference at " +
+                       std::to_string(reference) + "\n";
+    for (const OutputResult& o : report.outputs()) {
+        const NodeResult* r = report.node(o.index);
+        if (r == nullptr || !r->truth) continue;
+        const std::string closer = r->truth->closer();
+        char line[256];
+        std::snprintf(line, sizeof line, "  output '%s': reference nmse %.3g, target nmse %.3g against the truth (%s)\n",
+                      o.name.c_str(), r->truth->reference.nmse, r->truth->target.nmse,
+                      closer == "equal" ? "equally close" : ("the " + closer + " is closer").c_str());
+        text += line;
+    }
+    return text;
 }
 
 // Writes the report (and the plot), prints the summary on stderr (the first node that introduces
@@ -166,7 +226,7 @@ int finish(const CompareReport& report, const ToolOptions& opts, const config::M
         std::cerr << "first divergent node: #" << *report.first_divergent() << " '" << n.display_name() << "' ("
                   << n.op_label() << ")" << report.first_divergent_detail() << '\n';
     }
-    std::cerr << report.end_to_end_text();
+    std::cerr << report.end_to_end_text() << truth_summary(report);
     const bool failed = report.first_divergent().has_value() || report.end_to_end_failed();
     if (!failed && report.inherited() > 0) {
         std::cerr << kTool << ": no node introduces error: the nodes out of tolerance compute within it from the "
@@ -263,21 +323,23 @@ int run_diff(const ToolOptions& opts, config::Model& model, const Tolerances& to
                   });
 }
 
-// The target against the reference, node by node (compare_graph_backend).
-int run_pair(const ToolOptions& opts, config::Model& model, Backend& ref, Backend& target, const Tolerances& tol,
-             const std::vector<ResolvedFault>& faults) {
+// The target against the reference, node by node (compare_graph_backend); with a truth, each side
+// against it too.
+int run_pair(const ToolOptions& opts, config::Model& model, Backend& ref, Backend& target, Backend* truth,
+             const Tolerances& tol, const std::vector<ResolvedFault>& faults) {
     auto tensors = place_alone(model, ref);
     if (!tensors.is_ok()) return fail(kTool, tensors.status());
     std::optional<ReferenceWriter> save;
     if (!opts.save_outputs.empty()) save.emplace(target.name(), model.name, model.seed);
     CompareReport report(ref.name(), target.name(), opts.isolate ? "isolated" : "propagated");
+    if (truth != nullptr) report.set_truth_device(truth->name());
     LiveJudge judge(model.graph, tol,
                     {.target = target.name(), .stop_at_first = opts.stop_at_first, .isolated = opts.isolate,
                      .save = save ? &*save : nullptr},
                     report);
     Progress progress("comparing node", model.graph.n_nodes());
     const Status compared = compare_graph_backend(ref, target, model.graph,
-                                                  {.skip_unsupported = true, .isolate = opts.isolate},
+                                                  {.skip_unsupported = true, .isolate = opts.isolate, .truth = truth},
                                                   [&](const NodeComparison& n) {
                                                       progress.update(n.index);
                                                       return judge(n);
@@ -292,12 +354,36 @@ int run_pair(const ToolOptions& opts, config::Model& model, Backend& ref, Backen
         report.skip_end_to_end("isolated: every node computed from the reference's inputs");
     } else if (judge.stopped()) {
         report.skip_end_to_end("stopped at the first node that introduces error");
+    } else if (truth != nullptr) {
+        // The reference's error is measured, not estimated: its distance from the truth.
+        report.set_budget_basis("the reference's measured error against " + std::string(truth->name()));
+        judge_end_to_end(model, judge.measured_budget(), opts.margin, report);
     } else if (Status s = judge_outputs(ref, model, opts.margin, report); !s.is_ok()) {
         return fail(kTool, s);
     }
     return finish(report, opts, model,
                   std::string(target.name()) + " (" + target.device().description() + ") against " + ref.name() +
+                      (truth != nullptr ? ", both against " + std::string(truth->name()) : "") +
                       (opts.isolate ? ", each node from the reference's inputs" : ""));
+}
+
+// --kld: KL-divergence statistics of the target's logits against the reference's.
+int run_kld(const ToolOptions& opts, const std::pair<std::string, std::string>& pair) {
+    auto run = compare_logits(opts.common, pair.first, pair.second);
+    if (!run.is_ok()) return fail(kTool, run.status());
+    const report::KldStatistics& s = run->statistics;
+    nlohmann::ordered_json document = {{"model", run->model}, {"base", pair.first}, {"target", pair.second}};
+    document.update(report::kld_json(s));
+    if (Status st = write_report(report::kld_table(s), document, opts.common); !st.is_ok()) return fail(kTool, st);
+    char line[320];
+    std::snprintf(line, sizeof line,
+                  "%s: %s: %s against %s over %lld positions: mean KLD %.6f +/- %.6f, same top token %.2f%%, "
+                  "PPL(Q)/PPL(base) %.5f +/- %.5f\n",
+                  kTool, name_text(run->model).c_str(), pair.second.c_str(), pair.first.c_str(),
+                  static_cast<long long>(s.positions), s.kld_mean.value, s.kld_mean.uncertainty, 100.0 * s.same_top.value,
+                  s.ppl_ratio.value, s.ppl_ratio.uncertainty);
+    std::cerr << line;
+    return kExitOk;
 }
 
 int run(const ToolOptions& opts) {
@@ -312,6 +398,8 @@ int run(const ToolOptions& opts) {
     }
     auto pair = pick_pair(opts);
     if (!pair.is_ok()) return fail(kTool, pair.status());
+    if (Status s = check_truth(opts, *pair); !s.is_ok()) return fail(kTool, s);
+    if (opts.kld) return run_kld(opts, *pair);
     auto spec = config::load_config(o.config);
     if (!spec.is_ok()) return fail(kTool, spec.status());
     auto build = build_options(o);
@@ -336,8 +424,9 @@ int run(const ToolOptions& opts) {
     auto faults = o.params.apply_faults(global_registry(), model->graph);
     if (!faults.is_ok()) return fail(kTool, faults.status());
     const bool alone = !opts.load_reference.empty();
-    const std::vector<std::string> taking_part =
+    std::vector<std::string> taking_part =
         alone ? std::vector<std::string>{pair->first} : std::vector<std::string>{pair->first, pair->second};
+    if (!opts.truth.empty()) taking_part.push_back(opts.truth);
     const std::string what = alone ? "this run (" + pair->first + ")" : "this comparison (" + pair->first + " against " + pair->second + ")";
     if (Status s = check_fault_devices(*faults, taking_part, what); !s.is_ok()) return fail(kTool, s);
     auto ref = global_registry().init_by_name(pair->first);
@@ -346,7 +435,13 @@ int run(const ToolOptions& opts) {
     auto target = global_registry().init_by_name(pair->second);
     if (!target.is_ok()) return fail(kTool, Status(target.status().code(), target.status().message() +
                                                                            " (choose another with -b CPU,<device>)"));
-    return run_pair(opts, *model, **ref, **target, tol, *faults);
+    std::unique_ptr<Backend> truth;
+    if (!opts.truth.empty()) {
+        auto t = global_registry().init_by_name(opts.truth);
+        if (!t.is_ok()) return fail(kTool, Status(t.status().code(), "--truth " + t.status().message()));
+        truth = std::move(t).value();
+    }
+    return run_pair(opts, *model, **ref, **target, truth.get(), tol, *faults);
 }
 
 }  // namespace
@@ -408,6 +503,20 @@ int main(int argc, char** argv) {
                    "FILE.png|svg: draw each node's NMSE (log scale, graph order, layers on the axis) against its tolerance\n"
                    "and end-to-end budget, introduced nodes marked (scripts/compare_plot.py; needs python3-matplotlib)");
     add_nonfinite_option(app, opts.nonfinite);
+    app.add_flag("--kld", opts.kld,
+                 "Compare the two devices' logits over the model's token sequence (--tokens) as llama-perplexity\n"
+                 "--kl-divergence does, instead of node by node: perplexity of each (REFERENCE is the base, TARGET is Q)\n"
+                 "and their ratio, KL divergence per position (mean, percentiles), the next token's probability change\n"
+                 "(dp) and how often both pick the same top token")
+        ->excludes("--load-reference")
+        ->excludes("--diff")
+        ->excludes("--placed")
+        ->excludes("--isolate")
+        ->excludes("--save-outputs");
+    app.add_option("--truth", opts.truth,
+                   "DEVICE (normally F64, the exact float64 device): computes every node too, and each node shows both\n"
+                   "sides' error against it and which is closer; the outputs' end-to-end tolerance is then the margin times\n"
+                   "the reference's measured error against it instead of the estimate");
     app.footer("Examples:\n"
                "  backend-compare -c configs/llama-decoder.json -b CPU,SIM0 -P SIM0:fault_node=11\n"
                "      a fault on node 11 (Vcur-0, a product): exits 1 naming #11 as the first divergent node\n"

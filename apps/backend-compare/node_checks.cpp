@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "backend/tensor_io.hpp"
+#include "product_rounding.hpp"
 
 namespace xb::tools {
 
@@ -116,6 +117,13 @@ Status check_faults_injected(const std::vector<ResolvedFault>& faults, const Com
     return Status::ok();
 }
 
+Result<double> LiveJudge::tolerance_of(const Tensor& node, const report::ErrorMetrics& m) const {
+    const double tolerance = tol_.for_node(node);
+    if (within_tolerance(m, tolerance)) return tolerance;
+    XB_ASSIGN_OR_RETURN(const std::optional<double> rounding, activation_rounding_nmse(node));
+    return rounding ? std::max(tolerance, kActivationRoundingMargin * *rounding) : tolerance;
+}
+
 bool LiveJudge::operator()(const NodeComparison& node) {
     Result<bool> go_on = judge(node);
     if (!go_on.is_ok()) {
@@ -133,9 +141,15 @@ Result<bool> LiveJudge::judge(const NodeComparison& n) {
     }
     if (options_.save != nullptr) XB_RETURN_IF_ERROR(options_.save->add(*n.t2));
     XB_ASSIGN_OR_RETURN(report::ErrorMetrics m, metrics_of(*n.t2, want));
-    const double tolerance = tol_.for_node(want);
+    XB_ASSIGN_OR_RETURN(const double tolerance, tolerance_of(want, m));
     const bool ok = report_.add(n.index, want, m, tolerance);
     divergence_.set(n.index, m, tolerance);
+    if (n.truth != nullptr) {
+        XB_ASSIGN_OR_RETURN(report::ErrorMetrics reference, metrics_of(want, *n.truth));
+        XB_ASSIGN_OR_RETURN(report::ErrorMetrics target, metrics_of(*n.t2, *n.truth));
+        reference_vs_truth_[static_cast<size_t>(n.index)] = reference.nmse;
+        report_.set_truth({reference, target});
+    }
     if (ok) return true;
     Origin origin = Origin::Introduced;
     if (options_.isolated) {

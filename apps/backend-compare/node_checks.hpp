@@ -12,6 +12,7 @@
 #include "core/status.hpp"
 #include "reference_file.hpp"
 #include "report/metrics.hpp"
+#include "sched/error_budget.hpp"
 #include "sched/graph_copy.hpp"
 #include "tolerances.hpp"
 
@@ -96,7 +97,8 @@ struct JudgeOptions {
 class LiveJudge {
 public:
     LiveJudge(const Graph& graph, const Tolerances& tol, const JudgeOptions& options, CompareReport& report)
-        : tol_(tol), options_(options), report_(report), divergence_(graph) {}
+        : tol_(tol), options_(options), report_(report), divergence_(graph),
+          reference_vs_truth_(static_cast<size_t>(graph.n_nodes()), 0.0) {}
 
     // The comparison's callback: false to stop (an error is kept for status()).
     bool operator()(const NodeComparison& node);
@@ -104,9 +106,21 @@ public:
     const Status& status() const { return status_; }
     // Whether the walk stopped at an introduced node (--stop-at-first).
     bool stopped() const { return stopped_; }
+    // With a truth (NodeComparison::truth): the reference's measured error against it at every
+    // node, as the end-to-end verdict's budget (verdict.hpp) in place of the estimate.
+    ErrorBudget measured_budget() const { return {std::vector<double>(reference_vs_truth_.size(), 0.0), reference_vs_truth_, 0}; }
+
+    // A product's tolerance grows to this many times the error its activations' rounding makes there
+    // (product_rounding.hpp): a correct backend differs from exact by about 1x it (xbackend's CPU on
+    // Gemma 3's first layer: 0.99-1.01x), from another correct backend by up to 2x (independent
+    // roundings); 4 leaves 2x for kernels that round a little more.
+    static constexpr double kActivationRoundingMargin = 4.0;
 
 private:
     Result<bool> judge(const NodeComparison& node);
+    // The op's tolerance (Tolerances), or for a product whose error `m` is beyond it, the larger
+    // one its activations' rounding allows (kActivationRoundingMargin).
+    Result<double> tolerance_of(const Tensor& node, const report::ErrorMetrics& m) const;
 
     const Tolerances& tol_;
     JudgeOptions options_;
@@ -114,6 +128,7 @@ private:
     Divergence divergence_;
     Status status_;
     bool stopped_ = false;
+    std::vector<double> reference_vs_truth_;  // per node
 };
 
 }  // namespace xb::tools

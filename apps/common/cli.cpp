@@ -141,6 +141,10 @@ void add_outputs_option(CLI::App& app, CommonOptions& o) {
                        "(overrides the config's \"outputs\"; default: the config's, else ") +
                (o.default_outputs == 1 ? "last, as llama-bench measures)" : "all)"))
         ->type_name("all|last|N");
+    app.add_option("--tokens", o.tokens,
+                   "A llama.cpp model file's batch: a token file (a JSON array, as llama-tokenize writes, or one id a\n"
+                   "line) or ids as a list (2,818,5279); n_tokens becomes their count (overrides the config's \"tokens\")")
+        ->type_name("FILE|IDS");
 }
 
 CLI::Validator at_least(int min) {

@@ -35,6 +35,7 @@ struct CommonOptions {
     std::string host_weights;                // --host-weights pinned|pageable ("" = the config's)
     std::optional<int> outputs;              // --outputs all|last|N: positions whose logits a model computes
     int default_outputs = 0;                 // the tool's choice when neither --outputs nor the config says
+    std::string tokens;                      // --tokens FILE|ID,ID,...: a model file's batch ("" = the config's)
     std::string format = "table";            // table, json, csv, md (and jsonl with a RunMatrix)
     std::string output;                      // -o FILE ("" = stdout)
     bool list_devices = false;
@@ -56,8 +57,8 @@ std::optional<int> parse_outputs(const std::string& word);
 // holds the first of each, for --info) and --format also offers jsonl.
 void add_common_options(CLI::App& app, CommonOptions& options, RunMatrix* matrix = nullptr);
 
-// --outputs, for the tools that run model configs (its help names options.default_outputs: set
-// that first).
+// --outputs and --tokens, for the tools that run model configs (the help of --outputs names
+// options.default_outputs: set that first).
 void add_outputs_option(CLI::App& app, CommonOptions& options);
 
 // Range checks whose errors read as words ("--reps: 0 is too small (at least 1)"), where CLI11's

@@ -1,9 +1,12 @@
 #include "session.hpp"
 
+#include <filesystem>
+
 #include "builtin/builtin_backends.hpp"
 #include "builtin/environment.hpp"
 #include "config/config_parse.hpp"
 #include "config/placement.hpp"
+#include "config/token_file.hpp"
 
 namespace xb::tools {
 
@@ -25,6 +28,14 @@ Result<config::BuildOptions> build_options(const CommonOptions& o) {
     build.seed = o.seed;
     build.outputs = o.outputs;
     build.default_outputs = o.default_outputs;
+    if (!o.tokens.empty()) {
+        // A list of ids unless a file of that name exists ("7" is a token before it is a file name).
+        const bool is_list = o.tokens.find_first_not_of("0123456789,") == std::string::npos &&
+                             !std::filesystem::exists(o.tokens);
+        auto ids = is_list ? config::parse_token_list(o.tokens) : config::read_token_file(o.tokens);
+        if (!ids.is_ok()) return Status(ids.status().code(), "--tokens " + ids.status().message());
+        build.tokens = std::move(ids).value();
+    }
     if (!o.host_weights.empty()) {
         build.host_weights = o.host_weights == "pageable" ? config::HostWeights::Pageable : config::HostWeights::Pinned;
     }

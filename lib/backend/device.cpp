@@ -10,6 +10,7 @@ const char* device_type_name(DeviceType type) {
         case DeviceType::CPU: return "CPU";
         case DeviceType::GPU: return "GPU";
         case DeviceType::Accel: return "ACCEL";
+        case DeviceType::Reference: return "REFERENCE";
     }
     return "unknown";
 }

@@ -36,6 +36,10 @@ enum class DeviceType {
     CPU,    // system memory
     GPU,    // dedicated memory
     Accel,  // accelerator used together with the CPU (BLAS): shares host memory
+    // Not hardware: a device that computes a graph's exact answer to judge the others by (F64). Its
+    // memory is its own (not host-readable); it is used only where named, never picked as a GPU or a
+    // CPU would be (Registry::init_best, the tools' defaults).
+    Reference,
 };
 const char* device_type_name(DeviceType type);
 

@@ -2,6 +2,7 @@
 
 #include "builtin/environment.hpp"
 #include "cpu/cpu_backend.hpp"
+#include "f64/f64_device.hpp"
 #include "sim/sim_backend.hpp"
 #if defined(XB_HAVE_BLAS)
 #include "blas/blas_backend.hpp"
@@ -26,6 +27,8 @@ void register_builtin_backends(Registry& registry) {
     cuda::register_cuda_backend(registry);
 #endif
     sim::register_sim_backend(registry, sim_device_count());
+    // Last: the exact reference judges the devices above and is used only where named.
+    f64::register_f64_backend(registry);
 }
 
 Registry& global_registry() {

@@ -1,11 +1,13 @@
 // "/graph": an explicit list of ops (checked against the op table, with names resolved to
 // tensors and earlier ops), or a model builder with its parameters.
+#include <filesystem>
 #include <limits>
 #include <map>
 
 #include "config/config_error.hpp"
 #include "config/config_parse_internal.hpp"
 #include "config/op_table.hpp"
+#include "config/token_file.hpp"
 #include "core/message_text.hpp"
 
 namespace xb::config::detail {
@@ -343,9 +345,17 @@ Status parse_llama(ModelParamReader& m, DecoderParams& p) {
     return Status::ok();
 }
 
-Status parse_gguf(ModelParamReader& m, GgufModelParams& p) {
+Status parse_gguf(ModelParamReader& m, GgufModelParams& p, const std::string& base_dir) {
     XB_RETURN_IF_ERROR(m.reader().expect_object(m.json(), m.path(), {"n_tokens", "n_kv", "n_layers", "flash_attn", "tokens", "outputs"}));
-    if (const Json* t = JsonReader::member(m.json(), "tokens")) {
+    if (const Json* t = JsonReader::member(m.json(), "tokens"); t != nullptr && t->is_string()) {
+        // A token file (config/token_file.hpp), relative to the config's folder.
+        const std::filesystem::path file(t->get<std::string>());
+        const std::string resolved = file.is_absolute() ? file.string() : (std::filesystem::path(base_dir) / file).lexically_normal().string();
+        auto ids = read_token_file(resolved);
+        if (!ids.is_ok()) return m.reader().error(child_path(m.path(), "tokens"), ids.status().message());
+        p.tokens = std::move(ids).value();
+        p.n_tokens = static_cast<int>(p.tokens.size());
+    } else if (t != nullptr) {
         const std::string path = child_path(m.path(), "tokens");
         XB_RETURN_IF_ERROR(m.reader().expect_array(*t, path));
         if (t->empty()) return m.reader().error(path, "tokens must not be empty");
@@ -397,7 +407,7 @@ Status parse_model(const JsonReader& r, const Json& j, ConfigSpec& spec) {
             XB_RETURN_IF_ERROR(reader.outputs("outputs", m.n_outputs, m.llama.n_tokens));
             break;
         case ModelKind::Gguf:
-            XB_RETURN_IF_ERROR(parse_gguf(reader, m.gguf));
+            XB_RETURN_IF_ERROR(parse_gguf(reader, m.gguf, spec.base_dir));
             XB_RETURN_IF_ERROR(reader.outputs("outputs", m.n_outputs, m.gguf.n_tokens));
             break;
     }

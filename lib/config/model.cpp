@@ -138,6 +138,12 @@ Result<Model> build_model(const ConfigSpec& spec, const Registry& registry, cons
     m.source = spec.source;
     m.seed = options.seed.value_or(spec.seed);
     m.ctx = std::make_unique<Context>();
+    const bool model_file = spec.model && spec.model->kind == ModelKind::Gguf;
+    if (options.tokens && !model_file) {
+        return config_error(spec.source, "/graph", "--tokens gives a llama.cpp model file (gguf) its batch; this config's "
+                                                   "graph makes its own inputs");
+    }
+    if (model_file) m.tokens = options.tokens.value_or(spec.model->gguf.tokens);
     XB_ASSIGN_OR_RETURN(detail::BuiltGraph built,
                         spec.model ? detail::build_model_builder(spec, options, *m.ctx) : detail::build_explicit_graph(spec, *m.ctx));
     Result<Graph> graph = Graph::build(built.graph_outputs);

@@ -42,6 +42,9 @@ struct BuildOptions {
     // Replaces a model builder's "outputs" (--outputs): the positions whose logits are computed,
     // 0 every one, N the batch's last N.
     std::optional<int> outputs;
+    // Replaces a llama.cpp model's tokens (--tokens): the batch becomes these ids (n_tokens their
+    // count); the config's n_kv must hold them. InvalidArgument for the synthetic builders.
+    std::optional<std::vector<int32_t>> tokens;
     // A model builder's outputs when neither `outputs` nor the config says: 0, every position
     // (backend-compare); graph-run and sched-profile take 1, the last, as llama-bench measures.
     int default_outputs = 0;
@@ -94,6 +97,9 @@ public:
     std::vector<Tensor*> outputs;  // marked outputs, in the config's order
     std::vector<Tensor*> weights;  // live in weights buffers on their devices
     int64_t n_tokens = 1;          // tokens (or batch rows) per compute, for throughput
+    // A llama.cpp model's batch as given (config "tokens" or --tokens); empty when its ids are drawn
+    // at random (and for the other builders).
+    std::vector<int32_t> tokens;
     int n_layers = 0;              // layers of a model builder (offload_layers counts them); 0 otherwise
     double matmul_flops = 0;       // flops of the graph's mul_mat and flash_attn_ext nodes
     std::vector<TensorInit> inits; // how every weight and input is initialised

@@ -199,12 +199,25 @@ Status apply_entry(const ConfigSpec& spec, const TensorSpec& e, Leaf& leaf) {
     return Status::ok();
 }
 
-// The positions whose logits a decoder computes: the command line's choice, else the config's,
-// else the tool's default; a count beyond the batch (a config's 4 run with one token) is all of it.
-int decoder_outputs(const ModelSpec& m, const BuildOptions& options) {
+// The positions whose logits a decoder of n_tokens computes: the command line's choice, else the
+// config's, else the tool's default; a count beyond the batch (a config's 4 run with one token) is
+// all of it.
+int decoder_outputs(const ModelSpec& m, int n_tokens, const BuildOptions& options) {
     const int chosen = options.outputs.value_or(m.n_outputs.value_or(options.default_outputs));
-    const int n_tokens = m.kind == ModelKind::Gguf ? m.gguf.n_tokens : m.llama.n_tokens;
     return chosen > n_tokens ? 0 : chosen;
+}
+
+// A model file's params with the command line's tokens (BuildOptions::tokens), when it gives them.
+Result<GgufModelParams> with_tokens(GgufModelParams g, const BuildOptions& options, const std::string& source) {
+    if (!options.tokens) return g;
+    if (options.tokens->empty()) return config_error(source, "/graph/params/tokens", "--tokens gives no token ids");
+    g.tokens = *options.tokens;
+    g.n_tokens = static_cast<int>(g.tokens.size());
+    if (g.n_kv != 0 && g.n_kv < g.n_tokens) {
+        return config_error(source, "/graph/params/n_kv", "n_kv (" + std::to_string(g.n_kv) + ") cannot hold the " +
+                                                               std::to_string(g.n_tokens) + " tokens --tokens gives");
+    }
+    return g;
 }
 
 }  // namespace
@@ -217,11 +230,15 @@ Result<BuiltGraph> build_model_builder(const ConfigSpec& spec, const BuildOption
         case ModelKind::Attention: built = attention(m.attention, ctx); break;
         case ModelKind::LlamaDecoder: {
             DecoderParams p = m.llama;
-            p.n_outputs = decoder_outputs(m, options);
+            p.n_outputs = decoder_outputs(m, p.n_tokens, options);
             built = llama(p, ctx);
             break;
         }
-        case ModelKind::Gguf: built = gguf(m.gguf, decoder_outputs(m, options), ctx); break;
+        case ModelKind::Gguf: {
+            XB_ASSIGN_OR_RETURN(const GgufModelParams g, with_tokens(m.gguf, options, spec.source));
+            built = gguf(g, decoder_outputs(m, g.n_tokens, options), ctx);
+            break;
+        }
     }
     if (!built.is_ok()) {
         // A model file's problems point at the file; a builder's at its params.

@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "opcheck/cases.hpp"
-#include "opcheck/reference.hpp"
+#include "exact/ops.hpp"
 
 namespace xb::opcheck {
 
@@ -52,7 +52,7 @@ OpCase soft_max_case(const SoftMaxDef& d) {
                 return xb::soft_max_ext(b.ctx(), a, mask, d.scale, d.max_bias);
             },
             [=](const std::vector<RefArray>& in) {
-                return ref::soft_max(in[0], masked ? &in[1] : nullptr, d.scale, d.max_bias);
+                return exact::soft_max(in[0], masked ? &in[1] : nullptr, d.scale, d.max_bias);
             },
             kTolF32Reduce};
 }
@@ -79,7 +79,7 @@ void add_soft_max_cases(std::vector<OpCase>& cases) {
              return xb::soft_max(b.ctx(),
                                  xb::transpose(b.ctx(), b.input(DType::F32, {7, 33, 1, 1}, uniform(-3.0f, 3.0f))));
          },
-         [](const std::vector<RefArray>& in) { return ref::soft_max(ref::transpose(in[0]), nullptr, 1.0, 0.0); },
+         [](const std::vector<RefArray>& in) { return exact::soft_max(exact::transpose(in[0]), nullptr, 1.0, 0.0); },
          kTolF32Reduce});
 }
 
@@ -104,7 +104,7 @@ void add_soft_max_sink_cases(std::vector<OpCase>& cases) {
                              return xb::soft_max_ext(b.ctx(), a, mask, d.scale, d.max_bias, sinks);
                          },
                          [=](const std::vector<RefArray>& in) {
-                             return ref::soft_max(in[0], masked ? &in[1] : nullptr, d.scale, d.max_bias, &in[masked ? 2 : 1]);
+                             return exact::soft_max(in[0], masked ? &in[1] : nullptr, d.scale, d.max_bias, &in[masked ? 2 : 1]);
                          },
                          kTolF32Reduce});
     }
@@ -118,7 +118,7 @@ void add_diag_mask_cases(std::vector<OpCase>& cases) {
                          [=](CaseBuilder& b) {
                              return xb::diag_mask_inf(b.ctx(), b.input(DType::F32, {9, 7, 3, 1}), n_past);
                          },
-                         [=](const std::vector<RefArray>& in) { return ref::diag_mask_inf(in[0], n_past); },
+                         [=](const std::vector<RefArray>& in) { return exact::diag_mask_inf(in[0], n_past); },
                          kTolExact});
     }
     // The usual causal attention chain: softmax(diag_mask_inf(x * s)).
@@ -130,8 +130,8 @@ void add_diag_mask_cases(std::vector<OpCase>& cases) {
                          return xb::soft_max(b.ctx(), xb::diag_mask_inf(b.ctx(), xb::scale(b.ctx(), x, s), n_past));
                      },
                      [](const std::vector<RefArray>& in) {
-                         const RefArray scaled = ref::map(in[0], [](double v) { return v * s; });
-                         return ref::soft_max(ref::diag_mask_inf(scaled, n_past), nullptr, 1.0, 0.0);
+                         const RefArray scaled = exact::map(in[0], [](double v) { return v * s; });
+                         return exact::soft_max(exact::diag_mask_inf(scaled, n_past), nullptr, 1.0, 0.0);
                      },
                      kTolF32Reduce});
 }
@@ -174,7 +174,7 @@ OpCase rope_case(const RopeDef& d) {
                 Tensor* factors = d.freq_factors ? b.input(DType::F32, {d.params.n_dims / 2, 1, 1, 1}, uniform(0.5f, 9.0f)) : nullptr;
                 return xb::rope(b.ctx(), a, positions, d.params, factors);
             },
-            [=](const std::vector<RefArray>& in) { return ref::rope(in[0], in[1], d.params, d.freq_factors ? &in[2] : nullptr); },
+            [=](const std::vector<RefArray>& in) { return exact::rope(in[0], in[1], d.params, d.freq_factors ? &in[2] : nullptr); },
             tolerance};
 }
 
@@ -229,7 +229,7 @@ OpCase flash_case(const FlashDef& f) {
                 return xb::flash_attn_ext(b.ctx(), q, k, v, mask, f.scale, f.max_bias, f.softcap);
             },
             [=](const std::vector<RefArray>& in) {
-                return ref::flash_attn_ext(in[0], in[1], in[2], masked ? &in[3] : nullptr, f.scale, f.max_bias,
+                return exact::flash_attn_ext(in[0], in[1], in[2], masked ? &in[3] : nullptr, f.scale, f.max_bias,
                                            f.softcap);
             },
             attn_tolerance(f.kv)};
@@ -248,7 +248,7 @@ OpCase flash_sink_case(const FlashDef& f) {
                 return xb::flash_attn_ext(b.ctx(), q, k, v, mask, f.scale, f.max_bias, f.softcap, sinks);
             },
             [=](const std::vector<RefArray>& in) {
-                return ref::flash_attn_ext(in[0], in[1], in[2], masked ? &in[3] : nullptr, f.scale, f.max_bias,
+                return exact::flash_attn_ext(in[0], in[1], in[2], masked ? &in[3] : nullptr, f.scale, f.max_bias,
                                            f.softcap, &in[masked ? 4 : 3]);
             },
             attn_tolerance(f.kv)};

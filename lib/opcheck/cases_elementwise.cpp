@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "opcheck/cases.hpp"
-#include "opcheck/reference.hpp"
+#include "exact/ops.hpp"
 
 namespace xb::opcheck {
 
@@ -42,7 +42,7 @@ OpCase binary_case(const BinaryDef& op, DType ta, Shape na, DType tb, Shape nb, 
                 Tensor* y = b.input(tb, nb, op.rhs);
                 return op.build(b.ctx(), x, y);
             },
-            [=](const std::vector<RefArray>& in) { return ref::binary(in[0], in[1], op.ref); },
+            [=](const std::vector<RefArray>& in) { return exact::binary(in[0], in[1], op.ref); },
             tolerance_for_output(ta)};
 }
 
@@ -78,7 +78,7 @@ void add_binary_view_cases(std::vector<OpCase>& cases) {
                          Tensor* y = b.input(DType::F32, {13, 1, 1, 1});
                          return xb::add(b.ctx(), xb::transpose(b.ctx(), x), y);
                      },
-                     [=](const std::vector<RefArray>& in) { return ref::binary(ref::transpose(in[0]), in[1], plus); },
+                     [=](const std::vector<RefArray>& in) { return exact::binary(exact::transpose(in[0]), in[1], plus); },
                      kTolF32});
     cases.push_back({"sub_permuted_b",
                      [](CaseBuilder& b) {
@@ -87,7 +87,7 @@ void add_binary_view_cases(std::vector<OpCase>& cases) {
                          return xb::sub(b.ctx(), x, xb::permute(b.ctx(), y, {2, 0, 1, 3}));
                      },
                      [=](const std::vector<RefArray>& in) {
-                         return ref::binary(in[0], ref::permute(in[1], {2, 0, 1, 3}), minus);
+                         return exact::binary(in[0], exact::permute(in[1], {2, 0, 1, 3}), minus);
                      },
                      kTolF32});
     // A [13, 7] window at (2, 1) of a [16, 9] matrix times a row.
@@ -100,7 +100,7 @@ void add_binary_view_cases(std::vector<OpCase>& cases) {
              return xb::mul(b.ctx(), w, y);
          },
          [=](const std::vector<RefArray>& in) {
-             return ref::binary(ref::strided_view(in[0], {13, 7, 1, 1}, {1, 16, 112, 112}, 2 + 16), in[1], times);
+             return exact::binary(exact::strided_view(in[0], {13, 7, 1, 1}, {1, 16, 112, 112}, 2 + 16), in[1], times);
          },
          kTolF32});
 }
@@ -111,7 +111,7 @@ void add_binary_view_cases(std::vector<OpCase>& cases) {
 OpCase map_case(const std::string& name, DType type, Shape ne, Generator gen, Tensor* (*build)(xb::Context&, Tensor*),
                 std::function<double(double)> f) {
     return {name + "_" + type_tag(type), [=](CaseBuilder& b) { return build(b.ctx(), b.input(type, ne, gen)); },
-            [=](const std::vector<RefArray>& in) { return ref::map(in[0], f); }, tolerance_for_output(type)};
+            [=](const std::vector<RefArray>& in) { return exact::map(in[0], f); }, tolerance_for_output(type)};
 }
 
 void add_map_cases(std::vector<OpCase>& cases) {
@@ -128,14 +128,14 @@ void add_map_cases(std::vector<OpCase>& cases) {
         constexpr float s = 0.75f, bias = -0.25f;
         cases.push_back(
             {"scale_" + type_tag(t), [=](CaseBuilder& b) { return xb::scale(b.ctx(), b.input(t, ne), s, bias); },
-             [=](const std::vector<RefArray>& in) { return ref::map(in[0], [=](double x) { return x * s + bias; }); },
+             [=](const std::vector<RefArray>& in) { return exact::map(in[0], [=](double x) { return x * s + bias; }); },
              tolerance_for_output(t)});
         constexpr float lo = -0.5f, hi = 0.75f;
         cases.push_back(
             {"clamp_" + type_tag(t),
              [=](CaseBuilder& b) { return xb::clamp(b.ctx(), b.input(t, ne, uniform(-2.0f, 2.0f)), lo, hi); },
              [=](const std::vector<RefArray>& in) {
-                 return ref::map(in[0], [=](double x) { return std::clamp(x, double{lo}, double{hi}); });
+                 return exact::map(in[0], [=](double x) { return std::clamp(x, double{lo}, double{hi}); });
              },
              tolerance_for_output(t)});
     }
@@ -147,7 +147,7 @@ void add_map_cases(std::vector<OpCase>& cases) {
                                  return xb::add1(b.ctx(), x, b.input(scalar_type, {1, 1, 1, 1}));
                              },
                              [](const std::vector<RefArray>& in) {
-                                 return ref::binary(in[0], in[1], [](double a, double s) { return a + s; });
+                                 return exact::binary(in[0], in[1], [](double a, double s) { return a + s; });
                              },
                              tolerance_for_output(t)});
         }
@@ -165,7 +165,7 @@ void add_unary_cases(std::vector<OpCase>& cases) {
                                  return xb::unary(b.ctx(), b.input(t, {67, 5, 3, 1}, uniform(-3.0f, 3.0f)), op);
                              },
                              [=](const std::vector<RefArray>& in) {
-                                 return ref::map(in[0], [op](double x) { return ref::unary(op, x); });
+                                 return exact::map(in[0], [op](double x) { return exact::unary(op, x); });
                              },
                              tolerance_for_output(t)});
         }
@@ -173,14 +173,14 @@ void add_unary_cases(std::vector<OpCase>& cases) {
     for (DType t : {DType::F16, DType::BF16}) {  // rows of eight 16-bit floats per GPU load, over two segments
         cases.push_back({"silu_octets_" + type_tag(t),
                          [=](CaseBuilder& b) { return xb::silu(b.ctx(), b.input(t, {2056, 3, 1, 1}, uniform(-3.0f, 3.0f))); },
-                         [](const std::vector<RefArray>& in) { return ref::map(in[0], ref::silu); },
+                         [](const std::vector<RefArray>& in) { return exact::map(in[0], exact::silu); },
                          tolerance_for_output(t)});
     }
     cases.push_back({"gelu_wide_f16",  // rows wider than the CPU's 256-float conversion chunks
                      [](CaseBuilder& b) {
                          return xb::gelu(b.ctx(), b.input(DType::F16, {601, 3, 1, 1}, uniform(-3.0f, 3.0f)));
                      },
-                     [](const std::vector<RefArray>& in) { return ref::map(in[0], ref::gelu); },
+                     [](const std::vector<RefArray>& in) { return exact::map(in[0], exact::gelu); },
                      tolerance_for_output(DType::F16)});
     cases.push_back({"silu_permuted",
                      [](CaseBuilder& b) {
@@ -188,7 +188,7 @@ void add_unary_cases(std::vector<OpCase>& cases) {
                          return xb::silu(b.ctx(), xb::permute(b.ctx(), x, {1, 2, 0, 3}));
                      },
                      [](const std::vector<RefArray>& in) {
-                         return ref::map(ref::permute(in[0], {1, 2, 0, 3}), ref::silu);
+                         return exact::map(exact::permute(in[0], {1, 2, 0, 3}), exact::silu);
                      },
                      kTolF32});
 }
@@ -205,7 +205,7 @@ void add_glu_cases(std::vector<OpCase>& cases) {
                      [=](CaseBuilder& b) {
                          return xb::glu(b.ctx(), b.input(t, {66, 5, 2, 1}, uniform(-3.0f, 3.0f)), op, swapped);
                      },
-                     [=](const std::vector<RefArray>& in) { return ref::glu(in[0], op, swapped); },
+                     [=](const std::vector<RefArray>& in) { return exact::glu(in[0], op, swapped); },
                      tolerance_for_output(t)});
             }
         }
@@ -215,7 +215,7 @@ void add_glu_cases(std::vector<OpCase>& cases) {
                                  Tensor* x = b.input(t, {33, 7, 2, 1}, uniform(-3.0f, 3.0f));
                                  return xb::glu_split(b.ctx(), x, b.input(t, {33, 7, 2, 1}), op);
                              },
-                             [=](const std::vector<RefArray>& in) { return ref::glu_split(in[0], in[1], op); },
+                             [=](const std::vector<RefArray>& in) { return exact::glu_split(in[0], in[1], op); },
                              tolerance_for_output(t)});
         }
     }
@@ -227,7 +227,7 @@ void add_glu_cases(std::vector<OpCase>& cases) {
                                  return xb::glu(b.ctx(), b.input(t, {128, 3, 2, 1}, uniform(-3.0f, 3.0f)),
                                                 xb::GluOp::SwiGlu, swapped);
                              },
-                             [=](const std::vector<RefArray>& in) { return ref::glu(in[0], xb::GluOp::SwiGlu, swapped); },
+                             [=](const std::vector<RefArray>& in) { return exact::glu(in[0], xb::GluOp::SwiGlu, swapped); },
                              tolerance_for_output(t)});
         }
         cases.push_back({"geglu_split_pairs_" + type_tag(t),
@@ -235,20 +235,20 @@ void add_glu_cases(std::vector<OpCase>& cases) {
                              Tensor* x = b.input(t, {64, 3, 1, 1}, uniform(-3.0f, 3.0f));
                              return xb::glu_split(b.ctx(), x, b.input(t, {64, 3, 1, 1}), xb::GluOp::GeGlu);
                          },
-                         [=](const std::vector<RefArray>& in) { return ref::glu_split(in[0], in[1], xb::GluOp::GeGlu); },
+                         [=](const std::vector<RefArray>& in) { return exact::glu_split(in[0], in[1], xb::GluOp::GeGlu); },
                          tolerance_for_output(t)});
     }
     cases.push_back({"swiglu_shorthand",
                      [](CaseBuilder& b) {
                          return xb::swiglu(b.ctx(), b.input(DType::F32, {14, 3, 1, 1}));
                      },
-                     [](const std::vector<RefArray>& in) { return ref::glu(in[0], xb::GluOp::SwiGlu, false); },
+                     [](const std::vector<RefArray>& in) { return exact::glu(in[0], xb::GluOp::SwiGlu, false); },
                      kTolF32});
     cases.push_back({"geglu_shorthand",
                      [](CaseBuilder& b) {
                          return xb::geglu(b.ctx(), b.input(DType::F32, {14, 3, 1, 1}));
                      },
-                     [](const std::vector<RefArray>& in) { return ref::glu(in[0], xb::GluOp::GeGlu, false); },
+                     [](const std::vector<RefArray>& in) { return exact::glu(in[0], xb::GluOp::GeGlu, false); },
                      kTolF32});
 }
 
@@ -268,7 +268,7 @@ void add_swiglu_oai_cases(std::vector<OpCase>& cases) {
                                  Tensor* x = b.input(t, {37, 5, 3, 1}, uniform(-r, r));
                                  return xb::swiglu_oai(b.ctx(), x, b.input(t, {37, 5, 3, 1}, uniform(-r, r)), d.alpha, d.limit);
                              },
-                             [=](const std::vector<RefArray>& in) { return ref::swiglu_oai(in[0], in[1], d.alpha, d.limit); },
+                             [=](const std::vector<RefArray>& in) { return exact::swiglu_oai(in[0], in[1], d.alpha, d.limit); },
                              tolerance_for_output(t)});
         }
     }
@@ -278,7 +278,7 @@ void add_swiglu_oai_cases(std::vector<OpCase>& cases) {
                          Tensor* g = xb::transpose(b.ctx(), b.input(DType::F32, {11, 9, 1, 1}, uniform(-16.0f, 16.0f)));
                          return xb::swiglu_oai(b.ctx(), x, g, 1.702f, 7.0f);
                      },
-                     [](const std::vector<RefArray>& in) { return ref::swiglu_oai(in[0], ref::transpose(in[1]), 1.702, 7.0); },
+                     [](const std::vector<RefArray>& in) { return exact::swiglu_oai(in[0], exact::transpose(in[1]), 1.702, 7.0); },
                      kTolF32});
     cases.push_back({"swiglu_oai_permuted_f32",
                      [](CaseBuilder& b) {
@@ -287,7 +287,7 @@ void add_swiglu_oai_cases(std::vector<OpCase>& cases) {
                          return xb::swiglu_oai(b.ctx(), x, g, 1.702f, 7.0f);
                      },
                      [](const std::vector<RefArray>& in) {
-                         return ref::swiglu_oai(ref::permute(in[0], {0, 2, 1, 3}), ref::permute(in[1], {0, 2, 1, 3}), 1.702, 7.0);
+                         return exact::swiglu_oai(exact::permute(in[0], {0, 2, 1, 3}), exact::permute(in[1], {0, 2, 1, 3}), 1.702, 7.0);
                      },
                      kTolF32});
 }

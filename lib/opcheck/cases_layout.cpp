@@ -4,7 +4,7 @@
 #include <tuple>
 
 #include "opcheck/cases.hpp"
-#include "opcheck/reference.hpp"
+#include "exact/ops.hpp"
 
 namespace xb::opcheck {
 
@@ -38,7 +38,7 @@ void add_dup_cont_cases(std::vector<OpCase>& cases) {
                              return xb::cont(b.ctx(), xb::permute(b.ctx(), b.input(t, {13, 7, 3, 2}), {2, 0, 3, 1}));
                          },
                          [](const std::vector<RefArray>& in) {
-                             return ref::permute(in[0], {2, 0, 3, 1});
+                             return exact::permute(in[0], {2, 0, 3, 1});
                          },
                          kTolExact});
     }
@@ -46,13 +46,13 @@ void add_dup_cont_cases(std::vector<OpCase>& cases) {
                      [](CaseBuilder& b) {
                          return xb::dup(b.ctx(), xb::transpose(b.ctx(), b.input(DType::F32, {13, 7, 1, 1})));
                      },
-                     [](const std::vector<RefArray>& in) { return ref::transpose(in[0]); }, kTolExact});
+                     [](const std::vector<RefArray>& in) { return exact::transpose(in[0]); }, kTolExact});
     // Several 32 x 32 tiles with short last ones, over dims 2 and 3 (a GPU's tiled transpose).
     cases.push_back({"cont_transposed_tiles_bf16",
                      [](CaseBuilder& b) {
                          return xb::cont(b.ctx(), xb::transpose(b.ctx(), b.input(DType::BF16, {45, 70, 3, 2})));
                      },
-                     [](const std::vector<RefArray>& in) { return ref::transpose(in[0]); }, kTolExact});
+                     [](const std::vector<RefArray>& in) { return exact::transpose(in[0]); }, kTolExact});
     // A [5, 3, 2] block at (1, 2, 1) of a [9, 8, 4] tensor.
     cases.push_back(
         {"cont_view_offset_f16",
@@ -62,7 +62,7 @@ void add_dup_cont_cases(std::vector<OpCase>& cases) {
              return xb::cont(b.ctx(), xb::view(b.ctx(), x, {5, 3, 2, 1}, {x->nb[1], x->nb[2], x->nb[3]}, offset));
          },
          [](const std::vector<RefArray>& in) {
-             return ref::strided_view(in[0], {5, 3, 2, 1}, {1, 9, 72, 288}, 1 + 2 * 9 + 72);
+             return exact::strided_view(in[0], {5, 3, 2, 1}, {1, 9, 72, 288}, 1 + 2 * 9 + 72);
          },
          kTolExact});
 }
@@ -99,7 +99,7 @@ void add_cpy_cases(std::vector<OpCase>& cases) {
                          return xb::cpy(b.ctx(), x, b.input(DType::F16, {21, 13, 1, 1}));
                      },
                      [](const std::vector<RefArray>& in) {
-                         return ref::reshape(in[0], {21, 13, 1, 1});
+                         return exact::reshape(in[0], {21, 13, 1, 1});
                      },
                      kTolF16});
     cases.push_back({"cpy_from_permuted_f16_f32",
@@ -108,7 +108,7 @@ void add_cpy_cases(std::vector<OpCase>& cases) {
                          return xb::cpy(b.ctx(), x, b.input(DType::F32, {13, 7, 3, 1}));
                      },
                      [](const std::vector<RefArray>& in) {
-                         return ref::permute(in[0], {1, 0, 2, 3});
+                         return exact::permute(in[0], {1, 0, 2, 3});
                      },
                      kTolExact});
     // Into a transposed view: the result (a view of dst) is read in its own logical order.
@@ -132,7 +132,7 @@ void add_view_cases(std::vector<OpCase>& cases) {
                          return xb::add(b.ctx(), xb::reshape(b.ctx(), x, {13, 7, 3, 1}), y);
                      },
                      [=](const std::vector<RefArray>& in) {
-                         return ref::binary(ref::reshape(in[0], {13, 7, 3, 1}), in[1], plus);
+                         return exact::binary(exact::reshape(in[0], {13, 7, 3, 1}), in[1], plus);
                      },
                      kTolF32});
     cases.push_back({"view_1d_offset_add",
@@ -142,7 +142,7 @@ void add_view_cases(std::vector<OpCase>& cases) {
                          return xb::add(b.ctx(), xb::view_1d(b.ctx(), x, 50, 41 * x->nb[0]), y);
                      },
                      [=](const std::vector<RefArray>& in) {
-                         return ref::binary(ref::strided_view(in[0], {50, 1, 1, 1}, {1, 50, 50, 50}, 41), in[1], plus);
+                         return exact::binary(exact::strided_view(in[0], {50, 1, 1, 1}, {1, 50, 50, 50}, 41), in[1], plus);
                      },
                      kTolF32});
     // Every other row of a [13, 14] matrix, starting at row 1.
@@ -152,7 +152,7 @@ void add_view_cases(std::vector<OpCase>& cases) {
                          return xb::cont(b.ctx(), xb::view_2d(b.ctx(), x, 13, 7, 2 * x->nb[1], x->nb[1]));
                      },
                      [](const std::vector<RefArray>& in) {
-                         return ref::strided_view(in[0], {13, 7, 1, 1}, {1, 26, 182, 182}, 13);
+                         return exact::strided_view(in[0], {13, 7, 1, 1}, {1, 26, 182, 182}, 13);
                      },
                      kTolExact});
     cases.push_back(
@@ -163,7 +163,7 @@ void add_view_cases(std::vector<OpCase>& cases) {
              return xb::mul(b.ctx(), xb::permute(b.ctx(), x, {3, 0, 1, 2}), y);
          },
          [](const std::vector<RefArray>& in) {
-             return ref::binary(ref::permute(in[0], {3, 0, 1, 2}), in[1], [](double a, double b) { return a * b; });
+             return exact::binary(exact::permute(in[0], {3, 0, 1, 2}), in[1], [](double a, double b) { return a * b; });
          },
          kTolF32});
     cases.push_back({"transpose_of_permute_cont",
@@ -172,7 +172,7 @@ void add_view_cases(std::vector<OpCase>& cases) {
                          return xb::cont(b.ctx(), xb::transpose(b.ctx(), xb::permute(b.ctx(), x, {0, 2, 1, 3})));
                      },
                      [](const std::vector<RefArray>& in) {
-                         return ref::transpose(ref::permute(in[0], {0, 2, 1, 3}));
+                         return exact::transpose(exact::permute(in[0], {0, 2, 1, 3}));
                      },
                      kTolExact});
 }
@@ -187,7 +187,7 @@ void add_shape_cases(std::vector<OpCase>& cases) {
                              return xb::repeat(b.ctx(), x, b.input(t, {9, 4, 2, 3}));
                          },
                          [](const std::vector<RefArray>& in) {
-                             return ref::repeat(in[0], {9, 4, 2, 3});
+                             return exact::repeat(in[0], {9, 4, 2, 3});
                          },
                          kTolExact});
     }
@@ -199,14 +199,14 @@ void add_shape_cases(std::vector<OpCase>& cases) {
                              Tensor* x = b.input(DType::F32, {5, 3, 2, 2});
                              return xb::concat(b.ctx(), x, b.input(DType::F32, nb), dim);
                          },
-                         [=](const std::vector<RefArray>& in) { return ref::concat(in[0], in[1], dim); }, kTolExact});
+                         [=](const std::vector<RefArray>& in) { return exact::concat(in[0], in[1], dim); }, kTolExact});
     }
     cases.push_back({"concat_dim1_f16_permuted",
                      [](CaseBuilder& b) {
                          Tensor* x = xb::transpose(b.ctx(), b.input(DType::F16, {3, 7, 1, 1}));
                          return xb::concat(b.ctx(), x, b.input(DType::F16, {7, 2, 1, 1}), 1);
                      },
-                     [](const std::vector<RefArray>& in) { return ref::concat(ref::transpose(in[0]), in[1], 1); },
+                     [](const std::vector<RefArray>& in) { return exact::concat(exact::transpose(in[0]), in[1], 1); },
                      kTolExact});
     for (DType t : {DType::F32, DType::F16}) {
         cases.push_back({"pad_" + type_tag(t),
@@ -214,7 +214,7 @@ void add_shape_cases(std::vector<OpCase>& cases) {
                              return xb::pad(b.ctx(), b.input(t, {7, 5, 3, 1}), {2, 1, 0, 1});
                          },
                          [](const std::vector<RefArray>& in) {
-                             return ref::pad(in[0], {2, 1, 0, 1});
+                             return exact::pad(in[0], {2, 1, 0, 1});
                          },
                          kTolExact});
     }
@@ -222,9 +222,9 @@ void add_shape_cases(std::vector<OpCase>& cases) {
     for (const auto& range :
          {std::tuple{0.0f, 10.0f, 0.75f}, std::tuple{-3.0f, 5.0f, 0.25f}, std::tuple{4.0f, -2.5f, -0.5f}}) {
         const float start = std::get<0>(range), stop = std::get<1>(range), step = std::get<2>(range);  // captured below
-        cases.push_back({"arange_" + std::to_string(static_cast<int>(ref::arange(start, stop, step).size())),
+        cases.push_back({"arange_" + std::to_string(static_cast<int>(exact::arange(start, stop, step).size())),
                          [=](CaseBuilder& b) { return xb::arange(b.ctx(), start, stop, step); },
-                         [=](const std::vector<RefArray>&) { return ref::arange(start, stop, step); }, kTolF32});
+                         [=](const std::vector<RefArray>&) { return exact::arange(start, stop, step); }, kTolF32});
     }
 }
 
@@ -238,14 +238,14 @@ void add_row_cases(std::vector<OpCase>& cases) {
                              Tensor* a = b.input(t, {13, 9, 2, 3});
                              return xb::get_rows(b.ctx(), a, b.input(DType::I32, {5, 2, 3, 1}, random_indices(9)));
                          },
-                         [](const std::vector<RefArray>& in) { return ref::get_rows(in[0], in[1]); }, kTolExact});
+                         [](const std::vector<RefArray>& in) { return exact::get_rows(in[0], in[1]); }, kTolExact});
     }
     cases.push_back({"get_rows_f32_matrix",
                      [](CaseBuilder& b) {
                          Tensor* a = b.input(DType::F32, {67, 11, 1, 1});
                          return xb::get_rows(b.ctx(), a, b.input(DType::I32, {17, 1, 1, 1}, random_indices(11)));
                      },
-                     [](const std::vector<RefArray>& in) { return ref::get_rows(in[0], in[1]); }, kTolExact});
+                     [](const std::vector<RefArray>& in) { return exact::get_rows(in[0], in[1]); }, kTolExact});
     // dst [13, 9, n2, n3] <- src [13, 4, n2, n3] at indices [4, r2, r3] (broadcast when r < n).
     struct SetRowsDef {
         DType dst;
@@ -262,7 +262,7 @@ void add_row_cases(std::vector<OpCase>& cases) {
                              Tensor* src = b.input(DType::F32, {13, 4, 2, 3});
                              return xb::set_rows(b.ctx(), dst, src, b.input(d.index, d.index_ne, distinct_indices(9)));
                          },
-                         [](const std::vector<RefArray>& in) { return ref::set_rows(in[0], in[1], in[2]); },
+                         [](const std::vector<RefArray>& in) { return exact::set_rows(in[0], in[1], in[2]); },
                          copy_tolerance(DType::F32, d.dst)});
     }
 }

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "opcheck/cases.hpp"
-#include "opcheck/reference.hpp"
+#include "exact/ops.hpp"
 
 namespace xb::opcheck {
 
@@ -15,8 +15,8 @@ using xb::Tensor;
 // Products accumulated in f32 over K <= 67: errors ~sqrt(K) ulp of the dot products, NMSE ~1e-13.
 constexpr double kTolMatMulF32 = kTolF32Reduce;
 
-RefArray mul_mat_ref(const std::vector<RefArray>& in) { return ref::mul_mat(in[0], in[1]); }
-RefArray out_prod_ref(const std::vector<RefArray>& in) { return ref::out_prod(in[0], in[1]); }
+RefArray mul_mat_ref(const std::vector<RefArray>& in) { return exact::mul_mat(in[0], in[1]); }
+RefArray out_prod_ref(const std::vector<RefArray>& in) { return exact::out_prod(in[0], in[1]); }
 
 // mul_mat of contiguous a (type ta, [k, m, a2, a3]) and b (type tb, [k, n, b2, b3]).
 OpCase mul_mat_case(const std::string& name, DType ta, Shape a, DType tb, Shape b) {
@@ -47,8 +47,8 @@ void add_mul_mat_cases(std::vector<OpCase>& cases) {
                              return xb::mul_mat(c.ctx(), a, xb::view_1d(c.ctx(), x, 260, 0));
                          },
                          [](const std::vector<RefArray>& in) {
-                             return ref::mul_mat(ref::strided_view(in[0], {260, 21, 1, 1}, {1, 272, 5712, 5712}, 0),
-                                                 ref::strided_view(in[1], {260, 1, 1, 1}, {1, 272, 272, 272}, 0));
+                             return exact::mul_mat(exact::strided_view(in[0], {260, 21, 1, 1}, {1, 272, 5712, 5712}, 0),
+                                                 exact::strided_view(in[1], {260, 1, 1, 1}, {1, 272, 272, 272}, 0));
                          },
                          matmul_tolerance(t)});
     }
@@ -76,8 +76,8 @@ void add_mul_mat_cases(std::vector<OpCase>& cases) {
                          return xb::mul_mat(c.ctx(), a, xb::view_2d(c.ctx(), wide, 51, 40, wide->nb[1], 2 * wide->nb[0]));
                      },
                      [](const std::vector<RefArray>& in) {
-                         return ref::mul_mat(ref::transpose(in[0]),
-                                             ref::strided_view(in[1], {51, 40, 1, 1}, {1, 55, 2200, 2200}, 2));
+                         return exact::mul_mat(exact::transpose(in[0]),
+                                             exact::strided_view(in[1], {51, 40, 1, 1}, {1, 55, 2200, 2200}, 2));
                      },
                      kTolMatMulF32});
     cases.push_back({"mul_mat_transposed_b_f32",
@@ -85,7 +85,7 @@ void add_mul_mat_cases(std::vector<OpCase>& cases) {
                          Tensor* a = c.input(DType::F32, {67, 13, 1, 1});
                          return xb::mul_mat(c.ctx(), a, xb::transpose(c.ctx(), c.input(DType::F32, {7, 67, 1, 1})));
                      },
-                     [](const std::vector<RefArray>& in) { return ref::mul_mat(in[0], ref::transpose(in[1])); },
+                     [](const std::vector<RefArray>& in) { return exact::mul_mat(in[0], exact::transpose(in[1])); },
                      kTolMatMulF32});
     cases.push_back({"mul_mat_permuted_a_f16",
                      [](CaseBuilder& c) {
@@ -93,7 +93,7 @@ void add_mul_mat_cases(std::vector<OpCase>& cases) {
                          return xb::mul_mat(c.ctx(), a, c.input(DType::F32, {33, 5, 2, 1}));
                      },
                      [](const std::vector<RefArray>& in) {
-                         return ref::mul_mat(ref::permute(in[0], {0, 2, 1, 3}), in[1]);
+                         return exact::mul_mat(exact::permute(in[0], {0, 2, 1, 3}), in[1]);
                      },
                      kTolMatMulF16});
     // Both operands strided: a transposed (elements of a row apart), b a window of a wider matrix.
@@ -105,7 +105,7 @@ void add_mul_mat_cases(std::vector<OpCase>& cases) {
              return xb::mul_mat(c.ctx(), a, xb::view_2d(c.ctx(), wide, 21, 6, wide->nb[1], 2 * wide->nb[0]));
          },
          [](const std::vector<RefArray>& in) {
-             return ref::mul_mat(ref::transpose(in[0]), ref::strided_view(in[1], {21, 6, 1, 1}, {1, 25, 150, 150}, 2));
+             return exact::mul_mat(exact::transpose(in[0]), exact::strided_view(in[1], {21, 6, 1, 1}, {1, 25, 150, 150}, 2));
          },
          kTolMatMulF32});
 }
@@ -130,7 +130,7 @@ void add_out_prod_cases(std::vector<OpCase>& cases) {
                          Tensor* a = c.input(DType::F32, {13, 33, 1, 1});
                          return xb::out_prod(c.ctx(), a, xb::transpose(c.ctx(), c.input(DType::F32, {33, 7, 1, 1})));
                      },
-                     [](const std::vector<RefArray>& in) { return ref::out_prod(in[0], ref::transpose(in[1])); },
+                     [](const std::vector<RefArray>& in) { return exact::out_prod(in[0], exact::transpose(in[1])); },
                      kTolMatMulF32});
 }
 

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "opcheck/cases.hpp"
-#include "opcheck/reference.hpp"
+#include "exact/ops.hpp"
 
 namespace xb::opcheck {
 
@@ -18,7 +18,7 @@ namespace {
 using xb::DType;
 using xb::Tensor;
 
-RefArray mul_mat_id_ref(const std::vector<RefArray>& in) { return ref::mul_mat_id(in[0], in[1], in[2]); }
+RefArray mul_mat_id_ref(const std::vector<RefArray>& in) { return exact::mul_mat_id(in[0], in[1], in[2]); }
 
 // The experts a token chooses: n_used distinct ones from the first `n_from` of them (the others are
 // never chosen), as a router's top-k picks them; across tokens experts repeat.
@@ -96,7 +96,7 @@ void add_mul_mat_id_cases(std::vector<OpCase>& cases) {
                              return xb::mul_mat_id(c.ctx(), as, b, c.input(DType::I32, {3, 7, 1, 1}, routed(5)));
                          },
                          [](const std::vector<RefArray>& in) {
-                             return ref::mul_mat_id(ref::permute(in[0], {0, 2, 1, 3}), ref::permute(in[1], {0, 2, 1, 3}),
+                             return exact::mul_mat_id(exact::permute(in[0], {0, 2, 1, 3}), exact::permute(in[1], {0, 2, 1, 3}),
                                                     in[2]);
                          },
                          matmul_tolerance(t)});
@@ -117,8 +117,8 @@ void add_mul_mat_id_cases(std::vector<OpCase>& cases) {
                          },
                          [k](const std::vector<RefArray>& in) {
                              const RefArray window =
-                                 ref::strided_view(in[1], {k, 19, 3, 1}, {1, k + 1, (k + 1) * 19, (k + 1) * 57}, 1);
-                             return ref::mul_mat_id(in[0], ref::permute(window, {0, 2, 1, 3}), in[2]);
+                                 exact::strided_view(in[1], {k, 19, 3, 1}, {1, k + 1, (k + 1) * 19, (k + 1) * 57}, 1);
+                             return exact::mul_mat_id(in[0], exact::permute(window, {0, 2, 1, 3}), in[2]);
                          },
                          matmul_tolerance(t)});
     }
@@ -135,8 +135,8 @@ void add_mul_mat_id_cases(std::vector<OpCase>& cases) {
                                                c.input(DType::I32, {2, 5, 1, 1}, routed(4)));
                      },
                      [](const std::vector<RefArray>& in) {
-                         const RefArray as = ref::strided_view(in[0], {33, 11, 4, 1}, {1, 40, 440, 1760}, 3);
-                         return ref::mul_mat_id(as, ref::reshape(ref::transpose(in[1]), {33, 1, 5, 1}), in[2]);
+                         const RefArray as = exact::strided_view(in[0], {33, 11, 4, 1}, {1, 40, 440, 1760}, 3);
+                         return exact::mul_mat_id(as, exact::reshape(exact::transpose(in[1]), {33, 1, 5, 1}), in[2]);
                      },
                      kTolMatMulF16});
 }
@@ -153,17 +153,17 @@ void add_router_cases(std::vector<OpCase>& cases) {
                              return xb::mul_mat_id(c.ctx(), as, b, xb::top_k(c.ctx(), logits, 3));
                          },
                          [](const std::vector<RefArray>& in) {
-                             const RefArray order = ref::argsort(in[2], SortOrder::Descending);
+                             const RefArray order = exact::argsort(in[2], SortOrder::Descending);
                              RefArray ids({3, 6, 1, 1});
                              for_each_index(ids.ne(), [&](int64_t i, int64_t t, int64_t, int64_t) { ids.at(i, t) = order.at(i, t); });
-                             return ref::mul_mat_id(in[0], in[1], ids);
+                             return exact::mul_mat_id(in[0], in[1], ids);
                          },
                          matmul_tolerance(t)});
     }
 }
 
 void add_add_id_cases(std::vector<OpCase>& cases) {
-    const auto add_id_ref = [](const std::vector<RefArray>& in) { return ref::add_id(in[0], in[1], in[2]); };
+    const auto add_id_ref = [](const std::vector<RefArray>& in) { return exact::add_id(in[0], in[1], in[2]); };
     cases.push_back({"add_id",
                      [](CaseBuilder& c) {
                          Tensor* a = c.input(DType::F32, {37, 3, 5, 1});
@@ -183,9 +183,9 @@ void add_add_id_cases(std::vector<OpCase>& cases) {
                          return xb::add_id(c.ctx(), a, b, ids);
                      },
                      [](const std::vector<RefArray>& in) {
-                         return ref::add_id(ref::permute(in[0], {0, 2, 1, 3}),
-                                            ref::strided_view(in[1], {9, 5, 1, 1}, {1, 12, 60, 60}, 0),
-                                            ref::strided_view(in[2], {2, 4, 1, 1}, {1, 3, 12, 12}, 0));
+                         return exact::add_id(exact::permute(in[0], {0, 2, 1, 3}),
+                                            exact::strided_view(in[1], {9, 5, 1, 1}, {1, 12, 60, 60}, 0),
+                                            exact::strided_view(in[2], {2, 4, 1, 1}, {1, 3, 12, 12}, 0));
                      },
                      kTolF32});
 }

@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "opcheck/cases.hpp"
-#include "opcheck/reference.hpp"
+#include "exact/ops.hpp"
 
 namespace xb::opcheck {
 
@@ -24,38 +24,38 @@ void add_elementwise(std::vector<OpCase>& cases) {
                          Tensor* x = b.input(DType::F32, kRows);
                          return add(b.ctx(), x, b.input(DType::F32, kRows));
                      },
-                     [](const std::vector<RefArray>& in) { return ref::binary(in[0], in[1], plus); }, kTolF32});
+                     [](const std::vector<RefArray>& in) { return exact::binary(in[0], in[1], plus); }, kTolF32});
     cases.push_back({"mul_f32_4096x512_row",
                      [](CaseBuilder& b) {
                          Tensor* x = b.input(DType::F32, kRows);
                          return mul(b.ctx(), x, b.input(DType::F32, {4096, 1, 1, 1}));
                      },
-                     [](const std::vector<RefArray>& in) { return ref::binary(in[0], in[1], times); }, kTolF32});
+                     [](const std::vector<RefArray>& in) { return exact::binary(in[0], in[1], times); }, kTolF32});
     cases.push_back({"scale_f32_4096x512",
                      [](CaseBuilder& b) { return scale(b.ctx(), b.input(DType::F32, kRows), 0.5f, 0.0f); },
-                     [](const std::vector<RefArray>& in) { return ref::map(in[0], [](double x) { return 0.5 * x; }); },
+                     [](const std::vector<RefArray>& in) { return exact::map(in[0], [](double x) { return 0.5 * x; }); },
                      kTolF32});
     for (DType t : {DType::F32, DType::F16, DType::BF16}) {
         cases.push_back({"silu_" + type_tag(t) + "_4096x512",
                          [t](CaseBuilder& b) { return silu(b.ctx(), b.input(t, kRows, uniform(-3.0f, 3.0f))); },
-                         [](const std::vector<RefArray>& in) { return ref::map(in[0], ref::silu); },
+                         [](const std::vector<RefArray>& in) { return exact::map(in[0], exact::silu); },
                          tolerance_for_output(t)});
     }
     cases.push_back({"gelu_f32_4096x512",
                      [](CaseBuilder& b) { return gelu(b.ctx(), b.input(DType::F32, kRows, uniform(-3.0f, 3.0f))); },
-                     [](const std::vector<RefArray>& in) { return ref::map(in[0], ref::gelu); }, kTolF32});
+                     [](const std::vector<RefArray>& in) { return exact::map(in[0], exact::gelu); }, kTolF32});
     cases.push_back({"add_f32_4096x512_row",
                      [](CaseBuilder& b) {
                          Tensor* x = b.input(DType::F32, kRows);
                          return add(b.ctx(), x, b.input(DType::F32, {4096, 1, 1, 1}));
                      },
-                     [](const std::vector<RefArray>& in) { return ref::binary(in[0], in[1], plus); }, kTolF32});
+                     [](const std::vector<RefArray>& in) { return exact::binary(in[0], in[1], plus); }, kTolF32});
     cases.push_back({"swiglu_split_f32_4096x512",
                      [](CaseBuilder& b) {
                          Tensor* g = b.input(DType::F32, kRows, uniform(-3.0f, 3.0f));
                          return glu_split(b.ctx(), g, b.input(DType::F32, kRows), GluOp::SwiGlu);
                      },
-                     [](const std::vector<RefArray>& in) { return ref::glu_split(in[0], in[1], GluOp::SwiGlu); },
+                     [](const std::vector<RefArray>& in) { return exact::glu_split(in[0], in[1], GluOp::SwiGlu); },
                      kTolF32});
 }
 
@@ -83,14 +83,14 @@ void add_layout(std::vector<OpCase>& cases) {
                      [](CaseBuilder& b) {
                          return cont(b.ctx(), transpose(b.ctx(), b.input(DType::F32, {512, 4096, 1, 1})));
                      },
-                     [](const std::vector<RefArray>& in) { return ref::transpose(in[0]); }, kTolExact});
+                     [](const std::vector<RefArray>& in) { return exact::transpose(in[0]); }, kTolExact});
     for (DType t : {DType::F32, DType::F16}) {
         cases.push_back({"get_rows_" + type_tag(t) + "_4096x1024_256",
                          [t](CaseBuilder& b) {
                              Tensor* a = b.input(t, {4096, 1024, 1, 1});
                              return get_rows(b.ctx(), a, b.input(DType::I32, {256, 1, 1, 1}, random_indices(1024)));
                          },
-                         [](const std::vector<RefArray>& in) { return ref::get_rows(in[0], in[1]); }, kTolExact});
+                         [](const std::vector<RefArray>& in) { return exact::get_rows(in[0], in[1]); }, kTolExact});
     }
     cases.push_back({"set_rows_f16_4096x1024_64",
                      [](CaseBuilder& b) {
@@ -98,19 +98,19 @@ void add_layout(std::vector<OpCase>& cases) {
                          Tensor* src = b.input(DType::F32, {4096, 64, 1, 1});
                          return set_rows(b.ctx(), dst, src, b.input(DType::I64, {64, 1, 1, 1}, distinct_indices(1024)));
                      },
-                     [](const std::vector<RefArray>& in) { return ref::set_rows(in[0], in[1], in[2]); }, kTolF16});
+                     [](const std::vector<RefArray>& in) { return exact::set_rows(in[0], in[1], in[2]); }, kTolF16});
 }
 
 void add_reduce(std::vector<OpCase>& cases) {
     cases.push_back({"sum_rows_f32_4096x512",
                      [](CaseBuilder& b) { return sum_rows(b.ctx(), b.input(DType::F32, kRows)); },
-                     [](const std::vector<RefArray>& in) { return ref::sum_rows(in[0]); }, kTolF32Reduce});
+                     [](const std::vector<RefArray>& in) { return exact::sum_rows(in[0]); }, kTolF32Reduce});
     cases.push_back({"rms_norm_f32_4096x512",
                      [](CaseBuilder& b) { return rms_norm(b.ctx(), b.input(DType::F32, kRows), 1e-6f); },
-                     [](const std::vector<RefArray>& in) { return ref::rms_norm(in[0], 1e-6); }, kTolF32Reduce});
+                     [](const std::vector<RefArray>& in) { return exact::rms_norm(in[0], 1e-6); }, kTolF32Reduce});
     cases.push_back({"norm_f32_4096x512",
                      [](CaseBuilder& b) { return norm(b.ctx(), b.input(DType::F32, kRows), 1e-5f); },
-                     [](const std::vector<RefArray>& in) { return ref::norm(in[0], 1e-5); }, kTolF32Reduce});
+                     [](const std::vector<RefArray>& in) { return exact::norm(in[0], 1e-5); }, kTolF32Reduce});
 }
 
 void add_attention(std::vector<OpCase>& cases) {
@@ -119,7 +119,7 @@ void add_attention(std::vector<OpCase>& cases) {
                          Tensor* a = b.input(DType::F32, {1024, 512, 4, 1}, uniform(-3.0f, 3.0f));
                          return soft_max_ext(b.ctx(), a, b.input(DType::F16, {1024, 512, 1, 1}), 0.125f, 0.0f);
                      },
-                     [](const std::vector<RefArray>& in) { return ref::soft_max(in[0], &in[1], 0.125, 0.0); },
+                     [](const std::vector<RefArray>& in) { return exact::soft_max(in[0], &in[1], 0.125, 0.0); },
                      kTolF32Reduce});
     // ggml's SOFT_MAX perf shape: 5 heads of 4096 x 4096 scores, no mask.
     cases.push_back({"soft_max_f32_4096x4096x5",
@@ -127,7 +127,7 @@ void add_attention(std::vector<OpCase>& cases) {
                          return soft_max_ext(b.ctx(), b.input(DType::F32, {4096, 4096, 5, 1}, uniform(-3.0f, 3.0f)),
                                              nullptr, 1.0f, 0.0f);
                      },
-                     [](const std::vector<RefArray>& in) { return ref::soft_max(in[0], nullptr, 1.0, 0.0); },
+                     [](const std::vector<RefArray>& in) { return exact::soft_max(in[0], nullptr, 1.0, 0.0); },
                      kTolF32Reduce});
     RopeParams neox;
     neox.n_dims = 128;
@@ -137,7 +137,7 @@ void add_attention(std::vector<OpCase>& cases) {
                          Tensor* a = b.input(DType::F32, {128, 32, 64, 1});
                          return rope(b.ctx(), a, b.input(DType::I32, {64, 1, 1, 1}, random_indices(4096)), neox);
                      },
-                     [neox](const std::vector<RefArray>& in) { return ref::rope(in[0], in[1], neox); }, 1e-6});
+                     [neox](const std::vector<RefArray>& in) { return exact::rope(in[0], in[1], neox); }, 1e-6});
     // ggml's test-backend-ops perf shapes: normal mode [128, 32, 512], neox [64, 8, 512]; f32 and f16;
     // positions below 512 as there (n_ctx 512): sinf/cosf cost more on larger angles.
     for (const auto& [mode, shape_] : {std::pair{RopeMode::Normal, Shape{128, 32, 512, 1}}, std::pair{RopeMode::Neox, Shape{64, 8, 512, 1}}}) {
@@ -152,7 +152,7 @@ void add_attention(std::vector<OpCase>& cases) {
                                  Tensor* a = b.input(t, shape);
                                  return rope(b.ctx(), a, b.input(DType::I32, {shape[2], 1, 1, 1}, random_indices(512)), rp);
                              },
-                             [rp](const std::vector<RefArray>& in) { return ref::rope(in[0], in[1], rp); },
+                             [rp](const std::vector<RefArray>& in) { return exact::rope(in[0], in[1], rp); },
                              t == DType::F32 ? 1e-6 : tolerance_for_output(t)});
         }
     }
@@ -168,14 +168,14 @@ void add_attention(std::vector<OpCase>& cases) {
                              return flash_attn_ext(b.ctx(), q, k, v, mask, 1.0f / std::sqrt(128.0f), 0.0f, 0.0f);
                          },
                          [](const std::vector<RefArray>& in) {
-                             return ref::flash_attn_ext(in[0], in[1], in[2], &in[3], 1.0 / std::sqrt(128.0), 0.0, 0.0);
+                             return exact::flash_attn_ext(in[0], in[1], in[2], &in[3], 1.0 / std::sqrt(128.0), 0.0, 0.0);
                          },
                          5e-6});
     }
 }
 
 void add_matmul(std::vector<OpCase>& cases) {
-    const auto mul_mat_ref = [](const std::vector<RefArray>& in) { return ref::mul_mat(in[0], in[1]); };
+    const auto mul_mat_ref = [](const std::vector<RefArray>& in) { return exact::mul_mat(in[0], in[1]); };
     for (DType t : {DType::F32, DType::F16, DType::BF16}) {
         cases.push_back({"mul_mat_" + type_tag(t) + "_1024x1024x128",
                          [t](CaseBuilder& b) {
@@ -225,7 +225,7 @@ struct ExpertShape {
 };
 
 void add_experts(std::vector<OpCase>& cases) {
-    const auto ref_fn = [](const std::vector<RefArray>& in) { return ref::mul_mat_id(in[0], in[1], in[2]); };
+    const auto ref_fn = [](const std::vector<RefArray>& in) { return exact::mul_mat_id(in[0], in[1], in[2]); };
     const ExpertShape qwen3{"qwen3moe", 128, 8, 768, 2048};
     const ExpertShape gpt_oss{"gpt_oss", 32, 4, 2880, 2880};
     const auto add = [&](const ExpertShape& s, DType t, int64_t n) {

@@ -8,7 +8,7 @@
 // sees the weights as stored (dequantized), so only the backend's own arithmetic counts as error.
 #include "core/quant.hpp"
 #include "opcheck/cases.hpp"
-#include "opcheck/reference.hpp"
+#include "exact/ops.hpp"
 
 namespace xb::opcheck {
 
@@ -21,7 +21,7 @@ using xb::Tensor;
 // the wrong scale or drops a bit plane misses it by an order of magnitude.
 double quantize_tolerance(DType t) { return quantization_nmse_bound(t); }
 
-RefArray mul_mat_ref(const std::vector<RefArray>& in) { return ref::mul_mat(in[0], in[1]); }
+RefArray mul_mat_ref(const std::vector<RefArray>& in) { return exact::mul_mat(in[0], in[1]); }
 RefArray identity(const std::vector<RefArray>& in) { return in[0]; }
 
 void add_mul_mat_cases(std::vector<OpCase>& cases) {
@@ -73,7 +73,7 @@ void add_mul_mat_cases(std::vector<OpCase>& cases) {
                              return xb::mul_mat(c.ctx(), a, c.input(DType::F16, {k, 5, 2, 1}));
                          },
                          [](const std::vector<RefArray>& in) {
-                             return ref::mul_mat(ref::permute(in[0], {0, 2, 1, 3}), in[1]);
+                             return exact::mul_mat(exact::permute(in[0], {0, 2, 1, 3}), in[1]);
                          },
                          kTolMatMulQuant});
     }
@@ -83,7 +83,7 @@ void add_mul_mat_cases(std::vector<OpCase>& cases) {
                          Tensor* a = c.input(DType::Q6_K, {256, 11, 1, 1});
                          return xb::mul_mat(c.ctx(), a, xb::transpose(c.ctx(), c.input(DType::F32, {3, 256, 1, 1})));
                      },
-                     [](const std::vector<RefArray>& in) { return ref::mul_mat(in[0], ref::transpose(in[1])); },
+                     [](const std::vector<RefArray>& in) { return exact::mul_mat(in[0], exact::transpose(in[1])); },
                      kTolMatMulQuant});
 }
 
@@ -95,7 +95,7 @@ void add_get_rows_cases(std::vector<OpCase>& cases) {
                              Tensor* a = b.input(t, {row_of_blocks(t, 1), 9, 2, 1});
                              return xb::get_rows(b.ctx(), a, b.input(DType::I32, {5, 2, 1, 1}, random_indices(9)));
                          },
-                         [](const std::vector<RefArray>& in) { return ref::get_rows(in[0], in[1]); }, kTolExact});
+                         [](const std::vector<RefArray>& in) { return exact::get_rows(in[0], in[1]); }, kTolExact});
     }
 }
 
@@ -128,7 +128,7 @@ void add_copy_cases(std::vector<OpCase>& cases) {
                          Tensor* x = xb::permute(b.ctx(), b.input(DType::F16, {64, 3, 2, 1}), {0, 2, 1, 3});
                          return xb::cpy(b.ctx(), x, b.input(DType::Q8_0, {64, 2, 3, 1}));
                      },
-                     [](const std::vector<RefArray>& in) { return ref::permute(in[0], {0, 2, 1, 3}); },
+                     [](const std::vector<RefArray>& in) { return exact::permute(in[0], {0, 2, 1, 3}); },
                      quantize_tolerance(DType::Q8_0)});
 }
 

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "opcheck/cases.hpp"
-#include "opcheck/reference.hpp"
+#include "exact/ops.hpp"
 
 namespace xb::opcheck {
 
@@ -32,18 +32,18 @@ void add_sum_cases(std::vector<OpCase>& cases) {
     // Values biased positive so that totals stay well away from zero (NMSE is relative to them).
     const Generator biased = uniform(-0.5f, 1.0f);
     for (DType t : kFloatTypes) {
-        cases.push_back(unary_reduce_case("sum", t, {67, 5, 3, 1}, biased, xb::sum, ref::sum, kTolF32Reduce));
+        cases.push_back(unary_reduce_case("sum", t, {67, 5, 3, 1}, biased, xb::sum, exact::sum, kTolF32Reduce));
         // sum_rows keeps the input type; mean is always f32.
         cases.push_back(
-            unary_reduce_case("sum_rows", t, {67, 5, 3, 2}, biased, xb::sum_rows, ref::sum_rows, reduce_tolerance(t)));
-        cases.push_back(unary_reduce_case("mean", t, {67, 5, 3, 2}, biased, xb::mean, ref::mean, kTolF32Reduce));
+            unary_reduce_case("sum_rows", t, {67, 5, 3, 2}, biased, xb::sum_rows, exact::sum_rows, reduce_tolerance(t)));
+        cases.push_back(unary_reduce_case("mean", t, {67, 5, 3, 2}, biased, xb::mean, exact::mean, kTolF32Reduce));
     }
     cases.push_back({"sum_rows_transposed_f32",
                      [](CaseBuilder& b) {
                          return xb::sum_rows(
                              b.ctx(), xb::transpose(b.ctx(), b.input(DType::F32, {7, 33, 2, 1}, uniform(-0.5f, 1.0f))));
                      },
-                     [](const std::vector<RefArray>& in) { return ref::sum_rows(ref::transpose(in[0])); },
+                     [](const std::vector<RefArray>& in) { return exact::sum_rows(exact::transpose(in[0])); },
                      kTolF32Reduce});
     cases.push_back(
         {"sum_permuted_f32",
@@ -52,7 +52,7 @@ void add_sum_cases(std::vector<OpCase>& cases) {
                  b.ctx(), xb::permute(b.ctx(), b.input(DType::F32, {7, 13, 3, 1}, uniform(-0.5f, 1.0f)), {2, 0, 1, 3}));
          },
          [](const std::vector<RefArray>& in) {
-             return ref::sum(ref::permute(in[0], {2, 0, 1, 3}));
+             return exact::sum(exact::permute(in[0], {2, 0, 1, 3}));
          },
          kTolF32Reduce});
 }
@@ -60,14 +60,14 @@ void add_sum_cases(std::vector<OpCase>& cases) {
 void add_argmax_cases(std::vector<OpCase>& cases) {
     // The index of the first maximum of each row: exact.
     cases.push_back(unary_reduce_case("argmax", DType::F32, {67, 13, 1, 1}, uniform(-1.0f, 1.0f), xb::argmax,
-                                      ref::argmax, kTolExact));
+                                      exact::argmax, kTolExact));
     cases.push_back(unary_reduce_case("argmax", DType::F16, {33, 9, 1, 1}, uniform(-1.0f, 1.0f), xb::argmax,
-                                      ref::argmax, kTolExact));
+                                      exact::argmax, kTolExact));
     cases.push_back({"argmax_transposed_f32",
                      [](CaseBuilder& b) {
                          return xb::argmax(b.ctx(), xb::transpose(b.ctx(), b.input(DType::F32, {9, 21, 1, 1})));
                      },
-                     [](const std::vector<RefArray>& in) { return ref::argmax(ref::transpose(in[0])); }, kTolExact});
+                     [](const std::vector<RefArray>& in) { return exact::argmax(exact::transpose(in[0])); }, kTolExact});
 }
 
 // Values from a few levels ((i + 0.5) / 4 for i in [-4, 4), never zero), so that rows hold many
@@ -87,7 +87,7 @@ Generator tied_levels(int nan_every) {
 
 // The first k entries of each row of the descending argsort: top_k's reference.
 RefArray top_k_ref(const RefArray& a, int64_t k) {
-    const RefArray order = ref::argsort(a, xb::SortOrder::Descending);
+    const RefArray order = exact::argsort(a, xb::SortOrder::Descending);
     RefArray out({k, a.ne()[1], a.ne()[2], a.ne()[3]});
     for_each_index(out.ne(), [&](int64_t i0, int64_t i1, int64_t i2, int64_t i3) { out.at(i0, i1, i2, i3) = order.at(i0, i1, i2, i3); });
     return out;
@@ -113,14 +113,14 @@ void add_argsort_cases(std::vector<OpCase>& cases) {
         for (const Def& d : defs) {
             cases.push_back({d.name + (d.t == DType::F32 ? "" : "_" + type_tag(d.t)),
                              [=](CaseBuilder& b) { return xb::argsort(b.ctx(), b.input(d.t, d.ne, d.gen), order); },
-                             [=](const std::vector<RefArray>& in) { return ref::argsort(in[0], order); }, kTolExact});
+                             [=](const std::vector<RefArray>& in) { return exact::argsort(in[0], order); }, kTolExact});
         }
         cases.push_back({"argsort_transposed" + tag,
                          [=](CaseBuilder& b) {
                              return xb::argsort(b.ctx(), xb::transpose(b.ctx(), b.input(DType::F32, {7, 23, 1, 1}, tied_levels(6))),
                                                 order);
                          },
-                         [=](const std::vector<RefArray>& in) { return ref::argsort(ref::transpose(in[0]), order); },
+                         [=](const std::vector<RefArray>& in) { return exact::argsort(exact::transpose(in[0]), order); },
                          kTolExact});
     }
     // top_k: a view of the argsort's first k columns (made contiguous to compare), with ties and NaN.
@@ -141,13 +141,13 @@ void add_norm_cases(std::vector<OpCase>& cases) {
                              [=](CaseBuilder& b) {
                                  return xb::norm(b.ctx(), b.input(t, {67, 5, 3, 1}, uniform(-2.0f, 3.0f)), eps);
                              },
-                             [=](const std::vector<RefArray>& in) { return ref::norm(in[0], eps); },
+                             [=](const std::vector<RefArray>& in) { return exact::norm(in[0], eps); },
                              reduce_tolerance(t)});
             cases.push_back({"rms_norm" + suffix + "_" + type_tag(t),
                              [=](CaseBuilder& b) {
                                  return xb::rms_norm(b.ctx(), b.input(t, {67, 5, 3, 1}), eps);
                              },
-                             [=](const std::vector<RefArray>& in) { return ref::rms_norm(in[0], eps); },
+                             [=](const std::vector<RefArray>& in) { return exact::rms_norm(in[0], eps); },
                              reduce_tolerance(t)});
         }
     }
@@ -158,7 +158,7 @@ void add_norm_cases(std::vector<OpCase>& cases) {
              return xb::rms_norm(b.ctx(), xb::permute(b.ctx(), b.input(DType::F32, {5, 33, 3, 1}), {1, 0, 2, 3}), eps);
          },
          [](const std::vector<RefArray>& in) {
-             return ref::rms_norm(ref::permute(in[0], {1, 0, 2, 3}), eps);
+             return exact::rms_norm(exact::permute(in[0], {1, 0, 2, 3}), eps);
          },
          kTolF32Reduce});
     cases.push_back({"norm_view_f32",
@@ -167,7 +167,7 @@ void add_norm_cases(std::vector<OpCase>& cases) {
                          return xb::norm(b.ctx(), xb::view_2d(b.ctx(), x, 33, 6, x->nb[1], 3 * x->nb[0]), eps);
                      },
                      [](const std::vector<RefArray>& in) {
-                         return ref::norm(ref::strided_view(in[0], {33, 6, 1, 1}, {1, 40, 240, 240}, 3), eps);
+                         return exact::norm(exact::strided_view(in[0], {33, 6, 1, 1}, {1, 40, 240, 240}, 3), eps);
                      },
                      kTolF32Reduce});
 }

@@ -5,9 +5,15 @@
 
 #include <string>
 
-#include "opcheck/ref_array.hpp"
+#include "exact/ref_array.hpp"
 
 namespace xb::opcheck {
+
+// Cases read and compute values as the exact layer's arrays (exact/ref_array.hpp).
+using exact::element_count;
+using exact::for_each_index;
+using exact::RefArray;
+using exact::Shape;
 
 // NMSE of out against ref over the positions where ref is finite (absolute when ref is all zeros);
 // NaN when the shapes differ.

@@ -6,9 +6,15 @@
 #include <random>
 #include <vector>
 
-#include "opcheck/ref_array.hpp"
+#include "exact/ref_array.hpp"
 
 namespace xb::opcheck {
+
+// Cases read and compute values as the exact layer's arrays (exact/ref_array.hpp).
+using exact::element_count;
+using exact::for_each_index;
+using exact::RefArray;
+using exact::Shape;
 
 // Makes the values of an input of shape ne (logical order).
 using Generator = std::function<std::vector<float>(const Shape& ne, std::mt19937& rng)>;

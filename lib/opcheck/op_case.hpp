@@ -16,7 +16,7 @@
 #include "core/dtype.hpp"
 #include "core/tensor.hpp"
 #include "opcheck/generators.hpp"
-#include "opcheck/ref_array.hpp"
+#include "exact/ref_array.hpp"
 
 namespace xb::opcheck {
 

@@ -41,17 +41,28 @@ std::string cell_text(const Cell& cell, int precision) {
     return std::visit(Visitor{precision}, cell);
 }
 
+namespace {
+
+// Columns a text takes on a terminal: its UTF-8 code points (a name such as "Δp" is 3 bytes, 2 wide).
+size_t display_width(const std::string& text) {
+    size_t width = 0;
+    for (const char ch : text) width += (static_cast<unsigned char>(ch) & 0xC0) != 0x80;
+    return width;
+}
+
+}  // namespace
+
 void write_text(const Table& table, std::ostream& out) {
     const size_t n = table.columns().size();
     std::vector<size_t> width(n);
-    for (size_t c = 0; c < n; ++c) width[c] = table.columns()[c].size();
+    for (size_t c = 0; c < n; ++c) width[c] = display_width(table.columns()[c]);
     for (const auto& row : table.rows()) {
-        for (size_t c = 0; c < n; ++c) width[c] = std::max(width[c], cell_text(row[c]).size());
+        for (size_t c = 0; c < n; ++c) width[c] = std::max(width[c], display_width(cell_text(row[c])));
     }
     auto line = [&](auto text_of) {
         for (size_t c = 0; c < n; ++c) {
             const std::string t = text_of(c);
-            out << t << std::string(width[c] - t.size() + (c + 1 < n ? 2 : 0), ' ');
+            out << t << std::string(width[c] - display_width(t) + (c + 1 < n ? 2 : 0), ' ');
         }
         out << '\n';
     };

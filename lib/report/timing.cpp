@@ -6,14 +6,12 @@
 
 namespace xb::report {
 
-namespace {
 double percentile(const std::vector<double>& sorted, double p) {
     const double rank = p * static_cast<double>(sorted.size() - 1);
     const size_t lo = static_cast<size_t>(std::floor(rank));
     const size_t hi = std::min(lo + 1, sorted.size() - 1);
     return sorted[lo] + (sorted[hi] - sorted[lo]) * (rank - static_cast<double>(lo));
 }
-}  // namespace
 
 TimingStats summarize(std::span<const double> samples) {
     TimingStats s;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <span>
+#include <vector>
 
 namespace xb::report {
 
@@ -12,5 +13,9 @@ struct TimingStats {
 
 // Statistics of `samples` (any unit); percentiles by linear interpolation between ranks.
 TimingStats summarize(std::span<const double> samples);
+
+// The p-quantile (0 <= p <= 1) of ascending, non-empty `sorted`, by linear interpolation between
+// ranks (numpy's default).
+double percentile(const std::vector<double>& sorted, double p);
 
 }  // namespace xb::report

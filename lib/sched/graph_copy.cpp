@@ -155,13 +155,19 @@ Status compare_graph_backend(Backend& backend1, Backend& backend2, const Graph& 
 Status compare_graph_backend(Backend& backend1, Backend& backend2, const Graph& graph, const CompareOptions& options,
                              const NodeCallback& callback) {
     XB_ASSIGN_OR_RETURN(GraphCopy copy, graph_copy(backend2, graph));
+    std::optional<GraphCopy> truth;
+    if (options.truth != nullptr) {
+        XB_ASSIGN_OR_RETURN(GraphCopy t, graph_copy(*options.truth, graph, {.share_read_only_leafs = true}));
+        truth.emplace(std::move(t));
+    }
     Recompute recompute(backend2, graph);
     for (int i = 0; i < graph.n_nodes(); ++i) {
         Tensor& t1 = *graph.node(i);
         Tensor& t2 = *copy.graph.node(i);
         XB_RETURN_IF_ERROR(backend1.graph_compute(graph.view(i, i + 1)));
+        if (truth) XB_RETURN_IF_ERROR(options.truth->graph_compute(truth->graph.view(i, i + 1)));
         if (op_is_view(t1.op)) continue;
-        NodeComparison node{.index = i, .t1 = &t1, .t2 = &t2};
+        NodeComparison node{.index = i, .t1 = &t1, .t2 = &t2, .truth = truth ? truth->graph.node(i) : nullptr};
         node.supported = !options.skip_unsupported || backend2.supports_op(t2);
         if (node.supported) {
             XB_RETURN_IF_ERROR(backend2.graph_compute(copy.graph.view(i, i + 1)));

@@ -58,6 +58,9 @@ struct NodeComparison {
     // Empty where the comparison cannot (the scheduled one: its allocator reuses the sources'
     // memory).
     std::function<Result<const Tensor*>()> recompute_from_reference{};
+    // The truth's result (CompareOptions::truth), computed from the truth's own earlier results:
+    // what the node is in exact arithmetic when the truth is the F64 device; nullptr without one.
+    const Tensor* truth = nullptr;
 };
 // Return false to stop the walk.
 using NodeCallback = std::function<bool(const NodeComparison& node)>;
@@ -70,6 +73,9 @@ struct CompareOptions {
     // replaces backend2's, so that each node shows only the error it makes itself (as ggml's
     // test-backend-ops checks one op at a time).
     bool isolate = false;
+    // A third backend that computes every node too, from its own results (normally the F64 device:
+    // each node's exact value), so that both sides' distance from it can be measured. nullptr: none.
+    Backend* truth = nullptr;
 };
 
 // compare_graph_backend with options, and each node handed over as a NodeComparison.

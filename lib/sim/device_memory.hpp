@@ -1,8 +1,8 @@
-// Device memory of the simulator: address ranges the host cannot touch, and the byte budget.
+// Device memory of the simulator: the byte budget of each device.
 //
-// A sim buffer has two halves: an AddressRange (reserved with PROT_NONE, never readable) that
-// gives tensors their device addresses, and ordinary host storage that holds the bytes. Any host
-// dereference of a device address faults, as it would on a discrete GPU.
+// A sim buffer has two halves: an AddressRange (backend/address_range.hpp: reserved with PROT_NONE,
+// never readable) that gives tensors their device addresses, and ordinary host storage that holds
+// the bytes.
 #pragma once
 
 #include <cstddef>
@@ -11,26 +11,6 @@
 #include "core/status.hpp"
 
 namespace xb::sim {
-
-// Reserved, inaccessible virtual addresses (RAII over mmap(PROT_NONE)). No memory is committed.
-class AddressRange {
-public:
-    AddressRange() = default;
-    // `size` rounded up to whole pages (at least one). Check `base()` for nullptr on failure.
-    explicit AddressRange(size_t size);
-    ~AddressRange();
-    AddressRange(AddressRange&& other) noexcept;
-    AddressRange& operator=(AddressRange&& other) noexcept;
-
-    std::byte* base() const { return base_; }
-    size_t size() const { return size_; }  // bytes reserved (page multiple)
-
-private:
-    void release();
-
-    std::byte* base_ = nullptr;
-    size_t size_ = 0;
-};
 
 // Bytes of device memory: a total and what live buffers hold. Thread-safe.
 class MemoryBudget {

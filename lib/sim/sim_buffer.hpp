@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <memory>
 
+#include "backend/address_range.hpp"
 #include "backend/buffer.hpp"
 #include "backend/buffer_type.hpp"
 #include "core/aligned_bytes.hpp"

@@ -15,7 +15,7 @@
 namespace xb::config {
 namespace {
 
-using testing::compute_on_cpu;
+using testing::compute_alone;
 using testing::compute_scheduled;
 using testing::config_path;
 using testing::expect_finite_outputs;
@@ -46,7 +46,7 @@ TEST_P(ExampleConfig, LoadsBuildsAndComputesOnTheCpu) {
     EXPECT_GT(model->graph.n_nodes(), 0);
     EXPECT_FALSE(model->outputs.empty());
     for (const WeightPlacement& w : model->placement.weights) EXPECT_EQ(w.device, "CPU") << w.tensor->name;
-    auto placed = compute_on_cpu(std::move(model).value());
+    auto placed = compute_alone(std::move(model).value());
     ASSERT_TRUE(placed.is_ok()) << placed.status().to_string();
     expect_finite_outputs((*placed)->model);
 }
@@ -81,7 +81,7 @@ Result<SplitAndWhole> compute_split_and_whole(const ConfigSpec& spec, const Buil
     XB_ASSIGN_OR_RETURN(Model whole, build_model(spec, global_registry(), cpu_only));
     SplitAndWhole out;
     XB_ASSIGN_OR_RETURN(out.split, compute_scheduled(std::move(split)));
-    XB_ASSIGN_OR_RETURN(out.whole, compute_on_cpu(std::move(whole)));
+    XB_ASSIGN_OR_RETURN(out.whole, compute_alone(std::move(whole)));
     return out;
 }
 

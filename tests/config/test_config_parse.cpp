@@ -255,7 +255,7 @@ TEST(ConfigBuild, ExplicitGraphComputesTheRightValues) {
         ]
     })");
     ASSERT_TRUE(model.is_ok()) << model.status().to_string();
-    auto placed = testing::compute_on_cpu(std::move(model).value());
+    auto placed = testing::compute_alone(std::move(model).value());
     ASSERT_TRUE(placed.is_ok()) << placed.status().to_string();
     const Model& m = (*placed)->model;
     ASSERT_EQ(m.outputs.size(), 2u);
@@ -309,7 +309,7 @@ TEST(ConfigInit, SeedOverrideChangesEveryRandomTensor) {
     const auto weights = [&](std::optional<uint64_t> seed) {
         BuildOptions o;
         o.seed = seed;
-        auto placed = testing::compute_on_cpu(build(text, o).value()).value();
+        auto placed = testing::compute_alone(build(text, o).value()).value();
         EXPECT_EQ(placed->model.seed, seed.value_or(1));
         return tensor_get_f32(*placed->model.find("w")).value();
     };
@@ -336,7 +336,7 @@ TEST(ConfigInit, CausalMaskAndArange) {
     })");
     ASSERT_TRUE(model.is_ok()) << model.status().to_string();
     const float inf = std::numeric_limits<float>::infinity();
-    auto placed = testing::compute_on_cpu(std::move(model).value());
+    auto placed = testing::compute_alone(std::move(model).value());
     ASSERT_TRUE(placed.is_ok()) << placed.status().to_string();
     EXPECT_EQ(tensor_get_f32(*(*placed)->model.outputs[0]).value(),
               (std::vector<float>{0, 0, 0, -inf, 0, 0, 0, 0, 0, 0, 0, -inf, 0, 0, 0, 0}));
@@ -356,7 +356,7 @@ TEST(ConfigInit, CausalMaskWithAWindow) {
     })");
     ASSERT_TRUE(model.is_ok()) << model.status().to_string();
     const float inf = std::numeric_limits<float>::infinity();
-    auto placed = testing::compute_on_cpu(std::move(model).value());
+    auto placed = testing::compute_alone(std::move(model).value());
     ASSERT_TRUE(placed.is_ok()) << placed.status().to_string();
     EXPECT_EQ(tensor_get_f32(*(*placed)->model.outputs[0]).value(), (std::vector<float>{-inf, 0, 0, -inf, -inf, -inf, 0, 0}));
     auto bad = build(R"({

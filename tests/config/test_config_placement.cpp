@@ -171,7 +171,7 @@ TEST(ConfigPlacement, ScheduledRunMatchesTheCpu) {
 
     BuildOptions cpu;
     cpu.backends = {"CPU"};
-    auto whole = testing::compute_on_cpu(build(config, cpu).value());
+    auto whole = testing::compute_alone(build(config, cpu).value());
     ASSERT_TRUE(whole.is_ok()) << whole.status().to_string();
     EXPECT_EQ((*whole)->model.notes.size(), 1u);  // the SIM0 rule dropped; the CPU rules stand
     const auto a = tensor_get_f32(*p.model.outputs[0]).value();
@@ -268,7 +268,7 @@ TEST(ConfigPlacement, HostWeightsGoToThePinnedHostBufferTypeUnlessPageable) {
     EXPECT_EQ(tensor_get_f32(*(*pinned)->model.outputs[0]).value(), tensor_get_f32(*(*pageable)->model.outputs[0]).value());
     BuildOptions cpu;
     cpu.backends = {"CPU"};
-    auto alone = testing::compute_on_cpu(build_here(decoder(""), cpu).value(), local.registry());
+    auto alone = testing::compute_alone(build_here(decoder(""), cpu).value(), local.registry());
     ASSERT_TRUE(alone.is_ok()) << alone.status().to_string();
     EXPECT_EQ((*alone)->model.placement.host_buffer_device, "") << "no device with a host buffer takes part";
     const auto x = tensor_get_f32(*(*pinned)->model.outputs[0]).value();

@@ -99,7 +99,7 @@ std::vector<float> logits_on_cpu_alone(const FourSims& four, const std::string& 
     auto model = build_in(four.registry, split_decoder(split, 1), cpu);
     EXPECT_TRUE(model.is_ok()) << model.status().to_string();
     if (!model.is_ok()) return {};
-    auto whole = testing::compute_on_cpu(std::move(model).value(), four.registry);
+    auto whole = testing::compute_alone(std::move(model).value(), four.registry);
     EXPECT_TRUE(whole.is_ok()) << whole.status().to_string();
     if (!whole.is_ok()) return {};
     auto logits = tensor_get_f32(*(*whole)->model.outputs[0]);

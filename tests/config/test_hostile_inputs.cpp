@@ -34,7 +34,7 @@ Status run_config(const std::string& text) {
     BuildOptions options;
     options.backends = {"SIM0"};
     XB_ASSIGN_OR_RETURN(Model model, build_model(spec, local.registry(), options));
-    XB_ASSIGN_OR_RETURN(auto placed, testing::compute_on_cpu(std::move(model), local.registry()));
+    XB_ASSIGN_OR_RETURN(auto placed, testing::compute_alone(std::move(model), local.registry()));
     return Status::ok();
 }
 
@@ -133,7 +133,7 @@ TEST(HostileInputs, InputsBeyondTheHostAreRefusedOnTheCpuToo) {
     auto model = build_model(*spec, global_registry());
     ASSERT_TRUE(model.is_ok()) << model.status().to_string();
     const auto start = std::chrono::steady_clock::now();
-    auto placed = testing::compute_on_cpu(std::move(model).value());
+    auto placed = testing::compute_alone(std::move(model).value());
     ASSERT_FALSE(placed.is_ok());
     EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 1.0);
     EXPECT_EQ(placed.status().code(), StatusCode::OutOfMemory) << placed.status().to_string();

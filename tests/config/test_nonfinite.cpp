@@ -17,7 +17,7 @@ TEST(NonFinite, NaNWeightsGiveNaNOutputsThatAreCounted) {
     ASSERT_TRUE(spec.is_ok()) << spec.status().to_string();
     auto model = build_model(*spec, global_registry());
     ASSERT_TRUE(model.is_ok()) << model.status().to_string();
-    auto placed = testing::compute_on_cpu(std::move(model).value());
+    auto placed = testing::compute_alone(std::move(model).value());
     ASSERT_TRUE(placed.is_ok()) << placed.status().to_string();
     auto found = nonfinite_outputs((*placed)->model);
     ASSERT_TRUE(found.is_ok()) << found.status().to_string();
@@ -29,7 +29,7 @@ TEST(NonFinite, NaNWeightsGiveNaNOutputsThatAreCounted) {
     ASSERT_TRUE(good.is_ok());
     auto good_model = build_model(*good, global_registry());
     ASSERT_TRUE(good_model.is_ok());
-    auto good_placed = testing::compute_on_cpu(std::move(good_model).value());
+    auto good_placed = testing::compute_alone(std::move(good_model).value());
     ASSERT_TRUE(good_placed.is_ok());
     EXPECT_TRUE(nonfinite_outputs((*good_placed)->model)->empty());
 }

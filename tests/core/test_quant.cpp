@@ -144,7 +144,7 @@ TEST_P(QuantFixture, ConfigLoadsTheBlocksAndComputesWithThem) {
     ASSERT_TRUE(spec.is_ok()) << spec.status().to_string();
     auto model = config::build_model(*spec, global_registry());
     ASSERT_TRUE(model.is_ok()) << model.status().to_string();
-    auto placed = config::testing::compute_on_cpu(std::move(model).value());
+    auto placed = config::testing::compute_alone(std::move(model).value());
     ASSERT_TRUE(placed.is_ok()) << placed.status().to_string();
     auto all_values = tensor_get_f32(*(*placed)->model.find("all"));
     auto picked_values = tensor_get_f32(*(*placed)->model.find("picked"));
@@ -181,7 +181,7 @@ TEST_P(LegacyQuantFixture, ConfigQuantizesAnF32NpyIntoTheReferenceBlocks) {
     ASSERT_TRUE(spec.is_ok()) << spec.status().to_string();
     auto model = config::build_model(*spec, global_registry());
     ASSERT_TRUE(model.is_ok()) << model.status().to_string();
-    auto placed = config::testing::compute_on_cpu(std::move(model).value());
+    auto placed = config::testing::compute_alone(std::move(model).value());
     std::filesystem::remove(npy);
     ASSERT_TRUE(placed.is_ok()) << placed.status().to_string();
     const Tensor& w = *(*placed)->model.find("w");

@@ -169,7 +169,7 @@ TEST_P(SavedWeights, LoadBackIdentically) {
     })";
     auto spec = config::parse_config(decoder, "decoder.json");
     ASSERT_TRUE(spec.is_ok()) << spec.status().to_string();
-    auto first = config::testing::compute_on_cpu(config::build_model(*spec, global_registry()).value());
+    auto first = config::testing::compute_alone(config::build_model(*spec, global_registry()).value());
     ASSERT_TRUE(first.is_ok()) << first.status().to_string();
     ASSERT_TRUE(config::save_weights((*first)->model, path).is_ok());
 
@@ -178,7 +178,7 @@ TEST_P(SavedWeights, LoadBackIdentically) {
     reload.replace(reload.find("\"seed\": 3"), 9, "\"seed\": 99, \"defaults\": {\"init\": {\"kind\": \"gguf\", \"file\": \"" + path + "\"}}");
     auto spec2 = config::parse_config(reload, "reload.json");
     ASSERT_TRUE(spec2.is_ok()) << spec2.status().to_string();
-    auto second = config::testing::compute_on_cpu(config::build_model(*spec2, global_registry()).value());
+    auto second = config::testing::compute_alone(config::build_model(*spec2, global_registry()).value());
     ASSERT_TRUE(second.is_ok()) << second.status().to_string();
     const config::Model& a = (*first)->model;
     const config::Model& b = (*second)->model;

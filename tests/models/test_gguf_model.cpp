@@ -113,7 +113,7 @@ TEST_P(ModelReference, LogitsMatchTheFloat64ForwardPass) {
         SCOPED_TRACE(flash ? "flash_attn_ext" : "mul_mat + soft_max_ext");
         auto model = build(model_config(r.model, r.n_kv, r.n_layers, flash));
         ASSERT_TRUE(model.is_ok()) << model.status().to_string();
-        auto placed = testing::compute_on_cpu(std::move(model).value());
+        auto placed = testing::compute_alone(std::move(model).value());
         ASSERT_TRUE(placed.is_ok()) << placed.status().to_string();
         const Tensor* logits = (*placed)->model.find("result_output");
         ASSERT_NE(logits, nullptr);
@@ -129,6 +129,25 @@ TEST_P(ModelReference, LogitsMatchTheFloat64ForwardPass) {
         std::vector<float> shifted(ref.begin() + logits->ne[0], ref.end());
         shifted.insert(shifted.end(), ref.begin(), ref.begin() + logits->ne[0]);
         EXPECT_GT(nmse(*got, shifted), 100 * logits_bound(r.weights));
+    }
+}
+
+// The F64 device computes the same graphs exactly: its logits are the float64 forward pass's, for
+// every storage type (it dequantizes in double and never rounds activations), to the f32 rounding
+// of reading them back.
+TEST_P(ModelReference, LogitsOnF64MatchTheFloat64ForwardPassExactly) {
+    const Reference& r = GetParam();
+    for (const bool flash : {true, false}) {
+        SCOPED_TRACE(flash ? "flash_attn_ext" : "mul_mat + soft_max_ext");
+        BuildOptions options;
+        options.backends = {"F64"};
+        auto model = build(model_config(r.model, r.n_kv, r.n_layers, flash), options);
+        ASSERT_TRUE(model.is_ok()) << model.status().to_string();
+        auto placed = testing::compute_alone(std::move(model).value());
+        ASSERT_TRUE(placed.is_ok()) << placed.status().to_string();
+        auto got = tensor_get_f32(*(*placed)->model.find("result_output"));
+        ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+        EXPECT_LT(nmse(*got, npy_values(r.logits)), 1e-12) << r.logits;
     }
 }
 
@@ -217,7 +236,7 @@ TEST(GgufModel, FirstLayersOnlyAndDefaultTokens) {
     EXPECT_NE(model->find("blk.0.attn_q.weight"), nullptr);
     EXPECT_EQ(model->find("blk.1.attn_q.weight"), nullptr);
     EXPECT_EQ(model->n_tokens, 8);  // the default batch
-    auto placed = testing::compute_on_cpu(std::move(model).value());
+    auto placed = testing::compute_alone(std::move(model).value());
     ASSERT_TRUE(placed.is_ok()) << placed.status().to_string();
     testing::expect_finite_outputs((*placed)->model);
     // The default tokens are valid ids, the same for the same seed.
@@ -255,7 +274,7 @@ TEST(GgufModel, PlacementWorksUnchanged) {
     cpu_only.backends = {"CPU"};
     auto whole = build_model(*spec, global_registry(), cpu_only);
     ASSERT_TRUE(whole.is_ok());
-    auto cpu = testing::compute_on_cpu(std::move(whole).value());
+    auto cpu = testing::compute_alone(std::move(whole).value());
     ASSERT_TRUE(cpu.is_ok()) << cpu.status().to_string();
     auto a = tensor_get_f32(*(*placed)->model.find("result_output")).value();
     auto b = tensor_get_f32(*(*cpu)->model.find("result_output")).value();

@@ -192,7 +192,7 @@ TEST(HostileGguf2, AVocabularyOfOneTokenRuns) {
         ASSERT_TRUE(spec.is_ok()) << spec.status().to_string();
         auto model = build_model(*spec, global_registry());
         ASSERT_TRUE(model.is_ok()) << model.status().to_string();
-        auto placed = testing::compute_on_cpu(std::move(model).value());
+        auto placed = testing::compute_alone(std::move(model).value());
         ASSERT_TRUE(placed.is_ok()) << placed.status().to_string();
         testing::expect_finite_outputs((*placed)->model);
     }

@@ -110,7 +110,7 @@ std::vector<float> cpu_logits(const std::string& config_text) {
     auto model = build_model(*spec, global_registry(), {});
     EXPECT_TRUE(model.is_ok()) << model.status().to_string();
     if (!model.is_ok()) return {};
-    auto placed = testing::compute_on_cpu(std::move(model).value());
+    auto placed = testing::compute_alone(std::move(model).value());
     EXPECT_TRUE(placed.is_ok()) << placed.status().to_string();
     if (!placed.is_ok()) return {};
     const Tensor* logits = (*placed)->model.find("result_output");

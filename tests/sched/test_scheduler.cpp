@@ -104,7 +104,7 @@ private:
     std::unique_ptr<MultiBuffer> buffer_;
 };
 
-std::vector<float> compute_on_cpu_alone(uint32_t seed) {
+std::vector<float> compute_alone_alone(uint32_t seed) {
     auto cpu = init("CPU");
     Weights w;
     Tensor* wt = w.make({33, 5}, "w");
@@ -149,7 +149,7 @@ TEST(Scheduler, UnsupportedOpInTheMiddleGivesThreeSplits) {
     ASSERT_TRUE(tensor_set_f32(*chain->x, random_values(165, 107)).is_ok());
     ASSERT_TRUE(sched->graph_compute(g).is_ok());
     // The sim computes with the CPU kernels: results are bit-identical to the CPU alone.
-    EXPECT_EQ(tensor_get_f32(*chain->ops.back()).value(), compute_on_cpu_alone(7));
+    EXPECT_EQ(tensor_get_f32(*chain->ops.back()).value(), compute_alone_alone(7));
     EXPECT_EQ(r.copy_bytes.at({"CPU", "SIM0"}), chain->x->nbytes() + chain->ops[5]->nbytes());
     EXPECT_EQ(r.copy_bytes.at({"SIM0", "CPU"}), chain->ops[4]->nbytes());
 }
@@ -220,7 +220,7 @@ TEST(Scheduler, UserAssignmentIsKept) {
     EXPECT_EQ(sched->n_splits(), 2);
     ASSERT_TRUE(tensor_set_f32(*chain->x, random_values(165, 107)).is_ok());
     ASSERT_TRUE(sched->graph_compute(g).is_ok());
-    EXPECT_EQ(tensor_get_f32(*chain->ops.back()).value(), compute_on_cpu_alone(7));
+    EXPECT_EQ(tensor_get_f32(*chain->ops.back()).value(), compute_alone_alone(7));
     // reset forgets it and restores the graph's sources.
     sched->reset();
     for (size_t i = 1; i < chain->ops.size(); ++i) EXPECT_EQ(chain->ops[i]->src[0], chain->ops[i - 1]);
@@ -317,7 +317,7 @@ TEST(Scheduler, EvalCallbackSeesTheAskedNodesInOrderAndCanCancel) {
     const Status first = sched->graph_compute(g);
     ASSERT_TRUE(first.is_ok()) << first.to_string();
     EXPECT_EQ(seen, (std::vector<std::string>{"op3", "op8"}));
-    EXPECT_EQ(tensor_get_f32(*chain->ops.back()).value(), compute_on_cpu_alone(7));
+    EXPECT_EQ(tensor_get_f32(*chain->ops.back()).value(), compute_alone_alone(7));
 
     seen.clear();
     sched->set_eval_callback([&](Tensor& t, bool ask) {

@@ -20,7 +20,7 @@
 #include "opcheck/case_runner.hpp"
 #include "opcheck/cases.hpp"
 #include "opcheck/compare.hpp"
-#include "opcheck/reference.hpp"
+#include "exact/ops.hpp"
 
 namespace xb::opcheck {
 // gtest prints a case parameter by its name.
@@ -30,6 +30,7 @@ void PrintTo(const OpCase& c, std::ostream* os);
 namespace xbt {
 
 using namespace xb::opcheck;  // NOLINT: the tests speak the case library's vocabulary
+namespace exact = xb::exact;
 
 // The names of every device in xb::global_registry().
 std::vector<std::string> device_names();

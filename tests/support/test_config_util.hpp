@@ -44,8 +44,9 @@ inline std::vector<Backend*> pointers(const std::vector<std::unique_ptr<Backend>
     return out;
 }
 
-// Places the model on the CPU backend alone (its placement must say CPU) and computes it once.
-inline Result<std::unique_ptr<Placed>> compute_on_cpu(Model model, const Registry& registry = global_registry()) {
+// Places the model on its placement's first backend alone (the CPU unless the test chose another)
+// and computes it once, without the scheduler.
+inline Result<std::unique_ptr<Placed>> compute_alone(Model model, const Registry& registry = global_registry()) {
     auto p = std::make_unique<Placed>();
     p->model = std::move(model);
     XB_ASSIGN_OR_RETURN(p->backends, init_backends(p->model.placement, registry));

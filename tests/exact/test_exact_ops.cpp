@@ -11,7 +11,7 @@ namespace {
 TEST(OpReference, PermuteMovesDimIToAxesI) {
     RefArray a({2, 3, 4, 1});
     for (int64_t i = 0; i < a.size(); ++i) a[i] = static_cast<double>(i);
-    const RefArray p = ref::permute(a, {2, 0, 1, 3});
+    const RefArray p = exact::permute(a, {2, 0, 1, 3});
     EXPECT_EQ(p.ne(), (Shape{3, 4, 2, 1}));
     for_each_index(a.ne(),
                    [&](int64_t i0, int64_t i1, int64_t i2, int64_t) { EXPECT_EQ(p.at(i1, i2, i0), a.at(i0, i1, i2)); });
@@ -20,7 +20,7 @@ TEST(OpReference, PermuteMovesDimIToAxesI) {
 TEST(OpReference, SoftMaxRowsSumToOneAndKeepOrder) {
     RefArray a({5, 3, 1, 1});
     for (int64_t i = 0; i < a.size(); ++i) a[i] = std::sin(static_cast<double>(i));
-    const RefArray s = ref::soft_max(a, nullptr, 1.0, 0.0);
+    const RefArray s = exact::soft_max(a, nullptr, 1.0, 0.0);
     for (int64_t r = 0; r < 3; ++r) {
         double total = 0.0;
         for (int64_t c = 0; c < 5; ++c) total += s.at(c, r);
@@ -31,11 +31,11 @@ TEST(OpReference, SoftMaxRowsSumToOneAndKeepOrder) {
 
 TEST(OpReference, AlibiSlopesFollowTheTwoGeometricSeries) {
     // 6 heads: n_head_log2 = 4, m0 = 2^-2, m1 = 2^-1 for max_bias 8.
-    EXPECT_DOUBLE_EQ(ref::alibi_slope(0, 6, 8.0), 0.25);
-    EXPECT_DOUBLE_EQ(ref::alibi_slope(3, 6, 8.0), std::pow(0.25, 4));
-    EXPECT_DOUBLE_EQ(ref::alibi_slope(4, 6, 8.0), 0.5);
-    EXPECT_DOUBLE_EQ(ref::alibi_slope(5, 6, 8.0), std::pow(0.5, 3));
-    EXPECT_DOUBLE_EQ(ref::alibi_slope(2, 6, 0.0), 1.0);
+    EXPECT_DOUBLE_EQ(exact::alibi_slope(0, 6, 8.0), 0.25);
+    EXPECT_DOUBLE_EQ(exact::alibi_slope(3, 6, 8.0), std::pow(0.25, 4));
+    EXPECT_DOUBLE_EQ(exact::alibi_slope(4, 6, 8.0), 0.5);
+    EXPECT_DOUBLE_EQ(exact::alibi_slope(5, 6, 8.0), std::pow(0.5, 3));
+    EXPECT_DOUBLE_EQ(exact::alibi_slope(2, 6, 0.0), 1.0);
 }
 
 TEST(OpReference, RopeRotationPreservesPairNorms) {
@@ -44,7 +44,7 @@ TEST(OpReference, RopeRotationPreservesPairNorms) {
     const RefArray pos({2, 1, 1, 1}, {3.0, 17.0});
     xb::RopeParams p;
     p.n_dims = 6;
-    const RefArray r = ref::rope(a, pos, p);
+    const RefArray r = exact::rope(a, pos, p);
     for (int64_t t = 0; t < 2; ++t) {
         for (int64_t k = 0; k < 3; ++k) {
             const double before = std::hypot(a.at(2 * k, 0, t), a.at(2 * k + 1, 0, t));
@@ -58,7 +58,7 @@ TEST(OpReference, RopeRotationPreservesPairNorms) {
 TEST(OpReference, MulMatIsRowDotProducts) {
     const RefArray a({2, 2, 1, 1}, {1, 2, 3, 4});  // rows (1, 2) and (3, 4)
     const RefArray b({2, 1, 1, 1}, {5, 6});
-    const RefArray c = ref::mul_mat(a, b);
+    const RefArray c = exact::mul_mat(a, b);
     EXPECT_EQ(c.ne(), (Shape{2, 1, 1, 1}));
     EXPECT_EQ(c[0], 1 * 5 + 2 * 6);
     EXPECT_EQ(c[1], 3 * 5 + 4 * 6);

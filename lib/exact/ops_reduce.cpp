@@ -1,11 +1,11 @@
-// The float64 reference of the reductions and normalisations.
+// In exact arithmetic: the reductions and normalisations.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 
-#include "opcheck/reference.hpp"
+#include "exact/ops.hpp"
 
-namespace xb::opcheck::ref {
+namespace xb::exact {
 
 namespace {
 
@@ -91,4 +91,4 @@ RefArray rms_norm(const RefArray& a, double eps) {
     });
 }
 
-}  // namespace xb::opcheck::ref
+}  // namespace xb::exact

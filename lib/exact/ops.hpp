@@ -1,17 +1,20 @@
-// The float64 reference of every op, written from the op definitions in core/ops.hpp. Op cases
-// (op_case.hpp) compute their expected output with these from their inputs as stored, so that
-// input rounding to f16/bf16 never counts as error.
+// Every op in exact (float64) arithmetic, written from the op definitions in core/ops.hpp: the one
+// implementation of each op's meaning that both judges use. op-check's cases compute their expected
+// output with these from their inputs as stored (so that input rounding to f16/bf16 never counts as
+// error), and the F64 device (lib/f64) computes every node of a graph with them (node_eval.hpp).
+// No op rounds inside: sums, exponentials and products are double precision from inputs read
+// exactly (quantized weights dequantized in double, dequantize.hpp).
 #pragma once
 
 #include <array>
 #include <functional>
 
 #include "core/ops.hpp"
-#include "opcheck/ref_array.hpp"
+#include "exact/ref_array.hpp"
 
-namespace xb::opcheck::ref {
+namespace xb::exact {
 
-// --- element-wise (reference_elementwise.cpp) ---
+// --- element-wise (ops_elementwise.cpp) ---
 RefArray map(const RefArray& a, const std::function<double(double)>& f);
 // f(a[i], b[i % ne_b]) along every dim: b is tiled over a.
 RefArray binary(const RefArray& a, const RefArray& b, const std::function<double(double, double)>& f);
@@ -26,7 +29,7 @@ RefArray glu_split(const RefArray& a, const RefArray& b, GluOp op);
 // gpt-oss's SwiGLU, split form: min(a, limit) sigmoid(alpha min(a, limit)) (clamp(b, -limit, limit) + 1).
 RefArray swiglu_oai(const RefArray& a, const RefArray& b, double alpha, double limit);
 
-// --- layout and copies (reference_layout.cpp) ---
+// --- layout and copies (ops_layout.cpp) ---
 RefArray reshape(const RefArray& a, Shape ne);                 // same elements in the same logical order
 RefArray permute(const RefArray& a, std::array<int, 4> axes);  // dim i of a becomes dim axes[i]
 RefArray transpose(const RefArray& a);
@@ -37,10 +40,13 @@ RefArray repeat(const RefArray& a, Shape ne);
 RefArray concat(const RefArray& a, const RefArray& b, int dim);
 RefArray pad(const RefArray& a, std::array<int, 4> after);
 RefArray arange(double start, double stop, double step);
-RefArray get_rows(const RefArray& a, const RefArray& rows);
+// a's rows read one at a time (a may be a quantized weight where it is stored).
+RefArray get_rows(const RowSource& a, const RefArray& rows);
 RefArray set_rows(const RefArray& dst, const RefArray& src, const RefArray& rows);
+// The row of dst that row (j, i2, i3) of set_rows's src goes to.
+int64_t set_rows_target(const RefArray& rows, int64_t j, int64_t i2, int64_t i3);
 
-// --- reductions and normalisation (reference_reduce.cpp) ---
+// --- reductions and normalisation (ops_reduce.cpp) ---
 RefArray sum(const RefArray& a);
 RefArray sum_rows(const RefArray& a);
 RefArray mean(const RefArray& a);
@@ -55,7 +61,7 @@ RefArray reduce_rows(const RefArray& a, const std::function<double(const std::ve
 RefArray transform_rows(const RefArray& a,
                         const std::function<void(std::vector<double>&, int64_t i1, int64_t i2, int64_t i3)>& fn);
 
-// --- attention (reference_attention.cpp) ---
+// --- attention (ops_attention.cpp) ---
 double alibi_slope(int h, int n_head, double max_bias);
 // sinks (nullptr: none): one logit per head (dim 2) that joins each row's normalisation.
 RefArray soft_max(const RefArray& a, const RefArray* mask, double scale, double max_bias, const RefArray* sinks = nullptr);
@@ -65,13 +71,15 @@ RefArray rope(const RefArray& a, const RefArray& positions, const RopeParams& p,
 RefArray flash_attn_ext(const RefArray& q, const RefArray& k, const RefArray& v, const RefArray* mask, double scale,
                         double max_bias, double softcap, const RefArray* sinks = nullptr);
 
-// --- matrix products and mixture of experts (reference_matmul.cpp) ---
-RefArray mul_mat(const RefArray& a, const RefArray& b);
+// --- matrix products and mixture of experts (ops_matmul.cpp) ---
+// Each row of a (or of the experts, as) is read once and meets every column of b that uses it,
+// on all OpenMP threads.
+RefArray mul_mat(const RowSource& a, const RowSource& b);
 RefArray out_prod(const RefArray& a, const RefArray& b);
 // as [k, m, n_as], b [k, n_b, n_t], ids [n_used, n_t] -> [m, n_used, n_t]: column (e, t) is
 // matrix ids[e, t] of as times column (e % n_b, t) of b.
-RefArray mul_mat_id(const RefArray& as, const RefArray& b, const RefArray& ids);
+RefArray mul_mat_id(const RowSource& as, const RowSource& b, const RefArray& ids);
 // a [n, n_used, n_t] plus row ids[e, t] of b [n, n_as] at (e, t).
 RefArray add_id(const RefArray& a, const RefArray& b, const RefArray& ids);
 
-}  // namespace xb::opcheck::ref
+}  // namespace xb::exact

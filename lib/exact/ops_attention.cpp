@@ -1,12 +1,13 @@
-// The float64 reference of the attention ops: soft_max_ext, diag_mask_inf, rope, flash_attn_ext.
+// In exact arithmetic: the attention ops: soft_max_ext, diag_mask_inf, rope, flash_attn_ext.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numbers>
+#include <vector>
 
-#include "opcheck/reference.hpp"
+#include "exact/ops.hpp"
 
-namespace xb::opcheck::ref {
+namespace xb::exact {
 
 namespace {
 
@@ -113,29 +114,35 @@ RefArray flash_attn_ext(const RefArray& q, const RefArray& k, const RefArray& v,
     const int64_t n_kv = k.ne()[1], dv = v.ne()[0];
     const int64_t group = n_head / k.ne()[2];
     RefArray out({dv, n_head, n_q, n_seq});
-    std::vector<double> s(static_cast<size_t>(n_kv));
-    for_each_index({1, n_q, n_head, n_seq}, [&](int64_t, int64_t iq, int64_t h, int64_t is) {
-        const int64_t hk = h / group;
-        const double slope = alibi_slope(static_cast<int>(h), static_cast<int>(n_head), max_bias);
-        for (int64_t j = 0; j < n_kv; ++j) {
-            double dot = 0.0;
-            for (int64_t c = 0; c < d; ++c) dot += q.at(c, iq, h, is) * k.at(c, j, hk, is);
-            double score = dot * scale;
-            if (softcap > 0.0) score = softcap * std::tanh(score / softcap);
-            if (mask != nullptr) {
-                const Shape& m = mask->ne();
-                score += slope * mask->at(j, iq, h % m[2], is % m[3]);
+    const int64_t n_rows = n_q * n_head * n_seq;
+#pragma omp parallel
+    {
+        std::vector<double> s(static_cast<size_t>(n_kv));
+#pragma omp for schedule(dynamic, 4)
+        for (int64_t r = 0; r < n_rows; ++r) {
+            const int64_t iq = r % n_q, h = (r / n_q) % n_head, is = r / (n_q * n_head);
+            const int64_t hk = h / group;
+            const double slope = alibi_slope(static_cast<int>(h), static_cast<int>(n_head), max_bias);
+            for (int64_t j = 0; j < n_kv; ++j) {
+                double dot = 0.0;
+                for (int64_t c = 0; c < d; ++c) dot += q.at(c, iq, h, is) * k.at(c, j, hk, is);
+                double score = dot * scale;
+                if (softcap > 0.0) score = softcap * std::tanh(score / softcap);
+                if (mask != nullptr) {
+                    const Shape& m = mask->ne();
+                    score += slope * mask->at(j, iq, h % m[2], is % m[3]);
+                }
+                s[static_cast<size_t>(j)] = score;
             }
-            s[static_cast<size_t>(j)] = score;
+            softmax_in_place(s, sinks != nullptr ? (*sinks)[h] : -kInf);
+            for (int64_t c = 0; c < dv; ++c) {
+                double acc = 0.0;
+                for (int64_t j = 0; j < n_kv; ++j) acc += s[static_cast<size_t>(j)] * v.at(c, j, hk, is);
+                out.at(c, h, iq, is) = acc;
+            }
         }
-        softmax_in_place(s, sinks != nullptr ? (*sinks)[h] : -kInf);
-        for (int64_t c = 0; c < dv; ++c) {
-            double acc = 0.0;
-            for (int64_t j = 0; j < n_kv; ++j) acc += s[static_cast<size_t>(j)] * v.at(c, j, hk, is);
-            out.at(c, h, iq, is) = acc;
-        }
-    });
+    }
     return out;
 }
 
-}  // namespace xb::opcheck::ref
+}  // namespace xb::exact

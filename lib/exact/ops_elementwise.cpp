@@ -1,12 +1,12 @@
-// The float64 reference of the element-wise ops and activations.
+// In exact arithmetic: the element-wise ops and activations.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numbers>
 
-#include "opcheck/reference.hpp"
+#include "exact/ops.hpp"
 
-namespace xb::opcheck::ref {
+namespace xb::exact {
 
 RefArray map(const RefArray& a, const std::function<double(double)>& f) {
     RefArray out(a.ne());
@@ -77,4 +77,4 @@ RefArray swiglu_oai(const RefArray& a, const RefArray& b, double alpha, double l
     return out;
 }
 
-}  // namespace xb::opcheck::ref
+}  // namespace xb::exact

@@ -1,13 +1,13 @@
-// The float64 reference of the copy and layout ops: views, repeat, concat, pad, arange, rows.
+// In exact arithmetic: the copy and layout ops: views, repeat, concat, pad, arange, rows.
 #include <cmath>
 
 #include "core/status.hpp"
-#include "opcheck/reference.hpp"
+#include "exact/ops.hpp"
 
-namespace xb::opcheck::ref {
+namespace xb::exact {
 
 RefArray reshape(const RefArray& a, Shape ne) {
-    XB_CHECK_MSG(element_count(ne) == a.size(), "ref::reshape: element counts differ");
+    XB_CHECK_MSG(element_count(ne) == a.size(), "exact::reshape: element counts differ");
     return RefArray(ne, a.values());
 }
 
@@ -75,24 +75,26 @@ RefArray arange(double start, double stop, double step) {
 }
 
 // out[:, j, i2, i3] = a[:, rows[j, i2, i3], i2, i3]
-RefArray get_rows(const RefArray& a, const RefArray& rows) {
+RefArray get_rows(const RowSource& a, const RefArray& rows) {
     const Shape ne{a.ne()[0], rows.ne()[0], rows.ne()[1], rows.ne()[2]};
     RefArray out(ne);
-    for_each_index(ne, [&](int64_t i0, int64_t j, int64_t i2, int64_t i3) {
-        const auto r = static_cast<int64_t>(rows.at(j, i2, i3));
-        out.at(i0, j, i2, i3) = a.at(i0, r, i2, i3);
+    for_each_index({1, ne[1], ne[2], ne[3]}, [&](int64_t, int64_t j, int64_t i2, int64_t i3) {
+        a.read_row(static_cast<int64_t>(rows.at(j, i2, i3)), i2, i3, &out.at(0, j, i2, i3));
     });
     return out;
+}
+
+int64_t set_rows_target(const RefArray& rows, int64_t j, int64_t i2, int64_t i3) {
+    return static_cast<int64_t>(rows.at(j, i2 % rows.ne()[1], i3 % rows.ne()[2]));
 }
 
 // dst[:, rows[j, i2 % r2, i3 % r3], i2, i3] = src[:, j, i2, i3]; other rows of dst are kept.
 RefArray set_rows(const RefArray& dst, const RefArray& src, const RefArray& rows) {
     RefArray out = dst;
     for_each_index(src.ne(), [&](int64_t i0, int64_t j, int64_t i2, int64_t i3) {
-        const auto r = static_cast<int64_t>(rows.at(j, i2 % rows.ne()[1], i3 % rows.ne()[2]));
-        out.at(i0, r, i2, i3) = src.at(i0, j, i2, i3);
+        out.at(i0, set_rows_target(rows, j, i2, i3), i2, i3) = src.at(i0, j, i2, i3);
     });
     return out;
 }
 
-}  // namespace xb::opcheck::ref
+}  // namespace xb::exact
