@@ -403,9 +403,11 @@ def write_gguf(path, name, m, file_tensors):
     writer.close()
 
 
-def read_gguf(path):
-    """{tensor name: float64 values the file holds, numpy layout} and the metadata fields."""
-    reader = gguf.GGUFReader(str(path))
+def read_gguf(path, reader=None):
+    """{tensor name: float64 values the file holds, numpy layout} and the metadata fields. `reader`:
+    the file already opened (gguf's reader parses every metadata array, a 262144-token vocabulary
+    in about 20 s, so a caller that has one passes it)."""
+    reader = reader or gguf.GGUFReader(str(path))
     tensors = {}
     for t in reader.tensors:
         tensors[t.name] = quants.dequantize(np.array(t.data), t.tensor_type).astype(np.float64)

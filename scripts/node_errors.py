@@ -8,7 +8,7 @@ EXACT.gguf holds the exact (float64, stored as f32) value of every node, named a
 ("attn_norm-0", "Qcur-0", "kq-0", ..., "result_output"), as xbackend writes them: where several
 successive nodes carry one name, the earlier ones are "name (op)" and the last one the plain name. A
 candidate is another file of the same kind (xbackend's nodes on some device: matched by name) or one
-written by scripts/llamacpp_nodes.cpp (llama.cpp's nodes, recognised by its "llamacpp.node_ops"
+written by scripts/llamacpp_logits.cpp --nodes (llama.cpp's nodes, recognised by its "llamacpp.node_ops"
 metadata: matched as below). Run it with the project's venv python (scripts/python-env).
 
 For every node of EXACT.gguf that at least one candidate has, in EXACT.gguf's order, it prints the NMSE

@@ -133,9 +133,9 @@ def read_config(reader):
     return ARCHITECTURES[arch](reader)
 
 
-def load_model(path):
-    """(hyperparameters, float64 weights in the checkpoint's layout)."""
-    tensors, reader = A.read_gguf(path)       # every tensor dequantized to float64, once
+def load_model(path, reader=None):
+    """(hyperparameters, float64 weights in the checkpoint's layout); `reader`: the file opened."""
+    tensors, reader = A.read_gguf(path, reader)   # every tensor dequantized to float64, once
     m = read_config(reader)
     weights = A.from_file(m, tensors)         # Gemma's stored (1 + w) norms back to w; the rest shared
     del tensors
@@ -227,7 +227,8 @@ def main():
         fail(str(e))
     # Check the configuration and the tokens before the slow part (dequantizing every tensor).
     try:
-        m = read_config(gguf.GGUFReader(args.model))
+        reader = gguf.GGUFReader(args.model)
+        m = read_config(reader)
     except Unsupported as e:
         fail(f"{args.model}: unsupported: {e}")
     except (OSError, ValueError) as e:     # missing file, or not a GGUF file
@@ -236,7 +237,7 @@ def main():
     if bad:
         fail(f"token {bad[0]} is outside the vocabulary (0 .. {m['n_vocab'] - 1})")
 
-    m, weights = load_model(args.model)
+    m, weights = load_model(args.model, reader)
     loaded = time.perf_counter()
     logits = reference_logits(m, weights, tokens)
     del weights

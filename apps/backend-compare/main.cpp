@@ -523,6 +523,10 @@ int main(int argc, char** argv) {
                "  backend-compare -c configs/llama-decoder-split.json --map CUDA0=SIM0 --map CUDA1=SIM1 --placed \\\n"
                "      -P SIM1:fault_node=95 --plot verdict.png\n"
                "      the split as placed, a fault on node 95 (ffn_out-3, on SIM1): exits 1 naming it, and draws the verdict\n"
+               "  backend-compare -c configs/llama-decoder.json -b CPU,SIM0 --truth F64\n"
+               "      both devices against exact arithmetic (the F64 device), node by node, and which is closer\n"
+               "  backend-compare -c model.gguf -b F64,CPU --tokens 1,17,255,42,3,200,99 --kld\n"
+               "      the CPU's next-token distributions against exact ones, as llama-perplexity --kl-divergence\n"
                "Exit codes: 0 every node and output within tolerance, 1 a node introduces error, an output is beyond its\n"
                "end-to-end tolerance or holds NaN or infinity (--nonfinite), 2 usage or config error.");
     return run_tool(app, argc, argv, opts.common, [&] { return run(opts); });

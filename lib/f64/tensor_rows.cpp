@@ -21,10 +21,11 @@ void store(std::byte* to, T v) {
     std::memcpy(to, &v, sizeof v);
 }
 
-// One row's n values into wide storage `row` (element i at row + 2 * i * nb0).
+// One row's n values into `row`, the storage place of the node's first element of the row (element i
+// F64Buffer::stride(i * nb0) further on).
 Status store_row(const Tensor& node, std::byte* row, const double* v) {
     const int64_t n = node.ne[0];
-    const size_t step = 2 * node.nb[0];
+    const size_t step = F64Buffer::stride(node.nb[0], node.type);
     switch (node.type) {
         case DType::F32:
             for (int64_t i = 0; i < n; ++i) store(row + i * step, v[i]);
@@ -47,11 +48,9 @@ Status store_row(const Tensor& node, std::byte* row, const double* v) {
         return Status(StatusCode::NotSupported, std::string("F64: cannot write '") + node.display_name() + "': " +
                                                     dtype_name(node.type) + " has no quantizer");
     }
-    std::vector<float> values(v, v + n);
-    const size_t block = type_size(node.type);
-    std::vector<std::byte> blocks(row_size(node.type, n));
-    quantize_row(node.type, values.data(), blocks.data(), n);
-    for (size_t b = 0; b < blocks.size() / block; ++b) std::memcpy(row + 2 * b * block, blocks.data() + b * block, block);
+    // A quantized row's blocks are contiguous: quantized in place.
+    const std::vector<float> values(v, v + n);
+    quantize_row(node.type, values.data(), row, n);
     return Status::ok();
 }
 
@@ -60,21 +59,17 @@ Status store_row(const Tensor& node, std::byte* row, const double* v) {
 TensorRows::TensorRows(const Tensor& t) : t_(t), buffer_(*f64_storage(t)), ne_{t.ne[0], t.ne[1], t.ne[2], t.ne[3]} {}
 
 void TensorRows::read_row(int64_t i1, int64_t i2, int64_t i3, double* out) const {
-    const std::byte* row = buffer_.wide(row_address(t_, i1, i2, i3));
+    const std::byte* row = buffer_.place(row_address(t_, i1, i2, i3), t_.type);
     const int64_t n = ne_[0];
-    if (t_.type == DType::F32) {
-        const size_t step = 2 * t_.nb[0];
-        for (int64_t i = 0; i < n; ++i) std::memcpy(&out[i], row + i * step, sizeof(double));
-        return;
-    }
-    // Every other type is held as its own bytes: gather the row's elements (or blocks, which are
-    // contiguous in a quantized row) and read them exactly.
     const size_t unit = type_size(t_.type);
-    const size_t step = 2 * (is_quantized(t_.type) ? unit : t_.nb[0]);
-    const int64_t units = n / blck_size(t_.type);
-    std::vector<std::byte> packed(static_cast<size_t>(units) * unit);
-    for (int64_t u = 0; u < units; ++u) std::memcpy(packed.data() + u * unit, row + u * step, unit);
-    exact::dequantize_row_exact(t_.type, packed.data(), out, n);
+    if (t_.type == DType::F32) {
+        const size_t step = F64Buffer::stride(t_.nb[0], DType::F32);
+        for (int64_t i = 0; i < n; ++i) std::memcpy(&out[i], row + i * step, sizeof(double));
+    } else if (is_quantized(t_.type) || t_.nb[0] == unit) {
+        exact::dequantize_row_exact(t_.type, row, out, n);  // contiguous: blocks, or packed elements
+    } else {
+        for (int64_t i = 0; i < n; ++i) exact::dequantize_row_exact(t_.type, row + i * t_.nb[0], &out[i], 1);
+    }
 }
 
 Status write_node(Tensor& node, const exact::NodeValues& values) {
@@ -83,14 +78,14 @@ Status write_node(Tensor& node, const exact::NodeValues& values) {
     const exact::RefArray& v = values.values;
     if (!values.rows.empty()) {
         for (const auto& [i1, i2, i3] : values.rows) {
-            XB_RETURN_IF_ERROR(store_row(node, buffer->wide(row_address(node, i1, i2, i3)), v.row(i1, i2, i3)));
+            XB_RETURN_IF_ERROR(store_row(node, buffer->place(row_address(node, i1, i2, i3), node.type), v.row(i1, i2, i3)));
         }
         return Status::ok();
     }
     for (int64_t i3 = 0; i3 < node.ne[3]; ++i3)
         for (int64_t i2 = 0; i2 < node.ne[2]; ++i2)
             for (int64_t i1 = 0; i1 < node.ne[1]; ++i1)
-                XB_RETURN_IF_ERROR(store_row(node, buffer->wide(row_address(node, i1, i2, i3)), v.row(i1, i2, i3)));
+                XB_RETURN_IF_ERROR(store_row(node, buffer->place(row_address(node, i1, i2, i3), node.type), v.row(i1, i2, i3)));
     return Status::ok();
 }
 

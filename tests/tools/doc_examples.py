@@ -54,7 +54,30 @@ def help_commands(tool):
     return commands
 
 
+# Names a README block assigns from a script (`M=$(scripts/models)`): their values, or None where the
+# script has nothing to give (the real model not installed: the commands that use it are skipped).
+assigned = {}
+
+
+def assign(command):
+    """Handles `NAME=$(scripts/models)`; True when the line was such an assignment."""
+    m = re.fullmatch(r"(\w+)=\$\((scripts/models)\)", command)
+    if not m:
+        return False
+    p = subprocess.run([os.path.join(REPO, m.group(2)), "--where"], capture_output=True, text=True)
+    assigned[m.group(1)] = p.stdout.strip() if p.returncode == 0 else None
+    return True
+
+
 def run(command, cwd, expect_files=()):
+    if assign(command):
+        return
+    for name, value in assigned.items():
+        if "$" + name in command:
+            if value is None:
+                print(f"  skipped (no {name}: scripts/models has not installed it)  {command}", flush=True)
+                return
+            command = command.replace("$" + name, shlex.quote(value))
     args = shlex.split(command)
     if args[0] in ("scripts/test",) or args[0].startswith("scripts/regress"):
         return  # CI's own steps (see the docstring)

@@ -48,11 +48,16 @@ expect_in truth-output "$tmp/err" "output 'result_output': reference nmse"
 check truth-fault 1 "$compare" -c "$model" -b CPU,SIM0 --truth F64 --tokens "$tokens" -P SIM0:fault_node=ffn_out-3
 expect_in truth-fault-node "$tmp/err" "'ffn_out-3'"
 
-# --kld: the CPU's next-token distributions against exact ones.
+# --kld: the CPU's next-token distributions against exact ones, the same figures as
+# logit_accuracy.py computes from the CPU's logits and the numpy evaluation's (a second
+# implementation of the statistics, and a second exact side).
 check kld 0 "$compare" -c "$model" -b F64,CPU --tokens "$tokens" --kld --format json -o "$tmp/kld.json"
+"$env_python" "$source_dir/scripts/logit_accuracy.py" "$tmp/exact.npy" "$tmp/cpu/result_output.npy" --tokens "$tokens" \
+  --json >"$tmp/acc-kld.json" || { echo "FAIL: logit_accuracy.py --tokens"; failures=$((failures + 1)); }
 py "
-import json; r = json.load(open('$tmp/kld.json'))
+import json; r = json.load(open('$tmp/kld.json')); c = json.load(open('$tmp/acc-kld.json'))['candidates'][0]
 assert r['positions'] == 11 and 0 < r['kld']['mean']['value'] < 0.05, r['kld']
-assert abs(r['ppl_ratio']['value'] - 1) < 0.2, r['ppl_ratio']" kld-json
+assert abs(r['kld']['mean']['value'] - c['kld_mean']) <= 1e-6 * c['kld_mean'], (r['kld']['mean'], c['kld_mean'])
+assert abs(r['ppl_ratio']['value'] - c['ppl_ratio']) <= 1e-6, (r['ppl_ratio'], c['ppl_ratio'])" kld-json
 
 finish "real model ($(basename "$model"))"
