@@ -87,14 +87,23 @@ Result<RunRecord> run_one(const RunOptions& opts, const CommonOptions& run, cons
     session_options.profile = trace != nullptr;  // the trace shows per-split times
     Status edited;
     std::string test_label;
+    int spec_kv = 0;
     session_options.edit = [&](config::ConfigSpec& spec) {
         edited = apply_token_test(test, opts.gpu_layers, spec);
-        if (const auto tokens = spec_tokens(spec)) test_label = test_name(tokens->first, tokens->second);
+        if (const auto tokens = spec_tokens(spec)) {
+            test_label = test_name(tokens->first, tokens->second);
+            spec_kv = tokens->second;
+        }
     };
     auto opened = open_session(run, session_options);
     XB_RETURN_IF_ERROR(edited);  // before the session's error: a config without tokens may build fine
     XB_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, std::move(opened));
     Session& s = *session;
+    // --tokens sets the batch after the config's own n_tokens: the test is the batch built.
+    if (!s.model.tokens.empty()) {
+        const int n = static_cast<int>(s.model.n_tokens);
+        test_label = test_name(n, std::max(n, spec_kv));
+    }
     for (const std::string& note : s.model.notes) tell(kTool, "note: " + note);
     if (!threads.warning.empty() && threads.warning != last_warning) {
         tell(kTool, "warning: " + threads.warning);
@@ -121,6 +130,10 @@ int run(const RunOptions& opts, const RunMatrix& matrix) {
         return fail(kTool, Status(StatusCode::InvalidArgument,
                                   "--save-outputs and --save-weights take one run: give one config, one -b, one -t "
                                   "and at most one -p, -n or -d"));
+    }
+    if (!opts.common.tokens.empty() && !(opts.prompts.empty() && opts.generated.empty())) {
+        return fail(kTool, Status(StatusCode::InvalidArgument,
+                                  "--tokens gives the batch itself; -p and -n set a batch of random ids: give one or the other"));
     }
     const std::vector<TokenTest> tests = token_tests(opts.prompts, opts.generated, opts.depths);
     std::vector<RunRecord> records;

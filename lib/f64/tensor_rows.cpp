@@ -1,9 +1,12 @@
 #include "f64/tensor_rows.hpp"
 
 #include <cstring>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "core/quant.hpp"
+#include "core/size_math.hpp"
 #include "exact/dequantize.hpp"
 
 namespace xb::f64 {
@@ -21,6 +24,21 @@ void store(std::byte* to, T v) {
     std::memcpy(to, &v, sizeof v);
 }
 
+// Integer results (argmax, argsort: indices) as their type; a value that is not one is an error, not
+// a wrapped integer.
+template <typename T>
+Status store_integers(const Tensor& node, std::byte* row, size_t step, const double* v) {
+    for (int64_t i = 0; i < node.ne[0]; ++i) {
+        const std::optional<T> value = checked_integer<T>(v[i]);
+        if (!value) {
+            return Status(StatusCode::InvalidArgument, "F64: node '" + node.display_name() + "' (" + dtype_name(node.type) +
+                                                           ") would hold " + std::to_string(v[i]) + ", not an integer of its type");
+        }
+        store(row + i * step, *value);
+    }
+    return Status::ok();
+}
+
 // One row's n values into `row`, the storage place of the node's first element of the row (element i
 // F64Buffer::stride(i * nb0) further on).
 Status store_row(const Tensor& node, std::byte* row, const double* v) {
@@ -36,12 +54,8 @@ Status store_row(const Tensor& node, std::byte* row, const double* v) {
         case DType::BF16:
             for (int64_t i = 0; i < n; ++i) store(row + i * step, f32_to_bf16(static_cast<float>(v[i])));
             return Status::ok();
-        case DType::I32:
-            for (int64_t i = 0; i < n; ++i) store(row + i * step, static_cast<int32_t>(v[i]));
-            return Status::ok();
-        case DType::I64:
-            for (int64_t i = 0; i < n; ++i) store(row + i * step, static_cast<int64_t>(v[i]));
-            return Status::ok();
+        case DType::I32: return store_integers<int32_t>(node, row, step, v);
+        case DType::I64: return store_integers<int64_t>(node, row, step, v);
         default: break;
     }
     if (!can_quantize(node.type)) {

@@ -47,6 +47,10 @@ check depth-negative 2 "$run" -d -1
 says depth-negative "graph-run: --n-depth: -1 is too small (at least 0)"
 check ngl-negative 2 "$run" --ngl -1
 says ngl-negative "graph-run: --ngl: -1 is too small (at least 0)"
+check tokens-and-prompt 2 "$run" -c "$data/models/tiny-llama.gguf" --tokens 1,2,3 -p 8
+says tokens-and-prompt "graph-run: --tokens gives the batch itself; -p and -n set a batch of random ids: give one or the other"
+check tokens-label 0 "$run" -c "$data/models/tiny-llama.gguf" --tokens 1,17,255,42,3 -r 1 --warmup 0
+expect_in tokens-label "$tmp/out" " pp5 "
 check help-ranges 0 "$run" --help
 expect_in help-ranges "$tmp/out" "INT:POSITIVE"
 py "
