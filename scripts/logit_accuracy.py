@@ -70,8 +70,12 @@ def main():
     args = parser.parse_args()
     tokens = None
     if args.tokens:
-        text = open(args.tokens).read() if not args.tokens.replace(",", "").isdigit() else args.tokens
-        tokens = json.loads(text) if text.lstrip().startswith("[") else [int(t) for t in text.replace(",", " ").split()]
+        from real_model_reference import parse_tokens  # noqa: PLC0415 - the one token-list reader of the scripts
+        try:
+            tokens = parse_tokens(args.tokens)
+        except (ValueError, OSError) as e:
+            print(f"logit_accuracy: {e}", file=sys.stderr)
+            sys.exit(2)
 
     exact = np.load(args.exact).astype(np.float64, copy=False)
     if exact.ndim != 2:

@@ -104,17 +104,15 @@ Result<std::optional<double>> activation_rounding_nmse(const Tensor& node) {
     XB_ASSIGN_OR_RETURN(std::vector<Column> columns, output_columns(node));
     double err = 0.0, norm = 0.0;
     for (const float v : y) norm += static_cast<double>(v) * v;
-    const int64_t matrices = node.op == Op::MulMat ? 1 : w.ne[2];
-    for (int64_t matrix = 0; matrix < matrices; ++matrix) {
+    // Each matrix's columns (an expert no column chose is not read).
+    std::vector<std::vector<const float*>> deltas_of(static_cast<size_t>(node.op == Op::MulMat ? 1 : w.ne[2]));
+    for (const Column& c : columns) deltas_of[static_cast<size_t>(c.matrix)].push_back(&delta[static_cast<size_t>(c.delta * k)]);
+    for (size_t matrix = 0; matrix < deltas_of.size(); ++matrix) {
+        if (deltas_of[matrix].empty()) continue;
         for (int64_t first = 0; first < m; first += kRowChunk) {
             const int64_t n = std::min(kRowChunk, m - first);
-            bool used = false;
-            for (const Column& c : columns) used = used || c.matrix == matrix;
-            if (!used) continue;
-            XB_ASSIGN_OR_RETURN(std::vector<float> rows, weight_rows(w, matrix * m + first, n));
-            for (const Column& c : columns) {
-                if (c.matrix != matrix) continue;
-                const float* d = &delta[static_cast<size_t>(c.delta * k)];
+            XB_ASSIGN_OR_RETURN(std::vector<float> rows, weight_rows(w, static_cast<int64_t>(matrix) * m + first, n));
+            for (const float* d : deltas_of[matrix]) {
                 for (int64_t r = 0; r < n; ++r) {
                     const double e = dot(&rows[static_cast<size_t>(r * k)], d, k);
                     err += e * e;

@@ -94,6 +94,10 @@ Result<std::string> read_file_name(const JsonReader& r, const Json& j, const std
     XB_ASSIGN_OR_RETURN(const Json* f, r.required(j, path, "file"));
     XB_ASSIGN_OR_RETURN(std::string file, r.string(*f, child_path(path, "file")));
     if (file.empty()) return r.error(child_path(path, "file"), "the file name is empty");
+    return resolve_file_name(base_dir, file);
+}
+
+std::string resolve_file_name(const std::string& base_dir, const std::string& file) {
     const std::filesystem::path p(file);
     return p.is_absolute() ? file : (std::filesystem::path(base_dir) / p).lexically_normal().string();
 }

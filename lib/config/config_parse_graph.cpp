@@ -1,6 +1,5 @@
 // "/graph": an explicit list of ops (checked against the op table, with names resolved to
 // tensors and earlier ops), or a model builder with its parameters.
-#include <filesystem>
 #include <limits>
 #include <map>
 
@@ -349,9 +348,7 @@ Status parse_gguf(ModelParamReader& m, GgufModelParams& p, const std::string& ba
     XB_RETURN_IF_ERROR(m.reader().expect_object(m.json(), m.path(), {"n_tokens", "n_kv", "n_layers", "flash_attn", "tokens", "outputs"}));
     if (const Json* t = JsonReader::member(m.json(), "tokens"); t != nullptr && t->is_string()) {
         // A token file (config/token_file.hpp), relative to the config's folder.
-        const std::filesystem::path file(t->get<std::string>());
-        const std::string resolved = file.is_absolute() ? file.string() : (std::filesystem::path(base_dir) / file).lexically_normal().string();
-        auto ids = read_token_file(resolved);
+        auto ids = read_token_file(resolve_file_name(base_dir, t->get<std::string>()));
         if (!ids.is_ok()) return m.reader().error(child_path(m.path(), "tokens"), ids.status().message());
         p.tokens = std::move(ids).value();
         p.n_tokens = static_cast<int>(p.tokens.size());

@@ -39,7 +39,7 @@ Result<std::vector<int32_t>> from_json(const nlohmann::json& j) {
             return Status(StatusCode::InvalidArgument, "entry " + std::to_string(i) + " is " + excerpt(v.dump()) +
                                                            ", not a token id");
         }
-        XB_ASSIGN_OR_RETURN(const int32_t id, token_id(std::to_string(v.get<int64_t>())));
+        XB_ASSIGN_OR_RETURN(const int32_t id, token_id(v.dump()));  // an integer's text, as a line's word
         ids.push_back(id);
     }
     return ids;

@@ -63,11 +63,12 @@ RefArray glu_node(const Tensor& node, Operands& in) {
     return glu_split(in.dense(0), in.dense(1), p.op);
 }
 
+// src's rows, each to the row of the destination its index names (set_rows_target).
 Result<NodeValues> set_rows_node(const Tensor& node, Operands& in) {
     const RefArray& src = in.dense(0);
     const RefArray& indices = in.dense(1);
     XB_RETURN_IF_ERROR(check_indices(node, indices, node.ne[1], "row index"));
-    NodeValues out{set_rows(in.dense(2), src, indices), {}};
+    NodeValues out{src, {}};
     for_each_index({1, src.ne()[1], src.ne()[2], src.ne()[3]}, [&](int64_t, int64_t j, int64_t i2, int64_t i3) {
         out.rows.push_back({set_rows_target(indices, j, i2, i3), i2, i3});
     });

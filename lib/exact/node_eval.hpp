@@ -16,10 +16,12 @@
 namespace xb::exact {
 
 struct NodeValues {
-    RefArray values;  // the node's shape, logical order
-    // The rows (i1, i2, i3) of the node the op writes; empty: all of them. set_rows writes the rows
-    // its indices name and leaves the others as they are (rewriting a quantized row would round
-    // it again).
+    // The node's values in its shape and logical order; or, with `rows`, only the rows written.
+    RefArray values;
+    // Empty: `values` is the whole node. Else row r of `values` (in logical order, dim 1 fastest)
+    // goes to row rows[r] (i1, i2, i3) of the node, and the node's other rows stay as they are: what
+    // set_rows writes (values is its src), without reading or rewriting the rest of the destination
+    // (a cache; rewriting a quantized row would round it again).
     std::vector<std::array<int64_t, 3>> rows;
 };
 

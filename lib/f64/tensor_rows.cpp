@@ -91,8 +91,10 @@ Status write_node(Tensor& node, const exact::NodeValues& values) {
     XB_CHECK_MSG(buffer != nullptr, "F64: a node outside F64 memory");
     const exact::RefArray& v = values.values;
     if (!values.rows.empty()) {
-        for (const auto& [i1, i2, i3] : values.rows) {
-            XB_RETURN_IF_ERROR(store_row(node, buffer->place(row_address(node, i1, i2, i3), node.type), v.row(i1, i2, i3)));
+        for (size_t r = 0; r < values.rows.size(); ++r) {
+            const auto& [i1, i2, i3] = values.rows[r];
+            const double* row = v.values().data() + r * static_cast<size_t>(v.ne()[0]);
+            XB_RETURN_IF_ERROR(store_row(node, buffer->place(row_address(node, i1, i2, i3), node.type), row));
         }
         return Status::ok();
     }
