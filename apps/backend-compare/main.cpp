@@ -69,7 +69,7 @@ Result<std::pair<std::string, std::string>> pick_pair(const ToolOptions& opts) {
     }
     Registry& reg = global_registry();
     for (size_t i = 0; i < reg.dev_count(); ++i) {
-        if (reg.dev(i).type() == DeviceType::GPU && !reg.dev(i).is_simulated()) return std::pair{std::string("CPU"), std::string(reg.dev(i).name())};
+        if (reg.dev(i).type() == DeviceType::GPU && !reg.dev(i).is_simulated() && !reg.dev(i).is_foreign()) return std::pair{std::string("CPU"), std::string(reg.dev(i).name())};
     }
     return std::pair{std::string("CPU"), std::string("SIM0")};
 }

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "backend/registry.hpp"
 #include "backend/tensor_io.hpp"
+#include "builtin/builtin_backends.hpp"
 #include "product_rounding.hpp"
 
 namespace xb::tools {
@@ -136,7 +138,10 @@ bool LiveJudge::operator()(const NodeComparison& node) {
 Result<bool> LiveJudge::judge(const NodeComparison& n) {
     const Tensor& want = *n.t1;
     if (!n.supported) {
-        report_.add_skip(n.index, want, options_.target + " does not support " + want.op_label());
+        // The target device's own reason (ggml's devices say which of ggml's rules refused it).
+        const Device* target = global_registry().dev_by_name(options_.target);
+        std::string why = target != nullptr ? target->unsupported_reason(*n.t2) : std::string();
+        report_.add_skip(n.index, want, why.empty() ? options_.target + " does not support " + want.op_label() : why);
         return true;
     }
     if (options_.save != nullptr) XB_RETURN_IF_ERROR(options_.save->add(*n.t2));

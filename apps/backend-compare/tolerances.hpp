@@ -2,6 +2,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 
 #include "core/status.hpp"
@@ -20,6 +21,7 @@ public:
 
 private:
     std::map<std::string, double> by_op_;
+    std::set<std::string> given_;  // ops whose tolerance --tol set
 };
 
 }  // namespace xb::tools

@@ -65,7 +65,8 @@ Result<int> fault_index(const FaultRequest& f, const std::string& item, const Gr
 Result<DeviceParams> DeviceParams::parse(const std::vector<std::string>& given) {
     DeviceParams out;
     for (const std::string& item : given) {
-        const size_t colon = item.find(':');
+        // The device is everything before the last ':' ahead of the first '=' (ggml:CPU:threads=4).
+        const size_t colon = item.rfind(':', item.find('='));
         if (colon == std::string::npos || colon == 0) return bad_item(item);
         const std::string device = item.substr(0, colon);
         auto params = parse_device_params(std::string_view(item).substr(colon + 1));

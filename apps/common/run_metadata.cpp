@@ -45,7 +45,7 @@ nlohmann::ordered_json run_metadata(const CommonOptions& o) {
     Registry& reg = global_registry();
     for (size_t i = 0; i < reg.dev_count(); ++i) {
         const Device& d = reg.dev(i);
-        if (d.type() == DeviceType::GPU && !d.is_simulated()) gpus.push_back({{"name", d.name()}, {"description", d.description()}});
+        if (d.type() == DeviceType::GPU && !d.is_simulated() && !d.is_foreign()) gpus.push_back({{"name", d.name()}, {"description", d.description()}});
     }
     nlohmann::ordered_json config = nullptr;
     if (!o.config.empty()) config = {{"path", o.config}, {"hash", file_hash(o.config)}};

@@ -92,6 +92,8 @@ Result<std::vector<std::string>> pick_backends(const OpCheckOptions& o) {
         // The exact reference device is checked like any other, but timing it measures nothing a
         // user runs: perf mode takes it only when named.
         if (o.mode == "perf" && d.type() == DeviceType::Reference) continue;
+        // ggml's devices are checked when named (-b ggml:CPU).
+        if (d.is_foreign()) continue;
         if (o.mode == "support" || d.type() != DeviceType::CPU) names.emplace_back(d.name());
     }
     if (names.empty()) return Status(StatusCode::NotFound, "no device other than the CPU to check; give -b CPU");

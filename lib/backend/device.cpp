@@ -15,6 +15,11 @@ const char* device_type_name(DeviceType type) {
     return "unknown";
 }
 
+std::string Device::unsupported_reason(const Tensor& op) const {
+    if (supports_op(op)) return {};
+    return std::string(name()) + " does not support " + op.op_label() + " " + op.shape_string();
+}
+
 DeviceProps Device::props() const {
     DeviceProps p;
     p.name = name();

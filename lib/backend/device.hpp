@@ -88,6 +88,9 @@ public:
     virtual DeviceCaps caps() const = 0;
     // A simulation of a device (the sim backend): never picked by Registry::init_best.
     virtual bool is_simulated() const { return false; }
+    // Another library's device (ggml's, through lib/ggml_devices): used where named, never picked
+    // by Registry::init_best, dev_by_type or as a tool's default device.
+    virtual bool is_foreign() const { return false; }
     DeviceProps props() const;
     BackendReg& reg() const { return *reg_; }
 
@@ -129,6 +132,9 @@ public:
     // metadata (and, for layouts, its data address), never an error: the scheduler puts what a
     // device refuses on another one.
     virtual bool supports_op(const Tensor& op) const = 0;
+    // Why supports_op(op) is false, for reports ("" when it is true). Default: "<device> does not
+    // support <op> <shape>"; a device that knows more (ggml's: which of ggml's rules) says it.
+    virtual std::string unsupported_reason(const Tensor& op) const;
     // The device's backends can read and write tensors in buffers of `buft` without a copy.
     virtual bool supports_buft(const BufferType& buft) const = 0;
     // Worth moving `op` here even though its weights are elsewhere (large batches): the scheduler

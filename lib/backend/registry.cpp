@@ -56,7 +56,7 @@ Device* Registry::dev_by_name(std::string_view name) const {
 
 Device* Registry::dev_by_type(DeviceType type) const {
     for (size_t i = 0; i < dev_count(); ++i) {
-        if (dev(i).type() == type) return &dev(i);
+        if (dev(i).type() == type && !dev(i).is_foreign()) return &dev(i);
     }
     return nullptr;
 }
@@ -92,7 +92,7 @@ Result<std::unique_ptr<Backend>> Registry::init_best() const {
     // A real GPU first, then the CPU; simulators are for tests and what-if profiles only.
     for (DeviceType type : {DeviceType::GPU, DeviceType::CPU}) {
         for (size_t i = 0; i < dev_count(); ++i) {
-            if (dev(i).type() == type && !dev(i).is_simulated()) return dev(i).init_backend();
+            if (dev(i).type() == type && !dev(i).is_simulated() && !dev(i).is_foreign()) return dev(i).init_backend();
         }
     }
     return Status(StatusCode::NotFound, "no GPU or CPU device is registered");

@@ -10,6 +10,9 @@
 #if defined(XB_HAVE_CUDA)
 #include "cuda/cuda.hpp"
 #endif
+#if defined(XB_HAVE_GGML)
+#include "ggml_devices/ggml_device.hpp"
+#endif
 
 namespace xb {
 
@@ -27,6 +30,10 @@ void register_builtin_backends(Registry& registry) {
     cuda::register_cuda_backend(registry);
 #endif
     sim::register_sim_backend(registry, sim_device_count());
+#if defined(XB_HAVE_GGML)
+    // ggml's devices (ggml:CPU, ...): used where named.
+    ggml_devices::register_ggml_backends(registry);
+#endif
     // Last: the exact reference judges the devices above and is used only where named.
     f64::register_f64_backend(registry);
 }

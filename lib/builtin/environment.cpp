@@ -7,6 +7,9 @@
 #include "builtin/builtin_backends.hpp"
 #include "core/isa.hpp"
 #include "core/message_text.hpp"
+#if defined(XB_HAVE_GGML)
+#include "ggml_devices/ggml_library.hpp"
+#endif
 
 namespace xb {
 
@@ -38,6 +41,13 @@ Status check_environment() {
     if (const char* isa = std::getenv("XB_CPU_ISA"); isa != nullptr && !isa_from_name(isa)) {
         return bad_variable("XB_CPU_ISA", isa, "not a kernel set (scalar, avx2 or avx512; unset: the best the CPU runs)");
     }
+#if defined(XB_HAVE_GGML)
+    XB_RETURN_IF_ERROR(ggml_devices::load_backend_libraries());
+#else
+    if (const char* libs = std::getenv("XB_GGML_BACKENDS"); libs != nullptr && *libs != 0) {
+        return bad_variable("XB_GGML_BACKENDS", libs, "this build has no ggml devices (configure with XB_GGML=ON)");
+    }
+#endif
     return Status::ok();
 }
 

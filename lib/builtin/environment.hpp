@@ -6,6 +6,8 @@
 //   XB_CPU_ISA=SET     the CPU kernels' instruction set: scalar, avx2 or avx512 (a set the CPU lacks
 //                      falls back to the best one below it)
 //   XB_SCHED_DEBUG=L   the tools print the scheduler's splits: 0 (default), 1, or 2 with every node
+//   XB_GGML_BACKENDS=PATH[:PATH...]  ggml backend libraries to load as devices ggml:<name>
+//                      (ggml_devices/ggml_library.hpp); a file that is not one is an error
 #pragma once
 
 #include <optional>

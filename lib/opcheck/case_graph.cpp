@@ -43,9 +43,7 @@ Result<CaseGraph> CaseGraph::build(const OpCase& c) {
 
 std::string CaseGraph::unsupported_on(const Device& device) const {
     for (const Tensor* node : graph_.nodes()) {
-        if (!device.supports_op(*node)) {
-            return std::string(device.name()) + " does not support " + node->op_label() + " " + node->shape_string();
-        }
+        if (std::string why = device.unsupported_reason(*node); !why.empty()) return why;
     }
     return {};
 }

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "backend/tensor_io.hpp"
+#include "core/op_params.hpp"
 #include "core/quant.hpp"
 #include "core/tensor_values.hpp"
 #include "sched/graph_copy.hpp"
@@ -117,7 +118,18 @@ double own_error(const Tensor& node) {
                static_cast<double>(summed_terms(node)) * u32 * u32 / 3.0;
     if ((node.op == Op::MulMat || node.op == Op::OutProd) && a != nullptr) e += operand_rounding(a->type);
     if (node.op == Op::FlashAttnExt && node.src[1] != nullptr) e += operand_rounding(node.src[1]->type);
-    return e;
+    return e + gelu_table_error(node);
+}
+
+double gelu_table_error(const Tensor& node) {
+    bool gelu = false;
+    if (node.op == Op::Unary) {
+        const UnaryOp op = UnaryParams::load(node).op;
+        gelu = op == UnaryOp::Gelu || op == UnaryOp::GeluQuick;
+    } else if (node.op == Op::Glu) {
+        gelu = GluParams::load(node).op == GluOp::GeGlu;
+    }
+    return gelu ? 2.0 * rounding(DType::F16) : 0.0;
 }
 
 Result<ErrorBudget> propagate_own_error(Backend& backend, const Graph& graph, int draws, uint64_t seed) {

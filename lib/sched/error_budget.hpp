@@ -36,9 +36,15 @@ double unit_roundoff(DType type);
 //    weights' precision: u^2/3 of f16 or bf16, and quantization_nmse_bound(q8_0) for quantized
 //    weights (every backend rounds the activations to 8-bit blocks before the integer dot
 //    products: q8_K on the CPU, q8_1 on CUDA); flash attention with f16 K/V likewise.
+//  - GELU and GEGLU add gelu_table_error: ggml's CPU, the field's reference implementation,
+//    evaluates GELU through a table of f16 values.
 // Faster kernels (approximate exp, tensor cores) make errors of the same kinds a few times larger;
 // the compare tools' margin over this figure absorbs that.
 double own_error(const Tensor& node);
+
+// The error (NMSE) of evaluating GELU (gelu, gelu_quick, geglu) on f16-rounded inputs into f16
+// results, as ggml's CPU does through its table: two f16 roundings; 0 for every other node.
+double gelu_table_error(const Tensor& node);
 
 struct ErrorBudget {
     std::vector<double> own;         // per node: own_error (0 for views)

@@ -5,6 +5,7 @@
 #include <omp.h>
 
 #include <atomic>
+#include <cctype>
 #include <cstdlib>
 #include <numeric>
 #include <vector>
@@ -233,7 +234,12 @@ TEST_P(BackendConformance, ComputesASmallGraphAndPlansAgree) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllDevices, BackendConformance, ::testing::ValuesIn(device_names()),
-                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                             // gtest names allow letters, digits and '_' only ("ggml:CPU" -> "ggml_CPU").
+                             std::string name = info.param;
+                             for (char& c : name) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+                             return name;
+                         });
 
 // --- registry and CPU-specific behaviour ---------------------------------------------------------
 
