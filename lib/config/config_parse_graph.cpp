@@ -345,7 +345,7 @@ Status parse_llama(ModelParamReader& m, DecoderParams& p) {
 }
 
 Status parse_gguf(ModelParamReader& m, GgufModelParams& p, const std::string& base_dir) {
-    XB_RETURN_IF_ERROR(m.reader().expect_object(m.json(), m.path(), {"n_tokens", "n_kv", "n_layers", "flash_attn", "tokens", "outputs"}));
+    XB_RETURN_IF_ERROR(m.reader().expect_object(m.json(), m.path(), {"n_tokens", "n_kv", "kv_cells", "n_layers", "flash_attn", "tokens", "outputs"}));
     if (const Json* t = JsonReader::member(m.json(), "tokens"); t != nullptr && t->is_string()) {
         // A token file (config/token_file.hpp), relative to the config's folder.
         auto ids = read_token_file(resolve_file_name(base_dir, t->get<std::string>()));
@@ -371,6 +371,12 @@ Status parse_gguf(ModelParamReader& m, GgufModelParams& p, const std::string& ba
     if (p.n_kv != 0 && p.n_kv < p.n_tokens) {
         return m.reader().error(child_path(m.path(), "n_kv"), "n_kv (" + std::to_string(p.n_kv) +
                                                                  ") must be at least n_tokens (" + std::to_string(p.n_tokens) + ")");
+    }
+    XB_RETURN_IF_ERROR(m.size("kv_cells", p.kv_cells, 0));
+    if (p.kv_cells != 0 && p.kv_cells < std::max(p.n_kv, p.n_tokens)) {
+        return m.reader().error(child_path(m.path(), "kv_cells"), "kv_cells (" + std::to_string(p.kv_cells) +
+                                                                     ") must hold the cache's n_kv positions (" +
+                                                                     std::to_string(std::max(p.n_kv, p.n_tokens)) + ")");
     }
     XB_RETURN_IF_ERROR(m.size("n_layers", p.n_layers));
     return m.flag("flash_attn", p.flash_attn);

@@ -41,6 +41,7 @@ struct InitSpec {
     double value = 0.0;
     double start = 0.0, step = 1.0;
     double window = 0.0; // causal_mask: the sliding window in positions; 0: none
+    int64_t filled = 0;  // causal_mask: positions the keys hold, the rest of ne0 empty cells (a padded cache); 0: all
     std::string file;    // resolved against the config's directory
     std::string tensor;  // gguf: the tensor's name in the file; "" for the config tensor's name
     std::vector<double> values;

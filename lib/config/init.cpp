@@ -150,12 +150,13 @@ Status random_values(const Tensor& t, const InitSpec& init, uint64_t seed, std::
 
 Status causal_mask(const Tensor& t, const InitSpec& init, std::string_view source, std::span<std::byte> out) {
     if (!is_float_type(t.type)) return config_error(source, init.path, "causal_mask needs a float tensor");
-    const int64_t n_kv = t.ne[0], n_q = t.ne[1];
+    const int64_t n_cells = t.ne[0], n_q = t.ne[1];
+    const int64_t n_kv = init.filled > 0 ? std::min(init.filled, n_cells) : n_cells;
     if (n_kv < n_q) {
         return config_error(source, init.path, "causal_mask needs ne0 (keys) >= ne1 (queries), got " + shape_string(t));
     }
-    const std::vector<float> one =
-        causal_mask_values(static_cast<int>(n_kv), static_cast<int>(n_q), static_cast<int>(init.window));
+    const std::vector<float> one = causal_mask_values(static_cast<int>(n_kv), static_cast<int>(n_q),
+                                                      static_cast<int>(init.window), static_cast<int>(n_cells));
     const auto per_matrix = static_cast<uint64_t>(one.size());
     generate(t.type, t.nelements(), out, [&](uint64_t i) { return static_cast<double>(one[i % per_matrix]); });
     return Status::ok();

@@ -37,10 +37,12 @@ InitSpec arange(double start) {
     i.start = start;
     return i;
 }
-InitSpec causal(int window = 0) {
+// `filled`: the positions a padded cache holds (0: every cell).
+InitSpec causal(int window = 0, int filled = 0) {
     InitSpec i;
     i.kind = InitKind::CausalMask;
     i.window = window;
+    i.filled = filled;
     return i;
 }
 
@@ -64,8 +66,8 @@ BuiltGraph decoder_leaves(const DecoderParams& p, const Decoder& m, InitSpec tok
     b.n_tokens = p.n_tokens;
     b.leaves.push_back(input(m.tokens, std::move(tokens)));
     b.leaves.push_back(input(m.positions, arange(p.n_attended() - p.n_tokens)));
-    b.leaves.push_back(input(m.kq_mask, causal()));
-    if (m.kq_mask_swa != nullptr) b.leaves.push_back(input(m.kq_mask_swa, causal(p.swa.window)));
+    b.leaves.push_back(input(m.kq_mask, causal(0, p.n_attended())));
+    if (m.kq_mask_swa != nullptr) b.leaves.push_back(input(m.kq_mask_swa, causal(p.swa.window, p.n_attended())));
     if (m.out_ids != nullptr) b.leaves.push_back(input(m.out_ids, arange(p.n_tokens - p.n_logits())));
     b.leaves.push_back(weight(m.tok_embd, init_of(*m.tok_embd), -1, WeightGroup::InputLayer));
     for (size_t il = 0; il < m.layers.size(); ++il) {
@@ -108,6 +110,7 @@ Result<BuiltGraph> gguf(const GgufModelParams& g, int n_outputs, Context& ctx) {
     if (g.n_layers > 0) p.n_layers = g.n_layers;
     p.n_tokens = g.n_tokens;
     p.n_kv = g.n_kv > 0 ? g.n_kv : g.n_tokens;
+    p.kv_cells = g.kv_cells;
     p.flash_attn = g.flash_attn;
     p.n_outputs = n_outputs;
     for (const int32_t id : g.tokens) {

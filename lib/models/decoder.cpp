@@ -148,13 +148,14 @@ std::string DecoderParams::experts_text() const {
     return out;
 }
 
-std::vector<float> causal_mask_values(int n_kv, int n_tokens, int window) {
-    std::vector<float> mask(static_cast<size_t>(n_kv) * n_tokens);
+std::vector<float> causal_mask_values(int n_kv, int n_tokens, int window, int n_cells) {
+    const int cells = std::max(n_cells, n_kv);
+    std::vector<float> mask(static_cast<size_t>(cells) * n_tokens);
     for (int i = 0; i < n_tokens; ++i) {
         const int query = i + (n_kv - n_tokens);  // the query's position
-        for (int j = 0; j < n_kv; ++j) {
-            const bool hidden = j > query || (window > 0 && query - j >= window);
-            mask[static_cast<size_t>(i) * n_kv + j] = hidden ? -std::numeric_limits<float>::infinity() : 0.0f;
+        for (int j = 0; j < cells; ++j) {
+            const bool hidden = j > query || (window > 0 && query - j >= window);  // empty cells: j > query
+            mask[static_cast<size_t>(i) * cells + j] = hidden ? -std::numeric_limits<float>::infinity() : 0.0f;
         }
     }
     return mask;
@@ -293,10 +294,10 @@ Result<Decoder> build_decoder(Context& ctx, const DecoderParams& p, const Weight
     Decoder m{};
     m.tokens = named(ctx.new_tensor(DType::I32, {p.n_tokens}), "tokens");
     m.positions = named(ctx.new_tensor(DType::I32, {p.n_tokens}), "positions");
-    m.kq_mask = named(ctx.new_tensor(DType::F16, {p.n_attended(), p.n_tokens}), "kq_mask");
+    m.kq_mask = named(ctx.new_tensor(DType::F16, {p.n_cells(), p.n_tokens}), "kq_mask");
     bool any_slides = false;
     for (int il = 0; il < p.n_layers; ++il) any_slides = any_slides || p.swa.slides(il);
-    if (any_slides) m.kq_mask_swa = named(ctx.new_tensor(DType::F16, {p.n_attended(), p.n_tokens}), "kq_mask_swa");
+    if (any_slides) m.kq_mask_swa = named(ctx.new_tensor(DType::F16, {p.n_cells(), p.n_tokens}), "kq_mask_swa");
     if (p.n_logits() < p.n_tokens) m.out_ids = named(ctx.new_tensor(DType::I32, {p.n_logits()}), "inp_out_ids");
     for (Tensor* in : m.inputs()) in->set_input();
     decoder::WeightMaker make(ctx, p, types);
@@ -306,11 +307,11 @@ Result<Decoder> build_decoder(Context& ctx, const DecoderParams& p, const Weight
         if (p.n_kv > 0 && p.mla.enabled()) {
             // One latent and the key's rope part per position; the values are the latent.
             const int64_t row = p.mla.kv_lora_rank + p.rope_dims();
-            m.k_cache.push_back(named(ctx.new_tensor(DType::F32, {row, p.n_kv}), "cache_k_l" + std::to_string(il)));
+            m.k_cache.push_back(named(ctx.new_tensor(DType::F32, {row, p.n_cells()}), "cache_k_l" + std::to_string(il)));
         } else if (p.n_kv > 0) {
             const std::string l = std::to_string(il);
-            m.k_cache.push_back(named(ctx.new_tensor(DType::F32, {p.n_embd_kv(), p.n_kv}), "cache_k_l" + l));
-            m.v_cache.push_back(named(ctx.new_tensor(DType::F32, {p.n_embd_kv(), p.n_kv}), "cache_v_l" + l));
+            m.k_cache.push_back(named(ctx.new_tensor(DType::F32, {p.n_embd_kv(), p.n_cells()}), "cache_k_l" + l));
+            m.v_cache.push_back(named(ctx.new_tensor(DType::F32, {p.n_embd_kv(), p.n_cells()}), "cache_v_l" + l));
         }
     }
     m.out_norm = make.vector("output_norm.weight", p.n_embd);

@@ -13,6 +13,8 @@
 // callback.
 #pragma once
 
+#include <algorithm>
+
 #include <functional>
 #include <string>
 #include <vector>
@@ -136,6 +138,11 @@ struct DecoderParams {
     int64_t n_embd_kv() const { return static_cast<int64_t>(n_head_kv) * head_dim(); }
     // Positions attended to: the cache, or the batch itself without one.
     int n_attended() const { return n_kv > 0 ? n_kv : n_tokens; }
+    // Cache cells, at least n_kv: cells past the n_kv positions are empty and masked, as in
+    // llama.cpp's cache, which pads its cells to 256 (the attention then sums over the same row
+    // length as llama.cpp's; kv_cells 0: n_kv).
+    int kv_cells = 0;
+    int n_cells() const { return std::max(kv_cells, n_attended()); }
     // Positions whose logits are computed.
     int n_logits() const { return n_outputs > 0 ? n_outputs : n_tokens; }
     bool has_experts() const { return experts.n_expert > 0; }
@@ -233,8 +240,9 @@ Result<Decoder> build_decoder(Context& ctx, const DecoderParams& params, const W
 
 // Causal mask values for kq_mask: 0 where key j <= query i's position, -inf elsewhere
 // ([n_kv, n_tokens] row-major; the queries are the last n_tokens positions). window > 0 also
-// masks keys `window` or more positions behind the query (sliding-window attention).
-std::vector<float> causal_mask_values(int n_kv, int n_tokens, int window = 0);
+// masks keys `window` or more positions behind the query (sliding-window attention). n_cells >
+// n_kv: [n_cells, n_tokens], the cells past n_kv empty and masked (DecoderParams::kv_cells).
+std::vector<float> causal_mask_values(int n_kv, int n_tokens, int window = 0, int n_cells = 0);
 // Positions of the batch's tokens: n_attended - n_tokens, ..., n_attended - 1.
 std::vector<int32_t> batch_positions(const DecoderParams& params);
 // The batch rows whose logits are computed (out_ids): n_tokens - n_logits, ..., n_tokens - 1.

@@ -82,8 +82,8 @@ Tensor* through_cache(Context& ctx, const DecoderParams& p, const LayerNames& n,
         Tensor* per_head = n.step(reshape(ctx, slot, {hd, heads, t, 1}), is_k ? "k_cache_view" : "v_cache_view", "heads");
         writes.push_back(named(cpy(ctx, cur, per_head), slot->name + " (copy of " + cur->name + ")"));
     }
-    return n(view(ctx, cache, {hd, p.n_kv, heads, 1},
-                  {row, static_cast<size_t>(hd) * type_size(cache->type), row * static_cast<size_t>(p.n_kv)}, 0),
+    return n(view(ctx, cache, {hd, p.n_cells(), heads, 1},
+                  {row, static_cast<size_t>(hd) * type_size(cache->type), row * static_cast<size_t>(p.n_cells())}, 0),
              is_k ? "k" : "v");
 }
 

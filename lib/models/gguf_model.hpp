@@ -23,6 +23,7 @@ struct GgufModelParams {
     int n_kv = 0;                 // KV cache positions, the batch last; 0: the batch alone (n_tokens)
     int n_layers = 0;             // only the first N layers (a quick check); 0: all of them
     bool flash_attn = true;
+    int kv_cells = 0;             // cache cells, past n_kv empty and masked (llama.cpp pads to 256); 0: n_kv
     std::vector<int32_t> tokens;  // the batch's token ids; empty: seeded pseudo-random valid ids
 };
 
