@@ -17,7 +17,7 @@ const char* device_type_name(DeviceType type) {
 
 std::string Device::unsupported_reason(const Tensor& op) const {
     if (supports_op(op)) return {};
-    return std::string(name()) + " does not support " + op.op_label() + " " + op.shape_string();
+    return std::string(name()) + " does not support " + op.op_label();
 }
 
 DeviceProps Device::props() const {

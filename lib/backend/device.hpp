@@ -133,7 +133,7 @@ public:
     // device refuses on another one.
     virtual bool supports_op(const Tensor& op) const = 0;
     // Why supports_op(op) is false, for reports ("" when it is true). Default: "<device> does not
-    // support <op> <shape>"; a device that knows more (ggml's: which of ggml's rules) says it.
+    // support <op>"; a device that knows more (ggml's: which of ggml's rules) says it.
     virtual std::string unsupported_reason(const Tensor& op) const;
     // The device's backends can read and write tensors in buffers of `buft` without a copy.
     virtual bool supports_buft(const BufferType& buft) const = 0;

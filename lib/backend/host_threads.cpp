@@ -1,9 +1,12 @@
 #include "backend/host_threads.hpp"
 
+#include "backend/registry.hpp"
+
 #include <omp.h>
 #include <sched.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdlib>
 #include <fstream>
 #include <set>
@@ -55,6 +58,24 @@ int default_host_threads() {
     if (host_threads_from_environment()) return std::max(1, omp_get_max_threads());
     const int cores = physical_cores_available();
     return cores > 0 ? cores : std::max(1, omp_get_max_threads());
+}
+
+Result<int> parse_threads_setting(std::string_view device, std::string_view params) {
+    XB_ASSIGN_OR_RETURN(auto items, parse_device_params(params));
+    int threads = 0;
+    for (const DeviceParam& p : items) {
+        if (p.key != "threads" && p.key != "n_threads") {
+            return Status(StatusCode::InvalidArgument, std::string(device) + ": unknown parameter '" + p.key + "' (known: threads)");
+        }
+        int v = 0;
+        const auto [end, ec] = std::from_chars(p.value.data(), p.value.data() + p.value.size(), v);
+        if (ec != std::errc() || end != p.value.data() + p.value.size() || v < 1) {
+            return Status(StatusCode::InvalidArgument,
+                          std::string(device) + ": threads must be a positive integer, got '" + p.value + "'");
+        }
+        threads = v;
+    }
+    return threads;
 }
 
 }  // namespace xb

@@ -3,8 +3,11 @@
 #pragma once
 
 #include <functional>
+#include <string_view>
 #include <string>
 #include <vector>
+
+#include "core/status.hpp"
 
 namespace xb {
 
@@ -24,5 +27,10 @@ std::vector<int> cpus_allowed();
 // logical CPUs sharing cpu's core ("0,64" or "0-1"; "" when unknown: that CPU counts as a core of
 // its own). Separate from the sysfs reading so that tests can give any topology.
 int count_physical_cores(const std::vector<int>& cpus, const std::function<std::string(int)>& siblings);
+
+// The settings of a device whose only one is its thread count: "threads=N" (or "n_threads=N"),
+// N >= 1; 0 when `params` does not set it. InvalidArgument naming `device` for another key or a
+// value that is not a positive integer.
+Result<int> parse_threads_setting(std::string_view device, std::string_view params);
 
 }  // namespace xb

@@ -3,7 +3,6 @@
 #include <omp.h>
 
 #include <array>
-#include <charconv>
 #include <limits>
 #include <optional>
 
@@ -15,23 +14,6 @@
 namespace xb::f64 {
 
 namespace {
-
-Result<int> parse_threads(std::string_view params) {
-    XB_ASSIGN_OR_RETURN(auto items, parse_device_params(params));
-    int threads = 0;
-    for (const DeviceParam& p : items) {
-        if (p.key != "threads" && p.key != "n_threads") {
-            return Status(StatusCode::InvalidArgument, "F64: unknown parameter '" + p.key + "' (known: threads)");
-        }
-        int v = 0;
-        const auto [end, ec] = std::from_chars(p.value.data(), p.value.data() + p.value.size(), v);
-        if (ec != std::errc() || end != p.value.data() + p.value.size() || v < 1) {
-            return Status(StatusCode::InvalidArgument, "F64: threads must be a positive integer, got '" + p.value + "'");
-        }
-        threads = v;
-    }
-    return threads;
-}
 
 // Sets the calling thread's OpenMP team size for a scope, and puts the old one back.
 class OmpThreads {
@@ -54,7 +36,7 @@ std::string F64Device::description() const {
 MemoryInfo F64Device::memory() const { return {available_memory_bytes() / 2, physical_memory_bytes() / 2}; }
 
 Result<std::unique_ptr<Backend>> F64Device::init_backend(std::string_view params) {
-    XB_ASSIGN_OR_RETURN(int threads, parse_threads(params));
+    XB_ASSIGN_OR_RETURN(int threads, parse_threads_setting("F64", params));
     return std::unique_ptr<Backend>(std::make_unique<F64Backend>(*this, threads));
 }
 

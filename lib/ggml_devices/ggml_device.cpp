@@ -3,7 +3,6 @@
 #include <ggml-backend.h>
 #include <ggml.h>
 
-#include <charconv>
 
 #include "backend/host_threads.hpp"
 #include "ggml_devices/ggml_cpu_limits.hpp"
@@ -14,23 +13,6 @@
 namespace xb::ggml_devices {
 
 namespace {
-
-Result<int> parse_threads(const std::string& device, std::string_view params) {
-    XB_ASSIGN_OR_RETURN(auto items, parse_device_params(params));
-    int threads = 0;
-    for (const DeviceParam& p : items) {
-        if (p.key != "threads" && p.key != "n_threads") {
-            return Status(StatusCode::InvalidArgument, device + ": unknown parameter '" + p.key + "' (known: threads)");
-        }
-        int v = 0;
-        const auto [end, ec] = std::from_chars(p.value.data(), p.value.data() + p.value.size(), v);
-        if (ec != std::errc() || end != p.value.data() + p.value.size() || v < 1) {
-            return Status(StatusCode::InvalidArgument, device + ": threads must be a positive integer, got '" + p.value + "'");
-        }
-        threads = v;
-    }
-    return threads;
-}
 
 // ggml's thread-count setter of the device's backend family, when it has one (ggml's CPU).
 ggml_backend_set_n_threads_t thread_setter(ggml_backend_dev_t device) {
@@ -71,7 +53,7 @@ DeviceType GgmlDevice::type() const {
 }
 
 Status GgmlDevice::configure(std::string_view params) {
-    XB_ASSIGN_OR_RETURN(const int threads, parse_threads(name_, params));
+    XB_ASSIGN_OR_RETURN(const int threads, parse_threads_setting(name_, params));
     if (threads > 0) threads_ = threads;
     return Status::ok();
 }
@@ -82,7 +64,7 @@ std::string GgmlDevice::settings() const {
 }
 
 Result<std::unique_ptr<Backend>> GgmlDevice::init_backend(std::string_view params) {
-    XB_ASSIGN_OR_RETURN(int threads, parse_threads(name_, params));
+    XB_ASSIGN_OR_RETURN(int threads, parse_threads_setting(name_, params));
     if (threads == 0) threads = threads_;
     ggml_backend_t backend = ggml_backend_dev_init(device_, nullptr);
     if (backend == nullptr) return Status(StatusCode::Internal, name_ + ": ggml could not start a backend on the device");

@@ -43,7 +43,8 @@ Result<CaseGraph> CaseGraph::build(const OpCase& c) {
 
 std::string CaseGraph::unsupported_on(const Device& device) const {
     for (const Tensor* node : graph_.nodes()) {
-        if (std::string why = device.unsupported_reason(*node); !why.empty()) return why;
+        // The device's reason, with the node's shape (op-check's cases differ by shape).
+        if (std::string why = device.unsupported_reason(*node); !why.empty()) return why + " (" + node->shape_string() + ")";
     }
     return {};
 }

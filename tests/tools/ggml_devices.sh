@@ -87,6 +87,11 @@ expect_in fault-named "$tmp/err" "first divergent node: #[0-9]* 'ffn_out-0'"
 check truth 0 "$compare" -c "$cfg" -b CPU,ggml:CPU --truth F64
 expect_in truth-line "$tmp/err" "against the truth: the target is closer at"
 
+# In a placement: a layer split with ggml:CPU as one of its devices, scheduled (copies to and from
+# ggml's memory) and checked node by node against the CPU alone.
+check placed 0 "$compare" -c "$source_dir/configs/llama-decoder-split.json" --map CUDA0=ggml:CPU --map CUDA1=SIM0 --placed
+expect_in placed-line "$tmp/err" "placed on ggml:CPU,SIM0,CPU against CPU alone"
+
 # The real model, when installed: the same check on Gemma 3 270M Q4_K_M as published.
 if model=$("$source_dir/scripts/models" --where 2>/dev/null); then
   tokens=2,818,5279,529,7001,563,9079,236761,1030,2117,4055,1047
