@@ -163,5 +163,31 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, LlamacppReference, ::testing::ValuesIn(llamac
                              return name;
                          });
 
+// kv_cells pads the cache as llama.cpp does: the same attention over more, masked cells. The logits
+// stay the model's (to the f32 rounding of longer soft_max rows), the mask and the cache views grow,
+// and a kv_cells that cannot hold the positions is a config error naming the key.
+TEST(KvCells, PaddedCacheComputesTheSameModel) {
+    const LlamacppLogits r = llamacpp_references().front();
+    const std::vector<float> plain = cpu_logits(config_for(r, false, r.long_factors));
+    nlohmann::json padded = nlohmann::json::parse(config_for(r, false, r.long_factors));
+    padded["graph"]["params"]["kv_cells"] = 64;
+    const std::vector<float> got = cpu_logits(padded.dump());
+    ASSERT_EQ(got.size(), plain.size());
+    EXPECT_LT(nmse(got, plain), 1e-10);
+
+    auto spec = parse_config(padded.dump(), "test.json", model_path(""));
+    ASSERT_TRUE(spec.is_ok()) << spec.status().to_string();
+    auto model = build_model(*spec, global_registry(), {});
+    ASSERT_TRUE(model.is_ok()) << model.status().to_string();
+    const Tensor* mask = model->find("kq_mask");
+    ASSERT_NE(mask, nullptr);
+    EXPECT_EQ(mask->ne[0], 64) << "the mask covers every cell";
+
+    padded["graph"]["params"]["kv_cells"] = 3;
+    auto bad = parse_config(padded.dump(), "test.json", model_path(""));
+    ASSERT_FALSE(bad.is_ok());
+    EXPECT_NE(bad.status().message().find("/graph/params/kv_cells"), std::string::npos) << bad.status().to_string();
+}
+
 }  // namespace
 }  // namespace xb::config
