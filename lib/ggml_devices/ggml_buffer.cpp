@@ -7,6 +7,7 @@
 #include <optional>
 #include <vector>
 
+#include "backend/device.hpp"
 #include "ggml_devices/ggml_types.hpp"
 
 namespace xb::ggml_devices {
@@ -44,6 +45,8 @@ GgmlBufferType::GgmlBufferType(Device& device, ggml_backend_buffer_type* buft)
     : device_(&device), buft_(buft), name_(std::string("ggml:") + ggml_backend_buft_name(buft)) {}
 
 Result<std::unique_ptr<Buffer>> GgmlBufferType::alloc_buffer(size_t size) {
+    // A size the device cannot hold is refused here, before ggml asks the allocator for it.
+    XB_RETURN_IF_ERROR(check_buffer_type_memory(*this, size, name_ + " buffer"));
     ggml_backend_buffer* buffer = ggml_backend_buft_alloc_buffer(buft_, size);
     if (buffer == nullptr) {
         return Status(StatusCode::OutOfMemory, name_ + ": ggml could not allocate a buffer of " + std::to_string(size) + " bytes");
