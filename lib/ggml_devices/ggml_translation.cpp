@@ -207,10 +207,10 @@ Result<ggml_tensor*> GraphTranslation::leaf(const Tensor& t) {
     return g;
 }
 
-Result<ggml_tensor*> GraphTranslation::tensor_of(const Tensor& t, bool in_graph) {
+Result<ggml_tensor*> GraphTranslation::tensor_of(const Tensor& t) {
     if (const auto it = tensors_.find(&t); it != tensors_.end()) return it->second;
     ggml_tensor* g = nullptr;
-    if (in_graph && !computes_nothing(t)) {
+    if (in_graph_.count(&t) != 0 && !computes_nothing(t)) {
         XB_ASSIGN_OR_RETURN(g, build(t));
     } else {
         XB_ASSIGN_OR_RETURN(g, leaf(t));
@@ -224,8 +224,7 @@ Result<ggml_tensor*> GraphTranslation::build(const Tensor& node) {
     for (size_t j = 0; j < kMaxSrc; ++j) {
         const Tensor* src = node.src[j];
         if (src == nullptr) continue;
-        const auto it = in_graph_.find(src);
-        XB_ASSIGN_OR_RETURN(s[j], tensor_of(*src, it != in_graph_.end()));
+        XB_ASSIGN_OR_RETURN(s[j], tensor_of(*src));
     }
     const std::optional<ggml_type> out_type = ggml_type_of(node.type);
     if (!out_type) return refused(node, std::string("ggml has no type ") + dtype_name(node.type));
@@ -353,10 +352,10 @@ Result<ggml_tensor*> GraphTranslation::build(const Tensor& node) {
 
 Status GraphTranslation::translate(const Graph& graph) {
     XB_RETURN_IF_ERROR(make_context(graph.n_tensors() * 2));
-    for (const Tensor* node : graph.nodes()) in_graph_.emplace(node, true);
+    in_graph_.insert(graph.nodes().begin(), graph.nodes().end());
     for (const Tensor* node : graph.nodes()) {
         if (computes_nothing(*node)) continue;
-        XB_ASSIGN_OR_RETURN(ggml_tensor * g, tensor_of(*node, true));
+        XB_ASSIGN_OR_RETURN(ggml_tensor * g, tensor_of(*node));
         ggml_build_forward_expand(graph_, g);
     }
     return Status::ok();
@@ -364,8 +363,8 @@ Status GraphTranslation::translate(const Graph& graph) {
 
 Result<ggml_tensor*> GraphTranslation::translate_node(const Tensor& node) {
     XB_RETURN_IF_ERROR(make_context(kMaxSrc + 2));
-    in_graph_.emplace(&node, true);
-    return tensor_of(node, true);
+    in_graph_.insert(&node);
+    return tensor_of(node);
 }
 
 }  // namespace xb::ggml_devices

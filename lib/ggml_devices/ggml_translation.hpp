@@ -17,6 +17,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "core/graph.hpp"
 #include "core/status.hpp"
@@ -57,8 +58,10 @@ public:
 
 private:
     Status make_context(size_t n_tensors);
-    // The ggml tensor standing for `t`: built once, then the same one.
-    Result<ggml_tensor*> tensor_of(const Tensor& t, bool in_graph);
+    // The ggml tensor standing for `t`: built once, then the same one. A node being translated is
+    // built with its op; anything else (a leaf, a view, a node of another part) is a leaf over its
+    // memory.
+    Result<ggml_tensor*> tensor_of(const Tensor& t);
     Result<ggml_tensor*> leaf(const Tensor& t);
     Result<ggml_tensor*> build(const Tensor& node);
     Status place(const Tensor& t, ggml_tensor* g) const;
@@ -68,7 +71,7 @@ private:
     ggml_cgraph* graph_ = nullptr;
     ggml_cgraph* segment_ = nullptr;
     std::unordered_map<const Tensor*, ggml_tensor*> tensors_;
-    std::unordered_map<const Tensor*, bool> in_graph_;
+    std::unordered_set<const Tensor*> in_graph_;  // the nodes being translated (others are leafs)
 };
 
 }  // namespace xb::ggml_devices
