@@ -145,6 +145,12 @@ void add_outputs_option(CLI::App& app, CommonOptions& o) {
                    "A llama.cpp model file's batch: a token file (a JSON array, as llama-tokenize writes, or one id a\n"
                    "line) or ids as a list (2,818,5279); n_tokens becomes their count (overrides the config's \"tokens\")")
         ->type_name("FILE|IDS");
+    app.add_option("--kv-cells", o.kv_cells,
+                   "A llama.cpp model file's cache of N cells, the ones past its positions empty and masked, as\n"
+                   "llama.cpp pads its cache to 256 (overrides the config's \"kv_cells\"): with 256, a ggml device\n"
+                   "computes llama.cpp's own logits")
+        ->check(CLI::PositiveNumber)
+        ->type_name("N");
 }
 
 CLI::Validator at_least(int min) {

@@ -36,6 +36,7 @@ struct CommonOptions {
     std::optional<int> outputs;              // --outputs all|last|N: positions whose logits a model computes
     int default_outputs = 0;                 // the tool's choice when neither --outputs nor the config says
     std::string tokens;                      // --tokens FILE|ID,ID,...: a model file's batch ("" = the config's)
+    std::optional<int> kv_cells;             // --kv-cells N: a model file's cache cells (llama.cpp pads to 256)
     std::string format = "table";            // table, json, csv, md (and jsonl with a RunMatrix)
     std::string output;                      // -o FILE ("" = stdout)
     bool list_devices = false;
@@ -57,7 +58,7 @@ std::optional<int> parse_outputs(const std::string& word);
 // holds the first of each, for --info) and --format also offers jsonl.
 void add_common_options(CLI::App& app, CommonOptions& options, RunMatrix* matrix = nullptr);
 
-// --outputs and --tokens, for the tools that run model configs (the help of --outputs names
+// --outputs, --tokens and --kv-cells, for the tools that run model configs (the help of --outputs names
 // options.default_outputs: set that first).
 void add_outputs_option(CLI::App& app, CommonOptions& options);
 

@@ -28,6 +28,7 @@ Result<config::BuildOptions> build_options(const CommonOptions& o) {
     build.seed = o.seed;
     build.outputs = o.outputs;
     build.default_outputs = o.default_outputs;
+    build.kv_cells = o.kv_cells;
     if (!o.tokens.empty()) {
         // A list of ids unless a file of that name exists ("7" is a token before it is a file name).
         const bool is_list = o.tokens.find_first_not_of("0123456789,") == std::string::npos &&

@@ -143,6 +143,10 @@ Result<Model> build_model(const ConfigSpec& spec, const Registry& registry, cons
         return config_error(spec.source, "/graph", "--tokens gives a llama.cpp model file (gguf) its batch; this config's "
                                                    "graph makes its own inputs");
     }
+    if (options.kv_cells && !model_file) {
+        return config_error(spec.source, "/graph", "--kv-cells pads a llama.cpp model file's (gguf) cache; this config's "
+                                                   "graph has no such cache");
+    }
     if (model_file) m.tokens = options.tokens.value_or(spec.model->gguf.tokens);
     XB_ASSIGN_OR_RETURN(detail::BuiltGraph built,
                         spec.model ? detail::build_model_builder(spec, options, *m.ctx) : detail::build_explicit_graph(spec, *m.ctx));

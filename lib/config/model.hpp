@@ -45,6 +45,10 @@ struct BuildOptions {
     // Replaces a llama.cpp model's tokens (--tokens): the batch becomes these ids (n_tokens their
     // count); the config's n_kv must hold them. InvalidArgument for the synthetic builders.
     std::optional<std::vector<int32_t>> tokens;
+    // Replaces a llama.cpp model's kv_cells (--kv-cells): its cache of N cells, the ones past its
+    // positions empty and masked, as llama.cpp pads its cache to 256. InvalidArgument when N cannot
+    // hold the positions, or for the synthetic builders.
+    std::optional<int> kv_cells;
     // A model builder's outputs when neither `outputs` nor the config says: 0, every position
     // (backend-compare); graph-run and sched-profile take 1, the last, as llama-bench measures.
     int default_outputs = 0;

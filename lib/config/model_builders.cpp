@@ -210,15 +210,24 @@ int decoder_outputs(const ModelSpec& m, int n_tokens, const BuildOptions& option
     return chosen > n_tokens ? 0 : chosen;
 }
 
-// A model file's params with the command line's tokens (BuildOptions::tokens), when it gives them.
-Result<GgufModelParams> with_tokens(GgufModelParams g, const BuildOptions& options, const std::string& source) {
-    if (!options.tokens) return g;
-    if (options.tokens->empty()) return config_error(source, "/graph/params/tokens", "--tokens gives no token ids");
-    g.tokens = *options.tokens;
-    g.n_tokens = static_cast<int>(g.tokens.size());
-    if (g.n_kv != 0 && g.n_kv < g.n_tokens) {
-        return config_error(source, "/graph/params/n_kv", "n_kv (" + std::to_string(g.n_kv) + ") cannot hold the " +
-                                                               std::to_string(g.n_tokens) + " tokens --tokens gives");
+// A model file's params with the command line's tokens and cache cells (BuildOptions::tokens,
+// kv_cells), when it gives them.
+Result<GgufModelParams> with_command_line(GgufModelParams g, const BuildOptions& options, const std::string& source) {
+    if (options.tokens) {
+        if (options.tokens->empty()) return config_error(source, "/graph/params/tokens", "--tokens gives no token ids");
+        g.tokens = *options.tokens;
+        g.n_tokens = static_cast<int>(g.tokens.size());
+        if (g.n_kv != 0 && g.n_kv < g.n_tokens) {
+            return config_error(source, "/graph/params/n_kv", "n_kv (" + std::to_string(g.n_kv) + ") cannot hold the " +
+                                                                   std::to_string(g.n_tokens) + " tokens --tokens gives");
+        }
+    }
+    if (options.kv_cells) g.kv_cells = *options.kv_cells;
+    const int positions = std::max(g.n_kv, g.n_tokens);
+    if (g.kv_cells != 0 && g.kv_cells < positions) {
+        return config_error(source, "/graph/params/kv_cells", "kv_cells (" + std::to_string(g.kv_cells) +
+                                                                  ") cannot hold the cache's " + std::to_string(positions) +
+                                                                  " positions");
     }
     return g;
 }
@@ -238,7 +247,7 @@ Result<BuiltGraph> build_model_builder(const ConfigSpec& spec, const BuildOption
             break;
         }
         case ModelKind::Gguf: {
-            XB_ASSIGN_OR_RETURN(const GgufModelParams g, with_tokens(m.gguf, options, spec.source));
+            XB_ASSIGN_OR_RETURN(const GgufModelParams g, with_command_line(m.gguf, options, spec.source));
             built = gguf(g, decoder_outputs(m, g.n_tokens, options), ctx);
             break;
         }

@@ -95,10 +95,12 @@ expect_in placed-line "$tmp/err" "placed on ggml:CPU,SIM0,CPU against CPU alone"
 # The real model, when installed: the same check on Gemma 3 270M Q4_K_M as published.
 if model=$("$source_dir/scripts/models" --where 2>/dev/null); then
   tokens=2,818,5279,529,7001,563,9079,236761,1030,2117,4055,1047
+  # The model file itself on the command line, as a user runs it: --tokens and --kv-cells.
   printf '{"graph": {"model": "gguf", "file": "%s", "params": {"tokens": [%s], "kv_cells": 256, "flash_attn": false}}}' "$model" "$tokens" \
     >"$tmp/gemma.json"
   check gemma-llamacpp 0 "$tmp/llamacpp_logits" "$tmp/no-backends" "$model" "$tmp/gemma.llamacpp.npy" "$tokens"
-  check gemma-ggml-run 0 "$graph_run" -c "$tmp/gemma.json" -b ggml:CPU --outputs all -r 1 --warmup 0 --save-outputs "$tmp/gemma"
+  check gemma-ggml-run 0 "$graph_run" -c "$model" --tokens "$tokens" --kv-cells 256 -b ggml:CPU --outputs all -r 1 \
+    --warmup 0 --save-outputs "$tmp/gemma"
   nmse_check gemma "$tmp/gemma/result_output.npy" "$tmp/gemma.llamacpp.npy" 1e-10
   check gemma-compare 0 "$compare" -c "$tmp/gemma.json" -b CPU,ggml:CPU
 else

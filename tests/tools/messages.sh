@@ -49,6 +49,10 @@ check ngl-negative 2 "$run" --ngl -1
 says ngl-negative "graph-run: --ngl: -1 is too small (at least 0)"
 check tokens-and-prompt 2 "$run" -c "$data/models/tiny-llama.gguf" --tokens 1,2,3 -p 8
 says tokens-and-prompt "graph-run: --tokens gives the batch itself; -p and -n set a batch of random ids: give one or the other"
+check kv-cells-small 2 "$run" -c "$data/models/tiny-llama.gguf" --tokens 1,2,3 --kv-cells 2
+says kv-cells-small "graph-run: $data/models/tiny-llama.gguf: /graph/params/kv_cells: kv_cells (2) cannot hold the cache's 3 positions"
+check kv-cells-config 2 "$run" -c "$configs/mlp.json" --kv-cells 256
+says kv-cells-config "graph-run: $configs/mlp.json: /graph: --kv-cells pads a llama.cpp model file's (gguf) cache; this config's graph has no such cache"
 check tokens-label 0 "$run" -c "$data/models/tiny-llama.gguf" --tokens 1,17,255,42,3 -r 1 --warmup 0
 expect_in tokens-label "$tmp/out" " pp5 "
 check help-ranges 0 "$run" --help
