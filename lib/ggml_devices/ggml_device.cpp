@@ -3,7 +3,6 @@
 #include <ggml-backend.h>
 #include <ggml.h>
 
-
 #include "backend/host_threads.hpp"
 #include "ggml_devices/ggml_cpu_limits.hpp"
 #include "ggml_devices/ggml_index_check.hpp"
@@ -15,7 +14,7 @@ namespace xb::ggml_devices {
 namespace {
 
 // ggml's thread-count setter of the device's backend family, when it has one (ggml's CPU).
-ggml_backend_set_n_threads_t thread_setter(ggml_backend_dev_t device) {
+ThreadSetter thread_setter_of(ggml_backend_dev_t device) {
     ggml_backend_reg_t reg = ggml_backend_dev_backend_reg(device);
     return reg == nullptr ? nullptr
                           : reinterpret_cast<ggml_backend_set_n_threads_t>(
@@ -30,7 +29,8 @@ GgmlDevice::GgmlDevice(BackendReg& reg, ggml_backend_device* device)
       name_(std::string("ggml:") + ggml_backend_dev_name(device)),
       buffer_type_(*this, ggml_backend_dev_buffer_type(device)),
       is_ggml_cpu_(ggml_backend_dev_type(device) == GGML_BACKEND_DEVICE_TYPE_CPU &&
-                   std::string(ggml_backend_reg_name(ggml_backend_dev_backend_reg(device))) == "CPU") {}
+                   std::string(ggml_backend_reg_name(ggml_backend_dev_backend_reg(device))) == "CPU"),
+      set_threads_(thread_setter_of(device)) {}
 
 std::string GgmlDevice::description() const {
     return std::string("ggml ") + ggml_backend_reg_name(ggml_backend_dev_backend_reg(device_)) + " backend: " +
@@ -59,7 +59,7 @@ Status GgmlDevice::configure(std::string_view params) {
 }
 
 std::string GgmlDevice::settings() const {
-    if (thread_setter(device_) == nullptr) return {};
+    if (set_threads_ == nullptr) return {};
     return "threads=" + std::to_string(threads_ > 0 ? threads_ : default_host_threads());
 }
 
@@ -98,7 +98,7 @@ GgmlBackend::~GgmlBackend() { ggml_backend_free(backend_); }
 GgmlDevice& GgmlBackend::ggml_device() const { return static_cast<GgmlDevice&>(device()); }
 
 bool GgmlBackend::set_n_threads(int n_threads) {
-    const ggml_backend_set_n_threads_t setter = thread_setter(ggml_device().handle());
+    const ThreadSetter setter = ggml_device().thread_setter();
     if (setter == nullptr || n_threads < 1) return false;
     setter(backend_, n_threads);
     return true;

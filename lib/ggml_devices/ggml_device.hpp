@@ -29,6 +29,9 @@ struct ggml_tensor;
 
 namespace xb::ggml_devices {
 
+// ggml's setter of a backend's thread count (ggml_backend_set_n_threads_t).
+using ThreadSetter = void (*)(ggml_backend*, int);
+
 class GgmlDevice final : public Device {
 public:
     GgmlDevice(BackendReg& reg, ggml_backend_device* device);
@@ -59,6 +62,8 @@ public:
     std::string ggml_refusal(const ggml_tensor* node) const;
 
     ggml_backend_device* handle() const { return device_; }
+    // ggml's setter of its backends' thread count (ggml's CPU has one); nullptr when none.
+    ThreadSetter thread_setter() const { return set_threads_; }
     const GgmlBufferType& ggml_buffer_type() const { return buffer_type_; }
 
 private:
@@ -66,6 +71,7 @@ private:
     std::string name_;  // "ggml:<ggml's device name>"
     GgmlBufferType buffer_type_;
     bool is_ggml_cpu_;  // ggml's own CPU backend (ggml_cpu_limits.hpp applies)
+    ThreadSetter set_threads_;
     int threads_ = 0;   // configure's threads=N; 0: xbackend's CPU default
 };
 

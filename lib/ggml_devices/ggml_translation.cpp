@@ -156,6 +156,15 @@ std::string builder_refusal(const Tensor& node, const std::array<ggml_tensor*, k
     }
 }
 
+// The ggml tensors translating `node` can make at most: its result, one tensor its builder may add
+// (a view of the destination), and a leaf for each source. A bound, not a guess: a context that
+// runs out of room is an abort inside ggml.
+size_t tensors_needed(const Tensor& node) {
+    size_t n = 2;
+    for (const Tensor* src : node.src) n += src != nullptr ? 1 : 0;
+    return n;
+}
+
 }  // namespace
 
 GraphTranslation::GraphTranslation(BufferOf buffer_of) : buffer_of_(std::move(buffer_of)) {}
@@ -164,17 +173,18 @@ GraphTranslation::~GraphTranslation() {
     if (ctx_ != nullptr) ggml_free(ctx_);
 }
 
-Status GraphTranslation::make_context(size_t n_tensors) {
-    // Metadata only: the tensors' bytes are the xbackend buffers'. Each node may add a few ggml
-    // tensors of its own (views a builder makes), hence the margin.
-    const size_t graph_size = std::max<size_t>(GGML_DEFAULT_GRAPH_SIZE, 4 * n_tensors + 16);
+Status GraphTranslation::make_context(size_t n_tensors, bool with_graphs) {
+    // Metadata only: the tensors' bytes are the xbackend buffers'.
+    const size_t size = n_tensors + 16;
     ggml_init_params params{};
-    params.mem_size = ggml_tensor_overhead() * graph_size + 2 * ggml_graph_overhead_custom(graph_size, false);
+    params.mem_size = ggml_tensor_overhead() * size + (with_graphs ? 2 * ggml_graph_overhead_custom(size, false) : 0);
     params.no_alloc = true;
     ctx_ = ggml_init(params);
     if (ctx_ == nullptr) return Status(StatusCode::OutOfMemory, "ggml: no memory for a graph's context");
-    graph_ = ggml_new_graph_custom(ctx_, graph_size, false);
-    segment_ = ggml_new_graph_custom(ctx_, graph_size, false);
+    if (with_graphs) {
+        graph_ = ggml_new_graph_custom(ctx_, size, false);
+        segment_ = ggml_new_graph_custom(ctx_, size, false);
+    }
     return Status::ok();
 }
 
@@ -351,7 +361,9 @@ Result<ggml_tensor*> GraphTranslation::build(const Tensor& node) {
 }
 
 Status GraphTranslation::translate(const Graph& graph) {
-    XB_RETURN_IF_ERROR(make_context(graph.n_tensors() * 2));
+    size_t n_tensors = 0;
+    for (const Tensor* node : graph.nodes()) n_tensors += tensors_needed(*node);
+    XB_RETURN_IF_ERROR(make_context(n_tensors, true));
     in_graph_.insert(graph.nodes().begin(), graph.nodes().end());
     for (const Tensor* node : graph.nodes()) {
         if (computes_nothing(*node)) continue;
@@ -362,7 +374,8 @@ Status GraphTranslation::translate(const Graph& graph) {
 }
 
 Result<ggml_tensor*> GraphTranslation::translate_node(const Tensor& node) {
-    XB_RETURN_IF_ERROR(make_context(kMaxSrc + 2));
+    // The node and its sources, no graph: supports_op asks this for every node the scheduler places.
+    XB_RETURN_IF_ERROR(make_context(tensors_needed(node), false));
     in_graph_.insert(&node);
     return tensor_of(node);
 }

@@ -57,7 +57,9 @@ public:
     int n_nodes() const;
 
 private:
-    Status make_context(size_t n_tensors);
+    // A context for `n_tensors` tensors (tensors_needed), with the graph and its segment when
+    // `with_graphs`.
+    Status make_context(size_t n_tensors, bool with_graphs);
     // The ggml tensor standing for `t`: built once, then the same one. A node being translated is
     // built with its op; anything else (a leaf, a view, a node of another part) is a leaf over its
     // memory.
