@@ -17,6 +17,7 @@
 #include "report/timing.hpp"
 #include "run_report.hpp"
 #include "session.hpp"
+#include "tensor_overrides.hpp"
 #include "token_tests.hpp"
 #include "trace.hpp"
 
@@ -40,6 +41,7 @@ struct RunOptions {
     std::vector<int> generated;        // -n: tokens generated one at a time
     std::vector<int> depths;           // -d: KV depth the tests start from
     std::optional<int> gpu_layers;     // --ngl: offload_layers
+    std::vector<std::string> tensor_overrides;  // --override-tensor REGEX=DEVICE (tensor_overrides.hpp)
     NonFinitePolicy nonfinite = NonFinitePolicy::Warn;  // outputs holding NaN or infinity
 };
 
@@ -88,8 +90,10 @@ Result<RunRecord> run_one(const RunOptions& opts, const CommonOptions& run, cons
     Status edited;
     std::string test_label;
     int spec_kv = 0;
+    XB_ASSIGN_OR_RETURN(const std::vector<config::DeviceRule> overrides, parse_tensor_overrides(opts.tensor_overrides));
     session_options.edit = [&](config::ConfigSpec& spec) {
         edited = apply_token_test(test, opts.gpu_layers, spec);
+        apply_tensor_overrides(overrides, spec);
         if (const auto tokens = spec_tokens(spec)) {
             test_label = test_name(tokens->first, tokens->second);
             spec_kv = tokens->second;
@@ -204,6 +208,9 @@ int main(int argc, char** argv) {
     app.add_option("--ngl,--n-gpu-layers", opts.gpu_layers,
                    "Layers on the first GPU (llama-bench's -ngl): the config's offload_layers")
         ->check(at_least(0));
+    app.add_option("--ot,--override-tensor", opts.tensor_overrides,
+                   "REGEX=DEVICE: weights whose names the regular expression finds go to DEVICE, before the config's\n"
+                   "rules (llama-bench's -ot; exps=CPU keeps a mixture of experts' experts on the host); repeatable");
     app.add_option("--compare", opts.compare,
                    "BASE.json NEW.json: compare two saved reports (--format json -o) instead of running: per metric the\n"
                    "base, the new value and new/base, and on stderr how the runs differ (commit, CPU, threads, config)")
@@ -213,6 +220,7 @@ int main(int argc, char** argv) {
                "         graph-run -c model.gguf -p 64,512 -n 1 -d 0,128 --format sql   (6 runs, llama-bench's tests)\n"
                "         graph-run -c configs/llama-decoder.json -b CPU -b BLAS,CPU -t 1,2 --format md   (4 runs)\n"
                "         graph-run -c configs/llama-decoder.json --profile\n"
+               "         graph-run -c moe.gguf -b CUDA0,CPU --ngl 99 --ot exps=CPU -p 512 -n 128   (experts on the host)\n"
                "         graph-run --compare before.json after.json\n"
                "Exit codes: 0 success, 1 an output held NaN or infinity with --nonfinite fail, 2 usage, config or\n"
                "device error.");

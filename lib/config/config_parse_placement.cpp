@@ -31,11 +31,21 @@ Result<std::vector<DeviceRule>> parse_rules(const JsonReader& r, const Json& j, 
     std::vector<DeviceRule> rules;
     for (size_t i = 0; i < j.size(); ++i) {
         const std::string rule_path = child_path(path, i);
-        XB_RETURN_IF_ERROR(r.expect_object(j[i], rule_path, {"pattern", "device"}));
+        XB_RETURN_IF_ERROR(r.expect_object(j[i], rule_path, {"pattern", "regex", "device"}));
         DeviceRule rule;
         rule.path = rule_path;
-        XB_ASSIGN_OR_RETURN(const Json* pattern, r.required(j[i], rule_path, "pattern"));
-        XB_ASSIGN_OR_RETURN(rule.pattern, r.string(*pattern, child_path(rule_path, "pattern")));
+        const Json* glob = JsonReader::member(j[i], "pattern");
+        const Json* regex = JsonReader::member(j[i], "regex");
+        if ((glob == nullptr) == (regex == nullptr)) {
+            return r.error(rule_path, "give the names as \"pattern\" (a glob) or as \"regex\" (a regular expression), one of them");
+        }
+        rule.regex = regex != nullptr;
+        XB_ASSIGN_OR_RETURN(rule.pattern, r.string(rule.regex ? *regex : *glob, rule.pattern_path()));
+        if (rule.regex) {
+            if (const auto problem = DeviceRule::regex_problem(rule.pattern)) {
+                return r.error(rule.pattern_path(), quoted_name(rule.pattern) + " is not a regular expression: " + *problem);
+            }
+        }
         XB_ASSIGN_OR_RETURN(const Json* device, r.required(j[i], rule_path, "device"));
         XB_ASSIGN_OR_RETURN(rule.device, r.string(*device, child_path(rule_path, "device")));
         rules.push_back(std::move(rule));

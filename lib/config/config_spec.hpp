@@ -104,9 +104,17 @@ struct ModelSpec {
 };
 
 struct DeviceRule {
-    std::string pattern;  // weight or node name (glob)
+    std::string pattern;  // weight or node name: a glob, or with `regex` a regular expression
     std::string device;
-    std::string path;     // JSON pointer of the rule
+    std::string path;     // JSON pointer of the rule, or the command-line option that made it
+    bool regex = false;   // "regex": found anywhere in the name (ECMAScript), as llama.cpp's -ot
+
+    // Whether the rule's pattern matches `name` (a regex is checked when the rule is parsed).
+    bool matches(std::string_view name) const;
+    // Where a message about the pattern points: the JSON pointer's "pattern" or "regex" member.
+    std::string pattern_path() const;
+    // Why `pattern` is not a regular expression ("missing ')'"), or nothing when it is one.
+    static std::optional<std::string> regex_problem(const std::string& pattern);
 };
 
 // Several devices sharing a model builder's layers (llama.cpp's --split-mode layer|row, --tensor-split).

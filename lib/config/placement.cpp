@@ -224,9 +224,9 @@ Status place_weights(const ConfigSpec& spec, DeviceResolver& devices, const deta
         if (leaf.role == Role::Weight) weight_names.push_back(leaf.tensor->name);
     }
     for (const DeviceRule& r : spec.placement.weights) {
-        const bool any = std::any_of(weight_names.begin(), weight_names.end(), [&](const std::string& n) { return glob_match(r.pattern, n); });
+        const bool any = std::any_of(weight_names.begin(), weight_names.end(), [&](const std::string& n) { return r.matches(n); });
         if (!any) {
-            return config_error(spec.source, child_path(r.path, "pattern"), "pattern " + quoted_name(r.pattern) + " matches no weight" +
+            return config_error(spec.source, r.pattern_path(), "pattern " + quoted_name(r.pattern) + " matches no weight" +
                                                                                 did_you_mean(r.pattern, weight_names) +
                                                                                 " (weights: " + join_names(weight_names) + ")");
         }
@@ -263,7 +263,7 @@ Status place_weights(const ConfigSpec& spec, DeviceResolver& devices, const deta
             device = offload_device(leaf, *offload, built.n_layers, gpu, p.backends.back());
         }
         for (const auto& [rule, dev] : rules) {
-            if (glob_match(rule->pattern, leaf.tensor->name)) {
+            if (rule->matches(leaf.tensor->name)) {
                 device = dev;
                 break;
             }
@@ -282,12 +282,12 @@ Status place_nodes(const ConfigSpec& spec, DeviceResolver& devices, const Graph&
         for (Tensor* n : graph.nodes()) {
             if (n->name.empty()) continue;
             names.push_back(n->name);
-            if (!glob_match(r.pattern, n->name)) continue;
+            if (!r.matches(n->name)) continue;
             any = true;
             if (dev) p.nodes.push_back({n, *dev});
         }
         if (!any) {
-            return config_error(spec.source, child_path(r.path, "pattern"), "pattern " + quoted_name(r.pattern) + " matches no node of the graph" +
+            return config_error(spec.source, r.pattern_path(), "pattern " + quoted_name(r.pattern) + " matches no node of the graph" +
                                                                                 did_you_mean(r.pattern, names) +
                                                                                 " (named nodes: " + join_names(names) + ")");
         }

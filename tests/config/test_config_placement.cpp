@@ -97,6 +97,31 @@ TEST(ConfigPlacement, WeightsWithoutARuleGoToTheFirstBackend) {
     EXPECT_EQ(m->placement.device_of(*m->find("mlp.0.b1")), "CPU");
 }
 
+// "regex" rules search the name as llama.cpp's -ot does: "w1$" finds mlp.0.w1 and mlp.1.w1, not b1.
+TEST(ConfigPlacement, RegexRulesSearchTheNameAsLlamaCppsOverrideTensor) {
+    if (!have_sim()) GTEST_SKIP() << "no simulated devices";
+    auto m = build(mlp_with(R"({"backends": ["SIM0", "CPU"], "weights": [{"regex": "w1$", "device": "CPU"}]})"));
+    ASSERT_TRUE(m.is_ok()) << m.status().to_string();
+    EXPECT_EQ(m->placement.device_of(*m->find("mlp.0.w1")), "CPU");
+    EXPECT_EQ(m->placement.device_of(*m->find("mlp.1.w1")), "CPU");
+    EXPECT_EQ(m->placement.device_of(*m->find("mlp.0.w2")), "SIM0");
+    EXPECT_EQ(m->placement.device_of(*m->find("mlp.0.b1")), "SIM0");
+}
+
+TEST(ConfigPlacement, RuleNamesTakeAGlobOrARegexNotBoth) {
+    const auto error = [](const std::string& rule) {
+        auto m = build(mlp_with(R"({"backends": ["CPU"], "weights": [)" + rule + "]}"));
+        return m.is_ok() ? std::string("built") : m.status().to_string();
+    };
+    EXPECT_NE(error(R"({"pattern": "w*", "regex": "w", "device": "CPU"})").find("/placement/weights/0: give the names as"),
+              std::string::npos);
+    EXPECT_NE(error(R"({"device": "CPU"})").find("/placement/weights/0: give the names as"), std::string::npos);
+    EXPECT_NE(error(R"({"regex": "w1(", "device": "CPU"})").find("/placement/weights/0/regex: 'w1(' is not a regular expression"),
+              std::string::npos);
+    EXPECT_NE(error(R"({"regex": "^zz", "device": "CPU"})").find("/placement/weights/0/regex: pattern '^zz' matches no weight"),
+              std::string::npos);
+}
+
 TEST(ConfigPlacement, OffloadLayersFollowsLlamaCpp) {
     if (!have_sim()) GTEST_SKIP() << "no simulated devices";
     const auto decoder = [](int offload) {

@@ -78,6 +78,19 @@ check tests-ngl0 0 "$run" -c "$configs/llama-decoder-offload.json" --map CUDA0=S
 py "
 import json; a = json.load(open('$tmp/ngl.json'))['runs'][0]; b = json.load(open('$tmp/ngl0.json'))['runs'][0]
 assert a['n_splits'] > b['n_splits'], (a['n_splits'], b['n_splits'])" "ngl offloads"
+# --override-tensor REGEX=DEVICE (llama-bench's -ot): the experts of a MoE file stay on the host while
+# its layers are offloaded, so the run splits where the experts' products go to the CPU; a bad value
+# is one line and exit 2.
+moe=$configs/../tests/data/models/arch/tiny-qwen3moe.gguf
+check tests-ot 0 "$run" -c "$moe" -b SIM0,CPU --ngl 99 --ot exps=CPU -r 1 -p 7 --format json -o "$tmp/ot.json"
+check tests-ot-none 0 "$run" -c "$moe" -b SIM0,CPU --ngl 99 -r 1 -p 7 --format json -o "$tmp/ot0.json"
+py "
+import json; a = json.load(open('$tmp/ot.json'))['runs'][0]; b = json.load(open('$tmp/ot0.json'))['runs'][0]
+assert a['n_splits'] > b['n_splits'], (a['n_splits'], b['n_splits'])" "override-tensor keeps experts on the host"
+check tests-ot-bad 2 "$run" -c "$moe" --ot 'exps(=CPU' -r 1
+expect_in tests-ot-bad-line "$tmp/err" "graph-run: --override-tensor 'exps(=CPU': 'exps(' is not a regular expression"
+check tests-ot-none-match 2 "$run" -c "$moe" --ot 'ffn_zz=CPU' -r 1
+expect_in tests-ot-none-line "$tmp/err" "--override-tensor ffn_zz=CPU: pattern 'ffn_zz' matches no weight"
 check tests-compare 0 "$run" --compare "$tmp/tests.json" "$tmp/tests.json" --format json -o "$tmp/tcmp.json"
 py "
 import json; c = json.load(open('$tmp/tcmp.json'))
