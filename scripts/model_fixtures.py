@@ -637,6 +637,68 @@ def write_llama_shaped(path, model, n_layers):
     print(f"model_fixtures: wrote {path} ({Path(path).stat().st_size / 1e9:.2f} GB, {n_layers} layers)", file=sys.stderr)
 
 
+# Block types whose random blocks block_pool makes valid (an f16 scale d at the start, or at the end
+# for q6_K; q4_K's dmin beside its d): the types llama.cpp's common mixes use.
+LIKE_TYPES = {T.Q4_0, T.Q5_0, T.Q8_0, T.Q4_K, T.Q6_K}
+
+
+def describe(path):
+    """The shape of a model file without its weights: every metadata value but the tokenizer's (the
+    vocabulary is kept as its size), and every tensor's name, shape and type. `--like` writes a file
+    of that shape from random valid blocks, so a model too large to carry somewhere can be made there."""
+    reader = gguf.GGUFReader(str(path))
+    arch = str(reader.fields["general.architecture"].contents())
+    metadata = {}
+    for key, field in reader.fields.items():
+        if key.startswith("GGUF.") or key.startswith("tokenizer.") or key == "general.architecture":
+            continue
+        kinds = [t.name for t in field.types]
+        metadata[key] = {"type": kinds, "value": field.contents()}
+    vocab = reader.fields.get("tokenizer.ggml.tokens")
+    tensors = [{"name": t.name, "shape": [int(n) for n in t.shape], "type": t.tensor_type.name} for t in reader.tensors]
+    return {"source": Path(path).name, "architecture": arch, "n_vocab": len(vocab.data) if vocab else None,
+            "metadata": metadata, "tensors": tensors}
+
+
+def write_like(path, spec_file, n_layers=None):
+    """A file of the shape `spec_file` describes (describe()), from random valid blocks of each
+    tensor's type; with n_layers, only the first n_layers layers."""
+    spec = json.loads(Path(spec_file).read_text())
+    arch = spec["architecture"]
+    rng = np.random.default_rng(270)
+    block_count = int(spec["metadata"][f"{arch}.block_count"]["value"])
+    layers = min(n_layers or block_count, block_count)
+    writer = gguf.GGUFWriter(str(path), arch=arch)
+    for key, entry in spec["metadata"].items():
+        value = layers if key == f"{arch}.block_count" else entry["value"]
+        kinds = [getattr(gguf.GGUFValueType, k) for k in entry["type"]]
+        if kinds[0] == gguf.GGUFValueType.ARRAY:
+            writer.add_array(key, value)
+        else:
+            writer.add_key_value(key, value, kinds[0])
+    writer.add_tokenizer_model("none")
+    if spec.get("n_vocab"):
+        writer.add_uint32(f"{arch}.vocab_size", spec["n_vocab"])
+    writer.add_string("xbackend.fixture.generator", f"scripts/model_fixtures.py --like {Path(spec_file).name}")
+    tensors = {}
+    for t in spec["tensors"]:
+        if t["name"].startswith("blk.") and int(t["name"].split(".")[1]) >= layers:
+            continue
+        qtype = getattr(T, t["type"])
+        shape = tuple(reversed(t["shape"]))  # gguf lists the row length first; numpy's order is the reverse
+        if qtype == T.F32:
+            tensors[t["name"]] = (shape, None, 1.0)
+        elif qtype in (T.F16, T.BF16) or qtype in LIKE_TYPES:
+            tensors[t["name"]] = (shape, qtype, 1.0 / np.sqrt(shape[-1]))
+        else:
+            sys.exit(f"model_fixtures: --like: {t['name']} is {t['type']}, not one of the types written from "
+                     f"random blocks ({', '.join(sorted(x.name for x in LIKE_TYPES))}, F16, BF16, F32)")
+    pools = {q: block_pool(q, rng) for q in sorted({q for (_, q, _) in tensors.values() if q in LIKE_TYPES})}
+    write_random_blocks(writer, tensors, pools, rng)
+    print(f"model_fixtures: wrote {path} ({Path(path).stat().st_size / 1e9:.2f} GB, {layers} layers, "
+          f"shaped like {spec['source']})", file=sys.stderr)
+
+
 def keep_llamacpp_entries(out, manifest, tool):
     """Carries each model's "llamacpp" entry (llama.cpp's logits, written by scripts/llamacpp-reference)
     over from the manifest already in `out` while the model file is byte for byte the one llama.cpp
@@ -683,7 +745,15 @@ def main():
     parser.add_argument("--big-model", choices=["tinyllama-f16", "qwen3moe-30b-a3b-q4_k_m", *BIG_LLAMAS], default="tinyllama-f16",
                         help="the shape and types of --big (default: tinyllama-f16)")
     parser.add_argument("--big-layers", type=int, help="layers of --big (default: 8 for tinyllama-f16, the shape's own else)")
+    parser.add_argument("--describe", metavar="GGUF", help="print the shape of a model file as JSON (for --like)")
+    parser.add_argument("--like", metavar="JSON", help="--big gets the shape --describe wrote, from random blocks")
     args = parser.parse_args()
+    if args.describe:
+        print(json.dumps(describe(args.describe), indent=1, default=lambda v: v.tolist() if hasattr(v, "tolist") else str(v)))
+        return
+    if args.big and args.like:
+        write_like(args.big, args.like, args.big_layers)
+        return
     if args.big:
         if args.big_model in BIG_LLAMAS:
             shape = LLAMA_SHAPES[args.big_model.rsplit("-", 1)[0]]

@@ -119,6 +119,60 @@ assert c['passed'] > 0 and 'GpuRequired.CudaDeviceIsRegistered' in c['failed_tes
 assert c['status'] == 'failed' and s['failed_steps'] == ['ctest-gpu'], (c, s['failed_steps'])
 " "ctest-gpu shards"
 
+# --carry: a build made on another machine (scripts/gpu-carry build), here the build under test packed
+# the same way. It is unpacked into the build folder, the steps run from it and name its commit, a
+# second call on the same machine (the carry left behind) reuses it, --rest plans only what the first
+# call did not finish, and a carried program whose library is missing stops the run at the preflight.
+stage=$tmp/carry-stage
+mkdir -p "$stage/apps" "$stage/tests" "$stage/ggml/bin" "$tmp/carry" "$tmp/lib"
+cp "$build/apps/backend-compare" "$build/apps/op-check" "$stage/apps/"
+printf '#!/bin/sh\nexit 0\n' >"$stage/tests/xb-tests" && chmod +x "$stage/tests/xb-tests"
+printf 'commit=0123456789abcdef0123456789abcdef01234567\ndirty=false\n' >"$stage/xb-commit.txt"
+tar -C "$stage" -cf - . | xz -0 -T0 >"$tmp/carry/build.tar.xz"
+check carry 0 bash "$src/scripts/gpu-check" --carry "$tmp/carry" --host-only --build-dir "$tmp/b7" --only opcheck \
+  --deadline 100 --work "$tmp/w7" --out "$tmp/o7"
+py "
+import json
+s = json.load(open('$tmp/o7/summary.json'))
+status = {x['step']: x['status'] for x in s['timing']['steps']}
+assert status == {'unpack': 'passed', 'opcheck-test': 'passed'}, status
+assert s['commit']['commit'].startswith('0123456789ab'), s['commit']
+" "carry unpacked and run"
+mv "$tmp/carry/build.tar.xz" "$tmp/carry-moved.tar.xz"
+check carry-again 0 bash "$src/scripts/gpu-check" --carry "$tmp/carry" --host-only --build-dir "$tmp/b7" --only opcheck \
+  --deadline 100 --work "$tmp/w7" --out "$tmp/o8"
+py "
+import json
+status = {x['step']: x['status'] for x in json.load(open('$tmp/o8/summary.json'))['timing']['steps']}
+assert status == {'unpack': 'skipped', 'opcheck-test': 'passed'}, status
+" "carry reused"
+check carry-rest 0 bash "$src/scripts/gpu-check" --carry "$tmp/carry" --host-only --build-dir "$tmp/b7" \
+  --only opcheck,compare --rest --work "$tmp/w7" --plan
+py "
+lines = [l.split()[0] for l in open('$tmp/out').read().splitlines()[1:-1]]
+assert lines[0] == 'unpack' and 'opcheck-test' not in lines and all(l.startswith('compare:') for l in lines[1:]), lines
+" "rest plans what is left"
+mv "$tmp/carry-moved.tar.xz" "$tmp/carry/build.tar.xz"
+echo 'int xb_missing_symbol(void) { return 1; }' | cc -shared -fPIC -x c - -o "$tmp/lib/libxbmissing.so"
+echo 'int xb_missing_symbol(void); int main(void) { return xb_missing_symbol(); }' |
+  cc -x c - -o "$stage/ggml/bin/needs-missing" -L"$tmp/lib" -lxbmissing
+tar -C "$stage" -cf - . | xz -0 -T0 >"$tmp/carry/build.tar.xz"
+check carry-missing-library 3 bash "$src/scripts/gpu-check" --carry "$tmp/carry" --host-only --build-dir "$tmp/b9" \
+  --only opcheck --deadline 100 --work "$tmp/w9" --out "$tmp/o9"
+expect_in carry-missing-line "$tmp/err" "gpu-check: preflight: the carried programs cannot find: needs-missing: libxbmissing.so"
+
+# The lease's plan with a carried build: ggml's side by side right after the op-check test, and the
+# plan's arithmetic (checks and timings against the deadline; building and unpacking apart).
+check carry-plan 0 bash "$src/scripts/gpu-check" --carry "$tmp/carry" --plan --deadline 580
+py "
+lines = open('$tmp/out').read().splitlines()
+steps = [l.split()[0] for l in lines[1:-1]]
+assert steps[:4] == ['unpack', 'opcheck-test', 'ggml-ops', 'ggml-model'], steps[:6]
+assert steps.index('ggml-model') < steps.index('ctest-gpu') < steps.index('sanitize-memcheck'), steps
+assert 'build' not in steps and 'ggml-build' not in steps, steps
+assert lines[-1].startswith('checks and timings: ') and lines[-1].endswith('(building and unpacking: 15 s)'), lines[-1]
+" "carry plan"
+
 # A driver that fails: exit 3 with the preflight's one line, and the summary says why.
 printf '#!/bin/sh\necho "NVIDIA-SMI has failed because it could not communicate with the NVIDIA driver."\nexit 9\n' \
   >"$tmp/bin/nvidia-smi"
