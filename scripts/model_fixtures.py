@@ -46,13 +46,22 @@ n_embd 2048, n_ff 5632, vocabulary 32000: 1.08 GB), for measuring the loader's m
 writes a Llama-3-8B-shaped model as llama.cpp's Q4_K_M mixes it (32 layers, n_embd 4096, 32 heads and 8
 KV heads of 128, n_ff 14336, vocabulary 128256; q4_K matrices, q6_K for output.weight and for attn_v
 and ffn_down in the layers llama.cpp gives more bits: 4.9 GB) from random valid blocks, for timing
-against llama.cpp (scripts/model-side-by-side). Blocks come from one random pool per type, rolled
+against llama.cpp (scripts/llama-bench-side-by-side). Blocks come from one random pool per type, rolled
 per tensor, so the file is written at disk speed. The same for Llama 3.2 1B's shape (16 layers, n_embd
 2048, 32/8 heads of 64, n_ff 8192, tied output) and for other mixes: `--big-model
 {llama3-8b,llama3.2-1b}-{q4_k_m,q8_0,q6_k,f16,bf16}` (scripts/llama-bench-side-by-side writes them
 into its cache). `--big-model qwen3moe-30b-a3b-q4_k_m` writes a
 Qwen3-30B-A3B-shaped mixture of experts the same way (48 layers of 128 experts of 768, 8 per
 token; 17 GB at full depth, so give --big-layers for a part of it).
+
+    python3 scripts/model_fixtures.py --describe real.gguf > tests/data/models/shapes/NAME.json
+    python3 scripts/model_fixtures.py --big /tmp/x.gguf --like tests/data/models/shapes/NAME.json [--big-layers N]
+
+--describe prints a real file's shape without its weights (every metadata value but the
+tokenizer's, whose vocabulary is kept as a size; each tensor's name, shape and type); --like writes
+a file of that shape from random valid blocks (types q4_0, q5_0, q8_0, q4_K, q6_K, f16, bf16, f32),
+which llama.cpp and xbackend load and time as the real one: for a machine the real file cannot be
+carried to (tests/data/models/shapes/gemma-3-270m-q4_k_m.json: Gemma 3 270M, for the GPU lease).
 """
 import argparse
 import hashlib
