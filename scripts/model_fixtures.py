@@ -59,7 +59,8 @@ token; 17 GB at full depth, so give --big-layers for a part of it).
 
 --describe prints a real file's shape without its weights (every metadata value but the
 tokenizer's, whose vocabulary is kept as a size; each tensor's name, shape and type); --like writes
-a file of that shape from random valid blocks (types q4_0, q5_0, q8_0, q4_K, q6_K, f16, bf16, f32),
+a file of that shape from random valid blocks (types q4_0, q4_1, q5_0, q5_1, q8_0, q4_K, q5_K, q6_K,
+f16, bf16, f32),
 which llama.cpp and xbackend load and time as the real one: for a machine the real file cannot be
 carried to (tests/data/models/shapes/gemma-3-270m-q4_k_m.json: Gemma 3 270M, for the GPU lease).
 """
@@ -473,6 +474,12 @@ def q4_k_m_type(role, layer, n_layers):
     return T.Q4_K
 
 
+# The formats with a second f16 field after d (bytes 2-3) and the multiple of d it gets so that values
+# average zero: q4_K and q5_K compute d*sc*q - dmin*m (q averages 7.5 or 15.5, sc and m alike), q4_1
+# and q5_1 compute d*q + m.
+SECOND_SCALE = {T.Q4_K: 7.5, T.Q5_K: 15.5, T.Q4_1: -7.5, T.Q5_1: -15.5}
+
+
 def block_pool(qtype, rng):
     """POOL_BLOCKS random blocks of qtype whose values have unit spread around zero."""
     _, size = gguf.GGML_QUANT_SIZES[qtype]
@@ -482,7 +489,7 @@ def block_pool(qtype, rng):
     def set_f16(col, value):
         raw[:, col:col + 2] = np.full(POOL_BLOCKS, value, dtype=np.float16).view(np.uint8).reshape(-1, 2)
 
-    centre = {T.Q4_K: 7.5}.get(qtype)  # dmin/d: sc*q - centre*m averages zero (q averages 7.5)
+    centre = SECOND_SCALE.get(qtype)
     set_f16(d_col, 1.0)
     if centre is not None:
         set_f16(2, centre)
@@ -539,7 +546,7 @@ def write_random_blocks(writer, tensors, pools, rng):
         d_col = size - 2 if qtype == T.Q6_K else 0
         scaled = (data[:, d_col:d_col + 2].copy().view(np.float16).astype(np.float32) * std).astype(np.float16)
         data[:, d_col:d_col + 2] = scaled.view(np.uint8)
-        if qtype == T.Q4_K:
+        if qtype in SECOND_SCALE:
             dmin = (data[:, 2:4].copy().view(np.float16).astype(np.float32) * std).astype(np.float16)
             data[:, 2:4] = dmin.view(np.uint8)
         writer.write_tensor_data(data.reshape(*shape[:-1], -1))
@@ -647,8 +654,8 @@ def write_llama_shaped(path, model, n_layers):
 
 
 # Block types whose random blocks block_pool makes valid (an f16 scale d at the start, or at the end
-# for q6_K; q4_K's dmin beside its d): the types llama.cpp's common mixes use.
-LIKE_TYPES = {T.Q4_0, T.Q5_0, T.Q8_0, T.Q4_K, T.Q6_K}
+# for q6_K; a second scale beside d, SECOND_SCALE): the types llama.cpp's common mixes use.
+LIKE_TYPES = {T.Q4_0, T.Q4_1, T.Q5_0, T.Q5_1, T.Q8_0, T.Q4_K, T.Q5_K, T.Q6_K}
 
 
 def describe(path):
@@ -659,7 +666,7 @@ def describe(path):
     arch = str(reader.fields["general.architecture"].contents())
     metadata = {}
     for key, field in reader.fields.items():
-        if key.startswith("GGUF.") or key.startswith("tokenizer.") or key == "general.architecture":
+        if key.startswith(("GGUF.", "tokenizer.", "xbackend.")) or key == "general.architecture":
             continue
         kinds = [t.name for t in field.types]
         metadata[key] = {"type": kinds, "value": field.contents()}

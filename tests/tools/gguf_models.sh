@@ -24,6 +24,33 @@ done
 check info-md 0 "$profile" --info -c "$models/tiny-qwen2.gguf" --format md
 expect_in info-md "$tmp/out" "| qkv_bias"
 
+# A file of a real file's shape (scripts/model_fixtures.py --describe, then --like; the GPU lease's
+# stand-in for a file too large to carry): the same architecture, tensors, types and sizes as the
+# original to graph-run --info, random valid blocks that compute finite logits; --big-layers keeps
+# the first layers only.
+fixtures=$(dirname "$0")/../../scripts/model_fixtures.py
+for model in "$models/arch/tiny-gemma3.gguf" "$models/tiny-llama-quant.gguf"; do
+  name=$(basename "$model" .gguf)
+  "$python" "$fixtures" --describe "$model" >"$tmp/$name.shape.json" 2>"$tmp/err" || { echo "FAIL $name-describe"; cat "$tmp/err"; failures=$((failures + 1)); }
+  "$python" "$fixtures" --big "$tmp/$name-like.gguf" --like "$tmp/$name.shape.json" 2>"$tmp/err" ||
+    { echo "FAIL $name-like"; cat "$tmp/err"; failures=$((failures + 1)); }
+  "$run" --info -c "$model" --format json -o "$tmp/info-a.json" && "$run" --info -c "$tmp/$name-like.gguf" --format json -o "$tmp/info-b.json"
+  py "
+import json
+a, b = json.load(open('$tmp/info-a.json')), json.load(open('$tmp/info-b.json'))
+for k in ('file', 'file_bytes', 'name', 'meta'):
+    a.pop(k, None); b.pop(k, None)
+assert a == b, {k: (a.get(k), b.get(k)) for k in set(a) | set(b) if a.get(k) != b.get(k)}" "$name-like-info"
+  check "$name-like-runs" 0 "$run" -c "$tmp/$name-like.gguf" -r 1 --nonfinite fail
+done
+# Types without a random-block writer are refused by name.
+"$python" "$fixtures" --describe "$models/tiny-llama-iq.gguf" >"$tmp/iq.shape.json"
+check like-refuses-iq 1 "$python" "$fixtures" --big "$tmp/iq-like.gguf" --like "$tmp/iq.shape.json"
+expect_in like-refuses-iq-line "$tmp/err" "model_fixtures: --like: token_embd.weight is IQ4_NL, not one of the types"
+"$python" "$fixtures" --big "$tmp/gemma3-1l.gguf" --like "$tmp/tiny-gemma3.shape.json" --big-layers 1 2>/dev/null
+check like-layers 0 "$run" --info -c "$tmp/gemma3-1l.gguf" --format json -o "$tmp/info-1l.json"
+py "import json; assert json.load(open('$tmp/info-1l.json'))['layers'] == 1" like-layers-count
+
 for model in "$models"/tiny-*.gguf "$models"/arch/tiny-*.gguf; do
   name=$(basename "$model" .gguf)
   check "$name-compare" 0 "$compare" -c "$model" -b CPU,SIM0 --format json -o "$tmp/c.json"
