@@ -173,6 +173,23 @@ assert 'build' not in steps and 'ggml-build' not in steps, steps
 assert lines[-1].startswith('checks and timings: ') and lines[-1].endswith('(building and unpacking: 15 s)'), lines[-1]
 " "carry plan"
 
+# scripts/gpu-lease: gpu-check in its own session, followed by one command and then another; each
+# returns what there is so far in its out folder, the first with 124 while the run goes on, the
+# last with gpu-check's own exit (1 here: the deadline left steps out).
+lease() { XB_GPU_LEASE_DIR="$tmp/lease" bash "$src/scripts/gpu-lease" "$@"; }
+check lease-start 124 lease start --follow 1 --out "$tmp/lo1" --host-only --skip-build --build-dir "$build" --only compare \
+  --deadline 8 --work "$tmp/lw"
+expect_in lease-start-line "$tmp/err" "gpu-lease: gpu-check still runs"
+[ -f "$tmp/lo1/progress.txt" ] || { echo "FAIL lease-start-progress: no progress.txt in the first command's out folder"; failures=$((failures + 1)); }
+check lease-follow 1 lease follow --follow 60 --out "$tmp/lo2"
+py "
+import json, os
+s = json.load(open('$tmp/lo2/summary.json'))
+assert s['timing']['finished'] and s['timing']['end'] == 'the deadline', s['timing']
+assert 'gpu-lease.log' in os.listdir('$tmp/lo2')
+" "lease follow summary"
+check lease-none 2 env XB_GPU_LEASE_DIR="$tmp/no-lease" bash "$src/scripts/gpu-lease" follow --out "$tmp/lo3"
+
 # A driver that fails: exit 3 with the preflight's one line, and the summary says why.
 printf '#!/bin/sh\necho "NVIDIA-SMI has failed because it could not communicate with the NVIDIA driver."\nexit 9\n' \
   >"$tmp/bin/nvidia-smi"
