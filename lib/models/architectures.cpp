@@ -51,10 +51,16 @@ Status gemma_common(const std::string& a, DecoderParams& p) {
 Status sliding_window(const GgufMetadata& md, const std::string& a, DecoderParams& p, std::optional<int64_t> window,
                       int64_t pattern, double swa_base, float swa_scale, int64_t min_window = 1) {
     XB_ASSIGN_OR_RETURN(const int64_t w, md.integer(a + "attention.sliding_window", window, min_window));
-    XB_ASSIGN_OR_RETURN(const int64_t n, md.integer(a + "attention.sliding_window_pattern", pattern, 0, 1024));
+    // A number (llama.cpp's period rule), or one bool per layer (newer converters; true: it slides).
+    const std::string pattern_key = a + "attention.sliding_window_pattern";
+    if (md.is_array(pattern_key)) {
+        XB_ASSIGN_OR_RETURN(p.swa.layers, md.bool_per_layer(pattern_key, p.n_layers));
+    } else {
+        XB_ASSIGN_OR_RETURN(const int64_t n, md.integer(pattern_key, pattern, 0, 1024));
+        p.swa.pattern = static_cast<int>(n);
+    }
     XB_ASSIGN_OR_RETURN(const double base, md.real(a + "rope.freq_base_swa", swa_base));
     p.swa.window = static_cast<int>(w);
-    p.swa.pattern = static_cast<int>(n);
     p.swa.rope_freq_base = static_cast<float>(base);
     p.swa.rope_freq_scale = swa_scale;
     return Status::ok();

@@ -127,7 +127,11 @@ std::string DecoderParams::window_text() const {
     for (int il = 0; il < n_layers && shown < 3; ++il) {
         if (swa.slides(il)) layers += (shown++ ? ", " : "") + std::to_string(il);
     }
-    const std::string share = swa.pattern == 0 ? "every layer" : std::to_string(swa.pattern - 1) + " in " + std::to_string(swa.pattern);
+    int sliding = 0;
+    for (int il = 0; il < n_layers; ++il) sliding += swa.slides(il) ? 1 : 0;
+    const std::string share = !swa.layers.empty() ? std::to_string(sliding) + " of " + std::to_string(n_layers) + " layers, by the file's list"
+                              : swa.pattern == 0  ? "every layer"
+                                                  : std::to_string(swa.pattern - 1) + " in " + std::to_string(swa.pattern);
     return std::to_string(swa.window) + " positions on layers " + layers + ", ... (" + share + " slide), their rope base " +
            number_text(swa.rope_freq_base) + " scale " + number_text(swa.rope_freq_scale);
 }
@@ -269,6 +273,10 @@ Status check_params(const DecoderParams& p) {
                        std::to_string(p.n_tokens) + ")");
     }
     if (p.swa.window < 0 || p.swa.pattern < 0) return invalid("the sliding window and its pattern must not be negative");
+    if (!p.swa.layers.empty() && p.swa.layers.size() < static_cast<size_t>(p.n_layers)) {
+        return invalid("the sliding window's per-layer list has " + std::to_string(p.swa.layers.size()) + " layers, the model " +
+                       std::to_string(p.n_layers));
+    }
     if (e.n_group > 0 && (e.n_expert % e.n_group != 0 || e.n_expert / e.n_group < 2 || e.n_group_used < 1 ||
                           e.n_group_used > e.n_group || e.n_used > e.n_group_used * (e.n_expert / e.n_group))) {
         return invalid("expert groups: " + std::to_string(e.n_group) + " groups must divide the " + std::to_string(e.n_expert) +

@@ -30,10 +30,17 @@ namespace xb {
 struct SlidingWindow {
     int window = 0;   // positions; 0: every layer attends to the whole cache
     int pattern = 0;  // layer il slides when il % pattern < pattern - 1 (0: every layer), llama.cpp's rule
+    // Which layers slide, one flag per layer (a file's per-layer sliding_window_pattern array);
+    // empty: `pattern` decides.
+    std::vector<bool> layers{};
     float rope_freq_base = 10000.0f;
     float rope_freq_scale = 1.0f;
 
-    bool slides(int il) const { return window > 0 && (pattern == 0 || il % pattern < pattern - 1); }
+    bool slides(int il) const {
+        if (window <= 0) return false;
+        if (!layers.empty()) return il >= 0 && static_cast<size_t>(il) < layers.size() && layers[static_cast<size_t>(il)];
+        return pattern == 0 || il % pattern < pattern - 1;
+    }
 };
 
 // How a token's experts and their weights come from the router's logits.

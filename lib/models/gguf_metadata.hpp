@@ -8,6 +8,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/message_text.hpp"
 #include "core/status.hpp"
@@ -91,6 +92,27 @@ public:
         return std::get<bool>(kv->value.data);
     }
     bool has(const std::string& key) const { return file_.find_kv_entry(key) != nullptr; }
+    bool is_array(const std::string& key) const {
+        const GgufKV* kv = file_.find_kv_entry(key);
+        return kv != nullptr && kv->value.type == GgufValueType::Array;
+    }
+    // An array of one bool per layer (the key must be present and an array: is_array).
+    Result<std::vector<bool>> bool_per_layer(const std::string& key, int n_layers) const {
+        const GgufKV* kv = file_.find_kv_entry(key);
+        const std::vector<GgufValue>* items = kv != nullptr ? kv->value.as_array() : nullptr;
+        if (items == nullptr) return missing(key, "an array of one bool per layer");
+        if (kv->value.elem_type != GgufValueType::Bool) {
+            return error(*kv, std::string("is an array of ") + gguf_value_type_name(kv->value.elem_type) + ", expected one bool per layer");
+        }
+        if (kv->value.array_length != static_cast<uint64_t>(n_layers) || items->size() != kv->value.array_length) {
+            return error(*kv, "has " + std::to_string(kv->value.array_length) + " values, expected one per layer (" +
+                                  std::to_string(n_layers) + ")");
+        }
+        std::vector<bool> out;
+        out.reserve(items->size());
+        for (const GgufValue& v : *items) out.push_back(std::get<bool>(v.data));
+        return out;
+    }
     const GgufReader& file() const { return file_; }
     Result<std::optional<std::string>> string(const std::string& key) const {
         const GgufKV* kv = file_.find_kv_entry(key);

@@ -8,6 +8,7 @@
 
 #include <cctype>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -279,6 +280,79 @@ TEST(GgufModel, PlacementWorksUnchanged) {
     auto a = tensor_get_f32(*(*placed)->model.find("result_output")).value();
     auto b = tensor_get_f32(*(*cpu)->model.find("result_output")).value();
     EXPECT_LT(nmse(a, b), 1e-12);
+}
+
+// `from` copied to a temporary file with metadata `key` set to `value`.
+std::string with_metadata(const std::string& from, const std::string& key, GgufValue value, const std::string& name) {
+    auto in = GgufReader::open(model_path(from));
+    EXPECT_TRUE(in.is_ok()) << in.status().to_string();
+    GgufWriter w;
+    for (const GgufKV& kv : in->kvs()) w.set_kv(kv.key, kv.value);
+    w.set_kv(key, std::move(value));
+    for (const GgufTensorInfo& t : in->tensors()) {
+        auto data = in->read_data(t);
+        EXPECT_TRUE(data.is_ok());
+        EXPECT_TRUE(w.add_tensor(t.name, *ggml_type_info(t.type)->dtype, t.ne, std::move(data).value()).is_ok()) << t.name;
+    }
+    const std::string path = (std::filesystem::temp_directory_path() / ("xb-" + name + ".gguf")).string();
+    EXPECT_TRUE(w.write(path).is_ok());
+    return path;
+}
+
+GgufValue bools(std::initializer_list<bool> flags) {
+    std::vector<GgufValue> items;
+    for (bool f : flags) items.push_back(GgufValue::boolean(f));
+    return GgufValue::array(GgufValueType::Bool, std::move(items));
+}
+
+// Newer converters write Gemma 3's sliding_window_pattern as one bool per layer (true: it slides),
+// which llama.cpp reads: the array of the period rule computes the same logits as the number 6,
+// another array other ones, and an array of the wrong length or type is one line at its offset.
+TEST(GgufModel, SlidingWindowPatternMayBeOneBoolPerLayer) {
+    const std::string key = "gemma3.attention.sliding_window_pattern";
+    const auto logits = [](const std::string& file) { return scheduled_logits(model_config(file, 7, 0), {"CPU"}); };
+    const auto info_of = [](const std::string& path) {
+        auto file = GgufReader::open(path);
+        EXPECT_TRUE(file.is_ok()) << file.status().to_string();
+        return read_gguf_model_info(*file);
+    };
+    auto original = GgufReader::open(model_path("arch/tiny-gemma3.gguf"));
+    ASSERT_TRUE(original.is_ok());
+    auto info = read_gguf_model_info(*original);
+    ASSERT_TRUE(info.is_ok());
+    ASSERT_EQ(info->params.n_layers, 6);
+    ASSERT_TRUE(info->params.swa.layers.empty());
+    const std::vector<float> by_period = logits("arch/tiny-gemma3.gguf");
+
+    const std::string same = with_metadata("arch/tiny-gemma3.gguf", key, bools({true, true, true, true, true, false}), "swa-same");
+    auto same_info = info_of(same);
+    ASSERT_TRUE(same_info.is_ok()) << same_info.status().to_string();
+    EXPECT_EQ(same_info->params.swa.layers, (std::vector<bool>{true, true, true, true, true, false}));
+    EXPECT_NE(same_info->params.window_text().find("5 of 6 layers, by the file's list"), std::string::npos)
+        << same_info->params.window_text();
+    EXPECT_EQ(logits(same), by_period);
+
+    const std::string other = with_metadata("arch/tiny-gemma3.gguf", key, bools({false, true, false, true, false, true}), "swa-other");
+    auto other_info = info_of(other);
+    ASSERT_TRUE(other_info.is_ok()) << other_info.status().to_string();
+    EXPECT_FALSE(other_info->params.swa.slides(0));
+    EXPECT_TRUE(other_info->params.swa.slides(5));
+    EXPECT_NE(logits(other), by_period);
+
+    const std::string short_list = with_metadata("arch/tiny-gemma3.gguf", key, bools({true, false}), "swa-short");
+    auto short_info = info_of(short_list);
+    ASSERT_FALSE(short_info.is_ok());
+    EXPECT_NE(short_info.status().message().find("metadata '" + key + "' has 2 values, expected one per layer (6)"), std::string::npos)
+        << short_info.status().message();
+    EXPECT_NE(short_info.status().message().find(": offset "), std::string::npos);
+
+    const std::string numbers =
+        with_metadata("arch/tiny-gemma3.gguf", key, GgufValue::array(GgufValueType::I32, {GgufValue::i32(1), GgufValue::i32(0)}), "swa-ints");
+    auto numbers_info = info_of(numbers);
+    ASSERT_FALSE(numbers_info.is_ok());
+    EXPECT_NE(numbers_info.status().message().find("is an array of i32, expected one bool per layer"), std::string::npos)
+        << numbers_info.status().message();
+    for (const std::string& f : {same, other, short_list, numbers}) std::filesystem::remove(f);
 }
 
 TEST(GgufModel, ConfigMistakesAreClear) {
