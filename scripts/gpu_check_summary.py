@@ -29,6 +29,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 BANDWIDTH_TARGET = 0.6  # of the device-to-device memcpy rate
+VS_GGML_OP_TARGET = 0.9     # each op case's time against ggml-cuda's (ggml's time over xbackend's)
+VS_GGML_MODEL_TARGET = 1.0  # each model test's tokens per second against llama-bench's
+DECODE_TARGET = 0.8         # a decoded token's weight bytes per second, of the memcpy rate
 GEMM_TARGET = 0.9       # of cuBLAS's rate on the same shape
 STREAM_TARGET = 1.25    # of memcpy's time for the same bytes (the CPU's one-token products, issue 36)
 LOG_LIMIT = 4 << 20     # bytes of one file in the logs archive; larger ones keep their head and tail
@@ -326,6 +329,25 @@ def with_planned(work, steps, final, end_reason, running):
     return steps, plan
 
 
+def vs_ggml_targets(ops, model):
+    """The side by side against ggml-cuda judged on the unrounded figures: the op cases under 0.9x
+    ggml's speed, the model tests under 1.0x llama-bench's (the decode without the CUDA graph replay
+    is a diagnostic, not judged), and the decodes reading weights at under 0.8 of memcpy's rate."""
+    out = {"op_target": VS_GGML_OP_TARGET, "model_target": VS_GGML_MODEL_TARGET, "decode_target": DECODE_TARGET}
+    if ops:
+        judged = [c for c in ops.get("cases", []) if c.get("vs_ggml") is not None]
+        out["ops_judged"] = len(judged)
+        out["ops_below"] = sorted(c["case"] for c in judged if c["vs_ggml"] < VS_GGML_OP_TARGET)
+    if model:
+        rows = [r for r in model.get("rows", []) if "(graphs=0)" not in r.get("test", "")]
+        judged = [r for r in rows if r.get("ratio") is not None]
+        out["model_tests_judged"] = len(judged)
+        out["model_tests_below"] = sorted(f"{r['model']} {r['test']}" for r in judged if r["ratio"] < VS_GGML_MODEL_TARGET)
+        out["decodes_below"] = sorted(f"{r['model']} {r['test']}" for r in rows
+                                      if r.get("of_read_bandwidth") is not None and r["of_read_bandwidth"] < DECODE_TARGET)
+    return out
+
+
 def ggml_summary(work):
     return {k: load_json(work / f"{k}.json") for k in ("ggml-ops", "ggml-model") if (work / f"{k}.json").exists()}
 
@@ -383,6 +405,8 @@ def build_summary(work, steps, run, finished, device):
         elif name in ("ggml-ops", "ggml-model"):
             summary.setdefault("vs_ggml_cuda", {})[name.removeprefix("ggml-")] = describe_step(
                 step, load_json(work / f"{name}.json"))
+            summary["vs_ggml_cuda"]["targets"] = vs_ggml_targets(load_json(work / "ggml-ops.json"),
+                                                                 load_json(work / "ggml-model.json"))
     if compare:
         summary["backend_compare"] = compare
     if models:

@@ -239,6 +239,24 @@ mm = g.gemm_figures([{'name': 'BM_CudaMulMat/f16/M:4096/real_time', 'real_time':
 assert mm['shapes']['f16/M:4096']['of_cublas'] == 0.9 and mm['below_target'] == ['f16/M:4096'], mm
 " "bench figures judged unrounded"
 
+# The side by side against ggml-cuda judged on unrounded figures: an op at 0.899x ggml's speed and a
+# model test at 0.999x llama-bench's miss their targets, a decode at 0.799 of memcpy misses its
+# own; the decode without graph replay is not judged.
+py "
+import sys
+sys.path.insert(0, '$src/scripts')
+import gpu_check_summary as g
+ops = {'cases': [{'case': 'a', 'vs_ggml': 0.8994}, {'case': 'b', 'vs_ggml': 1.2}, {'case': 'c'}]}
+model = {'rows': [{'model': 'm', 'test': 'pp512', 'ratio': 0.9994},
+                  {'model': 'm', 'test': 'tg128@d0', 'ratio': 1.3, 'of_read_bandwidth': 0.7994},
+                  {'model': 'm', 'test': 'tg128@d0 (graphs=0)', 'ratio': None, 'of_read_bandwidth': 0.1}]}
+t = g.vs_ggml_targets(ops, model)
+assert t['ops_judged'] == 2 and t['ops_below'] == ['a'], t
+assert t['model_tests_judged'] == 2 and t['model_tests_below'] == ['m pp512'], t
+assert t['decodes_below'] == ['m tg128@d0'], t
+assert g.vs_ggml_targets(None, None) == {'op_target': 0.9, 'model_target': 1.0, 'decode_target': 0.8}
+" "vs ggml targets judged unrounded"
+
 # ggml-build's status file, which gpu-check waits for, is written however the build ends: here a
 # source without CMakeLists.txt, whose configure step fails with 2.
 check ggml-build-status 2 bash "$src/scripts/ggml-build" build "$tmp/no-source" "$tmp/ggml-build"
