@@ -220,7 +220,7 @@ int main(int argc, char** argv) {
                "         graph-run -c model.gguf -p 64,512 -n 1 -d 0,128 --format sql   (6 runs, llama-bench's tests)\n"
                "         graph-run -c configs/llama-decoder.json -b CPU -b BLAS,CPU -t 1,2 --format md   (4 runs)\n"
                "         graph-run -c configs/llama-decoder.json --profile\n"
-               "         graph-run -c moe.gguf -b CUDA0,CPU --ngl 99 --ot exps=CPU -p 512 -n 128   (experts on the host)\n"
+               "         graph-run -c moe.gguf -b SIM0,CPU --ngl 99 --ot exps=CPU -p 16   (layers on the device, experts on the host)\n"
                "         graph-run --compare before.json after.json\n"
                "Exit codes: 0 success, 1 an output held NaN or infinity with --nonfinite fail, 2 usage, config or\n"
                "device error.");

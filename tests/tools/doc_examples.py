@@ -115,6 +115,7 @@ with tempfile.TemporaryDirectory() as scratch:
     os.symlink(os.path.join(BUILD, "apps"), os.path.join(scratch, "build", "apps"))
     # The names the --help examples leave to the user.
     os.symlink(os.path.join(REPO, "tests", "data", "models", "tiny-llama-quant.gguf"), os.path.join(scratch, "model.gguf"))
+    os.symlink(os.path.join(REPO, "tests", "data", "models", "arch", "tiny-qwen3moe.gguf"), os.path.join(scratch, "moe.gguf"))
     graph_run = os.path.join(BUILD, "apps", "graph-run")
     for name in ("before.json", "after.json"):
         subprocess.run([graph_run, "-c", "configs/default.json", "-r", "1", "--format", "json", "-o", name], cwd=scratch,

@@ -29,10 +29,12 @@ expect_in info-md "$tmp/out" "| qkv_bias"
 # original to graph-run --info, random valid blocks that compute finite logits; --big-layers keeps
 # the first layers only.
 fixtures=$(dirname "$0")/../../scripts/model_fixtures.py
+# model_fixtures.py needs the gguf package: the scripts' own environment (scripts/python-env).
+env_python=$("$(dirname "$0")/../../scripts/python-env") || { echo "FAIL: no Python environment (scripts/python-env)"; exit 1; }
 for model in "$models/arch/tiny-gemma3.gguf" "$models/tiny-llama-quant.gguf"; do
   name=$(basename "$model" .gguf)
-  "$python" "$fixtures" --describe "$model" >"$tmp/$name.shape.json" 2>"$tmp/err" || { echo "FAIL $name-describe"; cat "$tmp/err"; failures=$((failures + 1)); }
-  "$python" "$fixtures" --big "$tmp/$name-like.gguf" --like "$tmp/$name.shape.json" 2>"$tmp/err" ||
+  "$env_python" "$fixtures" --describe "$model" >"$tmp/$name.shape.json" 2>"$tmp/err" || { echo "FAIL $name-describe"; cat "$tmp/err"; failures=$((failures + 1)); }
+  "$env_python" "$fixtures" --big "$tmp/$name-like.gguf" --like "$tmp/$name.shape.json" 2>"$tmp/err" ||
     { echo "FAIL $name-like"; cat "$tmp/err"; failures=$((failures + 1)); }
   "$run" --info -c "$model" --format json -o "$tmp/info-a.json" && "$run" --info -c "$tmp/$name-like.gguf" --format json -o "$tmp/info-b.json"
   py "
@@ -44,10 +46,10 @@ assert a == b, {k: (a.get(k), b.get(k)) for k in set(a) | set(b) if a.get(k) != 
   check "$name-like-runs" 0 "$run" -c "$tmp/$name-like.gguf" -r 1 --nonfinite fail
 done
 # Types without a random-block writer are refused by name.
-"$python" "$fixtures" --describe "$models/tiny-llama-iq.gguf" >"$tmp/iq.shape.json"
-check like-refuses-iq 1 "$python" "$fixtures" --big "$tmp/iq-like.gguf" --like "$tmp/iq.shape.json"
+"$env_python" "$fixtures" --describe "$models/tiny-llama-iq.gguf" >"$tmp/iq.shape.json"
+check like-refuses-iq 1 "$env_python" "$fixtures" --big "$tmp/iq-like.gguf" --like "$tmp/iq.shape.json"
 expect_in like-refuses-iq-line "$tmp/err" "model_fixtures: --like: token_embd.weight is IQ4_NL, not one of the types"
-"$python" "$fixtures" --big "$tmp/gemma3-1l.gguf" --like "$tmp/tiny-gemma3.shape.json" --big-layers 1 2>/dev/null
+"$env_python" "$fixtures" --big "$tmp/gemma3-1l.gguf" --like "$tmp/tiny-gemma3.shape.json" --big-layers 1 2>/dev/null
 check like-layers 0 "$run" --info -c "$tmp/gemma3-1l.gguf" --format json -o "$tmp/info-1l.json"
 py "import json; assert json.load(open('$tmp/info-1l.json'))['layers'] == 1" like-layers-count
 
