@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -21,7 +22,12 @@
 
 namespace xb::config::testing {
 
-inline std::filesystem::path repo_root() { return std::filesystem::path(XB_SOURCE_DIR); }
+// The repository the tests read their data from: $XB_SOURCE_DIR when set (a build carried to another
+// machine, where the tree lies elsewhere: scripts/gpu-check sets it), else the folder built from.
+inline std::filesystem::path repo_root() {
+    if (const char* moved = std::getenv("XB_SOURCE_DIR"); moved != nullptr && *moved != '\0') return moved;
+    return std::filesystem::path(XB_SOURCE_DIR);
+}
 inline std::string config_path(const std::string& name) { return (repo_root() / "configs" / name).string(); }
 inline std::string data_path(const std::string& name) { return (repo_root() / "tests" / "data" / name).string(); }
 
