@@ -5,6 +5,7 @@
 #include "builtin/builtin_backends.hpp"
 #include "config/config_parse.hpp"
 #include "models/gguf_model.hpp"
+#include "models/model_text.hpp"
 #include "config/model.hpp"
 #include "core/size_math.hpp"
 
@@ -96,11 +97,11 @@ Status gguf_info(const std::string& path, report::Table& table, Json& doc) {
             put(table, doc, "rope_factors", "rope_factors_short.weight, rope_factors_long.weight past " +
                                                 std::to_string(p.rope_n_ctx_orig) + " positions of cache");
         }
-        put(table, doc, "qkv_bias", p.qkv_bias);
+        put(table, doc, "qkv_bias", info->qkv_bias);
         put(table, doc, "tied_output", p.tied_output);
-        put(table, doc, "variant", p.variant_text());
-        if (p.swa.window > 0) put(table, doc, "sliding_window", p.window_text());
-        if (p.has_experts()) put(table, doc, "experts", p.experts_text());
+        put(table, doc, "variant", info->variant);
+        if (p.swa.window > 0) put(table, doc, "sliding_window", window_text(p));
+        if (p.has_experts()) put(table, doc, "experts", experts_text(p));
     } else {
         // Still list the tensors: --info is how one finds out what a file holds.
         put(table, doc, "runnable", "no: " + info.status().message());

@@ -1,7 +1,9 @@
-// The llama.cpp architectures xbackend builds graphs for (general.architecture), one entry each:
-// which variant of the decoder (models/decoder.hpp) the architecture is, and how its own metadata
-// keys set that variant. The GGUF model (models/gguf_model.hpp) reads the hyperparameters every
-// architecture shares, then its entry's.
+// The llama.cpp architectures xbackend builds graphs for (general.architecture), one file each
+// (models/arch_<name>.cpp), registered in one table (models/architectures.cpp). An architecture
+// reads its own hyperparameters from a file's metadata, names its layers' tensors and builds its
+// layers from the shared steps (models/layer_graph.hpp); build_model does the rest every
+// architecture shares: the inputs, the token embedding, the caches, the final norm and the output
+// projection. docs/models.md, "Adding an architecture", walks through one.
 //
 //   llama      Llama 1/2/3, Mistral, Mixtral (experts), SmolLM: normal-mode rope
 //   qwen2      Qwen2/2.5: q/k/v biases, neox rope
@@ -19,23 +21,39 @@
 #include <string>
 #include <string_view>
 
+#include "core/context.hpp"
 #include "core/status.hpp"
 #include "models/decoder.hpp"
+#include "models/decoder_weights.hpp"
 #include "models/gguf_metadata.hpp"
+#include "models/layer_graph.hpp"
 
 namespace xb {
 
 struct Architecture {
     std::string_view name;  // general.architecture, also the prefix of its metadata keys
     RopeMode rope_mode = RopeMode::Neox;
-    // Sets the architecture's variant in `p` (which holds the shared hyperparameters) from its
-    // own keys: the prefix "<name>." is `a`.
-    Status (*read_variant)(const GgufMetadata& md, const std::string& a, DecoderParams& p) = nullptr;
+    GluOp ffn_glu = GluOp::SwiGlu;  // the feed-forward network's activation (for --info; the layer passes it)
+    // Reads the architecture's own hyperparameters into `p`, which holds the shared ones already
+    // (models/gguf_model.cpp); the prefix "<name>." of its keys is `a`.
+    Status (*read_hparams)(const GgufMetadata& md, const std::string& a, DecoderParams& p) = nullptr;
+    // Names layer make.layer()'s tensors, with their shapes, into `w`.
+    void (*layer_weights)(decoder::LayerWeightMaker& make, LayerWeights& w) = nullptr;
+    // Builds layer g.il of the graph: its input x [n_embd, n_tokens] -> its output (l_out).
+    Tensor* (*layer)(const decoder::LayerGraph& g, Tensor* x) = nullptr;
+    bool output_bias = false;  // output.bias where the file holds one (some Phi-3 files)
 };
 
 // The entry of `name`, or nullptr when it is not supported.
 const Architecture* find_architecture(std::string_view name);
 // The supported names, for messages: "llama, qwen2, ...".
 std::string supported_architectures();
+// Llama's entry: the llama_decoder config's and the benchmarks' synthetic decoder.
+const Architecture& llama_architecture();
+
+// Builds the model's tensors and graph in ctx (metadata only: allocate and fill separately), its
+// layers by `arch`, its weights' types and optional tensors from `source`.
+Result<Decoder> build_model(Context& ctx, const Architecture& arch, const DecoderParams& params,
+                            const decoder::WeightSource& source = {});
 
 }  // namespace xb

@@ -2,15 +2,14 @@
 
 #include <cmath>
 #include <limits>
-#include <sstream>
 #include <string>
 
 #include "core/names.hpp"
 #include "core/ops.hpp"
+#include "models/architectures.hpp"
 #include "models/decoder_blocks.hpp"
 #include "models/decoder_weights.hpp"
-#include "models/mla_attention.hpp"
-#include "models/moe_ffn.hpp"
+#include "models/layer_graph.hpp"
 #include "models/weight_rows.hpp"
 
 namespace xb {
@@ -86,72 +85,6 @@ std::vector<int32_t> output_row_ids(const DecoderParams& params) {
     return rows;
 }
 
-namespace {
-
-std::string number_text(float v) {
-    std::ostringstream out;
-    out << v;
-    return out.str();
-}
-
-}  // namespace
-
-std::string DecoderParams::variant_text() const {
-    std::vector<std::string> parts;
-    if (embd_scale > 0.0f) parts.push_back("embeddings x" + number_text(embd_scale));
-    if (mla.enabled()) {
-        parts.push_back("latent attention (q rank " + std::to_string(mla.q_lora_rank) + ", kv rank " + std::to_string(mla.kv_lora_rank) +
-                        ", heads of " + std::to_string(mla.qk_nope) + "+" + std::to_string(rope_dims()) + " / " +
-                        std::to_string(mla.v_head) + ")");
-    }
-    if (n_dense_lead > 0) parts.push_back(std::to_string(n_dense_lead) + " leading dense layers");
-    if (fused_qkv) parts.push_back("fused qkv");
-    if (qkv_bias) parts.push_back("qkv bias");
-    if (qk_norm) parts.push_back("q/k norms");
-    if (q_scale > 0.0f) parts.push_back("q x" + number_text(q_scale));
-    if (attn_softcap > 0.0f) parts.push_back("scores soft-capped at " + number_text(attn_softcap));
-    if (attn_sinks) parts.push_back("attention sinks");
-    if (attn_out_bias) parts.push_back("output projection bias");
-    if (post_norms) parts.push_back("post-attention and post-FFN norms");
-    if (fused_gate_up) parts.push_back("fused gate/up");
-    parts.push_back(std::string(ffn_glu == GluOp::GeGlu ? "geglu" : ffn_glu == GluOp::SwiGluOai ? "clamped swiglu" : "swiglu") + " FFN");
-    if (final_softcap > 0.0f) parts.push_back("logits soft-capped at " + number_text(final_softcap));
-    if (output_bias) parts.push_back("output bias");
-    return join_names(parts, parts.size());
-}
-
-std::string DecoderParams::window_text() const {
-    if (swa.window <= 0) return "";
-    std::string layers;
-    int shown = 0;
-    for (int il = 0; il < n_layers && shown < 3; ++il) {
-        if (swa.slides(il)) layers += (shown++ ? ", " : "") + std::to_string(il);
-    }
-    int sliding = 0;
-    for (int il = 0; il < n_layers; ++il) sliding += swa.slides(il) ? 1 : 0;
-    const std::string share = !swa.layers.empty() ? std::to_string(sliding) + " of " + std::to_string(n_layers) + " layers, by the file's list"
-                              : swa.pattern == 0  ? "every layer"
-                                                  : std::to_string(swa.pattern - 1) + " in " + std::to_string(swa.pattern);
-    return std::to_string(swa.window) + " positions on layers " + layers + ", ... (" + share + " slide), their rope base " +
-           number_text(swa.rope_freq_base) + " scale " + number_text(swa.rope_freq_scale);
-}
-
-std::string DecoderParams::experts_text() const {
-    if (!has_experts()) return "";
-    const char* gating = experts.gating == ExpertGating::Softmax ? "softmax then top-k"
-                         : experts.gating == ExpertGating::Sigmoid ? "sigmoid then top-k"
-                                                                    : "top-k then softmax";
-    std::string out = std::to_string(experts.n_expert) + ", " + std::to_string(experts.n_used) + " per token, feed-forward " +
-                      std::to_string(experts.n_ff) + " each, " + gating;
-    if (experts.selection_bias) out += " (chosen with a bias)";
-    if (experts.n_group > 1) out += " within the best " + std::to_string(experts.n_group_used) + " of " + std::to_string(experts.n_group) + " groups";
-    if (experts.n_shared > 0) out += ", " + std::to_string(experts.n_shared) + " shared";
-    if (experts.normalize) out += ", normalised";
-    if (experts.weights_scale != 1.0f) out += ", weights x" + number_text(experts.weights_scale);
-    if (experts.biases) out += ", biases";
-    return out;
-}
-
 std::vector<float> causal_mask_values(int n_kv, int n_tokens, int window, int n_cells) {
     const int cells = std::max(n_cells, n_kv);
     std::vector<float> mask(static_cast<size_t>(cells) * n_tokens);
@@ -166,83 +99,6 @@ std::vector<float> causal_mask_values(int n_kv, int n_tokens, int window, int n_
 }
 
 namespace {
-
-using decoder::LayerNames;
-using decoder::named;
-
-// Q, K and V of the layer as heads [head_dim, heads, n_tokens], normed per head and rope'd where
-// the variant does.
-decoder::QkvViews qkv(Context& ctx, const DecoderParams& p, const Decoder& m, const LayerNames& n, const LayerWeights& w,
-                      Tensor* x, int il) {
-    const int64_t hd = p.head_dim(), t = p.n_tokens;
-    decoder::QkvViews h{};
-    if (w.wqkv != nullptr) {
-        Tensor* fused = n(mul_mat(ctx, w.wqkv, x), "wqkv");
-        if (w.bqkv != nullptr) fused = n(add(ctx, fused, w.bqkv), "bqkv");
-        h = decoder::split_qkv(ctx, p, n, fused);
-    } else {
-        h.q = decoder::project(ctx, n, "Qcur", w.wq, w.bq, x, hd, p.n_head, t);
-        h.k = decoder::project(ctx, n, "Kcur", w.wk, w.bk, x, hd, p.n_head_kv, t);
-        h.v = decoder::project(ctx, n, "Vcur", w.wv, w.bv, x, hd, p.n_head_kv, t);
-    }
-    if (w.q_norm != nullptr) {
-        h.q = decoder::norm(ctx, h.q, w.q_norm, p.rms_eps, "Qcur_normed" + n.suffix);
-        h.k = decoder::norm(ctx, h.k, w.k_norm, p.rms_eps, "Kcur_normed" + n.suffix);
-    }
-    const RopeParams rope_params = decoder::layer_rope(p, il);
-    h.q = rope(ctx, h.q, m.positions, rope_params, m.rope_factors);
-    h.k = n(rope(ctx, h.k, m.positions, rope_params, m.rope_factors), "Kcur");
-    h.q = p.q_scale > 0.0f ? n(scale(ctx, n.step(h.q, "Qcur", "rope"), p.q_scale), "Qcur") : n(h.q, "Qcur");
-    h.v->name = "Vcur" + n.suffix;  // the last step of Vcur is its reshape or view (llama.cpp names it so too)
-    return h;
-}
-
-// The attention half of a layer: x -> attention output projected back to [n_embd, n_tokens].
-Tensor* attention_block(Context& ctx, const DecoderParams& p, Decoder& m, const LayerNames& n, int il, Tensor* x) {
-    const LayerWeights& w = m.layers[static_cast<size_t>(il)];
-    Tensor* cur = decoder::norm(ctx, x, w.attn_norm, p.rms_eps, "attn_norm" + n.suffix);
-    if (p.mla.enabled()) return decoder::mla_attention(ctx, p, m, n, il, cur);
-    decoder::QkvViews h = qkv(ctx, p, m, n, w, cur, il);
-    Tensor* q = n(permute(ctx, h.q, {0, 2, 1, 3}), "q");
-    Tensor* k = nullptr;
-    Tensor* v = nullptr;
-    if (p.n_kv > 0) {
-        k = decoder::through_cache(ctx, p, n, "Kcur", m.k_cache[static_cast<size_t>(il)], h.k, m.graph_outputs);
-        v = decoder::through_cache(ctx, p, n, "Vcur", m.v_cache[static_cast<size_t>(il)], h.v, m.graph_outputs);
-    } else {
-        k = n(permute(ctx, h.k, {0, 2, 1, 3}), "k");
-        v = n(permute(ctx, h.v, {0, 2, 1, 3}), "v");
-    }
-    Tensor* mask = p.swa.slides(il) ? m.kq_mask_swa : m.kq_mask;
-    Tensor* attn = decoder::attention(ctx, p, n, q, k, v, mask, w.sinks);
-    Tensor* out = n(mul_mat(ctx, w.wo, attn), "attn_out");
-    if (w.bo != nullptr) out = n(add(ctx, n.step(out, "attn_out", "mul_mat"), w.bo), "attn_out");
-    if (w.attn_post_norm != nullptr) out = decoder::norm(ctx, out, w.attn_post_norm, p.rms_eps, "attn_post_norm" + n.suffix);
-    return out;
-}
-
-// The feed-forward half: h -> the dense FFN's or the experts' output.
-Tensor* ffn_block(Context& ctx, const DecoderParams& p, const LayerWeights& w, const LayerNames& n, Tensor* h) {
-    Tensor* in = decoder::norm(ctx, h, w.ffn_norm, p.rms_eps, p.ffn_norm_name + n.suffix);
-    Tensor* out = w.router != nullptr ? decoder::moe_ffn(ctx, p, n, w, in)
-                                      : decoder::gated_ffn(ctx, n, in, w.w_gate, w.w_up, w.w_down, p.ffn_glu);
-    if (w.ffn_post_norm != nullptr) out = decoder::norm(ctx, out, w.ffn_post_norm, p.rms_eps, "ffn_post_norm" + n.suffix);
-    return out;
-}
-
-Tensor* layer(Context& ctx, const DecoderParams& p, Decoder& m, int il, Tensor* x) {
-    const LayerNames n{"-" + std::to_string(il)};
-    Tensor* attn = attention_block(ctx, p, m, n, il, x);
-    // The last layer's FFN (and everything after it) needs only the rows whose logits are asked
-    // for: the attention output and the residual shrink to them here, as in llama.cpp.
-    if (il == p.n_layers - 1 && m.out_ids != nullptr) {
-        attn = get_rows(ctx, attn, m.out_ids);
-        x = get_rows(ctx, x, m.out_ids);
-    }
-    Tensor* h = n(add(ctx, attn, x), "ffn_inp");
-    Tensor* ffn = ffn_block(ctx, p, m.layers[static_cast<size_t>(il)], n, h);
-    return n(add(ctx, ffn, h), "l_out");
-}
 
 Status invalid(const std::string& why) { return Status(StatusCode::InvalidArgument, "decoder: " + why); }
 
@@ -292,9 +148,10 @@ Status check_params(const DecoderParams& p) {
 
 }  // namespace
 
-Result<Decoder> build_decoder(Context& ctx, const DecoderParams& p, const WeightTypes& types) {
+Result<Decoder> build_model(Context& ctx, const Architecture& arch, const DecoderParams& p, const decoder::WeightSource& source) {
+    using decoder::named;
     XB_RETURN_IF_ERROR(check_params(p));
-    if (!types) {
+    if (!source.types) {
         const int64_t n_ff = p.has_experts() ? p.experts.n_ff : p.n_ff;
         XB_RETURN_IF_ERROR(check_weight_rows("decoder", p.weight_type, {{"n_embd", p.n_embd}, {"n_ff", n_ff}}));
         XB_RETURN_IF_ERROR(check_weight_rows("decoder", p.weight_type, {{"n_head x head size", p.n_embd_q()}}));
@@ -308,10 +165,11 @@ Result<Decoder> build_decoder(Context& ctx, const DecoderParams& p, const Weight
     if (any_slides) m.kq_mask_swa = named(ctx.new_tensor(DType::F16, {p.n_cells(), p.n_tokens}), "kq_mask_swa");
     if (p.n_logits() < p.n_tokens) m.out_ids = named(ctx.new_tensor(DType::I32, {p.n_logits()}), "inp_out_ids");
     for (Tensor* in : m.inputs()) in->set_input();
-    decoder::WeightMaker make(ctx, p, types);
+    decoder::WeightMaker make(ctx, p, source);
     m.tok_embd = make.matrix("token_embd.weight", p.n_embd, p.n_vocab);
     for (int il = 0; il < p.n_layers; ++il) {
-        m.layers.push_back(make.layer(il));
+        decoder::LayerWeightMaker layer_make(make, il);
+        arch.layer_weights(layer_make, m.layers.emplace_back());
         if (p.n_kv > 0 && p.mla.enabled()) {
             // One latent and the key's rope part per position; the values are the latent.
             const int64_t row = p.mla.kv_lora_rank + p.rope_dims();
@@ -324,12 +182,12 @@ Result<Decoder> build_decoder(Context& ctx, const DecoderParams& p, const Weight
     }
     m.out_norm = make.vector("output_norm.weight", p.n_embd);
     m.output = p.tied_output ? m.tok_embd : make.matrix("output.weight", p.n_embd, p.n_vocab);
-    if (p.output_bias) m.output_b = make.vector("output.bias", p.n_vocab);
+    if (arch.output_bias && make.has("output.bias")) m.output_b = make.vector("output.bias", p.n_vocab);
     if (!p.rope_factors.empty()) m.rope_factors = make.vector(p.rope_factors, p.rope_dims() / 2);
 
     Tensor* x = named(get_rows(ctx, m.tok_embd, m.tokens), "inp_embd");
     if (p.embd_scale > 0.0f) x = named(scale(ctx, x, p.embd_scale), "inp_scaled");
-    for (int il = 0; il < p.n_layers; ++il) x = layer(ctx, p, m, il, x);
+    for (int il = 0; il < p.n_layers; ++il) x = arch.layer(decoder::LayerGraph(ctx, p, m, il), x);
     x = decoder::norm(ctx, x, m.out_norm, p.rms_eps, "result_norm");
     Tensor* logits = mul_mat(ctx, m.output, x);
     if (m.output_b != nullptr) logits = add(ctx, named(logits, "result_output (mul_mat)"), m.output_b);
@@ -339,6 +197,10 @@ Result<Decoder> build_decoder(Context& ctx, const DecoderParams& p, const Weight
     m.graph_outputs.push_back(m.logits);
     if (!ctx.ok()) return ctx.status();
     return m;
+}
+
+Result<Decoder> build_decoder(Context& ctx, const DecoderParams& p, const WeightTypes& types) {
+    return build_model(ctx, llama_architecture(), p, decoder::WeightSource{types, {}});
 }
 
 }  // namespace xb

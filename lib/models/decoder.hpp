@@ -1,11 +1,10 @@
-// The decoder-only transformer every supported architecture is a variant of (models/
-// architectures.hpp says which variant each one is): token embedding, n_layers of (rms_norm,
-// rope'd grouped-query attention, a gated feed-forward network or a mixture of experts) with
-// residuals, final norm and output projection. The variants (per-head Q/K norms, post-norms,
-// fused projections, sliding-window layers, soft-capping, attention sinks, experts) are fields of
-// DecoderParams; the shared pieces are in models/decoder_blocks.hpp and models/moe_ffn.hpp.
-// Used by the benchmarks, the config's `llama_decoder` builder (synthetic weights) and its `gguf`
-// builder (llama.cpp's files).
+// The decoder-only transformer every supported architecture builds (models/architectures.hpp:
+// one file per architecture builds its layers): token embedding, n_layers of layers with residuals,
+// final norm and output projection. DecoderParams holds the hyperparameters (the shared ones and
+// those some architectures read: windows, soft-caps, experts, latent attention), LayerWeights the
+// tensors any layer may have, Decoder the built graph's tensors. Used by the benchmarks, the
+// config's `llama_decoder` builder (synthetic weights, llama's layers) and its `gguf` builder
+// (llama.cpp's files).
 //
 // Weights carry llama.cpp's tensor names (`token_embd.weight`, `blk.0.attn_q.weight`, ...) and
 // nodes the names llama.cpp's graph gives them (`attn_norm-0`, `Qcur-0`, `kq-0`, `ffn_out-0`,
@@ -114,26 +113,16 @@ struct DecoderParams {
     // 3.1+), "rope_factors_long.weight" or "rope_factors_short.weight" (Phi-3); "": none.
     std::string rope_factors;
     DType weight_type = DType::F32;
-    bool qkv_bias = false;     // q, k and v projections add a bias (qwen2)
     bool tied_output = false;  // the output projection is the token embedding (no output.weight)
     bool flash_attn = true;    // flash_attn_ext, or mul_mat + soft_max_ext + mul_mat
 
-    // The architecture's variant (models/architectures.cpp).
-    float embd_scale = 0.0f;     // the embeddings multiplied by it (Gemma: sqrt(n_embd)); 0: not scaled
-    bool qk_norm = false;        // rms_norm of each head of Q and K before rope (Qwen3, Gemma 3)
-    bool post_norms = false;     // rms_norm of the attention's and the FFN's outputs before their residual adds (Gemma 2/3)
-    bool fused_qkv = false;      // one attn_qkv matrix, rows Q then K then V (Phi-3)
-    bool fused_gate_up = false;  // ffn_up holds the gate's rows then the up's (Phi-3)
-    bool attn_out_bias = false;  // attn_output.bias (gpt-oss)
-    bool attn_sinks = false;     // a learned logit per head in each softmax (gpt-oss)
-    bool output_bias = false;    // output.bias (some Phi-3 files)
+    // Hyperparameters some architectures set (models/arch_<name>.cpp).
+    float embd_scale = 0.0f;  // the embeddings multiplied by it (Gemma: sqrt(n_embd)); 0: not scaled
     // Q multiplied by it before attention, which then scales by 1 (Gemma, Phi-3, as llama.cpp
     // does); 0: attention scales the scores by 1/sqrt(head size).
     float q_scale = 0.0f;
     float attn_softcap = 0.0f;   // scores -> c * tanh(scores / c) (Gemma 2); 0: none
     float final_softcap = 0.0f;  // logits -> c * tanh(logits / c) (Gemma 2/3); 0: none
-    GluOp ffn_glu = GluOp::SwiGlu;          // GeGlu for Gemma
-    std::string ffn_norm_name = "ffn_norm";  // gpt-oss names its pre-FFN norm post_attention_norm
     SlidingWindow swa;
     ExpertParams experts;
     int n_dense_lead = 0;  // the first layers keep a dense FFN of n_ff (DeepSeek)
@@ -156,41 +145,32 @@ struct DecoderParams {
     bool layer_has_experts(int il) const { return has_experts() && il >= n_dense_lead; }
     // Multiply-adds x2 of the matrix products, for throughput figures (the experts a token uses).
     double matmul_flops() const;
-    // The architecture's variant in words, for --info: "q/k norms, post-attention and post-FFN
-    // norms, geglu FFN" ("swiglu FFN" alone for llama's decoder).
-    std::string variant_text() const;
-    // The sliding window in words ("4 positions on layers 0, 1, 2, ... (5 in 6 slide), their rope
-    // base 10000 scale 1"), "" without one.
-    std::string window_text() const;
-    // The experts in words ("8, 2 per token, feed-forward 32 each, softmax then top-k, normalised"),
-    // "" for a dense model. --info shows all three (apps/common/model_info.cpp).
-    std::string experts_text() const;
 };
 
 // The type of each weight, by its llama.cpp name; `fallback` is the builder's choice (weight_type
 // for the matrices, f32 for norms and biases). Empty: the fallback everywhere.
 using WeightTypes = std::function<DType(const std::string& name, DType fallback)>;
 
-// One layer's weights; nullptr where the variant has none.
+// One layer's weights; nullptr where its architecture (or the file) has none.
 struct LayerWeights {
     Tensor* attn_norm = nullptr;
-    Tensor* wqkv = nullptr;  // fused_qkv: [n_embd, n_embd_q + 2 n_embd_kv]
+    Tensor* wqkv = nullptr;  // one fused matrix (Phi-3): [n_embd, n_embd_q + 2 n_embd_kv]
     Tensor* bqkv = nullptr;
     Tensor* wq = nullptr;
     Tensor* wk = nullptr;
     Tensor* wv = nullptr;
-    Tensor* bq = nullptr;  // biases: qkv_bias
+    Tensor* bq = nullptr;  // biases (Qwen2, gpt-oss, some llama files)
     Tensor* bk = nullptr;
     Tensor* bv = nullptr;
-    Tensor* q_norm = nullptr;  // qk_norm: [head size]
+    Tensor* q_norm = nullptr;  // per-head norms (Qwen3, Gemma 3): [head size]
     Tensor* k_norm = nullptr;
     Tensor* wo = nullptr;
     Tensor* bo = nullptr;
-    Tensor* sinks = nullptr;  // attn_sinks: [n_head]
+    Tensor* sinks = nullptr;  // a sink logit per head (gpt-oss): [n_head]
     Tensor* attn_post_norm = nullptr;
     Tensor* ffn_norm = nullptr;
-    Tensor* w_gate = nullptr;  // dense FFN (absent when fused_gate_up)
-    Tensor* w_up = nullptr;    // [n_embd, n_ff], or [n_embd, 2 n_ff] when fused_gate_up
+    Tensor* w_gate = nullptr;  // dense FFN (absent when up holds the gate's rows too)
+    Tensor* w_up = nullptr;    // [n_embd, n_ff], or [n_embd, 2 n_ff]: the gate's rows then the up's (Phi-3)
     Tensor* w_down = nullptr;
     Tensor* ffn_post_norm = nullptr;
     Tensor* router = nullptr;  // experts: ffn_gate_inp [n_embd, n_expert]
@@ -229,7 +209,7 @@ struct Decoder {
     std::vector<Tensor*> v_cache;  // latent attention: k_cache alone, [kv_lora_rank + rope, n_kv]
     Tensor* out_norm = nullptr;
     Tensor* output = nullptr;       // [n_embd, n_vocab]; tok_embd itself when params.tied_output
-    Tensor* output_b = nullptr;     // output_bias
+    Tensor* output_b = nullptr;     // output.bias (some Phi-3 files)
     Tensor* rope_factors = nullptr; // f32 [rope dims / 2] named params.rope_factors, else nullptr
     Tensor* logits = nullptr;       // f32 [n_vocab, n_logits] (output), named result_output
     // What to build the graph from, in order: the cache writes of each layer, then the logits, so
@@ -242,7 +222,8 @@ struct Decoder {
     std::vector<Tensor*> inputs() const;
 };
 
-// Builds the decoder's tensors and graph in ctx (metadata only: allocate and fill separately).
+// Llama's decoder (build_model with llama's architecture, models/architectures.hpp) in ctx
+// (metadata only: allocate and fill separately).
 Result<Decoder> build_decoder(Context& ctx, const DecoderParams& params, const WeightTypes& types = {});
 
 // Causal mask values for kq_mask: 0 where key j <= query i's position, -inf elsewhere

@@ -1,5 +1,5 @@
-// The pieces every decoder architecture is built from (models/<family>.cpp builds its layers
-// from them): node naming as llama.cpp's graph names nodes, norms, the Q/K/V projections, the KV
+// The low-level pieces the layers are built from (models/layer_graph.hpp composes them into the
+// steps each architecture's layer calls): node naming as llama.cpp's graph names nodes, norms, the Q/K/V projections, the KV
 // cache writes, attention (flash or by matrix products) and the gated feed-forward network
 // (the mixture of experts is models/moe_ffn.hpp).
 //

@@ -1,7 +1,10 @@
-// The decoder's weights with llama.cpp's names and shapes, per the params' variant: the tensors
-// a model file of that variant holds (models/gguf_model.cpp checks a file against them).
+// The model's weights with llama.cpp's names and shapes. Each architecture names its layer's
+// tensors (models/arch_<name>.cpp) through a LayerWeightMaker, from the pieces most of them share
+// (the attention's projections, the feed-forward network, the experts); a model file's tensors are
+// then checked against what it made (models/gguf_model.cpp).
 #pragma once
 
+#include <functional>
 #include <initializer_list>
 #include <string>
 #include <utility>
@@ -11,26 +14,70 @@
 
 namespace xb::decoder {
 
-// Makes each weight with the caller's type for its name, or the builder's fallback (weight_type
-// for matrices, f32 for norms and biases).
+// Where the weights come from: each one's type, and which optional tensors exist (llama.cpp's
+// TENSOR_NOT_REQUIRED: biases some files carry, Phi-3's fused QKV). Empty functions: the builder's
+// types (weight_type for matrices, f32 for norms and biases) and no optional tensor, the
+// synthetic weights of the llama_decoder config and the benchmarks.
+struct WeightSource {
+    WeightTypes types;
+    std::function<bool(const std::string& name)> has;
+};
+
+// Makes each weight with the source's type for its name, or the builder's fallback.
 class WeightMaker {
 public:
-    WeightMaker(Context& ctx, const DecoderParams& p, WeightTypes types) : ctx_(ctx), p_(p), types_(std::move(types)) {}
+    WeightMaker(Context& ctx, const DecoderParams& p, WeightSource source) : ctx_(ctx), p_(p), source_(std::move(source)) {}
 
     Tensor* matrix(const std::string& name, int64_t cols, int64_t rows) { return make(name, p_.weight_type, {cols, rows}); }
     Tensor* vector(const std::string& name, int64_t n) { return make(name, DType::F32, {n}); }
-    LayerWeights layer(int il);
+    Tensor* make(const std::string& name, DType fallback, std::initializer_list<int64_t> ne);
+    // Whether the source holds `name` (never, for synthetic weights).
+    bool has(const std::string& name) const { return source_.has && source_.has(name); }
+    const DecoderParams& params() const { return p_; }
 
 private:
-    Tensor* make(const std::string& name, DType fallback, std::initializer_list<int64_t> ne);
-    void attention(const std::string& pre, LayerWeights& w);
-    void latent_attention(const std::string& pre, LayerWeights& w);
-    void dense_ffn(const std::string& pre, LayerWeights& w);
-    void experts(const std::string& pre, LayerWeights& w);
-
     Context& ctx_;
     const DecoderParams& p_;
-    WeightTypes types_;  // a copy: callers pass temporaries (gguf_weight_types(file))
+    WeightSource source_;  // a copy: callers pass temporaries (gguf_weight_source(file))
+};
+
+enum class Need { Required, Optional, None };
+
+// Layer il's weights: names are the suffixes after "blk.<il>.".
+class LayerWeightMaker {
+public:
+    LayerWeightMaker(WeightMaker& make, int il) : make_(make), p_(make.params()), il_(il), pre_("blk." + std::to_string(il) + ".") {}
+
+    int layer() const { return il_; }
+    const DecoderParams& params() const { return p_; }
+    Tensor* matrix(const std::string& suffix, int64_t cols, int64_t rows) { return make_.matrix(pre_ + suffix, cols, rows); }
+    Tensor* vector(const std::string& suffix, int64_t n) { return make_.vector(pre_ + suffix, n); }
+    // nullptr unless the source holds it (`need` Optional), always (Required), never (None).
+    Tensor* vector(const std::string& suffix, int64_t n, Need need);
+
+    // attn_norm, then Q, K and V: one attn_qkv matrix where the source holds it and `fused` allows
+    // it, else attn_q, attn_k and attn_v; their biases as `biases` says.
+    void qkv(LayerWeights& w, Need biases, bool fused = false);
+    void qk_norms(LayerWeights& w);          // attn_q_norm, attn_k_norm: [head size]
+    void attn_output(LayerWeights& w, Need bias);
+    // The feed-forward network after its norm (named `norm`): the experts on the layers that have
+    // them (DecoderParams::layer_has_experts), else the dense gate/up/down, whose gate and up are
+    // one ffn_up matrix of the gate's rows then the up's when `fused_gate_up`.
+    void ffn(LayerWeights& w, const std::string& norm, bool fused_gate_up = false);
+    // Norms of the attention's and the FFN's outputs before their residual adds (Gemma):
+    // post_attention_norm, post_ffw_norm.
+    void post_norms(LayerWeights& w);
+    // Latent attention (DeepSeek): attn_norm, then MlaParams' weights.
+    void latent_attention(LayerWeights& w);
+
+private:
+    void dense_ffn(LayerWeights& w, bool fused_gate_up);
+    void experts(LayerWeights& w);
+
+    WeightMaker& make_;
+    const DecoderParams& p_;
+    int il_;
+    std::string pre_;
 };
 
 }  // namespace xb::decoder

@@ -9,6 +9,7 @@
 #include "core/names.hpp"
 #include "models/decoder_weights.hpp"
 #include "models/gguf_metadata.hpp"
+#include "models/model_text.hpp"
 
 namespace xb {
 
@@ -155,7 +156,6 @@ Result<GgufModelInfo> read_gguf_model_info(const GgufReader& file) {
     p.rope_mode = info.arch->rope_mode;
     XB_RETURN_IF_ERROR(set_rope_scaling(md, info.architecture, info));
     XB_RETURN_IF_ERROR(read_expert_counts(md, a, p));
-    p.qkv_bias = file.find_tensor("blk.0.attn_q.bias") != nullptr || file.find_tensor("blk.0.attn_qkv.bias") != nullptr;
     p.tied_output = file.find_tensor("output.weight") == nullptr;
     if (file.find_tensor("rope_freqs.weight") != nullptr) p.rope_factors = "rope_freqs.weight";
     const GgufTensorInfo* embd = file.find_tensor("token_embd.weight");
@@ -170,21 +170,33 @@ Result<GgufModelInfo> read_gguf_model_info(const GgufReader& file) {
                                                        std::to_string(kMaxVocab));
     }
     p.n_vocab = static_cast<int>(embd->ne[1]);
-    const Status variant = info.arch->read_variant(md, a, p);
-    if (!variant.is_ok()) {
+    const Status own = info.arch->read_hparams(md, a, p);
+    if (!own.is_ok()) {
         // The metadata's own errors name the file already.
-        if (variant.message().rfind(file.path(), 0) == 0) return variant;
-        return Status(variant.code(), file.path() + ": " + variant.message());
+        if (own.message().rfind(file.path(), 0) == 0) return own;
+        return Status(own.code(), file.path() + ": " + own.message());
     }
+    // What the layers hold, in words (--info): the first layer's weights as the architecture
+    // names them from this file, made in a scratch context.
+    Context scratch;
+    decoder::WeightMaker make(scratch, p, gguf_weight_source(file));
+    decoder::LayerWeightMaker first_layer(make, 0);
+    LayerWeights first{};
+    info.arch->layer_weights(first_layer, first);
+    info.qkv_bias = first.bq != nullptr || first.bqkv != nullptr;
+    info.variant = variant_text(*info.arch, p, first, info.arch->output_bias && file.find_tensor("output.bias") != nullptr);
     return info;
 }
 
-WeightTypes gguf_weight_types(const GgufReader& file) {
-    return [&file](const std::string& name, DType fallback) {
+decoder::WeightSource gguf_weight_source(const GgufReader& file) {
+    decoder::WeightSource source;
+    source.types = [&file](const std::string& name, DType fallback) {
         const GgufTensorInfo* t = file.find_tensor(name);
         const GgmlTypeInfo* ti = t ? ggml_type_info(t->type) : nullptr;
         return ti && ti->dtype ? *ti->dtype : fallback;
     };
+    source.has = [&file](const std::string& name) { return file.find_tensor(name) != nullptr; };
+    return source;
 }
 
 namespace {
@@ -258,9 +270,12 @@ Status check_gguf_tensors(const GgufReader& file, const GgufModelInfo& info, con
     // A run of the first layers alone still knows the roles of the later ones (DeepSeek's layers
     // after the leading dense ones hold experts): made, never computed, in a scratch context.
     Context scratch;
-    decoder::WeightMaker later(scratch, info.params, gguf_weight_types(file));
+    decoder::WeightMaker later(scratch, info.params, gguf_weight_source(file));
     for (int il = static_cast<int>(m.layers.size()); il < info.params.n_layers; ++il) {
-        for (const Tensor* w : later.layer(il).all()) layer_suffixes.insert(*layer_suffix(w->name));
+        decoder::LayerWeightMaker make(later, il);
+        LayerWeights w{};
+        info.arch->layer_weights(make, w);
+        for (const Tensor* t : w.all()) layer_suffixes.insert(*layer_suffix(t->name));
     }
     // Phi-3's files hold both rope factor sets; the graph uses the one for its context.
     if (m.rope_factors != nullptr && (m.rope_factors->name == kRopeFactorsLong || m.rope_factors->name == kRopeFactorsShort)) {
@@ -282,7 +297,7 @@ Result<Decoder> build_gguf_graph(Context& ctx, const GgufReader& file, const Ggu
     if (file.find_tensor(kRopeFactorsLong) != nullptr || file.find_tensor(kRopeFactorsShort) != nullptr) {
         p.rope_factors = p.n_attended() > p.rope_n_ctx_orig ? kRopeFactorsLong : kRopeFactorsShort;
     }
-    XB_ASSIGN_OR_RETURN(Decoder m, build_decoder(ctx, p, gguf_weight_types(file)));
+    XB_ASSIGN_OR_RETURN(Decoder m, build_model(ctx, *info.arch, p, gguf_weight_source(file)));
     XB_RETURN_IF_ERROR(check_gguf_tensors(file, info, m));
     return m;
 }

@@ -13,6 +13,7 @@
 #include "formats/gguf.hpp"
 #include "models/architectures.hpp"
 #include "models/decoder.hpp"
+#include "models/decoder_weights.hpp"
 
 namespace xb {
 
@@ -35,6 +36,8 @@ struct GgufModelInfo {
     int64_t context_length = 0;
     DecoderParams params;        // every layer; n_tokens and n_kv left at their defaults
     std::string rope_scaling = "none";
+    bool qkv_bias = false;       // the layers' Q, K and V projections add biases
+    std::string variant;         // what the layers do, in words (models/model_text.hpp)
 };
 
 // Reads and checks the hyperparameters. Errors name the file, the key and its byte offset.
@@ -45,9 +48,9 @@ Result<GgufModelInfo> read_gguf_model_info(const GgufReader& file);
 // a file of a variant this graph does not compute is an error, never a wrong answer.
 Status check_gguf_tensors(const GgufReader& file, const GgufModelInfo& info, const Decoder& m);
 
-// The weight types of the file's tensors, for the builders (the fallback for names the file lacks,
-// which check_gguf_tensors then reports).
-WeightTypes gguf_weight_types(const GgufReader& file);
+// The file as the builders' weight source: its tensors' types (the fallback for names the file
+// lacks, which check_gguf_tensors then reports) and which optional tensors it holds.
+decoder::WeightSource gguf_weight_source(const GgufReader& file);
 
 // The graph of the file's architecture with `params` (info.params with the caller's tokens, cache
 // and layers), its tensors checked against the file's (check_gguf_tensors).

@@ -43,7 +43,7 @@ Tensor* shared_experts(Context& ctx, const LayerNames& n, const LayerWeights& w,
 
 }  // namespace
 
-Tensor* moe_ffn(Context& ctx, const DecoderParams& p, const LayerNames& n, const LayerWeights& w, Tensor* x) {
+Tensor* moe_ffn(Context& ctx, const DecoderParams& p, const LayerNames& n, const LayerWeights& w, Tensor* x, GluOp glu) {
     const ExpertParams& e = p.experts;
     const int64_t t = x->ne[1], n_embd = x->ne[0];
     Tensor* logits = n(mul_mat(ctx, w.router, x), "ffn_moe_logits");  // [n_expert, t]
@@ -79,8 +79,8 @@ Tensor* moe_ffn(Context& ctx, const DecoderParams& p, const LayerNames& n, const
     if (w.up_exps_b != nullptr) up = n(add_id(ctx, up, w.up_exps_b, chosen), "ffn_moe_up_biased");
     Tensor* gate = n(mul_mat_id(ctx, w.gate_exps, col, chosen), "ffn_moe_gate");
     if (w.gate_exps_b != nullptr) gate = n(add_id(ctx, gate, w.gate_exps_b, chosen), "ffn_moe_gate_biased");
-    Tensor* act = p.ffn_glu == GluOp::SwiGluOai ? n(swiglu_oai(ctx, gate, up, kOaiAlpha, kOaiLimit), "ffn_moe_swiglu_oai")
-                                                : n(glu_split(ctx, gate, up, p.ffn_glu), "ffn_moe_swiglu");
+    Tensor* act = glu == GluOp::SwiGluOai ? n(swiglu_oai(ctx, gate, up, kOaiAlpha, kOaiLimit), "ffn_moe_swiglu_oai")
+                                          : n(glu_split(ctx, gate, up, glu), "ffn_moe_swiglu");
     Tensor* down = n(mul_mat_id(ctx, w.down_exps, act, chosen), "ffn_moe_down");  // [n_embd, n_used, t]
     if (w.down_exps_b != nullptr) down = n(add_id(ctx, down, w.down_exps_b, chosen), "ffn_moe_down_biased");
     Tensor* weighted = n(mul(ctx, down, weights), "ffn_moe_weighted");

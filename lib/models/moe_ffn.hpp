@@ -15,6 +15,7 @@ namespace xb::decoder {
 // x [n_embd, n_tokens] -> [n_embd, n_tokens], named ffn_moe_out; the steps carry llama.cpp's
 // names (ffn_moe_logits, ffn_moe_probs, ffn_moe_topk, ffn_moe_weights, ffn_moe_up, ffn_moe_gate,
 // ffn_moe_down, ffn_moe_weighted).
-Tensor* moe_ffn(Context& ctx, const DecoderParams& p, const LayerNames& n, const LayerWeights& w, Tensor* x);
+// `glu`: the experts' activation (SwiGluOai: gpt-oss's clamped SwiGLU with its fixed constants).
+Tensor* moe_ffn(Context& ctx, const DecoderParams& p, const LayerNames& n, const LayerWeights& w, Tensor* x, GluOp glu);
 
 }  // namespace xb::decoder

@@ -16,6 +16,7 @@
 #include "formats/npy.hpp"
 #include "report/metrics.hpp"
 #include "model_fixtures.hpp"
+#include "models/model_text.hpp"
 #include "test_config_util.hpp"
 
 namespace xb::config {
@@ -218,13 +219,13 @@ TEST(GgufModel, ReadsHyperparametersFromTheMetadata) {
     EXPECT_FLOAT_EQ(info->params.rope_freq_scale, 0.5f);  // linear scaling x2
     EXPECT_FLOAT_EQ(info->params.rms_eps, 1e-6f);
     EXPECT_TRUE(info->params.tied_output);
-    EXPECT_FALSE(info->params.qkv_bias);
+    EXPECT_FALSE(info->qkv_bias);
     auto qwen = GgufReader::open(model_path("tiny-qwen2.gguf"));
     ASSERT_TRUE(qwen.is_ok());
     auto qinfo = read_gguf_model_info(*qwen);
     ASSERT_TRUE(qinfo.is_ok());
     EXPECT_EQ(qinfo->params.rope_mode, RopeMode::Neox);
-    EXPECT_TRUE(qinfo->params.qkv_bias);
+    EXPECT_TRUE(qinfo->qkv_bias);
     EXPECT_EQ(qinfo->params.n_head_kv, 2);
 }
 
@@ -328,8 +329,8 @@ TEST(GgufModel, SlidingWindowPatternMayBeOneBoolPerLayer) {
     auto same_info = info_of(same);
     ASSERT_TRUE(same_info.is_ok()) << same_info.status().to_string();
     EXPECT_EQ(same_info->params.swa.layers, (std::vector<bool>{true, true, true, true, true, false}));
-    EXPECT_NE(same_info->params.window_text().find("5 of 6 layers, by the file's list"), std::string::npos)
-        << same_info->params.window_text();
+    EXPECT_NE(window_text(same_info->params).find("5 of 6 layers, by the file's list"), std::string::npos)
+        << window_text(same_info->params);
     EXPECT_EQ(logits(same), by_period);
 
     const std::string other = with_metadata("arch/tiny-gemma3.gguf", key, bools({false, true, false, true, false, true}), "swa-other");

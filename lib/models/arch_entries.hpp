@@ -1,0 +1,19 @@
+// Each architecture's entry, defined in its own file (models/arch_<name>.cpp; qwen3moe beside
+// qwen3, whose layers it shares) and listed in the table of models/architectures.cpp.
+#pragma once
+
+#include "models/architectures.hpp"
+
+namespace xb::arch {
+
+extern const Architecture kLlama;
+extern const Architecture kQwen2;
+extern const Architecture kQwen3;
+extern const Architecture kQwen3Moe;
+extern const Architecture kGemma2;
+extern const Architecture kGemma3;
+extern const Architecture kPhi3;
+extern const Architecture kGptOss;
+extern const Architecture kDeepseek2;
+
+}  // namespace xb::arch

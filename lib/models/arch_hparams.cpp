@@ -1,0 +1,54 @@
+#include "models/arch_hparams.hpp"
+
+#include <cmath>
+
+namespace xb::arch {
+
+Status refuse_experts(const std::string& a, const DecoderParams& p) {
+    if (!p.has_experts()) return Status::ok();
+    return Status(StatusCode::NotSupported, "a mixture-of-experts " + a.substr(0, a.size() - 1) + " model (" + a +
+                                                "expert_count " + std::to_string(p.experts.n_expert) + ") is not supported");
+}
+
+Status read_experts(const GgufMetadata& md, const std::string& a, DecoderParams& p, const std::string& n_ff_key) {
+    if (!p.has_experts()) return md.missing(a + "expert_count", "a mixture-of-experts architecture has experts");
+    ExpertParams& e = p.experts;
+    if (n_ff_key.empty()) {
+        e.n_ff = p.n_ff;
+    } else {
+        XB_ASSIGN_OR_RETURN(const int64_t n_ff, md.integer(a + n_ff_key, p.n_ff / e.n_used, 1, 1 << 18));
+        e.n_ff = static_cast<int>(n_ff);
+    }
+    // llama.cpp treats 0 (its default) as no scaling.
+    XB_ASSIGN_OR_RETURN(const double scale, md.non_negative(a + "expert_weights_scale", 0.0));
+    e.weights_scale = scale == 0.0 ? 1.0f : static_cast<float>(scale);
+    return Status::ok();
+}
+
+Status sliding_window(const GgufMetadata& md, const std::string& a, DecoderParams& p, std::optional<int64_t> window,
+                      int64_t pattern, double swa_base, float swa_scale, int64_t min_window) {
+    XB_ASSIGN_OR_RETURN(const int64_t w, md.integer(a + "attention.sliding_window", window, min_window));
+    // A number (llama.cpp's period rule), or one bool per layer (newer converters; true: it slides).
+    const std::string pattern_key = a + "attention.sliding_window_pattern";
+    if (md.is_array(pattern_key)) {
+        XB_ASSIGN_OR_RETURN(p.swa.layers, md.bool_per_layer(pattern_key, p.n_layers));
+    } else {
+        XB_ASSIGN_OR_RETURN(const int64_t n, md.integer(pattern_key, pattern, 0, 1024));
+        p.swa.pattern = static_cast<int>(n);
+    }
+    XB_ASSIGN_OR_RETURN(const double base, md.real(a + "rope.freq_base_swa", swa_base));
+    p.swa.window = static_cast<int>(w);
+    p.swa.rope_freq_base = static_cast<float>(base);
+    p.swa.rope_freq_scale = swa_scale;
+    return Status::ok();
+}
+
+Status gemma_common(const std::string& a, DecoderParams& p, int layers_of_27b) {
+    XB_RETURN_IF_ERROR(refuse_experts(a, p));
+    p.embd_scale = std::sqrt(static_cast<float>(p.n_embd));
+    const int d = p.n_layers == layers_of_27b ? p.n_embd / p.n_head : p.head_dim();
+    p.q_scale = 1.0f / std::sqrt(static_cast<float>(d));
+    return Status::ok();
+}
+
+}  // namespace xb::arch

@@ -1,0 +1,34 @@
+// Hyperparameter readers several architectures share (models/arch_<name>.cpp): their experts,
+// their sliding window, Gemma's common settings. `a` is the prefix "<architecture>." of the keys.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "core/status.hpp"
+#include "models/decoder.hpp"
+#include "models/gguf_metadata.hpp"
+
+namespace xb::arch {
+
+// NotSupported when the file gives experts to an architecture without them.
+Status refuse_experts(const std::string& a, const DecoderParams& p);
+
+// The experts every MoE architecture describes alike (their count is read already); `n_ff_key`
+// gives each expert's hidden size ("": the dense feed_forward_length).
+Status read_experts(const GgufMetadata& md, const std::string& a, DecoderParams& p, const std::string& n_ff_key);
+
+// The window of the sliding layers and which layers slide: a period (`pattern` when the file has
+// none, llama.cpp's rule) or one bool per layer; the sliding layers rope with `swa_base` (the
+// file's rope.freq_base_swa overrides it) and `swa_scale`. `window` is the default when the file
+// has no window; `min_window` 0 lets a file turn the window off.
+Status sliding_window(const GgufMetadata& md, const std::string& a, DecoderParams& p, std::optional<int64_t> window,
+                      int64_t pattern, double swa_base, float swa_scale, int64_t min_window = 1);
+
+// Gemma 2 and 3: no experts, embeddings scaled by sqrt(n_embd), Q scaled by 1/sqrt(head size)
+// except on the 27B models (`layers_of_27b` layers), whose reference scales by
+// 1/sqrt(n_embd / n_head) (query_pre_attn_scalar).
+Status gemma_common(const std::string& a, DecoderParams& p, int layers_of_27b);
+
+}  // namespace xb::arch

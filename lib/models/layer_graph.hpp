@@ -1,0 +1,63 @@
+// The graph of one layer, built by its architecture (models/arch_<name>.cpp) from these steps,
+// as llama.cpp's model files build theirs from llm_graph_context's: norms, the Q/K/V projections,
+// per-head norms, rope, attention through the layer's cache, the feed-forward network or the
+// experts, and the residual adds. Every step names its nodes as llama.cpp's graph does
+// (models/decoder_blocks.hpp), so an architecture's layer is a handful of calls, e.g. Qwen3's:
+//
+//   Tensor* attn = g.self_attention(g.rope(g.qk_norms(g.qkv(g.norm(x, g.w.attn_norm, "attn_norm")))));
+//   return g.residual_ffn(attn, x, GluOp::SwiGlu);
+#pragma once
+
+#include <string>
+
+#include "core/context.hpp"
+#include "core/tensor.hpp"
+#include "models/decoder.hpp"
+#include "models/decoder_blocks.hpp"
+
+namespace xb::decoder {
+
+class LayerGraph {
+public:
+    LayerGraph(Context& ctx, const DecoderParams& p, Decoder& m, int il)
+        : ctx(ctx), p(p), m(m), il(il), w(m.layers[static_cast<size_t>(il)]), n{"-" + std::to_string(il)} {}
+
+    // rms_norm(x) * weight, named `name`-<il>.
+    Tensor* norm(Tensor* x, Tensor* weight, const char* name) const;
+    // x's Q, K and V as heads [head size, heads, n_tokens]: one fused product or three, with the
+    // biases the layer has.
+    QkvViews qkv(Tensor* x) const;
+    // rms_norm of each head of Q and K (Qcur_normed, Kcur_normed).
+    QkvViews qk_norms(const QkvViews& h) const;
+    // Q and K rope'd at the batch's positions with the layer's rope (the sliding layers' own base
+    // and scale), then Q multiplied by the params' q_scale where it has one.
+    QkvViews rope(const QkvViews& h) const;
+    // Attention of the heads over the layer's cache (the batch written into it first) or over the
+    // batch alone, with the sliding-window mask on sliding layers and the layer's sinks, projected
+    // by attn_output (and its bias): [n_embd, n_tokens], named attn_out.
+    Tensor* self_attention(const QkvViews& h) const;
+    // Latent attention of the normed x (models/mla_attention.hpp).
+    Tensor* latent_attention(Tensor* x) const;
+    // The attention's output added to the layer's input: ffn_inp. On the last layer both first
+    // shrink to the rows whose logits are computed (Decoder::out_ids), as llama.cpp does.
+    Tensor* attn_residual(Tensor* attn, Tensor* x) const;
+    // The feed-forward network of the normed x: the experts where the layer has them
+    // (models/moe_ffn.hpp), else the dense gated one, with the activation `glu`.
+    Tensor* ffn(Tensor* x, GluOp glu) const;
+    // The feed-forward network's output added to its input: l_out, the layer's output.
+    Tensor* layer_out(Tensor* ffn, Tensor* h) const;
+    // The rest of the pre-norm layer most architectures are, after the attention: h = x + attn,
+    // then h + ffn(norm(h)), the norm named `ffn_norm`. Where the layer has post-norms (Gemma:
+    // attn_post_norm, ffn_post_norm), the attention's and the FFN's outputs are normed before
+    // their residual adds.
+    Tensor* residual_ffn(Tensor* attn, Tensor* x, GluOp glu, const char* ffn_norm = "ffn_norm") const;
+
+    Context& ctx;
+    const DecoderParams& p;
+    Decoder& m;
+    const int il;
+    const LayerWeights& w;
+    const LayerNames n;
+};
+
+}  // namespace xb::decoder
