@@ -283,6 +283,13 @@ std::vector<OpDesc> make_table() {
         {"mul_mat_id", Op::MulMatId, {"as", "b", "ids"}, 3, {},
          [](Context& c, const Args& a, P) { return mul_mat_id(c, a[0], a[1], a[2]); }},
         {"add_id", Op::AddId, {"a", "b", "ids"}, 3, {}, [](Context& c, const Args& a, P) { return add_id(c, a[0], a[1], a[2]); }},
+        {"l2_norm", Op::L2Norm, {"a"}, 1, {number("eps")},
+         [](Context& c, const Args& a, P p) { return l2_norm(c, a[0], static_cast<float>(p.number("eps", 1e-6))); }},
+        {"ssm_conv", Op::SsmConv, {"sx", "c"}, 2, {}, [](Context& c, const Args& a, P) { return ssm_conv(c, a[0], a[1]); }},
+        {"ssm_scan", Op::SsmScan, {"s", "x", "dt", "A", "B", "C", "ids"}, 7, {},
+         [](Context& c, const Args& a, P) { return ssm_scan(c, a[0], a[1], a[2], a[3], a[4], a[5], a[6]); }},
+        {"gated_delta_net", Op::GatedDeltaNet, {"q", "k", "v", "g", "beta", "state"}, 6, {},
+         [](Context& c, const Args& a, P) { return gated_delta_net(c, a[0], a[1], a[2], a[3], a[4], a[5]); }},
     };
     add_unary_shorthands(t, std::make_index_sequence<kUnaryOpCount>{});
     return t;

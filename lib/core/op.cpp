@@ -11,10 +11,11 @@ constexpr std::array<const char*, kOpCount> kOpNames = {
     "argmax",  "repeat",   "concat",     "unary",   "glu",       "clamp",     "norm",
     "rms_norm", "soft_max", "diag_mask_inf", "rope", "mul_mat",  "out_prod",  "get_rows",
     "set_rows", "cpy",     "cont",       "reshape", "view",      "permute",   "transpose",
-    "pad",     "arange",   "flash_attn_ext", "mul_mat_id", "argsort", "add_id",
+    "pad",     "arange",   "flash_attn_ext", "mul_mat_id", "argsort", "add_id", "l2_norm",
+    "ssm_conv", "ssm_scan", "gated_delta_net",
 };
 constexpr std::array<const char*, kUnaryOpCount> kUnaryNames = {
-    "neg", "relu", "gelu", "gelu_quick", "silu", "tanh", "sigmoid", "exp",
+    "neg", "relu", "gelu", "gelu_quick", "silu", "tanh", "sigmoid", "exp", "softplus",
 };
 constexpr std::array<const char*, kGluOpCount> kGluNames = {"swiglu", "geglu", "swiglu_oai"};
 
@@ -45,7 +46,7 @@ bool op_can_inplace(Op op) {
     switch (op) {
         case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Add1: case Op::Scale:
         case Op::Sqr: case Op::Sqrt: case Op::Log: case Op::Unary: case Op::Clamp:
-        case Op::Norm: case Op::RmsNorm: case Op::SoftMax: case Op::DiagMaskInf: case Op::Rope:
+        case Op::Norm: case Op::RmsNorm: case Op::L2Norm: case Op::SoftMax: case Op::DiagMaskInf: case Op::Rope:
         case Op::AddId:
         // Beyond ggml's list: the split GLU (gate and up apart, the result their shape) reads both
         // at the position it writes, so the FFN's activation can take over the gate's memory; at a

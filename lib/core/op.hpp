@@ -41,11 +41,16 @@ enum class Op : uint8_t {
     MulMatId,      // per (expert slot, token): src0's matrix src2[e, t] x src1's column -> f32 (mixture of experts)
     Argsort,       // i32 indices ordering each row of src0  params i32: SortOrder
     AddId,         // src0 + the row of src1 that i32 src2 picks per (slot, token) (per-expert biases)
+    L2Norm,        // x / max(sqrt(sum(x^2)), eps)     params f32: eps
+    SsmConv,       // causal depthwise convolution of a window (Mamba, LFM2's short conv)
+    SsmScan,       // selective state-space scan (Mamba-2): outputs and final states
+    GatedDeltaNet, // gated delta-rule linear attention (Qwen3.5, Qwen3-Next): outputs and final states
 };
-inline constexpr int kOpCount = static_cast<int>(Op::AddId) + 1;
+inline constexpr int kOpCount = static_cast<int>(Op::GatedDeltaNet) + 1;
 
-enum class UnaryOp : int32_t { Neg, Relu, Gelu, GeluQuick, Silu, Tanh, Sigmoid, Exp };
-inline constexpr int kUnaryOpCount = static_cast<int>(UnaryOp::Exp) + 1;
+// Softplus: log(1 + exp(x)).
+enum class UnaryOp : int32_t { Neg, Relu, Gelu, GeluQuick, Silu, Tanh, Sigmoid, Exp, Softplus };
+inline constexpr int kUnaryOpCount = static_cast<int>(UnaryOp::Softplus) + 1;
 
 // SwiGluOai: gpt-oss's clamped SwiGLU, min(x, limit) * sigmoid(alpha min(x, limit)) *
 // (clamp(g, -limit, limit) + 1), split form only (GluParams' alpha and limit).

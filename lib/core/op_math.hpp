@@ -18,6 +18,9 @@ XB_HD float gelu_f32(float x) {
 XB_HD float gelu_quick_f32(float x) { return x * (1.0f / (1.0f + expf(-1.702f * x))); }
 XB_HD float silu_f32(float x) { return x / (1.0f + expf(-x)); }
 XB_HD float sigmoid_f32(float x) { return 1.0f / (1.0f + expf(-x)); }
+// log(1 + exp(x)); x itself above 20, where exp(-x) < 2.1e-9 is below half an ulp of x (ggml's
+// cut). log1pf keeps the small values of large negative x that log(1 + exp(x)) rounds to 0.
+XB_HD float softplus_f32(float x) { return x > 20.0f ? x : log1pf(expf(x)); }
 
 // The GPU's forms of the sigmoid family: exp through the hardware's exp2 (__expf: at most
 // 2 + floor(1.173 |x|) ulp, CUDA C++ Programming Guide, intrinsic functions) and a hardware
@@ -70,6 +73,17 @@ XB_HD float fast_glu_f32(GluOp op, float x, float g, float alpha, float limit) {
     return op == GluOp::SwiGluOai ? fast_swiglu_oai_f32(x, g, alpha, limit) : fast_glu_activation_f32(op, x) * g;
 }
 
+// What norm, rms_norm and l2_norm multiply their (for norm: centred) values by, from the sum of
+// their squares over the row's n values: 1/sqrt(var + eps), 1/sqrt(mean square + eps), and
+// 1/max(|x|, eps) (ggml's l2_norm; a NaN norm is kept, and spreads).
+XB_HD float norm_scale_f32(Op op, double sum_sq, int64_t n, float eps) {
+    if (op == Op::L2Norm) {
+        const float length = sqrtf(static_cast<float>(sum_sq));
+        return 1.0f / (length < eps ? eps : length);
+    }
+    return 1.0f / sqrtf(static_cast<float>(sum_sq / static_cast<double>(n)) + eps);
+}
+
 XB_HD float unary_f32(UnaryOp op, float x) {
     switch (op) {
         case UnaryOp::Neg: return -x;
@@ -80,6 +94,7 @@ XB_HD float unary_f32(UnaryOp op, float x) {
         case UnaryOp::Tanh: return tanhf(x);
         case UnaryOp::Sigmoid: return sigmoid_f32(x);
         case UnaryOp::Exp: return expf(x);
+        case UnaryOp::Softplus: return softplus_f32(x);
     }
     return x;
 }

@@ -36,6 +36,7 @@ Tensor* silu(Context& ctx, Tensor* a);
 Tensor* tanh(Context& ctx, Tensor* a);
 Tensor* sigmoid(Context& ctx, Tensor* a);
 Tensor* exp(Context& ctx, Tensor* a);
+Tensor* softplus(Context& ctx, Tensor* a);
 
 // Gated linear unit over fused halves: a = [x | g] along dim 0 (ne0 even), result
 // [ne0/2, ...] = act(x) * g; with `swapped` the halves trade roles (act(g) * x).
@@ -82,6 +83,7 @@ Tensor* top_k(Context& ctx, Tensor* a, int k);
 // --- normalisation and attention -------------------------------------------------------------------
 Tensor* norm(Context& ctx, Tensor* a, float eps);
 Tensor* rms_norm(Context& ctx, Tensor* a, float eps);
+Tensor* l2_norm(Context& ctx, Tensor* a, float eps);  // each row / max(its L2 norm, eps)
 // softmax over dim 0 of a*scale + slope*mask. mask (f32/f16, optional) is [n0, >= n1, m2, m3] with
 // n2 % m2 == 0 and n3 % m3 == 0; slope is 1, or ALiBi's per-head (dim 2) slope when max_bias > 0.
 Tensor* soft_max(Context& ctx, Tensor* a);
@@ -115,6 +117,32 @@ Tensor* mul_mat_id(Context& ctx, Tensor* as, Tensor* b, Tensor* ids);
 // a [n, n_used, n_t] f32 plus the row of b [n, n_as] f32 that ids i32 [n_used, n_t] picks per
 // (slot, token): per-expert biases.
 Tensor* add_id(Context& ctx, Tensor* a, Tensor* b, Tensor* ids);
+
+// --- recurrent layers (state-space models, linear attention) -----------------------------------------
+// All f32 with packed rows (dim 0 contiguous); the states are carried by the caller between
+// batches (the result holds the new ones).
+//
+// Depthwise causal convolution: sx [d_conv - 1 + n_t, d_inner, n_s] (each channel's window: the
+// previous d_conv - 1 inputs, then the batch's n_t), c [d_conv, d_inner] -> [d_inner, n_t, n_s]:
+// result[i, t, s] = sum_j sx[t + j, i, s] * c[j, i].
+Tensor* ssm_conv(Context& ctx, Tensor* sx, Tensor* c);
+// Mamba's selective scan over n_t tokens, per sequence s from the state s0[:, :, :, ids[s]]:
+// state = state * exp(dt' A) + dt' x B, y = state . C, where dt' = softplus(dt). s [d_state,
+// head_dim, n_head, >= max id + 1] (contiguous), x [head_dim, n_head, n_t, n_s], dt [n_head, n_t,
+// n_s] (contiguous), A [1, n_head] (Mamba-2, one decay per head) or [d_state, n_head] (Mamba-1)
+// contiguous, B and C [d_state, n_group, n_t, n_s] (head h reads group h / (n_head / n_group)),
+// ids i32 [n_s]. -> f32 [nelements(x) + d_state * head_dim * n_head * n_s]: y as x's shape,
+// then each sequence's final state (ggml's ssm_scan with one state snapshot).
+Tensor* ssm_scan(Context& ctx, Tensor* s, Tensor* x, Tensor* dt, Tensor* A, Tensor* B, Tensor* C, Tensor* ids);
+// The gated delta rule (Qwen3.5, Qwen3-Next; Kimi's KDA with a gate per key dim), per head h and
+// sequence s from its state S ([S_v, S_v]: element i + j S_v is S[i][j], key dim i, value dim j),
+// token by token: S[i][:] *= exp(g) (g one value per head, or g[i]), d = (v - S^T k) beta,
+// S += k d^T, out = S^T q / sqrt(S_v). q and k [S_v, H_k, n_t, n_s_k], v [S_v, H, n_t, n_s] with
+// H % H_k == 0 (head h reads q/k head h % H_k) and n_s % n_s_k == 0, g [1 or S_v, H, n_t, n_s] and
+// beta [1, H, n_t, n_s] contiguous, state [S_v, S_v, H, n_s] contiguous -> f32 [S_v H, n_t n_s +
+// S_v n_s]: the outputs [S_v, H, n_t, n_s], then the final states (ggml's gated_delta_net with one
+// state snapshot).
+Tensor* gated_delta_net(Context& ctx, Tensor* q, Tensor* k, Tensor* v, Tensor* g, Tensor* beta, Tensor* state);
 
 // ALiBi slope of head h of n_head (ggml's formula); 1 when max_bias == 0.
 float alibi_slope(int h, int n_head, float max_bias);

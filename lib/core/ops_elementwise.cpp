@@ -82,6 +82,7 @@ Tensor* silu(Context& ctx, Tensor* a) { return unary(ctx, a, UnaryOp::Silu); }
 Tensor* tanh(Context& ctx, Tensor* a) { return unary(ctx, a, UnaryOp::Tanh); }
 Tensor* sigmoid(Context& ctx, Tensor* a) { return unary(ctx, a, UnaryOp::Sigmoid); }
 Tensor* exp(Context& ctx, Tensor* a) { return unary(ctx, a, UnaryOp::Exp); }
+Tensor* softplus(Context& ctx, Tensor* a) { return unary(ctx, a, UnaryOp::Softplus); }
 
 namespace {
 

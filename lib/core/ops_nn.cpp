@@ -88,6 +88,7 @@ Tensor* top_k(Context& ctx, Tensor* a, int k) {
 
 Tensor* norm(Context& ctx, Tensor* a, float eps) { return normalization(ctx, Op::Norm, a, eps); }
 Tensor* rms_norm(Context& ctx, Tensor* a, float eps) { return normalization(ctx, Op::RmsNorm, a, eps); }
+Tensor* l2_norm(Context& ctx, Tensor* a, float eps) { return normalization(ctx, Op::L2Norm, a, eps); }
 
 Tensor* soft_max(Context& ctx, Tensor* a) { return soft_max_ext(ctx, a, nullptr, 1.0f, 0.0f); }
 

@@ -17,7 +17,7 @@ KernelFn find_kernel(const Tensor& dst) {
         case Op::Argmax: return compute_argmax;
         case Op::Repeat: return compute_repeat;
         case Op::Concat: return compute_concat;
-        case Op::Norm: case Op::RmsNorm: return compute_norm;
+        case Op::Norm: case Op::RmsNorm: case Op::L2Norm: return compute_norm;
         case Op::SoftMax: return compute_soft_max;
         case Op::DiagMaskInf: return compute_diag_mask_inf;
         case Op::Rope: return compute_rope;
@@ -31,6 +31,9 @@ KernelFn find_kernel(const Tensor& dst) {
         case Op::MulMatId: return compute_mul_mat_id;
         case Op::Argsort: return compute_argsort;
         case Op::AddId: return compute_add_id;
+        case Op::SsmConv: return compute_ssm_conv;
+        case Op::SsmScan: return compute_ssm_scan;
+        case Op::GatedDeltaNet: return compute_gated_delta_net;
         case Op::None: case Op::Reshape: case Op::View: case Op::Permute: case Op::Transpose:
             return nullptr;
     }

@@ -41,7 +41,7 @@ void compute_sum(const ComputeParams& p, Tensor& dst);
 void compute_sum_rows(const ComputeParams& p, Tensor& dst);   // SumRows, Mean
 void compute_argmax(const ComputeParams& p, Tensor& dst);
 void compute_argsort(const ComputeParams& p, Tensor& dst);
-void compute_norm(const ComputeParams& p, Tensor& dst);       // Norm, RmsNorm
+void compute_norm(const ComputeParams& p, Tensor& dst);         // Norm, RmsNorm, L2Norm
 
 // --- kernels_matmul.cpp ---
 void compute_mul_mat(const ComputeParams& p, Tensor& dst);
@@ -62,6 +62,11 @@ void compute_out_prod(const ComputeParams& p, Tensor& dst);
 void compute_mul_mat_id(const ComputeParams& p, Tensor& dst);
 size_t mul_mat_id_work_size(const Tensor& dst, int nth);
 void compute_add_id(const ComputeParams& p, Tensor& dst);
+
+// --- kernels_recurrent.cpp: recurrent layers ---
+void compute_ssm_conv(const ComputeParams& p, Tensor& dst);
+void compute_ssm_scan(const ComputeParams& p, Tensor& dst);
+void compute_gated_delta_net(const ComputeParams& p, Tensor& dst);
 
 // --- kernels_attention.cpp ---
 void compute_soft_max(const ComputeParams& p, Tensor& dst);

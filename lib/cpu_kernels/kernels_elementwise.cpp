@@ -158,6 +158,7 @@ void compute_unary(const ComputeParams& p, Tensor& dst, const Tensor& src) {
         case UnaryOp::Tanh: return map_unary<UnaryOp::Tanh>(p, dst, src);
         case UnaryOp::Sigmoid: return map_unary<UnaryOp::Sigmoid>(p, dst, src);
         case UnaryOp::Exp: return map_unary<UnaryOp::Exp>(p, dst, src);
+        case UnaryOp::Softplus: return map_unary<UnaryOp::Softplus>(p, dst, src);
     }
     if (p.ith == 0) {
         p.report(Status(StatusCode::InvalidArgument,

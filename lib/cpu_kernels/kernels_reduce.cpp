@@ -1,4 +1,5 @@
-// Reductions over rows and whole tensors: sum, sum_rows/mean, argmax, argsort, norm and rms_norm.
+// Reductions over rows and whole tensors: sum, sum_rows/mean, argmax, argsort, norm, rms_norm and
+// l2_norm.
 //
 // Row sums accumulate in double, as ggml does with ggml_float, so long rows of f32 keep their
 // precision; results are rounded to the destination type once. Packed f32 rows go through the
@@ -31,26 +32,26 @@ double row_sum(const Tensor& t, RowIndex r) {
 
 // --- norm ------------------------------------------------------------------------------------------
 
+
 // Norm of a packed f32 row; y may alias x.
 void norm_row_f32(float* y, const float* x, int64_t n, float eps) {
     const RowLoops& loops = row_loops();
     const float mean = static_cast<float>(loops.sum(x, n) / static_cast<double>(n));
-    const float variance = static_cast<float>(loops.center(x, y, n, mean) / static_cast<double>(n));
-    loops.scale(y, y, n, 1.0f / std::sqrt(variance + eps), 0.0f);
+    loops.scale(y, y, n, norm_scale_f32(Op::Norm, loops.center(x, y, n, mean), n, eps), 0.0f);
 }
 
-void rms_norm_row_f32(float* y, const float* x, int64_t n, float eps) {
+// rms_norm and l2_norm: x times a factor of the sum of its squares.
+void scaled_norm_row_f32(Op op, float* y, const float* x, int64_t n, float eps) {
     const RowLoops& loops = row_loops();
-    const float mean_sq = static_cast<float>(loops.sum_squares(x, n) / static_cast<double>(n));
-    loops.scale(x, y, n, 1.0f / std::sqrt(mean_sq + eps), 0.0f);
+    loops.scale(x, y, n, norm_scale_f32(op, loops.sum_squares(x, n), n, eps), 0.0f);
 }
 
-// Either norm on a strided row of any float type: reads the source twice instead of keeping a
-// copy, which stays correct when dst aliases src (each element is read before it is written).
-void norm_row_any(const Tensor& dst, std::byte* y, const Tensor& src, const std::byte* x, bool rms, float eps) {
+// Any norm on a strided row of any float type: reads the source twice instead of keeping a copy,
+// which stays correct when dst aliases src (each element is read before it is written).
+void norm_row_any(const Tensor& dst, std::byte* y, const Tensor& src, const std::byte* x, Op op, float eps) {
     const int64_t n = src.ne[0];
     double mean_d = 0.0;
-    if (!rms) {
+    if (op == Op::Norm) {
         for (int64_t i = 0; i < n; ++i) mean_d += static_cast<double>(load_at(src, x, i));
         mean_d /= static_cast<double>(n);
     }
@@ -60,7 +61,7 @@ void norm_row_any(const Tensor& dst, std::byte* y, const Tensor& src, const std:
         const float v = load_at(src, x, i) - mean;
         sq += static_cast<double>(v * v);
     }
-    const float scale = 1.0f / std::sqrt(static_cast<float>(sq / static_cast<double>(n)) + eps);
+    const float scale = norm_scale_f32(op, sq, n, eps);
     for (int64_t i = 0; i < n; ++i) store_at(dst, y, i, (load_at(src, x, i) - mean) * scale);
 }
 
@@ -139,7 +140,6 @@ void compute_argsort(const ComputeParams& p, Tensor& dst) {
 void compute_norm(const ComputeParams& p, Tensor& dst) {
     const Tensor& src = *dst.src[0];
     if (dst.is_empty()) return;
-    const bool rms = dst.op == Op::RmsNorm;
     const float eps = NormParams::load(dst).eps;
     const int64_t n = src.ne[0];
     const bool fast = packed_f32_rows(dst) && packed_f32_rows(src);
@@ -147,11 +147,11 @@ void compute_norm(const ComputeParams& p, Tensor& dst) {
     for (int64_t row = range.begin; row < range.end; ++row) {
         const RowIndex r = row_index(dst, row);
         if (!fast) {
-            norm_row_any(dst, row_ptr(dst, r), src, row_ptr(src, r), rms, eps);
-        } else if (rms) {
-            rms_norm_row_f32(f32_row(dst, r), f32_row(src, r), n, eps);
-        } else {
+            norm_row_any(dst, row_ptr(dst, r), src, row_ptr(src, r), dst.op, eps);
+        } else if (dst.op == Op::Norm) {
             norm_row_f32(f32_row(dst, r), f32_row(src, r), n, eps);
+        } else {
+            scaled_norm_row_f32(dst.op, f32_row(dst, r), f32_row(src, r), n, eps);
         }
     }
 }

@@ -20,6 +20,10 @@ struct RowLoops {
     using BinaryFn = void (*)(const float* x, const float* y, float* d, int64_t n);
     // A sum over x[0, n) in double.
     using SumFn = double (*)(const float* x, int64_t n);
+    // The sum over [0, n) of x * y, each product and the sum in double.
+    using DotFn = double (*)(const float* x, const float* y, int64_t n);
+    // y[0, n) += x * a.
+    using AxpyFn = void (*)(const float* x, float* y, int64_t n, float a);
     // y[0, n) = x - mean; returns the sum of the y^2 in double. y may be x.
     using CenterFn = double (*)(const float* x, float* y, int64_t n, float mean);
     // The largest of x[0, n) (-inf for n == 0; NaN elements are skipped).
@@ -41,6 +45,8 @@ struct RowLoops {
     ScaleAddFn scale_add;
     RopeFn rope_normal;
     RopeFn rope_neox;
+    DotFn dot;
+    AxpyFn axpy;
 };
 
 // The table of `isa` (which this CPU must support), and that of active_isa().

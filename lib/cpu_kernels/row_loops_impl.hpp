@@ -57,6 +57,14 @@ double sum_squares_span(const float* x, int64_t n) {
     return lane_sum(n, [x](int64_t i) { return static_cast<double>(x[i] * x[i]); });
 }
 
+double dot_span(const float* x, const float* y, int64_t n) {
+    return lane_sum(n, [x, y](int64_t i) { return static_cast<double>(x[i]) * static_cast<double>(y[i]); });
+}
+
+void axpy_span(const float* x, float* y, int64_t n, float a) {
+    for (int64_t i = 0; i < n; ++i) y[i] += x[i] * a;
+}
+
 double center_span(const float* x, float* y, int64_t n, float mean) {
     return lane_sum(n, [x, y, mean](int64_t i) {
         const float v = x[i] - mean;
@@ -115,7 +123,9 @@ constexpr RowLoops make_row_loops(Isa isa) {
                     &max_span,
                     &scale_add_span,
                     &rope_normal_span,
-                    &rope_neox_span};
+                    &rope_neox_span,
+                    &dot_span,
+                    &axpy_span};
 }
 
 }  // namespace

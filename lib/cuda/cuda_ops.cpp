@@ -57,7 +57,7 @@ Status launch_node(const LaunchContext& ctx, const Tensor& node) {
         case Op::Arange: return launch_arange(ctx, node);
         case Op::GetRows: return launch_get_rows_node(ctx, node);
         case Op::SetRows: return launch_set_rows(ctx, node);
-        case Op::Norm: case Op::RmsNorm: return launch_norm(ctx, node);
+        case Op::Norm: case Op::RmsNorm: case Op::L2Norm: return launch_norm(ctx, node);
         case Op::SoftMax: return launch_soft_max(ctx, node);
         case Op::DiagMaskInf: return launch_diag_mask_inf(ctx, node);
         case Op::Rope: return launch_rope(ctx, node);
@@ -66,6 +66,9 @@ Status launch_node(const LaunchContext& ctx, const Tensor& node) {
         case Op::MulMatId: return launch_mul_mat_id(ctx, node);
         case Op::Argsort: return launch_argsort(ctx, node);
         case Op::AddId: return launch_add_id(ctx, node);
+        case Op::SsmConv: return launch_ssm_conv(ctx, node);
+        case Op::SsmScan: return launch_ssm_scan(ctx, node);
+        case Op::GatedDeltaNet: return launch_gated_delta_net(ctx, node);
     }
     return Status(StatusCode::NotSupported, std::string("no CUDA kernel for op ") + op_name(node.op));
 }

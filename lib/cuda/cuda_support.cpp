@@ -120,7 +120,7 @@ bool supports_op_types(const Tensor& node) {
                    (convertible(a->type, node.type) || (is_quantized(a->type) && is_float(node.type)));
         case Op::SetRows:
             return all_float({&node, a}) && b != nullptr && (b->type == DType::I32 || b->type == DType::I64);
-        case Op::Norm: case Op::RmsNorm:
+        case Op::Norm: case Op::RmsNorm: case Op::L2Norm:
             return all_float({&node, a});
         case Op::SoftMax:
             return a != nullptr && a->type == DType::F32 && node.type == DType::F32 &&
@@ -142,6 +142,14 @@ bool supports_op_types(const Tensor& node) {
             return all_float({a}) && node.type == DType::I32 && a->ne[0] <= kArgsortMaxRow;
         case Op::AddId:
             return all_float({&node, a, b}) && node.src[2] != nullptr;
+        // f32 throughout (the builders check it); each lane or thread keeps its slice of the
+        // state in registers, which bounds the state sizes (kernels_recurrent.cu).
+        case Op::SsmConv:
+            return true;
+        case Op::SsmScan:
+            return a->ne[0] <= kMaxScanStateDim;
+        case Op::GatedDeltaNet:
+            return node.src[2]->ne[0] <= kMaxDeltaNetDim;
     }
     return false;
 }

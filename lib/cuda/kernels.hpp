@@ -54,7 +54,7 @@ Status launch_glu(const LaunchContext& ctx, const Tensor& dst);
 Status launch_sum(const LaunchContext& ctx, const Tensor& dst);
 Status launch_sum_rows(const LaunchContext& ctx, const Tensor& dst);  // sum_rows, mean
 Status launch_argmax(const LaunchContext& ctx, const Tensor& dst);
-Status launch_norm(const LaunchContext& ctx, const Tensor& dst);      // norm, rms_norm
+Status launch_norm(const LaunchContext& ctx, const Tensor& dst);      // norm, rms_norm, l2_norm
 
 // --- kernels_attention.cu ---
 Status launch_soft_max(const LaunchContext& ctx, const Tensor& dst);
@@ -65,6 +65,10 @@ Status launch_flash_attn_ext(const LaunchContext& ctx, const Tensor& dst);
 // --- kernels_moe.cu: mixture of experts (ids out of range go to ctx.errors) ---
 Status launch_mul_mat_id(const LaunchContext& ctx, const Tensor& dst);  // float or quantized experts
 Status launch_add_id(const LaunchContext& ctx, const Tensor& dst);
+// Recurrent layers (kernels_recurrent.cu), of the sizes launch_config.hpp bounds.
+Status launch_ssm_conv(const LaunchContext& ctx, const Tensor& dst);
+Status launch_ssm_scan(const LaunchContext& ctx, const Tensor& dst);
+Status launch_gated_delta_net(const LaunchContext& ctx, const Tensor& dst);
 Status launch_argsort(const LaunchContext& ctx, const Tensor& dst);     // rows of up to kArgsortMaxRow
 
 // --- kernels_quant.cu: the quantized types' values (core/quant_blocks.hpp) ---

@@ -1,5 +1,6 @@
 // Reductions: sum, sum_rows/mean, argmax, norm and rms_norm. One block per row (grid-stride over
 // rows); sums accumulate in double, as the CPU does, so both round the same exact-ish sums once.
+#include "core/op_math.hpp"
 #include "core/op_params.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/kernel_common.cuh"
@@ -88,15 +89,16 @@ __global__ void argmax_kernel(TensorDesc src, TensorDesc dst) {
     }
 }
 
-// norm: (x - mean) / sqrt(var + eps); rms_norm: x / sqrt(mean(x^2) + eps); the CPU's roundings.
-__global__ void norm_kernel(TensorDesc src, TensorDesc dst, float eps, bool rms) {
+// norm: (x - mean) / sqrt(var + eps); rms_norm: x / sqrt(mean(x^2) + eps); l2_norm: x / max(|x|,
+// eps); the CPU's roundings (norm_scale_f32).
+__global__ void norm_kernel(TensorDesc src, TensorDesc dst, float eps, Op op) {
     __shared__ double scratch[kMaxBlockSize / kWarpSize];
     const int64_t n = src.ne[0];
     const int64_t rows = row_count(dst);
     for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const Index4 r = row_start(dst, row);
         float mean = 0.0f;
-        if (!rms) {
+        if (op == Op::Norm) {
             double acc = 0.0;
             for (int64_t i0 = threadIdx.x; i0 < n; i0 += blockDim.x) acc += static_cast<double>(load_f32(src, with_dim(r, 0, i0)));
             mean = static_cast<float>(block_reduce(acc, SumOp{}, 0.0, scratch) / static_cast<double>(n));
@@ -107,7 +109,7 @@ __global__ void norm_kernel(TensorDesc src, TensorDesc dst, float eps, bool rms)
             sq += static_cast<double>(v * v);
         }
         sq = block_reduce(sq, SumOp{}, 0.0, scratch);
-        const float scale = 1.0f / sqrtf(static_cast<float>(sq / static_cast<double>(n)) + eps);
+        const float scale = norm_scale_f32(op, sq, n, eps);
         // Each thread writes only the elements it read: in place (dst aliasing src) is safe.
         for (int64_t i0 = threadIdx.x; i0 < n; i0 += blockDim.x) {
             const Index4 i = with_dim(r, 0, i0);
@@ -143,7 +145,7 @@ Status launch_argmax(const LaunchContext& ctx, const Tensor& dst) {
 Status launch_norm(const LaunchContext& ctx, const Tensor& dst) {
     const Tensor& src = *dst.src[0];
     norm_kernel<<<row_blocks(dst.nrows()), reduction_block_size(src.ne[0], kRowBlockSize), 0, ctx.stream>>>(
-        describe(src), describe(dst), NormParams::load(dst).eps, dst.op == Op::RmsNorm);
+        describe(src), describe(dst), NormParams::load(dst).eps, dst.op);
     XB_CUDA_RETURN_IF_ERROR(cudaGetLastError());
     return Status::ok();
 }

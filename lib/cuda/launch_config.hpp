@@ -20,6 +20,10 @@ inline constexpr size_t kMaxSharedBytes = 48 * 1024;  // dynamic shared memory w
 inline constexpr int kRowBlockSize = 256;
 // argsort ranks each element against its whole row (kernels_moe.cu): longer rows go to the CPU.
 inline constexpr int64_t kArgsortMaxRow = 8192;
+// ssm_scan's d_state and gated_delta_net's head size at most these: a lane keeps its share of a
+// state, a thread its column of one, in registers or local memory (kernels_recurrent.cu).
+inline constexpr int64_t kMaxScanStateDim = 256;
+inline constexpr int64_t kMaxDeltaNetDim = 256;
 // Elements of one row a block of an element-wise kernel takes at a time (8 per thread).
 inline constexpr int64_t kSegmentLength = 8 * kBlockSize;
 

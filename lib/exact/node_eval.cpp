@@ -111,6 +111,7 @@ Result<RefArray> evaluate_values(const Tensor& node, Operands& in) {
         case Op::Concat: return concat(in.dense(0), in.dense(1), ConcatParams::load(node).dim);
         case Op::Norm: return norm(in.dense(0), NormParams::load(node).eps);
         case Op::RmsNorm: return rms_norm(in.dense(0), NormParams::load(node).eps);
+        case Op::L2Norm: return l2_norm(in.dense(0), NormParams::load(node).eps);
         case Op::SoftMax: {
             const SoftMaxParams p = SoftMaxParams::load(node);
             return soft_max(in.dense(0), in.optional(1), p.scale, p.max_bias, in.optional(2));
@@ -145,6 +146,13 @@ Result<RefArray> evaluate_values(const Tensor& node, Operands& in) {
             XB_RETURN_IF_ERROR(check_indices(node, in.dense(2), in.dense(1).ne()[1], "expert id"));
             return add_id(in.dense(0), in.dense(1), in.dense(2));
         }
+        case Op::SsmConv: return ssm_conv(in.dense(0), in.dense(1));
+        case Op::SsmScan: {
+            XB_RETURN_IF_ERROR(check_indices(node, in.dense(6), in.dense(0).ne()[3], "state id"));
+            return ssm_scan(in.dense(0), in.dense(1), in.dense(2), in.dense(3), in.dense(4), in.dense(5), in.dense(6));
+        }
+        case Op::GatedDeltaNet:
+            return gated_delta_net(in.dense(0), in.dense(1), in.dense(2), in.dense(3), in.dense(4), in.dense(5));
         default: break;
     }
     return Status(StatusCode::InvalidArgument, std::string("exact: node '") + node.display_name() + "' (" +

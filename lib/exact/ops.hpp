@@ -22,6 +22,7 @@ double gelu(double x);        // tanh approximation
 double gelu_quick(double x);  // x * sigmoid(1.702 x)
 double silu(double x);
 double sigmoid(double x);
+double softplus(double x);  // log(1 + exp(x)), without overflow
 double unary(UnaryOp op, double x);
 double glu_activation(GluOp op, double x);
 RefArray glu(const RefArray& a, GluOp op, bool swapped);  // fused halves along dim 0
@@ -55,6 +56,7 @@ RefArray argmax(const RefArray& a);
 RefArray argsort(const RefArray& a, SortOrder order);
 RefArray norm(const RefArray& a, double eps);
 RefArray rms_norm(const RefArray& a, double eps);
+RefArray l2_norm(const RefArray& a, double eps);
 // fn(row values) -> one value, for every row of a: result [1, ne1, ne2, ne3].
 RefArray reduce_rows(const RefArray& a, const std::function<double(const std::vector<double>&)>& fn);
 // fn(row, i1, i2, i3) rewrites every row of a in place (in a copy of a).
@@ -81,5 +83,13 @@ RefArray out_prod(const RefArray& a, const RefArray& b);
 RefArray mul_mat_id(const RowSource& as, const RowSource& b, const RefArray& ids);
 // a [n, n_used, n_t] plus row ids[e, t] of b [n, n_as] at (e, t).
 RefArray add_id(const RefArray& a, const RefArray& b, const RefArray& ids);
+
+// --- recurrent layers (ops_recurrent.cpp; shapes as core/ops.hpp's builders) ---
+RefArray ssm_conv(const RefArray& sx, const RefArray& c);
+// ids must be in [0, s.ne[3]) (node_eval checks).
+RefArray ssm_scan(const RefArray& s, const RefArray& x, const RefArray& dt, const RefArray& A, const RefArray& B,
+                  const RefArray& C, const RefArray& ids);
+RefArray gated_delta_net(const RefArray& q, const RefArray& k, const RefArray& v, const RefArray& g, const RefArray& beta,
+                         const RefArray& state);
 
 }  // namespace xb::exact

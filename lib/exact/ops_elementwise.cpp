@@ -31,6 +31,8 @@ double gelu(double x) {
     return 0.5 * x * (1.0 + std::tanh(c * (x + 0.044715 * x * x * x)));
 }
 
+double softplus(double x) { return x > 0.0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)); }
+
 double unary(UnaryOp op, double x) {
     switch (op) {
         case UnaryOp::Neg: return -x;
@@ -41,6 +43,7 @@ double unary(UnaryOp op, double x) {
         case UnaryOp::Tanh: return std::tanh(x);
         case UnaryOp::Sigmoid: return sigmoid(x);
         case UnaryOp::Exp: return std::exp(x);
+        case UnaryOp::Softplus: return softplus(x);
     }
     // An op added to UnaryOp without a reference: NaN makes every case of it fail loudly.
     return std::numeric_limits<double>::quiet_NaN();

@@ -91,4 +91,13 @@ RefArray rms_norm(const RefArray& a, double eps) {
     });
 }
 
+RefArray l2_norm(const RefArray& a, double eps) {
+    return transform_rows(a, [eps](std::vector<double>& row, int64_t, int64_t, int64_t) {
+        double sq = 0.0;
+        for (double x : row) sq += x * x;
+        const double inv = 1.0 / std::max(std::sqrt(sq), eps);
+        for (double& x : row) x *= inv;
+    });
+}
+
 }  // namespace xb::exact

@@ -28,6 +28,7 @@ std::optional<ggml_unary_op> unary_of(UnaryOp op) {
         case UnaryOp::Tanh: return GGML_UNARY_OP_TANH;
         case UnaryOp::Sigmoid: return GGML_UNARY_OP_SIGMOID;
         case UnaryOp::Exp: return GGML_UNARY_OP_EXP;
+        case UnaryOp::Softplus: return GGML_UNARY_OP_SOFTPLUS;
     }
     return std::nullopt;
 }
@@ -144,6 +145,23 @@ std::string builder_refusal(const Tensor& node, const std::array<ggml_tensor*, k
             return a->ne[0] == b->ne[0] && a->ne[1] == c->ne[0] && a->ne[2] == c->ne[1] && c->type == GGML_TYPE_I32
                        ? ""
                        : "ggml's add_id cannot take these shapes";
+        // ggml's CPU backend claims l2_norm of every type, then aborts on any but f32.
+        case Op::L2Norm:
+            return a->type == GGML_TYPE_F32 ? "" : "ggml computes l2_norm of f32 only";
+        // The recurrent ops' own rules are ggml's already, but for its layouts: ggml reads each
+        // operand's rows (and ssm_conv's windows) as packed blocks.
+        case Op::SsmConv:
+            return ggml_is_contiguous(a) && ggml_is_contiguous_rows(b) ? "" : "ggml's ssm_conv needs a contiguous sx";
+        case Op::SsmScan:
+            for (ggml_tensor* t : {b, s[4], s[5]}) {
+                if (t->nb[1] != static_cast<size_t>(t->ne[0]) * t->nb[0]) return "ggml's ssm_scan needs x, B and C with packed rows of rows";
+            }
+            return "";
+        case Op::GatedDeltaNet:
+            for (ggml_tensor* t : {a, b, c}) {
+                if (!ggml_is_contiguous_rows(t)) return "ggml's gated_delta_net needs packed rows of q, k and v";
+            }
+            return "";
         case Op::Repeat: {
             // ggml_repeat_4d: every dim of the result a multiple of the source's (an empty source too).
             if (ggml_is_empty(a)) return "";
@@ -292,6 +310,7 @@ Result<ggml_tensor*> GraphTranslation::build(const Tensor& node) {
         }
         case Op::Norm: g = ggml_norm(ctx, a, NormParams::load(node).eps); break;
         case Op::RmsNorm: g = ggml_rms_norm(ctx, a, NormParams::load(node).eps); break;
+        case Op::L2Norm: g = ggml_l2_norm(ctx, a, NormParams::load(node).eps); break;
         case Op::SoftMax: {
             const SoftMaxParams p = SoftMaxParams::load(node);
             g = ggml_soft_max_ext(ctx, a, b, p.scale, p.max_bias);
@@ -340,6 +359,10 @@ Result<ggml_tensor*> GraphTranslation::build(const Tensor& node) {
                                                                                             : GGML_SORT_ORDER_DESC);
             break;
         case Op::AddId: g = ggml_add_id(ctx, a, b, c); break;
+        case Op::SsmConv: g = ggml_ssm_conv(ctx, a, b); break;
+        // One state snapshot: the final states, as xbackend's ops keep.
+        case Op::SsmScan: g = ggml_ssm_scan(ctx, a, b, c, s[3], s[4], s[5], s[6], 1); break;
+        case Op::GatedDeltaNet: g = ggml_gated_delta_net(ctx, a, b, c, s[3], s[4], s[5], 1); break;
         case Op::None:
         case Op::Reshape:
         case Op::View:

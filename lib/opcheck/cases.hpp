@@ -16,6 +16,7 @@ std::vector<OpCase> attention_cases();    // cases_attention.cpp
 std::vector<OpCase> matmul_cases();       // cases_matmul.cpp
 std::vector<OpCase> quant_cases();        // cases_quant.cpp
 std::vector<OpCase> moe_cases();          // cases_moe.cpp
+std::vector<OpCase> recurrent_cases();    // cases_recurrent.cpp
 
 // Every conformance case, family by family in the order above.
 std::vector<OpCase> all_cases();

@@ -170,6 +170,11 @@ void add_unary_cases(std::vector<OpCase>& cases) {
                              tolerance_for_output(t)});
         }
     }
+    // Softplus beyond its cut at 20 and far below 0, where log(1 + exp(x)) must not round to 0.
+    cases.push_back({"softplus_wide_f32",
+                     [](CaseBuilder& b) { return xb::softplus(b.ctx(), b.input(DType::F32, {67, 5, 1, 1}, uniform(-40.0f, 40.0f))); },
+                     [](const std::vector<RefArray>& in) { return exact::map(in[0], [](double x) { return exact::softplus(x); }); },
+                     kTolF32});
     for (DType t : {DType::F16, DType::BF16}) {  // rows of eight 16-bit floats per GPU load, over two segments
         cases.push_back({"silu_octets_" + type_tag(t),
                          [=](CaseBuilder& b) { return xb::silu(b.ctx(), b.input(t, {2056, 3, 1, 1}, uniform(-3.0f, 3.0f))); },

@@ -1,5 +1,5 @@
 // Op cases of the reductions and normalisations: sum, sum_rows, mean, argmax, argsort and top_k,
-// norm, rms_norm.
+// norm, rms_norm, l2_norm.
 #include <algorithm>
 #include <limits>
 #include <random>
@@ -150,8 +150,21 @@ void add_norm_cases(std::vector<OpCase>& cases) {
                              [=](const std::vector<RefArray>& in) { return exact::rms_norm(in[0], eps); },
                              reduce_tolerance(t)});
         }
+        cases.push_back({"l2_norm_" + type_tag(t),
+                         [=](CaseBuilder& b) { return xb::l2_norm(b.ctx(), b.input(t, {67, 5, 3, 1}, uniform(-2.0f, 3.0f)), 1e-6f); },
+                         [=](const std::vector<RefArray>& in) { return exact::l2_norm(in[0], 1e-6); }, reduce_tolerance(t)});
     }
+    // Rows shorter than eps: divided by eps, not by their length.
+    cases.push_back({"l2_norm_below_eps_f32",
+                     [](CaseBuilder& b) { return xb::l2_norm(b.ctx(), b.input(DType::F32, {9, 4, 1, 1}, uniform(-1e-3f, 1e-3f)), 0.01f); },
+                     [](const std::vector<RefArray>& in) { return exact::l2_norm(in[0], 0.01); }, kTolF32Reduce});
     constexpr float eps = 1e-6f;
+    cases.push_back({"l2_norm_permuted_f32",
+                     [](CaseBuilder& b) {
+                         return xb::l2_norm(b.ctx(), xb::permute(b.ctx(), b.input(DType::F32, {5, 33, 3, 1}), {1, 0, 2, 3}), eps);
+                     },
+                     [](const std::vector<RefArray>& in) { return exact::l2_norm(exact::permute(in[0], {1, 0, 2, 3}), eps); },
+                     kTolF32Reduce});
     cases.push_back(
         {"rms_norm_permuted_f32",
          [](CaseBuilder& b) {

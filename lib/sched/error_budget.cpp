@@ -36,7 +36,12 @@ int64_t summed_terms(const Tensor& node) {
         case Op::MulMat: return a->ne[0];
         case Op::OutProd: return a->ne[1];
         case Op::FlashAttnExt: return a->ne[0] + (node.src[1] != nullptr ? node.src[1]->ne[1] : 0);
-        case Op::SoftMax: case Op::Norm: case Op::RmsNorm: case Op::SumRows: case Op::Mean: return a->ne[0];
+        case Op::SoftMax: case Op::Norm: case Op::RmsNorm: case Op::L2Norm: case Op::SumRows: case Op::Mean: return a->ne[0];
+        // The recurrences: each output sums a state's products, and the state has summed a term
+        // per token before it.
+        case Op::SsmConv: return node.src[1]->ne[0];
+        case Op::SsmScan: return a->ne[0] + node.src[1]->ne[2];
+        case Op::GatedDeltaNet: return 2 * node.src[2]->ne[0] + node.src[2]->ne[2];
         case Op::Sum: return a->nelements();
         default: return 0;
     }
@@ -46,7 +51,7 @@ int64_t summed_terms(const Tensor& node) {
 int roundings(Op op) {
     switch (op) {
         case Op::Sqrt: case Op::Log: case Op::Unary: case Op::Glu: case Op::Rope: case Op::SoftMax:
-        case Op::Norm: case Op::RmsNorm: case Op::FlashAttnExt:
+        case Op::Norm: case Op::RmsNorm: case Op::L2Norm: case Op::FlashAttnExt: case Op::SsmScan: case Op::GatedDeltaNet:
             return 4;
         default:
             return 1;

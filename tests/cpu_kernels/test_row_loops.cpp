@@ -97,6 +97,30 @@ TEST(RowLoops, ReductionsOfEverySetMatchFloat64AndEachOtherBitForBit) {
     }
 }
 
+// The recurrent kernels' dot product (products and sum in double) and axpy (y += x a, in f32).
+TEST(RowLoops, DotAndAxpyOfEverySetMatchFloat64AndEachOtherBitForBit) {
+    std::mt19937 rng(14);
+    for (int64_t n : kLengths) {
+        const std::vector<float> x = random_floats(n, rng), y = random_floats(n, rng);
+        double dot = 0.0, abs_dot = 0.0;
+        for (size_t i = 0; i < x.size(); ++i) {
+            dot += static_cast<double>(x[i]) * y[i];
+            abs_dot += std::fabs(static_cast<double>(x[i]) * y[i]);
+        }
+        const RowLoops& first = row_loops(supported_isas()[0]);
+        for (Isa isa : supported_isas()) {
+            SCOPED_TRACE(trace(isa, n));
+            const RowLoops& loops = row_loops(isa);
+            // Exact products: only the double sum's order rounds.
+            EXPECT_NEAR(loops.dot(x.data(), y.data(), n), dot, 1e-13 * (abs_dot + 1.0));
+            EXPECT_EQ(loops.dot(x.data(), y.data(), n), first.dot(x.data(), y.data(), n));
+            std::vector<float> acc = y;
+            loops.axpy(x.data(), acc.data(), n, -0.625f);
+            for (size_t i = 0; i < x.size(); ++i) EXPECT_EQ(acc[i], y[i] + x[i] * -0.625f) << i;
+        }
+    }
+}
+
 TEST(RowLoops, MaxSkipsNaNAndIsMinusInfinityWhenEmpty) {
     const float nan = std::numeric_limits<float>::quiet_NaN();
     for (Isa isa : supported_isas()) {
