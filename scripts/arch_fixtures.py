@@ -17,7 +17,7 @@ transposes), written with the `gguf` package under llama.cpp's tensor names and 
 file is then read back with gguf's reader, dequantized, and transformed back to the checkpoint
 layout; the float64 numpy forward pass runs on those values and is written from the transformers
 definitions (modeling_qwen3, _gemma2, _gemma3, _phi3, _mixtral, _qwen3_moe, _gpt_oss, and
-DeepSeek-V3's modeling_deepseek / transformers' modeling_deepseek_v3), so the references check the
+DeepSeek-V3's modeling_deepseek / transformers' modeling_deepseek_v3, _lfm2), so the references check the
 layout conventions as well as the arithmetic.
 
 Models (manifest.json lists them with their references; README.md here says more):
@@ -53,6 +53,10 @@ Models (manifest.json lists them with their references; README.md here says more
                       SwiGLU, layers 1-2 MoE: 8 experts, 2 used, sigmoid scores, exp_probs_b selection
                       bias, 4 groups of 2 with 2 used (group score: sum of its top-2), weights
                       normalised then x 2.5, one shared expert; untied
+  tiny-lfm2           f32, LFM2: layers conv, conv, attention, conv (head_count_kv [0, 0, 2, 0]);
+                      gated short convolutions of 3 inputs (in_proj to B, C, x; B x convolved causally
+                      per channel; times C; out_proj), q/k layernorms, neox rope, SwiGLU, tied;
+                      token_embd_norm as the final norm
   tiny-deepseek2-yarn the same layout with DeepSeek-V3's YaRN: factor 4, original context 1024
                       (ramp 0, 1/3, 2/3, 1 over the 4 rope pairs), beta_fast 32, beta_slow 1,
                       mscale = mscale_all_dim = 1 (yarn_log_multiplier 0.1): softmax scale
@@ -175,9 +179,15 @@ MODELS = {
         n_vocab=256, n_layers=2, eps=1e-5, freq_base=150000.0, rope_scaling_none=True, tied=False,
         matrix_type=T.F16, expert_type=T.MXFP4, weights="quant", attn_bias=True, sinks=True, swa_window=4,
         swa_period=2, moe="oai", n_expert=4, n_expert_used=2, oai_alpha=1.702, oai_limit=7.0),
+    # LFM2 (Lfm2ForCausalLM): layer_types conv, conv, full_attention, conv; conv_L_cache 3 (the
+    # converter's shortconv.l_cache; head_count_kv 0 marks the conv layers); q/k layernorms; tied.
+    "tiny-lfm2": dict(
+        arch="lfm2", n_embd=64, n_head=4, n_head_kv=2, head_dim=16, n_ff=48, n_vocab=256, n_layers=4, eps=1e-5,
+        freq_base=1e6, tied=True, matrix_type=T.F32, weights="f32", qk_norm=True, conv_L=3,
+        layer_types=("conv", "conv", "full_attention", "conv"), head_count_kv=[0, 0, 2, 0]),
 }
 LONG_CACHE = ("tiny-gemma2", "tiny-gemma3", "tiny-phi3", "tiny-gpt-oss", "tiny-deepseek2", "tiny-deepseek2-yarn",
-              "tiny-gpt-oss-mxfp4")
+              "tiny-gpt-oss-mxfp4", "tiny-lfm2")
 SEEDS = {name: 7100 + 100 * i for i, name in enumerate(MODELS)}
 SEEDS["tiny-qwen3moe-q8_0"] = SEEDS["tiny-qwen3moe"]  # the same checkpoint, stored differently
 SEEDS["tiny-gpt-oss-mxfp4"] = SEEDS["tiny-gpt-oss"]
@@ -195,6 +205,8 @@ def near_one(rng, n):
 def make_weights(m, rng):
     if m["arch"] == "deepseek2":
         return ds_make_weights(m, rng)
+    if m["arch"] == "lfm2":
+        return lfm2_make_weights(m, rng)
     e, hd, v = m["n_embd"], m["head_dim"], m["n_vocab"]
     q, kv = m["n_head"] * hd, m["n_head_kv"] * hd
     gemma = m.get("gemma", False)
@@ -291,6 +303,9 @@ def to_file(m, w):
         if role == "down_proj_bias":
             out[key[: -len(role)] + "ffn_down_exps.bias"] = a
             continue
+        if role == "conv" and m["arch"] == "lfm2":         # LFM2Model: conv.weight [e, 1, L] squeezed
+            out[tensor_name(key)] = a[:, 0, :]
+            continue
         if role == "attn_kv_b":                             # DeepseekV2Model: split, k_b transposed
             p, h, nope = key[: -len(role)], m["n_head"], m["qk_nope"]
             kv = a.reshape(h, nope + m["v_head"], a.shape[1])           # per head: [k_nope rows; v rows]
@@ -309,6 +324,8 @@ def from_file(m, tensors):
         role = key.split(".")[-1]
         if m.get("gemma") and role.endswith("norm"):
             a = a - 1.0
+        if role == "conv" and m["arch"] == "lfm2":
+            a = a[:, None, :]
         if m.get("normal_rope") and role in ("attn_q", "attn_k"):
             heads = m["n_head"] if role == "attn_q" else m["n_head_kv"]
             hd = a.shape[0] // heads
@@ -357,6 +374,8 @@ def write_gguf(path, name, m, file_tensors):
     writer = llama_writer(path, name, m, context=m.get("context", 2048))  # name, sizes, heads, rms eps
     if arch == "deepseek2":
         ds_write_keys(writer, m)
+    if arch == "lfm2":
+        writer.add_shortconv_l_cache(m["conv_L"])   # LFM2Model.set_gguf_parameters (head_count_kv: llama_writer)
     if m.get("key_length"):
         writer.add_key_length(m["head_dim"])
         writer.add_value_length(m["head_dim"])
@@ -559,6 +578,8 @@ def forward(m, w, tokens, n_kv, n_layers, stats=None):
     stats = {} if stats is None else stats
     if m["arch"] == "deepseek2":
         return ds_forward(m, w, tokens, n_kv, n_layers, stats)
+    if m["arch"] == "lfm2":
+        return lfm2_forward(m, w, tokens, n_kv, n_layers)
     t = len(tokens)
     pos = np.arange(n_kv - t, n_kv, dtype=np.float64)
     x = w["token_embd"][tokens]
@@ -591,6 +612,8 @@ def forward_incremental(m, w, tokens, n_kv, n_layers):
     forward() to cross-check it."""
     if m["arch"] == "deepseek2":
         return ds_forward_incremental(m, w, tokens, n_kv, n_layers)
+    if m["arch"] == "lfm2":
+        return lfm2_forward_incremental(m, w, tokens, n_kv, n_layers)
     nh, nkv, hd, e = m["n_head"], m["n_head_kv"], m["head_dim"], m["n_embd"]
     half = hd // 2
     gemma = m.get("gemma", False)
@@ -710,6 +733,110 @@ def forward_incremental(m, w, tokens, n_kv, n_layers):
         if m.get("final_softcap"):
             out = np.array([m["final_softcap"] * math.tanh(o / m["final_softcap"]) for o in out])
         rows.append(out)
+    return np.array(rows)
+
+
+# --- lfm2 (Liquid AI's LFM2, transformers' modeling_lfm2: gated short convolutions among attention
+# layers). Checkpoint-layout keys are llama.cpp's names; shortconv.conv keeps HF's [n_embd, 1, L].
+# The conv layers' state before the batch is zero (the inputs before it count as zero, as the
+# cache's earlier entries do).
+
+def lfm2_make_weights(m, rng):
+    e, hd, v, f, L = m["n_embd"], m["head_dim"], m["n_vocab"], m["n_ff"], m["conv_L"]
+    q, kv = m["n_head"] * hd, m["n_head_kv"] * hd
+    w = {"token_embd": rng.standard_normal((v, e)) * 0.5, "token_embd_norm": near_one(rng, e)}
+    for il, kind in enumerate(m["layer_types"]):
+        p = f"blk.{il}."
+        w[p + "attn_norm"] = near_one(rng, e)                          # operator_norm
+        if kind == "conv":
+            w[p + "shortconv.in_proj"] = rng.standard_normal((3 * e, e)) / np.sqrt(e) * 1.5
+            w[p + "shortconv.conv"] = rng.standard_normal((e, 1, L)) * 0.8
+            w[p + "shortconv.out_proj"] = rng.standard_normal((e, e)) / np.sqrt(e)
+        else:
+            w[p + "attn_q"] = rng.standard_normal((q, e)) / np.sqrt(e)
+            w[p + "attn_k"] = rng.standard_normal((kv, e)) / np.sqrt(e)
+            w[p + "attn_v"] = rng.standard_normal((kv, e)) / np.sqrt(e)
+            w[p + "attn_q_norm"], w[p + "attn_k_norm"] = near_one(rng, hd), near_one(rng, hd)
+            w[p + "attn_output"] = rng.standard_normal((e, q)) / np.sqrt(q)
+        w[p + "ffn_norm"] = near_one(rng, e)
+        w[p + "ffn_gate"] = rng.standard_normal((f, e)) / np.sqrt(e)      # w1
+        w[p + "ffn_up"] = rng.standard_normal((f, e)) / np.sqrt(e)        # w3
+        w[p + "ffn_down"] = rng.standard_normal((e, f)) / np.sqrt(f)      # w2
+    return w
+
+
+def lfm2_short_conv(m, w, il, h):
+    """Lfm2ShortConv.slow_forward without a cache: B, C, x = in_proj(h) in thirds, B * x convolved
+    causally per channel (nn.Conv1d, groups = channels, padding L - 1, the first T outputs), times C."""
+    p, t, L = f"blk.{il}.", h.shape[0], m["conv_L"]
+    B, C, x = np.split(h @ w[p + "shortconv.in_proj"].T, 3, axis=1)    # [T, e] each
+    bx = np.concatenate([np.zeros((L - 1, h.shape[1])), B * x])        # the zero inputs before the batch
+    taps = w[p + "shortconv.conv"][:, 0, :]                            # [e, L]
+    conv = np.stack([(bx[i:i + L] * taps.T).sum(axis=0) for i in range(t)])
+    return (C * conv) @ w[p + "shortconv.out_proj"].T
+
+
+def lfm2_forward(m, w, tokens, n_kv, n_layers):
+    t = len(tokens)
+    pos = np.arange(n_kv - t, n_kv, dtype=np.float64)
+    x = w["token_embd"][tokens]
+    for il in range(n_layers):
+        p = f"blk.{il}."
+        h = rms_norm(x, w[p + "attn_norm"], m["eps"])
+        x = x + (lfm2_short_conv(m, w, il, h) if m["layer_types"][il] == "conv" else attention(m, w, il, h, pos, n_kv))
+        x = x + ffn(m, w, il, rms_norm(x, w[p + "ffn_norm"], m["eps"]), {})
+    return rms_norm(x, w["token_embd_norm"], m["eps"]) @ w["token_embd"].T   # embedding_norm, tied lm_head
+
+
+def lfm2_forward_incremental(m, w, tokens, n_kv, n_layers):
+    """Token by token as Lfm2HybridConvCache decodes: each conv layer keeps its last L - 1 inputs
+    B * x (zeros at first) and takes one dot product per channel with the taps; each attention
+    layer appends its key and value to a cache of n_kv - T zero entries; rope as a complex rotation."""
+    e, nh, nkv, hd, L = m["n_embd"], m["n_head"], m["n_head_kv"], m["head_dim"], m["conv_L"]
+    half = hd // 2
+
+    def rms(vec, weight):
+        return vec * weight / math.sqrt(float(np.dot(vec, vec)) / vec.size + m["eps"])
+
+    def rotate(vec, position):
+        angles = np.array([position / (m["freq_base"] ** (2.0 * i / hd)) for i in range(half)])
+        z = (vec[:half] + 1j * vec[half:]) * np.exp(1j * angles)
+        return np.concatenate([z.real, z.imag])
+
+    prefix = n_kv - len(tokens)
+    states = [[np.zeros(e) for _ in range(L - 1)] for _ in range(n_layers)]
+    caches = [[(np.zeros((nkv, hd)), np.zeros((nkv, hd)))] * prefix for _ in range(n_layers)]
+    rows = []
+    for i, tok in enumerate(tokens):
+        position = prefix + i
+        x = w["token_embd"][tok].copy()
+        for il in range(n_layers):
+            p = f"blk.{il}."
+            h = rms(x, w[p + "attn_norm"])
+            if m["layer_types"][il] == "conv":
+                bcx = w[p + "shortconv.in_proj"] @ h
+                b, c, xx = bcx[:e], bcx[e:2 * e], bcx[2 * e:]
+                window = states[il] + [b * xx]
+                states[il] = window[1:]
+                conv = np.array([sum(window[j][ch] * w[p + "shortconv.conv"][ch, 0, j] for j in range(L)) for ch in range(e)])
+                x = x + w[p + "shortconv.out_proj"] @ (c * conv)
+            else:
+                qv, kv_, vv = w[p + "attn_q"] @ h, w[p + "attn_k"] @ h, w[p + "attn_v"] @ h
+                qs = [rotate(rms(qv[hh * hd:(hh + 1) * hd], w[p + "attn_q_norm"]), position) for hh in range(nh)]
+                ks = np.array([rotate(rms(kv_[hh * hd:(hh + 1) * hd], w[p + "attn_k_norm"]), position) for hh in range(nkv)])
+                caches[il].append((ks, vv.reshape(nkv, hd)))
+                attn = np.zeros(nh * hd)
+                for hh in range(nh):
+                    kvh = hh * nkv // nh
+                    scores = [float(np.dot(qs[hh], ck[kvh])) / math.sqrt(hd) for ck, _ in caches[il]]
+                    top = max(scores)
+                    lse = top + math.log(sum(math.exp(sc - top) for sc in scores))
+                    attn[hh * hd:(hh + 1) * hd] = sum(math.exp(sc - lse) * cv[kvh] for sc, (_, cv) in zip(scores, caches[il]))
+                x = x + w[p + "attn_output"] @ attn
+            hf = rms(x, w[p + "ffn_norm"])
+            g, u = w[p + "ffn_gate"] @ hf, w[p + "ffn_up"] @ hf
+            x = x + w[p + "ffn_down"] @ (np.array([gg / (1.0 + math.exp(-gg)) for gg in g]) * u)
+        rows.append(w["token_embd"] @ rms(x, w["token_embd_norm"]))
     return np.array(rows)
 
 
@@ -1228,6 +1355,15 @@ def self_check(models):
             changed("top-k routing", variant(m, n_expert_used=m["n_expert"] - 1))
         if m["arch"] == "deepseek2":
             ds_self_check(name, m, held, refs, stats, changed)
+        if m["arch"] == "lfm2":
+            # The convolutions mix tokens: their taps before the last one matter.
+            last_tap_only = dict(held)
+            for il, kind in enumerate(m["layer_types"]):
+                if kind == "conv":
+                    taps = held[f"blk.{il}.shortconv.conv"].copy()
+                    taps[:, :, :-1] = 0.0
+                    last_tap_only[f"blk.{il}.shortconv.conv"] = taps
+            changed("the convolutions' earlier taps", m, ww=last_tap_only)
     names = list(models)
     for i, a in enumerate(names):
         for b in names[i + 1:]:

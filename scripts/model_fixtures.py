@@ -260,7 +260,8 @@ def llama_writer(path, name, hp, context=2048):
     writer.add_embedding_length(hp["n_embd"])
     writer.add_feed_forward_length(hp["n_ff"])
     writer.add_head_count(hp["n_head"])
-    writer.add_head_count_kv(hp["n_head_kv"])
+    # One number, or one per layer where a hybrid's (LFM2's) recurrent layers have 0.
+    writer.add_head_count_kv(hp.get("head_count_kv", hp["n_head_kv"]))
     writer.add_layer_norm_rms_eps(hp["eps"])
     # What llama.cpp needs to load a file without a tokenizer: the converter always writes a
     # tokenizer, and without one llama.cpp's loader requires tokenizer.ggml.model ("none" is
@@ -591,7 +592,8 @@ def write_qwen3moe_q4_k_m(path, n_layers):
     writer.add_expert_count(x)
     writer.add_expert_used_count(hp["n_expert_used"])
     writer.add_head_count(hp["n_head"])
-    writer.add_head_count_kv(hp["n_head_kv"])
+    # One number, or one per layer where a hybrid's (LFM2's) recurrent layers have 0.
+    writer.add_head_count_kv(hp.get("head_count_kv", hp["n_head_kv"]))
     writer.add_key_length(hd)
     writer.add_value_length(hd)
     writer.add_layer_norm_rms_eps(hp["eps"])

@@ -99,6 +99,7 @@ Status gguf_info(const std::string& path, report::Table& table, Json& doc) {
         }
         put(table, doc, "qkv_bias", info->qkv_bias);
         put(table, doc, "tied_output", p.tied_output);
+        if (!p.recurrent.empty()) put(table, doc, "layer_pattern", layers_text(p));
         put(table, doc, "variant", info->variant);
         if (p.swa.window > 0) put(table, doc, "sliding_window", window_text(p));
         if (p.has_experts()) put(table, doc, "experts", experts_text(p));

@@ -74,9 +74,11 @@ BuiltGraph decoder_leaves(const DecoderParams& p, const Decoder& m, InitSpec tok
         for (Tensor* w : m.layers[il].all()) b.leaves.push_back(weight(w, init_of(*w), static_cast<int>(il)));
     }
     // Caches start empty whatever defaults.init says (is_cache below); latent attention has no V cache.
-    for (size_t il = 0; il < m.k_cache.size(); ++il) {
-        b.leaves.push_back(weight(m.k_cache[il], constant(0), static_cast<int>(il)));
-        if (il < m.v_cache.size()) b.leaves.push_back(weight(m.v_cache[il], constant(0), static_cast<int>(il)));
+    // A hybrid's recurrent layers have a state instead (conv_state), which starts empty too.
+    for (const std::vector<Tensor*>* caches : {&m.k_cache, &m.v_cache, &m.conv_state}) {
+        for (size_t il = 0; il < caches->size(); ++il) {
+            if ((*caches)[il] != nullptr) b.leaves.push_back(weight((*caches)[il], constant(0), static_cast<int>(il)));
+        }
     }
     b.leaves.push_back(weight(m.out_norm, init_of(*m.out_norm), -1, WeightGroup::OutputLayer));
     if (m.output != m.tok_embd) b.leaves.push_back(weight(m.output, init_of(*m.output), -1, WeightGroup::OutputLayer));

@@ -15,5 +15,6 @@ extern const Architecture kGemma3;
 extern const Architecture kPhi3;
 extern const Architecture kGptOss;
 extern const Architecture kDeepseek2;
+extern const Architecture kLfm2;
 
 }  // namespace xb::arch

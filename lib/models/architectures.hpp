@@ -16,6 +16,8 @@
 //   gpt-oss    gpt-oss: experts with biases and clamped SwiGLU, attention sinks, sliding window
 //   deepseek2  DeepSeek V2/V3/R1, Kimi K2: latent attention, leading dense layers, shared experts,
 //              sigmoid routing with a selection bias within expert groups, YaRN
+//   lfm2       LFM2: a hybrid of gated short convolutions (a recurrent state each) and attention
+//              layers with Q/K norms
 #pragma once
 
 #include <string>
@@ -42,6 +44,10 @@ struct Architecture {
     // Builds layer g.il of the graph: its input x [n_embd, n_tokens] -> its output (l_out).
     Tensor* (*layer)(const decoder::LayerGraph& g, Tensor* x) = nullptr;
     bool output_bias = false;  // output.bias where the file holds one (some Phi-3 files)
+    std::string_view output_norm = "output_norm.weight";  // the final norm's weight (LFM2's is token_embd_norm)
+    // Its layers may be recurrent (DecoderParams::recurrent): a file's per-layer head_count_kv
+    // with zeros is refused by the others.
+    bool hybrid = false;
 };
 
 // The entry of `name`, or nullptr when it is not supported.

@@ -31,12 +31,15 @@ double DecoderParams::matmul_flops() const {
     // A token goes through n_used experts of n_ff each, the shared ones and the router, or the dense FFN.
     const double dense = 3.0 * e * n_ff;
     const double moe = 3.0 * e * experts.n_ff * (experts.n_used + experts.n_shared) + e * experts.n_expert;
+    // A short-convolution layer (LFM2): its in (3 n_embd wide) and out projections.
+    const double short_conv = 4.0 * e * e;
     double total = 0.0;
     // The last layer's FFN and the output projection see only the rows whose logits are computed.
     const double outputs = n_logits();
     for (int il = 0; il < n_layers; ++il) {
         const double ffn_rows = il == n_layers - 1 ? outputs : t;
-        total += 2.0 * t * (projections + scores) + 2.0 * ffn_rows * (layer_has_experts(il) ? moe : dense);
+        const double mixing = layer_is_recurrent(il) ? short_conv : projections + scores;
+        total += 2.0 * t * mixing + 2.0 * ffn_rows * (layer_has_experts(il) ? moe : dense);
     }
     return total + 2.0 * outputs * e * n_vocab;
 }
@@ -46,7 +49,7 @@ std::vector<Tensor*> LayerWeights::all() const {
     for (Tensor* t : {attn_norm, wqkv, bqkv, wq, wk, wv, bq, bk, bv, q_norm, k_norm, wo, bo, sinks, attn_post_norm, ffn_norm,
                       w_gate, w_up, w_down, ffn_post_norm, router, router_b, gate_exps, up_exps, down_exps, gate_exps_b,
                       up_exps_b, down_exps_b, exp_probs_b, gate_shexp, up_shexp, down_shexp, wq_a, q_a_norm, wq_b, wkv_a_mqa,
-                      kv_a_norm, wk_b, wv_b}) {
+                      kv_a_norm, wk_b, wv_b, conv_in, conv_kernel, conv_out}) {
         if (t != nullptr) w.push_back(t);
     }
     return w;
@@ -61,8 +64,11 @@ std::vector<Tensor*> Decoder::weights() const {
         const std::vector<Tensor*> lw = l.all();
         w.insert(w.end(), lw.begin(), lw.end());
     }
-    w.insert(w.end(), k_cache.begin(), k_cache.end());
-    w.insert(w.end(), v_cache.begin(), v_cache.end());
+    for (const std::vector<Tensor*>* caches : {&k_cache, &v_cache, &conv_state}) {
+        for (Tensor* c : *caches) {
+            if (c != nullptr) w.push_back(c);
+        }
+    }
     return w;
 }
 
@@ -143,6 +149,15 @@ Status check_params(const DecoderParams& p) {
     if (a.enabled() && (a.q_lora_rank < 0 || a.qk_nope < 1 || a.v_head < 1 || p.rope_dims() < 2)) {
         return invalid("latent attention: qk_nope, v_head and the rope dims must be positive");
     }
+    if (!p.recurrent.empty() && p.recurrent.size() < static_cast<size_t>(p.n_layers)) {
+        return invalid("the recurrent layers' list has " + std::to_string(p.recurrent.size()) + " layers, the model " +
+                       std::to_string(p.n_layers));
+    }
+    bool any_recurrent = false;
+    for (int il = 0; il < p.n_layers; ++il) any_recurrent = any_recurrent || p.layer_is_recurrent(il);
+    if (any_recurrent && p.conv_kernel < 2) {
+        return invalid("recurrent layers need a convolution of at least 2 inputs (conv_kernel " + std::to_string(p.conv_kernel) + ")");
+    }
     return Status::ok();
 }
 
@@ -170,7 +185,18 @@ Result<Decoder> build_model(Context& ctx, const Architecture& arch, const Decode
     for (int il = 0; il < p.n_layers; ++il) {
         decoder::LayerWeightMaker layer_make(make, il);
         arch.layer_weights(layer_make, m.layers.emplace_back());
-        if (p.n_kv > 0 && p.mla.enabled()) {
+        if (!p.recurrent.empty()) {
+            // A recurrent layer's state is read even without a cache (it starts empty: zeros).
+            Tensor* state = nullptr;
+            if (p.layer_is_recurrent(il)) {
+                state = named(ctx.new_tensor(DType::F32, {p.conv_kernel - 1, p.n_embd}), "cache_r_l" + std::to_string(il));
+            }
+            m.conv_state.push_back(state);
+        }
+        if (p.n_kv > 0 && p.layer_is_recurrent(il)) {
+            m.k_cache.push_back(nullptr);
+            m.v_cache.push_back(nullptr);
+        } else if (p.n_kv > 0 && p.mla.enabled()) {
             // One latent and the key's rope part per position; the values are the latent.
             const int64_t row = p.mla.kv_lora_rank + p.rope_dims();
             m.k_cache.push_back(named(ctx.new_tensor(DType::F32, {row, p.n_cells()}), "cache_k_l" + std::to_string(il)));
@@ -180,7 +206,7 @@ Result<Decoder> build_model(Context& ctx, const Architecture& arch, const Decode
             m.v_cache.push_back(named(ctx.new_tensor(DType::F32, {p.n_embd_kv(), p.n_cells()}), "cache_v_l" + l));
         }
     }
-    m.out_norm = make.vector("output_norm.weight", p.n_embd);
+    m.out_norm = make.vector(std::string(arch.output_norm), p.n_embd);
     m.output = p.tied_output ? m.tok_embd : make.matrix("output.weight", p.n_embd, p.n_vocab);
     if (arch.output_bias && make.has("output.bias")) m.output_b = make.vector("output.bias", p.n_vocab);
     if (!p.rope_factors.empty()) m.rope_factors = make.vector(p.rope_factors, p.rope_dims() / 2);

@@ -127,6 +127,10 @@ struct DecoderParams {
     ExpertParams experts;
     int n_dense_lead = 0;  // the first layers keep a dense FFN of n_ff (DeepSeek)
     MlaParams mla;
+    // Hybrid models: the layers that keep a recurrent state instead of a KV cache (a file's
+    // per-layer head_count_kv of 0), one flag per layer; empty: every layer attends.
+    std::vector<bool> recurrent;
+    int conv_kernel = 0;  // LFM2's short convolution: its width (shortconv.l_cache); the state keeps conv_kernel - 1 inputs
 
     int head_dim() const { return n_embd_head > 0 ? n_embd_head : n_embd / n_head; }
     int rope_dims() const { return rope_n_dims > 0 ? rope_n_dims : head_dim(); }
@@ -142,6 +146,9 @@ struct DecoderParams {
     // Positions whose logits are computed.
     int n_logits() const { return n_outputs > 0 ? n_outputs : n_tokens; }
     bool has_experts() const { return experts.n_expert > 0; }
+    bool layer_is_recurrent(int il) const {
+        return il >= 0 && static_cast<size_t>(il) < recurrent.size() && recurrent[static_cast<size_t>(il)];
+    }
     bool layer_has_experts(int il) const { return has_experts() && il >= n_dense_lead; }
     // Multiply-adds x2 of the matrix products, for throughput figures (the experts a token uses).
     double matmul_flops() const;
@@ -192,6 +199,9 @@ struct LayerWeights {
     Tensor* kv_a_norm = nullptr;  // [kv_lora_rank]
     Tensor* wk_b = nullptr;       // [qk_nope, kv_lora_rank, n_head]
     Tensor* wv_b = nullptr;       // [kv_lora_rank, v_head, n_head]
+    Tensor* conv_in = nullptr;      // LFM2's short convolution: shortconv.in_proj [n_embd, 3 n_embd] (b, c, x)
+    Tensor* conv_kernel = nullptr;  // shortconv.conv [conv_kernel, n_embd]
+    Tensor* conv_out = nullptr;     // shortconv.out_proj [n_embd, n_embd]
 
     std::vector<Tensor*> all() const;  // the weights that exist, in the order above
 };
@@ -206,7 +216,12 @@ struct Decoder {
     Tensor* tok_embd = nullptr;     // [n_embd, n_vocab]
     std::vector<LayerWeights> layers;
     std::vector<Tensor*> k_cache;  // per layer [n_embd_kv, n_kv] f32 (persistent, like weights);
-    std::vector<Tensor*> v_cache;  // latent attention: k_cache alone, [kv_lora_rank + rope, n_kv]
+    std::vector<Tensor*> v_cache;  // latent attention: k_cache alone, [kv_lora_rank + rope, n_kv];
+                                   // nullptr for a hybrid's recurrent layers
+    // Per layer of a hybrid, its recurrent state (persistent; nullptr for its attention layers):
+    // LFM2's short convolution keeps its last conv_kernel - 1 inputs, [conv_kernel - 1, n_embd]
+    // f32, read at the batch's start and (with a cache, n_kv > 0) written at its end.
+    std::vector<Tensor*> conv_state;
     Tensor* out_norm = nullptr;
     Tensor* output = nullptr;       // [n_embd, n_vocab]; tok_embd itself when params.tied_output
     Tensor* output_b = nullptr;     // output.bias (some Phi-3 files)

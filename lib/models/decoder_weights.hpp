@@ -54,6 +54,8 @@ public:
     Tensor* vector(const std::string& suffix, int64_t n) { return make_.vector(pre_ + suffix, n); }
     // nullptr unless the source holds it (`need` Optional), always (Required), never (None).
     Tensor* vector(const std::string& suffix, int64_t n, Need need);
+    // Any shape, with the builder's type `fallback` where the source says none.
+    Tensor* tensor(const std::string& suffix, DType fallback, std::initializer_list<int64_t> ne) { return make_.make(pre_ + suffix, fallback, ne); }
 
     // attn_norm, then Q, K and V: one attn_qkv matrix where the source holds it and `fused` allows
     // it, else attn_q, attn_k and attn_v; their biases as `biases` says.

@@ -113,6 +113,31 @@ public:
         for (const GgufValue& v : *items) out.push_back(std::get<bool>(v.data));
         return out;
     }
+    // One integer per layer in [min, max]: the key's array (its length checked against the layer
+    // count), or its single value for every layer.
+    Result<std::vector<int64_t>> integer_per_layer(const std::string& key, int n_layers, int64_t min, int64_t max) const {
+        if (!is_array(key)) {
+            XB_ASSIGN_OR_RETURN(const int64_t v, integer(key, std::nullopt, min, max));
+            return std::vector<int64_t>(static_cast<size_t>(n_layers), v);
+        }
+        const GgufKV* kv = file_.find_kv_entry(key);
+        const std::vector<GgufValue>* items = kv->value.as_array();
+        if (items == nullptr || items->size() != kv->value.array_length) return error(*kv, "is an array that could not be read");
+        if (kv->value.array_length != static_cast<uint64_t>(n_layers)) {
+            return error(*kv, "has " + std::to_string(kv->value.array_length) + " values, expected one per layer (" +
+                                  std::to_string(n_layers) + ")");
+        }
+        std::vector<int64_t> out;
+        for (size_t il = 0; il < items->size(); ++il) {
+            const std::optional<int64_t> v = (*items)[il].as_int();
+            if (!v || *v < min || *v > max) {
+                return error(*kv, "has " + (*items)[il].text() + " for layer " + std::to_string(il) + ", expected " + std::to_string(min) +
+                                      " to " + std::to_string(max));
+            }
+            out.push_back(*v);
+        }
+        return out;
+    }
     const GgufReader& file() const { return file_; }
     Result<std::optional<std::string>> string(const std::string& key) const {
         const GgufKV* kv = file_.find_kv_entry(key);

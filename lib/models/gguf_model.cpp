@@ -1,5 +1,6 @@
 #include "models/gguf_model.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <initializer_list>
 #include <optional>
@@ -85,6 +86,32 @@ Status set_rope_scaling(const GgufMetadata& md, const std::string& arch, GgufMod
     return Status::ok();
 }
 
+// attention.head_count_kv: one number, or one per layer where a hybrid's recurrent layers have 0
+// (they keep a state instead, DecoderParams::recurrent); the attention layers' must be equal.
+Result<int64_t> read_kv_heads(const GgufMetadata& md, const Architecture& arch, const std::string& a, int n_layers, int64_t n_head,
+                              DecoderParams& p) {
+    const std::string key = a + "attention.head_count_kv";
+    if (!md.is_array(key)) return md.integer(key, n_head, 1, 1024);
+    XB_ASSIGN_OR_RETURN(const std::vector<int64_t> per_layer, md.integer_per_layer(key, n_layers, 0, 1024));
+    const GgufKV& kv = *md.file().find_kv_entry(key);
+    int64_t heads = 0;
+    for (const int64_t h : per_layer) {
+        if (h == 0) continue;
+        if (heads != 0 && h != heads) return md.error(kv, "gives the attention layers " + std::to_string(heads) + " and " + std::to_string(h) +
+                                                           " heads: per-layer head counts are not supported");
+        heads = h;
+    }
+    if (heads == 0) return md.error(kv, "is 0 for every layer: a model needs an attention layer");
+    const bool any_recurrent = std::find(per_layer.begin(), per_layer.end(), 0) != per_layer.end();
+    if (any_recurrent && !arch.hybrid) {
+        return md.error(kv, "is 0 for some layers, which " + std::string(arch.name) + " models do not have (only hybrid architectures)");
+    }
+    if (any_recurrent) {
+        for (const int64_t h : per_layer) p.recurrent.push_back(h == 0);
+    }
+    return heads;
+}
+
 Status read_expert_counts(const GgufMetadata& md, const std::string& a, DecoderParams& p) {
     XB_ASSIGN_OR_RETURN(const int64_t experts, md.integer(a + "expert_count", 0, 0, 4096));
     if (experts == 0) return Status::ok();
@@ -116,7 +143,7 @@ Result<GgufModelInfo> read_gguf_model_info(const GgufReader& file) {
     XB_ASSIGN_OR_RETURN(const int64_t n_embd, md.integer(a + "embedding_length", std::nullopt, 1, 65536));
     XB_ASSIGN_OR_RETURN(const int64_t n_ff, md.integer(a + "feed_forward_length", std::nullopt, 1, 1 << 18));
     XB_ASSIGN_OR_RETURN(const int64_t n_head, md.integer(a + "attention.head_count", std::nullopt, 1, 1024));
-    XB_ASSIGN_OR_RETURN(const int64_t n_head_kv, md.integer(a + "attention.head_count_kv", n_head, 1, 1024));
+    XB_ASSIGN_OR_RETURN(const int64_t n_head_kv, read_kv_heads(md, *info.arch, a, static_cast<int>(n_layers), n_head, p));
     XB_ASSIGN_OR_RETURN(info.context_length, md.integer(a + "context_length", 0, 0));
     XB_ASSIGN_OR_RETURN(const double eps, md.real(a + "attention.layer_norm_rms_epsilon", std::nullopt));
     XB_ASSIGN_OR_RETURN(const double freq_base, md.real(a + "rope.freq_base", 10000.0));
@@ -176,11 +203,13 @@ Result<GgufModelInfo> read_gguf_model_info(const GgufReader& file) {
         if (own.message().rfind(file.path(), 0) == 0) return own;
         return Status(own.code(), file.path() + ": " + own.message());
     }
-    // What the layers hold, in words (--info): the first layer's weights as the architecture
-    // names them from this file, made in a scratch context.
+    // What the layers hold, in words (--info): the first attention layer's weights as the
+    // architecture names them from this file, made in a scratch context.
     Context scratch;
     decoder::WeightMaker make(scratch, p, gguf_weight_source(file));
-    decoder::LayerWeightMaker first_layer(make, 0);
+    int first_attention = 0;
+    while (first_attention < p.n_layers - 1 && p.layer_is_recurrent(first_attention)) ++first_attention;
+    decoder::LayerWeightMaker first_layer(make, first_attention);
     LayerWeights first{};
     info.arch->layer_weights(first_layer, first);
     info.qkv_bias = first.bq != nullptr || first.bqkv != nullptr;

@@ -57,6 +57,29 @@ Tensor* LayerGraph::self_attention(const QkvViews& h) const {
 
 Tensor* LayerGraph::latent_attention(Tensor* x) const { return mla_attention(ctx, p, m, n, il, x); }
 
+Tensor* LayerGraph::short_conv(Tensor* x) const {
+    const int64_t e = p.n_embd, t = p.n_tokens, kept = p.conv_kernel - 1;
+    Tensor* bcx = n(mul_mat(ctx, w.conv_in, x), "conv_in_proj");  // [3 n_embd, t]: b, c, x
+    const size_t row = bcx->nb[1], part = static_cast<size_t>(e) * sizeof(float);
+    Tensor* b = n.step(view_2d(ctx, bcx, e, t, row, 0), "conv_b", "view");
+    Tensor* c = n.step(view_2d(ctx, bcx, e, t, row, part), "conv_c", "view");
+    Tensor* xs = n.step(view_2d(ctx, bcx, e, t, row, 2 * part), "conv_x", "view");
+    Tensor* bx = n(mul(ctx, b, xs), "conv_bx");
+    // Each channel's inputs over time: the state's, then the batch's.
+    Tensor* state = m.conv_state[static_cast<size_t>(il)];
+    Tensor* window = n(concat(ctx, state, n.step(transpose(ctx, bx), "conv_bx", "transposed"), 0), "conv_window");
+    if (p.n_kv > 0) {
+        // The state the next batch reads: the window's last conv_kernel - 1 inputs.
+        Tensor* last = n.step(view_2d(ctx, window, kept, e, window->nb[1], static_cast<size_t>(t) * sizeof(float)), "conv_state", "view");
+        m.graph_outputs.push_back(named(cpy(ctx, last, state), state->name + " (copy of conv_window" + n.suffix + ")"));
+    }
+    // Files may keep the kernel in f16; ssm_conv reads f32.
+    Tensor* kernel = w.conv_kernel->type == DType::F32 ? w.conv_kernel : n(cast(ctx, w.conv_kernel, DType::F32), "conv_kernel_f32");
+    Tensor* conv = n(ssm_conv(ctx, window, kernel), "conv_conv");  // [n_embd, t, 1]
+    Tensor* y = n(mul(ctx, c, n.step(reshape(ctx, conv, {e, t, 1, 1}), "conv_conv", "flat")), "conv_y");
+    return n(mul_mat(ctx, w.conv_out, y), "conv_out");
+}
+
 Tensor* LayerGraph::attn_residual(Tensor* attn, Tensor* x) const {
     // The last layer's FFN (and everything after it) needs only the rows whose logits are asked
     // for: the attention output and the residual shrink to them here, as in llama.cpp.

@@ -38,6 +38,11 @@ public:
     Tensor* self_attention(const QkvViews& h) const;
     // Latent attention of the normed x (models/mla_attention.hpp).
     Tensor* latent_attention(Tensor* x) const;
+    // LFM2's gated short convolution of the normed x [n_embd, n_tokens]: b, c and x from one
+    // in-projection, b * x convolved over time per channel (the layer's state holds the
+    // conv_kernel - 1 inputs before the batch; with a cache the window's last ones go back into
+    // it), times c, out-projected: [n_embd, n_tokens], named conv_out.
+    Tensor* short_conv(Tensor* x) const;
     // The attention's output added to the layer's input: ffn_inp. On the last layer both first
     // shrink to the rows whose logits are computed (Decoder::out_ids), as llama.cpp does.
     Tensor* attn_residual(Tensor* attn, Tensor* x) const;

@@ -46,6 +46,22 @@ std::string variant_text(const Architecture& arch, const DecoderParams& p, const
     return join_names(parts, parts.size());
 }
 
+std::string layers_text(const DecoderParams& p) {
+    if (p.recurrent.empty()) return "";
+    std::string conv, attention;
+    int n_conv = 0, n_attention = 0;
+    for (int il = 0; il < p.n_layers; ++il) {
+        const bool recurrent = p.layer_is_recurrent(il);
+        int& count = recurrent ? n_conv : n_attention;
+        std::string& list = recurrent ? conv : attention;
+        if (count < 3) list += (count > 0 ? ", " : "") + std::to_string(il);
+        ++count;
+    }
+    auto group = [](int count, const std::string& list) { return "(layers " + list + (count > 3 ? ", ...)" : ")"); };
+    return std::to_string(n_conv) + " short convolutions of " + std::to_string(p.conv_kernel) + " inputs " + group(n_conv, conv) + ", " +
+           std::to_string(n_attention) + " attention " + group(n_attention, attention);
+}
+
 std::string window_text(const DecoderParams& p) {
     const SlidingWindow& swa = p.swa;
     if (swa.window <= 0) return "";

@@ -69,9 +69,10 @@ std::unique_ptr<Instance> make_instance(const DecoderParams& p, uint32_t seed, c
     const std::vector<int32_t> pos = batch_positions(p);
     EXPECT_TRUE(tensor_set(*in->model.tokens, tokens.data(), 0, in->model.tokens->nbytes()).is_ok());
     EXPECT_TRUE(tensor_set(*in->model.positions, pos.data(), 0, in->model.positions->nbytes()).is_ok());
-    EXPECT_TRUE(tensor_set_f32(*in->model.kq_mask, causal_mask_values(p.n_attended(), p.n_tokens)).is_ok());
+    EXPECT_TRUE(tensor_set_f32(*in->model.kq_mask, causal_mask_values(p.n_attended(), p.n_tokens, 0, p.n_cells())).is_ok());
     if (in->model.kq_mask_swa != nullptr) {
-        EXPECT_TRUE(tensor_set_f32(*in->model.kq_mask_swa, causal_mask_values(p.n_attended(), p.n_tokens, p.swa.window)).is_ok());
+        EXPECT_TRUE(
+            tensor_set_f32(*in->model.kq_mask_swa, causal_mask_values(p.n_attended(), p.n_tokens, p.swa.window, p.n_cells())).is_ok());
     }
     if (in->model.out_ids != nullptr) {
         const std::vector<int32_t> rows = output_row_ids(p);
@@ -252,6 +253,70 @@ TEST_P(DecoderVariant, LastPositionsOnlyGiveTheLastRowsOfAll) {
         // Fewer rows through the last FFN and the output projection.
         EXPECT_LT(q.matmul_flops(), p.matmul_flops());
     }
+}
+
+// LFM2's hybrid layers, small: short convolutions of 3 inputs (layers 0 and 2) around an
+// attention layer.
+DecoderParams hybrid_params() {
+    DecoderParams p = small_params();
+    p.n_layers = 3;
+    p.recurrent = {true, false, true};
+    p.conv_kernel = 3;
+    return p;
+}
+
+const Architecture& lfm2() { return *find_architecture("lfm2"); }
+
+// Prefill 6 tokens, then decode the 7th over the KV cache and the convolution states that prefill
+// left: its logits are the 7-token prefill's last row, so each state was written at the end of one
+// batch and read at the start of the next. (Every cache holds 7 cells; the prefill's last is masked.
+// The states start from the same random values in both runs.)
+TEST(DecoderHybrid, DecodeStepCarriesTheConvolutionState) {
+    DecoderParams p = hybrid_params();
+    p.n_kv = p.kv_cells = 7;
+    auto full = make_instance(p, 9, kTokens, lfm2());
+    const std::vector<float> all = compute_logits(*full);
+    DecoderParams first = p;
+    first.n_tokens = first.n_kv = 6;
+    auto prefill = make_instance(first, 9, {kTokens.begin(), kTokens.end() - 1}, lfm2());
+    compute_logits(*prefill);
+    DecoderParams step = p;
+    step.n_tokens = 1;
+    auto decode = make_instance(step, 9, {kTokens.back()}, lfm2());
+    ASSERT_EQ(decode->model.conv_state.size(), 3u);
+    EXPECT_EQ(decode->model.conv_state[1], nullptr);
+    EXPECT_EQ(decode->model.k_cache[0], nullptr);
+    for (auto caches : {&Decoder::k_cache, &Decoder::v_cache, &Decoder::conv_state}) {
+        for (size_t il = 0; il < (prefill->model.*caches).size(); ++il) {
+            Tensor* from = (prefill->model.*caches)[il];
+            if (from != nullptr) {
+                ASSERT_TRUE(tensor_copy(*from, *(decode->model.*caches)[il]).is_ok());
+            }
+        }
+    }
+    const std::vector<float> want(all.end() - p.n_vocab, all.end());
+    EXPECT_LT(nmse(compute_logits(*decode), want), 1e-10);
+    // The states matter: the step over emptied ones computes other logits.
+    for (Tensor* state : decode->model.conv_state) {
+        if (state != nullptr) {
+            ASSERT_TRUE(tensor_memset(*state, 0, 0, state->nbytes()).is_ok());
+        }
+    }
+    EXPECT_GT(nmse(compute_logits(*decode), want), 1e-6);
+}
+
+// Flash and softmax attention agree on the hybrid's attention layer; logits of the last rows only
+// are the all-rows run's last rows (the conv layers' rows shrink after the last layer as the others').
+TEST(DecoderHybrid, AttentionPathsAgreeAndLastRowsOnly) {
+    DecoderParams p = hybrid_params();
+    p.n_kv = 12;
+    auto flash = make_instance(p, 4, kTokens, lfm2());
+    const std::vector<float> every = compute_logits(*flash);
+    p.flash_attn = false;
+    EXPECT_LT(nmse(compute_logits(*make_instance(p, 4, kTokens, lfm2())), every), 1e-10);
+    p.n_outputs = 2;
+    const std::vector<float> want(every.end() - 2 * p.n_vocab, every.end());
+    EXPECT_LT(nmse(compute_logits(*make_instance(p, 4, kTokens, lfm2())), want), 1e-12);
 }
 
 TEST(Decoder, OutputsBeyondTheBatchAreRefused) {

@@ -182,8 +182,8 @@ TEST(GgufModel, RopeFrequencyFactorsAreApplied) {
 
 TEST(GgufModel, EveryFixtureHasAReference) {
     EXPECT_EQ(manifest().at("models").size(), 10u);
-    EXPECT_EQ(arch_manifest().at("models").size(), 11u);
-    EXPECT_GE(references().size(), 47u);
+    EXPECT_EQ(arch_manifest().at("models").size(), 12u);
+    EXPECT_GE(references().size(), 50u);
 }
 
 TEST(GgufModel, NamesWeightsAndNodesAsLlamaCpp) {
@@ -429,6 +429,62 @@ TEST(BadModelFile, EveryCorpusFileIsTested) {
     for (const BadFile& c : kBadFiles) EXPECT_TRUE((std::string(c.dir) == "bad/" ? bad : arch_bad).contains(c.name)) << c.name;
     auto good = build(R"({"graph": {"model": "gguf", "file": "bad/good.gguf"}})");
     EXPECT_TRUE(good.is_ok()) << good.status().to_string();
+}
+
+GgufValue u32s(std::initializer_list<uint32_t> values) {
+    std::vector<GgufValue> items;
+    for (uint32_t v : values) items.push_back(GgufValue::u32(v));
+    return GgufValue::array(GgufValueType::U32, std::move(items));
+}
+
+// LFM2's per-layer head_count_kv marks its short-convolution layers by 0: read as the layer
+// pattern; a list of the wrong length, one without attention layers, attention layers of different
+// head counts, or zeros in an architecture without recurrent layers are one line at the key.
+TEST(GgufModel, HybridLayerPatternComesFromThePerLayerHeadCounts) {
+    const auto info_of = [](const std::string& path) {
+        auto file = GgufReader::open(path);
+        EXPECT_TRUE(file.is_ok()) << file.status().to_string();
+        return read_gguf_model_info(*file);
+    };
+    auto lfm2 = info_of(model_path("arch/tiny-lfm2.gguf"));
+    ASSERT_TRUE(lfm2.is_ok()) << lfm2.status().to_string();
+    EXPECT_EQ(lfm2->params.recurrent, (std::vector<bool>{true, true, false, true}));
+    EXPECT_EQ(lfm2->params.n_head_kv, 2);
+    EXPECT_EQ(lfm2->params.conv_kernel, 3);
+    EXPECT_EQ(layers_text(lfm2->params), "3 short convolutions of 3 inputs (layers 0, 1, 3), 1 attention (layers 2)");
+    const std::string key = "lfm2.attention.head_count_kv";
+    const struct {
+        std::string file, key;
+        GgufValue value;
+        std::string message;
+    } bad[] = {
+        {"arch/tiny-lfm2.gguf", key, u32s({0, 2, 0}), "has 3 values, expected one per layer (4)"},
+        {"arch/tiny-lfm2.gguf", key, u32s({0, 0, 0, 0}), "is 0 for every layer: a model needs an attention layer"},
+        {"arch/tiny-lfm2.gguf", key, u32s({0, 2, 1, 0}), "gives the attention layers 2 and 1 heads"},
+        {"arch/tiny-qwen3.gguf", "qwen3.attention.head_count_kv", u32s({0, 2}), "is 0 for some layers, which qwen3 models do not have"},
+    };
+    int i = 0;
+    for (const auto& b : bad) {
+        auto info = info_of(with_metadata(b.file, b.key, b.value, "hybrid-bad-" + std::to_string(i++)));
+        ASSERT_FALSE(info.is_ok()) << b.message;
+        EXPECT_NE(info.status().message().find("offset "), std::string::npos) << info.status().message();
+        EXPECT_NE(info.status().message().find(b.message), std::string::npos) << info.status().message();
+    }
+    // Without its convolution width the model cannot be built.
+    auto file = GgufReader::open(model_path("arch/tiny-lfm2.gguf"));
+    ASSERT_TRUE(file.is_ok());
+    GgufWriter w;
+    for (const GgufKV& kv : file->kvs()) {
+        if (kv.key != "lfm2.shortconv.l_cache") w.set_kv(kv.key, kv.value);
+    }
+    for (const GgufTensorInfo& t : file->tensors()) {
+        ASSERT_TRUE(w.add_tensor(t.name, *ggml_type_info(t.type)->dtype, t.ne, file->read_data(t).value()).is_ok());
+    }
+    const std::string path = (std::filesystem::temp_directory_path() / "xb-lfm2-no-l-cache.gguf").string();
+    ASSERT_TRUE(w.write(path).is_ok());
+    auto missing = info_of(path);
+    ASSERT_FALSE(missing.is_ok());
+    EXPECT_NE(missing.status().message().find("no metadata 'lfm2.shortconv.l_cache'"), std::string::npos) << missing.status().message();
 }
 
 }  // namespace
