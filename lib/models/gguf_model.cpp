@@ -256,6 +256,7 @@ std::string hyperparameters(const GgufModelInfo& info) {
     if (p.has_experts()) {
         s += ", " + std::to_string(p.experts.n_expert) + " experts of feed_forward_length " + std::to_string(p.experts.n_ff);
     }
+    if (p.conv_kernel > 0) s += ", short convolutions of " + std::to_string(p.conv_kernel) + " inputs (shortconv.l_cache)";
     return s;
 }
 

@@ -393,7 +393,7 @@ const std::vector<BadFile> kBadFiles = {
     {"wrong-type", {"wrong-type.gguf: offset ", "tensor 'blk.0.attn_norm.weight' is f16; norm weights and biases must be f32"}},
     {"metadata-type", {"metadata-type.gguf: offset ", "metadata 'llama.block_count' is a string, expected an integer"}},
     {"heads-do-not-divide", {"heads-do-not-divide.gguf: offset ", "llama.attention.head_count_kv (3) does not divide llama.attention.head_count (2)"}},
-    {"unsupported-arch", {"unsupported-arch.gguf: offset ", "architecture 'mamba' is not supported (supported: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, gpt-oss, deepseek2)"}},
+    {"unsupported-arch", {"unsupported-arch.gguf: offset ", "architecture 'mamba' is not supported (supported: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, gpt-oss, deepseek2, lfm2)"}},
     {"extra-tensor", {"offset ", "tensor 'blk.0.attn_output.bias' has no role in xbackend's llama graph"}},
     {"moe-missing-expert", {"moe-missing-expert.gguf: no tensor 'blk.0.ffn_up_exps.weight', which a qwen3moe model needs"}, "arch/bad/"},
     {"moe-used-above-count", {"moe-used-above-count.gguf: offset ", "metadata 'qwen3moe.expert_used_count' is 5, expected 1 to 4"}, "arch/bad/"},
@@ -470,6 +470,14 @@ TEST(GgufModel, HybridLayerPatternComesFromThePerLayerHeadCounts) {
         EXPECT_NE(info.status().message().find("offset "), std::string::npos) << info.status().message();
         EXPECT_NE(info.status().message().find(b.message), std::string::npos) << info.status().message();
     }
+    // A convolution width that is not the kernels', and a missing recurrent tensor, name the tensor.
+    const auto build_message = [](const std::string& path) {
+        auto model = build(model_config(path, 7, 0));
+        return model.is_ok() ? std::string("built") : model.status().message();
+    };
+    const std::string wider = build_message(with_metadata("arch/tiny-lfm2.gguf", "lfm2.shortconv.l_cache", GgufValue::u32(4), "lfm2-l-cache-4"));
+    EXPECT_NE(wider.find("tensor 'blk.0.shortconv.conv.weight' has shape [3, 64]"), std::string::npos) << wider;
+    EXPECT_NE(wider.find("short convolutions of 4 inputs (shortconv.l_cache) need [4, 64]"), std::string::npos) << wider;
     // Without its convolution width the model cannot be built.
     auto file = GgufReader::open(model_path("arch/tiny-lfm2.gguf"));
     ASSERT_TRUE(file.is_ok());
