@@ -248,6 +248,17 @@ bool has_role(const std::string& name, const std::set<std::string>& layer_suffix
     return suffix && layer_suffixes.count(*suffix) > 0;
 }
 
+// The types a model file's weights may have, from the type table: the float types and every
+// quantized one but q8_K (the k-quants' activation format).
+std::string weight_types_text() {
+    std::vector<std::string> names;
+    for (int i = 0; i < kDTypeCount; ++i) {
+        const auto t = static_cast<DType>(i);
+        if ((is_float_type(t) || is_quantized(t)) && t != DType::Q8_K) names.push_back(dtype_name(t));
+    }
+    return join_names(names, names.size());
+}
+
 std::string hyperparameters(const GgufModelInfo& info) {
     const DecoderParams& p = info.params;
     std::string s = "embedding_length " + std::to_string(p.n_embd) + ", feed_forward_length " + std::to_string(p.n_ff) +
@@ -281,8 +292,7 @@ Status check_gguf_tensors(const GgufReader& file, const GgufModelInfo& info, con
         const GgmlTypeInfo* ti = ggml_type_info(t->type);
         if (ti == nullptr || !ti->dtype) {
             return Status(StatusCode::NotSupported, where + " is " + (ti ? std::string(ti->name) : "of unknown type id " + std::to_string(t->type)) +
-                                                        ", which xbackend cannot compute with (f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, "
-                                                        "q8_0, q4_K, q5_K, q6_K)");
+                                                        ", which xbackend cannot compute with (" + weight_types_text() + ")");
         }
         const bool is_vector = w->n_dims() == 1;  // norms and biases
         if (is_vector && *ti->dtype != DType::F32) {

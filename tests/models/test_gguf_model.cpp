@@ -495,5 +495,32 @@ TEST(GgufModel, HybridLayerPatternComesFromThePerLayerHeadCounts) {
     EXPECT_NE(missing.status().message().find("no metadata 'lfm2.shortconv.l_cache'"), std::string::npos) << missing.status().message();
 }
 
+// A weight of a type id no GGUF type has: one line naming the tensor, its offset and every type
+// xbackend computes with, the list made from the type table (the k-quants of 2 and 3 bits, the IQ,
+// TQ and FP4 types included; not q8_K, which no weight has).
+TEST(GgufModel, UnknownWeightTypeListsEveryComputableType) {
+    auto in = GgufReader::open(model_path("tiny-llama.gguf"));
+    ASSERT_TRUE(in.is_ok());
+    const GgufTensorInfo* t = in->find_tensor("blk.0.attn_q.weight");
+    ASSERT_NE(t, nullptr);
+    std::ifstream src(model_path("tiny-llama.gguf"), std::ios::binary);
+    std::vector<char> bytes((std::istreambuf_iterator<char>(src)), std::istreambuf_iterator<char>());
+    // The tensor's info: name (u64 length, bytes), n_dims (u32), ne (u64 each), type (u32).
+    const size_t type_at = t->info_offset + 8 + t->name.size() + 4 + 8 * static_cast<size_t>(t->n_dims);
+    const uint32_t unknown = 99;
+    std::memcpy(bytes.data() + type_at, &unknown, sizeof(unknown));
+    const std::string path = (std::filesystem::temp_directory_path() / "xb-unknown-type.gguf").string();
+    std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    auto model = build(model_config(path, 7, 0));
+    ASSERT_FALSE(model.is_ok());
+    const std::string m = model.status().message();
+    EXPECT_NE(m.find("tensor 'blk.0.attn_q.weight' is of unknown type id 99, which xbackend cannot compute with (f32, f16, bf16"),
+              std::string::npos) << m;
+    for (const char* type : {"q2_K", "q3_K", "iq2_xxs", "iq4_xs", "tq1_0", "tq2_0", "mxfp4", "nvfp4"}) {
+        EXPECT_NE(m.find(", " + std::string(type)), std::string::npos) << type << " missing from: " << m;
+    }
+    EXPECT_EQ(m.find("q8_K"), std::string::npos) << m;
+}
+
 }  // namespace
 }  // namespace xb::config
