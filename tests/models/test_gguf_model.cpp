@@ -431,6 +431,23 @@ TEST(BadModelFile, EveryCorpusFileIsTested) {
     EXPECT_TRUE(good.is_ok()) << good.status().to_string();
 }
 
+// A copy of fixture `from` without the metadata `key` and the tensor `tensor` ("": keep all).
+std::string without(const std::string& from, const std::string& key, const std::string& tensor, const std::string& name) {
+    auto in = GgufReader::open(model_path(from));
+    EXPECT_TRUE(in.is_ok()) << in.status().to_string();
+    GgufWriter w;
+    for (const GgufKV& kv : in->kvs()) {
+        if (kv.key != key) w.set_kv(kv.key, kv.value);
+    }
+    for (const GgufTensorInfo& t : in->tensors()) {
+        if (t.name == tensor) continue;
+        EXPECT_TRUE(w.add_tensor(t.name, *ggml_type_info(t.type)->dtype, t.ne, in->read_data(t).value()).is_ok()) << t.name;
+    }
+    const std::string path = (std::filesystem::temp_directory_path() / ("xb-" + name + ".gguf")).string();
+    EXPECT_TRUE(w.write(path).is_ok());
+    return path;
+}
+
 GgufValue u32s(std::initializer_list<uint32_t> values) {
     std::vector<GgufValue> items;
     for (uint32_t v : values) items.push_back(GgufValue::u32(v));
@@ -478,21 +495,13 @@ TEST(GgufModel, HybridLayerPatternComesFromThePerLayerHeadCounts) {
     const std::string wider = build_message(with_metadata("arch/tiny-lfm2.gguf", "lfm2.shortconv.l_cache", GgufValue::u32(4), "lfm2-l-cache-4"));
     EXPECT_NE(wider.find("tensor 'blk.0.shortconv.conv.weight' has shape [3, 64]"), std::string::npos) << wider;
     EXPECT_NE(wider.find("short convolutions of 4 inputs (shortconv.l_cache) need [4, 64]"), std::string::npos) << wider;
-    // Without its convolution width the model cannot be built.
-    auto file = GgufReader::open(model_path("arch/tiny-lfm2.gguf"));
-    ASSERT_TRUE(file.is_ok());
-    GgufWriter w;
-    for (const GgufKV& kv : file->kvs()) {
-        if (kv.key != "lfm2.shortconv.l_cache") w.set_kv(kv.key, kv.value);
-    }
-    for (const GgufTensorInfo& t : file->tensors()) {
-        ASSERT_TRUE(w.add_tensor(t.name, *ggml_type_info(t.type)->dtype, t.ne, file->read_data(t).value()).is_ok());
-    }
-    const std::string path = (std::filesystem::temp_directory_path() / "xb-lfm2-no-l-cache.gguf").string();
-    ASSERT_TRUE(w.write(path).is_ok());
-    auto missing = info_of(path);
+    // Without its convolution width the model cannot be built; without a recurrent layer's tensor
+    // neither, and the line names the tensor.
+    auto missing = info_of(without("arch/tiny-lfm2.gguf", "lfm2.shortconv.l_cache", "", "lfm2-no-l-cache"));
     ASSERT_FALSE(missing.is_ok());
     EXPECT_NE(missing.status().message().find("no metadata 'lfm2.shortconv.l_cache'"), std::string::npos) << missing.status().message();
+    const std::string no_in_proj = build_message(without("arch/tiny-lfm2.gguf", "", "blk.1.shortconv.in_proj.weight", "lfm2-no-in-proj"));
+    EXPECT_NE(no_in_proj.find("no tensor 'blk.1.shortconv.in_proj.weight', which a lfm2 model needs"), std::string::npos) << no_in_proj;
 }
 
 // A weight of a type id no GGUF type has: one line naming the tensor, its offset and every type
