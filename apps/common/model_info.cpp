@@ -97,10 +97,11 @@ Status gguf_info(const std::string& path, report::Table& table, Json& doc) {
             put(table, doc, "rope_factors", "rope_factors_short.weight, rope_factors_long.weight past " +
                                                 std::to_string(p.rope_n_ctx_orig) + " positions of cache");
         }
-        put(table, doc, "qkv_bias", info->qkv_bias);
+        const GgufLayersSummary layers = summarize_layers(file, *info);
+        put(table, doc, "qkv_bias", layers.qkv_bias);
         put(table, doc, "tied_output", p.tied_output);
         if (!p.recurrent.empty()) put(table, doc, "layer_pattern", layers_text(p));
-        put(table, doc, "variant", info->variant);
+        put(table, doc, "variant", layers.variant);
         if (p.swa.window > 0) put(table, doc, "sliding_window", window_text(p));
         if (p.has_experts()) put(table, doc, "experts", experts_text(p));
     } else {

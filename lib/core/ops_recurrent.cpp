@@ -78,10 +78,8 @@ Tensor* ssm_scan(Context& ctx, Tensor* s, Tensor* x, Tensor* dt, Tensor* A, Tens
                                          "] with n_group dividing the " + std::to_string(n_head) + " heads"),
                         x);
     }
-    if (ids->type != DType::I32 || !ids->is_contiguous() || !check_shape(ctx, op, "ids", *ids, {n_s}, "a state per sequence")) {
-        if (ids->type != DType::I32 || !ids->is_contiguous()) ctx.fail(op_error(op, describe("ids", *ids) + " must be contiguous i32"));
-        return ctx.placeholder(x);
-    }
+    if (ids->type != DType::I32 || !ids->is_contiguous()) return ctx.fail(op_error(op, describe("ids", *ids) + " must be contiguous i32"), x);
+    if (!check_shape(ctx, op, "ids", *ids, {n_s}, "a state per sequence")) return ctx.placeholder(x);
     return make_node(ctx, Op::SsmScan, DType::F32, {x->nelements() + d_state * head_dim * n_head * n_s, 1, 1, 1}, {s, x, dt, A, B, C, ids});
 }
 

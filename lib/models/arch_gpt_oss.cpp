@@ -23,7 +23,7 @@ void layer_weights(decoder::LayerWeightMaker& make, LayerWeights& w) {
 }
 
 Tensor* layer(const decoder::LayerGraph& g, Tensor* x) {
-    return g.residual_ffn(g.self_attention(g.rope(g.qkv(g.norm(x, g.w.attn_norm, "attn_norm")))), x, GluOp::SwiGluOai, "post_attention_norm");
+    return g.residual_ffn(g.self_attention(g.rope(g.qkv(g.norm(x, g.w.attn_norm, "attn_norm")))), x);
 }
 
 }  // namespace

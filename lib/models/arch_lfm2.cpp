@@ -43,7 +43,7 @@ void layer_weights(decoder::LayerWeightMaker& make, LayerWeights& w) {
 Tensor* layer(const decoder::LayerGraph& g, Tensor* x) {
     Tensor* in = g.norm(x, g.w.attn_norm, "attn_norm");
     Tensor* mixed = g.p.layer_is_recurrent(g.il) ? g.short_conv(in) : g.self_attention(g.rope(g.qk_norms(g.qkv(in))));
-    return g.residual_ffn(mixed, x, GluOp::SwiGlu);
+    return g.residual_ffn(mixed, x);
 }
 
 }  // namespace

@@ -31,4 +31,11 @@ std::string supported_architectures() {
 
 const Architecture& llama_architecture() { return arch::kLlama; }
 
+LayerWeights make_layer_weights(const Architecture& arch, decoder::WeightMaker& make, int il) {
+    decoder::LayerWeightMaker layer_make(make, il);
+    LayerWeights w{};
+    arch.layer_weights(layer_make, w);
+    return w;
+}
+
 }  // namespace xb

@@ -35,7 +35,7 @@ namespace xb {
 struct Architecture {
     std::string_view name;  // general.architecture, also the prefix of its metadata keys
     RopeMode rope_mode = RopeMode::Neox;
-    GluOp ffn_glu = GluOp::SwiGlu;  // the feed-forward network's activation (for --info; the layer passes it)
+    GluOp ffn_glu = GluOp::SwiGlu;  // the feed-forward network's activation (LayerGraph::ffn)
     // Reads the architecture's own hyperparameters into `p`, which holds the shared ones already
     // (models/gguf_model.cpp); the prefix "<name>." of its keys is `a`.
     Status (*read_hparams)(const GgufMetadata& md, const std::string& a, DecoderParams& p) = nullptr;
@@ -56,6 +56,9 @@ const Architecture* find_architecture(std::string_view name);
 std::string supported_architectures();
 // Llama's entry: the llama_decoder config's and the benchmarks' synthetic decoder.
 const Architecture& llama_architecture();
+
+// Layer il's weights as `arch` names them, made by `make`.
+LayerWeights make_layer_weights(const Architecture& arch, decoder::WeightMaker& make, int il);
 
 // Builds the model's tensors and graph in ctx (metadata only: allocate and fill separately), its
 // layers by `arch`, its weights' types and optional tensors from `source`.

@@ -183,8 +183,7 @@ Result<Decoder> build_model(Context& ctx, const Architecture& arch, const Decode
     decoder::WeightMaker make(ctx, p, source);
     m.tok_embd = make.matrix("token_embd.weight", p.n_embd, p.n_vocab);
     for (int il = 0; il < p.n_layers; ++il) {
-        decoder::LayerWeightMaker layer_make(make, il);
-        arch.layer_weights(layer_make, m.layers.emplace_back());
+        m.layers.push_back(make_layer_weights(arch, make, il));
         if (!p.recurrent.empty()) {
             // A recurrent layer's state is read even without a cache (it starts empty: zeros).
             Tensor* state = nullptr;
@@ -213,7 +212,7 @@ Result<Decoder> build_model(Context& ctx, const Architecture& arch, const Decode
 
     Tensor* x = named(get_rows(ctx, m.tok_embd, m.tokens), "inp_embd");
     if (p.embd_scale > 0.0f) x = named(scale(ctx, x, p.embd_scale), "inp_scaled");
-    for (int il = 0; il < p.n_layers; ++il) x = arch.layer(decoder::LayerGraph(ctx, p, m, il), x);
+    for (int il = 0; il < p.n_layers; ++il) x = arch.layer(decoder::LayerGraph(ctx, p, m, il, arch.ffn_glu), x);
     x = decoder::norm(ctx, x, m.out_norm, p.rms_eps, "result_norm");
     Tensor* logits = mul_mat(ctx, m.output, x);
     if (m.output_b != nullptr) logits = add(ctx, named(logits, "result_output (mul_mat)"), m.output_b);

@@ -113,16 +113,13 @@ public:
         for (const GgufValue& v : *items) out.push_back(std::get<bool>(v.data));
         return out;
     }
-    // One integer per layer in [min, max]: the key's array (its length checked against the layer
-    // count), or its single value for every layer.
+    // An array of one integer per layer, each in [min, max] (the key must be present and an
+    // array: is_array).
     Result<std::vector<int64_t>> integer_per_layer(const std::string& key, int n_layers, int64_t min, int64_t max) const {
-        if (!is_array(key)) {
-            XB_ASSIGN_OR_RETURN(const int64_t v, integer(key, std::nullopt, min, max));
-            return std::vector<int64_t>(static_cast<size_t>(n_layers), v);
-        }
         const GgufKV* kv = file_.find_kv_entry(key);
-        const std::vector<GgufValue>* items = kv->value.as_array();
-        if (items == nullptr || items->size() != kv->value.array_length) return error(*kv, "is an array that could not be read");
+        const std::vector<GgufValue>* items = kv != nullptr ? kv->value.as_array() : nullptr;
+        if (items == nullptr) return missing(key, "an array of one integer per layer");
+        if (items->size() != kv->value.array_length) return error(*kv, "is an array that could not be read");
         if (kv->value.array_length != static_cast<uint64_t>(n_layers)) {
             return error(*kv, "has " + std::to_string(kv->value.array_length) + " values, expected one per layer (" +
                                   std::to_string(n_layers) + ")");

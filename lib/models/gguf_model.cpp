@@ -203,18 +203,22 @@ Result<GgufModelInfo> read_gguf_model_info(const GgufReader& file) {
         if (own.message().rfind(file.path(), 0) == 0) return own;
         return Status(own.code(), file.path() + ": " + own.message());
     }
-    // What the layers hold, in words (--info): the first attention layer's weights as the
-    // architecture names them from this file, made in a scratch context.
+    return info;
+}
+
+GgufLayersSummary summarize_layers(const GgufReader& file, const GgufModelInfo& info) {
+    // The first attention layer's weights as the architecture names them from this file, made in
+    // a scratch context.
+    const DecoderParams& p = info.params;
     Context scratch;
     decoder::WeightMaker make(scratch, p, gguf_weight_source(file));
     int first_attention = 0;
     while (first_attention < p.n_layers - 1 && p.layer_is_recurrent(first_attention)) ++first_attention;
-    decoder::LayerWeightMaker first_layer(make, first_attention);
-    LayerWeights first{};
-    info.arch->layer_weights(first_layer, first);
-    info.qkv_bias = first.bq != nullptr || first.bqkv != nullptr;
-    info.variant = variant_text(*info.arch, p, first, info.arch->output_bias && file.find_tensor("output.bias") != nullptr);
-    return info;
+    const LayerWeights first = make_layer_weights(*info.arch, make, first_attention);
+    GgufLayersSummary summary;
+    summary.qkv_bias = first.bq != nullptr || first.bqkv != nullptr;
+    summary.variant = variant_text(*info.arch, p, first, info.arch->output_bias && file.find_tensor("output.bias") != nullptr);
+    return summary;
 }
 
 decoder::WeightSource gguf_weight_source(const GgufReader& file) {
@@ -312,10 +316,7 @@ Status check_gguf_tensors(const GgufReader& file, const GgufModelInfo& info, con
     Context scratch;
     decoder::WeightMaker later(scratch, info.params, gguf_weight_source(file));
     for (int il = static_cast<int>(m.layers.size()); il < info.params.n_layers; ++il) {
-        decoder::LayerWeightMaker make(later, il);
-        LayerWeights w{};
-        info.arch->layer_weights(make, w);
-        for (const Tensor* t : w.all()) layer_suffixes.insert(*layer_suffix(t->name));
+        for (const Tensor* t : make_layer_weights(*info.arch, later, il).all()) layer_suffixes.insert(*layer_suffix(t->name));
     }
     // Phi-3's files hold both rope factor sets; the graph uses the one for its context.
     if (m.rope_factors != nullptr && (m.rope_factors->name == kRopeFactorsLong || m.rope_factors->name == kRopeFactorsShort)) {

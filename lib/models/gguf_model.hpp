@@ -36,12 +36,17 @@ struct GgufModelInfo {
     int64_t context_length = 0;
     DecoderParams params;        // every layer; n_tokens and n_kv left at their defaults
     std::string rope_scaling = "none";
-    bool qkv_bias = false;       // the layers' Q, K and V projections add biases
-    std::string variant;         // what the layers do, in words (models/model_text.hpp)
 };
 
 // Reads and checks the hyperparameters. Errors name the file, the key and its byte offset.
 Result<GgufModelInfo> read_gguf_model_info(const GgufReader& file);
+
+// What the file's layers do, for --info, from the tensors the first attention layer has.
+struct GgufLayersSummary {
+    bool qkv_bias = false;  // the Q, K and V projections add biases
+    std::string variant;    // in words (models/model_text.hpp)
+};
+GgufLayersSummary summarize_layers(const GgufReader& file, const GgufModelInfo& info);
 
 // Every tensor the decoder `m` (built from `info`'s params) uses must be in the file with the
 // decoder's shape and a type that fits its role, and every tensor of the file must have a role:

@@ -6,7 +6,19 @@
 
 namespace xb::decoder {
 
-Tensor* LayerGraph::norm(Tensor* x, Tensor* weight, const char* name) const {
+namespace {
+
+// A layer weight's role: its name without "blk.<il>." and ".weight", the name llama.cpp gives the
+// node it scales ("ffn_norm").
+std::string role_of(const Tensor& weight) {
+    const std::string& name = weight.name;
+    const size_t start = name.find('.', name.find('.') + 1) + 1;
+    return name.substr(start, name.rfind(".weight") - start);
+}
+
+}  // namespace
+
+Tensor* LayerGraph::norm(Tensor* x, Tensor* weight, const std::string& name) const {
     return decoder::norm(ctx, x, weight, p.rms_eps, name + n.suffix);
 }
 
@@ -90,17 +102,17 @@ Tensor* LayerGraph::attn_residual(Tensor* attn, Tensor* x) const {
     return n(add(ctx, attn, x), "ffn_inp");
 }
 
-Tensor* LayerGraph::ffn(Tensor* x, GluOp glu) const {
+Tensor* LayerGraph::ffn(Tensor* x) const {
     if (w.router != nullptr) return moe_ffn(ctx, p, n, w, x, glu);
     return gated_ffn(ctx, n, x, w.w_gate, w.w_up, w.w_down, glu);
 }
 
 Tensor* LayerGraph::layer_out(Tensor* ffn, Tensor* h) const { return n(add(ctx, ffn, h), "l_out"); }
 
-Tensor* LayerGraph::residual_ffn(Tensor* attn, Tensor* x, GluOp glu, const char* ffn_norm) const {
+Tensor* LayerGraph::residual_ffn(Tensor* attn, Tensor* x) const {
     if (w.attn_post_norm != nullptr) attn = norm(attn, w.attn_post_norm, "attn_post_norm");
     Tensor* h = attn_residual(attn, x);
-    Tensor* out = ffn(norm(h, w.ffn_norm, ffn_norm), glu);
+    Tensor* out = ffn(norm(h, w.ffn_norm, role_of(*w.ffn_norm)));
     if (w.ffn_post_norm != nullptr) out = norm(out, w.ffn_post_norm, "ffn_post_norm");
     return layer_out(out, h);
 }

@@ -5,7 +5,7 @@
 // (models/decoder_blocks.hpp), so an architecture's layer is a handful of calls, e.g. Qwen3's:
 //
 //   Tensor* attn = g.self_attention(g.rope(g.qk_norms(g.qkv(g.norm(x, g.w.attn_norm, "attn_norm")))));
-//   return g.residual_ffn(attn, x, GluOp::SwiGlu);
+//   return g.residual_ffn(attn, x);
 #pragma once
 
 #include <string>
@@ -19,11 +19,12 @@ namespace xb::decoder {
 
 class LayerGraph {
 public:
-    LayerGraph(Context& ctx, const DecoderParams& p, Decoder& m, int il)
-        : ctx(ctx), p(p), m(m), il(il), w(m.layers[static_cast<size_t>(il)]), n{"-" + std::to_string(il)} {}
+    // glu: the architecture's feed-forward activation (Architecture::ffn_glu).
+    LayerGraph(Context& ctx, const DecoderParams& p, Decoder& m, int il, GluOp glu)
+        : ctx(ctx), p(p), m(m), il(il), w(m.layers[static_cast<size_t>(il)]), n{"-" + std::to_string(il)}, glu(glu) {}
 
     // rms_norm(x) * weight, named `name`-<il>.
-    Tensor* norm(Tensor* x, Tensor* weight, const char* name) const;
+    Tensor* norm(Tensor* x, Tensor* weight, const std::string& name) const;
     // x's Q, K and V as heads [head size, heads, n_tokens]: one fused product or three, with the
     // biases the layer has.
     QkvViews qkv(Tensor* x) const;
@@ -47,15 +48,15 @@ public:
     // shrink to the rows whose logits are computed (Decoder::out_ids), as llama.cpp does.
     Tensor* attn_residual(Tensor* attn, Tensor* x) const;
     // The feed-forward network of the normed x: the experts where the layer has them
-    // (models/moe_ffn.hpp), else the dense gated one, with the activation `glu`.
-    Tensor* ffn(Tensor* x, GluOp glu) const;
+    // (models/moe_ffn.hpp), else the dense gated one, with the architecture's activation.
+    Tensor* ffn(Tensor* x) const;
     // The feed-forward network's output added to its input: l_out, the layer's output.
     Tensor* layer_out(Tensor* ffn, Tensor* h) const;
     // The rest of the pre-norm layer most architectures are, after the attention: h = x + attn,
-    // then h + ffn(norm(h)), the norm named `ffn_norm`. Where the layer has post-norms (Gemma:
-    // attn_post_norm, ffn_post_norm), the attention's and the FFN's outputs are normed before
-    // their residual adds.
-    Tensor* residual_ffn(Tensor* attn, Tensor* x, GluOp glu, const char* ffn_norm = "ffn_norm") const;
+    // then h + ffn(norm(h)), the norm's node named as its weight (ffn_norm; gpt-oss's
+    // post_attention_norm). Where the layer has post-norms (Gemma: attn_post_norm, ffn_post_norm),
+    // the attention's and the FFN's outputs are normed before their residual adds.
+    Tensor* residual_ffn(Tensor* attn, Tensor* x) const;
 
     Context& ctx;
     const DecoderParams& p;
@@ -63,6 +64,7 @@ public:
     const int il;
     const LayerWeights& w;
     const LayerNames n;
+    const GluOp glu;
 };
 
 }  // namespace xb::decoder

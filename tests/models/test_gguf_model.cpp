@@ -11,7 +11,9 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
+#include <utility>
 
 #include "formats/npy.hpp"
 #include "report/metrics.hpp"
@@ -219,13 +221,13 @@ TEST(GgufModel, ReadsHyperparametersFromTheMetadata) {
     EXPECT_FLOAT_EQ(info->params.rope_freq_scale, 0.5f);  // linear scaling x2
     EXPECT_FLOAT_EQ(info->params.rms_eps, 1e-6f);
     EXPECT_TRUE(info->params.tied_output);
-    EXPECT_FALSE(info->qkv_bias);
+    EXPECT_FALSE(summarize_layers(*file, *info).qkv_bias);
     auto qwen = GgufReader::open(model_path("tiny-qwen2.gguf"));
     ASSERT_TRUE(qwen.is_ok());
     auto qinfo = read_gguf_model_info(*qwen);
     ASSERT_TRUE(qinfo.is_ok());
     EXPECT_EQ(qinfo->params.rope_mode, RopeMode::Neox);
-    EXPECT_TRUE(qinfo->qkv_bias);
+    EXPECT_TRUE(summarize_layers(*qwen, *qinfo).qkv_bias);
     EXPECT_EQ(qinfo->params.n_head_kv, 2);
 }
 
@@ -284,13 +286,19 @@ TEST(GgufModel, PlacementWorksUnchanged) {
 }
 
 // `from` copied to a temporary file with metadata `key` set to `value`.
-std::string with_metadata(const std::string& from, const std::string& key, GgufValue value, const std::string& name) {
+// A copy of fixture `from` in the temporary folder as xb-<name>.gguf: its metadata but `drop_key`,
+// then `set` (a key and its value) when given; its tensors but `drop_tensor`.
+std::string copy_fixture(const std::string& from, const std::string& name, const std::string& drop_key, const std::string& drop_tensor,
+                         std::optional<std::pair<std::string, GgufValue>> set = std::nullopt) {
     auto in = GgufReader::open(model_path(from));
     EXPECT_TRUE(in.is_ok()) << in.status().to_string();
     GgufWriter w;
-    for (const GgufKV& kv : in->kvs()) w.set_kv(kv.key, kv.value);
-    w.set_kv(key, std::move(value));
+    for (const GgufKV& kv : in->kvs()) {
+        if (kv.key != drop_key) w.set_kv(kv.key, kv.value);
+    }
+    if (set) w.set_kv(set->first, std::move(set->second));
     for (const GgufTensorInfo& t : in->tensors()) {
+        if (t.name == drop_tensor) continue;
         auto data = in->read_data(t);
         EXPECT_TRUE(data.is_ok());
         EXPECT_TRUE(w.add_tensor(t.name, *ggml_type_info(t.type)->dtype, t.ne, std::move(data).value()).is_ok()) << t.name;
@@ -298,6 +306,10 @@ std::string with_metadata(const std::string& from, const std::string& key, GgufV
     const std::string path = (std::filesystem::temp_directory_path() / ("xb-" + name + ".gguf")).string();
     EXPECT_TRUE(w.write(path).is_ok());
     return path;
+}
+
+std::string with_metadata(const std::string& from, const std::string& key, GgufValue value, const std::string& name) {
+    return copy_fixture(from, name, "", "", std::make_pair(key, std::move(value)));
 }
 
 GgufValue bools(std::initializer_list<bool> flags) {
@@ -431,23 +443,6 @@ TEST(BadModelFile, EveryCorpusFileIsTested) {
     EXPECT_TRUE(good.is_ok()) << good.status().to_string();
 }
 
-// A copy of fixture `from` without the metadata `key` and the tensor `tensor` ("": keep all).
-std::string without(const std::string& from, const std::string& key, const std::string& tensor, const std::string& name) {
-    auto in = GgufReader::open(model_path(from));
-    EXPECT_TRUE(in.is_ok()) << in.status().to_string();
-    GgufWriter w;
-    for (const GgufKV& kv : in->kvs()) {
-        if (kv.key != key) w.set_kv(kv.key, kv.value);
-    }
-    for (const GgufTensorInfo& t : in->tensors()) {
-        if (t.name == tensor) continue;
-        EXPECT_TRUE(w.add_tensor(t.name, *ggml_type_info(t.type)->dtype, t.ne, in->read_data(t).value()).is_ok()) << t.name;
-    }
-    const std::string path = (std::filesystem::temp_directory_path() / ("xb-" + name + ".gguf")).string();
-    EXPECT_TRUE(w.write(path).is_ok());
-    return path;
-}
-
 GgufValue u32s(std::initializer_list<uint32_t> values) {
     std::vector<GgufValue> items;
     for (uint32_t v : values) items.push_back(GgufValue::u32(v));
@@ -497,10 +492,10 @@ TEST(GgufModel, HybridLayerPatternComesFromThePerLayerHeadCounts) {
     EXPECT_NE(wider.find("short convolutions of 4 inputs (shortconv.l_cache) need [4, 64]"), std::string::npos) << wider;
     // Without its convolution width the model cannot be built; without a recurrent layer's tensor
     // neither, and the line names the tensor.
-    auto missing = info_of(without("arch/tiny-lfm2.gguf", "lfm2.shortconv.l_cache", "", "lfm2-no-l-cache"));
+    auto missing = info_of(copy_fixture("arch/tiny-lfm2.gguf", "lfm2-no-l-cache", "lfm2.shortconv.l_cache", ""));
     ASSERT_FALSE(missing.is_ok());
     EXPECT_NE(missing.status().message().find("no metadata 'lfm2.shortconv.l_cache'"), std::string::npos) << missing.status().message();
-    const std::string no_in_proj = build_message(without("arch/tiny-lfm2.gguf", "", "blk.1.shortconv.in_proj.weight", "lfm2-no-in-proj"));
+    const std::string no_in_proj = build_message(copy_fixture("arch/tiny-lfm2.gguf", "lfm2-no-in-proj", "", "blk.1.shortconv.in_proj.weight"));
     EXPECT_NE(no_in_proj.find("no tensor 'blk.1.shortconv.in_proj.weight', which a lfm2 model needs"), std::string::npos) << no_in_proj;
 }
 
