@@ -185,9 +185,29 @@ MODELS = {
         arch="lfm2", n_embd=64, n_head=4, n_head_kv=2, head_dim=16, n_ff=48, n_vocab=256, n_layers=4, eps=1e-5,
         freq_base=1e6, tied=True, matrix_type=T.F32, weights="f32", qk_norm=True, conv_L=3,
         layer_types=("conv", "conv", "full_attention", "conv"), head_count_kv=[0, 0, 2, 0]),
+    # Granite 4.0-H (GraniteMoeHybridForCausalLM): layer_types mamba, attention, mamba, mamba
+    # (head_count_kv 0 marks the Mamba-2 layers); no rope (position_embedding_type nope: the
+    # converter writes rope.scaling.finetuned false, and still permutes Q/K); Granite's multipliers;
+    # 4 experts, 2 used, beside a shared MLP of its own width; one group (as every Granite 4.0-H:
+    # transformers' gated norm is ungrouped, llama.cpp's per group); tied.
+    "tiny-granitehybrid": dict(
+        arch="granitehybrid", n_embd=64, n_head=4, n_head_kv=2, head_dim=16, n_ff=24, n_vocab=256, n_layers=4,
+        eps=1e-5, tied=True, matrix_type=T.F32, weights="f32", normal_rope=True, no_rope=True,
+        layer_types=("mamba", "attention", "mamba", "mamba"), head_count_kv=[0, 2, 0, 0],
+        d_inner=128, d_state=16, ssm_heads=8, ssm_groups=1, conv_K=4,
+        embd_scale=4.0, embd_std=0.3, attn_scale=0.2, residual_scale=0.6, logit_scale=2.5,
+        moe="softmax", n_expert=4, n_expert_used=2, n_ff_shared=32),
+    # A dense Granite hybrid that ropes (Bamba's layout: rope.scaling.finetuned true, normal rope on
+    # permuted Q/K), f16 matrices, attention first, 4 Mamba-2 heads of 32, untied.
+    "tiny-granitehybrid-dense": dict(
+        arch="granitehybrid", n_embd=64, n_head=4, n_head_kv=2, head_dim=16, n_ff=48, n_vocab=256, n_layers=3,
+        eps=1e-5, freq_base=10000.0, tied=False, matrix_type=T.F16, weights="f16", normal_rope=True,
+        layer_types=("attention", "mamba", "mamba"), head_count_kv=[2, 0, 0],
+        d_inner=128, d_state=8, ssm_heads=4, ssm_groups=1, conv_K=3,
+        embd_scale=2.0, embd_std=0.25, attn_scale=0.3, residual_scale=0.8, logit_scale=1.5),
 }
 LONG_CACHE = ("tiny-gemma2", "tiny-gemma3", "tiny-phi3", "tiny-gpt-oss", "tiny-deepseek2", "tiny-deepseek2-yarn",
-              "tiny-gpt-oss-mxfp4", "tiny-lfm2")
+              "tiny-gpt-oss-mxfp4", "tiny-lfm2", "tiny-granitehybrid", "tiny-granitehybrid-dense")
 SEEDS = {name: 7100 + 100 * i for i, name in enumerate(MODELS)}
 SEEDS["tiny-qwen3moe-q8_0"] = SEEDS["tiny-qwen3moe"]  # the same checkpoint, stored differently
 SEEDS["tiny-gpt-oss-mxfp4"] = SEEDS["tiny-gpt-oss"]
@@ -207,6 +227,8 @@ def make_weights(m, rng):
         return ds_make_weights(m, rng)
     if m["arch"] == "lfm2":
         return lfm2_make_weights(m, rng)
+    if m["arch"] == "granitehybrid":
+        return gh_make_weights(m, rng)
     e, hd, v = m["n_embd"], m["head_dim"], m["n_vocab"]
     q, kv = m["n_head"] * hd, m["n_head_kv"] * hd
     gemma = m.get("gemma", False)
@@ -306,6 +328,17 @@ def to_file(m, w):
         if role == "conv" and m["arch"] == "lfm2":         # LFM2Model: conv.weight [e, 1, L] squeezed
             out[tensor_name(key)] = a[:, 0, :]
             continue
+        if m["arch"] == "granitehybrid" and role in GH_MIXER_ROLES:   # Mamba2Model.modify_tensors
+            p = key[: -len(role)]
+            if role == "A_log":
+                out[p + "ssm_a"] = -np.exp(a)[:, None]
+            elif role == "D":
+                out[p + "ssm_d"] = a[:, None]
+            elif role == "ssm_conv1d":
+                out[tensor_name(key)] = a[:, 0, :]
+            else:                                            # ssm_norm: [d_inner] -> [n_group, d_inner / n_group]
+                out[tensor_name(key)] = a.reshape(m["ssm_groups"], -1)
+            continue
         if role == "attn_kv_b":                             # DeepseekV2Model: split, k_b transposed
             p, h, nope = key[: -len(role)], m["n_head"], m["qk_nope"]
             kv = a.reshape(h, nope + m["v_head"], a.shape[1])           # per head: [k_nope rows; v rows]
@@ -320,8 +353,19 @@ def from_file(m, tensors):
     """The file's tensors (float64, numpy layout) -> checkpoint-layout weights (to_file undone)."""
     w = {}
     for name, a in tensors.items():
+        if name.endswith((".ssm_a", ".ssm_d")):               # no suffix, [n_head, 1]
+            p = name[: -len("ssm_a")]
+            if name.endswith(".ssm_a"):
+                w[p + "A_log"] = np.log(-a[:, 0])
+            else:
+                w[p + "D"] = a[:, 0]
+            continue
         key = name[: -len(".weight")] if name.endswith(".weight") else name[: -len(".bias")] + "_bias"
         role = key.split(".")[-1]
+        if m["arch"] == "granitehybrid" and role == "ssm_conv1d":
+            a = a[:, None, :]
+        if m["arch"] == "granitehybrid" and role == "ssm_norm":
+            a = a.reshape(-1)
         if m.get("gemma") and role.endswith("norm"):
             a = a - 1.0
         if role == "conv" and m["arch"] == "lfm2":
@@ -355,7 +399,8 @@ def from_file(m, tensors):
 
 def file_type(m, name, ndim):
     """The type the converter gives a tensor: f32 for 1-D tensors, norms, biases and the router."""
-    if ndim <= 1 or name.endswith("_norm.weight") or not name.endswith(".weight") or ".ffn_gate_inp." in name:
+    # The converter keeps the Mamba-2 convolution's taps f32 too (SSM_CONV1D).
+    if ndim <= 1 or name.endswith("_norm.weight") or not name.endswith(".weight") or ".ffn_gate_inp." in name or ".ssm_conv1d." in name:
         return T.F32
     if "_exps." in name and "expert_type" in m:
         return m["expert_type"]
@@ -376,6 +421,8 @@ def write_gguf(path, name, m, file_tensors):
         ds_write_keys(writer, m)
     if arch == "lfm2":
         writer.add_shortconv_l_cache(m["conv_L"])   # LFM2Model.set_gguf_parameters (head_count_kv: llama_writer)
+    if arch == "granitehybrid":
+        gh_write_keys(writer, m)
     if m.get("key_length"):
         writer.add_key_length(m["head_dim"])
         writer.add_value_length(m["head_dim"])
@@ -486,9 +533,10 @@ def attention(m, w, il, h, pos, n_kv):
     q, k, v = q.reshape(t, nh, hd), k.reshape(t, nkv, hd), v.reshape(t, nkv, hd)
     if m.get("qk_norm"):
         q, k = norm(m, q, w[p + "attn_q_norm"]), norm(m, k, w[p + "attn_k_norm"])
-    base, scale, factors, mscale = rope_params(m, w, il, n_kv)
-    q = rope_rotate_half(q, pos, base, scale, factors) * mscale
-    k = rope_rotate_half(k, pos, base, scale, factors) * mscale
+    if not m.get("no_rope"):
+        base, scale, factors, mscale = rope_params(m, w, il, n_kv)
+        q = rope_rotate_half(q, pos, base, scale, factors) * mscale
+        k = rope_rotate_half(k, pos, base, scale, factors) * mscale
     prefix = n_kv - t
     k = np.concatenate([np.zeros((prefix, nkv, hd)), k])
     v = np.concatenate([np.zeros((prefix, nkv, hd)), v])
@@ -498,7 +546,9 @@ def attention(m, w, il, h, pos, n_kv):
         allowed &= (qpos - kpos) < m["swa_window"]      # llama.cpp masks p1 - p0 >= n_swa
     group = nh // nkv
     kh, vh = np.repeat(k, group, axis=1), np.repeat(v, group, axis=1)   # [n_kv, nh, hd]
-    s = np.einsum("thd,shd->hts", q, kh) / np.sqrt(hd)   # query_pre_attn_scalar = head_dim
+    # query_pre_attn_scalar = head_dim; Granite's attention_multiplier replaces 1/sqrt(head_dim).
+    s = np.einsum("thd,shd->hts", q, kh)
+    s = s * m["attn_scale"] if "attn_scale" in m else s / np.sqrt(hd)
     if m.get("attn_softcap"):
         s = m["attn_softcap"] * np.tanh(s / m["attn_softcap"])
     s = np.where(allowed[None], s, -np.inf)
@@ -580,6 +630,8 @@ def forward(m, w, tokens, n_kv, n_layers, stats=None):
         return ds_forward(m, w, tokens, n_kv, n_layers, stats)
     if m["arch"] == "lfm2":
         return lfm2_forward(m, w, tokens, n_kv, n_layers)
+    if m["arch"] == "granitehybrid":
+        return gh_forward(m, w, tokens, n_kv, n_layers, stats)
     t = len(tokens)
     pos = np.arange(n_kv - t, n_kv, dtype=np.float64)
     x = w["token_embd"][tokens]
@@ -614,6 +666,8 @@ def forward_incremental(m, w, tokens, n_kv, n_layers):
         return ds_forward_incremental(m, w, tokens, n_kv, n_layers)
     if m["arch"] == "lfm2":
         return lfm2_forward_incremental(m, w, tokens, n_kv, n_layers)
+    if m["arch"] == "granitehybrid":
+        return gh_forward_incremental(m, w, tokens, n_kv, n_layers)
     nh, nkv, hd, e = m["n_head"], m["n_head_kv"], m["head_dim"], m["n_embd"]
     half = hd // 2
     gemma = m.get("gemma", False)
@@ -837,6 +891,226 @@ def lfm2_forward_incremental(m, w, tokens, n_kv, n_layers):
             g, u = w[p + "ffn_gate"] @ hf, w[p + "ffn_up"] @ hf
             x = x + w[p + "ffn_down"] @ (np.array([gg / (1.0 + math.exp(-gg)) for gg in g]) * u)
         rows.append(w["token_embd"] @ rms(x, w["token_embd_norm"]))
+    return np.array(rows)
+
+
+# --- granitehybrid (IBM's Granite 4.0-H, transformers' modeling_granitemoehybrid: Mamba-2 layers
+# among attention layers, Granite's multipliers, experts beside a shared MLP). Checkpoint-layout keys
+# are llama.cpp's names, except the Mamba-2 mixer's, which keep HF's layout until the converter's
+# step: A_log and D [n_head], conv1d [channels, 1, K], norm [d_inner]. The mixer's states before the
+# batch are zero, as the attention cache's earlier entries are.
+
+GH_MIXER_ROLES = ("A_log", "D", "ssm_conv1d", "ssm_norm")
+
+
+def gh_sizes(m):
+    di, ds, nh, ng = m["d_inner"], m["d_state"], m["ssm_heads"], m["ssm_groups"]
+    return di, ds, nh, ng, di + 2 * ng * ds, di // nh
+
+
+def gh_make_weights(m, rng):
+    e, hd, v = m["n_embd"], m["head_dim"], m["n_vocab"]
+    q, kv = m["n_head"] * hd, m["n_head_kv"] * hd
+    di, ds, nh, ng, ch, _ = gh_sizes(m)
+    w = {"token_embd": rng.standard_normal((v, e)) * m["embd_std"], "output_norm": near_one(rng, e)}
+    if not m["tied"]:
+        w["output"] = rng.standard_normal((v, e)) / np.sqrt(e)
+    for il, kind in enumerate(m["layer_types"]):
+        p = f"blk.{il}."
+        w[p + "attn_norm"] = near_one(rng, e)                          # input_layernorm
+        if kind == "mamba":
+            w[p + "ssm_in"] = rng.standard_normal((2 * di + 2 * ng * ds + nh, e)) / np.sqrt(e)
+            w[p + "ssm_conv1d"] = rng.standard_normal((ch, 1, m["conv_K"])) * 0.5
+            w[p + "ssm_conv1d_bias"] = rng.standard_normal(ch) * 0.2
+            w[p + "ssm_dt_bias"] = rng.uniform(-2.0, 0.5, nh)         # steps of about 0.1 to 1
+            w[p + "A_log"] = np.log(rng.uniform(0.5, 4.0, nh))        # decays exp(-dt exp(A_log))
+            w[p + "D"] = rng.uniform(0.5, 1.5, nh)
+            w[p + "ssm_norm"] = near_one(rng, di)
+            w[p + "ssm_out"] = rng.standard_normal((e, di)) / np.sqrt(di)
+        else:
+            w[p + "attn_q"] = rng.standard_normal((q, e)) / np.sqrt(e)
+            w[p + "attn_k"] = rng.standard_normal((kv, e)) / np.sqrt(e)
+            w[p + "attn_v"] = rng.standard_normal((kv, e)) / np.sqrt(e)
+            w[p + "attn_output"] = rng.standard_normal((e, q)) / np.sqrt(q)
+        w[p + "ffn_norm"] = near_one(rng, e)                           # post_attention_layernorm
+        if "moe" in m:
+            ne, f, fs = m["n_expert"], m["n_ff"], m["n_ff_shared"]
+            w[p + "ffn_gate_inp"] = rng.standard_normal((ne, e)) / np.sqrt(e) * 2.0
+            # block_sparse_moe.input_linear [E, 2f, e], split by the converter into gate (first f) and up
+            w[p + "ffn_gate_exps"] = rng.standard_normal((ne, f, e)) / np.sqrt(e)
+            w[p + "ffn_up_exps"] = rng.standard_normal((ne, f, e)) / np.sqrt(e)
+            w[p + "ffn_down_exps"] = rng.standard_normal((ne, e, f)) / np.sqrt(f)
+            # shared_mlp.input_linear [2 fs, e], split likewise into ffn_gate_shexp and ffn_up_shexp
+            w[p + "ffn_gate_shexp"] = rng.standard_normal((fs, e)) / np.sqrt(e)
+            w[p + "ffn_up_shexp"] = rng.standard_normal((fs, e)) / np.sqrt(e)
+            w[p + "ffn_down_shexp"] = rng.standard_normal((e, fs)) / np.sqrt(fs)
+        else:                                                            # shared_mlp alone: ffn_gate/up/down
+            f = m["n_ff"]
+            w[p + "ffn_gate"] = rng.standard_normal((f, e)) / np.sqrt(e)
+            w[p + "ffn_up"] = rng.standard_normal((f, e)) / np.sqrt(e)
+            w[p + "ffn_down"] = rng.standard_normal((e, f)) / np.sqrt(f)
+    return w
+
+
+def gh_write_keys(writer, m):
+    """GraniteHybridModel.set_gguf_parameters: the Mamba-2 mixer's sizes, Granite's multipliers, rope
+    on or off, the shared MLP's width."""
+    di, ds, nh, ng, _, _ = gh_sizes(m)
+    writer.add_ssm_conv_kernel(m["conv_K"])
+    writer.add_ssm_state_size(ds)
+    writer.add_ssm_group_count(ng)
+    writer.add_ssm_inner_size(di)
+    writer.add_ssm_time_step_rank(nh)
+    writer.add_embedding_scale(m["embd_scale"])
+    writer.add_attention_scale(m["attn_scale"])
+    writer.add_residual_scale(m["residual_scale"])
+    writer.add_logit_scale(m["logit_scale"])
+    writer.add_rope_scaling_finetuned(not m.get("no_rope", False))
+    if "n_ff_shared" in m:
+        writer.add_expert_shared_feed_forward_length(m["n_ff_shared"])
+
+
+def softplus(v):
+    return np.where(v > 20.0, v, np.log1p(np.exp(np.minimum(v, 20.0))))
+
+
+def silu(v):
+    return v / (1.0 + np.exp(-v))
+
+
+def gh_mamba2(m, w, il, h):
+    """GraniteMoeHybridMambaLayer without a cache, in the state-space duality's matrix form (the
+    chunked scan of torch_forward with one chunk): per head, y_i = sum_{j <= i} exp(cum_i - cum_j)
+    (C_i . B_j) dt_j x_j + D x_i, cum the running sum of dt A; then gated by silu(z), RMS-normed
+    (over d_inner: one group), projected out."""
+    p, t = f"blk.{il}.", h.shape[0]
+    di, ds, nh, ng, ch, hd = gh_sizes(m)
+    K = m["conv_K"]
+    z, xbc, dt = np.split(h @ w[p + "ssm_in"].T, [di, di + ch], axis=1)
+    padded = np.concatenate([np.zeros((K - 1, ch)), xbc])              # nn.Conv1d padding K - 1, first T outputs
+    taps = w[p + "ssm_conv1d"][:, 0, :]                                # [ch, K]
+    conv = np.stack([(padded[i:i + K] * taps.T).sum(axis=0) for i in range(t)]) + w[p + "ssm_conv1d_bias"]
+    x, B, C = np.split(silu(conv), [di, di + ng * ds], axis=1)
+    x, B, C = x.reshape(t, nh, hd), B.reshape(t, ng, ds), C.reshape(t, ng, ds)
+    dt = softplus(dt + w[p + "ssm_dt_bias"])                           # [T, nh]; time_step_limit (0, inf)
+    A = -np.exp(w[p + "A_log"])
+    cum = np.cumsum(dt * A, axis=0)
+    causal = np.tril(np.ones((t, t), dtype=bool))
+    y = np.empty((t, nh, hd))
+    for hh in range(nh):
+        g = hh // (nh // ng)
+        decay = np.where(causal, np.exp(np.where(causal, cum[:, None, hh] - cum[None, :, hh], 0.0)), 0.0)
+        y[:, hh, :] = (decay * (C[:, g, :] @ B[:, g, :].T) * dt[None, :, hh]) @ x[:, hh, :]
+    y = (y + w[p + "D"][None, :, None] * x).reshape(t, di) * silu(z)
+    y = rms_norm(y, w[p + "ssm_norm"], m["eps"])
+    return y @ w[p + "ssm_out"].T
+
+
+def gh_ffn(m, w, il, h, stats):
+    p = f"blk.{il}."
+    if "moe" not in m:
+        return (silu(h @ w[p + "ffn_gate"].T) * (h @ w[p + "ffn_up"].T)) @ w[p + "ffn_down"].T
+    shared = (silu(h @ w[p + "ffn_gate_shexp"].T) * (h @ w[p + "ffn_up_shexp"].T)) @ w[p + "ffn_down_shexp"].T
+    # GraniteMoeHybridTopKGating: the top-k logits, softmax over them (the softmax over all,
+    # renormalised over the k, is the same).
+    return moe(m, w, il, h, stats) + shared
+
+
+def gh_forward(m, w, tokens, n_kv, n_layers, stats):
+    t = len(tokens)
+    pos = np.arange(n_kv - t, n_kv, dtype=np.float64)
+    x = w["token_embd"][tokens] * m["embd_scale"]
+    r = m["residual_scale"]
+    for il in range(n_layers):
+        p = f"blk.{il}."
+        h = rms_norm(x, w[p + "attn_norm"], m["eps"])
+        mixed = gh_mamba2(m, w, il, h) if m["layer_types"][il] == "mamba" else attention(m, w, il, h, pos, n_kv)
+        x = x + mixed * r
+        x = x + gh_ffn(m, w, il, rms_norm(x, w[p + "ffn_norm"], m["eps"]), stats) * r
+    x = rms_norm(x, w["output_norm"], m["eps"])
+    return (x @ w["output" if "output" in w else "token_embd"].T) / m["logit_scale"]
+
+
+def gh_forward_incremental(m, w, tokens, n_kv, n_layers):
+    """Token by token as a decoder runs Granite 4.0-H: each Mamba-2 layer keeps its last K - 1
+    convolution inputs and a state [n_head, head_dim, d_state] (zeros at first), updated as
+    state = exp(dt A) state + dt x B^T, y = state C + D x; each attention layer appends its key and
+    value to a cache of n_kv - T zero entries; rope as a complex rotation; experts looped."""
+    e, nh, nkv, hd, eps = m["n_embd"], m["n_head"], m["n_head_kv"], m["head_dim"], m["eps"]
+    di, ds, snh, ng, ch, shd = gh_sizes(m)
+    K, r, half = m["conv_K"], m["residual_scale"], hd // 2
+
+    def rms(vec, weight):
+        return vec * weight / math.sqrt(float(np.dot(vec, vec)) / vec.size + eps)
+
+    def rotate(vec, position):
+        if m.get("no_rope"):
+            return vec
+        angles = np.array([position / (m["freq_base"] ** (2.0 * i / hd)) for i in range(half)])
+        z = (vec[:half] + 1j * vec[half:]) * np.exp(1j * angles)
+        return np.concatenate([z.real, z.imag])
+
+    def sl(v):
+        return v / (1.0 + math.exp(-v))
+
+    def mlp(hv, gate, up, down):
+        return down @ (np.array([sl(g) for g in gate @ hv]) * (up @ hv))
+
+    prefix = n_kv - len(tokens)
+    windows = [[np.zeros(ch) for _ in range(K - 1)] for _ in range(n_layers)]
+    states = [np.zeros((snh, shd, ds)) for _ in range(n_layers)]
+    caches = [[(np.zeros((nkv, hd)), np.zeros((nkv, hd)))] * prefix for _ in range(n_layers)]
+    rows = []
+    for i, tok in enumerate(tokens):
+        position = prefix + i
+        x = w["token_embd"][tok] * m["embd_scale"]
+        for il in range(n_layers):
+            p = f"blk.{il}."
+            h = rms(x, w[p + "attn_norm"])
+            if m["layer_types"][il] == "mamba":
+                proj = w[p + "ssm_in"] @ h
+                z, xbc, dt_raw = proj[:di], proj[di:di + ch], proj[di + ch:]
+                window = windows[il] + [xbc]
+                windows[il] = window[1:]
+                conv = np.array([sum(window[j][c] * w[p + "ssm_conv1d"][c, 0, j] for j in range(K)) for c in range(ch)])
+                conv = np.array([sl(v) for v in conv + w[p + "ssm_conv1d_bias"]])
+                xs, Bs, Cs = conv[:di].reshape(snh, shd), conv[di:di + ng * ds].reshape(ng, ds), conv[di + ng * ds:].reshape(ng, ds)
+                y = np.zeros((snh, shd))
+                for hh in range(snh):
+                    g = hh // (snh // ng)
+                    v = dt_raw[hh] + w[p + "ssm_dt_bias"][hh]
+                    dt = v if v > 20.0 else math.log1p(math.exp(v))
+                    states[il][hh] = math.exp(-dt * math.exp(w[p + "A_log"][hh])) * states[il][hh] + dt * np.outer(xs[hh], Bs[g])
+                    y[hh] = states[il][hh] @ Cs[g] + w[p + "D"][hh] * xs[hh]
+                y = y.reshape(di) * np.array([sl(v) for v in z])
+                mixed = w[p + "ssm_out"] @ rms(y, w[p + "ssm_norm"])
+            else:
+                qv, kv_, vv = w[p + "attn_q"] @ h, w[p + "attn_k"] @ h, w[p + "attn_v"] @ h
+                qs = [rotate(qv[hh * hd:(hh + 1) * hd], position) for hh in range(nh)]
+                ks = np.array([rotate(kv_[hh * hd:(hh + 1) * hd], position) for hh in range(nkv)])
+                caches[il].append((ks, vv.reshape(nkv, hd)))
+                attn = np.zeros(nh * hd)
+                for hh in range(nh):
+                    kvh = hh * nkv // nh
+                    scores = [float(np.dot(qs[hh], ck[kvh])) * m["attn_scale"] for ck, _ in caches[il]]
+                    top = max(scores)
+                    lse = top + math.log(sum(math.exp(sc - top) for sc in scores))
+                    attn[hh * hd:(hh + 1) * hd] = sum(math.exp(sc - lse) * cv[kvh] for sc, (_, cv) in zip(scores, caches[il]))
+                mixed = w[p + "attn_output"] @ attn
+            x = x + r * mixed
+            hf = rms(x, w[p + "ffn_norm"])
+            if "moe" in m:
+                logits = w[p + "ffn_gate_inp"] @ hf
+                ranked = sorted(range(m["n_expert"]), key=lambda ex: -logits[ex])[:m["n_expert_used"]]
+                z = [math.exp(logits[ex] - logits[ranked[0]]) for ex in ranked]   # softmax over the top k
+                f = sum(zz / sum(z) * mlp(hf, w[p + "ffn_gate_exps"][ex], w[p + "ffn_up_exps"][ex], w[p + "ffn_down_exps"][ex])
+                        for zz, ex in zip(z, ranked))
+                f = f + mlp(hf, w[p + "ffn_gate_shexp"], w[p + "ffn_up_shexp"], w[p + "ffn_down_shexp"])
+            else:
+                f = mlp(hf, w[p + "ffn_gate"], w[p + "ffn_up"], w[p + "ffn_down"])
+            x = x + r * f
+        out = (w["output"] if "output" in w else w["token_embd"]) @ rms(x, w["output_norm"])
+        rows.append(out / m["logit_scale"])
     return np.array(rows)
 
 
@@ -1364,6 +1638,22 @@ def self_check(models):
                     taps[:, :, :-1] = 0.0
                     last_tap_only[f"blk.{il}.shortconv.conv"] = taps
             changed("the convolutions' earlier taps", m, ww=last_tap_only)
+        if m["arch"] == "granitehybrid":
+            # The scan carries information across tokens: without decay (A = 0: the state keeps
+            # everything) or without memory (a large A forgets at once) the logits differ.
+            for label, a_log in (("no decay", -60.0), ("no memory", 8.0)):
+                ww = dict(held)
+                for il, kind in enumerate(m["layer_types"]):
+                    if kind == "mamba":
+                        ww[f"blk.{il}.A_log"] = np.full(m["ssm_heads"], a_log)
+                changed(f"the scan's decay ({label})", m, ww=ww)
+            for key in ("residual_scale", "attn_scale", "logit_scale", "embd_scale"):
+                changed(f"Granite's {key}", variant(m, **{key: m[key] * 1.5}))
+            no_d = dict(held)
+            for il, kind in enumerate(m["layer_types"]):
+                if kind == "mamba":
+                    no_d[f"blk.{il}.D"] = np.zeros(m["ssm_heads"])
+            changed("the D skip", m, ww=no_d)
     names = list(models)
     for i, a in enumerate(names):
         for b in names[i + 1:]:

@@ -89,9 +89,10 @@ Status gguf_info(const std::string& path, report::Table& table, Json& doc) {
         put(table, doc, "vocabulary", p.n_vocab);
         put(table, doc, "context_length", info->context_length);
         put(table, doc, "rms_epsilon", static_cast<double>(p.rms_eps));
-        put(table, doc, "rope", std::string(p.rope_mode == RopeMode::Neox ? "neox" : "normal") + ", " +
-                                    std::to_string(p.rope_n_dims) + " dims, base " + report::cell_text(static_cast<double>(p.rope_freq_base), 6) +
-                                    ", scaling " + info->rope_scaling);
+        put(table, doc, "rope",
+            !p.rope ? std::string("none (rope.scaling.finetuned false)")
+                    : std::string(p.rope_mode == RopeMode::Neox ? "neox" : "normal") + ", " + std::to_string(p.rope_n_dims) + " dims, base " +
+                          report::cell_text(static_cast<double>(p.rope_freq_base), 6) + ", scaling " + info->rope_scaling);
         if (!p.rope_factors.empty()) put(table, doc, "rope_factors", p.rope_factors);
         if (file.find_tensor("rope_factors_long.weight") != nullptr) {
             put(table, doc, "rope_factors", "rope_factors_short.weight, rope_factors_long.weight past " +

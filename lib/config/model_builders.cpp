@@ -65,17 +65,18 @@ BuiltGraph decoder_leaves(const DecoderParams& p, const Decoder& m, InitSpec tok
     b.n_layers = p.n_layers;
     b.n_tokens = p.n_tokens;
     b.leaves.push_back(input(m.tokens, std::move(tokens)));
-    b.leaves.push_back(input(m.positions, arange(p.n_attended() - p.n_tokens)));
+    if (m.positions != nullptr) b.leaves.push_back(input(m.positions, arange(p.n_attended() - p.n_tokens)));
     b.leaves.push_back(input(m.kq_mask, causal(0, p.n_attended())));
     if (m.kq_mask_swa != nullptr) b.leaves.push_back(input(m.kq_mask_swa, causal(p.swa.window, p.n_attended())));
     if (m.out_ids != nullptr) b.leaves.push_back(input(m.out_ids, arange(p.n_tokens - p.n_logits())));
+    if (m.state_ids != nullptr) b.leaves.push_back(input(m.state_ids, arange(0)));  // one sequence, in slot 0
     b.leaves.push_back(weight(m.tok_embd, init_of(*m.tok_embd), -1, WeightGroup::InputLayer));
     for (size_t il = 0; il < m.layers.size(); ++il) {
         for (Tensor* w : m.layers[il].all()) b.leaves.push_back(weight(w, init_of(*w), static_cast<int>(il)));
     }
     // Caches start empty whatever defaults.init says (is_cache below); latent attention has no V cache.
-    // A hybrid's recurrent layers have a state instead (conv_state), which starts empty too.
-    for (const std::vector<Tensor*>* caches : {&m.k_cache, &m.v_cache, &m.conv_state}) {
+    // A hybrid's recurrent layers have states instead (conv_state, ssm_state), which start empty too.
+    for (const std::vector<Tensor*>* caches : {&m.k_cache, &m.v_cache, &m.conv_state, &m.ssm_state}) {
         for (size_t il = 0; il < caches->size(); ++il) {
             if ((*caches)[il] != nullptr) b.leaves.push_back(weight((*caches)[il], constant(0), static_cast<int>(il)));
         }

@@ -16,5 +16,6 @@ extern const Architecture kPhi3;
 extern const Architecture kGptOss;
 extern const Architecture kDeepseek2;
 extern const Architecture kLfm2;
+extern const Architecture kGraniteHybrid;
 
 }  // namespace xb::arch

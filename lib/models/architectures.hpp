@@ -18,6 +18,9 @@
 //              sigmoid routing with a selection bias within expert groups, YaRN
 //   lfm2       LFM2: a hybrid of gated short convolutions (a recurrent state each) and attention
 //              layers with Q/K norms
+//   granitehybrid  Granite 4.0-H: a hybrid of Mamba-2 layers (convolution and scan states) and
+//              attention without rope; dense or expert FFNs with a shared expert; Granite's
+//              multipliers
 #pragma once
 
 #include <string>

@@ -30,15 +30,16 @@ double DecoderParams::matmul_flops() const {
     }
     // A token goes through n_used experts of n_ff each, the shared ones and the router, or the dense FFN.
     const double dense = 3.0 * e * n_ff;
-    const double moe = 3.0 * e * experts.n_ff * (experts.n_used + experts.n_shared) + e * experts.n_expert;
-    // A short-convolution layer (LFM2): its in (3 n_embd wide) and out projections.
-    const double short_conv = 4.0 * e * e;
+    const double moe = 3.0 * e * (static_cast<double>(experts.n_ff) * experts.n_used + experts.shared_ff()) + e * experts.n_expert;
+    // A recurrent layer's projections: LFM2's short convolution (in 3 n_embd wide, out), or
+    // Mamba-2's ssm_in and ssm_out.
+    const double recurrent_mixing = ssm.enabled() ? e * static_cast<double>(ssm.in_rows()) + static_cast<double>(ssm.d_inner) * e : 4.0 * e * e;
     double total = 0.0;
     // The last layer's FFN and the output projection see only the rows whose logits are computed.
     const double outputs = n_logits();
     for (int il = 0; il < n_layers; ++il) {
         const double ffn_rows = il == n_layers - 1 ? outputs : t;
-        const double mixing = layer_is_recurrent(il) ? short_conv : projections + scores;
+        const double mixing = layer_is_recurrent(il) ? recurrent_mixing : projections + scores;
         total += 2.0 * t * mixing + 2.0 * ffn_rows * (layer_has_experts(il) ? moe : dense);
     }
     return total + 2.0 * outputs * e * n_vocab;
@@ -49,7 +50,8 @@ std::vector<Tensor*> LayerWeights::all() const {
     for (Tensor* t : {attn_norm, wqkv, bqkv, wq, wk, wv, bq, bk, bv, q_norm, k_norm, wo, bo, sinks, attn_post_norm, ffn_norm,
                       w_gate, w_up, w_down, ffn_post_norm, router, router_b, gate_exps, up_exps, down_exps, gate_exps_b,
                       up_exps_b, down_exps_b, exp_probs_b, gate_shexp, up_shexp, down_shexp, wq_a, q_a_norm, wq_b, wkv_a_mqa,
-                      kv_a_norm, wk_b, wv_b, conv_in, conv_kernel, conv_out}) {
+                      kv_a_norm, wk_b, wv_b, conv_in, conv_kernel, conv_out, ssm_in, ssm_conv, ssm_conv_b, ssm_dt_b, ssm_a, ssm_d,
+                      ssm_norm, ssm_out}) {
         if (t != nullptr) w.push_back(t);
     }
     return w;
@@ -64,7 +66,7 @@ std::vector<Tensor*> Decoder::weights() const {
         const std::vector<Tensor*> lw = l.all();
         w.insert(w.end(), lw.begin(), lw.end());
     }
-    for (const std::vector<Tensor*>* caches : {&k_cache, &v_cache, &conv_state}) {
+    for (const std::vector<Tensor*>* caches : {&k_cache, &v_cache, &conv_state, &ssm_state}) {
         for (Tensor* c : *caches) {
             if (c != nullptr) w.push_back(c);
         }
@@ -73,9 +75,12 @@ std::vector<Tensor*> Decoder::weights() const {
 }
 
 std::vector<Tensor*> Decoder::inputs() const {
-    std::vector<Tensor*> in = {tokens, positions, kq_mask};
+    std::vector<Tensor*> in = {tokens};
+    if (positions != nullptr) in.push_back(positions);
+    in.push_back(kq_mask);
     if (kq_mask_swa != nullptr) in.push_back(kq_mask_swa);
     if (out_ids != nullptr) in.push_back(out_ids);
+    if (state_ids != nullptr) in.push_back(state_ids);
     return in;
 }
 
@@ -107,6 +112,13 @@ std::vector<float> causal_mask_values(int n_kv, int n_tokens, int window, int n_
 namespace {
 
 Status invalid(const std::string& why) { return Status(StatusCode::InvalidArgument, "decoder: " + why); }
+
+bool any_recurrent(const DecoderParams& p) {
+    for (int il = 0; il < p.n_layers; ++il) {
+        if (p.layer_is_recurrent(il)) return true;
+    }
+    return false;
+}
 
 Status check_params(const DecoderParams& p) {
     if (p.n_layers < 1 || p.n_embd < 1 || p.n_head < 1 || p.n_head_kv < 1 || p.n_ff < 1 || p.n_tokens < 1 ||
@@ -153,10 +165,15 @@ Status check_params(const DecoderParams& p) {
         return invalid("the recurrent layers' list has " + std::to_string(p.recurrent.size()) + " layers, the model " +
                        std::to_string(p.n_layers));
     }
-    bool any_recurrent = false;
-    for (int il = 0; il < p.n_layers; ++il) any_recurrent = any_recurrent || p.layer_is_recurrent(il);
-    if (any_recurrent && p.conv_kernel < 2) {
+    if (any_recurrent(p) && p.conv_kernel < 2) {
         return invalid("recurrent layers need a convolution of at least 2 inputs (conv_kernel " + std::to_string(p.conv_kernel) + ")");
+    }
+    const SsmParams& s = p.ssm;
+    if (s.enabled() && (s.d_state < 1 || s.n_head < 1 || s.n_group < 1 || s.d_inner % s.n_head != 0 || s.n_head % s.n_group != 0 ||
+                        s.d_inner % s.n_group != 0)) {
+        return invalid("Mamba-2: the " + std::to_string(s.n_head) + " heads must divide the inner size " + std::to_string(s.d_inner) +
+                       " and be divided by the " + std::to_string(s.n_group) + " groups, with a positive state size (" +
+                       std::to_string(s.d_state) + ")");
     }
     return Status::ok();
 }
@@ -173,12 +190,13 @@ Result<Decoder> build_model(Context& ctx, const Architecture& arch, const Decode
     }
     Decoder m{};
     m.tokens = named(ctx.new_tensor(DType::I32, {p.n_tokens}), "tokens");
-    m.positions = named(ctx.new_tensor(DType::I32, {p.n_tokens}), "positions");
+    if (p.rope) m.positions = named(ctx.new_tensor(DType::I32, {p.n_tokens}), "positions");
     m.kq_mask = named(ctx.new_tensor(DType::F16, {p.n_cells(), p.n_tokens}), "kq_mask");
     bool any_slides = false;
     for (int il = 0; il < p.n_layers; ++il) any_slides = any_slides || p.swa.slides(il);
     if (any_slides) m.kq_mask_swa = named(ctx.new_tensor(DType::F16, {p.n_cells(), p.n_tokens}), "kq_mask_swa");
     if (p.n_logits() < p.n_tokens) m.out_ids = named(ctx.new_tensor(DType::I32, {p.n_logits()}), "inp_out_ids");
+    if (p.ssm.enabled() && any_recurrent(p)) m.state_ids = named(ctx.new_tensor(DType::I32, {1}), "inp_s_ids");
     for (Tensor* in : m.inputs()) in->set_input();
     decoder::WeightMaker make(ctx, p, source);
     m.tok_embd = make.matrix("token_embd.weight", p.n_embd, p.n_vocab);
@@ -186,11 +204,15 @@ Result<Decoder> build_model(Context& ctx, const Architecture& arch, const Decode
         m.layers.push_back(make_layer_weights(arch, make, il));
         if (!p.recurrent.empty()) {
             // A recurrent layer's state is read even without a cache (it starts empty: zeros).
-            Tensor* state = nullptr;
-            if (p.layer_is_recurrent(il)) {
-                state = named(ctx.new_tensor(DType::F32, {p.conv_kernel - 1, p.n_embd}), "cache_r_l" + std::to_string(il));
+            const bool recurrent = p.layer_is_recurrent(il);
+            const std::string l = std::to_string(il);
+            m.conv_state.push_back(recurrent ? named(ctx.new_tensor(DType::F32, {p.conv_kernel - 1, p.conv_channels()}), "cache_r_l" + l)
+                                             : nullptr);
+            if (p.ssm.enabled()) {
+                const SsmParams& s = p.ssm;
+                m.ssm_state.push_back(recurrent ? named(ctx.new_tensor(DType::F32, {s.d_state, s.head_dim(), s.n_head}), "cache_s_l" + l)
+                                                : nullptr);
             }
-            m.conv_state.push_back(state);
         }
         if (p.n_kv > 0 && p.layer_is_recurrent(il)) {
             m.k_cache.push_back(nullptr);
@@ -217,6 +239,7 @@ Result<Decoder> build_model(Context& ctx, const Architecture& arch, const Decode
     Tensor* logits = mul_mat(ctx, m.output, x);
     if (m.output_b != nullptr) logits = add(ctx, named(logits, "result_output (mul_mat)"), m.output_b);
     if (p.final_softcap > 0.0f) logits = decoder::softcap(ctx, named(logits, "result_output (uncapped)"), p.final_softcap, "result_output");
+    if (p.logit_scale > 0.0f) logits = scale(ctx, named(logits, "result_output (unscaled)"), 1.0f / p.logit_scale);
     m.logits = named(logits, "result_output");
     m.logits->set_output();
     m.graph_outputs.push_back(m.logits);

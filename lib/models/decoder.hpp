@@ -64,7 +64,10 @@ struct ExpertParams {
     bool selection_bias = false;
     int n_group = 0;
     int n_group_used = 0;
-    int n_shared = 0;  // shared experts every token goes through (ffn_*_shexp, n_shared x n_ff wide)
+    int n_shared = 0;  // shared experts every token goes through (ffn_*_shexp)
+    int n_ff_shared = 0;  // their hidden size together (Granite's expert_shared_feed_forward_length); 0: n_shared x n_ff
+
+    int shared_ff() const { return n_ff_shared > 0 ? n_ff_shared : n_shared * n_ff; }
 };
 
 // Multi-head latent attention (DeepSeek V2/V3, Kimi K2) in llama.cpp's absorbed form: queries
@@ -81,6 +84,24 @@ struct MlaParams {
     float yarn_log_mul = 0.0f;
 
     bool enabled() const { return kv_lora_rank > 0; }
+};
+
+// Mamba-2's selective state space (Granite 4.0-H, Nemotron-H): the recurrent layers' mixer.
+// ssm_in projects each token to z (the gate), x, B, C and dt; x, B and C go through a causal
+// convolution of conv_kernel inputs (DecoderParams::conv_kernel) and silu; the scan carries a
+// state [d_state, head_dim, n_head] per layer between tokens.
+struct SsmParams {
+    int d_inner = 0;  // ssm.inner_size; 0: no Mamba-2 layers
+    int d_state = 0;  // ssm.state_size
+    int n_head = 0;   // ssm.time_step_rank: the heads, each with its own step and decay
+    int n_group = 0;  // ssm.group_count: B and C are shared by n_head / n_group heads each
+
+    bool enabled() const { return d_inner > 0; }
+    int head_dim() const { return n_head > 0 ? d_inner / n_head : 0; }
+    // The convolved channels: x, B and C.
+    int64_t conv_channels() const { return d_inner + 2 * static_cast<int64_t>(n_group) * d_state; }
+    // ssm_in's rows: z, x, B, C and dt.
+    int64_t in_rows() const { return 2 * static_cast<int64_t>(d_inner) + 2 * static_cast<int64_t>(n_group) * d_state + n_head; }
 };
 
 struct DecoderParams {
@@ -123,6 +144,13 @@ struct DecoderParams {
     float q_scale = 0.0f;
     float attn_softcap = 0.0f;   // scores -> c * tanh(scores / c) (Gemma 2); 0: none
     float final_softcap = 0.0f;  // logits -> c * tanh(logits / c) (Gemma 2/3); 0: none
+    // Granite's multipliers: the scores scaled by kq_scale instead of 1/sqrt(head size)
+    // (attention.scale), each layer's attention (or mixer) and FFN outputs by residual_scale before
+    // their residual adds, and the logits divided by logit_scale; 0: none.
+    float kq_scale = 0.0f;
+    float residual_scale = 0.0f;
+    float logit_scale = 0.0f;
+    bool rope = true;  // false: the attention layers rope nothing (Granite 4.0-H: rope.scaling.finetuned false)
     SlidingWindow swa;
     ExpertParams experts;
     int n_dense_lead = 0;  // the first layers keep a dense FFN of n_ff (DeepSeek)
@@ -130,7 +158,10 @@ struct DecoderParams {
     // Hybrid models: the layers that keep a recurrent state instead of a KV cache (a file's
     // per-layer head_count_kv of 0), one flag per layer; empty: every layer attends.
     std::vector<bool> recurrent;
-    int conv_kernel = 0;  // LFM2's short convolution: its width (shortconv.l_cache); the state keeps conv_kernel - 1 inputs
+    // The recurrent layers' causal convolution: its width (LFM2's shortconv.l_cache, Mamba's
+    // ssm.conv_kernel); its state keeps the last conv_kernel - 1 inputs.
+    int conv_kernel = 0;
+    SsmParams ssm;
 
     int head_dim() const { return n_embd_head > 0 ? n_embd_head : n_embd / n_head; }
     int rope_dims() const { return rope_n_dims > 0 ? rope_n_dims : head_dim(); }
@@ -150,6 +181,8 @@ struct DecoderParams {
         return il >= 0 && static_cast<size_t>(il) < recurrent.size() && recurrent[static_cast<size_t>(il)];
     }
     bool layer_has_experts(int il) const { return has_experts() && il >= n_dense_lead; }
+    // The channels a recurrent layer convolves: Mamba-2's x, B and C, or LFM2's n_embd.
+    int64_t conv_channels() const { return ssm.enabled() ? ssm.conv_channels() : n_embd; }
     // Multiply-adds x2 of the matrix products, for throughput figures (the experts a token uses).
     double matmul_flops() const;
 };
@@ -202,26 +235,39 @@ struct LayerWeights {
     Tensor* conv_in = nullptr;      // LFM2's short convolution: shortconv.in_proj [n_embd, 3 n_embd] (b, c, x)
     Tensor* conv_kernel = nullptr;  // shortconv.conv [conv_kernel, n_embd]
     Tensor* conv_out = nullptr;     // shortconv.out_proj [n_embd, n_embd]
+    Tensor* ssm_in = nullptr;       // Mamba-2: [n_embd, SsmParams::in_rows()] (z, x, B, C, dt)
+    Tensor* ssm_conv = nullptr;     // ssm_conv1d [conv_kernel, conv_channels]
+    Tensor* ssm_conv_b = nullptr;   // ssm_conv1d.bias [conv_channels] (optional)
+    Tensor* ssm_dt_b = nullptr;     // ssm_dt.bias [n_head]
+    Tensor* ssm_a = nullptr;        // [1, n_head]: each head's decay rate, -exp(A_log)
+    Tensor* ssm_d = nullptr;        // [1, n_head]: each head's skip of x
+    Tensor* ssm_norm = nullptr;     // [d_inner / n_group, n_group]: the gated output's grouped RMS norm
+    Tensor* ssm_out = nullptr;      // [d_inner, n_embd]
 
     std::vector<Tensor*> all() const;  // the weights that exist, in the order above
 };
 
 struct Decoder {
     Tensor* tokens = nullptr;       // i32 [n_tokens] (input)
-    Tensor* positions = nullptr;    // i32 [n_tokens] (input): n_attended - n_tokens ... n_attended - 1
+    Tensor* positions = nullptr;    // i32 [n_tokens] (input): n_attended - n_tokens ... n_attended - 1;
+                                    // none where the model ropes nothing (DecoderParams::rope)
     Tensor* kq_mask = nullptr;      // f16 [n_attended, n_tokens] causal mask (input)
     Tensor* kq_mask_swa = nullptr;  // the same within the sliding window (input), when some layer slides
     Tensor* out_ids = nullptr;      // i32 [n_outputs] (input) named inp_out_ids: the batch rows whose
                                     // logits are computed (output_row_ids), when fewer than n_tokens
+    Tensor* state_ids = nullptr;    // i32 [1] (input) named inp_s_ids: the sequence's slot in each
+                                    // layer's scan state (0), when some layer is Mamba-2's
     Tensor* tok_embd = nullptr;     // [n_embd, n_vocab]
     std::vector<LayerWeights> layers;
     std::vector<Tensor*> k_cache;  // per layer [n_embd_kv, n_kv] f32 (persistent, like weights);
     std::vector<Tensor*> v_cache;  // latent attention: k_cache alone, [kv_lora_rank + rope, n_kv];
                                    // nullptr for a hybrid's recurrent layers
-    // Per layer of a hybrid, its recurrent state (persistent; nullptr for its attention layers):
-    // LFM2's short convolution keeps its last conv_kernel - 1 inputs, [conv_kernel - 1, n_embd]
-    // f32, read at the batch's start and (with a cache, n_kv > 0) written at its end.
+    // Per layer of a hybrid, its recurrent state (persistent; nullptr for its attention layers),
+    // read at the batch's start and (with a cache, n_kv > 0) written at its end: the convolution's
+    // last conv_kernel - 1 inputs, [conv_kernel - 1, conv_channels] f32 (cache_r_l<il>), and
+    // Mamba-2's scan state, [d_state, head_dim, n_head] f32 (cache_s_l<il>; empty for LFM2).
     std::vector<Tensor*> conv_state;
+    std::vector<Tensor*> ssm_state;
     Tensor* out_norm = nullptr;
     Tensor* output = nullptr;       // [n_embd, n_vocab]; tok_embd itself when params.tied_output
     Tensor* output_b = nullptr;     // output.bias (some Phi-3 files)

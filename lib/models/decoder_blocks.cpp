@@ -29,8 +29,10 @@ Tensor* attend(Context& ctx, const DecoderParams& p, const LayerNames& n, Tensor
 
 Tensor* attention(Context& ctx, const DecoderParams& p, const LayerNames& n, Tensor* q, Tensor* k, Tensor* v, Tensor* mask,
                   Tensor* sinks) {
-    // A variant that scales Q itself (q_scale) leaves the scores unscaled, as llama.cpp's graph.
-    const float scale = p.q_scale > 0.0f ? 1.0f : 1.0f / std::sqrt(static_cast<float>(p.head_dim()));
+    // A variant that scales Q itself (q_scale) leaves the scores unscaled, as llama.cpp's graph;
+    // Granite gives the scores' scale (kq_scale).
+    float scale = p.q_scale > 0.0f ? 1.0f : 1.0f / std::sqrt(static_cast<float>(p.head_dim()));
+    if (p.kq_scale > 0.0f) scale = p.kq_scale;
     Tensor* heads = attend(ctx, p, n, q, k, v, mask, sinks, scale);
     return n(reshape(ctx, heads, {p.n_embd_q(), p.n_tokens, 1, 1}), "kqv_out");
 }

@@ -25,8 +25,10 @@ Tensor* named(Tensor* t, const std::string& name);
 // "Qcur-0 (mul_mat)".
 struct LayerNames {
     std::string suffix;  // "-0"
-    Tensor* operator()(Tensor* t, const char* name) const { return named(t, name + suffix); }
-    Tensor* step(Tensor* t, const char* name, const char* op) const { return named(t, name + suffix + " (" + op + ")"); }
+    Tensor* operator()(Tensor* t, const std::string& name) const { return named(t, name + suffix); }
+    Tensor* step(Tensor* t, const std::string& name, const char* op) const { return named(t, name + suffix + " (" + op + ")"); }
+    // t, a step of the value `of` (named already): "<of's name> (op)".
+    static Tensor* step_of(Tensor* t, const Tensor& of, const char* op) { return named(t, of.name + " (" + op + ")"); }
 };
 
 // rms_norm(x) * w, named `name` (the rms_norm node `name (rms_norm)`).

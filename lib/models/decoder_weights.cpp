@@ -93,7 +93,7 @@ void LayerWeightMaker::experts(LayerWeights& w) {
     w.down_exps = make_.make(pre_ + "ffn_down_exps.weight", p_.weight_type, {f, e, n});
     if (x.selection_bias) w.exp_probs_b = vector("exp_probs_b.bias", n);
     if (x.n_shared > 0) {
-        const int64_t fs = f * x.n_shared;
+        const int64_t fs = x.shared_ff();
         w.gate_shexp = matrix("ffn_gate_shexp.weight", e, fs);
         w.up_shexp = matrix("ffn_up_shexp.weight", e, fs);
         w.down_shexp = matrix("ffn_down_shexp.weight", fs, e);

@@ -271,7 +271,12 @@ std::string hyperparameters(const GgufModelInfo& info) {
     if (p.has_experts()) {
         s += ", " + std::to_string(p.experts.n_expert) + " experts of feed_forward_length " + std::to_string(p.experts.n_ff);
     }
-    if (p.conv_kernel > 0) s += ", short convolutions of " + std::to_string(p.conv_kernel) + " inputs (shortconv.l_cache)";
+    if (p.ssm.enabled()) {
+        s += ", ssm inner_size " + std::to_string(p.ssm.d_inner) + ", state_size " + std::to_string(p.ssm.d_state) + ", time_step_rank " +
+             std::to_string(p.ssm.n_head) + ", group_count " + std::to_string(p.ssm.n_group) + ", conv_kernel " + std::to_string(p.conv_kernel);
+    } else if (p.conv_kernel > 0) {
+        s += ", short convolutions of " + std::to_string(p.conv_kernel) + " inputs (shortconv.l_cache)";
+    }
     return s;
 }
 

@@ -42,11 +42,12 @@ QkvViews LayerGraph::qk_norms(const QkvViews& h) const {
 }
 
 QkvViews LayerGraph::rope(const QkvViews& h) const {
+    h.v->name = "Vcur" + n.suffix;  // the last step of Vcur is its reshape or view (llama.cpp names it so too)
+    if (!p.rope) return {n(h.q, "Qcur"), n(h.k, "Kcur"), h.v};
     const RopeParams rope_params = layer_rope(p, il);
     Tensor* q = xb::rope(ctx, h.q, m.positions, rope_params, m.rope_factors);
     Tensor* k = n(xb::rope(ctx, h.k, m.positions, rope_params, m.rope_factors), "Kcur");
     q = p.q_scale > 0.0f ? n(scale(ctx, n.step(q, "Qcur", "rope"), p.q_scale), "Qcur") : n(q, "Qcur");
-    h.v->name = "Vcur" + n.suffix;  // the last step of Vcur is its reshape or view (llama.cpp names it so too)
     return {q, k, h.v};
 }
 
@@ -69,27 +70,82 @@ Tensor* LayerGraph::self_attention(const QkvViews& h) const {
 
 Tensor* LayerGraph::latent_attention(Tensor* x) const { return mla_attention(ctx, p, m, n, il, x); }
 
+Tensor* LayerGraph::causal_conv(Tensor* inputs, Tensor* kernel, const std::string& prefix) const {
+    const int64_t channels = inputs->ne[0], t = p.n_tokens, kept = p.conv_kernel - 1;
+    // Each channel's inputs over time: the state's, then the batch's.
+    Tensor* state = m.conv_state[static_cast<size_t>(il)];
+    Tensor* window = n(concat(ctx, state, LayerNames::step_of(transpose(ctx, inputs), *inputs, "transposed"), 0), prefix + "_window");
+    if (p.n_kv > 0) {
+        // The state the next batch reads: the window's last conv_kernel - 1 inputs.
+        Tensor* last = n.step(view_2d(ctx, window, kept, channels, window->nb[1], static_cast<size_t>(t) * sizeof(float)),
+                              prefix + "_state", "view");
+        m.graph_outputs.push_back(named(cpy(ctx, last, state), state->name + " (copy of " + prefix + "_window" + n.suffix + ")"));
+    }
+    // Files may keep the kernel in f16; ssm_conv reads f32.
+    if (kernel->type != DType::F32) kernel = n(cast(ctx, kernel, DType::F32), prefix + "_kernel_f32");
+    return n(ssm_conv(ctx, window, kernel), prefix + "_conv");  // [channels, t, 1]
+}
+
 Tensor* LayerGraph::short_conv(Tensor* x) const {
-    const int64_t e = p.n_embd, t = p.n_tokens, kept = p.conv_kernel - 1;
+    const int64_t e = p.n_embd, t = p.n_tokens;
     Tensor* bcx = n(mul_mat(ctx, w.conv_in, x), "conv_in_proj");  // [3 n_embd, t]: b, c, x
     const size_t row = bcx->nb[1], part = static_cast<size_t>(e) * sizeof(float);
     Tensor* b = n.step(view_2d(ctx, bcx, e, t, row, 0), "conv_b", "view");
     Tensor* c = n.step(view_2d(ctx, bcx, e, t, row, part), "conv_c", "view");
     Tensor* xs = n.step(view_2d(ctx, bcx, e, t, row, 2 * part), "conv_x", "view");
-    Tensor* bx = n(mul(ctx, b, xs), "conv_bx");
-    // Each channel's inputs over time: the state's, then the batch's.
-    Tensor* state = m.conv_state[static_cast<size_t>(il)];
-    Tensor* window = n(concat(ctx, state, n.step(transpose(ctx, bx), "conv_bx", "transposed"), 0), "conv_window");
-    if (p.n_kv > 0) {
-        // The state the next batch reads: the window's last conv_kernel - 1 inputs.
-        Tensor* last = n.step(view_2d(ctx, window, kept, e, window->nb[1], static_cast<size_t>(t) * sizeof(float)), "conv_state", "view");
-        m.graph_outputs.push_back(named(cpy(ctx, last, state), state->name + " (copy of conv_window" + n.suffix + ")"));
-    }
-    // Files may keep the kernel in f16; ssm_conv reads f32.
-    Tensor* kernel = w.conv_kernel->type == DType::F32 ? w.conv_kernel : n(cast(ctx, w.conv_kernel, DType::F32), "conv_kernel_f32");
-    Tensor* conv = n(ssm_conv(ctx, window, kernel), "conv_conv");  // [n_embd, t, 1]
+    Tensor* conv = causal_conv(n(mul(ctx, b, xs), "conv_bx"), w.conv_kernel, "conv");
     Tensor* y = n(mul(ctx, c, n.step(reshape(ctx, conv, {e, t, 1, 1}), "conv_conv", "flat")), "conv_y");
     return n(mul_mat(ctx, w.conv_out, y), "conv_out");
+}
+
+Tensor* LayerGraph::mamba2(Tensor* x) const {
+    const SsmParams& s = p.ssm;
+    const int64_t t = p.n_tokens, hd = s.head_dim(), heads = s.n_head, groups = s.n_group, d_state = s.d_state;
+    const size_t f = sizeof(float);
+    Tensor* zxbcdt = n(mul_mat(ctx, w.ssm_in, x), "ssm_in");  // [in_rows, t]: z, x, B, C, dt
+    const size_t row = zxbcdt->nb[1];
+    Tensor* z = n.step(view(ctx, zxbcdt, {hd, heads, t, 1}, {hd * f, row, row * static_cast<size_t>(t)}, 0), "ssm_z", "view");
+    Tensor* xbc = n(view_2d(ctx, zxbcdt, s.conv_channels(), t, row, static_cast<size_t>(s.d_inner) * f), "ssm_xBC");
+    Tensor* dt = n.step(view_2d(ctx, zxbcdt, heads, t, row, static_cast<size_t>(s.d_inner + s.conv_channels()) * f), "ssm_dt", "view");
+
+    // x, B and C convolved over time with their state, biased, through silu.
+    Tensor* conv = causal_conv(xbc, w.ssm_conv, "ssm_conv");
+    if (w.ssm_conv_b != nullptr) conv = n(add(ctx, n.step(conv, "ssm_conv", "unbiased"), w.ssm_conv_b), "ssm_conv");
+    conv = n(silu(ctx, conv), "ssm_conv_silu");  // [conv_channels, t, 1]
+    const size_t crow = conv->nb[1], cseq = conv->nb[2];
+    Tensor* xs = n.step(view(ctx, conv, {hd, heads, t, 1}, {hd * f, crow, cseq}, 0), "ssm_x", "view");
+    Tensor* B = n.step(view(ctx, conv, {d_state, groups, t, 1}, {static_cast<size_t>(d_state) * f, crow, cseq},
+                            static_cast<size_t>(s.d_inner) * f),
+                       "ssm_B", "view");
+    Tensor* C = n.step(view(ctx, conv, {d_state, groups, t, 1}, {static_cast<size_t>(d_state) * f, crow, cseq},
+                            static_cast<size_t>(s.d_inner + groups * d_state) * f),
+                       "ssm_C", "view");
+
+    // The scan from the layer's state; its output holds y, then the final state.
+    Tensor* steps = n(add(ctx, n.step(cont(ctx, dt), "ssm_dt", "cont"), w.ssm_dt_b), "ssm_dt_biased");  // [heads, t]
+    Tensor* state = m.ssm_state[static_cast<size_t>(il)];
+    Tensor* scan = n(ssm_scan(ctx, state, xs, steps, w.ssm_a, B, C, m.state_ids), "ssm_scan");
+    const int64_t y_count = hd * heads * t;
+    if (p.n_kv > 0) {
+        Tensor* last = n.step(view_1d(ctx, scan, state->nelements(), static_cast<size_t>(y_count) * f), "ssm_state", "view");
+        m.graph_outputs.push_back(named(cpy(ctx, last, state), state->name + " (copy of ssm_scan" + n.suffix + ")"));
+    }
+    Tensor* y = n.step(view(ctx, scan, {hd, heads, t, 1}, {hd * f, static_cast<size_t>(hd * heads) * f, static_cast<size_t>(y_count) * f}, 0),
+                       "ssm_y", "view");
+    y = n(add(ctx, y, n(mul(ctx, xs, w.ssm_d), "ssm_x_d")), "mamba2_y_add_d");
+    y = n(glu_split(ctx, n.step(cont(ctx, z), "ssm_z", "cont"), y, GluOp::SwiGlu), "ssm_y_gated");  // silu(z) * y
+    // RMS norm within each group of d_inner / n_group channels.
+    Tensor* grouped = n.step(reshape(ctx, y, {s.d_inner / groups, groups, t, 1}), "ssm_y_gated", "grouped");
+    Tensor* normed = norm(grouped, w.ssm_norm, "ssm_norm");
+    Tensor* flat = n.step(reshape(ctx, normed, {s.d_inner, t, 1, 1}), "ssm_norm", "flat");
+    return n(mul_mat(ctx, w.ssm_out, flat), "mamba_out");
+}
+
+Tensor* LayerGraph::residual_scaled(Tensor* x) const {
+    if (p.residual_scale <= 0.0f) return x;
+    Tensor* scaled = named(scale(ctx, x, p.residual_scale), x->name);
+    LayerNames::step_of(x, *scaled, "unscaled");
+    return scaled;
 }
 
 Tensor* LayerGraph::attn_residual(Tensor* attn, Tensor* x) const {

@@ -31,7 +31,8 @@ public:
     // rms_norm of each head of Q and K (Qcur_normed, Kcur_normed).
     QkvViews qk_norms(const QkvViews& h) const;
     // Q and K rope'd at the batch's positions with the layer's rope (the sliding layers' own base
-    // and scale), then Q multiplied by the params' q_scale where it has one.
+    // and scale), then Q multiplied by the params' q_scale where it has one; only named Qcur and
+    // Kcur where the params rope nothing (Granite 4.0-H).
     QkvViews rope(const QkvViews& h) const;
     // Attention of the heads over the layer's cache (the batch written into it first) or over the
     // batch alone, with the sliding-window mask on sliding layers and the layer's sinks, projected
@@ -44,6 +45,14 @@ public:
     // conv_kernel - 1 inputs before the batch; with a cache the window's last ones go back into
     // it), times c, out-projected: [n_embd, n_tokens], named conv_out.
     Tensor* short_conv(Tensor* x) const;
+    // Mamba-2's mixer of the normed x [n_embd, n_tokens] (DecoderParams::ssm): ssm_in to z, x, B,
+    // C and dt; x, B and C convolved causally with the layer's convolution state, biased, through
+    // silu; the selective scan from the layer's scan state (dt biased, softplus'd inside), plus
+    // x D; times silu(z); an RMS norm per group; ssm_out: [n_embd, n_tokens], named mamba_out.
+    // With a cache (n_kv > 0) both states go back for the next batch.
+    Tensor* mamba2(Tensor* x) const;
+    // x times the params' residual_scale (Granite), or x where it has none.
+    Tensor* residual_scaled(Tensor* x) const;
     // The attention's output added to the layer's input: ffn_inp. On the last layer both first
     // shrink to the rows whose logits are computed (Decoder::out_ids), as llama.cpp does.
     Tensor* attn_residual(Tensor* attn, Tensor* x) const;
@@ -57,6 +66,15 @@ public:
     // post_attention_norm). Where the layer has post-norms (Gemma: attn_post_norm, ffn_post_norm),
     // the attention's and the FFN's outputs are normed before their residual adds.
     Tensor* residual_ffn(Tensor* attn, Tensor* x) const;
+
+private:
+    // `inputs` [channels, n_tokens] convolved over time per channel by `kernel` [conv_kernel,
+    // channels], after the layer's convolution state (the conv_kernel - 1 inputs before the batch;
+    // with a cache the window's last ones go back into it): [channels, n_tokens, 1], the nodes
+    // named `prefix`_window, _state, _conv.
+    Tensor* causal_conv(Tensor* inputs, Tensor* kernel, const std::string& prefix) const;
+
+public:
 
     Context& ctx;
     const DecoderParams& p;

@@ -35,6 +35,8 @@ std::string variant_text(const Architecture& arch, const DecoderParams& p, const
     if (w.bq != nullptr || w.bqkv != nullptr) parts.push_back("qkv bias");
     if (w.q_norm != nullptr) parts.push_back("q/k norms");
     if (p.q_scale > 0.0f) parts.push_back("q x" + number_text(p.q_scale));
+    if (p.kq_scale > 0.0f) parts.push_back("scores x" + number_text(p.kq_scale));
+    if (p.residual_scale > 0.0f) parts.push_back("residual branches x" + number_text(p.residual_scale));
     if (p.attn_softcap > 0.0f) parts.push_back("scores soft-capped at " + number_text(p.attn_softcap));
     if (w.sinks != nullptr) parts.push_back("attention sinks");
     if (w.bo != nullptr) parts.push_back("output projection bias");
@@ -43,6 +45,7 @@ std::string variant_text(const Architecture& arch, const DecoderParams& p, const
     parts.push_back(std::string(glu_text(arch.ffn_glu)) + " FFN");
     if (p.final_softcap > 0.0f) parts.push_back("logits soft-capped at " + number_text(p.final_softcap));
     if (output_bias) parts.push_back("output bias");
+    if (p.logit_scale > 0.0f) parts.push_back("logits / " + number_text(p.logit_scale));
     return join_names(parts, parts.size());
 }
 
@@ -58,8 +61,14 @@ std::string layers_text(const DecoderParams& p) {
         ++count;
     }
     auto group = [](int count, const std::string& list) { return "(layers " + list + (count > 3 ? ", ...)" : ")"); };
-    return std::to_string(n_conv) + " short convolutions of " + std::to_string(p.conv_kernel) + " inputs " + group(n_conv, conv) + ", " +
-           std::to_string(n_attention) + " attention " + group(n_attention, attention);
+    const SsmParams& s = p.ssm;
+    const std::string recurrent =
+        s.enabled() ? " Mamba-2 (" + std::to_string(s.n_head) + " heads of " + std::to_string(s.head_dim()) + " in " + std::to_string(s.n_group) +
+                          (s.n_group == 1 ? " group" : " groups") + ", state " + std::to_string(s.d_state) + ", convolution of " +
+                          std::to_string(p.conv_kernel) + ") "
+                    : " short convolutions of " + std::to_string(p.conv_kernel) + " inputs ";
+    return std::to_string(n_conv) + recurrent + group(n_conv, conv) + ", " + std::to_string(n_attention) + " attention " +
+           group(n_attention, attention);
 }
 
 std::string window_text(const DecoderParams& p) {
@@ -90,6 +99,7 @@ std::string experts_text(const DecoderParams& p) {
     if (e.selection_bias) out += " (chosen with a bias)";
     if (e.n_group > 1) out += " within the best " + std::to_string(e.n_group_used) + " of " + std::to_string(e.n_group) + " groups";
     if (e.n_shared > 0) out += ", " + std::to_string(e.n_shared) + " shared";
+    if (e.n_ff_shared > 0) out += " of feed-forward " + std::to_string(e.n_ff_shared);
     if (e.normalize) out += ", normalised";
     if (e.weights_scale != 1.0f) out += ", weights x" + number_text(e.weights_scale);
     if (e.biases) out += ", biases";

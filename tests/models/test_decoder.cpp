@@ -68,7 +68,9 @@ std::unique_ptr<Instance> make_instance(const DecoderParams& p, uint32_t seed, c
     }
     const std::vector<int32_t> pos = batch_positions(p);
     EXPECT_TRUE(tensor_set(*in->model.tokens, tokens.data(), 0, in->model.tokens->nbytes()).is_ok());
-    EXPECT_TRUE(tensor_set(*in->model.positions, pos.data(), 0, in->model.positions->nbytes()).is_ok());
+    if (in->model.positions != nullptr) {
+        EXPECT_TRUE(tensor_set(*in->model.positions, pos.data(), 0, in->model.positions->nbytes()).is_ok());
+    }
     EXPECT_TRUE(tensor_set_f32(*in->model.kq_mask, causal_mask_values(p.n_attended(), p.n_tokens, 0, p.n_cells())).is_ok());
     if (in->model.kq_mask_swa != nullptr) {
         EXPECT_TRUE(
@@ -77,6 +79,10 @@ std::unique_ptr<Instance> make_instance(const DecoderParams& p, uint32_t seed, c
     if (in->model.out_ids != nullptr) {
         const std::vector<int32_t> rows = output_row_ids(p);
         EXPECT_TRUE(tensor_set(*in->model.out_ids, rows.data(), 0, in->model.out_ids->nbytes()).is_ok());
+    }
+    if (in->model.state_ids != nullptr) {
+        const int32_t slot = 0;
+        EXPECT_TRUE(tensor_set(*in->model.state_ids, &slot, 0, sizeof(slot)).is_ok());
     }
     return in;
 }

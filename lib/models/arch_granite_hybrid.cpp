@@ -1,0 +1,94 @@
+// granitehybrid: IBM's Granite 4.0-H (350M to 32B-A9B), a hybrid of Mamba-2 layers (the
+// selective state space of layer_graph.hpp's mamba2, a convolution state and a scan state each)
+// and attention layers, every layer then a SwiGLU FFN: dense, or experts (softmax, top-k,
+// renormalised) beside a shared expert of its own width. The file marks the Mamba-2 layers by a
+// head_count_kv of 0 in its per-layer array. Granite's multipliers scale the embeddings, the
+// attention scores (instead of 1/sqrt(head size)), both residual branches and the logits (divided).
+// Granite 4.0-H ropes nothing (rope.scaling.finetuned false); files that rope (Bamba) rope
+// normal-mode.
+#include "models/arch_entries.hpp"
+#include "models/arch_hparams.hpp"
+
+namespace xb::arch {
+
+namespace {
+
+Status read_ssm(const GgufMetadata& md, const std::string& a, DecoderParams& p) {
+    XB_ASSIGN_OR_RETURN(const int64_t kernel, md.integer(a + "ssm.conv_kernel", std::nullopt, 2, 64));
+    XB_ASSIGN_OR_RETURN(const int64_t inner, md.integer(a + "ssm.inner_size", std::nullopt, 1, 1 << 18));
+    XB_ASSIGN_OR_RETURN(const int64_t state, md.integer(a + "ssm.state_size", std::nullopt, 1, 1024));
+    XB_ASSIGN_OR_RETURN(const int64_t heads, md.integer(a + "ssm.time_step_rank", std::nullopt, 1, inner));
+    XB_ASSIGN_OR_RETURN(const int64_t groups, md.integer(a + "ssm.group_count", std::nullopt, 1, heads));
+    if (inner % heads != 0) {
+        return md.error(*md.file().find_kv_entry(a + "ssm.time_step_rank"),
+                        "(the Mamba-2 heads) does not divide " + a + "ssm.inner_size " + std::to_string(inner));
+    }
+    if (heads % groups != 0) {
+        return md.error(*md.file().find_kv_entry(a + "ssm.group_count"), "does not divide the " + std::to_string(heads) + " Mamba-2 heads (" +
+                                                                              a + "ssm.time_step_rank)");
+    }
+    p.conv_kernel = static_cast<int>(kernel);
+    p.ssm = SsmParams{.d_inner = static_cast<int>(inner), .d_state = static_cast<int>(state), .n_head = static_cast<int>(heads),
+                      .n_group = static_cast<int>(groups)};
+    return Status::ok();
+}
+
+Status read_hparams(const GgufMetadata& md, const std::string& a, DecoderParams& p) {
+    XB_RETURN_IF_ERROR(read_ssm(md, a, p));
+    XB_ASSIGN_OR_RETURN(const double embd_scale, md.non_negative(a + "embedding_scale", 0.0));
+    XB_ASSIGN_OR_RETURN(const double kq_scale, md.non_negative(a + "attention.scale", 0.0));
+    XB_ASSIGN_OR_RETURN(const double residual_scale, md.non_negative(a + "residual_scale", 0.0));
+    XB_ASSIGN_OR_RETURN(const double logit_scale, md.non_negative(a + "logit_scale", 0.0));
+    XB_ASSIGN_OR_RETURN(p.rope, md.boolean(a + "rope.scaling.finetuned", true));
+    p.embd_scale = static_cast<float>(embd_scale);
+    p.kq_scale = static_cast<float>(kq_scale);
+    p.residual_scale = static_cast<float>(residual_scale);
+    p.logit_scale = static_cast<float>(logit_scale);
+    if (!p.has_experts()) return Status::ok();
+    // The experts' hidden size is feed_forward_length; the shared expert has its own.
+    XB_RETURN_IF_ERROR(read_experts(md, a, p, ""));
+    XB_ASSIGN_OR_RETURN(const int64_t shared, md.integer(a + "expert_shared_feed_forward_length", 0, 0, 1 << 18));
+    ExpertParams& e = p.experts;
+    e.gating = ExpertGating::Softmax;
+    e.normalize = true;
+    e.n_shared = shared > 0 ? 1 : 0;
+    e.n_ff_shared = static_cast<int>(shared);
+    return Status::ok();
+}
+
+void layer_weights(decoder::LayerWeightMaker& make, LayerWeights& w) {
+    const DecoderParams& p = make.params();
+    const SsmParams& s = p.ssm;
+    const int64_t e = p.n_embd, channels = s.conv_channels();
+    if (p.layer_is_recurrent(make.layer())) {
+        w.attn_norm = make.vector("attn_norm.weight", e);
+        w.ssm_in = make.matrix("ssm_in.weight", e, s.in_rows());
+        w.ssm_conv = make.tensor("ssm_conv1d.weight", DType::F32, {p.conv_kernel, channels});
+        w.ssm_conv_b = make.vector("ssm_conv1d.bias", channels, decoder::Need::Optional);
+        w.ssm_dt_b = make.vector("ssm_dt.bias", s.n_head);
+        // No ".weight" suffix on A and D, as llama.cpp names them.
+        w.ssm_a = make.tensor("ssm_a", DType::F32, {1, s.n_head});
+        w.ssm_d = make.tensor("ssm_d", DType::F32, {1, s.n_head});
+        w.ssm_norm = make.tensor("ssm_norm.weight", DType::F32, {s.d_inner / s.n_group, s.n_group});
+        w.ssm_out = make.matrix("ssm_out.weight", s.d_inner, e);
+    } else {
+        make.qkv(w, decoder::Need::Optional);
+        make.attn_output(w, decoder::Need::Optional);
+    }
+    make.ffn(w, "ffn_norm");
+}
+
+Tensor* layer(const decoder::LayerGraph& g, Tensor* x) {
+    Tensor* in = g.norm(x, g.w.attn_norm, "attn_norm");
+    Tensor* mixed = g.p.layer_is_recurrent(g.il) ? g.mamba2(in) : g.self_attention(g.rope(g.qkv(in)));
+    Tensor* h = g.attn_residual(g.residual_scaled(mixed), x);
+    Tensor* out = g.ffn(g.norm(h, g.w.ffn_norm, "ffn_norm"));
+    return g.layer_out(g.residual_scaled(out), h);
+}
+
+}  // namespace
+
+const Architecture kGraniteHybrid{.name = "granitehybrid", .rope_mode = RopeMode::Normal, .read_hparams = read_hparams,
+                                  .layer_weights = layer_weights, .layer = layer, .hybrid = true};
+
+}  // namespace xb::arch
