@@ -263,6 +263,13 @@ TEST_P(DecoderVariant, LastPositionsOnlyGiveTheLastRowsOfAll) {
 
 // LFM2's hybrid layers, small: short convolutions of 3 inputs (layers 0 and 2) around an
 // attention layer.
+// A hybrid of 3 layers, the middle one attention: LFM2's short convolutions, or Granite 4.0-H's
+// Mamba-2 (2 groups of 2 heads of 16; no rope; Granite's multipliers; experts and a shared expert).
+struct Hybrid {
+    const char* name;
+    DecoderParams params;
+};
+
 DecoderParams hybrid_params() {
     DecoderParams p = small_params();
     p.n_layers = 3;
@@ -271,28 +278,52 @@ DecoderParams hybrid_params() {
     return p;
 }
 
-const Architecture& lfm2() { return *find_architecture("lfm2"); }
+DecoderParams granite_params() {
+    DecoderParams p = hybrid_params();
+    p.conv_kernel = 4;
+    p.ssm = {.d_inner = 64, .d_state = 8, .n_head = 4, .n_group = 2};
+    p.rope = false;
+    p.embd_scale = 3.0f;
+    p.kq_scale = 0.3f;
+    p.residual_scale = 0.7f;
+    p.logit_scale = 2.0f;
+    p.experts = {.n_expert = 4, .n_used = 2, .n_ff = 16, .normalize = true, .n_shared = 1, .n_ff_shared = 24};
+    return p;
+}
 
-// Prefill 6 tokens, then decode the 7th over the KV cache and the convolution states that prefill
+void PrintTo(const Hybrid& h, std::ostream* os) { *os << h.name; }
+
+const Hybrid kHybrids[] = {{"lfm2", hybrid_params()}, {"granitehybrid", granite_params()}};
+
+class DecoderHybrid : public ::testing::TestWithParam<Hybrid> {
+protected:
+    const Architecture& arch() const { return *find_architecture(GetParam().name); }
+    std::unique_ptr<Instance> instance(const DecoderParams& p, uint32_t seed, const std::vector<int32_t>& tokens) const {
+        return make_instance(p, seed, tokens, arch());
+    }
+};
+
+// Prefill 6 tokens, then decode the 7th over the KV cache and the recurrent states that prefill
 // left: its logits are the 7-token prefill's last row, so each state was written at the end of one
 // batch and read at the start of the next. (Every cache holds 7 cells; the prefill's last is masked.
 // The states start from the same random values in both runs.)
-TEST(DecoderHybrid, DecodeStepCarriesTheConvolutionState) {
-    DecoderParams p = hybrid_params();
+TEST_P(DecoderHybrid, DecodeStepCarriesTheRecurrentStates) {
+    DecoderParams p = GetParam().params;
     p.n_kv = p.kv_cells = 7;
-    auto full = make_instance(p, 9, kTokens, lfm2());
+    auto full = instance(p, 9, kTokens);
     const std::vector<float> all = compute_logits(*full);
     DecoderParams first = p;
     first.n_tokens = first.n_kv = 6;
-    auto prefill = make_instance(first, 9, {kTokens.begin(), kTokens.end() - 1}, lfm2());
+    auto prefill = instance(first, 9, {kTokens.begin(), kTokens.end() - 1});
     compute_logits(*prefill);
     DecoderParams step = p;
     step.n_tokens = 1;
-    auto decode = make_instance(step, 9, {kTokens.back()}, lfm2());
+    auto decode = instance(step, 9, {kTokens.back()});
     ASSERT_EQ(decode->model.conv_state.size(), 3u);
     EXPECT_EQ(decode->model.conv_state[1], nullptr);
     EXPECT_EQ(decode->model.k_cache[0], nullptr);
-    for (auto caches : {&Decoder::k_cache, &Decoder::v_cache, &Decoder::conv_state}) {
+    EXPECT_EQ(decode->model.ssm_state.size(), p.ssm.enabled() ? 3u : 0u);
+    for (auto caches : {&Decoder::k_cache, &Decoder::v_cache, &Decoder::conv_state, &Decoder::ssm_state}) {
         for (size_t il = 0; il < (prefill->model.*caches).size(); ++il) {
             Tensor* from = (prefill->model.*caches)[il];
             if (from != nullptr) {
@@ -302,28 +333,38 @@ TEST(DecoderHybrid, DecodeStepCarriesTheConvolutionState) {
     }
     const std::vector<float> want(all.end() - p.n_vocab, all.end());
     EXPECT_LT(nmse(compute_logits(*decode), want), 1e-10);
-    // The states matter: the step over emptied ones computes other logits.
-    for (Tensor* state : decode->model.conv_state) {
-        if (state != nullptr) {
-            ASSERT_TRUE(tensor_memset(*state, 0, 0, state->nbytes()).is_ok());
+    // Each state matters: the step over emptied ones computes other logits.
+    for (auto states : {&Decoder::conv_state, &Decoder::ssm_state}) {
+        if ((decode->model.*states).empty()) continue;
+        auto emptied = instance(step, 9, {kTokens.back()});
+        for (auto caches : {&Decoder::k_cache, &Decoder::v_cache, &Decoder::conv_state, &Decoder::ssm_state}) {
+            for (size_t il = 0; il < (prefill->model.*caches).size(); ++il) {
+                Tensor* from = (prefill->model.*caches)[il];
+                if (from == nullptr) continue;
+                Tensor& to = *(emptied->model.*caches)[il];
+                ASSERT_TRUE((caches == states ? tensor_memset(to, 0, 0, to.nbytes()) : tensor_copy(*from, to)).is_ok());
+            }
         }
+        EXPECT_GT(nmse(compute_logits(*emptied), want), 1e-6) << (states == &Decoder::conv_state ? "conv_state" : "ssm_state");
     }
-    EXPECT_GT(nmse(compute_logits(*decode), want), 1e-6);
 }
 
 // Flash and softmax attention agree on the hybrid's attention layer; logits of the last rows only
-// are the all-rows run's last rows (the conv layers' rows shrink after the last layer as the others').
-TEST(DecoderHybrid, AttentionPathsAgreeAndLastRowsOnly) {
-    DecoderParams p = hybrid_params();
+// are the all-rows run's last rows (the recurrent layers' rows shrink after the last layer as the
+// others').
+TEST_P(DecoderHybrid, AttentionPathsAgreeAndLastRowsOnly) {
+    DecoderParams p = GetParam().params;
     p.n_kv = 12;
-    auto flash = make_instance(p, 4, kTokens, lfm2());
-    const std::vector<float> every = compute_logits(*flash);
+    const std::vector<float> every = compute_logits(*instance(p, 4, kTokens));
     p.flash_attn = false;
-    EXPECT_LT(nmse(compute_logits(*make_instance(p, 4, kTokens, lfm2())), every), 1e-10);
+    EXPECT_LT(nmse(compute_logits(*instance(p, 4, kTokens)), every), 1e-10);
     p.n_outputs = 2;
     const std::vector<float> want(every.end() - 2 * p.n_vocab, every.end());
-    EXPECT_LT(nmse(compute_logits(*make_instance(p, 4, kTokens, lfm2())), want), 1e-12);
+    EXPECT_LT(nmse(compute_logits(*instance(p, 4, kTokens)), want), 1e-12);
 }
+
+INSTANTIATE_TEST_SUITE_P(Architectures, DecoderHybrid, ::testing::ValuesIn(kHybrids),
+                         [](const ::testing::TestParamInfo<Hybrid>& info) { return std::string(info.param.name); });
 
 TEST(Decoder, OutputsBeyondTheBatchAreRefused) {
     DecoderParams p = small_params();

@@ -499,6 +499,67 @@ TEST(GgufModel, HybridLayerPatternComesFromThePerLayerHeadCounts) {
     EXPECT_NE(no_in_proj.find("no tensor 'blk.1.shortconv.in_proj.weight', which a lfm2 model needs"), std::string::npos) << no_in_proj;
 }
 
+// Granite 4.0-H: the Mamba-2 layers' sizes and Granite's multipliers from the file's keys; sizes
+// that do not fit and missing keys or tensors are one line naming the key or the tensor.
+TEST(GgufModel, GraniteHybridReadsItsMamba2Hyperparameters) {
+    const auto info_of = [](const std::string& path) {
+        auto file = GgufReader::open(path);
+        EXPECT_TRUE(file.is_ok()) << file.status().to_string();
+        return read_gguf_model_info(*file);
+    };
+    auto moe = info_of(model_path("arch/tiny-granitehybrid.gguf"));
+    ASSERT_TRUE(moe.is_ok()) << moe.status().to_string();
+    const DecoderParams& p = moe->params;
+    EXPECT_EQ(p.recurrent, (std::vector<bool>{true, false, true, true}));
+    EXPECT_EQ(p.ssm.d_inner, 128);
+    EXPECT_EQ(p.ssm.d_state, 16);
+    EXPECT_EQ(p.ssm.n_head, 8);
+    EXPECT_EQ(p.ssm.n_group, 1);
+    EXPECT_EQ(p.conv_kernel, 4);
+    EXPECT_FALSE(p.rope);
+    EXPECT_FLOAT_EQ(p.embd_scale, 4.0f);
+    EXPECT_FLOAT_EQ(p.kq_scale, 0.2f);
+    EXPECT_FLOAT_EQ(p.residual_scale, 0.6f);
+    EXPECT_FLOAT_EQ(p.logit_scale, 2.5f);
+    EXPECT_EQ(p.experts.n_ff, 24);
+    EXPECT_EQ(p.experts.n_shared, 1);
+    EXPECT_EQ(p.experts.n_ff_shared, 32);
+    EXPECT_TRUE(p.experts.normalize);
+    EXPECT_EQ(layers_text(p), "3 Mamba-2 (8 heads of 16 in 1 group, state 16, convolution of 4) (layers 0, 2, 3), 1 attention (layers 1)");
+    auto dense = info_of(model_path("arch/tiny-granitehybrid-dense.gguf"));
+    ASSERT_TRUE(dense.is_ok()) << dense.status().to_string();
+    EXPECT_TRUE(dense->params.rope);
+    EXPECT_FALSE(dense->params.has_experts());
+
+    const std::string file = "arch/tiny-granitehybrid.gguf";
+    const struct {
+        std::string key;
+        GgufValue value;
+        std::string message;
+    } bad[] = {
+        {"granitehybrid.ssm.time_step_rank", GgufValue::u32(7), "'granitehybrid.ssm.time_step_rank' (the Mamba-2 heads) does not divide granitehybrid.ssm.inner_size 128"},
+        {"granitehybrid.ssm.group_count", GgufValue::u32(3), "'granitehybrid.ssm.group_count' does not divide the 8 Mamba-2 heads"},
+        {"granitehybrid.ssm.conv_kernel", GgufValue::u32(1), "granitehybrid.ssm.conv_kernel"},
+    };
+    int i = 0;
+    for (const auto& b : bad) {
+        auto info = info_of(with_metadata(file, b.key, b.value, "granite-bad-" + std::to_string(i++)));
+        ASSERT_FALSE(info.is_ok()) << b.message;
+        EXPECT_NE(info.status().message().find(b.message), std::string::npos) << info.status().message();
+    }
+    auto no_state = info_of(copy_fixture(file, "granite-no-state-size", "granitehybrid.ssm.state_size", ""));
+    ASSERT_FALSE(no_state.is_ok());
+    EXPECT_NE(no_state.status().message().find("no metadata 'granitehybrid.ssm.state_size'"), std::string::npos) << no_state.status().message();
+    const auto build_message = [](const std::string& path) {
+        auto model = build(model_config(path, 7, 0));
+        return model.is_ok() ? std::string("built") : model.status().message();
+    };
+    const std::string no_a = build_message(copy_fixture(file, "granite-no-ssm-a", "", "blk.2.ssm_a"));
+    EXPECT_NE(no_a.find("no tensor 'blk.2.ssm_a', which a granitehybrid model needs"), std::string::npos) << no_a;
+    const std::string wider = build_message(with_metadata(file, "granitehybrid.ssm.state_size", GgufValue::u32(8), "granite-state-8"));
+    EXPECT_NE(wider.find("tensor 'blk.0.ssm_in.weight' has shape [64, 296]"), std::string::npos) << wider;
+}
+
 // A weight of a type id no GGUF type has: one line naming the tensor, its offset and every type
 // xbackend computes with, the list made from the type table (the k-quants of 2 and 3 bits, the IQ,
 // TQ and FP4 types included; not q8_K, which no weight has).
