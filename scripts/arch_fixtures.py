@@ -17,7 +17,7 @@ transposes), written with the `gguf` package under llama.cpp's tensor names and 
 file is then read back with gguf's reader, dequantized, and transformed back to the checkpoint
 layout; the float64 numpy forward pass runs on those values and is written from the transformers
 definitions (modeling_qwen3, _gemma2, _gemma3, _phi3, _mixtral, _qwen3_moe, _gpt_oss, and
-DeepSeek-V3's modeling_deepseek / transformers' modeling_deepseek_v3, _lfm2), so the references check the
+DeepSeek-V3's modeling_deepseek / transformers' modeling_deepseek_v3, _lfm2, _granitemoehybrid), so the references check the
 layout conventions as well as the arithmetic.
 
 Models (manifest.json lists them with their references; README.md here says more):
@@ -57,6 +57,14 @@ Models (manifest.json lists them with their references; README.md here says more
                       gated short convolutions of 3 inputs (in_proj to B, C, x; B x convolved causally
                       per channel; times C; out_proj), q/k layernorms, neox rope, SwiGLU, tied;
                       token_embd_norm as the final norm
+  tiny-granitehybrid  f32, Granite 4.0-H: layers mamba, attention, mamba, mamba (head_count_kv [0, 2, 0, 0]);
+                      Mamba-2 mixers (inner 128, 8 heads of 16, state 16, 1 group, convolution of 4:
+                      in-projection to z, x, B, C, dt; causal conv + bias + silu; selective scan
+                      with softplus(dt + bias) and A = -exp(A_log); D skip; times silu(z); RMS norm;
+                      out-projection); no rope; Granite's embedding/attention/residual/logit
+                      multipliers; 4 experts of 24, 2 used, beside a shared MLP of 32; tied
+  tiny-granitehybrid-dense  f16 matrices; attention, mamba, mamba; normal rope (Bamba's
+                      rope.scaling.finetuned true) on permuted Q/K; a dense SwiGLU; untied
   tiny-deepseek2-yarn the same layout with DeepSeek-V3's YaRN: factor 4, original context 1024
                       (ramp 0, 1/3, 2/3, 1 over the 4 rope pairs), beta_fast 32, beta_slow 1,
                       mscale = mscale_all_dim = 1 (yarn_log_multiplier 0.1): softmax scale

@@ -30,6 +30,10 @@ Status Model::set_inputs() {
         const Status s = tensor_set(*t, bytes.data(), 0, bytes.size());
         if (!s.is_ok()) return Status(s.code(), source + ": input " + quoted_name(t->name) + ": " + s.message());
     }
+    for (Tensor* t : states) {
+        const Status s = tensor_memset(*t, 0, 0, t->nbytes());
+        if (!s.is_ok()) return Status(s.code(), source + ": state " + quoted_name(t->name) + ": " + s.message());
+    }
     return Status::ok();
 }
 
@@ -154,6 +158,7 @@ Result<Model> build_model(const ConfigSpec& spec, const Registry& registry, cons
     if (!graph.is_ok()) return config_error(graph.status().code(), spec.source, "/graph", graph.status().message());
     m.graph = std::move(graph).value();
     m.outputs = built.outputs;
+    m.states = built.states;
     m.n_tokens = built.n_tokens;
     m.n_layers = built.n_layers;
     m.matmul_flops = graph_matmul_flops(m.graph);

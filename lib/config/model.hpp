@@ -100,6 +100,11 @@ public:
     std::vector<Tensor*> inputs;   // set before every compute (set_inputs)
     std::vector<Tensor*> outputs;  // marked outputs, in the config's order
     std::vector<Tensor*> weights;  // live in weights buffers on their devices
+    // A hybrid model's recurrent states (weights the graph reads at its start and writes back at its
+    // end): set_inputs empties them, so that every compute starts from an empty state as each of
+    // llama-bench's repetitions does (a KV cache needs no such reset: a compute rewrites the same
+    // cells).
+    std::vector<Tensor*> states;
     int64_t n_tokens = 1;          // tokens (or batch rows) per compute, for throughput
     // A llama.cpp model's batch as given (config "tokens" or --tokens); empty when its ids are drawn
     // at random (and for the other builders).
@@ -117,7 +122,8 @@ public:
 
     // A weight, input, output or named op result; nullptr when there is none.
     Tensor* find(std::string_view tensor_name) const;
-    // Writes the input values into the inputs (after the graph is allocated).
+    // Writes the input values into the inputs and empties the recurrent states (after the graph is
+    // allocated).
     Status set_inputs();
 
     std::unordered_map<std::string, Tensor*> by_name;

@@ -86,6 +86,11 @@ BuiltGraph decoder_leaves(const DecoderParams& p, const Decoder& m, InitSpec tok
     if (m.output_b != nullptr) b.leaves.push_back(weight(m.output_b, init_of(*m.output_b), -1, WeightGroup::OutputLayer));
     // Shared by every layer's rope: placed like the weights no rule names.
     if (m.rope_factors != nullptr) b.leaves.push_back(weight(m.rope_factors, init_of(*m.rope_factors)));
+    for (const std::vector<Tensor*>* states : {&m.conv_state, &m.ssm_state}) {
+        for (Tensor* s : *states) {
+            if (s != nullptr) b.states.push_back(s);
+        }
+    }
     b.graph_outputs = m.graph_outputs;
     b.outputs = {m.logits};
     return b;

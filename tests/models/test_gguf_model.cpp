@@ -499,6 +499,28 @@ TEST(GgufModel, HybridLayerPatternComesFromThePerLayerHeadCounts) {
     EXPECT_NE(no_in_proj.find("no tensor 'blk.1.shortconv.in_proj.weight', which a lfm2 model needs"), std::string::npos) << no_in_proj;
 }
 
+// A hybrid's graph writes its recurrent states back at its end (n_kv > 0): a second compute would
+// continue from them. set_inputs empties them, so that every compute the tools time or compare
+// starts from an empty state, as each of llama-bench's repetitions does.
+TEST(GgufModel, EveryComputeOfAHybridStartsFromEmptyStates) {
+    for (const char* file : {"arch/tiny-lfm2.gguf", "arch/tiny-granitehybrid.gguf"}) {
+        SCOPED_TRACE(file);
+        auto model = build(model_config(file, 7, 0));
+        ASSERT_TRUE(model.is_ok()) << model.status().to_string();
+        EXPECT_FALSE(model->states.empty());
+        auto placed = testing::compute_alone(std::move(model).value());
+        ASSERT_TRUE(placed.is_ok()) << placed.status().to_string();
+        Model& m = (*placed)->model;
+        Backend& backend = *(*placed)->backends.front();
+        const std::vector<float> first = tensor_get_f32(*m.find("result_output")).value();
+        ASSERT_TRUE(backend.graph_compute(m.graph).is_ok());
+        EXPECT_GT(nmse(tensor_get_f32(*m.find("result_output")).value(), first), 1e-6) << "the written states carry over";
+        ASSERT_TRUE(m.set_inputs().is_ok());
+        ASSERT_TRUE(backend.graph_compute(m.graph).is_ok());
+        EXPECT_EQ(tensor_get_f32(*m.find("result_output")).value(), first);
+    }
+}
+
 // Granite 4.0-H: the Mamba-2 layers' sizes and Granite's multipliers from the file's keys; sizes
 // that do not fit and missing keys or tensors are one line naming the key or the tensor.
 TEST(GgufModel, GraniteHybridReadsItsMamba2Hyperparameters) {
