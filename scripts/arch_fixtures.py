@@ -17,7 +17,7 @@ transposes), written with the `gguf` package under llama.cpp's tensor names and 
 file is then read back with gguf's reader, dequantized, and transformed back to the checkpoint
 layout; the float64 numpy forward pass runs on those values and is written from the transformers
 definitions (modeling_qwen3, _gemma2, _gemma3, _phi3, _mixtral, _qwen3_moe, _gpt_oss, and
-DeepSeek-V3's modeling_deepseek / transformers' modeling_deepseek_v3, _lfm2, _granitemoehybrid), so the references check the
+DeepSeek-V3's modeling_deepseek / transformers' modeling_deepseek_v3, _lfm2, _granitemoehybrid, _qwen3_5), so the references check the
 layout conventions as well as the arithmetic.
 
 Models (manifest.json lists them with their references; README.md here says more):
@@ -65,6 +65,10 @@ Models (manifest.json lists them with their references; README.md here says more
                       multipliers; 4 experts of 24, 2 used, beside a shared MLP of 32; tied
   tiny-granitehybrid-dense  f16 matrices; attention, mamba, mamba; normal rope (Bamba's
                       rope.scaling.finetuned true) on permuted Q/K; a dense SwiGLU; untied
+  tiny-qwen35         f32, Qwen3.5: gated delta nets at layers 0-2, gated full attention at 3
+                      (full_attention_interval 4); 2 key and 4 value heads of 16 (the V heads
+                      reordered to ggml's tiled order as the converter does); convolution of 4;
+                      partial rope (4 of 16); zero-centred norms (+1 in the file); tied
   tiny-deepseek2-yarn the same layout with DeepSeek-V3's YaRN: factor 4, original context 1024
                       (ramp 0, 1/3, 2/3, 1 over the 4 rope pairs), beta_fast 32, beta_slow 1,
                       mscale = mscale_all_dim = 1 (yarn_log_multiplier 0.1): softmax scale
@@ -213,9 +217,17 @@ MODELS = {
         layer_types=("attention", "mamba", "mamba"), head_count_kv=[2, 0, 0],
         d_inner=128, d_state=8, ssm_heads=4, ssm_groups=1, conv_K=3,
         embd_scale=2.0, embd_std=0.25, attn_scale=0.3, residual_scale=0.8, logit_scale=1.5),
+    # Qwen3.5 (Qwen3_5ForCausalLM): full_attention_interval 4 (layers 0-2 gated delta nets, 3 full
+    # attention with a sigmoid output gate); 2 key heads and 4 value heads of 16 (the converter
+    # reorders the V heads from grouped to tiled); convolution of 4; partial rope (4 of 16 dims,
+    # sections [1, 1, 0, 0]); zero-centred norms (+1 in the file) but the gated one; tied.
+    "tiny-qwen35": dict(
+        arch="qwen35", n_embd=64, n_head=4, n_head_kv=2, head_dim=16, key_length=True, n_ff=48, n_vocab=256,
+        n_layers=4, eps=1e-6, freq_base=10000.0, tied=True, matrix_type=T.F32, weights="f32",
+        rot_dims=4, attn_interval=4, lin_k_heads=2, lin_v_heads=4, lin_head=16, conv_K=4, chunk=4),
 }
 LONG_CACHE = ("tiny-gemma2", "tiny-gemma3", "tiny-phi3", "tiny-gpt-oss", "tiny-deepseek2", "tiny-deepseek2-yarn",
-              "tiny-gpt-oss-mxfp4", "tiny-lfm2", "tiny-granitehybrid", "tiny-granitehybrid-dense")
+              "tiny-gpt-oss-mxfp4", "tiny-lfm2", "tiny-granitehybrid", "tiny-granitehybrid-dense", "tiny-qwen35")
 SEEDS = {name: 7100 + 100 * i for i, name in enumerate(MODELS)}
 SEEDS["tiny-qwen3moe-q8_0"] = SEEDS["tiny-qwen3moe"]  # the same checkpoint, stored differently
 SEEDS["tiny-gpt-oss-mxfp4"] = SEEDS["tiny-gpt-oss"]
@@ -237,6 +249,8 @@ def make_weights(m, rng):
         return lfm2_make_weights(m, rng)
     if m["arch"] == "granitehybrid":
         return gh_make_weights(m, rng)
+    if m["arch"] == "qwen35":
+        return q35_make_weights(m, rng)
     e, hd, v = m["n_embd"], m["head_dim"], m["n_vocab"]
     q, kv = m["n_head"] * hd, m["n_head_kv"] * hd
     gemma = m.get("gemma", False)
@@ -311,6 +325,8 @@ def tensor_name(key):
 
 def to_file(m, w):
     """Checkpoint-layout weights -> {gguf tensor name: float64 array in the file's numpy layout}."""
+    if m["arch"] == "qwen35":
+        return q35_to_file(m, w)
     out = {}
     for key, a in w.items():
         role = key.split(".")[-1]
@@ -359,6 +375,8 @@ def to_file(m, w):
 
 def from_file(m, tensors):
     """The file's tensors (float64, numpy layout) -> checkpoint-layout weights (to_file undone)."""
+    if m["arch"] == "qwen35":
+        return q35_from_file(m, tensors)
     w = {}
     for name, a in tensors.items():
         if name.endswith((".ssm_a", ".ssm_d")):               # no suffix, [n_head, 1]
@@ -431,6 +449,8 @@ def write_gguf(path, name, m, file_tensors):
         writer.add_shortconv_l_cache(m["conv_L"])   # LFM2Model.set_gguf_parameters (head_count_kv: llama_writer)
     if arch == "granitehybrid":
         gh_write_keys(writer, m)
+    if arch == "qwen35":
+        q35_write_keys(writer, m)
     if m.get("key_length"):
         writer.add_key_length(m["head_dim"])
         writer.add_value_length(m["head_dim"])
@@ -640,6 +660,8 @@ def forward(m, w, tokens, n_kv, n_layers, stats=None):
         return lfm2_forward(m, w, tokens, n_kv, n_layers)
     if m["arch"] == "granitehybrid":
         return gh_forward(m, w, tokens, n_kv, n_layers, stats)
+    if m["arch"] == "qwen35":
+        return q35_forward(m, w, tokens, n_kv, n_layers)
     t = len(tokens)
     pos = np.arange(n_kv - t, n_kv, dtype=np.float64)
     x = w["token_embd"][tokens]
@@ -676,6 +698,8 @@ def forward_incremental(m, w, tokens, n_kv, n_layers):
         return lfm2_forward_incremental(m, w, tokens, n_kv, n_layers)
     if m["arch"] == "granitehybrid":
         return gh_forward_incremental(m, w, tokens, n_kv, n_layers)
+    if m["arch"] == "qwen35":
+        return q35_forward_incremental(m, w, tokens, n_kv, n_layers)
     nh, nkv, hd, e = m["n_head"], m["n_head_kv"], m["head_dim"], m["n_embd"]
     half = hd // 2
     gemma = m.get("gemma", False)
@@ -1119,6 +1143,304 @@ def gh_forward_incremental(m, w, tokens, n_kv, n_layers):
             x = x + r * f
         out = (w["output"] if "output" in w else w["token_embd"]) @ rms(x, w["output_norm"])
         rows.append(out / m["logit_scale"])
+    return np.array(rows)
+
+
+# --- qwen35 (Qwen3.5, transformers' modeling_qwen3_5: gated delta net layers among gated full
+# attention layers). Checkpoint-layout keys are llama.cpp's names holding HF's tensors: norms
+# zero-centred (HF multiplies by 1 + w; the converter adds 1) except the gated norm (ssm_norm),
+# A_log (the converter writes -exp(A_log) as ssm_a), dt_bias, conv1d [channels, 1, K], and every
+# value-head axis in HF's grouped order (the value heads of key head 0, then of key head 1, ...; the
+# converter reorders them to ggml's tiled order). The recurrent states before the batch are zero.
+
+Q35_CENTRED = ("attn_norm", "post_attention_norm", "output_norm", "attn_q_norm", "attn_k_norm")
+
+
+def q35_sizes(m):
+    nk, nv, d = m["lin_k_heads"], m["lin_v_heads"], m["lin_head"]
+    return nk, nv, d, 2 * nk * d + nv * d
+
+
+def q35_layer_is_linear(m, il):
+    return (il + 1) % m["attn_interval"] != 0
+
+
+def q35_make_weights(m, rng):
+    e, hd, v, f = m["n_embd"], m["head_dim"], m["n_vocab"], m["n_ff"]
+    q, kv = m["n_head"] * hd, m["n_head_kv"] * hd
+    nk, nv, d, ch = q35_sizes(m)
+    centred = lambda n: near_one(rng, n) - 1.0   # noqa: E731
+    w = {"token_embd": rng.standard_normal((v, e)) * 0.5, "output_norm": centred(e)}
+    for il in range(m["n_layers"]):
+        p = f"blk.{il}."
+        w[p + "attn_norm"] = centred(e)                                 # input_layernorm
+        if q35_layer_is_linear(m, il):
+            w[p + "attn_qkv"] = rng.standard_normal((ch, e)) / np.sqrt(e) * 1.5   # in_proj_qkv
+            w[p + "attn_gate"] = rng.standard_normal((nv * d, e)) / np.sqrt(e)    # in_proj_z
+            w[p + "ssm_beta"] = rng.standard_normal((nv, e)) / np.sqrt(e)         # in_proj_b
+            w[p + "ssm_alpha"] = rng.standard_normal((nv, e)) / np.sqrt(e)        # in_proj_a
+            w[p + "ssm_conv1d"] = rng.standard_normal((ch, 1, m["conv_K"])) * 0.5
+            w[p + "ssm_dt_bias"] = rng.uniform(-1.0, 1.0, nv)
+            w[p + "A_log"] = np.log(rng.uniform(0.2, 2.0, nv))
+            w[p + "ssm_norm"] = near_one(rng, d)                        # linear_attn.norm: not centred
+            w[p + "ssm_out"] = rng.standard_normal((e, nv * d)) / np.sqrt(nv * d)
+        else:
+            w[p + "attn_q"] = rng.standard_normal((2 * q, e)) / np.sqrt(e)   # per head: query, then gate
+            w[p + "attn_k"] = rng.standard_normal((kv, e)) / np.sqrt(e)
+            w[p + "attn_v"] = rng.standard_normal((kv, e)) / np.sqrt(e)
+            w[p + "attn_q_norm"], w[p + "attn_k_norm"] = centred(hd), centred(hd)
+            w[p + "attn_output"] = rng.standard_normal((e, q)) / np.sqrt(q)
+        w[p + "post_attention_norm"] = centred(e)
+        w[p + "ffn_gate"] = rng.standard_normal((f, e)) / np.sqrt(e)
+        w[p + "ffn_up"] = rng.standard_normal((f, e)) / np.sqrt(e)
+        w[p + "ffn_down"] = rng.standard_normal((e, f)) / np.sqrt(f)
+    return w
+
+
+def q35_tiled(m, a, axis, head, inverse=False):
+    """_LinearAttentionVReorderBase._reorder_v_heads: value heads from grouped (key head major) to
+    tiled (key head minor) order along `axis`, each `head` wide; `inverse` undoes it."""
+    nk, nv, _, _ = q35_sizes(m)
+    r = nv // nk
+    a = np.moveaxis(a, axis, 0)
+    outer = (r, nk) if inverse else (nk, r)
+    a = a.reshape(*outer, head, *a.shape[1:]).swapaxes(0, 1).reshape(a.shape)
+    return np.moveaxis(a, 0, axis)
+
+
+def q35_to_file(m, w, inverse=False):
+    """The converter's step (Qwen3_5TextModel); with `inverse`, its undoing (same keys both ways but
+    A_log <-> ssm_a). Names: file names without .weight/.bias except where noted."""
+    nk, nv, d, ch = q35_sizes(m)
+    key_dim = 2 * nk * d
+    out = {}
+    for key, a in w.items():
+        role, p = key.split(".")[-1], key[: key.rfind(".") + 1]
+        if role in Q35_CENTRED:
+            a = a - 1.0 if inverse else a + 1.0
+        elif role == "attn_qkv":
+            a = np.concatenate([a[:key_dim], q35_tiled(m, a[key_dim:], 0, d, inverse)])
+        elif role == "attn_gate":
+            a = q35_tiled(m, a, 0, d, inverse)
+        elif role in ("ssm_beta", "ssm_alpha", "ssm_dt_bias"):
+            a = q35_tiled(m, a, 0, 1, inverse)
+        elif role == "A_log":                                   # -> ssm_a = -exp(A_log), tiled
+            out[p + "ssm_a"] = q35_tiled(m, -np.exp(a), 0, 1)
+            continue
+        elif role == "ssm_a" and inverse:
+            out[p + "A_log"] = np.log(-q35_tiled(m, a, 0, 1, inverse=True))
+            continue
+        elif role == "ssm_conv1d":                              # [ch, 1, K] squeezed; V channels tiled
+            a = a[:, 0, :] if not inverse else a
+            a = np.concatenate([a[:key_dim], q35_tiled(m, a[key_dim:], 0, d, inverse)])
+            a = a[:, None, :] if inverse else a
+        elif role == "ssm_out":                                 # its columns are the value heads'
+            a = q35_tiled(m, a, 1, d, inverse)
+        out[key if inverse else tensor_name(key)] = a
+    return out
+
+
+def q35_from_file(m, tensors):
+    w = {}
+    for name, a in tensors.items():
+        if name.endswith(".ssm_a"):
+            key = name
+        elif name.endswith(".weight"):
+            key = name[: -len(".weight")]
+        else:
+            key = name[: -len(".bias")] + "_bias"
+        w[key] = a
+    return q35_to_file(m, w, inverse=True)
+
+
+def q35_write_keys(writer, m):
+    """Qwen3NextModel.set_gguf_parameters and the Qwen3.5 mixins: the delta net's sizes, the full
+    attention interval, the partial rope's dims and sections."""
+    nk, nv, d, _ = q35_sizes(m)
+    writer.add_ssm_conv_kernel(m["conv_K"])
+    writer.add_ssm_state_size(d)
+    writer.add_ssm_group_count(nk)
+    writer.add_ssm_time_step_rank(nv)
+    writer.add_ssm_inner_size(d * nv)
+    writer.add_full_attention_interval(m["attn_interval"])
+    writer.add_rope_dimension_count(m["rot_dims"])
+    writer.add_rope_dimension_sections([m["rot_dims"] // 4, m["rot_dims"] // 4, 0, 0])
+
+
+def l2norm(x, eps=1e-6):
+    """transformers' (and FLA's) l2norm: x / sqrt(sum x^2 + eps)."""
+    return x / np.sqrt((x * x).sum(axis=-1, keepdims=True) + eps)
+
+
+def q35_partial_rope(m, x, pos):
+    r = m["rot_dims"]
+    return np.concatenate([rope_rotate_half(x[..., :r], pos, m["freq_base"], 1.0, 1.0), x[..., r:]], axis=-1)
+
+
+def q35_attention(m, w, il, h, pos, n_kv):
+    """Qwen3_5Attention: the query and its gate from q_proj (per head side by side), zero-centred
+    q/k norms, partial rope, softmax over a cache of n_kv - T zero entries, the output times
+    sigmoid(gate)."""
+    t, nh, nkv, hd = h.shape[0], m["n_head"], m["n_head_kv"], m["head_dim"]
+    p = f"blk.{il}."
+    qg = (h @ w[p + "attn_q"].T).reshape(t, nh, 2 * hd)
+    q, gate = qg[..., :hd], qg[..., hd:].reshape(t, nh * hd)
+    k, v = (h @ w[p + "attn_k"].T).reshape(t, nkv, hd), (h @ w[p + "attn_v"].T).reshape(t, nkv, hd)
+    q = q35_partial_rope(m, rms_norm(q, 1.0 + w[p + "attn_q_norm"], m["eps"]), pos)
+    k = q35_partial_rope(m, rms_norm(k, 1.0 + w[p + "attn_k_norm"], m["eps"]), pos)
+    prefix = n_kv - t
+    k = np.concatenate([np.zeros((prefix, nkv, hd)), k])
+    v = np.concatenate([np.zeros((prefix, nkv, hd)), v])
+    kh, vh = np.repeat(k, nh // nkv, axis=1), np.repeat(v, nh // nkv, axis=1)
+    s = np.einsum("thd,shd->hts", q, kh) / np.sqrt(hd)
+    s = np.where((np.arange(n_kv)[None, :] <= pos[:, None])[None], s, -np.inf)
+    e = np.exp(s - s.max(axis=2, keepdims=True))
+    out = np.einsum("hts,shd->thd", e / e.sum(axis=2, keepdims=True), vh).reshape(t, nh * hd)
+    return (out / (1.0 + np.exp(-gate))) @ w[p + "attn_output"].T
+
+
+def q35_chunk_delta_rule(q, k, v, g, beta, chunk):
+    """transformers' torch_chunk_gated_delta_rule (q, k L2-normed already; zero initial state): per
+    chunk, the WY form of the delta rule's writes (a triangular solve by forward substitution), the
+    chunk's outputs from the state before it plus its own causal part, then the state passed on.
+    q, k, v [T, H, d]; g (log-decay) and beta [T, H] -> [T, H, d]."""
+    t, heads, d = q.shape
+    pad = (-t) % chunk
+    padded = lambda a: np.concatenate([a, np.zeros((pad, *a.shape[1:]))])   # noqa: E731
+    q, k, v, g, beta = (padded(a) for a in (q / np.sqrt(d), k, v, g, beta))
+    out = np.zeros_like(v)
+    strictly_lower = np.tril(np.ones((chunk, chunk)), -1)
+    lower = np.tril(np.ones((chunk, chunk)))
+    for hh in range(heads):
+        state = np.zeros((d, v.shape[2]))
+        for c0 in range(0, t + pad, chunk):
+            sl = slice(c0, c0 + chunk)
+            qc, kc, vc, bc = q[sl, hh], k[sl, hh], v[sl, hh], beta[sl, hh]
+            gc = np.cumsum(g[sl, hh])
+            decay = np.exp(np.tril(gc[:, None] - gc[None, :])) * lower
+            kb, vb = kc * bc[:, None], vc * bc[:, None]
+            a = -(kb @ kc.T) * decay * strictly_lower
+            for i in range(1, chunk):
+                a[i, :i] = a[i, :i] + (a[i, :i, None] * a[:i, :i]).sum(axis=0)
+            a = a + np.eye(chunk)
+            u, w_ = a @ vb, a @ (kb * np.exp(gc)[:, None])
+            v_new = u - w_ @ state
+            out[sl, hh] = (qc * np.exp(gc)[:, None]) @ state + ((qc @ kc.T) * decay) @ v_new
+            state = state * np.exp(gc[-1]) + (kc * np.exp(gc[-1] - gc)[:, None]).T @ v_new
+    return out[:t]
+
+
+def q35_linear(m, w, il, h):
+    """Qwen3_5GatedDeltaNet without a cache: in_proj_qkv through a causal depthwise convolution
+    (no bias) and silu; q, k L2-normed and each repeated to its value heads (repeat_interleave:
+    HF's grouped order); beta = sigmoid(b), g = -exp(A_log) softplus(a + dt_bias); the chunked
+    delta rule; an RMS norm per head times silu(z); out_proj."""
+    p, t = f"blk.{il}.", h.shape[0]
+    nk, nv, d, ch = q35_sizes(m)
+    K = m["conv_K"]
+    mixed = h @ w[p + "attn_qkv"].T
+    padded_in = np.concatenate([np.zeros((K - 1, ch)), mixed])
+    taps = w[p + "ssm_conv1d"][:, 0, :]
+    conv = silu(np.stack([(padded_in[i:i + K] * taps.T).sum(axis=0) for i in range(t)]))
+    q, k, v = np.split(conv, [nk * d, 2 * nk * d], axis=1)
+    q = np.repeat(l2norm(q.reshape(t, nk, d)), nv // nk, axis=1)
+    k = np.repeat(l2norm(k.reshape(t, nk, d)), nv // nk, axis=1)
+    v = v.reshape(t, nv, d)
+    beta = 1.0 / (1.0 + np.exp(-(h @ w[p + "ssm_beta"].T)))
+    g = -np.exp(w[p + "A_log"]) * softplus(h @ w[p + "ssm_alpha"].T + w[p + "ssm_dt_bias"])
+    core = q35_chunk_delta_rule(q, k, v, g, beta, m["chunk"])
+    z = (h @ w[p + "attn_gate"].T).reshape(t, nv, d)
+    o = rms_norm(core, w[p + "ssm_norm"], m["eps"]) * silu(z)
+    return o.reshape(t, nv * d) @ w[p + "ssm_out"].T
+
+
+def q35_forward(m, w, tokens, n_kv, n_layers):
+    t = len(tokens)
+    pos = np.arange(n_kv - t, n_kv, dtype=np.float64)
+    x = w["token_embd"][tokens]
+    for il in range(n_layers):
+        p = f"blk.{il}."
+        h = rms_norm(x, 1.0 + w[p + "attn_norm"], m["eps"])
+        x = x + (q35_linear(m, w, il, h) if q35_layer_is_linear(m, il) else q35_attention(m, w, il, h, pos, n_kv))
+        hf = rms_norm(x, 1.0 + w[p + "post_attention_norm"], m["eps"])
+        x = x + (silu(hf @ w[p + "ffn_gate"].T) * (hf @ w[p + "ffn_up"].T)) @ w[p + "ffn_down"].T
+    return rms_norm(x, 1.0 + w["output_norm"], m["eps"]) @ w["token_embd"].T
+
+
+def q35_forward_incremental(m, w, tokens, n_kv, n_layers):
+    """Token by token as transformers' torch_recurrent_gated_delta_rule decodes: per value head a
+    state [d, d] (zeros at first) decayed by exp(g), corrected by beta (v - S^T k) k^T, read by
+    q / sqrt(d); the convolution's last K - 1 inputs kept; value heads read key head h // (nv / nk);
+    attention appends to a cache of n_kv - T zero entries; rope as a complex rotation."""
+    e, nh, nkv, hd, eps = m["n_embd"], m["n_head"], m["n_head_kv"], m["head_dim"], m["eps"]
+    nk, nv, d, ch = q35_sizes(m)
+    K, r = m["conv_K"], m["rot_dims"]
+
+    def rms(vec, weight):
+        return vec * weight / math.sqrt(float(np.dot(vec, vec)) / vec.size + eps)
+
+    def rotate(vec, position):
+        half = r // 2
+        angles = np.array([position / (m["freq_base"] ** (2.0 * i / r)) for i in range(half)])
+        z = (vec[:half] + 1j * vec[half:r]) * np.exp(1j * angles)
+        return np.concatenate([z.real, z.imag, vec[r:]])
+
+    def sl(val):
+        return val / (1.0 + math.exp(-val))
+
+    prefix = n_kv - len(tokens)
+    windows = [[np.zeros(ch) for _ in range(K - 1)] for _ in range(n_layers)]
+    states = [np.zeros((nv, d, d)) for _ in range(n_layers)]
+    caches = [[(np.zeros((nkv, hd)), np.zeros((nkv, hd)))] * prefix for _ in range(n_layers)]
+    rows = []
+    for i, tok in enumerate(tokens):
+        position = prefix + i
+        x = w["token_embd"][tok].copy()
+        for il in range(n_layers):
+            p = f"blk.{il}."
+            h = rms(x, 1.0 + w[p + "attn_norm"])
+            if q35_layer_is_linear(m, il):
+                window = windows[il] + [w[p + "attn_qkv"] @ h]
+                windows[il] = window[1:]
+                conv = np.array([sl(sum(window[j][c] * w[p + "ssm_conv1d"][c, 0, j] for j in range(K))) for c in range(ch)])
+                out = np.zeros((nv, d))
+                z = w[p + "attn_gate"] @ h
+                for hh in range(nv):
+                    kh = hh // (nv // nk)
+                    qv, kv_ = conv[kh * d:(kh + 1) * d], conv[nk * d + kh * d:nk * d + (kh + 1) * d]
+                    qv = qv / math.sqrt(float(np.dot(qv, qv)) + 1e-6) / math.sqrt(d)
+                    kv_ = kv_ / math.sqrt(float(np.dot(kv_, kv_)) + 1e-6)
+                    vv = conv[2 * nk * d + hh * d:2 * nk * d + (hh + 1) * d]
+                    a = float(w[p + "ssm_alpha"][hh] @ h) + w[p + "ssm_dt_bias"][hh]
+                    g = -math.exp(w[p + "A_log"][hh]) * (a if a > 20.0 else math.log1p(math.exp(a)))
+                    beta = 1.0 / (1.0 + math.exp(-float(w[p + "ssm_beta"][hh] @ h)))
+                    S = states[il][hh] * math.exp(g)
+                    S = S + np.outer(kv_, (vv - S.T @ kv_) * beta)
+                    states[il][hh] = S
+                    o = S.T @ qv
+                    gate = z[hh * d:(hh + 1) * d]
+                    out[hh] = rms(o, w[p + "ssm_norm"]) * np.array([sl(gg) for gg in gate])
+                x = x + w[p + "ssm_out"] @ out.reshape(nv * d)
+            else:
+                qg = w[p + "attn_q"] @ h
+                kv_, vv = w[p + "attn_k"] @ h, w[p + "attn_v"] @ h
+                qs = [rotate(rms(qg[2 * hh * hd:(2 * hh + 1) * hd], 1.0 + w[p + "attn_q_norm"]), position) for hh in range(nh)]
+                gates = [qg[(2 * hh + 1) * hd:(2 * hh + 2) * hd] for hh in range(nh)]
+                ks = np.array([rotate(rms(kv_[hh * hd:(hh + 1) * hd], 1.0 + w[p + "attn_k_norm"]), position) for hh in range(nkv)])
+                caches[il].append((ks, vv.reshape(nkv, hd)))
+                attn = np.zeros(nh * hd)
+                for hh in range(nh):
+                    kvh = hh * nkv // nh
+                    scores = [float(np.dot(qs[hh], ck[kvh])) / math.sqrt(hd) for ck, _ in caches[il]]
+                    top = max(scores)
+                    lse = top + math.log(sum(math.exp(sc - top) for sc in scores))
+                    o = sum(math.exp(sc - lse) * cv[kvh] for sc, (_, cv) in zip(scores, caches[il]))
+                    attn[hh * hd:(hh + 1) * hd] = o * np.array([1.0 / (1.0 + math.exp(-gg)) for gg in gates[hh]])
+                x = x + w[p + "attn_output"] @ attn
+            hf = rms(x, 1.0 + w[p + "post_attention_norm"])
+            g_, u = w[p + "ffn_gate"] @ hf, w[p + "ffn_up"] @ hf
+            x = x + w[p + "ffn_down"] @ (np.array([sl(gg) for gg in g_]) * u)
+        rows.append(w["token_embd"] @ rms(x, 1.0 + w["output_norm"]))
     return np.array(rows)
 
 
@@ -1646,6 +1968,21 @@ def self_check(models):
                     taps[:, :, :-1] = 0.0
                     last_tap_only[f"blk.{il}.shortconv.conv"] = taps
             changed("the convolutions' earlier taps", m, ww=last_tap_only)
+        if m["arch"] == "qwen35":
+            # The delta rule's memory and its corrections matter, and so does the attention's gate.
+            for label, key, value in (("no decay (A = 0)", "A_log", -60.0), ("instant decay", "A_log", 6.0)):
+                ww = dict(held)
+                for il in range(m["n_layers"]):
+                    if q35_layer_is_linear(m, il):
+                        ww[f"blk.{il}.{key}"] = np.full(m["lin_v_heads"], value)
+                changed(f"the delta net's {label}", m, ww=ww)
+            no_gate = dict(held)
+            for il in range(m["n_layers"]):
+                if not q35_layer_is_linear(m, il):
+                    a = held[f"blk.{il}.attn_q"].reshape(m["n_head"], 2, m["head_dim"], -1).copy()
+                    a[:, 1] = 0.0                               # gate 0: sigmoid 1/2 everywhere
+                    no_gate[f"blk.{il}.attn_q"] = a.reshape(held[f"blk.{il}.attn_q"].shape)
+            changed("the attention's output gate", m, ww=no_gate, threshold=0.01)
         if m["arch"] == "granitehybrid":
             # The scan carries information across tokens: without decay (A = 0: the state keeps
             # everything) or without memory (a large A forgets at once) the logits differ.

@@ -506,8 +506,10 @@ FLOAT_POOL = 1 << 22  # random unit-normal values, reused (rolled) for every f16
 
 
 def float_values(shape, qtype, std, pool, rng):
-    """`shape` values of spread `std` from the pool (rolled, repeated) as f16, or as bf16 bits."""
+    """`shape` values of spread `std` from the pool (rolled, repeated) as f32, f16, or bf16 bits."""
     values = np.resize(np.roll(pool, int(rng.integers(FLOAT_POOL))), shape) * np.float32(std)
+    if qtype == T.F32:
+        return values.astype(np.float32)
     if qtype == T.F16:
         return values.astype(np.float16)
     bits = values.astype(np.float32).view(np.uint32)
@@ -517,11 +519,12 @@ def float_values(shape, qtype, std, pool, rng):
 def write_random_blocks(writer, tensors, pools, rng):
     """Writes `tensors` (name -> (shape [..., rows, cols], type or None for f32 ones, std)) through
     `writer` (metadata already added): quantized ones from the type's block pool, rolled per tensor,
-    their scales set for values of the given spread; f16 and bf16 ones from a pool of normal values;
-    f32 ones as 1 (norms)."""
+    their scales set for values of the given spread; f32 (T.F32), f16 and bf16 ones from a pool of
+    normal values; constant f32 ones (type None) hold the value given in place of the spread (1 for
+    norms)."""
     float_pool = rng.standard_normal(FLOAT_POOL, np.float32)
     for name, (shape, qtype, _) in tensors.items():
-        if qtype is None:
+        if qtype in (None, T.F32):
             writer.add_tensor_info(name, shape, np.dtype(np.float32), int(np.prod(shape)) * 4)
         elif qtype in (T.F16, T.BF16):
             dtype = np.dtype(np.float16 if qtype == T.F16 else np.uint16)
@@ -535,9 +538,9 @@ def write_random_blocks(writer, tensors, pools, rng):
     writer.write_ti_data_to_file()
     for name, (shape, qtype, std) in tensors.items():
         if qtype is None:
-            writer.write_tensor_data(np.ones(shape, np.float32))
+            writer.write_tensor_data(np.full(shape, std, np.float32))
             continue
-        if qtype in (T.F16, T.BF16):
+        if qtype in (T.F32, T.F16, T.BF16):
             writer.write_tensor_data(float_values(shape, qtype, std, float_pool, rng))
             continue
         block, size = gguf.GGML_QUANT_SIZES[qtype]
@@ -704,8 +707,11 @@ def write_like(path, spec_file, n_layers=None):
             continue
         qtype = getattr(T, t["type"])
         shape = tuple(reversed(t["shape"]))  # gguf lists the row length first; numpy's order is the reverse
-        if qtype == T.F32:
-            tensors[t["name"]] = (shape, None, 1.0)
+        if qtype == T.F32 and "std" in t:
+            tensors[t["name"]] = (shape, T.F32, float(t["std"]))  # random (a router: tokens routed apart)
+        elif qtype == T.F32:
+            # A constant: 1 (norms), or the spec's "value" (Mamba-2's ssm_a must be negative).
+            tensors[t["name"]] = (shape, None, float(t.get("value", 1.0)))
         elif qtype in (T.F16, T.BF16) or qtype in LIKE_TYPES:
             tensors[t["name"]] = (shape, qtype, 1.0 / np.sqrt(shape[-1]))
         else:

@@ -17,5 +17,6 @@ extern const Architecture kGptOss;
 extern const Architecture kDeepseek2;
 extern const Architecture kLfm2;
 extern const Architecture kGraniteHybrid;
+extern const Architecture kQwen35;
 
 }  // namespace xb::arch

@@ -18,6 +18,8 @@
 //              sigmoid routing with a selection bias within expert groups, YaRN
 //   lfm2       LFM2: a hybrid of gated short convolutions (a recurrent state each) and attention
 //              layers with Q/K norms
+//   qwen35     Qwen3.5: a hybrid of gated delta nets (convolution and delta-rule states) and
+//              full attention with a sigmoid output gate, every 4th layer
 //   granitehybrid  Granite 4.0-H: a hybrid of Mamba-2 layers (convolution and scan states) and
 //              attention without rope; dense or expert FFNs with a shared expert; Granite's
 //              multipliers

@@ -31,9 +31,11 @@ double DecoderParams::matmul_flops() const {
     // A token goes through n_used experts of n_ff each, the shared ones and the router, or the dense FFN.
     const double dense = 3.0 * e * n_ff;
     const double moe = 3.0 * e * (static_cast<double>(experts.n_ff) * experts.n_used + experts.shared_ff()) + e * experts.n_expert;
-    // A recurrent layer's projections: LFM2's short convolution (in 3 n_embd wide, out), or
-    // Mamba-2's ssm_in and ssm_out.
-    const double recurrent_mixing = ssm.enabled() ? e * static_cast<double>(ssm.in_rows()) + static_cast<double>(ssm.d_inner) * e : 4.0 * e * e;
+    // A recurrent layer's projections: LFM2's short convolution (in 3 n_embd wide, out), Mamba-2's
+    // ssm_in and ssm_out, or the delta net's q/k/v, z, alpha, beta and out.
+    const double state_space_in = ssm.kind == SsmKind::Mamba2 ? static_cast<double>(ssm.in_rows())
+                                                              : static_cast<double>(ssm.conv_channels() + ssm.d_inner + 2 * ssm.n_head);
+    const double recurrent_mixing = ssm.enabled() ? e * state_space_in + static_cast<double>(ssm.d_inner) * e : 4.0 * e * e;
     double total = 0.0;
     // The last layer's FFN and the output projection see only the rows whose logits are computed.
     const double outputs = n_logits();
@@ -51,7 +53,7 @@ std::vector<Tensor*> LayerWeights::all() const {
                       w_gate, w_up, w_down, ffn_post_norm, router, router_b, gate_exps, up_exps, down_exps, gate_exps_b,
                       up_exps_b, down_exps_b, exp_probs_b, gate_shexp, up_shexp, down_shexp, wq_a, q_a_norm, wq_b, wkv_a_mqa,
                       kv_a_norm, wk_b, wv_b, conv_in, conv_kernel, conv_out, ssm_in, ssm_conv, ssm_conv_b, ssm_dt_b, ssm_a, ssm_d,
-                      ssm_norm, ssm_out}) {
+                      ssm_norm, ssm_out, delta_qkv, delta_z, ssm_beta, ssm_alpha}) {
         if (t != nullptr) w.push_back(t);
     }
     return w;
@@ -196,7 +198,7 @@ Result<Decoder> build_model(Context& ctx, const Architecture& arch, const Decode
     for (int il = 0; il < p.n_layers; ++il) any_slides = any_slides || p.swa.slides(il);
     if (any_slides) m.kq_mask_swa = named(ctx.new_tensor(DType::F16, {p.n_cells(), p.n_tokens}), "kq_mask_swa");
     if (p.n_logits() < p.n_tokens) m.out_ids = named(ctx.new_tensor(DType::I32, {p.n_logits()}), "inp_out_ids");
-    if (p.ssm.enabled() && any_recurrent(p)) m.state_ids = named(ctx.new_tensor(DType::I32, {1}), "inp_s_ids");
+    if (p.ssm.enabled() && p.ssm.kind == SsmKind::Mamba2 && any_recurrent(p)) m.state_ids = named(ctx.new_tensor(DType::I32, {1}), "inp_s_ids");
     for (Tensor* in : m.inputs()) in->set_input();
     decoder::WeightMaker make(ctx, p, source);
     m.tok_embd = make.matrix("token_embd.weight", p.n_embd, p.n_vocab);

@@ -86,15 +86,21 @@ struct MlaParams {
     bool enabled() const { return kv_lora_rank > 0; }
 };
 
-// Mamba-2's selective state space (Granite 4.0-H, Nemotron-H): the recurrent layers' mixer.
-// ssm_in projects each token to z (the gate), x, B, C and dt; x, B and C go through a causal
-// convolution of conv_kernel inputs (DecoderParams::conv_kernel) and silu; the scan carries a
-// state [d_state, head_dim, n_head] per layer between tokens.
+// The recurrent layers' mixer where it is a state space, llama.cpp's ssm.* keys:
+// - Mamba-2 (Granite 4.0-H, Nemotron-H): ssm_in projects each token to z (the gate), x, B, C and
+//   dt; x, B and C go through a causal convolution of conv_kernel inputs and silu; the scan carries
+//   a state [d_state, head_dim, n_head] per layer between tokens.
+// - The gated delta net (Qwen3.5, Qwen3-Next): q and k (n_group key heads of d_state) and v
+//   (n_head value heads of head_dim = d_state) through the convolution; the delta rule carries a
+//   state [d_state, d_state, n_head].
+enum class SsmKind { Mamba2, GatedDeltaNet };
+
 struct SsmParams {
-    int d_inner = 0;  // ssm.inner_size; 0: no Mamba-2 layers
+    int d_inner = 0;  // ssm.inner_size; 0: no state-space layers
     int d_state = 0;  // ssm.state_size
     int n_head = 0;   // ssm.time_step_rank: the heads, each with its own step and decay
-    int n_group = 0;  // ssm.group_count: B and C are shared by n_head / n_group heads each
+    int n_group = 0;  // ssm.group_count: B and C (the delta net's q and k) shared by n_head / n_group heads each
+    SsmKind kind = SsmKind::Mamba2;
 
     bool enabled() const { return d_inner > 0; }
     int head_dim() const { return n_head > 0 ? d_inner / n_head : 0; }
@@ -243,6 +249,12 @@ struct LayerWeights {
     Tensor* ssm_d = nullptr;        // [1, n_head]: each head's skip of x
     Tensor* ssm_norm = nullptr;     // [d_inner / n_group, n_group]: the gated output's grouped RMS norm
     Tensor* ssm_out = nullptr;      // [d_inner, n_embd]
+    // The gated delta net (Qwen3.5): ssm_conv, ssm_dt_b, ssm_norm ([head_v]) and ssm_out as above,
+    // ssm_a [n_head] (-exp(A_log)), and:
+    Tensor* delta_qkv = nullptr;    // attn_qkv [n_embd, conv_channels]: q, k (n_group heads of d_state), v
+    Tensor* delta_z = nullptr;      // attn_gate [n_embd, d_inner]: the output norm's gate
+    Tensor* ssm_beta = nullptr;     // [n_embd, n_head]: each head's write strength, through a sigmoid
+    Tensor* ssm_alpha = nullptr;    // [n_embd, n_head]: each head's step, biased and softplus'd, times A
 
     std::vector<Tensor*> all() const;  // the weights that exist, in the order above
 };

@@ -52,6 +52,12 @@ QkvViews LayerGraph::rope(const QkvViews& h) const {
 }
 
 Tensor* LayerGraph::self_attention(const QkvViews& h) const {
+    Tensor* out = n(mul_mat(ctx, w.wo, attend_heads(h)), "attn_out");
+    if (w.bo != nullptr) out = n(add(ctx, n.step(out, "attn_out", "mul_mat"), w.bo), "attn_out");
+    return out;
+}
+
+Tensor* LayerGraph::attend_heads(const QkvViews& h) const {
     Tensor* q = n(permute(ctx, h.q, {0, 2, 1, 3}), "q");
     Tensor* k = nullptr;
     Tensor* v = nullptr;
@@ -63,9 +69,59 @@ Tensor* LayerGraph::self_attention(const QkvViews& h) const {
         v = n(permute(ctx, h.v, {0, 2, 1, 3}), "v");
     }
     Tensor* mask = p.swa.slides(il) ? m.kq_mask_swa : m.kq_mask;
-    Tensor* out = n(mul_mat(ctx, w.wo, attention(ctx, p, n, q, k, v, mask, w.sinks)), "attn_out");
-    if (w.bo != nullptr) out = n(add(ctx, n.step(out, "attn_out", "mul_mat"), w.bo), "attn_out");
-    return out;
+    return attention(ctx, p, n, q, k, v, mask, w.sinks);
+}
+
+Tensor* LayerGraph::gated_attention(Tensor* x) const {
+    const int64_t hd = p.head_dim(), heads = p.n_head, t = p.n_tokens;
+    const size_t f = sizeof(float);
+    Tensor* qg = n(mul_mat(ctx, w.wq, x), "Qcur_full");  // per head: its query, then its gate
+    const size_t head = static_cast<size_t>(hd) * f, row = qg->nb[1];
+    QkvViews h{};
+    h.q = n.step(view(ctx, qg, {hd, heads, t, 1}, {2 * head, row, row * static_cast<size_t>(t)}, 0), "Qcur", "view");
+    Tensor* gate = n.step(view(ctx, qg, {hd, heads, t, 1}, {2 * head, row, row * static_cast<size_t>(t)}, head), "gate", "view");
+    gate = n(reshape(ctx, cont(ctx, gate), {p.n_embd_q(), t, 1, 1}), "gate_reshaped");
+    h.k = project(ctx, n, "Kcur", w.wk, nullptr, x, hd, p.n_head_kv, t);
+    h.v = project(ctx, n, "Vcur", w.wv, nullptr, x, hd, p.n_head_kv, t);
+    Tensor* heads_out = attend_heads(rope(qk_norms(h)));
+    Tensor* gated = n(mul(ctx, heads_out, n(sigmoid(ctx, gate), "gate_sigmoid")), "attn_gated");
+    return n(mul_mat(ctx, w.wo, gated), "attn_output");
+}
+
+Tensor* LayerGraph::gated_delta_net(Tensor* x) const {
+    const SsmParams& s = p.ssm;
+    const int64_t t = p.n_tokens, dk = s.d_state, hk = s.n_group, hv = s.n_head, dv = s.head_dim();
+    const size_t f = sizeof(float);
+    Tensor* qkv = n(mul_mat(ctx, w.delta_qkv, x), "linear_attn_qkv_mixed");  // [conv_channels, t]
+    Tensor* z = n(mul_mat(ctx, w.delta_z, x), "z");                          // [d_inner, t]
+    Tensor* beta = n(sigmoid(ctx, n(mul_mat(ctx, w.ssm_beta, x), "beta")), "beta_sigmoid");
+    beta = n.step(reshape(ctx, beta, {1, hv, t, 1}), "beta_sigmoid", "per head");
+    Tensor* alpha = n(add(ctx, n(mul_mat(ctx, w.ssm_alpha, x), "alpha"), w.ssm_dt_b), "alpha_biased");
+    Tensor* decay = n(mul(ctx, n(softplus(ctx, alpha), "a_softplus"), w.ssm_a), "gate");  // log-decay per head and token
+    decay = n.step(reshape(ctx, decay, {1, hv, t, 1}), "gate", "per head");
+
+    Tensor* conv = n(silu(ctx, causal_conv(qkv, w.ssm_conv, "conv")), "conv_output_silu");  // [conv_channels, t, 1]
+    const size_t crow = conv->nb[1], cseq = conv->nb[2];
+    Tensor* q = n.step(view(ctx, conv, {dk, hk, t, 1}, {static_cast<size_t>(dk) * f, crow, cseq}, 0), "q_conv", "view");
+    Tensor* k = n.step(view(ctx, conv, {dk, hk, t, 1}, {static_cast<size_t>(dk) * f, crow, cseq}, static_cast<size_t>(dk * hk) * f),
+                       "k_conv", "view");
+    Tensor* v = n(view(ctx, conv, {dv, hv, t, 1}, {static_cast<size_t>(dv) * f, crow, cseq}, static_cast<size_t>(2 * dk * hk) * f), "v_conv");
+    q = n(l2_norm(ctx, q, p.rms_eps), "q_conv");
+    k = n(l2_norm(ctx, k, p.rms_eps), "k_conv");
+
+    Tensor* state = m.ssm_state[static_cast<size_t>(il)];  // [dv, dv, hv]
+    Tensor* out = n(xb::gated_delta_net(ctx, q, k, v, decay, beta, state), "gated_delta_net");
+    const int64_t y_count = dv * hv * t;
+    if (p.n_kv > 0) {
+        Tensor* last = n.step(view_1d(ctx, out, state->nelements(), static_cast<size_t>(y_count) * f), "ssm_state", "view");
+        m.graph_outputs.push_back(named(cpy(ctx, last, state), state->name + " (copy of gated_delta_net" + n.suffix + ")"));
+    }
+    Tensor* o = n(view(ctx, out, {dv, hv, t, 1}, {static_cast<size_t>(dv) * f, static_cast<size_t>(dv * hv) * f, static_cast<size_t>(y_count) * f}, 0),
+                  "attn_output_heads");
+    Tensor* normed = norm(o, w.ssm_norm, "ssm_norm");
+    Tensor* gated = n(mul(ctx, normed, n(silu(ctx, n.step(reshape(ctx, z, {dv, hv, t, 1}), "z", "per head")), "z_silu")), "ssm_norm_gated");
+    Tensor* flat = n(reshape(ctx, gated, {s.d_inner, t, 1, 1}), "final_output");
+    return n(mul_mat(ctx, w.ssm_out, flat), "linear_attn_out");
 }
 
 Tensor* LayerGraph::latent_attention(Tensor* x) const { return mla_attention(ctx, p, m, n, il, x); }

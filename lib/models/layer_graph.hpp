@@ -51,6 +51,17 @@ public:
     // x D; times silu(z); an RMS norm per group; ssm_out: [n_embd, n_tokens], named mamba_out.
     // With a cache (n_kv > 0) both states go back for the next batch.
     Tensor* mamba2(Tensor* x) const;
+    // Qwen3.5's gated delta net of the normed x [n_embd, n_tokens]: q, k and v from attn_qkv,
+    // convolved causally with the layer's convolution state, through silu; q and k L2-normed per
+    // head; the delta rule (gated_delta_net) from the layer's state with the decay A softplus(alpha
+    // + dt bias) and the write strength sigmoid(beta); each head's output RMS-normed (ssm_norm) and
+    // gated by silu(z) (attn_gate); ssm_out: [n_embd, n_tokens], named linear_attn_out. With a
+    // cache (n_kv > 0) both states go back for the next batch.
+    Tensor* gated_delta_net(Tensor* x) const;
+    // Qwen3.5's full attention: attn_q gives each head's query and its output gate side by side;
+    // Q/K norms, rope, attention through the cache, the output times sigmoid(gate), attn_output:
+    // [n_embd, n_tokens], named attn_output.
+    Tensor* gated_attention(Tensor* x) const;
     // x times the params' residual_scale (Granite), or x where it has none.
     Tensor* residual_scaled(Tensor* x) const;
     // The attention's output added to the layer's input: ffn_inp. On the last layer both first
@@ -73,6 +84,9 @@ private:
     // with a cache the window's last ones go back into it): [channels, n_tokens, 1], the nodes
     // named `prefix`_window, _state, _conv.
     Tensor* causal_conv(Tensor* inputs, Tensor* kernel, const std::string& prefix) const;
+    // Attention of the heads over the layer's cache (or the batch alone), before the output
+    // projection: [n_embd_q, n_tokens].
+    Tensor* attend_heads(const QkvViews& h) const;
 
 public:
 

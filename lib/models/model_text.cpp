@@ -34,6 +34,7 @@ std::string variant_text(const Architecture& arch, const DecoderParams& p, const
     if (w.wqkv != nullptr) parts.push_back("fused qkv");
     if (w.bq != nullptr || w.bqkv != nullptr) parts.push_back("qkv bias");
     if (w.q_norm != nullptr) parts.push_back("q/k norms");
+    if (w.wq != nullptr && w.wq->ne[1] == 2 * p.n_embd_q()) parts.push_back("sigmoid-gated attention output");
     if (p.q_scale > 0.0f) parts.push_back("q x" + number_text(p.q_scale));
     if (p.kq_scale > 0.0f) parts.push_back("scores x" + number_text(p.kq_scale));
     if (p.residual_scale > 0.0f) parts.push_back("residual branches x" + number_text(p.residual_scale));
@@ -62,11 +63,15 @@ std::string layers_text(const DecoderParams& p) {
     }
     auto group = [](int count, const std::string& list) { return "(layers " + list + (count > 3 ? ", ...)" : ")"); };
     const SsmParams& s = p.ssm;
-    const std::string recurrent =
-        s.enabled() ? " Mamba-2 (" + std::to_string(s.n_head) + " heads of " + std::to_string(s.head_dim()) + " in " + std::to_string(s.n_group) +
-                          (s.n_group == 1 ? " group" : " groups") + ", state " + std::to_string(s.d_state) + ", convolution of " +
-                          std::to_string(p.conv_kernel) + ") "
-                    : " short convolutions of " + std::to_string(p.conv_kernel) + " inputs ";
+    const std::string kernel = "convolution of " + std::to_string(p.conv_kernel);
+    std::string recurrent = " short convolutions of " + std::to_string(p.conv_kernel) + " inputs ";
+    if (s.enabled() && s.kind == SsmKind::Mamba2) {
+        recurrent = " Mamba-2 (" + std::to_string(s.n_head) + " heads of " + std::to_string(s.head_dim()) + " in " + std::to_string(s.n_group) +
+                    (s.n_group == 1 ? " group" : " groups") + ", state " + std::to_string(s.d_state) + ", " + kernel + ") ";
+    } else if (s.enabled()) {
+        recurrent = " gated delta net (" + std::to_string(s.n_head) + " value heads, " + std::to_string(s.n_group) + " key heads, of " +
+                    std::to_string(s.d_state) + ", " + kernel + ") ";
+    }
     return std::to_string(n_conv) + recurrent + group(n_conv, conv) + ", " + std::to_string(n_attention) + " attention " +
            group(n_attention, attention);
 }

@@ -293,7 +293,17 @@ DecoderParams granite_params() {
 
 void PrintTo(const Hybrid& h, std::ostream* os) { *os << h.name; }
 
-const Hybrid kHybrids[] = {{"lfm2", hybrid_params()}, {"granitehybrid", granite_params()}};
+// Qwen3.5: delta-net layers 0 and 2 (2 key heads and 4 value heads of 16), gated attention at 1.
+DecoderParams qwen35_params() {
+    DecoderParams p = hybrid_params();
+    p.conv_kernel = 4;
+    p.ssm = {.d_inner = 64, .d_state = 16, .n_head = 4, .n_group = 2, .kind = SsmKind::GatedDeltaNet};
+    p.n_embd_head = 16;
+    p.rope_n_dims = 4;
+    return p;
+}
+
+const Hybrid kHybrids[] = {{"lfm2", hybrid_params()}, {"granitehybrid", granite_params()}, {"qwen35", qwen35_params()}};
 
 class DecoderHybrid : public ::testing::TestWithParam<Hybrid> {
 protected:

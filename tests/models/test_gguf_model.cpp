@@ -184,7 +184,7 @@ TEST(GgufModel, RopeFrequencyFactorsAreApplied) {
 
 TEST(GgufModel, EveryFixtureHasAReference) {
     EXPECT_EQ(manifest().at("models").size(), 10u);
-    EXPECT_EQ(arch_manifest().at("models").size(), 14u);
+    EXPECT_EQ(arch_manifest().at("models").size(), 15u);
     EXPECT_GE(references().size(), 50u);
 }
 
@@ -503,7 +503,7 @@ TEST(GgufModel, HybridLayerPatternComesFromThePerLayerHeadCounts) {
 // continue from them. set_inputs empties them, so that every compute the tools time or compare
 // starts from an empty state, as each of llama-bench's repetitions does.
 TEST(GgufModel, EveryComputeOfAHybridStartsFromEmptyStates) {
-    for (const char* file : {"arch/tiny-lfm2.gguf", "arch/tiny-granitehybrid.gguf"}) {
+    for (const char* file : {"arch/tiny-lfm2.gguf", "arch/tiny-granitehybrid.gguf", "arch/tiny-qwen35.gguf"}) {
         SCOPED_TRACE(file);
         auto model = build(model_config(file, 7, 0));
         ASSERT_TRUE(model.is_ok()) << model.status().to_string();
@@ -580,6 +580,44 @@ TEST(GgufModel, GraniteHybridReadsItsMamba2Hyperparameters) {
     EXPECT_NE(no_a.find("no tensor 'blk.2.ssm_a', which a granitehybrid model needs"), std::string::npos) << no_a;
     const std::string wider = build_message(with_metadata(file, "granitehybrid.ssm.state_size", GgufValue::u32(8), "granite-state-8"));
     EXPECT_NE(wider.find("tensor 'blk.0.ssm_in.weight' has shape [64, 296]"), std::string::npos) << wider;
+}
+
+// Qwen3.5: the delta-net layers from full_attention_interval (every 4th attends), its sizes from
+// the ssm.* keys; sizes the delta rule cannot run are one line naming the key.
+TEST(GgufModel, Qwen35ReadsItsDeltaNetHyperparameters) {
+    const auto info_of = [](const std::string& path) {
+        auto file = GgufReader::open(path);
+        EXPECT_TRUE(file.is_ok()) << file.status().to_string();
+        return read_gguf_model_info(*file);
+    };
+    const std::string file = "arch/tiny-qwen35.gguf";
+    auto info = info_of(model_path(file));
+    ASSERT_TRUE(info.is_ok()) << info.status().to_string();
+    const DecoderParams& p = info->params;
+    EXPECT_EQ(p.recurrent, (std::vector<bool>{true, true, true, false}));
+    EXPECT_EQ(p.ssm.kind, SsmKind::GatedDeltaNet);
+    EXPECT_EQ(p.ssm.n_head, 4);
+    EXPECT_EQ(p.ssm.n_group, 2);
+    EXPECT_EQ(p.ssm.d_state, 16);
+    EXPECT_EQ(p.rope_n_dims, 4);
+    EXPECT_EQ(layers_text(p), "3 gated delta net (4 value heads, 2 key heads, of 16, convolution of 4) (layers 0, 1, 2), 1 attention (layers 3)");
+    auto every_other = info_of(with_metadata(file, "qwen35.full_attention_interval", GgufValue::u32(2), "qwen35-interval-2"));
+    ASSERT_TRUE(every_other.is_ok()) << every_other.status().to_string();
+    EXPECT_EQ(every_other->params.recurrent, (std::vector<bool>{true, false, true, false}));
+    const struct {
+        std::string key;
+        GgufValue value;
+        std::string message;
+    } bad[] = {
+        {"qwen35.ssm.inner_size", GgufValue::u32(96), "'qwen35.ssm.inner_size' is not qwen35.ssm.time_step_rank (4 value heads) x qwen35.ssm.state_size (16)"},
+        {"qwen35.ssm.group_count", GgufValue::u32(3), "'qwen35.ssm.group_count' (the key heads) does not divide the 4 value heads"},
+    };
+    int i = 0;
+    for (const auto& b : bad) {
+        auto got = info_of(with_metadata(file, b.key, b.value, "qwen35-bad-" + std::to_string(i++)));
+        ASSERT_FALSE(got.is_ok()) << b.message;
+        EXPECT_NE(got.status().message().find(b.message), std::string::npos) << got.status().message();
+    }
 }
 
 // A weight of a type id no GGUF type has: one line naming the tensor, its offset and every type
