@@ -69,6 +69,8 @@ Models (manifest.json lists them with their references; README.md here says more
                       (full_attention_interval 4); 2 key and 4 value heads of 16 (the V heads
                       reordered to ggml's tiled order as the converter does); convolution of 4;
                       partial rope (4 of 16); zero-centred norms (+1 in the file); tied
+  tiny-qwen35moe      f16 matrices; tiny-qwen35's layers (attention at 1 and 3) with 4 experts of 16, 2
+                      used, beside a shared expert of 24 gated by sigmoid(ffn_gate_inp_shexp . x); untied
   tiny-deepseek2-yarn the same layout with DeepSeek-V3's YaRN: factor 4, original context 1024
                       (ramp 0, 1/3, 2/3, 1 over the 4 rope pairs), beta_fast 32, beta_slow 1,
                       mscale = mscale_all_dim = 1 (yarn_log_multiplier 0.1): softmax scale
@@ -225,9 +227,17 @@ MODELS = {
         arch="qwen35", n_embd=64, n_head=4, n_head_kv=2, head_dim=16, key_length=True, n_ff=48, n_vocab=256,
         n_layers=4, eps=1e-6, freq_base=10000.0, tied=True, matrix_type=T.F32, weights="f32",
         rot_dims=4, attn_interval=4, lin_k_heads=2, lin_v_heads=4, lin_head=16, conv_K=4, chunk=4),
+    # Qwen3.5-MoE (Qwen3_5MoeForCausalLM): tiny-qwen35's layers with 4 experts of 16 (2 used, softmax,
+    # renormalised) beside a shared expert of 24 gated by sigmoid(shared_expert_gate); attention at
+    # layers 1 and 3 (full_attention_interval 2); f16 matrices, the router and gates f32; untied.
+    "tiny-qwen35moe": dict(
+        arch="qwen35moe", n_embd=64, n_head=4, n_head_kv=2, head_dim=16, key_length=True, n_ff=96, n_ff_exp=16,
+        n_vocab=256, n_layers=4, eps=1e-6, freq_base=10000.0, tied=False, matrix_type=T.F16, weights="f16",
+        rot_dims=4, attn_interval=2, lin_k_heads=2, lin_v_heads=4, lin_head=16, conv_K=4, chunk=4,
+        moe="softmax", n_expert=4, n_expert_used=2, n_ff_shared=24),
 }
 LONG_CACHE = ("tiny-gemma2", "tiny-gemma3", "tiny-phi3", "tiny-gpt-oss", "tiny-deepseek2", "tiny-deepseek2-yarn",
-              "tiny-gpt-oss-mxfp4", "tiny-lfm2", "tiny-granitehybrid", "tiny-granitehybrid-dense", "tiny-qwen35")
+              "tiny-gpt-oss-mxfp4", "tiny-lfm2", "tiny-granitehybrid", "tiny-granitehybrid-dense", "tiny-qwen35", "tiny-qwen35moe")
 SEEDS = {name: 7100 + 100 * i for i, name in enumerate(MODELS)}
 SEEDS["tiny-qwen3moe-q8_0"] = SEEDS["tiny-qwen3moe"]  # the same checkpoint, stored differently
 SEEDS["tiny-gpt-oss-mxfp4"] = SEEDS["tiny-gpt-oss"]
@@ -249,7 +259,7 @@ def make_weights(m, rng):
         return lfm2_make_weights(m, rng)
     if m["arch"] == "granitehybrid":
         return gh_make_weights(m, rng)
-    if m["arch"] == "qwen35":
+    if m["arch"] in ("qwen35", "qwen35moe"):
         return q35_make_weights(m, rng)
     e, hd, v = m["n_embd"], m["head_dim"], m["n_vocab"]
     q, kv = m["n_head"] * hd, m["n_head_kv"] * hd
@@ -325,7 +335,7 @@ def tensor_name(key):
 
 def to_file(m, w):
     """Checkpoint-layout weights -> {gguf tensor name: float64 array in the file's numpy layout}."""
-    if m["arch"] == "qwen35":
+    if m["arch"] in ("qwen35", "qwen35moe"):
         return q35_to_file(m, w)
     out = {}
     for key, a in w.items():
@@ -375,7 +385,7 @@ def to_file(m, w):
 
 def from_file(m, tensors):
     """The file's tensors (float64, numpy layout) -> checkpoint-layout weights (to_file undone)."""
-    if m["arch"] == "qwen35":
+    if m["arch"] in ("qwen35", "qwen35moe"):
         return q35_from_file(m, tensors)
     w = {}
     for name, a in tensors.items():
@@ -426,7 +436,7 @@ def from_file(m, tensors):
 def file_type(m, name, ndim):
     """The type the converter gives a tensor: f32 for 1-D tensors, norms, biases and the router."""
     # The converter keeps the Mamba-2 convolution's taps f32 too (SSM_CONV1D).
-    if ndim <= 1 or name.endswith("_norm.weight") or not name.endswith(".weight") or ".ffn_gate_inp." in name or ".ssm_conv1d." in name:
+    if ndim <= 1 or name.endswith("_norm.weight") or not name.endswith(".weight") or ".ffn_gate_inp" in name or ".ssm_conv1d." in name:
         return T.F32
     if "_exps." in name and "expert_type" in m:
         return m["expert_type"]
@@ -449,7 +459,7 @@ def write_gguf(path, name, m, file_tensors):
         writer.add_shortconv_l_cache(m["conv_L"])   # LFM2Model.set_gguf_parameters (head_count_kv: llama_writer)
     if arch == "granitehybrid":
         gh_write_keys(writer, m)
-    if arch == "qwen35":
+    if arch in ("qwen35", "qwen35moe"):
         q35_write_keys(writer, m)
     if m.get("key_length"):
         writer.add_key_length(m["head_dim"])
@@ -660,8 +670,8 @@ def forward(m, w, tokens, n_kv, n_layers, stats=None):
         return lfm2_forward(m, w, tokens, n_kv, n_layers)
     if m["arch"] == "granitehybrid":
         return gh_forward(m, w, tokens, n_kv, n_layers, stats)
-    if m["arch"] == "qwen35":
-        return q35_forward(m, w, tokens, n_kv, n_layers)
+    if m["arch"] in ("qwen35", "qwen35moe"):
+        return q35_forward(m, w, tokens, n_kv, n_layers, stats)
     t = len(tokens)
     pos = np.arange(n_kv - t, n_kv, dtype=np.float64)
     x = w["token_embd"][tokens]
@@ -698,7 +708,7 @@ def forward_incremental(m, w, tokens, n_kv, n_layers):
         return lfm2_forward_incremental(m, w, tokens, n_kv, n_layers)
     if m["arch"] == "granitehybrid":
         return gh_forward_incremental(m, w, tokens, n_kv, n_layers)
-    if m["arch"] == "qwen35":
+    if m["arch"] in ("qwen35", "qwen35moe"):
         return q35_forward_incremental(m, w, tokens, n_kv, n_layers)
     nh, nkv, hd, e = m["n_head"], m["n_head_kv"], m["head_dim"], m["n_embd"]
     half = hd // 2
@@ -1191,9 +1201,22 @@ def q35_make_weights(m, rng):
             w[p + "attn_q_norm"], w[p + "attn_k_norm"] = centred(hd), centred(hd)
             w[p + "attn_output"] = rng.standard_normal((e, q)) / np.sqrt(q)
         w[p + "post_attention_norm"] = centred(e)
+        if "moe" in m:                                   # Qwen3_5MoeSparseMoeBlock
+            ne, fx, fs = m["n_expert"], m["n_ff_exp"], m["n_ff_shared"]
+            w[p + "ffn_gate_inp"] = rng.standard_normal((ne, e)) / np.sqrt(e) * 2.0
+            w[p + "ffn_gate_exps"] = rng.standard_normal((ne, fx, e)) / np.sqrt(e)
+            w[p + "ffn_up_exps"] = rng.standard_normal((ne, fx, e)) / np.sqrt(e)
+            w[p + "ffn_down_exps"] = rng.standard_normal((ne, e, fx)) / np.sqrt(fx)
+            w[p + "ffn_gate_shexp"] = rng.standard_normal((fs, e)) / np.sqrt(e)
+            w[p + "ffn_up_shexp"] = rng.standard_normal((fs, e)) / np.sqrt(e)
+            w[p + "ffn_down_shexp"] = rng.standard_normal((e, fs)) / np.sqrt(fs)
+            w[p + "ffn_gate_inp_shexp"] = rng.standard_normal((1, e)) / np.sqrt(e) * 2.0   # shared_expert_gate [1, e]
+            continue
         w[p + "ffn_gate"] = rng.standard_normal((f, e)) / np.sqrt(e)
         w[p + "ffn_up"] = rng.standard_normal((f, e)) / np.sqrt(e)
         w[p + "ffn_down"] = rng.standard_normal((e, f)) / np.sqrt(f)
+    if not m["tied"]:
+        w["output"] = rng.standard_normal((v, e)) / np.sqrt(e)
     return w
 
 
@@ -1265,6 +1288,8 @@ def q35_write_keys(writer, m):
     writer.add_full_attention_interval(m["attn_interval"])
     writer.add_rope_dimension_count(m["rot_dims"])
     writer.add_rope_dimension_sections([m["rot_dims"] // 4, m["rot_dims"] // 4, 0, 0])
+    if "moe" in m:
+        writer.add_expert_shared_feed_forward_length(m["n_ff_shared"])
 
 
 def l2norm(x, eps=1e-6):
@@ -1354,7 +1379,16 @@ def q35_linear(m, w, il, h):
     return o.reshape(t, nv * d) @ w[p + "ssm_out"].T
 
 
-def q35_forward(m, w, tokens, n_kv, n_layers):
+def q35_ffn(m, w, il, hf, stats):
+    p = f"blk.{il}."
+    if "moe" not in m:
+        return (silu(hf @ w[p + "ffn_gate"].T) * (hf @ w[p + "ffn_up"].T)) @ w[p + "ffn_down"].T
+    shared = (silu(hf @ w[p + "ffn_gate_shexp"].T) * (hf @ w[p + "ffn_up_shexp"].T)) @ w[p + "ffn_down_shexp"].T
+    gate = 1.0 / (1.0 + np.exp(-(hf @ w[p + "ffn_gate_inp_shexp"].T)))          # [T, 1]
+    return moe(m, w, il, hf, stats) + shared * gate
+
+
+def q35_forward(m, w, tokens, n_kv, n_layers, stats):
     t = len(tokens)
     pos = np.arange(n_kv - t, n_kv, dtype=np.float64)
     x = w["token_embd"][tokens]
@@ -1362,9 +1396,8 @@ def q35_forward(m, w, tokens, n_kv, n_layers):
         p = f"blk.{il}."
         h = rms_norm(x, 1.0 + w[p + "attn_norm"], m["eps"])
         x = x + (q35_linear(m, w, il, h) if q35_layer_is_linear(m, il) else q35_attention(m, w, il, h, pos, n_kv))
-        hf = rms_norm(x, 1.0 + w[p + "post_attention_norm"], m["eps"])
-        x = x + (silu(hf @ w[p + "ffn_gate"].T) * (hf @ w[p + "ffn_up"].T)) @ w[p + "ffn_down"].T
-    return rms_norm(x, 1.0 + w["output_norm"], m["eps"]) @ w["token_embd"].T
+        x = x + q35_ffn(m, w, il, rms_norm(x, 1.0 + w[p + "post_attention_norm"], m["eps"]), stats)
+    return rms_norm(x, 1.0 + w["output_norm"], m["eps"]) @ w["output" if "output" in w else "token_embd"].T
 
 
 def q35_forward_incremental(m, w, tokens, n_kv, n_layers):
@@ -1438,9 +1471,22 @@ def q35_forward_incremental(m, w, tokens, n_kv, n_layers):
                     attn[hh * hd:(hh + 1) * hd] = o * np.array([1.0 / (1.0 + math.exp(-gg)) for gg in gates[hh]])
                 x = x + w[p + "attn_output"] @ attn
             hf = rms(x, 1.0 + w[p + "post_attention_norm"])
-            g_, u = w[p + "ffn_gate"] @ hf, w[p + "ffn_up"] @ hf
-            x = x + w[p + "ffn_down"] @ (np.array([sl(gg) for gg in g_]) * u)
-        rows.append(w["token_embd"] @ rms(x, 1.0 + w["output_norm"]))
+
+            def mlp(gate_w, up_w, down_w):
+                return down_w @ (np.array([sl(gg) for gg in gate_w @ hf]) * (up_w @ hf))
+
+            if "moe" in m:
+                logits = w[p + "ffn_gate_inp"] @ hf
+                ranked = sorted(range(m["n_expert"]), key=lambda ex: -logits[ex])[:m["n_expert_used"]]
+                z = [math.exp(logits[ex] - logits[ranked[0]]) for ex in ranked]
+                f = sum(zz / sum(z) * mlp(w[p + "ffn_gate_exps"][ex], w[p + "ffn_up_exps"][ex], w[p + "ffn_down_exps"][ex])
+                        for zz, ex in zip(z, ranked))
+                gate = 1.0 / (1.0 + math.exp(-float(w[p + "ffn_gate_inp_shexp"][0] @ hf)))
+                f = f + gate * mlp(w[p + "ffn_gate_shexp"], w[p + "ffn_up_shexp"], w[p + "ffn_down_shexp"])
+            else:
+                f = mlp(w[p + "ffn_gate"], w[p + "ffn_up"], w[p + "ffn_down"])
+            x = x + f
+        rows.append((w["output"] if "output" in w else w["token_embd"]) @ rms(x, 1.0 + w["output_norm"]))
     return np.array(rows)
 
 
@@ -1968,7 +2014,12 @@ def self_check(models):
                     taps[:, :, :-1] = 0.0
                     last_tap_only[f"blk.{il}.shortconv.conv"] = taps
             changed("the convolutions' earlier taps", m, ww=last_tap_only)
-        if m["arch"] == "qwen35":
+        if m["arch"] == "qwen35moe":
+            no_shared_gate = dict(held)
+            for il in range(m["n_layers"]):
+                no_shared_gate[f"blk.{il}.ffn_gate_inp_shexp"] = np.full((1, m["n_embd"]), 0.0)   # sigmoid 1/2
+            changed("the shared expert's gate", m, ww=no_shared_gate, threshold=0.01)
+        if m["arch"] in ("qwen35", "qwen35moe"):
             # The delta rule's memory and its corrections matter, and so does the attention's gate.
             for label, key, value in (("no decay (A = 0)", "A_log", -60.0), ("instant decay", "A_log", 6.0)):
                 ww = dict(held)

@@ -18,5 +18,6 @@ extern const Architecture kDeepseek2;
 extern const Architecture kLfm2;
 extern const Architecture kGraniteHybrid;
 extern const Architecture kQwen35;
+extern const Architecture kQwen35Moe;
 
 }  // namespace xb::arch

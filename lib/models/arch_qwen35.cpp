@@ -1,9 +1,9 @@
-// qwen35: Qwen3.5 (0.8B to 27B dense), a hybrid: three gated delta net layers (layer_graph.hpp's
+// qwen35, qwen35moe: Qwen3.5 (0.8B to 27B dense; 35B-A3B to 397B-A17B with experts), a hybrid: three gated delta net layers (layer_graph.hpp's
 // gated_delta_net: linear attention with a convolution state and a [head, head] state per head) to
 // one full attention layer (full_attention_interval, 4 by default: layer il attends when
 // (il + 1) % interval == 0), whose query comes with a sigmoid output gate and Q/K norms; partial
 // rope (rope.dimension_count of the head). Every layer then a SwiGLU FFN after
-// post_attention_norm. The multi-section rope (rope.dimension_sections) equals neox rope for text,
+// post_attention_norm: dense, or (qwen35moe) experts beside a sigmoid-gated shared expert. The multi-section rope (rope.dimension_sections) equals neox rope for text,
 // every section's position being the token's.
 #include "models/arch_entries.hpp"
 #include "models/arch_hparams.hpp"
@@ -33,12 +33,38 @@ Status read_delta_net(const GgufMetadata& md, const std::string& a, DecoderParam
     return Status::ok();
 }
 
-Status read_hparams(const GgufMetadata& md, const std::string& a, DecoderParams& p) {
-    XB_RETURN_IF_ERROR(refuse_experts(a, p));
-    XB_RETURN_IF_ERROR(read_delta_net(md, a, p));
+// Which layers are delta nets: the file's attention.recurrent_layers (one bool per layer), else
+// every layer but each full_attention_interval-th (llama.cpp's order of preference).
+Status read_layer_kinds(const GgufMetadata& md, const std::string& a, DecoderParams& p) {
+    if (md.is_array(a + "attention.recurrent_layers")) {
+        XB_ASSIGN_OR_RETURN(p.recurrent, md.bool_per_layer(a + "attention.recurrent_layers", p.n_layers));
+        return Status::ok();
+    }
     XB_ASSIGN_OR_RETURN(const int64_t interval, md.integer(a + "full_attention_interval", 4, 1, 1 << 16));
     p.recurrent.clear();
     for (int il = 0; il < p.n_layers; ++il) p.recurrent.push_back((il + 1) % interval != 0);
+    return Status::ok();
+}
+
+Status read_hparams(const GgufMetadata& md, const std::string& a, DecoderParams& p) {
+    XB_RETURN_IF_ERROR(refuse_experts(a, p));
+    XB_RETURN_IF_ERROR(read_delta_net(md, a, p));
+    return read_layer_kinds(md, a, p);
+}
+
+// Qwen3.5-MoE: the experts (softmax, top-k, renormalised) beside one shared expert of its own
+// width, gated per token by a sigmoid.
+Status read_moe_hparams(const GgufMetadata& md, const std::string& a, DecoderParams& p) {
+    XB_RETURN_IF_ERROR(read_delta_net(md, a, p));
+    XB_RETURN_IF_ERROR(read_layer_kinds(md, a, p));
+    XB_RETURN_IF_ERROR(read_experts(md, a, p, "expert_feed_forward_length"));
+    XB_ASSIGN_OR_RETURN(const int64_t shared, md.integer(a + "expert_shared_feed_forward_length", std::nullopt, 1, 1 << 18));
+    ExpertParams& e = p.experts;
+    e.gating = ExpertGating::Softmax;
+    e.normalize = true;
+    e.n_shared = 1;
+    e.n_ff_shared = static_cast<int>(shared);
+    e.shared_gate = true;
     return Status::ok();
 }
 
@@ -76,5 +102,7 @@ Tensor* layer(const decoder::LayerGraph& g, Tensor* x) {
 }  // namespace
 
 const Architecture kQwen35{.name = "qwen35", .read_hparams = read_hparams, .layer_weights = layer_weights, .layer = layer, .hybrid = true};
+const Architecture kQwen35Moe{.name = "qwen35moe", .read_hparams = read_moe_hparams, .layer_weights = layer_weights, .layer = layer,
+                              .hybrid = true};
 
 }  // namespace xb::arch

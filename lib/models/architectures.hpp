@@ -20,6 +20,7 @@
 //              layers with Q/K norms
 //   qwen35     Qwen3.5: a hybrid of gated delta nets (convolution and delta-rule states) and
 //              full attention with a sigmoid output gate, every 4th layer
+//   qwen35moe  Qwen3.5-MoE: qwen35 with experts beside a sigmoid-gated shared expert
 //   granitehybrid  Granite 4.0-H: a hybrid of Mamba-2 layers (convolution and scan states) and
 //              attention without rope; dense or expert FFNs with a shared expert; Granite's
 //              multipliers

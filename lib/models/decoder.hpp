@@ -66,6 +66,7 @@ struct ExpertParams {
     int n_group_used = 0;
     int n_shared = 0;  // shared experts every token goes through (ffn_*_shexp)
     int n_ff_shared = 0;  // their hidden size together (Granite's expert_shared_feed_forward_length); 0: n_shared x n_ff
+    bool shared_gate = false;  // the shared expert's output times sigmoid(x . ffn_gate_inp_shexp) (Qwen3.5-MoE, Qwen3-Next)
 
     int shared_ff() const { return n_ff_shared > 0 ? n_ff_shared : n_shared * n_ff; }
 };
@@ -231,6 +232,7 @@ struct LayerWeights {
     Tensor* gate_shexp = nullptr;   // shared experts: [n_embd, n_shared x n_ff]
     Tensor* up_shexp = nullptr;
     Tensor* down_shexp = nullptr;
+    Tensor* gate_inp_shexp = nullptr;  // [n_embd]: the shared expert's output times sigmoid(x . it) (Qwen3.5-MoE)
     Tensor* wq_a = nullptr;       // latent attention: [n_embd, q_lora_rank]
     Tensor* q_a_norm = nullptr;   // [q_lora_rank]
     Tensor* wq_b = nullptr;       // [q_lora_rank, n_head x (qk_nope + rope)] (wq when q_lora_rank is 0)

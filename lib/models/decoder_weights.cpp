@@ -97,6 +97,7 @@ void LayerWeightMaker::experts(LayerWeights& w) {
         w.gate_shexp = matrix("ffn_gate_shexp.weight", e, fs);
         w.up_shexp = matrix("ffn_up_shexp.weight", e, fs);
         w.down_shexp = matrix("ffn_down_shexp.weight", fs, e);
+        if (x.shared_gate) w.gate_inp_shexp = vector("ffn_gate_inp_shexp.weight", e);
     }
     if (x.biases) {
         w.router_b = vector("ffn_gate_inp.bias", n);

@@ -105,6 +105,7 @@ std::string experts_text(const DecoderParams& p) {
     if (e.n_group > 1) out += " within the best " + std::to_string(e.n_group_used) + " of " + std::to_string(e.n_group) + " groups";
     if (e.n_shared > 0) out += ", " + std::to_string(e.n_shared) + " shared";
     if (e.n_ff_shared > 0) out += " of feed-forward " + std::to_string(e.n_ff_shared);
+    if (e.shared_gate) out += " gated by a sigmoid";
     if (e.normalize) out += ", normalised";
     if (e.weights_scale != 1.0f) out += ", weights x" + number_text(e.weights_scale);
     if (e.biases) out += ", biases";

@@ -33,12 +33,16 @@ Tensor* keep_best_groups(Context& ctx, const ExpertParams& e, const LayerNames& 
     return n(reshape(ctx, masked, {e.n_expert, t, 1, 1}), "ffn_moe_probs_masked");
 }
 
-// The shared experts' gated FFN (DeepSeek), named ffn_*_shexp and ffn_shexp.
+// The shared experts' gated FFN (DeepSeek), named ffn_*_shexp and ffn_shexp; times
+// sigmoid(x . gate_inp_shexp) per token where the layer has that gate (Qwen3.5-MoE).
 Tensor* shared_experts(Context& ctx, const LayerNames& n, const LayerWeights& w, Tensor* x) {
     Tensor* gate = n(mul_mat(ctx, w.gate_shexp, x), "ffn_gate_shexp");
     Tensor* up = n(mul_mat(ctx, w.up_shexp, x), "ffn_up_shexp");
     Tensor* act = n(glu_split(ctx, gate, up, GluOp::SwiGlu), "ffn_shexp_swiglu");
-    return n(mul_mat(ctx, w.down_shexp, act), "ffn_shexp");
+    Tensor* out = n(mul_mat(ctx, w.down_shexp, act), "ffn_shexp");
+    if (w.gate_inp_shexp == nullptr) return out;
+    Tensor* weight = n(sigmoid(ctx, n(mul_mat(ctx, w.gate_inp_shexp, x), "shared_expert_gate")), "shared_expert_gate_sigmoid");  // [1, t]
+    return n(mul(ctx, out, weight), "ffn_shexp_gated");
 }
 
 }  // namespace
