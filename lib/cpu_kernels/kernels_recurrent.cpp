@@ -52,6 +52,7 @@ void compute_ssm_scan(const ComputeParams& p, Tensor& dst) {
     const int64_t d_state = s0.ne[0], head_dim = x.ne[0], n_head = x.ne[1], n_t = x.ne[2], n_s = x.ne[3];
     const int64_t heads_per_group = n_head / B.ne[1];
     const bool per_state_decay = A.ne[0] != 1;  // Mamba-1
+    const RowLoops& loops = row_loops();
     auto* y = reinterpret_cast<float*>(dst.data);
     float* final_states = y + x.nelements();
     const auto heads = p.split(n_head);
@@ -70,24 +71,25 @@ void compute_ssm_scan(const ComputeParams& p, Tensor& dst) {
             const float a_head = *f32_at(A, 0, h);
             for (int64_t i = 0; i < head_dim; ++i) {
                 const float* from = f32_at(s0, 0, i, h, id);
-                for (int64_t n = 0; n < d_state; ++n) state[static_cast<size_t>(n)] = from[n];
+                float* st = state.data();
+                for (int64_t n = 0; n < d_state; ++n) st[n] = from[n];
                 for (int64_t t = 0; t < n_t; ++t) {
                     const float step = softplus_f32(*f32_at(dt, h, t, s));
                     const float x_step = *f32_at(x, i, h, t, s) * step;
-                    const float head_decay = std::exp(step * a_head);
                     const float* b = f32_at(B, 0, g, t, s);
                     const float* c = f32_at(C, 0, g, t, s);
-                    double out = 0.0;
-                    for (int64_t n = 0; n < d_state; ++n) {
-                        const float decay = per_state_decay ? std::exp(step * *f32_at(A, n, h)) : head_decay;
-                        float& st = state[static_cast<size_t>(n)];
-                        st = st * decay + b[n] * x_step;
-                        out += static_cast<double>(st) * static_cast<double>(c[n]);
+                    if (per_state_decay) {
+                        for (int64_t n = 0; n < d_state; ++n) st[n] = st[n] * std::exp(step * *f32_at(A, n, h)) + b[n] * x_step;
+                    } else {
+                        // Mamba-2: one decay per head. The same roundings as st * decay + b x_step
+                        // element by element, in the ISA's vectors (the prefill's hottest loop).
+                        loops.scale(st, st, d_state, std::exp(step * a_head), 0.0f);
+                        loops.axpy(b, st, d_state, x_step);
                     }
-                    y[i + head_dim * (h + n_head * (t + n_t * s))] = static_cast<float>(out);
+                    y[i + head_dim * (h + n_head * (t + n_t * s))] = static_cast<float>(loops.dot(st, c, d_state));
                 }
                 float* to = final_states + d_state * (i + head_dim * (h + n_head * s));
-                for (int64_t n = 0; n < d_state; ++n) to[n] = state[static_cast<size_t>(n)];
+                for (int64_t n = 0; n < d_state; ++n) to[n] = st[n];
             }
         }
     }
