@@ -56,7 +56,7 @@ void compute_ssm_scan(const ComputeParams& p, Tensor& dst) {
     auto* y = reinterpret_cast<float*>(dst.data);
     float* final_states = y + x.nelements();
     const auto heads = p.split(n_head);
-    std::vector<float> state(static_cast<size_t>(d_state));
+    std::vector<float> state(static_cast<size_t>(d_state * head_dim));
     for (int64_t s = 0; s < n_s; ++s) {
         const int32_t id = reinterpret_cast<const int32_t*>(ids.data)[s];
         if (id < 0 || id >= s0.ne[3]) {
@@ -69,28 +69,34 @@ void compute_ssm_scan(const ComputeParams& p, Tensor& dst) {
         for (int64_t h = heads.begin; h < heads.end; ++h) {
             const int64_t g = h / heads_per_group;
             const float a_head = *f32_at(A, 0, h);
+            // The head's whole state [head_dim][d_state] stays in cache while the tokens run
+            // through it, each token's B and C read once (not once per state row).
             for (int64_t i = 0; i < head_dim; ++i) {
                 const float* from = f32_at(s0, 0, i, h, id);
-                float* st = state.data();
-                for (int64_t n = 0; n < d_state; ++n) st[n] = from[n];
-                for (int64_t t = 0; t < n_t; ++t) {
-                    const float step = softplus_f32(*f32_at(dt, h, t, s));
+                for (int64_t n = 0; n < d_state; ++n) state[static_cast<size_t>(i * d_state + n)] = from[n];
+            }
+            for (int64_t t = 0; t < n_t; ++t) {
+                const float step = softplus_f32(*f32_at(dt, h, t, s));
+                const float head_decay = std::exp(step * a_head);
+                const float* b = f32_at(B, 0, g, t, s);
+                const float* c = f32_at(C, 0, g, t, s);
+                for (int64_t i = 0; i < head_dim; ++i) {
+                    float* st = state.data() + i * d_state;
                     const float x_step = *f32_at(x, i, h, t, s) * step;
-                    const float* b = f32_at(B, 0, g, t, s);
-                    const float* c = f32_at(C, 0, g, t, s);
+                    double out = 0.0;
                     if (per_state_decay) {
                         for (int64_t n = 0; n < d_state; ++n) st[n] = st[n] * std::exp(step * *f32_at(A, n, h)) + b[n] * x_step;
+                        out = loops.dot(st, c, d_state);
                     } else {
-                        // Mamba-2: one decay per head. The same roundings as st * decay + b x_step
-                        // element by element, in the ISA's vectors (the prefill's hottest loop).
-                        loops.scale(st, st, d_state, std::exp(step * a_head), 0.0f);
-                        loops.axpy(b, st, d_state, x_step);
+                        // Mamba-2: one decay per head; the update and the read-out in one pass of
+                        // the ISA's vectors (the prefill's hottest loop).
+                        out = loops.scan_step(st, b, c, d_state, head_decay, x_step);
                     }
-                    y[i + head_dim * (h + n_head * (t + n_t * s))] = static_cast<float>(loops.dot(st, c, d_state));
+                    y[i + head_dim * (h + n_head * (t + n_t * s))] = static_cast<float>(out);
                 }
-                float* to = final_states + d_state * (i + head_dim * (h + n_head * s));
-                for (int64_t n = 0; n < d_state; ++n) to[n] = st[n];
             }
+            float* to = final_states + d_state * head_dim * (h + n_head * s);
+            for (int64_t e = 0; e < d_state * head_dim; ++e) to[e] = state[static_cast<size_t>(e)];
         }
     }
 }

@@ -24,6 +24,9 @@ struct RowLoops {
     using DotFn = double (*)(const float* x, const float* y, int64_t n);
     // y[0, n) += x * a.
     using AxpyFn = void (*)(const float* x, float* y, int64_t n, float a);
+    // Mamba-2's step of one state row: s[0, n) = s * decay + b * a (in f32, unfused); returns the
+    // dot of the new s with c in double.
+    using ScanStepFn = double (*)(float* s, const float* b, const float* c, int64_t n, float decay, float a);
     // y[0, n) = x - mean; returns the sum of the y^2 in double. y may be x.
     using CenterFn = double (*)(const float* x, float* y, int64_t n, float mean);
     // The largest of x[0, n) (-inf for n == 0; NaN elements are skipped).
@@ -47,6 +50,7 @@ struct RowLoops {
     RopeFn rope_neox;
     DotFn dot;
     AxpyFn axpy;
+    ScanStepFn scan_step;
 };
 
 // The table of `isa` (which this CPU must support), and that of active_isa().

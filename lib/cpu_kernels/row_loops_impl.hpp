@@ -65,6 +65,14 @@ void axpy_span(const float* x, float* y, int64_t n, float a) {
     for (int64_t i = 0; i < n; ++i) y[i] += x[i] * a;
 }
 
+double scan_step_span(float* s, const float* b, const float* c, int64_t n, float decay, float a) {
+    return lane_sum(n, [s, b, c, decay, a](int64_t i) {
+        const float v = s[i] * decay + b[i] * a;
+        s[i] = v;
+        return static_cast<double>(v) * static_cast<double>(c[i]);
+    });
+}
+
 double center_span(const float* x, float* y, int64_t n, float mean) {
     return lane_sum(n, [x, y, mean](int64_t i) {
         const float v = x[i] - mean;
@@ -125,7 +133,8 @@ constexpr RowLoops make_row_loops(Isa isa) {
                     &rope_normal_span,
                     &rope_neox_span,
                     &dot_span,
-                    &axpy_span};
+                    &axpy_span,
+                    &scan_step_span};
 }
 
 }  // namespace

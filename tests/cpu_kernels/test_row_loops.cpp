@@ -121,6 +121,32 @@ TEST(RowLoops, DotAndAxpyOfEverySetMatchFloat64AndEachOtherBitForBit) {
     }
 }
 
+// Mamba-2's scan step: the state row updated as s * decay + b a element by element in f32, and its
+// dot with c in double, the same bits in every set.
+TEST(RowLoops, ScanStepOfEverySetMatchesTheElementwiseUpdateAndEachOtherBitForBit) {
+    std::mt19937 rng(15);
+    for (int64_t n : kLengths) {
+        const std::vector<float> s0 = random_floats(n, rng), b = random_floats(n, rng), c = random_floats(n, rng);
+        std::vector<float> want = s0;
+        double dot = 0.0, abs_dot = 0.0;
+        for (size_t i = 0; i < want.size(); ++i) {
+            want[i] = s0[i] * 0.875f + b[i] * -1.25f;
+            dot += static_cast<double>(want[i]) * c[i];
+            abs_dot += std::fabs(static_cast<double>(want[i]) * c[i]);
+        }
+        std::vector<float> first_state = s0;
+        const double first = row_loops(supported_isas()[0]).scan_step(first_state.data(), b.data(), c.data(), n, 0.875f, -1.25f);
+        for (Isa isa : supported_isas()) {
+            SCOPED_TRACE(trace(isa, n));
+            std::vector<float> st = s0;
+            const double got = row_loops(isa).scan_step(st.data(), b.data(), c.data(), n, 0.875f, -1.25f);
+            EXPECT_EQ(st, want);
+            EXPECT_NEAR(got, dot, 1e-13 * (abs_dot + 1.0));
+            EXPECT_EQ(got, first);
+        }
+    }
+}
+
 TEST(RowLoops, MaxSkipsNaNAndIsMinusInfinityWhenEmpty) {
     const float nan = std::numeric_limits<float>::quiet_NaN();
     for (Isa isa : supported_isas()) {
