@@ -1,5 +1,7 @@
 #include "models/layer_graph.hpp"
 
+#include <cmath>
+
 #include "core/ops.hpp"
 #include "models/mla_attention.hpp"
 #include "models/moe_ffn.hpp"
@@ -88,6 +90,14 @@ Tensor* LayerGraph::gated_attention(Tensor* x) const {
     return n(mul_mat(ctx, w.wo, gated), "attn_output");
 }
 
+Tensor* LayerGraph::unit_rows(Tensor* x, const std::string& name) const {
+    // x / sqrt(sum x^2 + eps), as llama.cpp builds it (transformers' l2norm): rms_norm with eps / n,
+    // scaled by 1/sqrt(n). (ggml's l2_norm, x / max(|x|, eps), rounds otherwise.)
+    const float row = static_cast<float>(x->ne[0]);
+    Tensor* normed = n.step(rms_norm(ctx, x, p.rms_eps / row), name, "rms_norm");
+    return n(scale(ctx, normed, 1.0f / std::sqrt(row)), name);
+}
+
 Tensor* LayerGraph::gated_delta_net(Tensor* x) const {
     const SsmParams& s = p.ssm;
     const int64_t t = p.n_tokens, dk = s.d_state, hk = s.n_group, hv = s.n_head, dv = s.head_dim();
@@ -106,8 +116,8 @@ Tensor* LayerGraph::gated_delta_net(Tensor* x) const {
     Tensor* k = n.step(view(ctx, conv, {dk, hk, t, 1}, {static_cast<size_t>(dk) * f, crow, cseq}, static_cast<size_t>(dk * hk) * f),
                        "k_conv", "view");
     Tensor* v = n(view(ctx, conv, {dv, hv, t, 1}, {static_cast<size_t>(dv) * f, crow, cseq}, static_cast<size_t>(2 * dk * hk) * f), "v_conv");
-    q = n(l2_norm(ctx, q, p.rms_eps), "q_conv");
-    k = n(l2_norm(ctx, k, p.rms_eps), "k_conv");
+    q = unit_rows(q, "q_conv");
+    k = unit_rows(k, "k_conv");
 
     Tensor* state = m.ssm_state[static_cast<size_t>(il)];  // [dv, dv, hv]
     Tensor* out = n(xb::gated_delta_net(ctx, q, k, v, decay, beta, state), "gated_delta_net");

@@ -87,6 +87,8 @@ private:
     // Attention of the heads over the layer's cache (or the batch alone), before the output
     // projection: [n_embd_q, n_tokens].
     Tensor* attend_heads(const QkvViews& h) const;
+    // Each row of x over its L2 norm: x / sqrt(sum x^2 + rms_eps), named `name`.
+    Tensor* unit_rows(Tensor* x, const std::string& name) const;
 
 public:
 
