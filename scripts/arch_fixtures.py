@@ -945,6 +945,28 @@ def lfm2_forward_incremental(m, w, tokens, n_kv, n_layers):
 GH_MIXER_ROLES = ("A_log", "D", "ssm_conv1d", "ssm_norm")
 
 
+def experts_beside_shared(w, p, rng, e, ne, f, fs):
+    """Layer p's router, ne SwiGLU experts of f and a shared one of fs, in llama.cpp's names (the
+    converters split HF's fused gate/up inputs into the gate and up rows), drawn in this order."""
+    w[p + "ffn_gate_inp"] = rng.standard_normal((ne, e)) / np.sqrt(e) * 2.0
+    w[p + "ffn_gate_exps"] = rng.standard_normal((ne, f, e)) / np.sqrt(e)
+    w[p + "ffn_up_exps"] = rng.standard_normal((ne, f, e)) / np.sqrt(e)
+    w[p + "ffn_down_exps"] = rng.standard_normal((ne, e, f)) / np.sqrt(f)
+    w[p + "ffn_gate_shexp"] = rng.standard_normal((fs, e)) / np.sqrt(e)
+    w[p + "ffn_up_shexp"] = rng.standard_normal((fs, e)) / np.sqrt(e)
+    w[p + "ffn_down_shexp"] = rng.standard_normal((e, fs)) / np.sqrt(fs)
+
+
+def chosen_experts_token(m, w, p, hv, mlp):
+    """One token's routed experts: the top n_expert_used router logits, weighted by the softmax over
+    them (the softmax over all, renormalised, is the same), each expert through mlp(gate, up, down)."""
+    logits = w[p + "ffn_gate_inp"] @ hv
+    ranked = sorted(range(m["n_expert"]), key=lambda ex: -logits[ex])[:m["n_expert_used"]]
+    z = [math.exp(logits[ex] - logits[ranked[0]]) for ex in ranked]
+    return sum(zz / sum(z) * mlp(w[p + "ffn_gate_exps"][ex], w[p + "ffn_up_exps"][ex], w[p + "ffn_down_exps"][ex])
+               for zz, ex in zip(z, ranked))
+
+
 def gh_sizes(m):
     di, ds, nh, ng = m["d_inner"], m["d_state"], m["ssm_heads"], m["ssm_groups"]
     return di, ds, nh, ng, di + 2 * ng * ds, di // nh
@@ -975,17 +997,8 @@ def gh_make_weights(m, rng):
             w[p + "attn_v"] = rng.standard_normal((kv, e)) / np.sqrt(e)
             w[p + "attn_output"] = rng.standard_normal((e, q)) / np.sqrt(q)
         w[p + "ffn_norm"] = near_one(rng, e)                           # post_attention_layernorm
-        if "moe" in m:
-            ne, f, fs = m["n_expert"], m["n_ff"], m["n_ff_shared"]
-            w[p + "ffn_gate_inp"] = rng.standard_normal((ne, e)) / np.sqrt(e) * 2.0
-            # block_sparse_moe.input_linear [E, 2f, e], split by the converter into gate (first f) and up
-            w[p + "ffn_gate_exps"] = rng.standard_normal((ne, f, e)) / np.sqrt(e)
-            w[p + "ffn_up_exps"] = rng.standard_normal((ne, f, e)) / np.sqrt(e)
-            w[p + "ffn_down_exps"] = rng.standard_normal((ne, e, f)) / np.sqrt(f)
-            # shared_mlp.input_linear [2 fs, e], split likewise into ffn_gate_shexp and ffn_up_shexp
-            w[p + "ffn_gate_shexp"] = rng.standard_normal((fs, e)) / np.sqrt(e)
-            w[p + "ffn_up_shexp"] = rng.standard_normal((fs, e)) / np.sqrt(e)
-            w[p + "ffn_down_shexp"] = rng.standard_normal((e, fs)) / np.sqrt(fs)
+        if "moe" in m:                       # block_sparse_moe and shared_mlp
+            experts_beside_shared(w, p, rng, e, m["n_expert"], m["n_ff"], m["n_ff_shared"])
         else:                                                            # shared_mlp alone: ffn_gate/up/down
             f = m["n_ff"]
             w[p + "ffn_gate"] = rng.standard_normal((f, e)) / np.sqrt(e)
@@ -1142,11 +1155,7 @@ def gh_forward_incremental(m, w, tokens, n_kv, n_layers):
             x = x + r * mixed
             hf = rms(x, w[p + "ffn_norm"])
             if "moe" in m:
-                logits = w[p + "ffn_gate_inp"] @ hf
-                ranked = sorted(range(m["n_expert"]), key=lambda ex: -logits[ex])[:m["n_expert_used"]]
-                z = [math.exp(logits[ex] - logits[ranked[0]]) for ex in ranked]   # softmax over the top k
-                f = sum(zz / sum(z) * mlp(hf, w[p + "ffn_gate_exps"][ex], w[p + "ffn_up_exps"][ex], w[p + "ffn_down_exps"][ex])
-                        for zz, ex in zip(z, ranked))
+                f = chosen_experts_token(m, w, p, hf, lambda g_, u_, d_: mlp(hf, g_, u_, d_))
                 f = f + mlp(hf, w[p + "ffn_gate_shexp"], w[p + "ffn_up_shexp"], w[p + "ffn_down_shexp"])
             else:
                 f = mlp(hf, w[p + "ffn_gate"], w[p + "ffn_up"], w[p + "ffn_down"])
@@ -1202,14 +1211,7 @@ def q35_make_weights(m, rng):
             w[p + "attn_output"] = rng.standard_normal((e, q)) / np.sqrt(q)
         w[p + "post_attention_norm"] = centred(e)
         if "moe" in m:                                   # Qwen3_5MoeSparseMoeBlock
-            ne, fx, fs = m["n_expert"], m["n_ff_exp"], m["n_ff_shared"]
-            w[p + "ffn_gate_inp"] = rng.standard_normal((ne, e)) / np.sqrt(e) * 2.0
-            w[p + "ffn_gate_exps"] = rng.standard_normal((ne, fx, e)) / np.sqrt(e)
-            w[p + "ffn_up_exps"] = rng.standard_normal((ne, fx, e)) / np.sqrt(e)
-            w[p + "ffn_down_exps"] = rng.standard_normal((ne, e, fx)) / np.sqrt(fx)
-            w[p + "ffn_gate_shexp"] = rng.standard_normal((fs, e)) / np.sqrt(e)
-            w[p + "ffn_up_shexp"] = rng.standard_normal((fs, e)) / np.sqrt(e)
-            w[p + "ffn_down_shexp"] = rng.standard_normal((e, fs)) / np.sqrt(fs)
+            experts_beside_shared(w, p, rng, e, m["n_expert"], m["n_ff_exp"], m["n_ff_shared"])
             w[p + "ffn_gate_inp_shexp"] = rng.standard_normal((1, e)) / np.sqrt(e) * 2.0   # shared_expert_gate [1, e]
             continue
         w[p + "ffn_gate"] = rng.standard_normal((f, e)) / np.sqrt(e)
@@ -1476,11 +1478,7 @@ def q35_forward_incremental(m, w, tokens, n_kv, n_layers):
                 return down_w @ (np.array([sl(gg) for gg in gate_w @ hf]) * (up_w @ hf))
 
             if "moe" in m:
-                logits = w[p + "ffn_gate_inp"] @ hf
-                ranked = sorted(range(m["n_expert"]), key=lambda ex: -logits[ex])[:m["n_expert_used"]]
-                z = [math.exp(logits[ex] - logits[ranked[0]]) for ex in ranked]
-                f = sum(zz / sum(z) * mlp(w[p + "ffn_gate_exps"][ex], w[p + "ffn_up_exps"][ex], w[p + "ffn_down_exps"][ex])
-                        for zz, ex in zip(z, ranked))
+                f = chosen_experts_token(m, w, p, hf, mlp)
                 gate = 1.0 / (1.0 + math.exp(-float(w[p + "ffn_gate_inp_shexp"][0] @ hf)))
                 f = f + gate * mlp(w[p + "ffn_gate_shexp"], w[p + "ffn_up_shexp"], w[p + "ffn_down_shexp"])
             else:
