@@ -14,11 +14,8 @@ namespace xb::arch {
 namespace {
 
 Status read_ssm(const GgufMetadata& md, const std::string& a, DecoderParams& p) {
-    XB_ASSIGN_OR_RETURN(const int64_t kernel, md.integer(a + "ssm.conv_kernel", std::nullopt, 2, 64));
-    XB_ASSIGN_OR_RETURN(const int64_t inner, md.integer(a + "ssm.inner_size", std::nullopt, 1, 1 << 18));
-    XB_ASSIGN_OR_RETURN(const int64_t state, md.integer(a + "ssm.state_size", std::nullopt, 1, 1024));
-    XB_ASSIGN_OR_RETURN(const int64_t heads, md.integer(a + "ssm.time_step_rank", std::nullopt, 1, inner));
-    XB_ASSIGN_OR_RETURN(const int64_t groups, md.integer(a + "ssm.group_count", std::nullopt, 1, heads));
+    XB_RETURN_IF_ERROR(read_ssm_sizes(md, a, p, SsmKind::Mamba2));
+    const int64_t inner = p.ssm.d_inner, heads = p.ssm.n_head, groups = p.ssm.n_group;
     if (inner % heads != 0) {
         return md.error(*md.file().find_kv_entry(a + "ssm.time_step_rank"),
                         "(the Mamba-2 heads) does not divide " + a + "ssm.inner_size " + std::to_string(inner));
@@ -27,9 +24,6 @@ Status read_ssm(const GgufMetadata& md, const std::string& a, DecoderParams& p) 
         return md.error(*md.file().find_kv_entry(a + "ssm.group_count"), "does not divide the " + std::to_string(heads) + " Mamba-2 heads (" +
                                                                               a + "ssm.time_step_rank)");
     }
-    p.conv_kernel = static_cast<int>(kernel);
-    p.ssm = SsmParams{.d_inner = static_cast<int>(inner), .d_state = static_cast<int>(state), .n_head = static_cast<int>(heads),
-                      .n_group = static_cast<int>(groups)};
     return Status::ok();
 }
 

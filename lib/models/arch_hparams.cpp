@@ -25,6 +25,18 @@ Status read_experts(const GgufMetadata& md, const std::string& a, DecoderParams&
     return Status::ok();
 }
 
+Status read_ssm_sizes(const GgufMetadata& md, const std::string& a, DecoderParams& p, SsmKind kind) {
+    XB_ASSIGN_OR_RETURN(const int64_t kernel, md.integer(a + "ssm.conv_kernel", std::nullopt, 2, 64));
+    XB_ASSIGN_OR_RETURN(const int64_t inner, md.integer(a + "ssm.inner_size", std::nullopt, 1, 1 << 18));
+    XB_ASSIGN_OR_RETURN(const int64_t state, md.integer(a + "ssm.state_size", std::nullopt, 1, 1024));
+    XB_ASSIGN_OR_RETURN(const int64_t heads, md.integer(a + "ssm.time_step_rank", std::nullopt, 1, inner));
+    XB_ASSIGN_OR_RETURN(const int64_t groups, md.integer(a + "ssm.group_count", std::nullopt, 1, heads));
+    p.conv_kernel = static_cast<int>(kernel);
+    p.ssm = SsmParams{.d_inner = static_cast<int>(inner), .d_state = static_cast<int>(state), .n_head = static_cast<int>(heads),
+                      .n_group = static_cast<int>(groups), .kind = kind};
+    return Status::ok();
+}
+
 Status sliding_window(const GgufMetadata& md, const std::string& a, DecoderParams& p, std::optional<int64_t> window,
                       int64_t pattern, double swa_base, float swa_scale, int64_t min_window) {
     XB_ASSIGN_OR_RETURN(const int64_t w, md.integer(a + "attention.sliding_window", window, min_window));

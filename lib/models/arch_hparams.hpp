@@ -19,6 +19,11 @@ Status refuse_experts(const std::string& a, const DecoderParams& p);
 // gives each expert's hidden size ("": the dense feed_forward_length).
 Status read_experts(const GgufMetadata& md, const std::string& a, DecoderParams& p, const std::string& n_ff_key);
 
+// The state-space layers' sizes under llama.cpp's ssm.* keys, Mamba-2's and the delta net's alike:
+// conv_kernel into p.conv_kernel, inner_size, state_size, time_step_rank (heads) and group_count
+// into p.ssm with `kind`. How they must fit is each architecture's to check.
+Status read_ssm_sizes(const GgufMetadata& md, const std::string& a, DecoderParams& p, SsmKind kind);
+
 // The window of the sliding layers and which layers slide: a period (`pattern` when the file has
 // none, llama.cpp's rule) or one bool per layer; the sliding layers rope with `swa_base` (the
 // file's rope.freq_base_swa overrides it) and `swa_scale`. `window` is the default when the file

@@ -13,11 +13,8 @@ namespace xb::arch {
 namespace {
 
 Status read_delta_net(const GgufMetadata& md, const std::string& a, DecoderParams& p) {
-    XB_ASSIGN_OR_RETURN(const int64_t kernel, md.integer(a + "ssm.conv_kernel", std::nullopt, 2, 64));
-    XB_ASSIGN_OR_RETURN(const int64_t inner, md.integer(a + "ssm.inner_size", std::nullopt, 1, 1 << 18));
-    XB_ASSIGN_OR_RETURN(const int64_t head_k, md.integer(a + "ssm.state_size", std::nullopt, 1, 1024));
-    XB_ASSIGN_OR_RETURN(const int64_t v_heads, md.integer(a + "ssm.time_step_rank", std::nullopt, 1, inner));
-    XB_ASSIGN_OR_RETURN(const int64_t k_heads, md.integer(a + "ssm.group_count", std::nullopt, 1, v_heads));
+    XB_RETURN_IF_ERROR(read_ssm_sizes(md, a, p, SsmKind::GatedDeltaNet));
+    const int64_t inner = p.ssm.d_inner, head_k = p.ssm.d_state, v_heads = p.ssm.n_head, k_heads = p.ssm.n_group;
     if (inner % v_heads != 0 || inner / v_heads != head_k) {
         return md.error(*md.file().find_kv_entry(a + "ssm.inner_size"),
                         "is not " + a + "ssm.time_step_rank (" + std::to_string(v_heads) + " value heads) x " + a + "ssm.state_size (" +
@@ -27,9 +24,6 @@ Status read_delta_net(const GgufMetadata& md, const std::string& a, DecoderParam
         return md.error(*md.file().find_kv_entry(a + "ssm.group_count"),
                         "(the key heads) does not divide the " + std::to_string(v_heads) + " value heads (" + a + "ssm.time_step_rank)");
     }
-    p.conv_kernel = static_cast<int>(kernel);
-    p.ssm = SsmParams{.d_inner = static_cast<int>(inner), .d_state = static_cast<int>(head_k), .n_head = static_cast<int>(v_heads),
-                      .n_group = static_cast<int>(k_heads), .kind = SsmKind::GatedDeltaNet};
     return Status::ok();
 }
 
