@@ -235,12 +235,33 @@ MODELS = {
         n_vocab=256, n_layers=4, eps=1e-6, freq_base=10000.0, tied=False, matrix_type=T.F16, weights="f16",
         rot_dims=4, attn_interval=2, lin_k_heads=2, lin_v_heads=4, lin_head=16, conv_K=4, chunk=4,
         moe="softmax", n_expert=4, n_expert_used=2, n_ff_shared=24),
+    # Qwen3-Next (Qwen3NextForCausalLM): tiny-qwen35moe's layers from HF's fused in_proj_qkvz and
+    # in_proj_ba (grouped per key head; the converter splits in_proj_qkvz into attn_qkv and attn_gate,
+    # keeps in_proj_ba as ssm_ba and leaves the value heads grouped); layer_types linear, linear,
+    # full, linear (attention.recurrent_layers, which overrides full_attention_interval 4); partial
+    # neox rope without sections; f32; untied.
+    "tiny-qwen3next": dict(
+        arch="qwen3next", n_embd=64, n_head=4, n_head_kv=2, head_dim=16, key_length=True, n_ff=96, n_ff_exp=16,
+        n_vocab=256, n_layers=4, eps=1e-6, freq_base=10000.0, tied=False, matrix_type=T.F32, weights="f32",
+        rot_dims=4, attn_interval=4, layer_types=("linear_attention", "linear_attention", "full_attention", "linear_attention"),
+        lin_k_heads=2, lin_v_heads=4, lin_head=16, conv_K=4, chunk=4,
+        moe="softmax", n_expert=4, n_expert_used=2, n_ff_shared=24),
+    # The same checkpoint as older converters wrote it: in_proj_qkvz whole as ssm_in; f16 matrices.
+    "tiny-qwen3next-ssm-in": dict(
+        arch="qwen3next", n_embd=64, n_head=4, n_head_kv=2, head_dim=16, key_length=True, n_ff=96, n_ff_exp=16,
+        n_vocab=256, n_layers=4, eps=1e-6, freq_base=10000.0, tied=False, matrix_type=T.F16, weights="f16",
+        rot_dims=4, attn_interval=4, layer_types=("linear_attention", "linear_attention", "full_attention", "linear_attention"),
+        lin_k_heads=2, lin_v_heads=4, lin_head=16, conv_K=4, chunk=4, fused_ssm_in=True,
+        moe="softmax", n_expert=4, n_expert_used=2, n_ff_shared=24),
 }
+Q35_ARCHS = ("qwen35", "qwen35moe", "qwen3next")
 LONG_CACHE = ("tiny-gemma2", "tiny-gemma3", "tiny-phi3", "tiny-gpt-oss", "tiny-deepseek2", "tiny-deepseek2-yarn",
-              "tiny-gpt-oss-mxfp4", "tiny-lfm2", "tiny-granitehybrid", "tiny-granitehybrid-dense", "tiny-qwen35", "tiny-qwen35moe")
+              "tiny-gpt-oss-mxfp4", "tiny-lfm2", "tiny-granitehybrid", "tiny-granitehybrid-dense", "tiny-qwen35", "tiny-qwen35moe",
+              "tiny-qwen3next")
 SEEDS = {name: 7100 + 100 * i for i, name in enumerate(MODELS)}
 SEEDS["tiny-qwen3moe-q8_0"] = SEEDS["tiny-qwen3moe"]  # the same checkpoint, stored differently
 SEEDS["tiny-gpt-oss-mxfp4"] = SEEDS["tiny-gpt-oss"]
+SEEDS["tiny-qwen3next-ssm-in"] = SEEDS["tiny-qwen3next"]
 
 
 # --- checkpoint-layout weights -----------------------------------------------------------------
@@ -259,7 +280,7 @@ def make_weights(m, rng):
         return lfm2_make_weights(m, rng)
     if m["arch"] == "granitehybrid":
         return gh_make_weights(m, rng)
-    if m["arch"] in ("qwen35", "qwen35moe"):
+    if m["arch"] in Q35_ARCHS:
         return q35_make_weights(m, rng)
     e, hd, v = m["n_embd"], m["head_dim"], m["n_vocab"]
     q, kv = m["n_head"] * hd, m["n_head_kv"] * hd
@@ -335,7 +356,7 @@ def tensor_name(key):
 
 def to_file(m, w):
     """Checkpoint-layout weights -> {gguf tensor name: float64 array in the file's numpy layout}."""
-    if m["arch"] in ("qwen35", "qwen35moe"):
+    if m["arch"] in Q35_ARCHS:
         return q35_to_file(m, w)
     out = {}
     for key, a in w.items():
@@ -385,7 +406,7 @@ def to_file(m, w):
 
 def from_file(m, tensors):
     """The file's tensors (float64, numpy layout) -> checkpoint-layout weights (to_file undone)."""
-    if m["arch"] in ("qwen35", "qwen35moe"):
+    if m["arch"] in Q35_ARCHS:
         return q35_from_file(m, tensors)
     w = {}
     for name, a in tensors.items():
@@ -459,7 +480,7 @@ def write_gguf(path, name, m, file_tensors):
         writer.add_shortconv_l_cache(m["conv_L"])   # LFM2Model.set_gguf_parameters (head_count_kv: llama_writer)
     if arch == "granitehybrid":
         gh_write_keys(writer, m)
-    if arch in ("qwen35", "qwen35moe"):
+    if arch in Q35_ARCHS:
         q35_write_keys(writer, m)
     if m.get("key_length"):
         writer.add_key_length(m["head_dim"])
@@ -670,7 +691,7 @@ def forward(m, w, tokens, n_kv, n_layers, stats=None):
         return lfm2_forward(m, w, tokens, n_kv, n_layers)
     if m["arch"] == "granitehybrid":
         return gh_forward(m, w, tokens, n_kv, n_layers, stats)
-    if m["arch"] in ("qwen35", "qwen35moe"):
+    if m["arch"] in Q35_ARCHS:
         return q35_forward(m, w, tokens, n_kv, n_layers, stats)
     t = len(tokens)
     pos = np.arange(n_kv - t, n_kv, dtype=np.float64)
@@ -708,7 +729,7 @@ def forward_incremental(m, w, tokens, n_kv, n_layers):
         return lfm2_forward_incremental(m, w, tokens, n_kv, n_layers)
     if m["arch"] == "granitehybrid":
         return gh_forward_incremental(m, w, tokens, n_kv, n_layers)
-    if m["arch"] in ("qwen35", "qwen35moe"):
+    if m["arch"] in Q35_ARCHS:
         return q35_forward_incremental(m, w, tokens, n_kv, n_layers)
     nh, nkv, hd, e = m["n_head"], m["n_head_kv"], m["head_dim"], m["n_embd"]
     half = hd // 2
@@ -1181,7 +1202,30 @@ def q35_sizes(m):
 
 
 def q35_layer_is_linear(m, il):
+    if "layer_types" in m:
+        return m["layer_types"][il] == "linear_attention"
     return (il + 1) % m["attn_interval"] != 0
+
+
+def q3n_fuse(m, parts, widths):
+    """Qwen3-Next's fused projections (in_proj_qkvz, in_proj_ba): per key head, its rows of each
+    part in turn; `parts` are the parts' rows for all key heads, `widths` each key head's share."""
+    nk = m["lin_k_heads"]
+    return np.concatenate([np.concatenate([a[g * wd:(g + 1) * wd] for a, wd in zip(parts, widths)]) for g in range(nk)])
+
+
+def q3n_split(m, fused, widths):
+    """q3n_fuse undone: the parts, each with all key heads' rows."""
+    nk = m["lin_k_heads"]
+    groups = fused.reshape(nk, sum(widths), *fused.shape[1:])
+    edges = np.cumsum((0,) + tuple(widths))
+    return [groups[:, a:b].reshape(nk * (b - a), *fused.shape[1:]) for a, b in zip(edges[:-1], edges[1:])]
+
+
+def q3n_widths(m):
+    nk, nv, d, _ = q35_sizes(m)
+    r = nv // nk
+    return (d, d, r * d, r * d), (r, r)
 
 
 def q35_make_weights(m, rng):
@@ -1209,6 +1253,11 @@ def q35_make_weights(m, rng):
             w[p + "attn_v"] = rng.standard_normal((kv, e)) / np.sqrt(e)
             w[p + "attn_q_norm"], w[p + "attn_k_norm"] = centred(hd), centred(hd)
             w[p + "attn_output"] = rng.standard_normal((e, q)) / np.sqrt(q)
+        if m["arch"] == "qwen3next" and q35_layer_is_linear(m, il):   # HF's fused, grouped layouts
+            qkvz_w, ba_w = q3n_widths(m)
+            q_, k_, v_ = np.split(w.pop(p + "attn_qkv"), [nk * d, 2 * nk * d])
+            w[p + "ssm_in"] = q3n_fuse(m, (q_, k_, v_, w.pop(p + "attn_gate")), qkvz_w)   # in_proj_qkvz
+            w[p + "ssm_ba"] = q3n_fuse(m, (w.pop(p + "ssm_beta"), w.pop(p + "ssm_alpha")), ba_w)  # in_proj_ba
         w[p + "post_attention_norm"] = centred(e)
         if "moe" in m:                                   # Qwen3_5MoeSparseMoeBlock
             experts_beside_shared(w, p, rng, e, m["n_expert"], m["n_ff_exp"], m["n_ff_shared"])
@@ -1236,6 +1285,8 @@ def q35_tiled(m, a, axis, head, inverse=False):
 def q35_to_file(m, w, inverse=False):
     """The converter's step (Qwen3_5TextModel); with `inverse`, its undoing (same keys both ways but
     A_log <-> ssm_a). Names: file names without .weight/.bias except where noted."""
+    if m["arch"] == "qwen3next":
+        return q3n_to_file(m, w, inverse)
     nk, nv, d, ch = q35_sizes(m)
     key_dim = 2 * nk * d
     out = {}
@@ -1265,6 +1316,41 @@ def q35_to_file(m, w, inverse=False):
     return out
 
 
+def q3n_to_file(m, w, inverse=False):
+    """Qwen3NextModel.modify_tensors (and its undoing): norms + 1 but the gated one, A_log ->
+    -exp(A_log), conv1d squeezed, in_proj_qkvz split into attn_qkv (q, k, v of all heads) and
+    attn_gate (z) unless the file keeps it whole as ssm_in (older converters); in_proj_ba kept as
+    ssm_ba; no head reordered."""
+    qkvz_w, _ = q3n_widths(m)
+    out = {}
+    for key, a in w.items():
+        role, p = key.split(".")[-1], key[: key.rfind(".") + 1]
+        if role in Q35_CENTRED:
+            a = a - 1.0 if inverse else a + 1.0
+        elif role == "A_log":
+            out[p + "ssm_a"] = -np.exp(a)
+            continue
+        elif role == "ssm_a" and inverse:
+            out[p + "A_log"] = np.log(-a)
+            continue
+        elif role == "ssm_conv1d":
+            a = a[:, None, :] if inverse else a[:, 0, :]
+        elif role == "ssm_in" and not inverse and not m.get("fused_ssm_in"):
+            q_, k_, v_, z_ = q3n_split(m, a, qkvz_w)
+            out[tensor_name(p + "attn_qkv")] = np.concatenate([q_, k_, v_])
+            out[tensor_name(p + "attn_gate")] = z_
+            continue
+        elif role == "attn_qkv" and inverse:
+            nk, _, d, _ = q35_sizes(m)
+            q_, k_, v_ = np.split(a, [nk * d, 2 * nk * d])
+            out[p + "ssm_in"] = q3n_fuse(m, (q_, k_, v_, w[p + "attn_gate"]), qkvz_w)
+            continue
+        elif role == "attn_gate" and inverse:
+            continue
+        out[key if inverse else tensor_name(key)] = a
+    return out
+
+
 def q35_from_file(m, tensors):
     w = {}
     for name, a in tensors.items():
@@ -1287,9 +1373,12 @@ def q35_write_keys(writer, m):
     writer.add_ssm_group_count(nk)
     writer.add_ssm_time_step_rank(nv)
     writer.add_ssm_inner_size(d * nv)
+    if "layer_types" in m:                          # attention.recurrent_layers, as the converter writes it
+        writer.add_array(f"{m['arch']}.attention.recurrent_layers", [t == "linear_attention" for t in m["layer_types"]])
     writer.add_full_attention_interval(m["attn_interval"])
     writer.add_rope_dimension_count(m["rot_dims"])
-    writer.add_rope_dimension_sections([m["rot_dims"] // 4, m["rot_dims"] // 4, 0, 0])
+    if m["arch"] != "qwen3next":                    # Qwen3-Next's rope is plain neox
+        writer.add_rope_dimension_sections([m["rot_dims"] // 4, m["rot_dims"] // 4, 0, 0])
     if "moe" in m:
         writer.add_expert_shared_feed_forward_length(m["n_ff_shared"])
 
@@ -1357,6 +1446,23 @@ def q35_chunk_delta_rule(q, k, v, g, beta, chunk):
     return out[:t]
 
 
+def q35_projections(m, w, p, h):
+    """The delta net's projections of h [T, e]: the convolution's input (q, k, v of all heads)
+    [T, ch], z [T, nv d], b and a [T, nv]. Qwen3-Next's come fused, per key head (HF's
+    fix_query_key_value_ordering undoes that)."""
+    if m["arch"] != "qwen3next":
+        return h @ w[p + "attn_qkv"].T, h @ w[p + "attn_gate"].T, h @ w[p + "ssm_beta"].T, h @ w[p + "ssm_alpha"].T
+    qkvz_w, ba_w = q3n_widths(m)
+    t = h.shape[0]
+    nk = m["lin_k_heads"]
+    qkvz = (h @ w[p + "ssm_in"].T).reshape(t, nk, sum(qkvz_w))
+    q, k, v, z = np.split(qkvz, np.cumsum(qkvz_w)[:-1], axis=2)
+    ba = (h @ w[p + "ssm_ba"].T).reshape(t, nk, sum(ba_w))
+    b, a = np.split(ba, [ba_w[0]], axis=2)
+    flat = lambda x: x.reshape(t, -1)   # noqa: E731
+    return np.concatenate([flat(q), flat(k), flat(v)], axis=1), flat(z), flat(b), flat(a)
+
+
 def q35_linear(m, w, il, h):
     """Qwen3_5GatedDeltaNet without a cache: in_proj_qkv through a causal depthwise convolution
     (no bias) and silu; q, k L2-normed and each repeated to its value heads (repeat_interleave:
@@ -1365,7 +1471,7 @@ def q35_linear(m, w, il, h):
     p, t = f"blk.{il}.", h.shape[0]
     nk, nv, d, ch = q35_sizes(m)
     K = m["conv_K"]
-    mixed = h @ w[p + "attn_qkv"].T
+    mixed, z, b, a = q35_projections(m, w, p, h)
     padded_in = np.concatenate([np.zeros((K - 1, ch)), mixed])
     taps = w[p + "ssm_conv1d"][:, 0, :]
     conv = silu(np.stack([(padded_in[i:i + K] * taps.T).sum(axis=0) for i in range(t)]))
@@ -1373,11 +1479,10 @@ def q35_linear(m, w, il, h):
     q = np.repeat(l2norm(q.reshape(t, nk, d)), nv // nk, axis=1)
     k = np.repeat(l2norm(k.reshape(t, nk, d)), nv // nk, axis=1)
     v = v.reshape(t, nv, d)
-    beta = 1.0 / (1.0 + np.exp(-(h @ w[p + "ssm_beta"].T)))
-    g = -np.exp(w[p + "A_log"]) * softplus(h @ w[p + "ssm_alpha"].T + w[p + "ssm_dt_bias"])
+    beta = 1.0 / (1.0 + np.exp(-b))
+    g = -np.exp(w[p + "A_log"]) * softplus(a + w[p + "ssm_dt_bias"])
     core = q35_chunk_delta_rule(q, k, v, g, beta, m["chunk"])
-    z = (h @ w[p + "attn_gate"].T).reshape(t, nv, d)
-    o = rms_norm(core, w[p + "ssm_norm"], m["eps"]) * silu(z)
+    o = rms_norm(core, w[p + "ssm_norm"], m["eps"]) * silu(z.reshape(t, nv, d))
     return o.reshape(t, nv * d) @ w[p + "ssm_out"].T
 
 
@@ -1435,20 +1540,20 @@ def q35_forward_incremental(m, w, tokens, n_kv, n_layers):
             p = f"blk.{il}."
             h = rms(x, 1.0 + w[p + "attn_norm"])
             if q35_layer_is_linear(m, il):
-                window = windows[il] + [w[p + "attn_qkv"] @ h]
+                mixed, z, b, a_ = (row[0] for row in q35_projections(m, w, p, h[None]))
+                window = windows[il] + [mixed]
                 windows[il] = window[1:]
                 conv = np.array([sl(sum(window[j][c] * w[p + "ssm_conv1d"][c, 0, j] for j in range(K))) for c in range(ch)])
                 out = np.zeros((nv, d))
-                z = w[p + "attn_gate"] @ h
                 for hh in range(nv):
                     kh = hh // (nv // nk)
                     qv, kv_ = conv[kh * d:(kh + 1) * d], conv[nk * d + kh * d:nk * d + (kh + 1) * d]
                     qv = qv / math.sqrt(float(np.dot(qv, qv)) + 1e-6) / math.sqrt(d)
                     kv_ = kv_ / math.sqrt(float(np.dot(kv_, kv_)) + 1e-6)
                     vv = conv[2 * nk * d + hh * d:2 * nk * d + (hh + 1) * d]
-                    a = float(w[p + "ssm_alpha"][hh] @ h) + w[p + "ssm_dt_bias"][hh]
+                    a = float(a_[hh]) + w[p + "ssm_dt_bias"][hh]
                     g = -math.exp(w[p + "A_log"][hh]) * (a if a > 20.0 else math.log1p(math.exp(a)))
-                    beta = 1.0 / (1.0 + math.exp(-float(w[p + "ssm_beta"][hh] @ h)))
+                    beta = 1.0 / (1.0 + math.exp(-float(b[hh])))
                     S = states[il][hh] * math.exp(g)
                     S = S + np.outer(kv_, (vv - S.T @ kv_) * beta)
                     states[il][hh] = S
@@ -2012,12 +2117,12 @@ def self_check(models):
                     taps[:, :, :-1] = 0.0
                     last_tap_only[f"blk.{il}.shortconv.conv"] = taps
             changed("the convolutions' earlier taps", m, ww=last_tap_only)
-        if m["arch"] == "qwen35moe":
+        if m["arch"] in ("qwen35moe", "qwen3next"):
             no_shared_gate = dict(held)
             for il in range(m["n_layers"]):
                 no_shared_gate[f"blk.{il}.ffn_gate_inp_shexp"] = np.full((1, m["n_embd"]), 0.0)   # sigmoid 1/2
             changed("the shared expert's gate", m, ww=no_shared_gate, threshold=0.01)
-        if m["arch"] in ("qwen35", "qwen35moe"):
+        if m["arch"] in Q35_ARCHS:
             # The delta rule's memory and its corrections matter, and so does the attention's gate.
             for label, key, value in (("no decay (A = 0)", "A_log", -60.0), ("instant decay", "A_log", 6.0)):
                 ww = dict(held)

@@ -62,6 +62,7 @@ Tensor* view_2d(Context& ctx, Tensor* a, int64_t ne0, int64_t ne1, size_t nb1, s
 Tensor* permute(Context& ctx, Tensor* a, std::array<int, kMaxDims> axes);
 Tensor* transpose(Context& ctx, Tensor* a);          // swaps dims 0 and 1
 Tensor* repeat(Context& ctx, Tensor* a, Tensor* shape_of);   // a tiled to shape_of's shape
+Tensor* repeat_4d(Context& ctx, Tensor* a, std::array<int64_t, kMaxDims> ne);   // a tiled to shape ne
 Tensor* concat(Context& ctx, Tensor* a, Tensor* b, int dim);
 Tensor* pad(Context& ctx, Tensor* a, std::array<int32_t, kMaxDims> after);   // zeros at the end of each dim
 Tensor* arange(Context& ctx, float start, float stop, float step);         // f32 [ceil((stop-start)/step)]

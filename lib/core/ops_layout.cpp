@@ -178,6 +178,18 @@ Tensor* repeat(Context& ctx, Tensor* a, Tensor* shape_of) {
     return make_node(ctx, Op::Repeat, a->type, shape_of->ne, {a});
 }
 
+Tensor* repeat_4d(Context& ctx, Tensor* a, std::array<int64_t, kMaxDims> ne) {
+    if (!check_not_null(ctx, "repeat", {a})) return ctx.placeholder(a);
+    for (int i = 0; i < kMaxDims; ++i) {
+        if (ne[i] < 1 || a->ne[i] < 1 || ne[i] % a->ne[i] != 0) {
+            const std::string target = "[" + std::to_string(ne[0]) + ", " + std::to_string(ne[1]) + ", " + std::to_string(ne[2]) +
+                                       ", " + std::to_string(ne[3]) + "]";
+            return ctx.fail(op_error("repeat", describe("a", *a) + " cannot be tiled to " + target), a);
+        }
+    }
+    return make_node(ctx, Op::Repeat, a->type, ne, {a});
+}
+
 Tensor* concat(Context& ctx, Tensor* a, Tensor* b, int dim) {
     if (!check_not_null(ctx, "concat", {a, b})) return ctx.placeholder(a);
     if (dim < 0 || dim >= kMaxDims) return ctx.fail(op_error("concat", "dim must be 0..3"), a);

@@ -1,5 +1,5 @@
 // Each architecture's entry, defined in its own file (models/arch_<name>.cpp; qwen3moe beside
-// qwen3, whose layers it shares) and listed in the table of models/architectures.cpp.
+// qwen3 and qwen3next beside qwen35, whose layers they share) and listed in the table of models/architectures.cpp.
 #pragma once
 
 #include "models/architectures.hpp"
@@ -19,5 +19,6 @@ extern const Architecture kLfm2;
 extern const Architecture kGraniteHybrid;
 extern const Architecture kQwen35;
 extern const Architecture kQwen35Moe;
+extern const Architecture kQwen3Next;
 
 }  // namespace xb::arch

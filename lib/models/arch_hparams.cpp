@@ -37,6 +37,44 @@ Status read_ssm_sizes(const GgufMetadata& md, const std::string& a, DecoderParam
     return Status::ok();
 }
 
+Status read_delta_net_sizes(const GgufMetadata& md, const std::string& a, DecoderParams& p) {
+    XB_RETURN_IF_ERROR(read_ssm_sizes(md, a, p, SsmKind::GatedDeltaNet));
+    const int64_t inner = p.ssm.d_inner, head_k = p.ssm.d_state, v_heads = p.ssm.n_head, k_heads = p.ssm.n_group;
+    if (inner % v_heads != 0 || inner / v_heads != head_k) {
+        return md.error(*md.file().find_kv_entry(a + "ssm.inner_size"),
+                        "is not " + a + "ssm.time_step_rank (" + std::to_string(v_heads) + " value heads) x " + a + "ssm.state_size (" +
+                            std::to_string(head_k) + "): the delta net's key and value heads must be of one size");
+    }
+    if (v_heads % k_heads != 0) {
+        return md.error(*md.file().find_kv_entry(a + "ssm.group_count"),
+                        "(the key heads) does not divide the " + std::to_string(v_heads) + " value heads (" + a + "ssm.time_step_rank)");
+    }
+    return Status::ok();
+}
+
+Status read_recurrent_layers(const GgufMetadata& md, const std::string& a, DecoderParams& p) {
+    if (md.is_array(a + "attention.recurrent_layers")) {
+        XB_ASSIGN_OR_RETURN(p.recurrent, md.bool_per_layer(a + "attention.recurrent_layers", p.n_layers));
+        return Status::ok();
+    }
+    XB_ASSIGN_OR_RETURN(const int64_t interval, md.integer(a + "full_attention_interval", 4, 1, 1 << 16));
+    p.recurrent.clear();
+    for (int il = 0; il < p.n_layers; ++il) p.recurrent.push_back((il + 1) % interval != 0);
+    return Status::ok();
+}
+
+Status read_experts_beside_gated_shared(const GgufMetadata& md, const std::string& a, DecoderParams& p) {
+    XB_RETURN_IF_ERROR(read_experts(md, a, p, "expert_feed_forward_length"));
+    XB_ASSIGN_OR_RETURN(const int64_t shared, md.integer(a + "expert_shared_feed_forward_length", p.n_ff, 1, 1 << 18));
+    ExpertParams& e = p.experts;
+    e.gating = ExpertGating::Softmax;
+    e.normalize = true;
+    e.n_shared = 1;
+    e.n_ff_shared = static_cast<int>(shared);
+    e.shared_gate = true;
+    return Status::ok();
+}
+
 Status sliding_window(const GgufMetadata& md, const std::string& a, DecoderParams& p, std::optional<int64_t> window,
                       int64_t pattern, double swa_base, float swa_scale, int64_t min_window) {
     XB_ASSIGN_OR_RETURN(const int64_t w, md.integer(a + "attention.sliding_window", window, min_window));

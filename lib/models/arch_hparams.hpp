@@ -24,6 +24,21 @@ Status read_experts(const GgufMetadata& md, const std::string& a, DecoderParams&
 // into p.ssm with `kind`. How they must fit is each architecture's to check.
 Status read_ssm_sizes(const GgufMetadata& md, const std::string& a, DecoderParams& p, SsmKind kind);
 
+// The gated delta net's sizes (Qwen3.5, Qwen3-Next): read_ssm_sizes, then the checks that key and
+// value heads are of one size (ssm.state_size) and that the key heads (ssm.group_count) divide the
+// value heads (ssm.time_step_rank).
+Status read_delta_net_sizes(const GgufMetadata& md, const std::string& a, DecoderParams& p);
+
+// Which layers are recurrent: the file's attention.recurrent_layers (one bool per layer), else
+// every layer but each full_attention_interval-th (4 by default: layer il attends when
+// (il + 1) % interval == 0), llama.cpp's order of preference.
+Status read_recurrent_layers(const GgufMetadata& md, const std::string& a, DecoderParams& p);
+
+// Qwen3.5-MoE's and Qwen3-Next's experts: softmax, top-k, renormalised, beside one shared expert of
+// its own width (expert_shared_feed_forward_length, else feed_forward_length) gated per token by a
+// sigmoid.
+Status read_experts_beside_gated_shared(const GgufMetadata& md, const std::string& a, DecoderParams& p);
+
 // The window of the sliding layers and which layers slide: a period (`pattern` when the file has
 // none, llama.cpp's rule) or one bool per layer; the sliding layers rope with `swa_base` (the
 // file's rope.freq_base_swa overrides it) and `swa_scale`. `window` is the default when the file

@@ -21,6 +21,8 @@
 //   qwen35     Qwen3.5: a hybrid of gated delta nets (convolution and delta-rule states) and
 //              full attention with a sigmoid output gate, every 4th layer
 //   qwen35moe  Qwen3.5-MoE: qwen35 with experts beside a sigmoid-gated shared expert
+//   qwen3next  Qwen3-Next: qwen35moe's layers from fused beta/alpha (and older files' fused q/k/v/z)
+//              projections, value heads grouped by key head
 //   granitehybrid  Granite 4.0-H: a hybrid of Mamba-2 layers (convolution and scan states) and
 //              attention without rope; dense or expert FFNs with a shared expert; Granite's
 //              multipliers

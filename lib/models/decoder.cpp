@@ -53,7 +53,7 @@ std::vector<Tensor*> LayerWeights::all() const {
                       w_gate, w_up, w_down, ffn_post_norm, router, router_b, gate_exps, up_exps, down_exps, gate_exps_b,
                       up_exps_b, down_exps_b, exp_probs_b, gate_shexp, up_shexp, down_shexp, gate_inp_shexp, wq_a, q_a_norm, wq_b, wkv_a_mqa,
                       kv_a_norm, wk_b, wv_b, conv_in, conv_kernel, conv_out, ssm_in, ssm_conv, ssm_conv_b, ssm_dt_b, ssm_a, ssm_d,
-                      ssm_norm, ssm_out, delta_qkv, delta_z, ssm_beta, ssm_alpha}) {
+                      ssm_norm, ssm_out, delta_qkv, delta_z, ssm_beta, ssm_alpha, ssm_beta_alpha}) {
         if (t != nullptr) w.push_back(t);
     }
     return w;

@@ -102,6 +102,9 @@ struct SsmParams {
     int n_head = 0;   // ssm.time_step_rank: the heads, each with its own step and decay
     int n_group = 0;  // ssm.group_count: B and C (the delta net's q and k) shared by n_head / n_group heads each
     SsmKind kind = SsmKind::Mamba2;
+    // The delta net's value head h reads key head h / (n_head / n_group) (Qwen3-Next: HF's grouped
+    // order) instead of h % n_group (ggml's tiled order, into which Qwen3.5's converter reorders).
+    bool grouped_heads = false;
 
     bool enabled() const { return d_inner > 0; }
     int head_dim() const { return n_head > 0 ? d_inner / n_head : 0; }
@@ -257,6 +260,10 @@ struct LayerWeights {
     Tensor* delta_z = nullptr;      // attn_gate [n_embd, d_inner]: the output norm's gate
     Tensor* ssm_beta = nullptr;     // [n_embd, n_head]: each head's write strength, through a sigmoid
     Tensor* ssm_alpha = nullptr;    // [n_embd, n_head]: each head's step, biased and softplus'd, times A
+    // Qwen3-Next: ssm_beta and ssm_alpha fused, ssm_ba [n_embd, 2 n_head]: per key head, the betas of
+    // its n_head / n_group value heads, then their alphas. Its older files fuse attn_qkv and attn_gate
+    // into ssm_in [n_embd, conv_channels + d_inner], per key head: q, k, its value heads' v, their z.
+    Tensor* ssm_beta_alpha = nullptr;
 
     std::vector<Tensor*> all() const;  // the weights that exist, in the order above
 };

@@ -50,6 +50,8 @@ public:
 
     int layer() const { return il_; }
     const DecoderParams& params() const { return p_; }
+    // Whether the source holds the layer's tensor `suffix` (never, for synthetic weights).
+    bool has(const std::string& suffix) const { return make_.has(pre_ + suffix); }
     Tensor* matrix(const std::string& suffix, int64_t cols, int64_t rows) { return make_.matrix(pre_ + suffix, cols, rows); }
     Tensor* vector(const std::string& suffix, int64_t n) { return make_.vector(pre_ + suffix, n); }
     // nullptr unless the source holds it (`need` Optional), always (Required), never (None).

@@ -98,17 +98,65 @@ Tensor* LayerGraph::unit_rows(Tensor* x, const std::string& name) const {
     return n(scale(ctx, normed, 1.0f / std::sqrt(row)), name);
 }
 
+std::pair<Tensor*, Tensor*> LayerGraph::delta_projections(Tensor* x) const {
+    if (w.delta_qkv != nullptr) {
+        return {n(mul_mat(ctx, w.delta_qkv, x), "linear_attn_qkv_mixed"), n(mul_mat(ctx, w.delta_z, x), "z")};
+    }
+    // The older fused layout: per key head its q, k, then its value heads' v and z.
+    const SsmParams& s = p.ssm;
+    const int64_t t = p.n_tokens, dk = s.d_state, hk = s.n_group, vz = s.d_inner / hk, per_key = 2 * dk + 2 * vz;
+    const size_t f = sizeof(float);
+    Tensor* mixed = n(mul_mat(ctx, w.ssm_in, x), "linear_attn_mixed_qkvz");
+    Tensor* grouped = n.step(reshape(ctx, mixed, {per_key, hk, t, 1}), "linear_attn_mixed_qkvz", "per key head");
+    const auto part = [&](int64_t rows, int64_t offset, const std::string& name) {
+        Tensor* v = n.step(view(ctx, grouped, {rows, hk, t, 1}, {grouped->nb[1], grouped->nb[2], grouped->nb[3]},
+                                static_cast<size_t>(offset) * f),
+                           name, "view");
+        return n(reshape(ctx, n.step(cont(ctx, v), name, "cont"), {rows * hk, t, 1, 1}), name + "_flat");
+    };
+    Tensor* q = part(dk, 0, "query");
+    Tensor* k = part(dk, dk, "key");
+    Tensor* v = part(vz, 2 * dk, "value");
+    Tensor* z = part(vz, 2 * dk + vz, "z");
+    Tensor* qkv = n(concat(ctx, n(concat(ctx, q, k, 0), "qk_mixed"), v, 0), "qkv_mixed");
+    return {qkv, z};
+}
+
+std::pair<Tensor*, Tensor*> LayerGraph::delta_gates(Tensor* x) const {
+    const int64_t t = p.n_tokens, hv = p.ssm.n_head;
+    Tensor* beta = nullptr;
+    Tensor* alpha = nullptr;
+    if (w.ssm_beta_alpha != nullptr) {
+        // Per key head: its value heads' betas, then their alphas.
+        const int64_t per_key = hv / p.ssm.n_group;
+        Tensor* ba = n(mul_mat(ctx, w.ssm_beta_alpha, x), "linear_attn_mixed_ba");
+        Tensor* grouped = n.step(reshape(ctx, ba, {2 * per_key, p.ssm.n_group, t, 1}), "linear_attn_mixed_ba", "per key head");
+        const auto part = [&](int64_t offset, const char* name) {
+            Tensor* v = n.step(view(ctx, grouped, {per_key, p.ssm.n_group, t, 1}, {grouped->nb[1], grouped->nb[2], grouped->nb[3]},
+                                    static_cast<size_t>(offset) * sizeof(float)),
+                               name, "view");
+            return n(reshape(ctx, n.step(cont(ctx, v), name, "cont"), {hv, t, 1, 1}), name);
+        };
+        beta = part(0, "b");
+        alpha = part(per_key, "a");
+    } else {
+        beta = n(mul_mat(ctx, w.ssm_beta, x), "beta");
+        alpha = n(mul_mat(ctx, w.ssm_alpha, x), "alpha");
+    }
+    Tensor* strength = n(sigmoid(ctx, beta), "beta_sigmoid");
+    strength = n.step(reshape(ctx, strength, {1, hv, t, 1}), "beta_sigmoid", "per head");
+    Tensor* biased = n(add(ctx, alpha, w.ssm_dt_b), "alpha_biased");
+    Tensor* decay = n(mul(ctx, n(softplus(ctx, biased), "a_softplus"), w.ssm_a), "gate");  // log-decay per head and token
+    decay = n.step(reshape(ctx, decay, {1, hv, t, 1}), "gate", "per head");
+    return {strength, decay};
+}
+
 Tensor* LayerGraph::gated_delta_net(Tensor* x) const {
     const SsmParams& s = p.ssm;
     const int64_t t = p.n_tokens, dk = s.d_state, hk = s.n_group, hv = s.n_head, dv = s.head_dim();
     const size_t f = sizeof(float);
-    Tensor* qkv = n(mul_mat(ctx, w.delta_qkv, x), "linear_attn_qkv_mixed");  // [conv_channels, t]
-    Tensor* z = n(mul_mat(ctx, w.delta_z, x), "z");                          // [d_inner, t]
-    Tensor* beta = n(sigmoid(ctx, n(mul_mat(ctx, w.ssm_beta, x), "beta")), "beta_sigmoid");
-    beta = n.step(reshape(ctx, beta, {1, hv, t, 1}), "beta_sigmoid", "per head");
-    Tensor* alpha = n(add(ctx, n(mul_mat(ctx, w.ssm_alpha, x), "alpha"), w.ssm_dt_b), "alpha_biased");
-    Tensor* decay = n(mul(ctx, n(softplus(ctx, alpha), "a_softplus"), w.ssm_a), "gate");  // log-decay per head and token
-    decay = n.step(reshape(ctx, decay, {1, hv, t, 1}), "gate", "per head");
+    const auto [qkv, z] = delta_projections(x);  // [conv_channels, t], [d_inner, t]
+    const auto [beta, decay] = delta_gates(x);
 
     Tensor* conv = n(silu(ctx, causal_conv(qkv, w.ssm_conv, "conv")), "conv_output_silu");  // [conv_channels, t, 1]
     const size_t crow = conv->nb[1], cseq = conv->nb[2];
@@ -118,6 +166,16 @@ Tensor* LayerGraph::gated_delta_net(Tensor* x) const {
     Tensor* v = n(view(ctx, conv, {dv, hv, t, 1}, {static_cast<size_t>(dv) * f, crow, cseq}, static_cast<size_t>(2 * dk * hk) * f), "v_conv");
     q = unit_rows(q, "q_conv");
     k = unit_rows(k, "k_conv");
+    if (s.grouped_heads && hk != hv) {
+        // Each key head repeated for its value heads in turn (the op reads head h % hk otherwise).
+        const auto to_value_heads = [&](Tensor* a, const std::string& name) {
+            Tensor* one = n.step(reshape(ctx, a, {dk, 1, hk, t}), name, "per key head");
+            Tensor* repeated = n.step(repeat_4d(ctx, one, {dk, hv / hk, hk, t}), name, "repeated");
+            return n(reshape(ctx, repeated, {dk, hv, t, 1}), name + "_predelta");
+        };
+        q = to_value_heads(q, "q_conv");
+        k = to_value_heads(k, "k_conv");
+    }
 
     Tensor* state = m.ssm_state[static_cast<size_t>(il)];  // [dv, dv, hv]
     Tensor* out = n(xb::gated_delta_net(ctx, q, k, v, decay, beta, state), "gated_delta_net");

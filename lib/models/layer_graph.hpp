@@ -9,6 +9,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 
 #include "core/context.hpp"
 #include "core/tensor.hpp"
@@ -51,12 +52,13 @@ public:
     // x D; times silu(z); an RMS norm per group; ssm_out: [n_embd, n_tokens], named mamba_out.
     // With a cache (n_kv > 0) both states go back for the next batch.
     Tensor* mamba2(Tensor* x) const;
-    // Qwen3.5's gated delta net of the normed x [n_embd, n_tokens]: q, k and v from attn_qkv,
+    // Qwen3.5's and Qwen3-Next's gated delta net of the normed x [n_embd, n_tokens]: q, k and v from attn_qkv,
     // convolved causally with the layer's convolution state, through silu; q and k L2-normed per
     // head; the delta rule (gated_delta_net) from the layer's state with the decay A softplus(alpha
     // + dt bias) and the write strength sigmoid(beta); each head's output RMS-normed (ssm_norm) and
     // gated by silu(z) (attn_gate); ssm_out: [n_embd, n_tokens], named linear_attn_out. With a
-    // cache (n_kv > 0) both states go back for the next batch.
+    // cache (n_kv > 0) both states go back for the next batch. Where the layer's value heads are
+    // grouped (SsmParams::grouped_heads), q and k are repeated to them head by head first.
     Tensor* gated_delta_net(Tensor* x) const;
     // Qwen3.5's full attention: attn_q gives each head's query and its output gate side by side;
     // Q/K norms, rope, attention through the cache, the output times sigmoid(gate), attn_output:
@@ -87,6 +89,13 @@ private:
     // Attention of the heads over the layer's cache (or the batch alone), before the output
     // projection: [n_embd_q, n_tokens].
     Tensor* attend_heads(const QkvViews& h) const;
+    // The delta net's projections of x: the convolution's inputs q, k, v [conv_channels, n_tokens]
+    // and the output gate z [d_inner, n_tokens], from attn_qkv and attn_gate or from the older
+    // fused ssm_in (per key head: q, k, its value heads' v and z), put in attn_qkv's order.
+    std::pair<Tensor*, Tensor*> delta_projections(Tensor* x) const;
+    // Each value head's write strength sigmoid(beta) and log-decay A softplus(alpha + dt bias), both
+    // [1, n_head, n_tokens, 1], from ssm_beta and ssm_alpha or from the fused ssm_ba.
+    std::pair<Tensor*, Tensor*> delta_gates(Tensor* x) const;
     // Each row of x over its L2 norm: x / sqrt(sum x^2 + rms_eps), named `name`.
     Tensor* unit_rows(Tensor* x, const std::string& name) const;
 

@@ -69,7 +69,8 @@ std::string layers_text(const DecoderParams& p) {
         recurrent = " Mamba-2 (" + std::to_string(s.n_head) + " heads of " + std::to_string(s.head_dim()) + " in " + std::to_string(s.n_group) +
                     (s.n_group == 1 ? " group" : " groups") + ", state " + std::to_string(s.d_state) + ", " + kernel + ") ";
     } else if (s.enabled()) {
-        recurrent = " gated delta net (" + std::to_string(s.n_head) + " value heads, " + std::to_string(s.n_group) + " key heads, of " +
+        recurrent = " gated delta net (" + std::to_string(s.n_head) + " value heads" + (s.grouped_heads ? " grouped by " : ", ") +
+                    std::to_string(s.n_group) + " key heads, of " +
                     std::to_string(s.d_state) + ", " + kernel + ") ";
     }
     return std::to_string(n_conv) + recurrent + group(n_conv, conv) + ", " + std::to_string(n_attention) + " attention " +

@@ -303,7 +303,17 @@ DecoderParams qwen35_params() {
     return p;
 }
 
-const Hybrid kHybrids[] = {{"lfm2", hybrid_params()}, {"granitehybrid", granite_params()}, {"qwen35", qwen35_params()}};
+// Qwen3-Next: qwen35's layers with value heads grouped by key head, experts beside a gated shared one.
+DecoderParams qwen3next_params() {
+    DecoderParams p = qwen35_params();
+    p.ssm.grouped_heads = true;
+    p.experts = {.n_expert = 4, .n_used = 2, .n_ff = 16, .gating = ExpertGating::Softmax, .normalize = true, .n_shared = 1, .n_ff_shared = 24,
+                 .shared_gate = true};
+    return p;
+}
+
+const Hybrid kHybrids[] = {{"lfm2", hybrid_params()}, {"granitehybrid", granite_params()}, {"qwen35", qwen35_params()},
+                           {"qwen3next", qwen3next_params()}};
 
 class DecoderHybrid : public ::testing::TestWithParam<Hybrid> {
 protected:

@@ -184,7 +184,7 @@ TEST(GgufModel, RopeFrequencyFactorsAreApplied) {
 
 TEST(GgufModel, EveryFixtureHasAReference) {
     EXPECT_EQ(manifest().at("models").size(), 10u);
-    EXPECT_EQ(arch_manifest().at("models").size(), 16u);
+    EXPECT_EQ(arch_manifest().at("models").size(), 18u);
     EXPECT_GE(references().size(), 50u);
 }
 
@@ -405,7 +405,7 @@ const std::vector<BadFile> kBadFiles = {
     {"wrong-type", {"wrong-type.gguf: offset ", "tensor 'blk.0.attn_norm.weight' is f16; norm weights and biases must be f32"}},
     {"metadata-type", {"metadata-type.gguf: offset ", "metadata 'llama.block_count' is a string, expected an integer"}},
     {"heads-do-not-divide", {"heads-do-not-divide.gguf: offset ", "llama.attention.head_count_kv (3) does not divide llama.attention.head_count (2)"}},
-    {"unsupported-arch", {"unsupported-arch.gguf: offset ", "architecture 'mamba' is not supported (supported: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, gpt-oss, deepseek2, lfm2, granitehybrid, qwen35, qwen35moe)"}},
+    {"unsupported-arch", {"unsupported-arch.gguf: offset ", "architecture 'mamba' is not supported (supported: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, gpt-oss, deepseek2, lfm2, granitehybrid, qwen35, qwen35moe, qwen3next)"}},
     {"extra-tensor", {"offset ", "tensor 'blk.0.attn_output.bias' has no role in xbackend's llama graph"}},
     {"moe-missing-expert", {"moe-missing-expert.gguf: no tensor 'blk.0.ffn_up_exps.weight', which a qwen3moe model needs"}, "arch/bad/"},
     {"moe-used-above-count", {"moe-used-above-count.gguf: offset ", "metadata 'qwen3moe.expert_used_count' is 5, expected 1 to 4"}, "arch/bad/"},
@@ -503,7 +503,7 @@ TEST(GgufModel, HybridLayerPatternComesFromThePerLayerHeadCounts) {
 // continue from them. set_inputs empties them, so that every compute the tools time or compare
 // starts from an empty state, as each of llama-bench's repetitions does.
 TEST(GgufModel, EveryComputeOfAHybridStartsFromEmptyStates) {
-    for (const char* file : {"arch/tiny-lfm2.gguf", "arch/tiny-granitehybrid.gguf", "arch/tiny-qwen35.gguf"}) {
+    for (const char* file : {"arch/tiny-lfm2.gguf", "arch/tiny-granitehybrid.gguf", "arch/tiny-qwen35.gguf", "arch/tiny-qwen3next-ssm-in.gguf"}) {
         SCOPED_TRACE(file);
         auto model = build(model_config(file, 7, 0));
         ASSERT_TRUE(model.is_ok()) << model.status().to_string();
@@ -618,6 +618,47 @@ TEST(GgufModel, Qwen35ReadsItsDeltaNetHyperparameters) {
         ASSERT_FALSE(got.is_ok()) << b.message;
         EXPECT_NE(got.status().message().find(b.message), std::string::npos) << got.status().message();
     }
+}
+
+// Qwen3-Next: the layer kinds from attention.recurrent_layers, which overrides the interval; value
+// heads grouped by key head; the fused ssm_ba (and the older ssm_in) read as the file holds them.
+// A pattern of the wrong length, a missing fused tensor or no experts are one line naming it.
+TEST(GgufModel, Qwen3NextReadsItsLayerPatternAndFusedProjections) {
+    const auto info_of = [](const std::string& path) {
+        auto file = GgufReader::open(path);
+        EXPECT_TRUE(file.is_ok()) << file.status().to_string();
+        return read_gguf_model_info(*file);
+    };
+    const std::string file = "arch/tiny-qwen3next.gguf";
+    auto info = info_of(model_path(file));
+    ASSERT_TRUE(info.is_ok()) << info.status().to_string();
+    const DecoderParams& p = info->params;
+    EXPECT_EQ(p.recurrent, (std::vector<bool>{true, true, false, true})) << "recurrent_layers, not full_attention_interval 4";
+    EXPECT_TRUE(p.ssm.grouped_heads);
+    EXPECT_EQ(p.experts.n_ff_shared, 24);
+    EXPECT_TRUE(p.experts.shared_gate);
+    EXPECT_EQ(layers_text(p), "3 gated delta net (4 value heads grouped by 2 key heads, of 16, convolution of 4) (layers 0, 1, 3), 1 attention (layers 2)");
+
+    auto fused = build(model_config(file, 7, 0));
+    ASSERT_TRUE(fused.is_ok()) << fused.status().to_string();
+    EXPECT_NE(fused->find("blk.0.ssm_ba.weight"), nullptr);
+    EXPECT_NE(fused->find("blk.0.attn_qkv.weight"), nullptr);
+    auto older = build(model_config("arch/tiny-qwen3next-ssm-in.gguf", 7, 0));
+    ASSERT_TRUE(older.is_ok()) << older.status().to_string();
+    EXPECT_NE(older->find("blk.0.ssm_in.weight"), nullptr);
+    EXPECT_EQ(older->find("blk.0.attn_qkv.weight"), nullptr);
+
+    const auto message = [&](const std::string& path) {
+        auto model = build(model_config(path, 7, 0));
+        return model.is_ok() ? std::string("built") : model.status().message();
+    };
+    const std::string short_pattern = message(with_metadata(file, "qwen3next.attention.recurrent_layers", bools({true, false}), "q3n-short-pattern"));
+    EXPECT_NE(short_pattern.find("qwen3next.attention.recurrent_layers"), std::string::npos) << short_pattern;
+    EXPECT_NE(short_pattern.find("offset "), std::string::npos) << short_pattern;
+    const std::string no_ba = message(copy_fixture(file, "q3n-no-ssm-ba", "", "blk.3.ssm_ba.weight"));
+    EXPECT_NE(no_ba.find("no tensor 'blk.3.ssm_ba.weight', which a qwen3next model needs"), std::string::npos) << no_ba;
+    const std::string no_experts = message(copy_fixture(file, "q3n-no-experts", "qwen3next.expert_count", ""));
+    EXPECT_NE(no_experts.find("qwen3next.expert_count"), std::string::npos) << no_experts;
 }
 
 // A weight of a type id no GGUF type has: one line naming the tensor, its offset and every type
