@@ -253,11 +253,22 @@ MODELS = {
         rot_dims=4, attn_interval=4, layer_types=("linear_attention", "linear_attention", "full_attention", "linear_attention"),
         lin_k_heads=2, lin_v_heads=4, lin_head=16, conv_K=4, chunk=4, fused_ssm_in=True,
         moe="softmax", n_expert=4, n_expert_used=2, n_ff_shared=24),
+    # Nemotron-H (NemotronHForCausalLM, hybrid_override_pattern "M-*M-"): Mamba-2, MLP, attention,
+    # Mamba-2, MLP, each alone between residual adds; head_count_kv [0, 0, 2, 0, 0] and
+    # feed_forward_length [0, 48, 0, 0, 48] mark them; 8 Mamba-2 heads of 16 in 2 groups (the
+    # gated norm per group of 64), state 16, convolution 4 with a bias; attention without rope
+    # (Q/K still permuted by the converter); relu² MLPs without a gate; untied.
+    "tiny-nemotron-h": dict(
+        arch="nemotron_h", n_embd=64, n_head=4, n_head_kv=2, head_dim=16, key_length=True, n_ff=48, n_vocab=256, n_layers=5,
+        eps=1e-5, tied=False, matrix_type=T.F32, weights="f32", normal_rope=True, no_rope=True,
+        layer_types=("mamba", "mlp", "attention", "mamba", "mlp"), head_count_kv=[0, 0, 2, 0, 0],
+        feed_forward_length=[0, 48, 0, 0, 48], d_inner=128, d_state=16, ssm_heads=8, ssm_groups=2, conv_K=4, embd_std=0.5,
+        plain_norm_eps=True),
 }
 Q35_ARCHS = ("qwen35", "qwen35moe", "qwen3next")
 LONG_CACHE = ("tiny-gemma2", "tiny-gemma3", "tiny-phi3", "tiny-gpt-oss", "tiny-deepseek2", "tiny-deepseek2-yarn",
               "tiny-gpt-oss-mxfp4", "tiny-lfm2", "tiny-granitehybrid", "tiny-granitehybrid-dense", "tiny-qwen35", "tiny-qwen35moe",
-              "tiny-qwen3next")
+              "tiny-qwen3next", "tiny-nemotron-h")
 SEEDS = {name: 7100 + 100 * i for i, name in enumerate(MODELS)}
 SEEDS["tiny-qwen3moe-q8_0"] = SEEDS["tiny-qwen3moe"]  # the same checkpoint, stored differently
 SEEDS["tiny-gpt-oss-mxfp4"] = SEEDS["tiny-gpt-oss"]
@@ -278,7 +289,7 @@ def make_weights(m, rng):
         return ds_make_weights(m, rng)
     if m["arch"] == "lfm2":
         return lfm2_make_weights(m, rng)
-    if m["arch"] == "granitehybrid":
+    if m["arch"] in GH_ARCHS:
         return gh_make_weights(m, rng)
     if m["arch"] in Q35_ARCHS:
         return q35_make_weights(m, rng)
@@ -383,7 +394,7 @@ def to_file(m, w):
         if role == "conv" and m["arch"] == "lfm2":         # LFM2Model: conv.weight [e, 1, L] squeezed
             out[tensor_name(key)] = a[:, 0, :]
             continue
-        if m["arch"] == "granitehybrid" and role in GH_MIXER_ROLES:   # Mamba2Model.modify_tensors
+        if m["arch"] in GH_ARCHS and role in GH_MIXER_ROLES:   # Mamba2Model.modify_tensors
             p = key[: -len(role)]
             if role == "A_log":
                 out[p + "ssm_a"] = -np.exp(a)[:, None]
@@ -419,9 +430,9 @@ def from_file(m, tensors):
             continue
         key = name[: -len(".weight")] if name.endswith(".weight") else name[: -len(".bias")] + "_bias"
         role = key.split(".")[-1]
-        if m["arch"] == "granitehybrid" and role == "ssm_conv1d":
+        if m["arch"] in GH_ARCHS and role == "ssm_conv1d":
             a = a[:, None, :]
-        if m["arch"] == "granitehybrid" and role == "ssm_norm":
+        if m["arch"] in GH_ARCHS and role == "ssm_norm":
             a = a.reshape(-1)
         if m.get("gemma") and role.endswith("norm"):
             a = a - 1.0
@@ -478,7 +489,7 @@ def write_gguf(path, name, m, file_tensors):
         ds_write_keys(writer, m)
     if arch == "lfm2":
         writer.add_shortconv_l_cache(m["conv_L"])   # LFM2Model.set_gguf_parameters (head_count_kv: llama_writer)
-    if arch == "granitehybrid":
+    if arch in GH_ARCHS:
         gh_write_keys(writer, m)
     if arch in Q35_ARCHS:
         q35_write_keys(writer, m)
@@ -689,7 +700,7 @@ def forward(m, w, tokens, n_kv, n_layers, stats=None):
         return ds_forward(m, w, tokens, n_kv, n_layers, stats)
     if m["arch"] == "lfm2":
         return lfm2_forward(m, w, tokens, n_kv, n_layers)
-    if m["arch"] == "granitehybrid":
+    if m["arch"] in GH_ARCHS:
         return gh_forward(m, w, tokens, n_kv, n_layers, stats)
     if m["arch"] in Q35_ARCHS:
         return q35_forward(m, w, tokens, n_kv, n_layers, stats)
@@ -727,7 +738,7 @@ def forward_incremental(m, w, tokens, n_kv, n_layers):
         return ds_forward_incremental(m, w, tokens, n_kv, n_layers)
     if m["arch"] == "lfm2":
         return lfm2_forward_incremental(m, w, tokens, n_kv, n_layers)
-    if m["arch"] == "granitehybrid":
+    if m["arch"] in GH_ARCHS:
         return gh_forward_incremental(m, w, tokens, n_kv, n_layers)
     if m["arch"] in Q35_ARCHS:
         return q35_forward_incremental(m, w, tokens, n_kv, n_layers)
@@ -964,6 +975,7 @@ def lfm2_forward_incremental(m, w, tokens, n_kv, n_layers):
 # batch are zero, as the attention cache's earlier entries are.
 
 GH_MIXER_ROLES = ("A_log", "D", "ssm_conv1d", "ssm_norm")
+GH_ARCHS = ("granitehybrid", "nemotron_h")   # Mamba-2 hybrids; nemotron_h's layers are each a mixer or an MLP alone
 
 
 def experts_beside_shared(w, p, rng, e, ne, f, fs):
@@ -1001,6 +1013,12 @@ def gh_make_weights(m, rng):
     if not m["tied"]:
         w["output"] = rng.standard_normal((v, e)) / np.sqrt(e)
     for il, kind in enumerate(m["layer_types"]):
+        if kind == "mlp":                                                # Nemotron-H's NemotronHMLP: down(relu(up x)^2)
+            p, f = f"blk.{il}.", m["n_ff"]
+            w[p + "attn_norm"] = near_one(rng, e)
+            w[p + "ffn_up"] = rng.standard_normal((f, e)) / np.sqrt(e) * 1.5
+            w[p + "ffn_down"] = rng.standard_normal((e, f)) / np.sqrt(f)
+            continue
         p = f"blk.{il}."
         w[p + "attn_norm"] = near_one(rng, e)                          # input_layernorm
         if kind == "mamba":
@@ -1017,6 +1035,8 @@ def gh_make_weights(m, rng):
             w[p + "attn_k"] = rng.standard_normal((kv, e)) / np.sqrt(e)
             w[p + "attn_v"] = rng.standard_normal((kv, e)) / np.sqrt(e)
             w[p + "attn_output"] = rng.standard_normal((e, q)) / np.sqrt(q)
+        if m["arch"] == "nemotron_h":                                   # the mixer alone
+            continue
         w[p + "ffn_norm"] = near_one(rng, e)                           # post_attention_layernorm
         if "moe" in m:                       # block_sparse_moe and shared_mlp
             experts_beside_shared(w, p, rng, e, m["n_expert"], m["n_ff"], m["n_ff_shared"])
@@ -1037,6 +1057,8 @@ def gh_write_keys(writer, m):
     writer.add_ssm_group_count(ng)
     writer.add_ssm_inner_size(di)
     writer.add_ssm_time_step_rank(nh)
+    if m["arch"] != "granitehybrid":                   # NemotronHModel: per-layer feed_forward_length (llama_writer)
+        return
     writer.add_embedding_scale(m["embd_scale"])
     writer.add_attention_scale(m["attn_scale"])
     writer.add_residual_scale(m["residual_scale"])
@@ -1058,7 +1080,8 @@ def gh_mamba2(m, w, il, h):
     """GraniteMoeHybridMambaLayer without a cache, in the state-space duality's matrix form (the
     chunked scan of torch_forward with one chunk): per head, y_i = sum_{j <= i} exp(cum_i - cum_j)
     (C_i . B_j) dt_j x_j + D x_i, cum the running sum of dt A; then gated by silu(z), RMS-normed
-    (over d_inner: one group), projected out."""
+    per group of d_inner / n_groups (NemotronH's MambaRMSNormGated; Granite's norms all of d_inner,
+    one group in every Granite 4.0-H), projected out."""
     p, t = f"blk.{il}.", h.shape[0]
     di, ds, nh, ng, ch, hd = gh_sizes(m)
     K = m["conv_K"]
@@ -1078,7 +1101,7 @@ def gh_mamba2(m, w, il, h):
         decay = np.where(causal, np.exp(np.where(causal, cum[:, None, hh] - cum[None, :, hh], 0.0)), 0.0)
         y[:, hh, :] = (decay * (C[:, g, :] @ B[:, g, :].T) * dt[None, :, hh]) @ x[:, hh, :]
     y = (y + w[p + "D"][None, :, None] * x).reshape(t, di) * silu(z)
-    y = rms_norm(y, w[p + "ssm_norm"], m["eps"])
+    y = rms_norm(y.reshape(t, ng, di // ng), w[p + "ssm_norm"].reshape(ng, di // ng), m["eps"]).reshape(t, di)
     return y @ w[p + "ssm_out"].T
 
 
@@ -1095,16 +1118,21 @@ def gh_ffn(m, w, il, h, stats):
 def gh_forward(m, w, tokens, n_kv, n_layers, stats):
     t = len(tokens)
     pos = np.arange(n_kv - t, n_kv, dtype=np.float64)
-    x = w["token_embd"][tokens] * m["embd_scale"]
-    r = m["residual_scale"]
+    x = w["token_embd"][tokens] * m.get("embd_scale", 1.0)
+    r = m.get("residual_scale", 1.0)
     for il in range(n_layers):
         p = f"blk.{il}."
         h = rms_norm(x, w[p + "attn_norm"], m["eps"])
-        mixed = gh_mamba2(m, w, il, h) if m["layer_types"][il] == "mamba" else attention(m, w, il, h, pos, n_kv)
+        kind = m["layer_types"][il]
+        if kind == "mlp":                                   # NemotronHMLP
+            mixed = np.maximum(h @ w[p + "ffn_up"].T, 0.0) ** m.get("relu_power", 2) @ w[p + "ffn_down"].T
+        else:
+            mixed = gh_mamba2(m, w, il, h) if kind == "mamba" else attention(m, w, il, h, pos, n_kv)
         x = x + mixed * r
-        x = x + gh_ffn(m, w, il, rms_norm(x, w[p + "ffn_norm"], m["eps"]), stats) * r
+        if m["arch"] == "granitehybrid":                    # Nemotron-H's layers are the mixer alone
+            x = x + gh_ffn(m, w, il, rms_norm(x, w[p + "ffn_norm"], m["eps"]), stats) * r
     x = rms_norm(x, w["output_norm"], m["eps"])
-    return (x @ w["output" if "output" in w else "token_embd"].T) / m["logit_scale"]
+    return (x @ w["output" if "output" in w else "token_embd"].T) / m.get("logit_scale", 1.0)
 
 
 def gh_forward_incremental(m, w, tokens, n_kv, n_layers):
@@ -1114,7 +1142,9 @@ def gh_forward_incremental(m, w, tokens, n_kv, n_layers):
     value to a cache of n_kv - T zero entries; rope as a complex rotation; experts looped."""
     e, nh, nkv, hd, eps = m["n_embd"], m["n_head"], m["n_head_kv"], m["head_dim"], m["eps"]
     di, ds, snh, ng, ch, shd = gh_sizes(m)
-    K, r, half = m["conv_K"], m["residual_scale"], hd // 2
+    K, r, half = m["conv_K"], m.get("residual_scale", 1.0), hd // 2
+    scale = m.get("attn_scale", 1.0 / math.sqrt(hd))
+    gs = di // ng
 
     def rms(vec, weight):
         return vec * weight / math.sqrt(float(np.dot(vec, vec)) / vec.size + eps)
@@ -1139,10 +1169,13 @@ def gh_forward_incremental(m, w, tokens, n_kv, n_layers):
     rows = []
     for i, tok in enumerate(tokens):
         position = prefix + i
-        x = w["token_embd"][tok] * m["embd_scale"]
+        x = w["token_embd"][tok] * m.get("embd_scale", 1.0)
         for il in range(n_layers):
             p = f"blk.{il}."
             h = rms(x, w[p + "attn_norm"])
+            if m["layer_types"][il] == "mlp":
+                x = x + r * (w[p + "ffn_down"] @ np.array([max(u, 0.0) ** 2 for u in w[p + "ffn_up"] @ h]))
+                continue
             if m["layer_types"][il] == "mamba":
                 proj = w[p + "ssm_in"] @ h
                 z, xbc, dt_raw = proj[:di], proj[di:di + ch], proj[di + ch:]
@@ -1159,7 +1192,7 @@ def gh_forward_incremental(m, w, tokens, n_kv, n_layers):
                     states[il][hh] = math.exp(-dt * math.exp(w[p + "A_log"][hh])) * states[il][hh] + dt * np.outer(xs[hh], Bs[g])
                     y[hh] = states[il][hh] @ Cs[g] + w[p + "D"][hh] * xs[hh]
                 y = y.reshape(di) * np.array([sl(v) for v in z])
-                mixed = w[p + "ssm_out"] @ rms(y, w[p + "ssm_norm"])
+                mixed = w[p + "ssm_out"] @ np.concatenate([rms(y[g * gs:(g + 1) * gs], w[p + "ssm_norm"][g * gs:(g + 1) * gs]) for g in range(ng)])
             else:
                 qv, kv_, vv = w[p + "attn_q"] @ h, w[p + "attn_k"] @ h, w[p + "attn_v"] @ h
                 qs = [rotate(qv[hh * hd:(hh + 1) * hd], position) for hh in range(nh)]
@@ -1168,12 +1201,14 @@ def gh_forward_incremental(m, w, tokens, n_kv, n_layers):
                 attn = np.zeros(nh * hd)
                 for hh in range(nh):
                     kvh = hh * nkv // nh
-                    scores = [float(np.dot(qs[hh], ck[kvh])) * m["attn_scale"] for ck, _ in caches[il]]
+                    scores = [float(np.dot(qs[hh], ck[kvh])) * scale for ck, _ in caches[il]]
                     top = max(scores)
                     lse = top + math.log(sum(math.exp(sc - top) for sc in scores))
                     attn[hh * hd:(hh + 1) * hd] = sum(math.exp(sc - lse) * cv[kvh] for sc, (_, cv) in zip(scores, caches[il]))
                 mixed = w[p + "attn_output"] @ attn
             x = x + r * mixed
+            if m["arch"] != "granitehybrid":
+                continue
             hf = rms(x, w[p + "ffn_norm"])
             if "moe" in m:
                 f = chosen_experts_token(m, w, p, hf, lambda g_, u_, d_: mlp(hf, g_, u_, d_))
@@ -1182,7 +1217,7 @@ def gh_forward_incremental(m, w, tokens, n_kv, n_layers):
                 f = mlp(hf, w[p + "ffn_gate"], w[p + "ffn_up"], w[p + "ffn_down"])
             x = x + r * f
         out = (w["output"] if "output" in w else w["token_embd"]) @ rms(x, w["output_norm"])
-        rows.append(out / m["logit_scale"])
+        rows.append(out / m.get("logit_scale", 1.0))
     return np.array(rows)
 
 
@@ -2137,7 +2172,9 @@ def self_check(models):
                     a[:, 1] = 0.0                               # gate 0: sigmoid 1/2 everywhere
                     no_gate[f"blk.{il}.attn_q"] = a.reshape(held[f"blk.{il}.attn_q"].shape)
             changed("the attention's output gate", m, ww=no_gate, threshold=0.01)
-        if m["arch"] == "granitehybrid":
+        if m["arch"] == "nemotron_h":
+            changed("the MLPs' square (relu alone)", variant(m, relu_power=1))
+        if m["arch"] in GH_ARCHS:
             # The scan carries information across tokens: without decay (A = 0: the state keeps
             # everything) or without memory (a large A forgets at once) the logits differ.
             for label, a_log in (("no decay", -60.0), ("no memory", 8.0)):
@@ -2147,7 +2184,8 @@ def self_check(models):
                         ww[f"blk.{il}.A_log"] = np.full(m["ssm_heads"], a_log)
                 changed(f"the scan's decay ({label})", m, ww=ww)
             for key in ("residual_scale", "attn_scale", "logit_scale", "embd_scale"):
-                changed(f"Granite's {key}", variant(m, **{key: m[key] * 1.5}))
+                if key in m:
+                    changed(f"Granite's {key}", variant(m, **{key: m[key] * 1.5}))
             no_d = dict(held)
             for il, kind in enumerate(m["layer_types"]):
                 if kind == "mamba":

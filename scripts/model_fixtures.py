@@ -258,11 +258,14 @@ def llama_writer(path, name, hp, context=2048):
     writer.add_block_count(hp["n_layers"])
     writer.add_context_length(context)
     writer.add_embedding_length(hp["n_embd"])
-    writer.add_feed_forward_length(hp["n_ff"])
+    writer.add_feed_forward_length(hp.get("feed_forward_length", hp["n_ff"]))   # one per layer: Nemotron-H
     writer.add_head_count(hp["n_head"])
     # One number, or one per layer where a hybrid's (LFM2's) recurrent layers have 0.
     writer.add_head_count_kv(hp.get("head_count_kv", hp["n_head_kv"]))
-    writer.add_layer_norm_rms_eps(hp["eps"])
+    if hp.get("plain_norm_eps"):      # NemotronHModel writes only layer_norm_epsilon (llama.cpp's RMS eps then)
+        writer.add_layer_norm_eps(hp["eps"])
+    else:
+        writer.add_layer_norm_rms_eps(hp["eps"])
     # What llama.cpp needs to load a file without a tokenizer: the converter always writes a
     # tokenizer, and without one llama.cpp's loader requires tokenizer.ggml.model ("none" is
     # accepted: no vocabulary) and <arch>.vocab_size (the logits' width). xbackend reads neither.

@@ -20,5 +20,6 @@ extern const Architecture kGraniteHybrid;
 extern const Architecture kQwen35;
 extern const Architecture kQwen35Moe;
 extern const Architecture kQwen3Next;
+extern const Architecture kNemotronH;
 
 }  // namespace xb::arch

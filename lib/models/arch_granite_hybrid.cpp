@@ -13,22 +13,8 @@ namespace xb::arch {
 
 namespace {
 
-Status read_ssm(const GgufMetadata& md, const std::string& a, DecoderParams& p) {
-    XB_RETURN_IF_ERROR(read_ssm_sizes(md, a, p, SsmKind::Mamba2));
-    const int64_t inner = p.ssm.d_inner, heads = p.ssm.n_head, groups = p.ssm.n_group;
-    if (inner % heads != 0) {
-        return md.error(*md.file().find_kv_entry(a + "ssm.time_step_rank"),
-                        "(the Mamba-2 heads) does not divide " + a + "ssm.inner_size " + std::to_string(inner));
-    }
-    if (heads % groups != 0) {
-        return md.error(*md.file().find_kv_entry(a + "ssm.group_count"), "does not divide the " + std::to_string(heads) + " Mamba-2 heads (" +
-                                                                              a + "ssm.time_step_rank)");
-    }
-    return Status::ok();
-}
-
 Status read_hparams(const GgufMetadata& md, const std::string& a, DecoderParams& p) {
-    XB_RETURN_IF_ERROR(read_ssm(md, a, p));
+    XB_RETURN_IF_ERROR(read_mamba2_sizes(md, a, p));
     XB_ASSIGN_OR_RETURN(const double embd_scale, md.non_negative(a + "embedding_scale", 0.0));
     XB_ASSIGN_OR_RETURN(const double kq_scale, md.non_negative(a + "attention.scale", 0.0));
     XB_ASSIGN_OR_RETURN(const double residual_scale, md.non_negative(a + "residual_scale", 0.0));
@@ -52,19 +38,9 @@ Status read_hparams(const GgufMetadata& md, const std::string& a, DecoderParams&
 
 void layer_weights(decoder::LayerWeightMaker& make, LayerWeights& w) {
     const DecoderParams& p = make.params();
-    const SsmParams& s = p.ssm;
-    const int64_t e = p.n_embd, channels = s.conv_channels();
     if (p.layer_is_recurrent(make.layer())) {
-        w.attn_norm = make.vector("attn_norm.weight", e);
-        w.ssm_in = make.matrix("ssm_in.weight", e, s.in_rows());
-        w.ssm_conv = make.tensor("ssm_conv1d.weight", DType::F32, {p.conv_kernel, channels});
-        w.ssm_conv_b = make.vector("ssm_conv1d.bias", channels, decoder::Need::Optional);
-        w.ssm_dt_b = make.vector("ssm_dt.bias", s.n_head);
-        // No ".weight" suffix on A and D, as llama.cpp names them.
-        w.ssm_a = make.tensor("ssm_a", DType::F32, {1, s.n_head});
-        w.ssm_d = make.tensor("ssm_d", DType::F32, {1, s.n_head});
-        w.ssm_norm = make.tensor("ssm_norm.weight", DType::F32, {s.d_inner / s.n_group, s.n_group});
-        w.ssm_out = make.matrix("ssm_out.weight", s.d_inner, e);
+        w.attn_norm = make.vector("attn_norm.weight", p.n_embd);
+        make.mamba2(w);
     } else {
         make.qkv(w, decoder::Need::Optional);
         make.attn_output(w, decoder::Need::Optional);

@@ -37,6 +37,20 @@ Status read_ssm_sizes(const GgufMetadata& md, const std::string& a, DecoderParam
     return Status::ok();
 }
 
+Status read_mamba2_sizes(const GgufMetadata& md, const std::string& a, DecoderParams& p) {
+    XB_RETURN_IF_ERROR(read_ssm_sizes(md, a, p, SsmKind::Mamba2));
+    const int64_t inner = p.ssm.d_inner, heads = p.ssm.n_head, groups = p.ssm.n_group;
+    if (inner % heads != 0) {
+        return md.error(*md.file().find_kv_entry(a + "ssm.time_step_rank"),
+                        "(the Mamba-2 heads) does not divide " + a + "ssm.inner_size " + std::to_string(inner));
+    }
+    if (heads % groups != 0) {
+        return md.error(*md.file().find_kv_entry(a + "ssm.group_count"), "does not divide the " + std::to_string(heads) + " Mamba-2 heads (" +
+                                                                              a + "ssm.time_step_rank)");
+    }
+    return Status::ok();
+}
+
 Status read_delta_net_sizes(const GgufMetadata& md, const std::string& a, DecoderParams& p) {
     XB_RETURN_IF_ERROR(read_ssm_sizes(md, a, p, SsmKind::GatedDeltaNet));
     const int64_t inner = p.ssm.d_inner, head_k = p.ssm.d_state, v_heads = p.ssm.n_head, k_heads = p.ssm.n_group;

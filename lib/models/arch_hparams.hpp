@@ -24,6 +24,10 @@ Status read_experts(const GgufMetadata& md, const std::string& a, DecoderParams&
 // into p.ssm with `kind`. How they must fit is each architecture's to check.
 Status read_ssm_sizes(const GgufMetadata& md, const std::string& a, DecoderParams& p, SsmKind kind);
 
+// Mamba-2's sizes (Granite 4.0-H, Nemotron-H): read_ssm_sizes, then the checks that the heads
+// (ssm.time_step_rank) divide the inner size and the groups divide the heads.
+Status read_mamba2_sizes(const GgufMetadata& md, const std::string& a, DecoderParams& p);
+
 // The gated delta net's sizes (Qwen3.5, Qwen3-Next): read_ssm_sizes, then the checks that key and
 // value heads are of one size (ssm.state_size) and that the key heads (ssm.group_count) divide the
 // value heads (ssm.time_step_rank).

@@ -23,6 +23,8 @@
 //   qwen35moe  Qwen3.5-MoE: qwen35 with experts beside a sigmoid-gated shared expert
 //   qwen3next  Qwen3-Next: qwen35moe's layers from fused beta/alpha (and older files' fused q/k/v/z)
 //              projections, value heads grouped by key head
+//   nemotron_h Nemotron-H, Nemotron Nano 2: Mamba-2 layers, attention layers without rope and
+//              relu² FFN layers, each alone between residual adds
 //   granitehybrid  Granite 4.0-H: a hybrid of Mamba-2 layers (convolution and scan states) and
 //              attention without rope; dense or expert FFNs with a shared expert; Granite's
 //              multipliers

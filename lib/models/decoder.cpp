@@ -41,8 +41,13 @@ double DecoderParams::matmul_flops() const {
     const double outputs = n_logits();
     for (int il = 0; il < n_layers; ++il) {
         const double ffn_rows = il == n_layers - 1 ? outputs : t;
+        if (layer_is_ffn_only(il)) {  // up and down, no gate
+            total += 2.0 * ffn_rows * 2.0 * e * layer_n_ff[static_cast<size_t>(il)];
+            continue;
+        }
         const double mixing = layer_is_recurrent(il) ? recurrent_mixing : projections + scores;
-        total += 2.0 * t * mixing + 2.0 * ffn_rows * (layer_has_experts(il) ? moe : dense);
+        const double ffn = layer_n_ff.empty() ? (layer_has_experts(il) ? moe : dense) : 0.0;  // Nemotron-H: mixers alone
+        total += 2.0 * t * mixing + 2.0 * ffn_rows * ffn;
     }
     return total + 2.0 * outputs * e * n_vocab;
 }
@@ -50,7 +55,7 @@ double DecoderParams::matmul_flops() const {
 std::vector<Tensor*> LayerWeights::all() const {
     std::vector<Tensor*> w;
     for (Tensor* t : {attn_norm, wqkv, bqkv, wq, wk, wv, bq, bk, bv, q_norm, k_norm, wo, bo, sinks, attn_post_norm, ffn_norm,
-                      w_gate, w_up, w_down, ffn_post_norm, router, router_b, gate_exps, up_exps, down_exps, gate_exps_b,
+                      w_gate, w_up, w_down, b_up, b_down, ffn_post_norm, router, router_b, gate_exps, up_exps, down_exps, gate_exps_b,
                       up_exps_b, down_exps_b, exp_probs_b, gate_shexp, up_shexp, down_shexp, gate_inp_shexp, wq_a, q_a_norm, wq_b, wkv_a_mqa,
                       kv_a_norm, wk_b, wv_b, conv_in, conv_kernel, conv_out, ssm_in, ssm_conv, ssm_conv_b, ssm_dt_b, ssm_a, ssm_d,
                       ssm_norm, ssm_out, delta_qkv, delta_z, ssm_beta, ssm_alpha, ssm_beta_alpha}) {
@@ -167,6 +172,10 @@ Status check_params(const DecoderParams& p) {
         return invalid("the recurrent layers' list has " + std::to_string(p.recurrent.size()) + " layers, the model " +
                        std::to_string(p.n_layers));
     }
+    if (!p.layer_n_ff.empty() && p.layer_n_ff.size() < static_cast<size_t>(p.n_layers)) {
+        return invalid("the per-layer feed-forward sizes cover " + std::to_string(p.layer_n_ff.size()) + " layers, the model has " +
+                       std::to_string(p.n_layers));
+    }
     if (any_recurrent(p) && p.conv_kernel < 2) {
         return invalid("recurrent layers need a convolution of at least 2 inputs (conv_kernel " + std::to_string(p.conv_kernel) + ")");
     }
@@ -216,7 +225,7 @@ Result<Decoder> build_model(Context& ctx, const Architecture& arch, const Decode
                                                 : nullptr);
             }
         }
-        if (p.n_kv > 0 && p.layer_is_recurrent(il)) {
+        if (p.n_kv > 0 && !p.layer_attends(il)) {
             m.k_cache.push_back(nullptr);
             m.v_cache.push_back(nullptr);
         } else if (p.n_kv > 0 && p.mla.enabled()) {

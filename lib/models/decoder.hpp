@@ -168,6 +168,10 @@ struct DecoderParams {
     // Hybrid models: the layers that keep a recurrent state instead of a KV cache (a file's
     // per-layer head_count_kv of 0), one flag per layer; empty: every layer attends.
     std::vector<bool> recurrent;
+    // Nemotron-H: each layer's feed_forward_length, one per layer; a layer with one above 0 is that
+    // feed-forward network alone (relu², no gate), the others a mixer (attention or recurrent)
+    // alone; empty: every layer has both, its FFN n_ff wide.
+    std::vector<int> layer_n_ff;
     // The recurrent layers' causal convolution: its width (LFM2's shortconv.l_cache, Mamba's
     // ssm.conv_kernel); its state keeps the last conv_kernel - 1 inputs.
     int conv_kernel = 0;
@@ -191,6 +195,11 @@ struct DecoderParams {
         return il >= 0 && static_cast<size_t>(il) < recurrent.size() && recurrent[static_cast<size_t>(il)];
     }
     bool layer_has_experts(int il) const { return has_experts() && il >= n_dense_lead; }
+    bool layer_is_ffn_only(int il) const {
+        return il >= 0 && static_cast<size_t>(il) < layer_n_ff.size() && layer_n_ff[static_cast<size_t>(il)] > 0;
+    }
+    // Whether layer il attends (it keeps a KV cache): neither recurrent nor a feed-forward network alone.
+    bool layer_attends(int il) const { return !layer_is_recurrent(il) && !layer_is_ffn_only(il); }
     // The channels a recurrent layer convolves: Mamba-2's x, B and C, or LFM2's n_embd.
     int64_t conv_channels() const { return ssm.enabled() ? ssm.conv_channels() : n_embd; }
     // Multiply-adds x2 of the matrix products, for throughput figures (the experts a token uses).
@@ -222,6 +231,8 @@ struct LayerWeights {
     Tensor* w_gate = nullptr;  // dense FFN (absent when up holds the gate's rows too)
     Tensor* w_up = nullptr;    // [n_embd, n_ff], or [n_embd, 2 n_ff]: the gate's rows then the up's (Phi-3)
     Tensor* w_down = nullptr;
+    Tensor* b_up = nullptr;    // the dense FFN's biases (Nemotron-H's, optional)
+    Tensor* b_down = nullptr;
     Tensor* ffn_post_norm = nullptr;
     Tensor* router = nullptr;  // experts: ffn_gate_inp [n_embd, n_expert]
     Tensor* router_b = nullptr;

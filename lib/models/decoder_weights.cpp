@@ -44,6 +44,20 @@ void LayerWeightMaker::post_norms(LayerWeights& w) {
     w.ffn_post_norm = vector("post_ffw_norm.weight", p_.n_embd);
 }
 
+void LayerWeightMaker::mamba2(LayerWeights& w) {
+    const SsmParams& s = p_.ssm;
+    const int64_t e = p_.n_embd, channels = s.conv_channels();
+    w.ssm_in = matrix("ssm_in.weight", e, s.in_rows());
+    w.ssm_conv = tensor("ssm_conv1d.weight", DType::F32, {p_.conv_kernel, channels});
+    w.ssm_conv_b = vector("ssm_conv1d.bias", channels, Need::Optional);
+    w.ssm_dt_b = vector("ssm_dt.bias", s.n_head);
+    // No ".weight" suffix on A and D, as llama.cpp names them.
+    w.ssm_a = tensor("ssm_a", DType::F32, {1, s.n_head});
+    w.ssm_d = tensor("ssm_d", DType::F32, {1, s.n_head});
+    w.ssm_norm = tensor("ssm_norm.weight", DType::F32, {s.d_inner / s.n_group, s.n_group});
+    w.ssm_out = matrix("ssm_out.weight", s.d_inner, e);
+}
+
 void LayerWeightMaker::latent_attention(LayerWeights& w) {
     const MlaParams& a = p_.mla;
     const int64_t e = p_.n_embd, h = p_.n_head, rope = p_.rope_dims(), q = h * (a.qk_nope + rope);

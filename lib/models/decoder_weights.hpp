@@ -71,6 +71,9 @@ public:
     // Norms of the attention's and the FFN's outputs before their residual adds (Gemma):
     // post_attention_norm, post_ffw_norm.
     void post_norms(LayerWeights& w);
+    // Mamba-2's mixer (DecoderParams::ssm): ssm_in, ssm_conv1d (its bias optional), ssm_dt.bias,
+    // ssm_a and ssm_d, the grouped ssm_norm, ssm_out (Granite 4.0-H, Nemotron-H).
+    void mamba2(LayerWeights& w);
     // Latent attention (DeepSeek): attn_norm, then MlaParams' weights.
     void latent_attention(LayerWeights& w);
 

@@ -112,6 +112,27 @@ Result<int64_t> read_kv_heads(const GgufMetadata& md, const Architecture& arch, 
     return heads;
 }
 
+// feed_forward_length: one number, or one per layer where a hybrid's layers are a feed-forward
+// network alone (above 0) or a mixer alone (0: Nemotron-H, DecoderParams::layer_n_ff); the FFN
+// layers' must be equal.
+Result<int64_t> read_ffn_length(const GgufMetadata& md, const Architecture& arch, const std::string& a, int n_layers, DecoderParams& p) {
+    const std::string key = a + "feed_forward_length";
+    if (!md.is_array(key)) return md.integer(key, std::nullopt, 1, 1 << 18);
+    const GgufKV& kv = *md.file().find_kv_entry(key);
+    if (!arch.hybrid) return md.error(kv, "is an array: per-layer values are not supported for " + std::string(arch.name) + " models");
+    XB_ASSIGN_OR_RETURN(const std::vector<int64_t> per_layer, md.integer_per_layer(key, n_layers, 0, 1 << 18));
+    int64_t width = 0;
+    for (const int64_t f : per_layer) {
+        if (f == 0) continue;
+        if (width != 0 && f != width) return md.error(kv, "gives the feed-forward layers " + std::to_string(width) + " and " + std::to_string(f) +
+                                                           " rows: per-layer widths are not supported");
+        width = f;
+    }
+    if (width == 0) return md.error(kv, "is 0 for every layer: a model needs a feed-forward layer");
+    p.layer_n_ff.assign(per_layer.begin(), per_layer.end());
+    return width;
+}
+
 Status read_expert_counts(const GgufMetadata& md, const std::string& a, DecoderParams& p) {
     XB_ASSIGN_OR_RETURN(const int64_t experts, md.integer(a + "expert_count", 0, 0, 4096));
     if (experts == 0) return Status::ok();
@@ -141,11 +162,16 @@ Result<GgufModelInfo> read_gguf_model_info(const GgufReader& file) {
     // The same ranges as the llama_decoder builder's params (README: Configs).
     XB_ASSIGN_OR_RETURN(const int64_t n_layers, md.integer(a + "block_count", std::nullopt, 1, 1024));
     XB_ASSIGN_OR_RETURN(const int64_t n_embd, md.integer(a + "embedding_length", std::nullopt, 1, 65536));
-    XB_ASSIGN_OR_RETURN(const int64_t n_ff, md.integer(a + "feed_forward_length", std::nullopt, 1, 1 << 18));
+    XB_ASSIGN_OR_RETURN(const int64_t n_ff, read_ffn_length(md, *info.arch, a, static_cast<int>(n_layers), p));
     XB_ASSIGN_OR_RETURN(const int64_t n_head, md.integer(a + "attention.head_count", std::nullopt, 1, 1024));
     XB_ASSIGN_OR_RETURN(const int64_t n_head_kv, read_kv_heads(md, *info.arch, a, static_cast<int>(n_layers), n_head, p));
     XB_ASSIGN_OR_RETURN(info.context_length, md.integer(a + "context_length", 0, 0));
-    XB_ASSIGN_OR_RETURN(const double eps, md.real(a + "attention.layer_norm_rms_epsilon", std::nullopt));
+    // Nemotron-H's converter writes only layer_norm_epsilon, which llama.cpp then takes for its RMS norms.
+    std::optional<double> plain_eps;
+    if (md.has(a + "attention.layer_norm_epsilon")) {
+        XB_ASSIGN_OR_RETURN(plain_eps, md.real(a + "attention.layer_norm_epsilon", std::nullopt));
+    }
+    XB_ASSIGN_OR_RETURN(const double eps, md.real(a + "attention.layer_norm_rms_epsilon", plain_eps));
     XB_ASSIGN_OR_RETURN(const double freq_base, md.real(a + "rope.freq_base", 10000.0));
     p.n_layers = static_cast<int>(n_layers);
     p.n_embd = static_cast<int>(n_embd);
@@ -213,7 +239,7 @@ GgufLayersSummary summarize_layers(const GgufReader& file, const GgufModelInfo& 
     Context scratch;
     decoder::WeightMaker make(scratch, p, gguf_weight_source(file));
     int first_attention = 0;
-    while (first_attention < p.n_layers - 1 && p.layer_is_recurrent(first_attention)) ++first_attention;
+    while (first_attention < p.n_layers - 1 && !p.layer_attends(first_attention)) ++first_attention;
     const LayerWeights first = make_layer_weights(*info.arch, make, first_attention);
     GgufLayersSummary summary;
     summary.qkv_bias = first.bq != nullptr || first.bqkv != nullptr;

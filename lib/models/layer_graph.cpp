@@ -272,14 +272,22 @@ Tensor* LayerGraph::residual_scaled(Tensor* x) const {
     return scaled;
 }
 
-Tensor* LayerGraph::attn_residual(Tensor* attn, Tensor* x) const {
+Tensor* LayerGraph::attn_residual(Tensor* attn, Tensor* x, const char* name) const {
     // The last layer's FFN (and everything after it) needs only the rows whose logits are asked
     // for: the attention output and the residual shrink to them here, as in llama.cpp.
     if (il == p.n_layers - 1 && m.out_ids != nullptr) {
         attn = get_rows(ctx, attn, m.out_ids);
         x = get_rows(ctx, x, m.out_ids);
     }
-    return n(add(ctx, attn, x), "ffn_inp");
+    return n(add(ctx, attn, x), name);
+}
+
+Tensor* LayerGraph::relu_squared_ffn(Tensor* x) const {
+    Tensor* up = n(mul_mat(ctx, w.w_up, x), "ffn_up");
+    if (w.b_up != nullptr) up = n(add(ctx, up, w.b_up), "ffn_up_b");
+    Tensor* act = n(sqr(ctx, n(relu(ctx, up), "ffn_relu")), "ffn_sqr(relu)");
+    Tensor* down = n(mul_mat(ctx, w.w_down, act), w.b_down != nullptr ? "ffn_down" : "ffn_out");
+    return w.b_down != nullptr ? n(add(ctx, down, w.b_down), "ffn_out") : down;
 }
 
 Tensor* LayerGraph::ffn(Tensor* x) const {

@@ -66,12 +66,15 @@ public:
     Tensor* gated_attention(Tensor* x) const;
     // x times the params' residual_scale (Granite), or x where it has none.
     Tensor* residual_scaled(Tensor* x) const;
-    // The attention's output added to the layer's input: ffn_inp. On the last layer both first
-    // shrink to the rows whose logits are computed (Decoder::out_ids), as llama.cpp does.
-    Tensor* attn_residual(Tensor* attn, Tensor* x) const;
+    // The attention's output added to the layer's input, named `name`. On the last layer both
+    // first shrink to the rows whose logits are computed (Decoder::out_ids), as llama.cpp does.
+    Tensor* attn_residual(Tensor* attn, Tensor* x, const char* name = "ffn_inp") const;
     // The feed-forward network of the normed x: the experts where the layer has them
     // (models/moe_ffn.hpp), else the dense gated one, with the architecture's activation.
     Tensor* ffn(Tensor* x) const;
+    // Nemotron-H's feed-forward network of the normed x: relu(up x + b)² through down (+ b), no
+    // gate: [n_embd, n_tokens], named ffn_out.
+    Tensor* relu_squared_ffn(Tensor* x) const;
     // The feed-forward network's output added to its input: l_out, the layer's output.
     Tensor* layer_out(Tensor* ffn, Tensor* h) const;
     // The rest of the pre-norm layer most architectures are, after the attention: h = x + attn,

@@ -43,7 +43,7 @@ std::string variant_text(const Architecture& arch, const DecoderParams& p, const
     if (w.bo != nullptr) parts.push_back("output projection bias");
     if (w.attn_post_norm != nullptr) parts.push_back("post-attention and post-FFN norms");
     if (w.w_up != nullptr && w.w_gate == nullptr) parts.push_back("fused gate/up");
-    parts.push_back(std::string(glu_text(arch.ffn_glu)) + " FFN");
+    if (p.layer_n_ff.empty()) parts.push_back(std::string(glu_text(arch.ffn_glu)) + " FFN");  // else layers_text's
     if (p.final_softcap > 0.0f) parts.push_back("logits soft-capped at " + number_text(p.final_softcap));
     if (output_bias) parts.push_back("output bias");
     if (p.logit_scale > 0.0f) parts.push_back("logits / " + number_text(p.logit_scale));
@@ -52,12 +52,12 @@ std::string variant_text(const Architecture& arch, const DecoderParams& p, const
 
 std::string layers_text(const DecoderParams& p) {
     if (p.recurrent.empty()) return "";
-    std::string conv, attention;
-    int n_conv = 0, n_attention = 0;
+    std::string conv, attention, ffn;
+    int n_conv = 0, n_attention = 0, n_ffn = 0;
     for (int il = 0; il < p.n_layers; ++il) {
-        const bool recurrent = p.layer_is_recurrent(il);
-        int& count = recurrent ? n_conv : n_attention;
-        std::string& list = recurrent ? conv : attention;
+        const bool recurrent = p.layer_is_recurrent(il), ffn_only = p.layer_is_ffn_only(il);
+        int& count = ffn_only ? n_ffn : recurrent ? n_conv : n_attention;
+        std::string& list = ffn_only ? ffn : recurrent ? conv : attention;
         if (count < 3) list += (count > 0 ? ", " : "") + std::to_string(il);
         ++count;
     }
@@ -73,8 +73,10 @@ std::string layers_text(const DecoderParams& p) {
                     std::to_string(s.n_group) + " key heads, of " +
                     std::to_string(s.d_state) + ", " + kernel + ") ";
     }
-    return std::to_string(n_conv) + recurrent + group(n_conv, conv) + ", " + std::to_string(n_attention) + " attention " +
-           group(n_attention, attention);
+    std::string text = std::to_string(n_conv) + recurrent + group(n_conv, conv) + ", " + std::to_string(n_attention) + " attention " +
+                       group(n_attention, attention);
+    if (n_ffn > 0) text += ", " + std::to_string(n_ffn) + " relu² FFN of " + std::to_string(p.n_ff) + " " + group(n_ffn, ffn);
+    return text;
 }
 
 std::string window_text(const DecoderParams& p) {

@@ -312,8 +312,21 @@ DecoderParams qwen3next_params() {
     return p;
 }
 
+// Nemotron-H: Mamba-2 at 0 and 3, a relu² FFN alone at 1 and 4, attention at 2.
+DecoderParams nemotron_h_params() {
+    DecoderParams p = small_params();
+    p.n_layers = 5;
+    p.recurrent = {true, false, false, true, false};
+    p.layer_n_ff = {0, 24, 0, 0, 24};
+    p.n_ff = 24;
+    p.conv_kernel = 4;
+    p.ssm = {.d_inner = 64, .d_state = 8, .n_head = 4, .n_group = 2};
+    p.rope = false;
+    return p;
+}
+
 const Hybrid kHybrids[] = {{"lfm2", hybrid_params()}, {"granitehybrid", granite_params()}, {"qwen35", qwen35_params()},
-                           {"qwen3next", qwen3next_params()}};
+                           {"qwen3next", qwen3next_params()}, {"nemotron_h", nemotron_h_params()}};
 
 class DecoderHybrid : public ::testing::TestWithParam<Hybrid> {
 protected:
@@ -339,10 +352,11 @@ TEST_P(DecoderHybrid, DecodeStepCarriesTheRecurrentStates) {
     DecoderParams step = p;
     step.n_tokens = 1;
     auto decode = instance(step, 9, {kTokens.back()});
-    ASSERT_EQ(decode->model.conv_state.size(), 3u);
+    const auto layers = static_cast<size_t>(p.n_layers);
+    ASSERT_EQ(decode->model.conv_state.size(), layers);
     EXPECT_EQ(decode->model.conv_state[1], nullptr);
     EXPECT_EQ(decode->model.k_cache[0], nullptr);
-    EXPECT_EQ(decode->model.ssm_state.size(), p.ssm.enabled() ? 3u : 0u);
+    EXPECT_EQ(decode->model.ssm_state.size(), p.ssm.enabled() ? layers : 0u);
     for (auto caches : {&Decoder::k_cache, &Decoder::v_cache, &Decoder::conv_state, &Decoder::ssm_state}) {
         for (size_t il = 0; il < (prefill->model.*caches).size(); ++il) {
             Tensor* from = (prefill->model.*caches)[il];

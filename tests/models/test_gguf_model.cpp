@@ -184,7 +184,7 @@ TEST(GgufModel, RopeFrequencyFactorsAreApplied) {
 
 TEST(GgufModel, EveryFixtureHasAReference) {
     EXPECT_EQ(manifest().at("models").size(), 10u);
-    EXPECT_EQ(arch_manifest().at("models").size(), 18u);
+    EXPECT_EQ(arch_manifest().at("models").size(), 19u);
     EXPECT_GE(references().size(), 50u);
 }
 
@@ -405,7 +405,7 @@ const std::vector<BadFile> kBadFiles = {
     {"wrong-type", {"wrong-type.gguf: offset ", "tensor 'blk.0.attn_norm.weight' is f16; norm weights and biases must be f32"}},
     {"metadata-type", {"metadata-type.gguf: offset ", "metadata 'llama.block_count' is a string, expected an integer"}},
     {"heads-do-not-divide", {"heads-do-not-divide.gguf: offset ", "llama.attention.head_count_kv (3) does not divide llama.attention.head_count (2)"}},
-    {"unsupported-arch", {"unsupported-arch.gguf: offset ", "architecture 'mamba' is not supported (supported: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, gpt-oss, deepseek2, lfm2, granitehybrid, qwen35, qwen35moe, qwen3next)"}},
+    {"unsupported-arch", {"unsupported-arch.gguf: offset ", "architecture 'mamba' is not supported (supported: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, gpt-oss, deepseek2, lfm2, granitehybrid, qwen35, qwen35moe, qwen3next, nemotron_h)"}},
     {"extra-tensor", {"offset ", "tensor 'blk.0.attn_output.bias' has no role in xbackend's llama graph"}},
     {"moe-missing-expert", {"moe-missing-expert.gguf: no tensor 'blk.0.ffn_up_exps.weight', which a qwen3moe model needs"}, "arch/bad/"},
     {"moe-used-above-count", {"moe-used-above-count.gguf: offset ", "metadata 'qwen3moe.expert_used_count' is 5, expected 1 to 4"}, "arch/bad/"},
@@ -503,7 +503,8 @@ TEST(GgufModel, HybridLayerPatternComesFromThePerLayerHeadCounts) {
 // continue from them. set_inputs empties them, so that every compute the tools time or compare
 // starts from an empty state, as each of llama-bench's repetitions does.
 TEST(GgufModel, EveryComputeOfAHybridStartsFromEmptyStates) {
-    for (const char* file : {"arch/tiny-lfm2.gguf", "arch/tiny-granitehybrid.gguf", "arch/tiny-qwen35.gguf", "arch/tiny-qwen3next-ssm-in.gguf"}) {
+    for (const char* file : {"arch/tiny-lfm2.gguf", "arch/tiny-granitehybrid.gguf", "arch/tiny-qwen35.gguf", "arch/tiny-qwen3next-ssm-in.gguf",
+                             "arch/tiny-nemotron-h.gguf"}) {
         SCOPED_TRACE(file);
         auto model = build(model_config(file, 7, 0));
         ASSERT_TRUE(model.is_ok()) << model.status().to_string();
@@ -659,6 +660,71 @@ TEST(GgufModel, Qwen3NextReadsItsLayerPatternAndFusedProjections) {
     EXPECT_NE(no_ba.find("no tensor 'blk.3.ssm_ba.weight', which a qwen3next model needs"), std::string::npos) << no_ba;
     const std::string no_experts = message(copy_fixture(file, "q3n-no-experts", "qwen3next.expert_count", ""));
     EXPECT_NE(no_experts.find("qwen3next.expert_count"), std::string::npos) << no_experts;
+}
+
+// Nemotron-H: each layer Mamba-2, attention or an FFN alone, from the per-layer head_count_kv and
+// feed_forward_length; only layer_norm_epsilon (its converter's) as the RMS norms' epsilon. A
+// pattern of the wrong length, one width for every layer, unequal FFN widths and a missing
+// tensor of a layer of each kind are one line naming the key or the tensor.
+TEST(GgufModel, NemotronHReadsItsThreeLayerKinds) {
+    const auto info_of = [](const std::string& path) {
+        auto file = GgufReader::open(path);
+        EXPECT_TRUE(file.is_ok()) << file.status().to_string();
+        return read_gguf_model_info(*file);
+    };
+    const std::string file = "arch/tiny-nemotron-h.gguf";
+    auto info = info_of(model_path(file));
+    ASSERT_TRUE(info.is_ok()) << info.status().to_string();
+    const DecoderParams& p = info->params;
+    EXPECT_EQ(p.recurrent, (std::vector<bool>{true, false, false, true, false}));
+    EXPECT_EQ(p.layer_n_ff, (std::vector<int>{0, 48, 0, 0, 48}));
+    EXPECT_TRUE(p.layer_attends(2));
+    EXPECT_FALSE(p.layer_attends(1));
+    EXPECT_FALSE(p.rope);
+    EXPECT_FLOAT_EQ(p.rms_eps, 1e-5f);
+    EXPECT_EQ(layers_text(p), "2 Mamba-2 (8 heads of 16 in 2 groups, state 16, convolution of 4) (layers 0, 3), 1 attention (layers 2), "
+                              "2 relu² FFN of 48 (layers 1, 4)");
+    auto model = build(model_config(file, 12, 0));
+    ASSERT_TRUE(model.is_ok()) << model.status().to_string();
+    EXPECT_NE(model->find("cache_k_l2"), nullptr) << "the attention layer keeps a cache";
+    EXPECT_EQ(model->find("cache_k_l1"), nullptr) << "an FFN layer keeps none";
+    EXPECT_EQ(model->find("cache_r_l1"), nullptr) << "an FFN layer keeps no state";
+    EXPECT_NE(model->find("cache_s_l3"), nullptr);
+
+    const auto message = [&](const std::string& path) {
+        auto built = build(model_config(path, 7, 0));
+        return built.is_ok() ? std::string("built") : built.status().message();
+    };
+    const auto ffn_lengths = [](std::initializer_list<uint32_t> widths) {
+        std::vector<GgufValue> items;
+        for (uint32_t w : widths) items.push_back(GgufValue::u32(w));
+        return GgufValue::array(GgufValueType::U32, std::move(items));
+    };
+    const struct {
+        std::string name;
+        std::string path;
+        std::string message;
+    } bad[] = {
+        {"short pattern", with_metadata(file, "nemotron_h.feed_forward_length", ffn_lengths({0, 48, 0}), "nh-short"),
+         "metadata 'nemotron_h.feed_forward_length' has 3 values, expected one per layer (5)"},
+        {"one width", with_metadata(file, "nemotron_h.feed_forward_length", GgufValue::u32(48), "nh-scalar"),
+         "a nemotron_h model gives one per layer (0 for its Mamba-2 and attention layers)"},
+        {"two widths", with_metadata(file, "nemotron_h.feed_forward_length", ffn_lengths({0, 48, 0, 0, 32}), "nh-widths"),
+         "gives the feed-forward layers 48 and 32 rows"},
+        {"no up", copy_fixture(file, "nh-no-up", "", "blk.4.ffn_up.weight"), "no tensor 'blk.4.ffn_up.weight', which a nemotron_h model needs"},
+        {"no scan state", copy_fixture(file, "nh-no-a", "", "blk.3.ssm_a"), "no tensor 'blk.3.ssm_a', which a nemotron_h model needs"},
+        {"no attention", copy_fixture(file, "nh-no-k", "", "blk.2.attn_k.weight"), "no tensor 'blk.2.attn_k.weight', which a nemotron_h model needs"},
+        {"wider state", with_metadata(file, "nemotron_h.ssm.state_size", GgufValue::u32(8), "nh-state-8"),
+         "tensor 'blk.0.ssm_in.weight' has shape [64, 328]"},
+    };
+    for (const auto& b : bad) {
+        const std::string got = message(b.path);
+        EXPECT_NE(got.find(b.message), std::string::npos) << b.name << ": " << got;
+        // Metadata is somewhere in the file; a missing tensor is nowhere.
+        if (b.message.find("no tensor") == std::string::npos) {
+            EXPECT_NE(got.find("offset "), std::string::npos) << b.name << ": " << got;
+        }
+    }
 }
 
 // A weight of a type id no GGUF type has: one line naming the tensor, its offset and every type
