@@ -17,7 +17,8 @@ transposes), written with the `gguf` package under llama.cpp's tensor names and 
 file is then read back with gguf's reader, dequantized, and transformed back to the checkpoint
 layout; the float64 numpy forward pass runs on those values and is written from the transformers
 definitions (modeling_qwen3, _gemma2, _gemma3, _phi3, _mixtral, _qwen3_moe, _gpt_oss, and
-DeepSeek-V3's modeling_deepseek / transformers' modeling_deepseek_v3, _lfm2, _granitemoehybrid, _qwen3_5), so the references check the
+DeepSeek-V3's modeling_deepseek / transformers' modeling_deepseek_v3, _lfm2, _granitemoehybrid,
+_qwen3_5, _qwen3_next, _nemotron_h), so the references check the
 layout conventions as well as the arithmetic.
 
 Models (manifest.json lists them with their references; README.md here says more):
@@ -71,6 +72,18 @@ Models (manifest.json lists them with their references; README.md here says more
                       partial rope (4 of 16); zero-centred norms (+1 in the file); tied
   tiny-qwen35moe      f16 matrices; tiny-qwen35's layers (attention at 1 and 3) with 4 experts of 16, 2
                       used, beside a shared expert of 24 gated by sigmoid(ffn_gate_inp_shexp . x); untied
+  tiny-qwen3next      f32, Qwen3-Next: tiny-qwen35moe's layers from HF's fused in_proj_qkvz and
+                      in_proj_ba (split into attn_qkv/attn_gate, ssm_ba kept whole, value heads left
+                      grouped by key head, as the converter does); layer_types linear, linear, full,
+                      linear (attention.recurrent_layers over full_attention_interval 4); plain neox
+                      rope on 4 of 16; untied
+  tiny-qwen3next-ssm-in  the same checkpoint in f16 as older converters wrote it: in_proj_qkvz whole
+                      as ssm_in
+  tiny-nemotron-h     f32, Nemotron-H: layers mamba, mlp, attention, mamba, mlp, each alone between
+                      residual adds (per-layer head_count_kv and feed_forward_length mark them);
+                      Mamba-2 of 8 heads of 16 in 2 groups (the gated norm per group), state 16,
+                      convolution 4; attention without rope; relu² MLPs without a gate; only
+                      layer_norm_epsilon written, as the converter does; untied
   tiny-deepseek2-yarn the same layout with DeepSeek-V3's YaRN: factor 4, original context 1024
                       (ramp 0, 1/3, 2/3, 1 over the 4 rope pairs), beta_fast 32, beta_slow 1,
                       mscale = mscale_all_dim = 1 (yarn_log_multiplier 0.1): softmax scale
