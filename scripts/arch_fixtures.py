@@ -84,6 +84,9 @@ Models (manifest.json lists them with their references; README.md here says more
                       Mamba-2 of 8 heads of 16 in 2 groups (the gated norm per group), state 16,
                       convolution 4; attention without rope; relu² MLPs without a gate; only
                       layer_norm_epsilon written, as the converter does; untied
+  tiny-nemotron-h-moe f16 matrices, Nemotron 3 Nano's layout: the MLP layers 8 ungated relu² experts
+                      of 16 (2 used; sigmoid scores + selection bias, normalised, x 2.5) beside an
+                      ungated shared expert of 24
   tiny-deepseek2-yarn the same layout with DeepSeek-V3's YaRN: factor 4, original context 1024
                       (ramp 0, 1/3, 2/3, 1 over the 4 rope pairs), beta_fast 32, beta_slow 1,
                       mscale = mscale_all_dim = 1 (yarn_log_multiplier 0.1): softmax scale
@@ -277,6 +280,17 @@ MODELS = {
         layer_types=("mamba", "mlp", "attention", "mamba", "mlp"), head_count_kv=[0, 0, 2, 0, 0],
         feed_forward_length=[0, 48, 0, 0, 48], d_inner=128, d_state=16, ssm_heads=8, ssm_groups=2, conv_K=4, embd_std=0.5,
         plain_norm_eps=True),
+    # Nemotron 3 Nano (NemotronHForCausalLM with experts: nemotron_h_moe, pattern "ME*ME"): the MLP
+    # layers are 8 experts of 16 (2 used), relu² without a gate, chosen by sigmoid scores plus
+    # e_score_correction_bias (exp_probs_b), weights normalised and x 2.5, beside an ungated
+    # shared expert of 24; one expert group; f16 matrices (router and bias f32).
+    "tiny-nemotron-h-moe": dict(
+        arch="nemotron_h_moe", n_embd=64, n_head=4, n_head_kv=2, head_dim=16, key_length=True, n_ff=16, n_ff_exp=16,
+        n_vocab=256, n_layers=5, eps=1e-5, tied=False, matrix_type=T.F16, weights="f16", normal_rope=True, no_rope=True,
+        layer_types=("mamba", "mlp", "attention", "mamba", "mlp"), head_count_kv=[0, 0, 2, 0, 0],
+        feed_forward_length=[0, 16, 0, 0, 16], d_inner=128, d_state=16, ssm_heads=8, ssm_groups=2, conv_K=4, embd_std=0.5,
+        plain_norm_eps=True, moe="nemotron", n_expert=8, n_expert_used=2, n_ff_shared=24, n_group=1, topk_group=1,
+        norm_topk=True, routed_scale=2.5, bias_std=0.1),
 }
 Q35_ARCHS = ("qwen35", "qwen35moe", "qwen3next")
 LONG_CACHE = ("tiny-gemma2", "tiny-gemma3", "tiny-phi3", "tiny-gpt-oss", "tiny-deepseek2", "tiny-deepseek2-yarn",
@@ -988,7 +1002,7 @@ def lfm2_forward_incremental(m, w, tokens, n_kv, n_layers):
 # batch are zero, as the attention cache's earlier entries are.
 
 GH_MIXER_ROLES = ("A_log", "D", "ssm_conv1d", "ssm_norm")
-GH_ARCHS = ("granitehybrid", "nemotron_h")   # Mamba-2 hybrids; nemotron_h's layers are each a mixer or an MLP alone
+GH_ARCHS = ("granitehybrid", "nemotron_h", "nemotron_h_moe")   # Mamba-2 hybrids; nemotron_h's layers are each a mixer or an MLP alone
 
 
 def experts_beside_shared(w, p, rng, e, ne, f, fs):
@@ -1026,6 +1040,16 @@ def gh_make_weights(m, rng):
     if not m["tied"]:
         w["output"] = rng.standard_normal((v, e)) / np.sqrt(e)
     for il, kind in enumerate(m["layer_types"]):
+        if kind == "mlp" and "moe" in m:                                # NemotronHMOE: experts beside a shared one, relu^2
+            p, f, fs, ne = f"blk.{il}.", m["n_ff_exp"], m["n_ff_shared"], m["n_expert"]
+            w[p + "attn_norm"] = near_one(rng, e)
+            w[p + "ffn_gate_inp"] = rng.standard_normal((ne, e)) / np.sqrt(e) * 1.5      # gate.weight
+            w[p + "exp_probs_b_bias"] = rng.standard_normal(ne) * m["bias_std"]          # e_score_correction_bias
+            w[p + "ffn_up_exps"] = rng.standard_normal((ne, f, e)) / np.sqrt(e) * 1.5
+            w[p + "ffn_down_exps"] = rng.standard_normal((ne, e, f)) / np.sqrt(f)
+            w[p + "ffn_up_shexp"] = rng.standard_normal((fs, e)) / np.sqrt(e) * 1.5
+            w[p + "ffn_down_shexp"] = rng.standard_normal((e, fs)) / np.sqrt(fs)
+            continue
         if kind == "mlp":                                                # Nemotron-H's NemotronHMLP: down(relu(up x)^2)
             p, f = f"blk.{il}.", m["n_ff"]
             w[p + "attn_norm"] = near_one(rng, e)
@@ -1048,7 +1072,7 @@ def gh_make_weights(m, rng):
             w[p + "attn_k"] = rng.standard_normal((kv, e)) / np.sqrt(e)
             w[p + "attn_v"] = rng.standard_normal((kv, e)) / np.sqrt(e)
             w[p + "attn_output"] = rng.standard_normal((e, q)) / np.sqrt(q)
-        if m["arch"] == "nemotron_h":                                   # the mixer alone
+        if m["arch"] != "granitehybrid":                                # Nemotron-H: the mixer alone
             continue
         w[p + "ffn_norm"] = near_one(rng, e)                           # post_attention_layernorm
         if "moe" in m:                       # block_sparse_moe and shared_mlp
@@ -1070,6 +1094,12 @@ def gh_write_keys(writer, m):
     writer.add_ssm_group_count(ng)
     writer.add_ssm_inner_size(di)
     writer.add_ssm_time_step_rank(nh)
+    if m["arch"] == "nemotron_h_moe":                  # NemotronHModel.set_gguf_parameters, is_moe
+        writer.add_expert_shared_feed_forward_length(m["n_ff_shared"])
+        writer.add_expert_shared_count(1)
+        writer.add_expert_weights_norm(m["norm_topk"])
+        writer.add_expert_weights_scale(m["routed_scale"])
+        writer.add_expert_group_count(m["n_group"])
     if m["arch"] != "granitehybrid":                   # NemotronHModel: per-layer feed_forward_length (llama_writer)
         return
     writer.add_embedding_scale(m["embd_scale"])
@@ -1118,6 +1148,36 @@ def gh_mamba2(m, w, il, h):
     return y @ w[p + "ssm_out"].T
 
 
+def nh_moe(m, w, il, h, stats):
+    """NemotronHMOE: DeepSeek-V3's router (ds_route: sigmoid scores, the selection bias choosing,
+    normalised, scaled) over experts down(relu(up x)^2), plus the shared expert of the same form."""
+    p = f"blk.{il}."
+    relu2 = lambda x, up, down: (np.maximum(x @ up.T, 0.0) ** m.get("relu_power", 2)) @ down.T   # noqa: E731
+    chosen, wts = ds_route(m, w, il, h, stats)
+    out = relu2(h, w[p + "ffn_up_shexp"], w[p + "ffn_down_shexp"])
+    for i in range(h.shape[0]):
+        for slot in range(chosen.shape[1]):
+            ex = chosen[i, slot]
+            out[i] += wts[i, slot] * relu2(h[i:i + 1], w[p + "ffn_up_exps"][ex], w[p + "ffn_down_exps"][ex])[0]
+    return out
+
+
+def nh_moe_token(m, w, p, hv):
+    """One token through NemotronHMOE, written out: sigmoid scores, the k best of scores + bias,
+    weights the unbiased scores normalised and scaled, relu^2 experts, the shared expert."""
+    scores = [1.0 / (1.0 + math.exp(-float(row @ hv))) for row in w[p + "ffn_gate_inp"]]
+    ranked = sorted(range(m["n_expert"]), key=lambda ex: -(scores[ex] + w[p + "exp_probs_b_bias"][ex]))[:m["n_expert_used"]]
+    total = sum(scores[ex] for ex in ranked)
+
+    def relu2(up, down):
+        return down @ np.array([max(u, 0.0) ** 2 for u in up @ hv])
+
+    out = relu2(w[p + "ffn_up_shexp"], w[p + "ffn_down_shexp"])
+    for ex in ranked:
+        out = out + scores[ex] / total * m["routed_scale"] * relu2(w[p + "ffn_up_exps"][ex], w[p + "ffn_down_exps"][ex])
+    return out
+
+
 def gh_ffn(m, w, il, h, stats):
     p = f"blk.{il}."
     if "moe" not in m:
@@ -1137,7 +1197,9 @@ def gh_forward(m, w, tokens, n_kv, n_layers, stats):
         p = f"blk.{il}."
         h = rms_norm(x, w[p + "attn_norm"], m["eps"])
         kind = m["layer_types"][il]
-        if kind == "mlp":                                   # NemotronHMLP
+        if kind == "mlp" and "moe" in m:                    # NemotronHMOE
+            mixed = nh_moe(m, w, il, h, stats)
+        elif kind == "mlp":                                 # NemotronHMLP
             mixed = np.maximum(h @ w[p + "ffn_up"].T, 0.0) ** m.get("relu_power", 2) @ w[p + "ffn_down"].T
         else:
             mixed = gh_mamba2(m, w, il, h) if kind == "mamba" else attention(m, w, il, h, pos, n_kv)
@@ -1186,6 +1248,9 @@ def gh_forward_incremental(m, w, tokens, n_kv, n_layers):
         for il in range(n_layers):
             p = f"blk.{il}."
             h = rms(x, w[p + "attn_norm"])
+            if m["layer_types"][il] == "mlp" and "moe" in m:
+                x = x + nh_moe_token(m, w, p, h)
+                continue
             if m["layer_types"][il] == "mlp":
                 x = x + r * (w[p + "ffn_down"] @ np.array([max(u, 0.0) ** 2 for u in w[p + "ffn_up"] @ h]))
                 continue
@@ -1991,6 +2056,8 @@ def routing_has_margins(m, stats):
     DeepSeek's sigmoid scores move at most 1/4 as much as the logits, so: expert choice scores
     ROUTER_MARGIN / 4 apart, group scores (sums of two) ROUTER_MARGIN / 2 apart, and the k-th choice
     score above ROUTER_MARGIN / 4 (so that HF's 0.0 fill and llama.cpp's -inf agree)."""
+    if m.get("moe") == "nemotron":                 # DeepSeek's router without groups
+        return stats["expert_gap"] >= ROUTER_MARGIN / 4 and stats["kth_choice"] >= ROUTER_MARGIN / 4
     if m.get("moe") != "deepseek":
         return stats["router_gap"] >= ROUTER_MARGIN
     return (stats["expert_gap"] >= ROUTER_MARGIN / 4 and stats["group_gap"] >= ROUTER_MARGIN / 2
@@ -2185,8 +2252,15 @@ def self_check(models):
                     a[:, 1] = 0.0                               # gate 0: sigmoid 1/2 everywhere
                     no_gate[f"blk.{il}.attn_q"] = a.reshape(held[f"blk.{il}.attn_q"].shape)
             changed("the attention's output gate", m, ww=no_gate, threshold=0.01)
-        if m["arch"] == "nemotron_h":
+        if m["arch"] in ("nemotron_h", "nemotron_h_moe"):
             changed("the MLPs' square (relu alone)", variant(m, relu_power=1))
+        if m["arch"] == "nemotron_h_moe":
+            no_bias = dict(held)
+            for il, kind in enumerate(m["layer_types"]):
+                if kind == "mlp":
+                    no_bias[f"blk.{il}.exp_probs_b_bias"] = np.zeros(m["n_expert"])
+            changed("the selection bias", m, ww=no_bias, threshold=0.01)
+            changed("the routed scale", variant(m, routed_scale=1.0))
         if m["arch"] in GH_ARCHS:
             # The scan carries information across tokens: without decay (A = 0: the state keeps
             # everything) or without memory (a large A forgets at once) the logits differ.

@@ -21,5 +21,6 @@ extern const Architecture kQwen35;
 extern const Architecture kQwen35Moe;
 extern const Architecture kQwen3Next;
 extern const Architecture kNemotronH;
+extern const Architecture kNemotronHMoe;
 
 }  // namespace xb::arch

@@ -25,6 +25,8 @@
 //              projections, value heads grouped by key head
 //   nemotron_h Nemotron-H, Nemotron Nano 2: Mamba-2 layers, attention layers without rope and
 //              relu² FFN layers, each alone between residual adds
+//   nemotron_h_moe  Nemotron 3 Nano: nemotron_h with ungated relu² experts (sigmoid routing with a
+//              selection bias) beside an ungated shared expert in place of the FFN layers
 //   granitehybrid  Granite 4.0-H: a hybrid of Mamba-2 layers (convolution and scan states) and
 //              attention without rope; dense or expert FFNs with a shared expert; Granite's
 //              multipliers

@@ -42,7 +42,8 @@ double DecoderParams::matmul_flops() const {
     for (int il = 0; il < n_layers; ++il) {
         const double ffn_rows = il == n_layers - 1 ? outputs : t;
         if (layer_is_ffn_only(il)) {  // up and down, no gate
-            total += 2.0 * ffn_rows * 2.0 * e * layer_n_ff[static_cast<size_t>(il)];
+            const double ungated_moe = 2.0 * e * (static_cast<double>(experts.n_ff) * experts.n_used + experts.shared_ff()) + e * experts.n_expert;
+            total += 2.0 * ffn_rows * (layer_has_experts(il) ? ungated_moe : 2.0 * e * layer_n_ff[static_cast<size_t>(il)]);
             continue;
         }
         const double mixing = layer_is_recurrent(il) ? recurrent_mixing : projections + scores;

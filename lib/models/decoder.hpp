@@ -67,6 +67,8 @@ struct ExpertParams {
     int n_shared = 0;  // shared experts every token goes through (ffn_*_shexp)
     int n_ff_shared = 0;  // their hidden size together (Granite's expert_shared_feed_forward_length); 0: n_shared x n_ff
     bool shared_gate = false;  // the shared expert's output times sigmoid(x . ffn_gate_inp_shexp) (Qwen3.5-MoE, Qwen3-Next)
+    // The experts and the shared expert without a gate: down(relu(up x)²) (Nemotron-H MoE).
+    bool ungated = false;
 
     int shared_ff() const { return n_ff_shared > 0 ? n_ff_shared : n_shared * n_ff; }
 };

@@ -102,13 +102,13 @@ void LayerWeightMaker::experts(LayerWeights& w) {
     // The router stays f32 in llama.cpp's files whatever the experts' type (the fallback: its
     // logits choose the experts).
     w.router = make_.make(pre_ + "ffn_gate_inp.weight", DType::F32, {e, n});
-    w.gate_exps = make_.make(pre_ + "ffn_gate_exps.weight", p_.weight_type, {e, f, n});
+    if (!x.ungated) w.gate_exps = make_.make(pre_ + "ffn_gate_exps.weight", p_.weight_type, {e, f, n});
     w.up_exps = make_.make(pre_ + "ffn_up_exps.weight", p_.weight_type, {e, f, n});
     w.down_exps = make_.make(pre_ + "ffn_down_exps.weight", p_.weight_type, {f, e, n});
     if (x.selection_bias) w.exp_probs_b = vector("exp_probs_b.bias", n);
     if (x.n_shared > 0) {
         const int64_t fs = x.shared_ff();
-        w.gate_shexp = matrix("ffn_gate_shexp.weight", e, fs);
+        if (!x.ungated) w.gate_shexp = matrix("ffn_gate_shexp.weight", e, fs);
         w.up_shexp = matrix("ffn_up_shexp.weight", e, fs);
         w.down_shexp = matrix("ffn_down_shexp.weight", fs, e);
         if (x.shared_gate) w.gate_inp_shexp = vector("ffn_gate_inp_shexp.weight", e);

@@ -77,9 +77,12 @@ public:
     // Latent attention (DeepSeek): attn_norm, then MlaParams' weights.
     void latent_attention(LayerWeights& w);
 
+    // The experts alone, without a norm: the router, the experts (no gate where
+    // ExpertParams::ungated), the selection bias and the shared experts the params say.
+    void experts(LayerWeights& w);
+
 private:
     void dense_ffn(LayerWeights& w, bool fused_gate_up);
-    void experts(LayerWeights& w);
 
     WeightMaker& make_;
     const DecoderParams& p_;

@@ -75,7 +75,11 @@ std::string layers_text(const DecoderParams& p) {
     }
     std::string text = std::to_string(n_conv) + recurrent + group(n_conv, conv) + ", " + std::to_string(n_attention) + " attention " +
                        group(n_attention, attention);
-    if (n_ffn > 0) text += ", " + std::to_string(n_ffn) + " relu² FFN of " + std::to_string(p.n_ff) + " " + group(n_ffn, ffn);
+    if (n_ffn > 0 && p.has_experts()) {
+        text += ", " + std::to_string(n_ffn) + " experts " + group(n_ffn, ffn);
+    } else if (n_ffn > 0) {
+        text += ", " + std::to_string(n_ffn) + " relu² FFN of " + std::to_string(p.n_ff) + " " + group(n_ffn, ffn);
+    }
     return text;
 }
 

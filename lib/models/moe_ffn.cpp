@@ -36,9 +36,14 @@ Tensor* keep_best_groups(Context& ctx, const ExpertParams& e, const LayerNames& 
 // The shared experts' gated FFN (DeepSeek), named ffn_*_shexp and ffn_shexp; times
 // sigmoid(x . gate_inp_shexp) per token where the layer has that gate (Qwen3.5-MoE).
 Tensor* shared_experts(Context& ctx, const LayerNames& n, const LayerWeights& w, Tensor* x) {
-    Tensor* gate = n(mul_mat(ctx, w.gate_shexp, x), "ffn_gate_shexp");
     Tensor* up = n(mul_mat(ctx, w.up_shexp, x), "ffn_up_shexp");
-    Tensor* act = n(glu_split(ctx, gate, up, GluOp::SwiGlu), "ffn_shexp_swiglu");
+    Tensor* act = nullptr;
+    if (w.gate_shexp == nullptr) {  // Nemotron-H MoE: relu², no gate
+        act = n(sqr(ctx, n(relu(ctx, up), "ffn_shexp_relu")), "ffn_shexp_relu_sqr");
+    } else {
+        Tensor* gate = n(mul_mat(ctx, w.gate_shexp, x), "ffn_gate_shexp");
+        act = n(glu_split(ctx, gate, up, GluOp::SwiGlu), "ffn_shexp_swiglu");
+    }
     Tensor* out = n(mul_mat(ctx, w.down_shexp, act), "ffn_shexp");
     if (w.gate_inp_shexp == nullptr) return out;
     Tensor* weight = n(sigmoid(ctx, n(mul_mat(ctx, w.gate_inp_shexp, x), "shared_expert_gate")), "shared_expert_gate_sigmoid");  // [1, t]
@@ -81,10 +86,15 @@ Tensor* moe_ffn(Context& ctx, const DecoderParams& p, const LayerNames& n, const
     Tensor* col = n.step(reshape(ctx, x, {n_embd, 1, t, 1}), "ffn_moe_in", "reshaped");
     Tensor* up = n(mul_mat_id(ctx, w.up_exps, col, chosen), "ffn_moe_up");  // [n_ff, n_used, t]
     if (w.up_exps_b != nullptr) up = n(add_id(ctx, up, w.up_exps_b, chosen), "ffn_moe_up_biased");
-    Tensor* gate = n(mul_mat_id(ctx, w.gate_exps, col, chosen), "ffn_moe_gate");
-    if (w.gate_exps_b != nullptr) gate = n(add_id(ctx, gate, w.gate_exps_b, chosen), "ffn_moe_gate_biased");
-    Tensor* act = glu == GluOp::SwiGluOai ? n(swiglu_oai(ctx, gate, up, kOaiAlpha, kOaiLimit), "ffn_moe_swiglu_oai")
-                                          : n(glu_split(ctx, gate, up, glu), "ffn_moe_swiglu");
+    Tensor* act = nullptr;
+    if (w.gate_exps == nullptr) {  // Nemotron-H MoE: relu², no gate
+        act = n(sqr(ctx, n.step(relu(ctx, up), "ffn_moe_relu_sqr", "relu")), "ffn_moe_relu_sqr");
+    } else {
+        Tensor* gate = n(mul_mat_id(ctx, w.gate_exps, col, chosen), "ffn_moe_gate");
+        if (w.gate_exps_b != nullptr) gate = n(add_id(ctx, gate, w.gate_exps_b, chosen), "ffn_moe_gate_biased");
+        act = glu == GluOp::SwiGluOai ? n(swiglu_oai(ctx, gate, up, kOaiAlpha, kOaiLimit), "ffn_moe_swiglu_oai")
+                                      : n(glu_split(ctx, gate, up, glu), "ffn_moe_swiglu");
+    }
     Tensor* down = n(mul_mat_id(ctx, w.down_exps, act, chosen), "ffn_moe_down");  // [n_embd, n_used, t]
     if (w.down_exps_b != nullptr) down = n(add_id(ctx, down, w.down_exps_b, chosen), "ffn_moe_down_biased");
     Tensor* weighted = n(mul(ctx, down, weights), "ffn_moe_weighted");
@@ -99,7 +109,7 @@ Tensor* moe_ffn(Context& ctx, const DecoderParams& p, const LayerNames& n, const
     }
     if (e.n_used == 1) out = cont(ctx, out);
     out = n(out, "ffn_moe_out");
-    if (w.gate_shexp != nullptr) out = n(add(ctx, out, shared_experts(ctx, n, w, x)), "ffn_out");
+    if (w.up_shexp != nullptr) out = n(add(ctx, out, shared_experts(ctx, n, w, x)), "ffn_out");
     return out;
 }
 

@@ -325,8 +325,17 @@ DecoderParams nemotron_h_params() {
     return p;
 }
 
-const Hybrid kHybrids[] = {{"lfm2", hybrid_params()}, {"granitehybrid", granite_params()}, {"qwen35", qwen35_params()},
-                           {"qwen3next", qwen3next_params()}, {"nemotron_h", nemotron_h_params()}};
+// Nemotron-H MoE: the FFN layers ungated relu² experts, sigmoid-routed with a selection bias.
+DecoderParams nemotron_h_moe_params() {
+    DecoderParams p = nemotron_h_params();
+    p.experts = {.n_expert = 4, .n_used = 2, .n_ff = 24, .gating = ExpertGating::Sigmoid, .normalize = true, .weights_scale = 2.0f,
+                 .selection_bias = true, .n_shared = 1, .n_ff_shared = 16, .ungated = true};
+    return p;
+}
+
+const Hybrid kHybrids[] = {{"lfm2", hybrid_params()},           {"granitehybrid", granite_params()},
+                           {"qwen35", qwen35_params()},         {"qwen3next", qwen3next_params()},
+                           {"nemotron_h", nemotron_h_params()}, {"nemotron_h_moe", nemotron_h_moe_params()}};
 
 class DecoderHybrid : public ::testing::TestWithParam<Hybrid> {
 protected:

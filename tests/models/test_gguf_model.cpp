@@ -184,7 +184,7 @@ TEST(GgufModel, RopeFrequencyFactorsAreApplied) {
 
 TEST(GgufModel, EveryFixtureHasAReference) {
     EXPECT_EQ(manifest().at("models").size(), 10u);
-    EXPECT_EQ(arch_manifest().at("models").size(), 19u);
+    EXPECT_EQ(arch_manifest().at("models").size(), 20u);
     EXPECT_GE(references().size(), 50u);
 }
 
@@ -405,7 +405,7 @@ const std::vector<BadFile> kBadFiles = {
     {"wrong-type", {"wrong-type.gguf: offset ", "tensor 'blk.0.attn_norm.weight' is f16; norm weights and biases must be f32"}},
     {"metadata-type", {"metadata-type.gguf: offset ", "metadata 'llama.block_count' is a string, expected an integer"}},
     {"heads-do-not-divide", {"heads-do-not-divide.gguf: offset ", "llama.attention.head_count_kv (3) does not divide llama.attention.head_count (2)"}},
-    {"unsupported-arch", {"unsupported-arch.gguf: offset ", "architecture 'mamba' is not supported (supported: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, gpt-oss, deepseek2, lfm2, granitehybrid, qwen35, qwen35moe, qwen3next, nemotron_h)"}},
+    {"unsupported-arch", {"unsupported-arch.gguf: offset ", "architecture 'mamba' is not supported (supported: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, gpt-oss, deepseek2, lfm2, granitehybrid, qwen35, qwen35moe, qwen3next, nemotron_h, nemotron_h_moe)"}},
     {"extra-tensor", {"offset ", "tensor 'blk.0.attn_output.bias' has no role in xbackend's llama graph"}},
     {"moe-missing-expert", {"moe-missing-expert.gguf: no tensor 'blk.0.ffn_up_exps.weight', which a qwen3moe model needs"}, "arch/bad/"},
     {"moe-used-above-count", {"moe-used-above-count.gguf: offset ", "metadata 'qwen3moe.expert_used_count' is 5, expected 1 to 4"}, "arch/bad/"},
@@ -725,6 +725,35 @@ TEST(GgufModel, NemotronHReadsItsThreeLayerKinds) {
             EXPECT_NE(got.find("offset "), std::string::npos) << b.name << ": " << got;
         }
     }
+}
+
+// Nemotron-H MoE: the FFN layers are ungated relu² experts chosen by sigmoid scores with a
+// selection bias, normalised and scaled, beside an ungated shared expert; experts in a latent space
+// (Nemotron 3 Super) are refused in one line naming the key.
+TEST(GgufModel, NemotronHMoeReadsItsUngatedExperts) {
+    const std::string file = "arch/tiny-nemotron-h-moe.gguf";
+    auto reader = GgufReader::open(model_path(file));
+    ASSERT_TRUE(reader.is_ok()) << reader.status().to_string();
+    auto info = read_gguf_model_info(*reader);
+    ASSERT_TRUE(info.is_ok()) << info.status().to_string();
+    const ExpertParams& e = info->params.experts;
+    EXPECT_EQ(e.gating, ExpertGating::Sigmoid);
+    EXPECT_TRUE(e.selection_bias);
+    EXPECT_TRUE(e.ungated);
+    EXPECT_TRUE(e.normalize);
+    EXPECT_FLOAT_EQ(e.weights_scale, 2.5f);
+    EXPECT_EQ(e.n_ff_shared, 24);
+    EXPECT_EQ(layers_text(info->params), "2 Mamba-2 (8 heads of 16 in 2 groups, state 16, convolution of 4) (layers 0, 3), 1 attention (layers 2), "
+                                         "2 experts (layers 1, 4)");
+    auto model = build(model_config(file, 7, 0));
+    ASSERT_TRUE(model.is_ok()) << model.status().to_string();
+    EXPECT_NE(model->find("blk.1.ffn_up_exps.weight"), nullptr);
+    EXPECT_EQ(model->find("blk.1.ffn_gate_exps.weight"), nullptr) << "ungated experts";
+    EXPECT_EQ(model->find("blk.1.ffn_gate_shexp.weight"), nullptr);
+    auto latent = build(model_config(with_metadata(file, "nemotron_h_moe.moe_latent_size", GgufValue::u32(32), "nhm-latent"), 7, 0));
+    ASSERT_FALSE(latent.is_ok());
+    EXPECT_NE(latent.status().message().find("'nemotron_h_moe.moe_latent_size' is 32"), std::string::npos) << latent.status().message();
+    EXPECT_NE(latent.status().message().find("not supported"), std::string::npos) << latent.status().message();
 }
 
 // A weight of a type id no GGUF type has: one line naming the tensor, its offset and every type
