@@ -86,6 +86,30 @@ Status set_rope_scaling(const GgufMetadata& md, const std::string& arch, GgufMod
     return Status::ok();
 }
 
+// What a per-layer list's values above 0 describe, for its messages.
+struct PerLayerWords {
+    const char* layers;  // "the attention layers"
+    const char* unit;    // "heads"
+    const char* what;    // "head counts"
+    const char* one;     // "an attention layer"
+};
+
+// The one value above 0 of a per-layer list whose zeros mark layers of another kind: an error at
+// `kv` when two differ or none is above 0.
+Result<int64_t> shared_value(const GgufMetadata& md, const GgufKV& kv, const std::vector<int64_t>& per_layer, const PerLayerWords& words) {
+    int64_t value = 0;
+    for (const int64_t v : per_layer) {
+        if (v == 0) continue;
+        if (value != 0 && v != value) {
+            return md.error(kv, "gives " + std::string(words.layers) + " " + std::to_string(value) + " and " + std::to_string(v) + " " + words.unit +
+                                    ": per-layer " + words.what + " are not supported");
+        }
+        value = v;
+    }
+    if (value == 0) return md.error(kv, "is 0 for every layer: a model needs " + std::string(words.one));
+    return value;
+}
+
 // attention.head_count_kv: one number, or one per layer where a hybrid's recurrent layers have 0
 // (they keep a state instead, DecoderParams::recurrent); the attention layers' must be equal.
 Result<int64_t> read_kv_heads(const GgufMetadata& md, const Architecture& arch, const std::string& a, int n_layers, int64_t n_head,
@@ -94,14 +118,7 @@ Result<int64_t> read_kv_heads(const GgufMetadata& md, const Architecture& arch, 
     if (!md.is_array(key)) return md.integer(key, n_head, 1, 1024);
     XB_ASSIGN_OR_RETURN(const std::vector<int64_t> per_layer, md.integer_per_layer(key, n_layers, 0, 1024));
     const GgufKV& kv = *md.file().find_kv_entry(key);
-    int64_t heads = 0;
-    for (const int64_t h : per_layer) {
-        if (h == 0) continue;
-        if (heads != 0 && h != heads) return md.error(kv, "gives the attention layers " + std::to_string(heads) + " and " + std::to_string(h) +
-                                                           " heads: per-layer head counts are not supported");
-        heads = h;
-    }
-    if (heads == 0) return md.error(kv, "is 0 for every layer: a model needs an attention layer");
+    XB_ASSIGN_OR_RETURN(const int64_t heads, shared_value(md, kv, per_layer, {"the attention layers", "heads", "head counts", "an attention layer"}));
     const bool any_recurrent = std::find(per_layer.begin(), per_layer.end(), 0) != per_layer.end();
     if (any_recurrent && !arch.hybrid) {
         return md.error(kv, "is 0 for some layers, which " + std::string(arch.name) + " models do not have (only hybrid architectures)");
@@ -121,14 +138,7 @@ Result<int64_t> read_ffn_length(const GgufMetadata& md, const Architecture& arch
     const GgufKV& kv = *md.file().find_kv_entry(key);
     if (!arch.hybrid) return md.error(kv, "is an array: per-layer values are not supported for " + std::string(arch.name) + " models");
     XB_ASSIGN_OR_RETURN(const std::vector<int64_t> per_layer, md.integer_per_layer(key, n_layers, 0, 1 << 18));
-    int64_t width = 0;
-    for (const int64_t f : per_layer) {
-        if (f == 0) continue;
-        if (width != 0 && f != width) return md.error(kv, "gives the feed-forward layers " + std::to_string(width) + " and " + std::to_string(f) +
-                                                           " rows: per-layer widths are not supported");
-        width = f;
-    }
-    if (width == 0) return md.error(kv, "is 0 for every layer: a model needs a feed-forward layer");
+    XB_ASSIGN_OR_RETURN(const int64_t width, shared_value(md, kv, per_layer, {"the feed-forward layers", "rows", "widths", "a feed-forward layer"}));
     p.layer_n_ff.assign(per_layer.begin(), per_layer.end());
     return width;
 }
