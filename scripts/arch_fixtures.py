@@ -1386,7 +1386,10 @@ def q35_make_weights(m, rng):
 
 def q35_tiled(m, a, axis, head, inverse=False):
     """_LinearAttentionVReorderBase._reorder_v_heads: value heads from grouped (key head major) to
-    tiled (key head minor) order along `axis`, each `head` wide; `inverse` undoes it."""
+    tiled (key head minor) order along `axis`, each `head` wide; `inverse` undoes it. Qwen3-Next's
+    converter reorders nothing: its value heads stay grouped."""
+    if m["arch"] == "qwen3next":
+        return a
     nk, nv, _, _ = q35_sizes(m)
     r = nv // nk
     a = np.moveaxis(a, axis, 0)
@@ -1396,10 +1399,11 @@ def q35_tiled(m, a, axis, head, inverse=False):
 
 
 def q35_to_file(m, w, inverse=False):
-    """The converter's step (Qwen3_5TextModel); with `inverse`, its undoing (same keys both ways but
-    A_log <-> ssm_a). Names: file names without .weight/.bias except where noted."""
-    if m["arch"] == "qwen3next":
-        return q3n_to_file(m, w, inverse)
+    """The converter's step (Qwen3_5TextModel; Qwen3NextModel, which reorders no head but splits
+    in_proj_qkvz first); with `inverse`, its undoing (same keys both ways but A_log <-> ssm_a).
+    Names: file names without .weight/.bias except where noted."""
+    if m["arch"] == "qwen3next" and not inverse:
+        w = q3n_split_qkvz(m, w)
     nk, nv, d, ch = q35_sizes(m)
     key_dim = 2 * nk * d
     out = {}
@@ -1426,41 +1430,43 @@ def q35_to_file(m, w, inverse=False):
         elif role == "ssm_out":                                 # its columns are the value heads'
             a = q35_tiled(m, a, 1, d, inverse)
         out[key if inverse else tensor_name(key)] = a
+    if m["arch"] == "qwen3next" and inverse:
+        out = q3n_fuse_qkvz(m, out)
     return out
 
 
-def q3n_to_file(m, w, inverse=False):
-    """Qwen3NextModel.modify_tensors (and its undoing): norms + 1 but the gated one, A_log ->
-    -exp(A_log), conv1d squeezed, in_proj_qkvz split into attn_qkv (q, k, v of all heads) and
-    attn_gate (z) unless the file keeps it whole as ssm_in (older converters); in_proj_ba kept as
-    ssm_ba; no head reordered."""
+def q3n_split_qkvz(m, w):
+    """Qwen3NextModel.modify_tensors' own step before the rest of q35_to_file: in_proj_qkvz split into
+    attn_qkv (q, k, v of all heads) and attn_gate (z), unless the file keeps it whole as ssm_in (older
+    converters); in_proj_ba stays whole as ssm_ba."""
+    if m.get("fused_ssm_in"):
+        return w
     qkvz_w, _ = q3n_widths(m)
     out = {}
     for key, a in w.items():
-        role, p = key.split(".")[-1], key[: key.rfind(".") + 1]
-        if role in Q35_CENTRED:
-            a = a - 1.0 if inverse else a + 1.0
-        elif role == "A_log":
-            out[p + "ssm_a"] = -np.exp(a)
-            continue
-        elif role == "ssm_a" and inverse:
-            out[p + "A_log"] = np.log(-a)
-            continue
-        elif role == "ssm_conv1d":
-            a = a[:, None, :] if inverse else a[:, 0, :]
-        elif role == "ssm_in" and not inverse and not m.get("fused_ssm_in"):
+        if key.endswith(".ssm_in"):
+            p = key[: -len("ssm_in")]
             q_, k_, v_, z_ = q3n_split(m, a, qkvz_w)
-            out[tensor_name(p + "attn_qkv")] = np.concatenate([q_, k_, v_])
-            out[tensor_name(p + "attn_gate")] = z_
+            out[p + "attn_qkv"], out[p + "attn_gate"] = np.concatenate([q_, k_, v_]), z_
+        else:
+            out[key] = a
+    return out
+
+
+def q3n_fuse_qkvz(m, w):
+    """q3n_split_qkvz undone: attn_qkv and attn_gate back into HF's in_proj_qkvz (ssm_in)."""
+    qkvz_w, _ = q3n_widths(m)
+    nk, _, d, _ = q35_sizes(m)
+    out = {}
+    for key, a in w.items():
+        if key.endswith(".attn_gate"):
             continue
-        elif role == "attn_qkv" and inverse:
-            nk, _, d, _ = q35_sizes(m)
+        if key.endswith(".attn_qkv"):
+            p = key[: -len("attn_qkv")]
             q_, k_, v_ = np.split(a, [nk * d, 2 * nk * d])
             out[p + "ssm_in"] = q3n_fuse(m, (q_, k_, v_, w[p + "attn_gate"]), qkvz_w)
-            continue
-        elif role == "attn_gate" and inverse:
-            continue
-        out[key if inverse else tensor_name(key)] = a
+        else:
+            out[key] = a
     return out
 
 

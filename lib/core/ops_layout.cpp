@@ -1,6 +1,8 @@
 // Builders of copies and layout ops: dup, cont, cpy, views, permutations, repeat, concat, pad,
 // arange, get_rows, set_rows.
+#include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "core/op_builder.hpp"
 #include "core/ops.hpp"
@@ -180,12 +182,10 @@ Tensor* repeat(Context& ctx, Tensor* a, Tensor* shape_of) {
 
 Tensor* repeat_4d(Context& ctx, Tensor* a, std::array<int64_t, kMaxDims> ne) {
     if (!check_not_null(ctx, "repeat", {a})) return ctx.placeholder(a);
-    for (int i = 0; i < kMaxDims; ++i) {
-        if (ne[i] < 1 || a->ne[i] < 1 || ne[i] % a->ne[i] != 0) {
-            const std::string target = "[" + std::to_string(ne[0]) + ", " + std::to_string(ne[1]) + ", " + std::to_string(ne[2]) +
-                                       ", " + std::to_string(ne[3]) + "]";
-            return ctx.fail(op_error("repeat", describe("a", *a) + " cannot be tiled to " + target), a);
-        }
+    if (a->is_empty() || std::any_of(ne.begin(), ne.end(), [](int64_t n) { return n < 1; }) || !can_repeat(*a, ne)) {
+        const std::string target = "[" + std::to_string(ne[0]) + ", " + std::to_string(ne[1]) + ", " + std::to_string(ne[2]) + ", " +
+                                   std::to_string(ne[3]) + "]";
+        return ctx.fail(op_error("repeat", describe("a", *a) + " cannot be tiled to " + target), a);
     }
     return make_node(ctx, Op::Repeat, a->type, ne, {a});
 }

@@ -1,5 +1,6 @@
 #include "core/tensor.hpp"
 
+#include <algorithm>
 #include <sstream>
 
 #include "core/op_params.hpp"
@@ -83,10 +84,12 @@ bool same_layout(const Tensor& a, const Tensor& b) {
     return true;
 }
 
-bool can_repeat(const Tensor& b, const Tensor& a) {
-    if (b.is_empty()) return a.is_empty();
+bool can_repeat(const Tensor& b, const Tensor& a) { return can_repeat(b, a.ne); }
+
+bool can_repeat(const Tensor& b, const std::array<int64_t, kMaxDims>& ne) {
+    if (b.is_empty()) return std::find(ne.begin(), ne.end(), 0) != ne.end();
     for (int i = 0; i < kMaxDims; ++i) {
-        if (a.ne[i] % b.ne[i] != 0) return false;
+        if (ne[i] % b.ne[i] != 0) return false;
     }
     return true;
 }

@@ -100,5 +100,7 @@ bool same_shape(const Tensor& a, const Tensor& b);
 bool same_layout(const Tensor& a, const Tensor& b);
 // b can be tiled to a's shape: every dim of a is a multiple of b's (ggml_can_repeat).
 bool can_repeat(const Tensor& b, const Tensor& a);
+// b can be tiled to the shape ne: every dim of ne is a multiple of b's.
+bool can_repeat(const Tensor& b, const std::array<int64_t, kMaxDims>& ne);
 
 }  // namespace xb

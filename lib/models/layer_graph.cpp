@@ -98,26 +98,27 @@ Tensor* LayerGraph::unit_rows(Tensor* x, const std::string& name) const {
     return n(scale(ctx, normed, 1.0f / std::sqrt(row)), name);
 }
 
+Tensor* LayerGraph::key_head_slice(Tensor* grouped, int64_t rows, int64_t offset, const std::string& name, const std::string& flat_name) const {
+    const int64_t heads = grouped->ne[1], t = grouped->ne[2];
+    Tensor* slice = n.step(view(ctx, grouped, {rows, heads, t, 1}, {grouped->nb[1], grouped->nb[2], grouped->nb[3]},
+                                static_cast<size_t>(offset) * grouped->nb[0]),
+                           name, "view");
+    return n(reshape(ctx, n.step(cont(ctx, slice), name, "cont"), {rows * heads, t, 1, 1}), flat_name);
+}
+
 std::pair<Tensor*, Tensor*> LayerGraph::delta_projections(Tensor* x) const {
     if (w.delta_qkv != nullptr) {
         return {n(mul_mat(ctx, w.delta_qkv, x), "linear_attn_qkv_mixed"), n(mul_mat(ctx, w.delta_z, x), "z")};
     }
     // The older fused layout: per key head its q, k, then its value heads' v and z.
     const SsmParams& s = p.ssm;
-    const int64_t t = p.n_tokens, dk = s.d_state, hk = s.n_group, vz = s.d_inner / hk, per_key = 2 * dk + 2 * vz;
-    const size_t f = sizeof(float);
+    const int64_t t = p.n_tokens, dk = s.d_state, hk = s.n_group, vz = s.d_inner / hk;
     Tensor* mixed = n(mul_mat(ctx, w.ssm_in, x), "linear_attn_mixed_qkvz");
-    Tensor* grouped = n.step(reshape(ctx, mixed, {per_key, hk, t, 1}), "linear_attn_mixed_qkvz", "per key head");
-    const auto part = [&](int64_t rows, int64_t offset, const std::string& name) {
-        Tensor* v = n.step(view(ctx, grouped, {rows, hk, t, 1}, {grouped->nb[1], grouped->nb[2], grouped->nb[3]},
-                                static_cast<size_t>(offset) * f),
-                           name, "view");
-        return n(reshape(ctx, n.step(cont(ctx, v), name, "cont"), {rows * hk, t, 1, 1}), name + "_flat");
-    };
-    Tensor* q = part(dk, 0, "query");
-    Tensor* k = part(dk, dk, "key");
-    Tensor* v = part(vz, 2 * dk, "value");
-    Tensor* z = part(vz, 2 * dk + vz, "z");
+    Tensor* grouped = n.step(reshape(ctx, mixed, {2 * dk + 2 * vz, hk, t, 1}), "linear_attn_mixed_qkvz", "per key head");
+    Tensor* q = key_head_slice(grouped, dk, 0, "query", "query_flat");
+    Tensor* k = key_head_slice(grouped, dk, dk, "key", "key_flat");
+    Tensor* v = key_head_slice(grouped, vz, 2 * dk, "value", "value_flat");
+    Tensor* z = key_head_slice(grouped, vz, 2 * dk + vz, "z", "z_flat");
     Tensor* qkv = n(concat(ctx, n(concat(ctx, q, k, 0), "qk_mixed"), v, 0), "qkv_mixed");
     return {qkv, z};
 }
@@ -131,14 +132,8 @@ std::pair<Tensor*, Tensor*> LayerGraph::delta_gates(Tensor* x) const {
         const int64_t per_key = hv / p.ssm.n_group;
         Tensor* ba = n(mul_mat(ctx, w.ssm_beta_alpha, x), "linear_attn_mixed_ba");
         Tensor* grouped = n.step(reshape(ctx, ba, {2 * per_key, p.ssm.n_group, t, 1}), "linear_attn_mixed_ba", "per key head");
-        const auto part = [&](int64_t offset, const char* name) {
-            Tensor* v = n.step(view(ctx, grouped, {per_key, p.ssm.n_group, t, 1}, {grouped->nb[1], grouped->nb[2], grouped->nb[3]},
-                                    static_cast<size_t>(offset) * sizeof(float)),
-                               name, "view");
-            return n(reshape(ctx, n.step(cont(ctx, v), name, "cont"), {hv, t, 1, 1}), name);
-        };
-        beta = part(0, "b");
-        alpha = part(per_key, "a");
+        beta = key_head_slice(grouped, per_key, 0, "b", "b");
+        alpha = key_head_slice(grouped, per_key, per_key, "a", "a");
     } else {
         beta = n(mul_mat(ctx, w.ssm_beta, x), "beta");
         alpha = n(mul_mat(ctx, w.ssm_alpha, x), "alpha");

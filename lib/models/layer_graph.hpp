@@ -99,6 +99,10 @@ private:
     // Each value head's write strength sigmoid(beta) and log-decay A softplus(alpha + dt bias), both
     // [1, n_head, n_tokens, 1], from ssm_beta and ssm_alpha or from the fused ssm_ba.
     std::pair<Tensor*, Tensor*> delta_gates(Tensor* x) const;
+    // Rows offset .. offset + rows of each key head's part of `grouped` [per key head, key heads,
+    // n_tokens] (Qwen3-Next's fused projections), made contiguous: [rows x key heads, n_tokens],
+    // the steps named `name`, the result `flat_name`.
+    Tensor* key_head_slice(Tensor* grouped, int64_t rows, int64_t offset, const std::string& name, const std::string& flat_name) const;
     // Each row of x over its L2 norm: x / sqrt(sum x^2 + rms_eps), named `name`.
     Tensor* unit_rows(Tensor* x, const std::string& name) const;
 

@@ -318,17 +318,25 @@ GgufValue bools(std::initializer_list<bool> flags) {
     return GgufValue::array(GgufValueType::Bool, std::move(items));
 }
 
+// The model info a file's metadata gives (the file must open).
+Result<GgufModelInfo> info_of(const std::string& path) {
+    auto file = GgufReader::open(path);
+    EXPECT_TRUE(file.is_ok()) << file.status().to_string();
+    return read_gguf_model_info(*file);
+}
+
+// The message building the file's model gives, or "built".
+std::string build_message(const std::string& path) {
+    auto model = build(model_config(path, 7, 0));
+    return model.is_ok() ? std::string("built") : model.status().message();
+}
+
 // Newer converters write Gemma 3's sliding_window_pattern as one bool per layer (true: it slides),
 // which llama.cpp reads: the array of the period rule computes the same logits as the number 6,
 // another array other ones, and an array of the wrong length or type is one line at its offset.
 TEST(GgufModel, SlidingWindowPatternMayBeOneBoolPerLayer) {
     const std::string key = "gemma3.attention.sliding_window_pattern";
     const auto logits = [](const std::string& file) { return scheduled_logits(model_config(file, 7, 0), {"CPU"}); };
-    const auto info_of = [](const std::string& path) {
-        auto file = GgufReader::open(path);
-        EXPECT_TRUE(file.is_ok()) << file.status().to_string();
-        return read_gguf_model_info(*file);
-    };
     auto original = GgufReader::open(model_path("arch/tiny-gemma3.gguf"));
     ASSERT_TRUE(original.is_ok());
     auto info = read_gguf_model_info(*original);
@@ -453,11 +461,6 @@ GgufValue u32s(std::initializer_list<uint32_t> values) {
 // pattern; a list of the wrong length, one without attention layers, attention layers of different
 // head counts, or zeros in an architecture without recurrent layers are one line at the key.
 TEST(GgufModel, HybridLayerPatternComesFromThePerLayerHeadCounts) {
-    const auto info_of = [](const std::string& path) {
-        auto file = GgufReader::open(path);
-        EXPECT_TRUE(file.is_ok()) << file.status().to_string();
-        return read_gguf_model_info(*file);
-    };
     auto lfm2 = info_of(model_path("arch/tiny-lfm2.gguf"));
     ASSERT_TRUE(lfm2.is_ok()) << lfm2.status().to_string();
     EXPECT_EQ(lfm2->params.recurrent, (std::vector<bool>{true, true, false, true}));
@@ -483,10 +486,6 @@ TEST(GgufModel, HybridLayerPatternComesFromThePerLayerHeadCounts) {
         EXPECT_NE(info.status().message().find(b.message), std::string::npos) << info.status().message();
     }
     // A convolution width that is not the kernels', and a missing recurrent tensor, name the tensor.
-    const auto build_message = [](const std::string& path) {
-        auto model = build(model_config(path, 7, 0));
-        return model.is_ok() ? std::string("built") : model.status().message();
-    };
     const std::string wider = build_message(with_metadata("arch/tiny-lfm2.gguf", "lfm2.shortconv.l_cache", GgufValue::u32(4), "lfm2-l-cache-4"));
     EXPECT_NE(wider.find("tensor 'blk.0.shortconv.conv.weight' has shape [3, 64]"), std::string::npos) << wider;
     EXPECT_NE(wider.find("short convolutions of 4 inputs (shortconv.l_cache) need [4, 64]"), std::string::npos) << wider;
@@ -525,11 +524,6 @@ TEST(GgufModel, EveryComputeOfAHybridStartsFromEmptyStates) {
 // Granite 4.0-H: the Mamba-2 layers' sizes and Granite's multipliers from the file's keys; sizes
 // that do not fit and missing keys or tensors are one line naming the key or the tensor.
 TEST(GgufModel, GraniteHybridReadsItsMamba2Hyperparameters) {
-    const auto info_of = [](const std::string& path) {
-        auto file = GgufReader::open(path);
-        EXPECT_TRUE(file.is_ok()) << file.status().to_string();
-        return read_gguf_model_info(*file);
-    };
     auto moe = info_of(model_path("arch/tiny-granitehybrid.gguf"));
     ASSERT_TRUE(moe.is_ok()) << moe.status().to_string();
     const DecoderParams& p = moe->params;
@@ -573,10 +567,6 @@ TEST(GgufModel, GraniteHybridReadsItsMamba2Hyperparameters) {
     auto no_state = info_of(copy_fixture(file, "granite-no-state-size", "granitehybrid.ssm.state_size", ""));
     ASSERT_FALSE(no_state.is_ok());
     EXPECT_NE(no_state.status().message().find("no metadata 'granitehybrid.ssm.state_size'"), std::string::npos) << no_state.status().message();
-    const auto build_message = [](const std::string& path) {
-        auto model = build(model_config(path, 7, 0));
-        return model.is_ok() ? std::string("built") : model.status().message();
-    };
     const std::string no_a = build_message(copy_fixture(file, "granite-no-ssm-a", "", "blk.2.ssm_a"));
     EXPECT_NE(no_a.find("no tensor 'blk.2.ssm_a', which a granitehybrid model needs"), std::string::npos) << no_a;
     const std::string wider = build_message(with_metadata(file, "granitehybrid.ssm.state_size", GgufValue::u32(8), "granite-state-8"));
@@ -586,11 +576,6 @@ TEST(GgufModel, GraniteHybridReadsItsMamba2Hyperparameters) {
 // Qwen3.5: the delta-net layers from full_attention_interval (every 4th attends), its sizes from
 // the ssm.* keys; sizes the delta rule cannot run are one line naming the key.
 TEST(GgufModel, Qwen35ReadsItsDeltaNetHyperparameters) {
-    const auto info_of = [](const std::string& path) {
-        auto file = GgufReader::open(path);
-        EXPECT_TRUE(file.is_ok()) << file.status().to_string();
-        return read_gguf_model_info(*file);
-    };
     const std::string file = "arch/tiny-qwen35.gguf";
     auto info = info_of(model_path(file));
     ASSERT_TRUE(info.is_ok()) << info.status().to_string();
@@ -625,11 +610,6 @@ TEST(GgufModel, Qwen35ReadsItsDeltaNetHyperparameters) {
 // heads grouped by key head; the fused ssm_ba (and the older ssm_in) read as the file holds them.
 // A pattern of the wrong length, a missing fused tensor or no experts are one line naming it.
 TEST(GgufModel, Qwen3NextReadsItsLayerPatternAndFusedProjections) {
-    const auto info_of = [](const std::string& path) {
-        auto file = GgufReader::open(path);
-        EXPECT_TRUE(file.is_ok()) << file.status().to_string();
-        return read_gguf_model_info(*file);
-    };
     const std::string file = "arch/tiny-qwen3next.gguf";
     auto info = info_of(model_path(file));
     ASSERT_TRUE(info.is_ok()) << info.status().to_string();
@@ -649,16 +629,12 @@ TEST(GgufModel, Qwen3NextReadsItsLayerPatternAndFusedProjections) {
     EXPECT_NE(older->find("blk.0.ssm_in.weight"), nullptr);
     EXPECT_EQ(older->find("blk.0.attn_qkv.weight"), nullptr);
 
-    const auto message = [&](const std::string& path) {
-        auto model = build(model_config(path, 7, 0));
-        return model.is_ok() ? std::string("built") : model.status().message();
-    };
-    const std::string short_pattern = message(with_metadata(file, "qwen3next.attention.recurrent_layers", bools({true, false}), "q3n-short-pattern"));
+    const std::string short_pattern = build_message(with_metadata(file, "qwen3next.attention.recurrent_layers", bools({true, false}), "q3n-short-pattern"));
     EXPECT_NE(short_pattern.find("qwen3next.attention.recurrent_layers"), std::string::npos) << short_pattern;
     EXPECT_NE(short_pattern.find("offset "), std::string::npos) << short_pattern;
-    const std::string no_ba = message(copy_fixture(file, "q3n-no-ssm-ba", "", "blk.3.ssm_ba.weight"));
+    const std::string no_ba = build_message(copy_fixture(file, "q3n-no-ssm-ba", "", "blk.3.ssm_ba.weight"));
     EXPECT_NE(no_ba.find("no tensor 'blk.3.ssm_ba.weight', which a qwen3next model needs"), std::string::npos) << no_ba;
-    const std::string no_experts = message(copy_fixture(file, "q3n-no-experts", "qwen3next.expert_count", ""));
+    const std::string no_experts = build_message(copy_fixture(file, "q3n-no-experts", "qwen3next.expert_count", ""));
     EXPECT_NE(no_experts.find("qwen3next.expert_count"), std::string::npos) << no_experts;
 }
 
@@ -667,11 +643,6 @@ TEST(GgufModel, Qwen3NextReadsItsLayerPatternAndFusedProjections) {
 // pattern of the wrong length, one width for every layer, unequal FFN widths and a missing
 // tensor of a layer of each kind are one line naming the key or the tensor.
 TEST(GgufModel, NemotronHReadsItsThreeLayerKinds) {
-    const auto info_of = [](const std::string& path) {
-        auto file = GgufReader::open(path);
-        EXPECT_TRUE(file.is_ok()) << file.status().to_string();
-        return read_gguf_model_info(*file);
-    };
     const std::string file = "arch/tiny-nemotron-h.gguf";
     auto info = info_of(model_path(file));
     ASSERT_TRUE(info.is_ok()) << info.status().to_string();
@@ -691,10 +662,6 @@ TEST(GgufModel, NemotronHReadsItsThreeLayerKinds) {
     EXPECT_EQ(model->find("cache_r_l1"), nullptr) << "an FFN layer keeps no state";
     EXPECT_NE(model->find("cache_s_l3"), nullptr);
 
-    const auto message = [&](const std::string& path) {
-        auto built = build(model_config(path, 7, 0));
-        return built.is_ok() ? std::string("built") : built.status().message();
-    };
     const auto ffn_lengths = [](std::initializer_list<uint32_t> widths) {
         std::vector<GgufValue> items;
         for (uint32_t w : widths) items.push_back(GgufValue::u32(w));
@@ -718,7 +685,7 @@ TEST(GgufModel, NemotronHReadsItsThreeLayerKinds) {
          "tensor 'blk.0.ssm_in.weight' has shape [64, 328]"},
     };
     for (const auto& b : bad) {
-        const std::string got = message(b.path);
+        const std::string got = build_message(b.path);
         EXPECT_NE(got.find(b.message), std::string::npos) << b.name << ": " << got;
         // Metadata is somewhere in the file; a missing tensor is nowhere.
         if (b.message.find("no tensor") == std::string::npos) {
