@@ -87,6 +87,10 @@ Models (manifest.json lists them with their references; README.md here says more
   tiny-nemotron-h-moe f16 matrices, Nemotron 3 Nano's layout: the MLP layers 8 ungated relu² experts
                       of 16 (2 used; sigmoid scores + selection bias, normalised, x 2.5) beside an
                       ungated shared expert of 24
+  tiny-lfm2moe        f16 matrices, LFM2-MoE (LFM2-8B-A1B's layout): layers conv, attention, conv,
+                      conv; layer 0 a dense SwiGLU (leading_dense_block_count 1), the others 8 SwiGLU
+                      experts of 16, 2 used: sigmoid scores + expert_bias (exp_probs_b) choose, the
+                      unbiased scores normalised (+1e-6 in transformers, none in llama.cpp) weigh
   tiny-deepseek2-yarn the same layout with DeepSeek-V3's YaRN: factor 4, original context 1024
                       (ramp 0, 1/3, 2/3, 1 over the 4 rope pairs), beta_fast 32, beta_slow 1,
                       mscale = mscale_all_dim = 1 (yarn_log_multiplier 0.1): softmax scale
@@ -291,11 +295,22 @@ MODELS = {
         feed_forward_length=[0, 16, 0, 0, 16], d_inner=128, d_state=16, ssm_heads=8, ssm_groups=2, conv_K=4, embd_std=0.5,
         plain_norm_eps=True, moe="nemotron", n_expert=8, n_expert_used=2, n_ff_shared=24, n_group=1, topk_group=1,
         norm_topk=True, routed_scale=2.5, bias_std=0.1),
+    # LFM2-MoE (Lfm2MoeForCausalLM, LFM2-8B-A1B's layout): tiny-lfm2's layers (conv, attention,
+    # conv, conv), the first dense (num_dense_layers 1), the others 8 SwiGLU experts of 16 (2 used)
+    # chosen by sigmoid scores plus expert_bias (exp_probs_b), weighted by the unbiased scores
+    # normalised (transformers adds 1e-6 to their sum, llama.cpp does not; routed_scaling_factor 1);
+    # f16 matrices (router and bias f32); tied.
+    "tiny-lfm2moe": dict(
+        arch="lfm2moe", n_embd=64, n_head=4, n_head_kv=2, head_dim=16, n_ff=48, n_ff_exp=16, n_vocab=256, n_layers=4,
+        eps=1e-5, freq_base=1e6, tied=True, matrix_type=T.F16, weights="f16", qk_norm=True, conv_L=3,
+        layer_types=("conv", "full_attention", "conv", "conv"), head_count_kv=[0, 2, 0, 0], n_dense_lead=1,
+        moe="lfm2", n_expert=8, n_expert_used=2, n_group=1, topk_group=1, norm_topk=True, norm_eps=1e-6,
+        routed_scale=1.0, bias_std=0.1),
 }
 Q35_ARCHS = ("qwen35", "qwen35moe", "qwen3next")
 LONG_CACHE = ("tiny-gemma2", "tiny-gemma3", "tiny-phi3", "tiny-gpt-oss", "tiny-deepseek2", "tiny-deepseek2-yarn",
               "tiny-gpt-oss-mxfp4", "tiny-lfm2", "tiny-granitehybrid", "tiny-granitehybrid-dense", "tiny-qwen35", "tiny-qwen35moe",
-              "tiny-qwen3next", "tiny-nemotron-h")
+              "tiny-qwen3next", "tiny-nemotron-h", "tiny-lfm2moe")
 SEEDS = {name: 7100 + 100 * i for i, name in enumerate(MODELS)}
 SEEDS["tiny-qwen3moe-q8_0"] = SEEDS["tiny-qwen3moe"]  # the same checkpoint, stored differently
 SEEDS["tiny-gpt-oss-mxfp4"] = SEEDS["tiny-gpt-oss"]
@@ -314,7 +329,7 @@ def near_one(rng, n):
 def make_weights(m, rng):
     if m["arch"] == "deepseek2":
         return ds_make_weights(m, rng)
-    if m["arch"] == "lfm2":
+    if m["arch"] in LFM2_ARCHS:
         return lfm2_make_weights(m, rng)
     if m["arch"] in GH_ARCHS:
         return gh_make_weights(m, rng)
@@ -418,7 +433,7 @@ def to_file(m, w):
         if role == "down_proj_bias":
             out[key[: -len(role)] + "ffn_down_exps.bias"] = a
             continue
-        if role == "conv" and m["arch"] == "lfm2":         # LFM2Model: conv.weight [e, 1, L] squeezed
+        if role == "conv" and m["arch"] in LFM2_ARCHS:     # LFM2Model: conv.weight [e, 1, L] squeezed
             out[tensor_name(key)] = a[:, 0, :]
             continue
         if m["arch"] in GH_ARCHS and role in GH_MIXER_ROLES:   # Mamba2Model.modify_tensors
@@ -463,7 +478,7 @@ def from_file(m, tensors):
             a = a.reshape(-1)
         if m.get("gemma") and role.endswith("norm"):
             a = a - 1.0
-        if role == "conv" and m["arch"] == "lfm2":
+        if role == "conv" and m["arch"] in LFM2_ARCHS:
             a = a[:, None, :]
         if m.get("normal_rope") and role in ("attn_q", "attn_k"):
             heads = m["n_head"] if role == "attn_q" else m["n_head_kv"]
@@ -494,8 +509,9 @@ def from_file(m, tensors):
 
 def file_type(m, name, ndim):
     """The type the converter gives a tensor: f32 for 1-D tensors, norms, biases and the router."""
-    # The converter keeps the Mamba-2 convolution's taps f32 too (SSM_CONV1D).
-    if ndim <= 1 or name.endswith("_norm.weight") or not name.endswith(".weight") or ".ffn_gate_inp" in name or ".ssm_conv1d." in name:
+    # The converter keeps the convolutions' taps f32 too (SSM_CONV1D, SHORTCONV_CONV).
+    if (ndim <= 1 or name.endswith("_norm.weight") or not name.endswith(".weight") or ".ffn_gate_inp" in name
+            or ".ssm_conv1d." in name or ".shortconv.conv." in name):
         return T.F32
     if "_exps." in name and "expert_type" in m:
         return m["expert_type"]
@@ -514,8 +530,11 @@ def write_gguf(path, name, m, file_tensors):
     writer = llama_writer(path, name, m, context=m.get("context", 2048))  # name, sizes, heads, rms eps
     if arch == "deepseek2":
         ds_write_keys(writer, m)
-    if arch == "lfm2":
+    if arch in LFM2_ARCHS:
         writer.add_shortconv_l_cache(m["conv_L"])   # LFM2Model.set_gguf_parameters (head_count_kv: llama_writer)
+    if arch == "lfm2moe":                           # LFM2MoeModel.set_gguf_parameters
+        writer.add_leading_dense_block_count(m["n_dense_lead"])
+        writer.add_expert_gating_func(gguf.ExpertGatingFuncType.SIGMOID)
     if arch in GH_ARCHS:
         gh_write_keys(writer, m)
     if arch in Q35_ARCHS:
@@ -725,8 +744,8 @@ def forward(m, w, tokens, n_kv, n_layers, stats=None):
     stats = {} if stats is None else stats
     if m["arch"] == "deepseek2":
         return ds_forward(m, w, tokens, n_kv, n_layers, stats)
-    if m["arch"] == "lfm2":
-        return lfm2_forward(m, w, tokens, n_kv, n_layers)
+    if m["arch"] in LFM2_ARCHS:
+        return lfm2_forward(m, w, tokens, n_kv, n_layers, stats)
     if m["arch"] in GH_ARCHS:
         return gh_forward(m, w, tokens, n_kv, n_layers, stats)
     if m["arch"] in Q35_ARCHS:
@@ -763,7 +782,7 @@ def forward_incremental(m, w, tokens, n_kv, n_layers):
     forward() to cross-check it."""
     if m["arch"] == "deepseek2":
         return ds_forward_incremental(m, w, tokens, n_kv, n_layers)
-    if m["arch"] == "lfm2":
+    if m["arch"] in LFM2_ARCHS:
         return lfm2_forward_incremental(m, w, tokens, n_kv, n_layers)
     if m["arch"] in GH_ARCHS:
         return gh_forward_incremental(m, w, tokens, n_kv, n_layers)
@@ -914,10 +933,52 @@ def lfm2_make_weights(m, rng):
             w[p + "attn_q_norm"], w[p + "attn_k_norm"] = near_one(rng, hd), near_one(rng, hd)
             w[p + "attn_output"] = rng.standard_normal((e, q)) / np.sqrt(q)
         w[p + "ffn_norm"] = near_one(rng, e)
+        if "moe" in m and il >= m["n_dense_lead"]:                     # Lfm2MoeSparseMoeBlock
+            ne, fe = m["n_expert"], m["n_ff_exp"]
+            w[p + "ffn_gate_inp"] = rng.standard_normal((ne, e)) / np.sqrt(e) * 1.5     # gate
+            w[p + "exp_probs_b_bias"] = rng.standard_normal(ne) * m["bias_std"]         # expert_bias
+            w[p + "ffn_gate_exps"] = rng.standard_normal((ne, fe, e)) / np.sqrt(e)      # experts.*.w1
+            w[p + "ffn_up_exps"] = rng.standard_normal((ne, fe, e)) / np.sqrt(e)        # experts.*.w3
+            w[p + "ffn_down_exps"] = rng.standard_normal((ne, e, fe)) / np.sqrt(fe)     # experts.*.w2
+            continue
         w[p + "ffn_gate"] = rng.standard_normal((f, e)) / np.sqrt(e)      # w1
         w[p + "ffn_up"] = rng.standard_normal((f, e)) / np.sqrt(e)        # w3
         w[p + "ffn_down"] = rng.standard_normal((e, f)) / np.sqrt(f)      # w2
     return w
+
+
+def lfm2_ffn(m, w, il, h, stats):
+    """Lfm2MoeDecoderLayer's feed_forward: the dense SwiGLU MLP before num_dense_layers, else
+    Lfm2MoeSparseMoeBlock: sigmoid scores, the k best of scores + expert_bias, weighted by the
+    unbiased scores / (their sum + 1e-6) x routed_scaling_factor (ds_route without groups)."""
+    p = f"blk.{il}."
+    if "moe" not in m or il < m["n_dense_lead"]:
+        return (silu(h @ w[p + "ffn_gate"].T) * (h @ w[p + "ffn_up"].T)) @ w[p + "ffn_down"].T
+    chosen, wts = ds_route(m, w, il, h, stats)
+    out = np.zeros_like(h)
+    for i in range(h.shape[0]):
+        for slot in range(chosen.shape[1]):
+            ex = chosen[i, slot]
+            y = silu(h[i] @ w[p + "ffn_gate_exps"][ex].T) * (h[i] @ w[p + "ffn_up_exps"][ex].T)
+            out[i] += wts[i, slot] * (y @ w[p + "ffn_down_exps"][ex].T)
+    return out
+
+
+def lfm2_ffn_token(m, w, il, hv):
+    """One token through lfm2_ffn, written out with Python floats."""
+    p = f"blk.{il}."
+
+    def mlp(gate, up, down):
+        g, u = gate @ hv, up @ hv
+        return down @ np.array([gg / (1.0 + math.exp(-gg)) * uu for gg, uu in zip(g, u)])
+
+    if "moe" not in m or il < m["n_dense_lead"]:
+        return mlp(w[p + "ffn_gate"], w[p + "ffn_up"], w[p + "ffn_down"])
+    scores = [1.0 / (1.0 + math.exp(-float(row @ hv))) for row in w[p + "ffn_gate_inp"]]
+    ranked = sorted(range(m["n_expert"]), key=lambda ex: -(scores[ex] + w[p + "exp_probs_b_bias"][ex]))[:m["n_expert_used"]]
+    total = sum(scores[ex] for ex in ranked) + m["norm_eps"]
+    return sum(scores[ex] / total * m["routed_scale"] * mlp(w[p + "ffn_gate_exps"][ex], w[p + "ffn_up_exps"][ex], w[p + "ffn_down_exps"][ex])
+               for ex in ranked)
 
 
 def lfm2_short_conv(m, w, il, h):
@@ -931,7 +992,7 @@ def lfm2_short_conv(m, w, il, h):
     return (C * conv) @ w[p + "shortconv.out_proj"].T
 
 
-def lfm2_forward(m, w, tokens, n_kv, n_layers):
+def lfm2_forward(m, w, tokens, n_kv, n_layers, stats):
     t = len(tokens)
     pos = np.arange(n_kv - t, n_kv, dtype=np.float64)
     x = w["token_embd"][tokens]
@@ -939,7 +1000,7 @@ def lfm2_forward(m, w, tokens, n_kv, n_layers):
         p = f"blk.{il}."
         h = rms_norm(x, w[p + "attn_norm"], m["eps"])
         x = x + (lfm2_short_conv(m, w, il, h) if m["layer_types"][il] == "conv" else attention(m, w, il, h, pos, n_kv))
-        x = x + ffn(m, w, il, rms_norm(x, w[p + "ffn_norm"], m["eps"]), {})
+        x = x + lfm2_ffn(m, w, il, rms_norm(x, w[p + "ffn_norm"], m["eps"]), stats)
     return rms_norm(x, w["token_embd_norm"], m["eps"]) @ w["token_embd"].T   # embedding_norm, tied lm_head
 
 
@@ -988,9 +1049,7 @@ def lfm2_forward_incremental(m, w, tokens, n_kv, n_layers):
                     lse = top + math.log(sum(math.exp(sc - top) for sc in scores))
                     attn[hh * hd:(hh + 1) * hd] = sum(math.exp(sc - lse) * cv[kvh] for sc, (_, cv) in zip(scores, caches[il]))
                 x = x + w[p + "attn_output"] @ attn
-            hf = rms(x, w[p + "ffn_norm"])
-            g, u = w[p + "ffn_gate"] @ hf, w[p + "ffn_up"] @ hf
-            x = x + w[p + "ffn_down"] @ (np.array([gg / (1.0 + math.exp(-gg)) for gg in g]) * u)
+            x = x + lfm2_ffn_token(m, w, il, rms(x, w[p + "ffn_norm"]))
         rows.append(w["token_embd"] @ rms(x, w["token_embd_norm"]))
     return np.array(rows)
 
@@ -1001,6 +1060,7 @@ def lfm2_forward_incremental(m, w, tokens, n_kv, n_layers):
 # step: A_log and D [n_head], conv1d [channels, 1, K], norm [d_inner]. The mixer's states before the
 # batch are zero, as the attention cache's earlier entries are.
 
+LFM2_ARCHS = ("lfm2", "lfm2moe")   # gated short convolutions among attention layers; lfm2moe with experts
 GH_MIXER_ROLES = ("A_log", "D", "ssm_conv1d", "ssm_norm")
 GH_ARCHS = ("granitehybrid", "nemotron_h", "nemotron_h_moe")   # Mamba-2 hybrids; nemotron_h's layers are each a mixer or an MLP alone
 
@@ -1916,7 +1976,7 @@ def ds_route(m, w, il, h, stats):
     stats["bias_decides"] = stats.get("bias_decides", 0) + int((unbiased != mine).any(axis=1).sum())
     wts = np.take_along_axis(choice if m.get("bias_in_weights") else scores, chosen, 1)
     if m["norm_topk"]:
-        wts = wts / (wts.sum(axis=1, keepdims=True) + 1e-20)
+        wts = wts / (wts.sum(axis=1, keepdims=True) + m.get("norm_eps", 1e-20))   # LFM2-MoE's is 1e-6
     return chosen, wts * m["routed_scale"]
 
 
@@ -2062,7 +2122,7 @@ def routing_has_margins(m, stats):
     DeepSeek's sigmoid scores move at most 1/4 as much as the logits, so: expert choice scores
     ROUTER_MARGIN / 4 apart, group scores (sums of two) ROUTER_MARGIN / 2 apart, and the k-th choice
     score above ROUTER_MARGIN / 4 (so that HF's 0.0 fill and llama.cpp's -inf agree)."""
-    if m.get("moe") == "nemotron":                 # DeepSeek's router without groups
+    if m.get("moe") in ("nemotron", "lfm2"):       # DeepSeek's router without groups
         return stats["expert_gap"] >= ROUTER_MARGIN / 4 and stats["kth_choice"] >= ROUTER_MARGIN / 4
     if m.get("moe") != "deepseek":
         return stats["router_gap"] >= ROUTER_MARGIN
@@ -2229,7 +2289,7 @@ def self_check(models):
             changed("top-k routing", variant(m, n_expert_used=m["n_expert"] - 1))
         if m["arch"] == "deepseek2":
             ds_self_check(name, m, held, refs, stats, changed)
-        if m["arch"] == "lfm2":
+        if m["arch"] in LFM2_ARCHS:
             # The convolutions mix tokens: their taps before the last one matter.
             last_tap_only = dict(held)
             for il, kind in enumerate(m["layer_types"]):
@@ -2238,6 +2298,17 @@ def self_check(models):
                     taps[:, :, :-1] = 0.0
                     last_tap_only[f"blk.{il}.shortconv.conv"] = taps
             changed("the convolutions' earlier taps", m, ww=last_tap_only)
+        if m["arch"] == "lfm2moe":
+            assert stats["bias_decides"] > 0, f"{name}: the selection bias never changes a choice"
+            no_bias = dict(held)
+            for il in range(m["n_dense_lead"], m["n_layers"]):
+                no_bias[f"blk.{il}.exp_probs_b_bias"] = np.zeros(m["n_expert"])
+            changed("the selection bias", m, ww=no_bias, threshold=0.01)
+            changed("the weight normalisation", variant(m, norm_topk=False))
+            # transformers' 1e-6 in the normalisation's sum, which llama.cpp leaves out: how far apart.
+            plain = forward(variant(m, norm_eps=0.0), held, TOKENS, t, m["n_layers"])
+            ref = refs[(0, t)]
+            print(f"  {name}: without transformers' +1e-6 (as llama.cpp): NMSE {((plain - ref) ** 2).mean() / (ref ** 2).mean():.2e}")
         if m["arch"] in ("qwen35moe", "qwen3next"):
             no_shared_gate = dict(held)
             for il in range(m["n_layers"]):

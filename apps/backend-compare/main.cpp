@@ -3,6 +3,7 @@
 //
 //   backend-compare -c configs/llama-decoder.json                 # CPU against the first GPU, else SIM0
 //   backend-compare -b CPU,SIM0 -P SIM0:fault_node=11 --stop-at-first
+#include <algorithm>
 #include <cstdio>
 #include <functional>
 #include <iostream>
@@ -50,6 +51,7 @@ struct ToolOptions {
     NonFinitePolicy nonfinite = NonFinitePolicy::Fail;  // outputs holding NaN or infinity on both sides
     std::string truth;  // --truth DEVICE: every node measured against it too (F64: exact arithmetic)
     bool kld = false;   // --kld: the logits' KL-divergence statistics instead of the node walk
+    bool decode = false;  // --decode: the model's tokens one at a time, states carried (run_decode)
 };
 
 // [reference, target]: -b when given, else the CPU against the first real GPU, else SIM0. With
@@ -152,21 +154,31 @@ Status nothing_in_common(const config::Model& model, const GgufReader& file) {
                                                    saved_kv(file, "xbackend.config") + "')");
 }
 
+// The model on one backend, every node's result kept after a compute.
+struct PlacedAlone {
+    std::unique_ptr<MultiBuffer> tensors;  // every tensor but the weights
+    std::vector<LeafBytes> start_states;   // the recurrent states the next compute starts from
+};
+
 // Puts the model on `backend` alone: its weights, every other tensor in memory of its own (so that
-// every node's result is kept after a compute), and the input values. The buffer holds the tensors.
-Result<std::unique_ptr<MultiBuffer>> place_alone(config::Model& model, Backend& backend) {
+// every node's result is kept after a compute), and the input values (the states empty).
+Result<PlacedAlone> place_alone(config::Model& model, Backend& backend) {
     Backend* placed[] = {&backend};
     XB_RETURN_IF_ERROR(config::place_and_init(model, placed));
-    XB_ASSIGN_OR_RETURN(std::unique_ptr<MultiBuffer> tensors, alloc_ctx_tensors(*model.ctx, backend));
+    PlacedAlone out;
+    XB_ASSIGN_OR_RETURN(out.tensors, alloc_ctx_tensors(*model.ctx, backend));
     XB_RETURN_IF_ERROR(model.set_inputs());
-    return tensors;
+    XB_ASSIGN_OR_RETURN(out.start_states, snapshot_states(model));
+    return out;
 }
 
 // The end-to-end verdict (verdict.hpp), from the model's graph computed on `backend` with every
-// node kept: its own error estimated there (an exact reference, F64, has none of its own: the
-// estimate is then what a correct f32 computation makes, which the target is held to).
-Status judge_outputs(Backend& backend, const config::Model& model, double margin, CompareReport& report) {
-    XB_ASSIGN_OR_RETURN(ErrorBudget budget, reference_budget(backend, model));
+// node kept, from recurrent states `start`: its own error estimated there (an exact reference,
+// F64, has none of its own: the estimate is then what a correct f32 computation makes, which the
+// target is held to).
+Status judge_outputs(Backend& backend, const config::Model& model, std::span<const LeafBytes> start, double margin,
+                     CompareReport& report) {
+    XB_ASSIGN_OR_RETURN(ErrorBudget budget, reference_budget(backend, model, start));
     if (backend.device().type() == DeviceType::Reference) {
         report.set_budget_basis("the error a correct f32 computation makes (estimated: the reference " +
                                 std::string(backend.name()) + " computes exactly)");
@@ -265,7 +277,7 @@ int run_against_file(const ToolOptions& opts, config::Model& model, Backend& bac
     if (Status s = check_faults_injected(faults, report); !s.is_ok()) return fail(kTool, s);
     // The budget is the config's: this backend's run serves as the unperturbed one.
     if (!report.first_divergent() || !opts.stop_at_first) {
-        if (Status s = judge_outputs(backend, model, opts.margin, report); !s.is_ok()) return fail(kTool, s);
+        if (Status s = judge_outputs(backend, model, tensors->start_states, opts.margin, report); !s.is_ok()) return fail(kTool, s);
     }
     return finish(report, opts, model,
                   std::string(backend.name()) + " against " + source + " results in " + opts.load_reference);
@@ -282,7 +294,7 @@ int run_placed(const ToolOptions& opts, config::Model& model, Backend& ref, cons
     if (Status s = check_faults_injected(placed->faults, report); !s.is_ok()) return fail(kTool, s);
     if (placed->stopped) {
         report.skip_end_to_end("stopped at the first node that introduces error");
-    } else if (Status s = judge_outputs(ref, model, opts.margin, report); !s.is_ok()) {
+    } else if (Status s = judge_outputs(ref, model, tensors->start_states, opts.margin, report); !s.is_ok()) {
         return fail(kTool, s);
     }
     return finish(report, opts, model, "the config as placed on " + placed->backends + " against " + ref.name() + " alone");
@@ -313,7 +325,7 @@ int run_diff(const ToolOptions& opts, config::Model& model, const Tolerances& to
         auto tensors = place_alone(model, **cpu);
         if (!tensors.is_ok()) return fail(kTool, tensors.status());
         if (Status s = (*cpu)->graph_compute(model.graph); !s.is_ok()) return fail(kTool, s);
-        if (Status s = judge_outputs(**cpu, model, opts.margin, report); !s.is_ok()) return fail(kTool, s);
+        if (Status s = judge_outputs(**cpu, model, tensors->start_states, opts.margin, report); !s.is_ok()) return fail(kTool, s);
     }
     return finish(report, opts, model, target_name + " against " + ref_name + ", both saved (nothing computed)",
                   [&](const Tensor& n) -> Result<std::vector<float>> {
@@ -322,33 +334,22 @@ int run_diff(const ToolOptions& opts, config::Model& model, const Tolerances& to
                   });
 }
 
-// The target against the reference, node by node (compare_graph_backend); with a truth, each side
-// against it too.
-int run_pair(const ToolOptions& opts, config::Model& model, Backend& ref, Backend& target, Backend* truth,
-             const Tolerances& tol, const std::vector<ResolvedFault>& faults) {
-    auto tensors = place_alone(model, ref);
-    if (!tensors.is_ok()) return fail(kTool, tensors.status());
-    std::optional<ReferenceWriter> save;
-    if (!opts.save_outputs.empty()) save.emplace(target.name(), model.name, model.seed);
-    CompareReport report(ref.name(), target.name(), opts.isolate ? "isolated" : "propagated");
+// One walk of the model's graph as its inputs stand (GraphComparison::step), judged into `report`:
+// every node against its tolerance (LiveJudge), then the outputs end to end, the reference's own
+// error estimated from the recurrent states `start` the walk began with.
+Status compare_and_judge(const ToolOptions& opts, const config::Model& model, GraphComparison& comparison, Backend& ref,
+                         Backend& target, Backend* truth, const Tolerances& tol, std::span<const LeafBytes> start,
+                         ReferenceWriter* save, CompareReport& report) {
     if (truth != nullptr) report.set_truth_device(truth->name());
     LiveJudge judge(model.graph, tol,
-                    {.target = target.name(), .stop_at_first = opts.stop_at_first, .isolated = opts.isolate,
-                     .save = save ? &*save : nullptr},
+                    {.target = target.name(), .stop_at_first = opts.stop_at_first, .isolated = opts.isolate, .save = save},
                     report);
     Progress progress("comparing node", model.graph.n_nodes());
-    const Status compared = compare_graph_backend(ref, target, model.graph,
-                                                  {.skip_unsupported = true, .isolate = opts.isolate, .truth = truth},
-                                                  [&](const NodeComparison& n) {
-                                                      progress.update(n.index);
-                                                      return judge(n);
-                                                  });
-    if (!compared.is_ok()) return fail(kTool, compared);
-    if (!judge.status().is_ok()) return fail(kTool, judge.status());
-    if (Status s = check_faults_injected(faults, report); !s.is_ok()) return fail(kTool, s);
-    if (save) {
-        if (Status s = save->write(opts.save_outputs); !s.is_ok()) return fail(kTool, s);
-    }
+    XB_RETURN_IF_ERROR(comparison.step([&](const NodeComparison& n) {
+        progress.update(n.index);
+        return judge(n);
+    }));
+    XB_RETURN_IF_ERROR(judge.status());
     if (opts.isolate) {
         report.skip_end_to_end("isolated: every node computed from the reference's inputs");
     } else if (judge.stopped()) {
@@ -357,13 +358,73 @@ int run_pair(const ToolOptions& opts, config::Model& model, Backend& ref, Backen
         // The reference's error is measured, not estimated: its distance from the truth.
         report.set_budget_basis("the reference's measured error against " + std::string(truth->name()));
         judge_end_to_end(model, judge.measured_budget(), opts.margin, report);
-    } else if (Status s = judge_outputs(ref, model, opts.margin, report); !s.is_ok()) {
+    } else {
+        XB_RETURN_IF_ERROR(judge_outputs(ref, model, start, opts.margin, report));
+    }
+    return Status::ok();
+}
+
+std::string pair_text(const ToolOptions& opts, Backend& ref, Backend& target, Backend* truth) {
+    return std::string(target.name()) + " (" + target.device().description() + ") against " + ref.name() +
+           (truth != nullptr ? ", both against " + std::string(truth->name()) : "") +
+           (opts.isolate ? ", each node from the reference's inputs" : "");
+}
+
+// The target against the reference, node by node (compare_graph_backend); with a truth, each side
+// against it too.
+int run_pair(const ToolOptions& opts, config::Model& model, Backend& ref, Backend& target, Backend* truth,
+             const Tolerances& tol, const std::vector<ResolvedFault>& faults) {
+    auto placed = place_alone(model, ref);
+    if (!placed.is_ok()) return fail(kTool, placed.status());
+    std::optional<ReferenceWriter> save;
+    if (!opts.save_outputs.empty()) save.emplace(target.name(), model.name, model.seed);
+    CompareReport report(ref.name(), target.name(), opts.isolate ? "isolated" : "propagated");
+    GraphComparison comparison(ref, target, model.graph, {.skip_unsupported = true, .isolate = opts.isolate, .truth = truth});
+    if (Status s = compare_and_judge(opts, model, comparison, ref, target, truth, tol, placed->start_states,
+                                     save ? &*save : nullptr, report);
+        !s.is_ok()) {
         return fail(kTool, s);
     }
-    return finish(report, opts, model,
-                  std::string(target.name()) + " (" + target.device().description() + ") against " + ref.name() +
-                      (truth != nullptr ? ", both against " + std::string(truth->name()) : "") +
-                      (opts.isolate ? ", each node from the reference's inputs" : ""));
+    if (Status s = check_faults_injected(faults, report); !s.is_ok()) return fail(kTool, s);
+    if (save) {
+        if (Status s = save->write(opts.save_outputs); !s.is_ok()) return fail(kTool, s);
+    }
+    return finish(report, opts, model, pair_text(opts, ref, target, truth));
+}
+
+// --decode: the model's tokens decoded one at a time by a graph of one token (its batch moved one
+// cell on each time), both sides keeping their own KV cache and recurrent states, every node
+// compared at every token (the state after each token is the node that writes it). A line per
+// token on stderr; the report is the first failing token's, else the last token's.
+int run_decode(const ToolOptions& opts, config::Model& model, const std::vector<int32_t>& tokens, Backend& ref,
+               Backend& target, Backend* truth, const Tolerances& tol, const std::vector<ResolvedFault>& faults) {
+    auto placed = place_alone(model, ref);
+    if (!placed.is_ok()) return fail(kTool, placed.status());
+    GraphComparison comparison(ref, target, model.graph, {.skip_unsupported = true, .isolate = opts.isolate, .truth = truth});
+    std::optional<CompareReport> report;
+    size_t compared = 0;  // tokens compared
+    for (size_t i = 0; i < tokens.size(); ++i) {
+        const int32_t id = tokens[i];
+        Status st = model.set_tokens(std::span<const int32_t>(&id, 1));
+        if (st.is_ok()) st = model.move_batch(static_cast<int>(i));
+        if (st.is_ok()) st = model.set_inputs(i == 0 ? config::RecurrentStates::Empty : config::RecurrentStates::Kept);
+        auto start = snapshot_states(model);
+        if (!start.is_ok()) st = start.status();
+        if (!st.is_ok()) return fail(kTool, st);
+        report.emplace(ref.name(), target.name(), opts.isolate ? "isolated" : "propagated");
+        compared = i + 1;
+        if (Status s = compare_and_judge(opts, model, comparison, ref, target, truth, tol, *start, nullptr, *report); !s.is_ok()) {
+            return fail(kTool, s);
+        }
+        const bool failed = report->first_divergent().has_value() || report->end_to_end_failed();
+        std::cerr << kTool << ": token " << i + 1 << " of " << tokens.size() << " (id " << id << ", position " << i
+                  << "): " << report->compared() << " nodes compared, " << report->failed() << " out of tolerance"
+                  << (report->end_to_end_failed() ? ", outputs beyond their end-to-end tolerance" : "") << '\n';
+        if (failed) break;
+    }
+    if (Status s = check_faults_injected(faults, *report); !s.is_ok()) return fail(kTool, s);
+    return finish(*report, opts, model, pair_text(opts, ref, target, truth) + ", decoding " + std::to_string(tokens.size()) +
+                                            " tokens one at a time (this report: token " + std::to_string(compared) + ")");
 }
 
 // --kld: KL-divergence statistics of the target's logits against the reference's.
@@ -404,6 +465,19 @@ int run(const ToolOptions& opts) {
     auto build = build_options(o);
     if (!build.is_ok()) return fail(kTool, build.status());
     build->backends = {pair->first};  // the reference holds the weights; the target gets a copy
+    std::vector<int32_t> sequence;    // --decode: the tokens, one at a time
+    if (opts.decode) {
+        const bool model_file = spec->model && spec->model->kind == config::ModelKind::Gguf;
+        sequence = build->tokens.value_or(model_file ? spec->model->gguf.tokens : std::vector<int32_t>{});
+        if (!model_file || sequence.empty()) {
+            return fail(kTool, Status(StatusCode::InvalidArgument,
+                                      "--decode steps through a llama.cpp model file's tokens: give them with --tokens (" +
+                                          o.config + " has " + (model_file ? "random ids" : "no token input") + ")"));
+        }
+        // A graph of the first token over a cache of a cell per token; run_decode moves it on.
+        build->tokens = std::vector<int32_t>{sequence.front()};
+        build->kv_cells = std::max<int>(build->kv_cells.value_or(0), static_cast<int>(sequence.size()));
+    }
     auto model = config::build_model(*spec, global_registry(), *build);
     if (!model.is_ok()) return fail(kTool, model.status());
     name_nodes(model->graph);
@@ -440,6 +514,7 @@ int run(const ToolOptions& opts) {
         if (!t.is_ok()) return fail(kTool, Status(t.status().code(), "--truth " + t.status().message()));
         truth = std::move(t).value();
     }
+    if (opts.decode) return run_decode(opts, *model, sequence, **ref, **target, truth.get(), tol, *faults);
     return run_pair(opts, *model, **ref, **target, truth.get(), tol, *faults);
 }
 
@@ -512,6 +587,16 @@ int main(int argc, char** argv) {
         ->excludes("--placed")
         ->excludes("--isolate")
         ->excludes("--save-outputs");
+    app.add_flag("--decode", opts.decode,
+                 "Decode the model's tokens (--tokens or the config's) one at a time, as generation does: a graph of one\n"
+                 "token moved through the cache, each device keeping its own KV cache and recurrent states, every node\n"
+                 "compared at every token (the states after each token are the nodes that write them); a line per token,\n"
+                 "and the report of the first token that fails, else of the last")
+        ->excludes("--load-reference")
+        ->excludes("--diff")
+        ->excludes("--placed")
+        ->excludes("--kld")
+        ->excludes("--save-outputs");
     app.add_option("--truth", opts.truth,
                    "DEVICE (normally F64, the exact float64 device): computes every node too, and each node shows both\n"
                    "sides' error against it and which is closer; the outputs' end-to-end tolerance is then the margin times\n"
@@ -524,6 +609,8 @@ int main(int argc, char** argv) {
                "      the split as placed, a fault on node 95 (ffn_out-3, on SIM1): exits 1 naming it, and draws the verdict\n"
                "  backend-compare -c configs/llama-decoder.json -b CPU,SIM0 --truth F64\n"
                "      both devices against exact arithmetic (the F64 device), node by node, and which is closer\n"
+               "  backend-compare -c hybrid.gguf -b CPU,SIM0 --tokens 1,17,255,42,3,200,99 --decode\n"
+               "      seven tokens generated one after another, caches and recurrent states compared at each\n"
                "  backend-compare -c model.gguf -b F64,CPU --tokens 1,17,255,42,3,200,99 --kld\n"
                "      the CPU's next-token distributions against exact ones, as llama-perplexity --kl-divergence\n"
                "Exit codes: 0 every node and output within tolerance, 1 a node introduces error, an output is beyond its\n"

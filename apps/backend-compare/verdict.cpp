@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "backend/tensor_io.hpp"
 #include "node_checks.hpp"
 
 namespace xb::tools {
@@ -61,11 +62,21 @@ std::optional<GrowthNode> growth_node(const Graph& graph, const CompareReport& r
 
 }  // namespace
 
-Result<ErrorBudget> reference_budget(Backend& backend, const config::Model& model) {
+Result<std::vector<LeafBytes>> snapshot_states(const config::Model& model) {
+    std::vector<LeafBytes> out;
+    for (const Tensor* state : model.states) {
+        LeafBytes b{state, std::vector<std::byte>(state->nbytes())};
+        XB_RETURN_IF_ERROR(tensor_get(*state, b.bytes.data(), 0, b.bytes.size()));
+        out.push_back(std::move(b));
+    }
+    return out;
+}
+
+Result<ErrorBudget> reference_budget(Backend& backend, const config::Model& model, std::span<const LeafBytes> start) {
     int64_t smallest = std::numeric_limits<int64_t>::max();
     for (const Tensor* o : model.outputs) smallest = std::min(smallest, std::max<int64_t>(o->nelements(), 1));
     const int draws = static_cast<int>(std::clamp<int64_t>((64 + smallest - 1) / smallest, 1, 8));
-    return propagate_own_error(backend, model.graph, draws, model.seed ^ 0x5eed0fe11a7e5ULL);
+    return propagate_own_error(backend, model.graph, draws, model.seed ^ 0x5eed0fe11a7e5ULL, start);
 }
 
 void judge_end_to_end(const config::Model& model, const ErrorBudget& budget, double margin, CompareReport& report) {

@@ -23,6 +23,7 @@
 #pragma once
 
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "backend/backend.hpp"
@@ -35,7 +36,12 @@ namespace xb::tools {
 // The reference's own error, node by node, from `graph` computed on `backend` with every node kept
 // (its results are left as they are): enough perturbed runs that the smallest output holds at
 // least 64 samples (at most 8 runs).
-Result<ErrorBudget> reference_budget(Backend& backend, const config::Model& model);
+// `start`: the model's recurrent states as the compute started from them (snapshot_states before
+// it), which the perturbed runs start from too.
+Result<ErrorBudget> reference_budget(Backend& backend, const config::Model& model, std::span<const LeafBytes> start);
+
+// The model's recurrent states as they are now: taken before a compute that overwrites them.
+Result<std::vector<LeafBytes>> snapshot_states(const config::Model& model);
 
 // Adds the budgets (`margin` times the reference's own error), the outputs' verdict and the growth
 // node to `report`, whose nodes hold the comparison's results.

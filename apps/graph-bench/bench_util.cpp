@@ -64,11 +64,14 @@ bool fill_decoder(const xb::DecoderParams& p, const xb::Decoder& model) {
     const std::vector<int32_t> positions = xb::batch_positions(p);
     const std::vector<int32_t> out_rows = xb::output_row_ids(p);
     const bool out_ok = model.out_ids == nullptr || xb::tensor_set(*model.out_ids, out_rows.data(), 0, model.out_ids->nbytes()).is_ok();
+    // The batch's keys and values go to the cells of its positions.
+    const bool cells_ok = model.kv_idxs == nullptr || xb::tensor_set(*model.kv_idxs, positions.data(), 0, model.kv_idxs->nbytes()).is_ok();
     const bool window_ok = model.kq_mask_swa == nullptr ||
                            xb::tensor_set_f32(*model.kq_mask_swa, xb::causal_mask_values(p.n_attended(), p.n_tokens, p.swa.window)).is_ok();
     return xb::tensor_set(*model.tokens, tokens.data(), 0, model.tokens->nbytes()).is_ok() &&
            xb::tensor_set(*model.positions, positions.data(), 0, model.positions->nbytes()).is_ok() &&
-           xb::tensor_set_f32(*model.kq_mask, xb::causal_mask_values(p.n_attended(), p.n_tokens)).is_ok() && window_ok && out_ok;
+           xb::tensor_set_f32(*model.kq_mask, xb::causal_mask_values(p.n_attended(), p.n_tokens)).is_ok() && window_ok && out_ok &&
+           cells_ok;
 }
 
 xb::Result<std::unique_ptr<CpuDecoder>> cpu_decoder(const xb::DecoderParams& p) {

@@ -45,9 +45,25 @@ struct RunOptions {
     NonFinitePolicy nonfinite = NonFinitePolicy::Warn;  // outputs holding NaN or infinity
 };
 
-// Computes the session's graph `warmup` then `reps` times (or for `duration` seconds); the timed
-// computes' milliseconds.
-Result<report::TimingStats> measure(Session& s, const RunOptions& opts, TraceWriter* trace) {
+// One timed repetition: the graph computed once, or, for a generation test, `generated` times with
+// its batch moved one position on each time and the recurrent states carried (llama-bench's tgN:
+// from an empty state, the N tokens timed together). Milliseconds.
+Result<double> time_repetition(Session& s, int generated, TraceWriter* trace, int rep) {
+    config::Model& m = s.model;
+    const int first = m.cache_place.first - std::max(generated - 1, 0);  // the built batch is the last step
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int step = 0; step < std::max(generated, 1); ++step) {
+        if (generated > 0) XB_RETURN_IF_ERROR(m.move_batch(first + step));
+        XB_RETURN_IF_ERROR(m.set_inputs(step == 0 ? config::RecurrentStates::Empty : config::RecurrentStates::Kept));
+        XB_RETURN_IF_ERROR(s.sched->graph_compute(m.graph));
+        if (trace != nullptr) trace->add_compute(s.sched->report(), rep);
+    }
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Computes the session's graph `warmup` then `reps` times (or for `duration` seconds), each a
+// repetition of the test (time_repetition); the timed repetitions' milliseconds.
+Result<report::TimingStats> measure(Session& s, const RunOptions& opts, int generated, TraceWriter* trace) {
     for (int i = 0; i < opts.warmup; ++i) XB_RETURN_IF_ERROR(s.sched->graph_compute(s.model.graph));
     std::vector<double> ms;
     const auto begin = std::chrono::steady_clock::now();
@@ -56,18 +72,15 @@ Result<report::TimingStats> measure(Session& s, const RunOptions& opts, TraceWri
         progress.update(i);
         const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
         if (opts.duration > 0 ? elapsed >= opts.duration : i >= opts.reps) break;
-        XB_RETURN_IF_ERROR(s.model.set_inputs());
-        const auto t0 = std::chrono::steady_clock::now();
-        XB_RETURN_IF_ERROR(s.sched->graph_compute(s.model.graph));
-        ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-        if (trace != nullptr) trace->add_compute(s.sched->report(), i);
+        XB_ASSIGN_OR_RETURN(const double rep_ms, time_repetition(s, generated, trace, i));
+        ms.push_back(rep_ms);
     }
     return report::summarize(ms);
 }
 
 // "configs/a.json pp512 on SIM0,CPU with 2 threads": which run of a list failed.
 std::string run_name(const CommonOptions& o, const TokenTest& test) {
-    const std::string name = test.n_tokens ? " " + test_name(*test.n_tokens, test.n_kv.value_or(0)) : "";
+    const std::string name = test.n_tokens ? " " + test_label(*test.n_tokens, test.n_kv.value_or(0), test.generated).name : "";
     return o.config + name + (o.backends.empty() ? "" : " on " + join_list(o.backends)) + " with " + threads_text(o.threads);
 }
 
@@ -88,14 +101,14 @@ Result<RunRecord> run_one(const RunOptions& opts, const CommonOptions& run, cons
     SessionOptions session_options;
     session_options.profile = trace != nullptr;  // the trace shows per-split times
     Status edited;
-    std::string test_label;
+    TestLabel label;
     int spec_kv = 0;
     XB_ASSIGN_OR_RETURN(const std::vector<config::DeviceRule> overrides, parse_tensor_overrides(opts.tensor_overrides));
     session_options.edit = [&](config::ConfigSpec& spec) {
         edited = apply_token_test(test, opts.gpu_layers, spec);
         apply_tensor_overrides(overrides, spec);
         if (const auto tokens = spec_tokens(spec)) {
-            test_label = test_name(tokens->first, tokens->second);
+            label = test_label(tokens->first, tokens->second, test.generated);
             spec_kv = tokens->second;
         }
     };
@@ -106,7 +119,7 @@ Result<RunRecord> run_one(const RunOptions& opts, const CommonOptions& run, cons
     // --tokens sets the batch after the config's own n_tokens: the test is the batch built.
     if (!s.model.tokens.empty()) {
         const int n = static_cast<int>(s.model.n_tokens);
-        test_label = test_name(n, std::max(n, spec_kv));
+        label = test_label(n, std::max(n, spec_kv));
     }
     for (const std::string& note : s.model.notes) tell(kTool, "note: " + note);
     if (!threads.warning.empty() && threads.warning != last_warning) {
@@ -114,8 +127,8 @@ Result<RunRecord> run_one(const RunOptions& opts, const CommonOptions& run, cons
         last_warning = threads.warning;
     }
     if (!opts.save_weights.empty()) XB_RETURN_IF_ERROR(config::save_weights(s.model, opts.save_weights));
-    XB_ASSIGN_OR_RETURN(const report::TimingStats stats, measure(s, opts, trace));
-    RunRecord record{run, run_row(s, stats, run, test_label, threads.load), std::nullopt};
+    XB_ASSIGN_OR_RETURN(const report::TimingStats stats, measure(s, opts, test.generated, trace));
+    RunRecord record{run, run_row(s, stats, run, label, threads.load), std::nullopt};
     if (opts.profile) {
         XB_ASSIGN_OR_RETURN(record.profile, profile_nodes(s, std::max(1, std::min(opts.reps, kProfileReps))));
         if (trace != nullptr) trace->add_nodes(*record.profile);
@@ -198,8 +211,8 @@ int main(int argc, char** argv) {
         ->delimiter(',')
         ->check(at_least(1));
     app.add_option("-n,--n-gen", opts.generated,
-                   "Tokens generated one at a time (llama-bench's -n): timed as the last, one token over the cache\n"
-                   "it has then, test tg1@kvK; a list runs each")
+                   "Tokens generated one after another (llama-bench's -n): one graph of one token moved through the\n"
+                   "cache, recurrent states carried, the N steps timed together, test tgN; a list runs each")
         ->delimiter(',')
         ->check(at_least(1));
     app.add_option("-d,--n-depth", opts.depths, "KV cache positions the -p and -n tests start from (llama-bench's -d); a list runs each")
@@ -217,7 +230,7 @@ int main(int argc, char** argv) {
         ->expected(2);
     add_nonfinite_option(app, opts.nonfinite);
     app.footer("Example: graph-run -c configs/llama-decoder.json -b BLAS,CPU -r 20 --trace run.trace.json\n"
-               "         graph-run -c model.gguf -p 64,512 -n 1 -d 0,128 --format sql   (6 runs, llama-bench's tests)\n"
+               "         graph-run -c model.gguf -p 64,512 -n 16 -d 0,128 --format sql   (6 runs, llama-bench's tests)\n"
                "         graph-run -c configs/llama-decoder.json -b CPU -b BLAS,CPU -t 1,2 --format md   (4 runs)\n"
                "         graph-run -c configs/llama-decoder.json --profile\n"
                "         graph-run -c moe.gguf -b SIM0,CPU --ngl 99 --ot exps=CPU -p 16   (layers on the device, experts on the host)\n"

@@ -41,17 +41,23 @@ std::string model_label(const config::Model& m) {
     return m.name + " " + count_text(params) + " " + most->first;
 }
 
-report::Table runs_table(const std::vector<RunRecord>& runs) {
-    report::Table t({"config", "model", "test", "backends", "threads", "splits", "median_ms", "stddev_ms", "min_ms",
-                     "tokens_per_s", "gflops", "copied_bytes"});
+// One row per run; `counts` adds llama-bench's n_prompt, n_gen and n_depth (its sql table's), so
+// that rows of both tools can be joined.
+report::Table runs_table(const std::vector<RunRecord>& runs, bool counts = false) {
+    std::vector<std::string> columns = {"config", "model", "test"};
+    if (counts) columns.insert(columns.end(), {"n_prompt", "n_gen", "n_depth"});
+    columns.insert(columns.end(), {"backends", "threads", "splits", "median_ms", "stddev_ms", "min_ms", "tokens_per_s", "gflops",
+                                   "copied_bytes"});
+    report::Table t(columns);
     for (const RunRecord& r : runs) {
         const nlohmann::ordered_json& j = r.row;
         const nlohmann::ordered_json& ms = j["time_ms"];
-        t.add_row({j["config"].get<std::string>(), j["model"].get<std::string>(), j["test"].get<std::string>(),
-                   backends_text(j), j["threads"].get<int64_t>(),
-                   j["n_splits"].get<int64_t>(), ms["median"].get<double>(), ms["stddev"].get<double>(),
-                   ms["min"].get<double>(), j["tokens_per_s"].get<double>(), j["gflops"].get<double>(),
-                   j["copy_bytes"].get<int64_t>()});
+        std::vector<report::Cell> row = {j["config"].get<std::string>(), j["model"].get<std::string>(), j["test"].get<std::string>()};
+        if (counts) row.insert(row.end(), {j["n_prompt"].get<int64_t>(), j["n_gen"].get<int64_t>(), j["n_depth"].get<int64_t>()});
+        row.insert(row.end(), {backends_text(j), j["threads"].get<int64_t>(), j["n_splits"].get<int64_t>(), ms["median"].get<double>(),
+                               ms["stddev"].get<double>(), ms["min"].get<double>(), j["tokens_per_s"].get<double>(),
+                               j["gflops"].get<double>(), j["copy_bytes"].get<int64_t>()});
+        t.add_row(std::move(row));
     }
     return t;
 }
@@ -83,9 +89,12 @@ void write_tables(const std::vector<RunRecord>& runs, report::Format format, std
 
 }  // namespace
 
-nlohmann::ordered_json run_row(Session& s, const report::TimingStats& t, const CommonOptions& run, const std::string& test,
+nlohmann::ordered_json run_row(Session& s, const report::TimingStats& t, const CommonOptions& run, const TestLabel& test,
                                const MachineLoad& load) {
     const SchedReport& r = s.sched->report();
+    // A repetition computes the graph once, or once per generated token.
+    const int64_t tokens = test.n_gen > 0 ? test.n_gen : s.model.n_tokens;
+    const double computes = test.n_gen > 0 ? test.n_gen : 1;
     nlohmann::ordered_json buffers = nlohmann::ordered_json::object();
     for (const auto& b : s.backends) buffers[b->name()] = s.sched->buffer_size(*b);
     size_t copy_bytes = 0;
@@ -101,8 +110,11 @@ nlohmann::ordered_json run_row(Session& s, const report::TimingStats& t, const C
     }
     return {{"config", run.config},
             {"model", model_label(s.model)},
-            {"test", test},
-            {"n_tokens", s.model.n_tokens},
+            {"test", test.name},
+            {"n_prompt", test.n_prompt},
+            {"n_gen", test.n_gen},
+            {"n_depth", test.n_depth},
+            {"n_tokens", tokens},
             {"backends", s.backend_names()},
             {"threads", run.threads},
             {"n_nodes", s.model.graph.n_nodes()},
@@ -110,8 +122,8 @@ nlohmann::ordered_json run_row(Session& s, const report::TimingStats& t, const C
             {"reps", t.count},
             {"time_ms", {{"min", t.min}, {"median", t.median}, {"mean", t.mean}, {"p90", t.p90}, {"p95", t.p95},
                          {"p99", t.p99}, {"max", t.max}, {"stddev", t.stddev}}},
-            {"tokens_per_s", t.median > 0 ? static_cast<double>(s.model.n_tokens) / (t.median * 1e-3) : 0.0},
-            {"gflops", t.median > 0 ? s.model.matmul_flops / (t.median * 1e-3) * 1e-9 : 0.0},
+            {"tokens_per_s", t.median > 0 ? static_cast<double>(tokens) / (t.median * 1e-3) : 0.0},
+            {"gflops", t.median > 0 ? s.model.matmul_flops * computes / (t.median * 1e-3) * 1e-9 : 0.0},
             {"buffer_bytes", buffers},
             {"copy_bytes", copy_bytes},
             {"copy_bytes_by_pair", pairs},
@@ -138,7 +150,7 @@ Status write_runs(const std::vector<RunRecord>& runs, const CommonOptions& o) {
     // One table: per-node figures are in json. SQL as llama-bench writes it: a graph_run table.
     if (format == report::Format::Csv) return write_table(runs_table(runs), o);
     if (format == report::Format::Sql) {
-        return write_output(o, [&](std::ostream& out) { report::write_sql(runs_table(runs), "graph_run", out); });
+        return write_output(o, [&](std::ostream& out) { report::write_sql(runs_table(runs, true), "graph_run", out); });
     }
     return write_output(o, [&](std::ostream& out) { write_tables(runs, format, out); });
 }

@@ -13,6 +13,7 @@
 #include "node_profile.hpp"
 #include "report/timing.hpp"
 #include "session.hpp"
+#include "token_tests.hpp"
 
 namespace xb::tools {
 
@@ -24,8 +25,10 @@ struct RunRecord {
 
 // One run's figures (`run` with its threads chosen): config, model, backends, threads, nodes, splits, reps,
 // time_ms statistics, tokens/s, GFLOP/s, buffer and copy bytes, and the other tasks running.
-// `test` names the tokens computed (token_tests.hpp's test_name; "" for a graph without tokens).
-nlohmann::ordered_json run_row(Session& s, const report::TimingStats& t, const CommonOptions& run, const std::string& test,
+// `test` names the tokens computed as llama-bench does (test, n_prompt, n_gen, n_depth); time_ms is
+// per timed repetition, which computes test.tokens_per_rep() tokens (the model's batch when the
+// graph has no tokens).
+nlohmann::ordered_json run_row(Session& s, const report::TimingStats& t, const CommonOptions& run, const TestLabel& test,
                                const MachineLoad& load);
 
 // Writes the runs in the chosen format (table and md add each profile's per-op and slowest-node

@@ -12,19 +12,29 @@ std::vector<TokenTest> token_tests(const std::vector<int>& prompts, const std::v
     for (int p : prompts) {
         for (int d : from) tests.push_back({p, d == 0 ? 0 : d + p});
     }
-    // Generating n tokens one at a time: timed as the last of them, one token over d + n positions
-    // (llama-bench averages the n steps; the last one reads the most cache).
+    // Generating n tokens one after another: a graph of one token over d + n cells, moved from
+    // position d to d + n - 1.
     for (int n : generated) {
-        for (int d : from) tests.push_back({1, d + n});
+        for (int d : from) tests.push_back({1, d + n, n});
     }
     return tests;
 }
 
-std::string test_name(int n_tokens, int n_kv) {
-    if (n_tokens <= 0) return "";
-    const int depth = n_kv > n_tokens ? n_kv - n_tokens : 0;
-    if (n_tokens == 1) return "tg1@kv" + std::to_string(std::max(n_kv, 1));
-    return "pp" + std::to_string(n_tokens) + (depth > 0 ? "@d" + std::to_string(depth) : "");
+TestLabel test_label(int n_tokens, int n_kv, int generated) {
+    TestLabel label;
+    if (n_tokens <= 0) return label;
+    if (n_tokens == 1 && generated == 0) generated = 1;  // one token computed once: llama-bench's tg1
+    const int computed = generated > 0 ? generated : n_tokens;
+    label.n_depth = std::max(n_kv - computed, 0);
+    const std::string at = label.n_depth > 0 ? "@d" + std::to_string(label.n_depth) : "";
+    if (generated > 0) {
+        label.n_gen = generated;
+        label.name = "tg" + std::to_string(generated) + at;
+    } else {
+        label.n_prompt = n_tokens;
+        label.name = "pp" + std::to_string(n_tokens) + at;
+    }
+    return label;
 }
 
 std::optional<std::pair<int, int>> spec_tokens(const config::ConfigSpec& spec) {

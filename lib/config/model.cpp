@@ -2,11 +2,14 @@
 // lists of inputs, outputs and weights, and the placement.
 #include "config/model.hpp"
 
+#include <algorithm>
+#include <cstring>
 #include <map>
 #include <set>
 
 #include "backend/tensor_io.hpp"
 #include "config/config_error.hpp"
+#include "config/init.hpp"
 #include "config/model_internal.hpp"
 #include "config/op_table.hpp"
 #include "core/message_text.hpp"
@@ -25,15 +28,55 @@ Tensor* Model::find(std::string_view tensor_name) const {
     return it == by_name.end() ? nullptr : it->second;
 }
 
-Status Model::set_inputs() {
+Status Model::set_inputs(RecurrentStates kept) {
     for (auto& [t, bytes] : input_values) {
         const Status s = tensor_set(*t, bytes.data(), 0, bytes.size());
         if (!s.is_ok()) return Status(s.code(), source + ": input " + quoted_name(t->name) + ": " + s.message());
     }
+    if (kept == RecurrentStates::Kept) return Status::ok();
     for (Tensor* t : states) {
         const Status s = tensor_memset(*t, 0, 0, t->nbytes());
         if (!s.is_ok()) return Status(s.code(), source + ": state " + quoted_name(t->name) + ": " + s.message());
     }
+    return Status::ok();
+}
+
+Status Model::move_batch(int first) {
+    if (cache_place.n_cells == 0) {
+        return Status(StatusCode::InvalidArgument, source + ": the graph has no KV cache to move its batch in");
+    }
+    if (first < 0 || first + n_tokens > cache_place.n_cells) {
+        return Status(StatusCode::InvalidArgument, source + ": a batch of " + std::to_string(n_tokens) + " at position " +
+                                                       std::to_string(first) + " runs past the cache's " +
+                                                       std::to_string(cache_place.n_cells) + " cells");
+    }
+    InitFiles no_files;
+    for (Tensor* t : cache_place.inputs) {
+        auto init = std::find_if(inits.begin(), inits.end(), [t](const TensorInit& i) { return i.tensor == t; });
+        auto values = std::find_if(input_values.begin(), input_values.end(), [t](const auto& v) { return v.first == t; });
+        if (init == inits.end() || values == input_values.end()) {
+            return Status(StatusCode::Internal, source + ": input " + quoted_name(t->name) + " has no values to move");
+        }
+        if (init->init.kind == InitKind::Arange) init->init.start = first;
+        if (init->init.kind == InitKind::CausalMask) init->init.filled = first + n_tokens;
+        XB_ASSIGN_OR_RETURN(values->second, init_values(*t, init->init, 0, no_files, source));
+    }
+    cache_place.first = first;
+    return Status::ok();
+}
+
+Status Model::set_tokens(std::span<const int32_t> ids) {
+    Tensor* t = cache_place.tokens;
+    auto values = std::find_if(input_values.begin(), input_values.end(), [t](const auto& v) { return v.first == t; });
+    if (t == nullptr || values == input_values.end()) {
+        return Status(StatusCode::InvalidArgument, source + ": the graph has no token input");
+    }
+    if (static_cast<int64_t>(ids.size()) != n_tokens) {
+        return Status(StatusCode::InvalidArgument, source + ": " + std::to_string(ids.size()) + " token ids for a batch of " +
+                                                       std::to_string(n_tokens));
+    }
+    values->second.resize(ids.size_bytes());
+    std::memcpy(values->second.data(), ids.data(), ids.size_bytes());
     return Status::ok();
 }
 
@@ -159,6 +202,7 @@ Result<Model> build_model(const ConfigSpec& spec, const Registry& registry, cons
     m.graph = std::move(graph).value();
     m.outputs = built.outputs;
     m.states = built.states;
+    m.cache_place = built.cache_place;
     m.n_tokens = built.n_tokens;
     m.n_layers = built.n_layers;
     m.matmul_flops = graph_matmul_flops(m.graph);

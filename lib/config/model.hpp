@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -90,6 +91,22 @@ struct ModelPlacement {
     std::string device_of(const Tensor& t) const;
 };
 
+// Where a llama.cpp model's batch sits in its KV cache: the inputs that follow the batch (its
+// positions and the cells it writes, arange inits; the causal masks, causal_mask inits), the
+// cache's cells and the batch's first position. A graph without a cache has no cells.
+struct CachePlace {
+    Tensor* tokens = nullptr;  // the batch's token ids, i32 [n_tokens] (set_tokens)
+    std::vector<Tensor*> inputs;
+    int n_cells = 0;
+    int first = 0;
+};
+
+// What set_inputs does with a hybrid model's recurrent states.
+enum class RecurrentStates {
+    Empty,  // zeros: the compute starts a sequence (every timed repetition of a batch)
+    Kept,   // as the last compute left them: the compute continues the sequence (decoding token by token)
+};
+
 class Model {
 public:
     std::string name;
@@ -101,10 +118,11 @@ public:
     std::vector<Tensor*> outputs;  // marked outputs, in the config's order
     std::vector<Tensor*> weights;  // live in weights buffers on their devices
     // A hybrid model's recurrent states (weights the graph reads at its start and writes back at its
-    // end): set_inputs empties them, so that every compute starts from an empty state as each of
-    // llama-bench's repetitions does (a KV cache needs no such reset: a compute rewrites the same
-    // cells).
+    // end): set_inputs empties them unless told to keep them, so that every compute starts from an
+    // empty state as each of llama-bench's repetitions does (a KV cache needs no such reset: a
+    // compute rewrites the same cells).
     std::vector<Tensor*> states;
+    CachePlace cache_place;
     int64_t n_tokens = 1;          // tokens (or batch rows) per compute, for throughput
     // A llama.cpp model's batch as given (config "tokens" or --tokens); empty when its ids are drawn
     // at random (and for the other builders).
@@ -122,9 +140,17 @@ public:
 
     // A weight, input, output or named op result; nullptr when there is none.
     Tensor* find(std::string_view tensor_name) const;
-    // Writes the input values into the inputs and empties the recurrent states (after the graph is
-    // allocated).
-    Status set_inputs();
+    // Writes the input values into the inputs and empties or keeps the recurrent states (after the
+    // graph is allocated).
+    Status set_inputs(RecurrentStates states = RecurrentStates::Empty);
+    // Moves the batch to start at position `first` of the cache: the positions, masks and cells
+    // written are recomputed (set_inputs writes them), the rest of the graph unchanged, so that one
+    // graph decodes a sequence token after token. InvalidArgument when the model has no cache or
+    // the batch would run past its cells. After place_and_init.
+    Status move_batch(int first);
+    // Replaces the batch's token ids (set_inputs writes them): InvalidArgument when the model has no
+    // token input or `ids` is not n_tokens long.
+    Status set_tokens(std::span<const int32_t> ids);
 
     std::unordered_map<std::string, Tensor*> by_name;
 };

@@ -69,6 +69,7 @@ BuiltGraph decoder_leaves(const DecoderParams& p, const Decoder& m, InitSpec tok
     b.leaves.push_back(input(m.kq_mask, causal(0, p.n_attended())));
     if (m.kq_mask_swa != nullptr) b.leaves.push_back(input(m.kq_mask_swa, causal(p.swa.window, p.n_attended())));
     if (m.out_ids != nullptr) b.leaves.push_back(input(m.out_ids, arange(p.n_tokens - p.n_logits())));
+    if (m.kv_idxs != nullptr) b.leaves.push_back(input(m.kv_idxs, arange(p.n_attended() - p.n_tokens)));
     if (m.state_ids != nullptr) b.leaves.push_back(input(m.state_ids, arange(0)));  // one sequence, in slot 0
     b.leaves.push_back(weight(m.tok_embd, init_of(*m.tok_embd), -1, WeightGroup::InputLayer));
     for (size_t il = 0; il < m.layers.size(); ++il) {
@@ -90,6 +91,15 @@ BuiltGraph decoder_leaves(const DecoderParams& p, const Decoder& m, InitSpec tok
         for (Tensor* s : *states) {
             if (s != nullptr) b.states.push_back(s);
         }
+    }
+    b.cache_place.tokens = m.tokens;
+    if (p.n_kv > 0) {
+        // What follows the batch through its cache: its positions, masks and cells.
+        for (Tensor* t : {m.positions, m.kq_mask, m.kq_mask_swa, m.kv_idxs}) {
+            if (t != nullptr) b.cache_place.inputs.push_back(t);
+        }
+        b.cache_place.n_cells = p.n_cells();
+        b.cache_place.first = p.n_attended() - p.n_tokens;
     }
     b.graph_outputs = m.graph_outputs;
     b.outputs = {m.logits};

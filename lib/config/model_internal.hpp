@@ -34,6 +34,7 @@ struct BuiltGraph {
     std::vector<std::pair<std::string, Tensor*>> results;  // named op results (explicit graphs)
     std::vector<std::pair<std::string, std::string>> op_paths;  // op name -> JSON path, for notes
     std::vector<Tensor*> states;         // recurrent states (Model::states), among the leaves
+    CachePlace cache_place;              // a llama.cpp model's inputs that follow its batch (Model::cache_place)
     int n_layers = 0;
     int64_t n_tokens = 1;
 };

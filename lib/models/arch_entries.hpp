@@ -16,6 +16,7 @@ extern const Architecture kPhi3;
 extern const Architecture kGptOss;
 extern const Architecture kDeepseek2;
 extern const Architecture kLfm2;
+extern const Architecture kLfm2Moe;
 extern const Architecture kGraniteHybrid;
 extern const Architecture kQwen35;
 extern const Architecture kQwen35Moe;

@@ -11,7 +11,7 @@ namespace {
 // Every supported architecture, in the order messages list them.
 constexpr std::array kArchitectures = {
     &arch::kLlama, &arch::kQwen2,  &arch::kQwen3,  &arch::kQwen3Moe,  &arch::kGemma2,
-    &arch::kGemma3, &arch::kPhi3, &arch::kGptOss, &arch::kDeepseek2, &arch::kLfm2, &arch::kGraniteHybrid, &arch::kQwen35, &arch::kQwen35Moe, &arch::kQwen3Next, &arch::kNemotronH, &arch::kNemotronHMoe,
+    &arch::kGemma3, &arch::kPhi3, &arch::kGptOss, &arch::kDeepseek2, &arch::kLfm2, &arch::kLfm2Moe, &arch::kGraniteHybrid, &arch::kQwen35, &arch::kQwen35Moe, &arch::kQwen3Next, &arch::kNemotronH, &arch::kNemotronHMoe,
 };
 
 }  // namespace

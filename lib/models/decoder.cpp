@@ -88,6 +88,7 @@ std::vector<Tensor*> Decoder::inputs() const {
     in.push_back(kq_mask);
     if (kq_mask_swa != nullptr) in.push_back(kq_mask_swa);
     if (out_ids != nullptr) in.push_back(out_ids);
+    if (kv_idxs != nullptr) in.push_back(kv_idxs);
     if (state_ids != nullptr) in.push_back(state_ids);
     return in;
 }
@@ -208,6 +209,9 @@ Result<Decoder> build_model(Context& ctx, const Architecture& arch, const Decode
     for (int il = 0; il < p.n_layers; ++il) any_slides = any_slides || p.swa.slides(il);
     if (any_slides) m.kq_mask_swa = named(ctx.new_tensor(DType::F16, {p.n_cells(), p.n_tokens}), "kq_mask_swa");
     if (p.n_logits() < p.n_tokens) m.out_ids = named(ctx.new_tensor(DType::I32, {p.n_logits()}), "inp_out_ids");
+    bool any_attends = false;
+    for (int il = 0; il < p.n_layers; ++il) any_attends = any_attends || p.layer_attends(il);
+    if (p.n_kv > 0 && any_attends) m.kv_idxs = named(ctx.new_tensor(DType::I32, {p.n_tokens}), "inp_kv_idxs");
     if (p.ssm.enabled() && p.ssm.kind == SsmKind::Mamba2 && any_recurrent(p)) m.state_ids = named(ctx.new_tensor(DType::I32, {1}), "inp_s_ids");
     for (Tensor* in : m.inputs()) in->set_input();
     decoder::WeightMaker make(ctx, p, source);

@@ -289,6 +289,9 @@ struct Decoder {
     Tensor* kq_mask_swa = nullptr;  // the same within the sliding window (input), when some layer slides
     Tensor* out_ids = nullptr;      // i32 [n_outputs] (input) named inp_out_ids: the batch rows whose
                                     // logits are computed (output_row_ids), when fewer than n_tokens
+    Tensor* kv_idxs = nullptr;      // i32 [n_tokens] (input) named inp_kv_idxs: the cache cells the
+                                    // batch's keys and values go to (its positions), when some layer
+                                    // keeps a KV cache (n_kv > 0)
     Tensor* state_ids = nullptr;    // i32 [1] (input) named inp_s_ids: the sequence's slot in each
                                     // layer's scan state (0), when some layer is Mamba-2's
     Tensor* tok_embd = nullptr;     // [n_embd, n_vocab]

@@ -69,21 +69,18 @@ Tensor* softcap(Context& ctx, Tensor* x, float c, const std::string& name) {
 }
 
 Tensor* through_cache(Context& ctx, const DecoderParams& p, const LayerNames& n, const char* what, Tensor* cache, Tensor* cur,
-                      std::vector<Tensor*>& writes) {
+                      Tensor* cells, std::vector<Tensor*>& writes) {
     const bool is_k = what[0] == 'K';
     // The heads as the batch has them: [head_dim, n_head_kv] of a layer, or latent attention's one
     // head of the latent and the key's rope part.
     const int64_t hd = cur->ne[0], heads = cur->ne[1], kv_dim = cache->ne[0], t = p.n_tokens;
     const size_t row = cache->nb[1];
-    Tensor* slot = n(view_2d(ctx, cache, kv_dim, t, row, row * static_cast<size_t>(p.n_kv - t)), is_k ? "k_cache_view" : "v_cache_view");
-    if (cur->is_contiguous()) {
-        Tensor* flat = n.step(reshape(ctx, cur, {kv_dim, t, 1, 1}), what, "flattened");
-        writes.push_back(named(cpy(ctx, flat, slot), slot->name + " (copy of " + cur->name + ")"));
-    } else {
-        // A view into a fused QKV product (Phi-3): copied head by head into the slot seen as heads.
-        Tensor* per_head = n.step(reshape(ctx, slot, {hd, heads, t, 1}), is_k ? "k_cache_view" : "v_cache_view", "heads");
-        writes.push_back(named(cpy(ctx, cur, per_head), slot->name + " (copy of " + cur->name + ")"));
-    }
+    // A view into a fused QKV product (Phi-3) is made contiguous first: set_rows writes whole rows.
+    Tensor* rows = cur->is_contiguous() ? cur : n.step(cont(ctx, cur), what, "cont");
+    Tensor* flat = n.step(reshape(ctx, rows, {kv_dim, t, 1, 1}), what, "flattened");
+    // The batch's rows go to the cells `cells` names (the batch's positions), so that one graph
+    // serves a batch at any place in the cache (llama.cpp's k_idxs / v_idxs).
+    writes.push_back(named(set_rows(ctx, cache, flat, cells), cache->name + " (rows of " + cur->name + ")"));
     return n(view(ctx, cache, {hd, p.n_cells(), heads, 1},
                   {row, static_cast<size_t>(hd) * type_size(cache->type), row * static_cast<size_t>(p.n_cells())}, 0),
              is_k ? "k" : "v");

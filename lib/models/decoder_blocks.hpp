@@ -49,10 +49,11 @@ struct QkvViews {
 QkvViews split_qkv(Context& ctx, const DecoderParams& p, const LayerNames& n, Tensor* qkv);
 
 // Writes the batch's k or v ([head_dim, heads, n_tokens], named `what`: "Kcur" or "Vcur") into
-// the cache's last n_tokens columns and returns the whole cache as [head_dim, n_kv, heads],
-// named k-<il> / v-<il>; the write is appended to `writes` (graph outputs, so that it runs first).
+// the cache's cells that `cells` (i32 [n_tokens], the decoder's kv_idxs) names, and returns the
+// whole cache as [head_dim, n_cells, heads], named k-<il> / v-<il>; the write is appended to
+// `writes` (graph outputs, so that it runs first).
 Tensor* through_cache(Context& ctx, const DecoderParams& p, const LayerNames& n, const char* what, Tensor* cache, Tensor* cur,
-                      std::vector<Tensor*>& writes);
+                      Tensor* cells, std::vector<Tensor*>& writes);
 
 // Attention of q [d, n_tokens, n_head] over k [d, n_attended, n_head_kv] and v [dv,
 // n_attended, n_head_kv] (any strides), the scores scaled by `scale` and soft-capped as the params

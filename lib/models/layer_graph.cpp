@@ -64,8 +64,8 @@ Tensor* LayerGraph::attend_heads(const QkvViews& h) const {
     Tensor* k = nullptr;
     Tensor* v = nullptr;
     if (p.n_kv > 0) {
-        k = through_cache(ctx, p, n, "Kcur", m.k_cache[static_cast<size_t>(il)], h.k, m.graph_outputs);
-        v = through_cache(ctx, p, n, "Vcur", m.v_cache[static_cast<size_t>(il)], h.v, m.graph_outputs);
+        k = through_cache(ctx, p, n, "Kcur", m.k_cache[static_cast<size_t>(il)], h.k, m.kv_idxs, m.graph_outputs);
+        v = through_cache(ctx, p, n, "Vcur", m.v_cache[static_cast<size_t>(il)], h.v, m.kv_idxs, m.graph_outputs);
     } else {
         k = n(permute(ctx, h.k, {0, 2, 1, 3}), "k");
         v = n(permute(ctx, h.v, {0, 2, 1, 3}), "v");

@@ -55,9 +55,10 @@ Tensor* mla_attention(Context& ctx, const DecoderParams& p, Decoder& m, const La
     Tensor* q_cur = n(concat(ctx, absorbed_perm, q_pe, 0), "Qcur");                      // [key, n_head, t]
     Tensor* k_cur = n(concat(ctx, n(reshape(ctx, kv, {latent, 1, t, 1}), "kv_cmpr_reshape"), k_pe, 0), "Kcur");  // [key, 1, t]
 
-    // Keys [key, n_attended, 1]: the cache (this batch written at its end) or the batch alone;
+    // Keys [key, n_cells, 1]: the cache (this batch written into its cells) or the batch alone;
     // values: the keys' latent part.
-    Tensor* k = p.n_kv > 0 ? through_cache(ctx, p, n, "Kcur", m.k_cache[static_cast<size_t>(il)], k_cur, m.graph_outputs)
+    Tensor* k = p.n_kv > 0 ? through_cache(ctx, p, n, "Kcur", m.k_cache[static_cast<size_t>(il)], k_cur, m.kv_idxs,
+                                           m.graph_outputs)
                            : n(reshape(ctx, k_cur, {key, t, 1, 1}), "k");
     Tensor* v = n(view(ctx, k, {latent, k->ne[1], 1, 1}, {k->nb[1], k->nb[2], k->nb[3]}, 0), "v");
 

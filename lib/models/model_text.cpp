@@ -30,7 +30,9 @@ std::string variant_text(const Architecture& arch, const DecoderParams& p, const
                         ", heads of " + std::to_string(a.qk_nope) + "+" + std::to_string(p.rope_dims()) + " / " +
                         std::to_string(a.v_head) + ")");
     }
-    if (p.n_dense_lead > 0) parts.push_back(std::to_string(p.n_dense_lead) + " leading dense layers");
+    if (p.n_dense_lead > 0) {
+        parts.push_back(std::to_string(p.n_dense_lead) + (p.n_dense_lead == 1 ? " leading dense layer" : " leading dense layers"));
+    }
     if (w.wqkv != nullptr) parts.push_back("fused qkv");
     if (w.bq != nullptr || w.bqkv != nullptr) parts.push_back("qkv bias");
     if (w.q_norm != nullptr) parts.push_back("q/k norms");

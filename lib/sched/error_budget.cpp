@@ -137,7 +137,8 @@ double gelu_table_error(const Tensor& node) {
     return gelu ? 2.0 * rounding(DType::F16) : 0.0;
 }
 
-Result<ErrorBudget> propagate_own_error(Backend& backend, const Graph& graph, int draws, uint64_t seed) {
+Result<ErrorBudget> propagate_own_error(Backend& backend, const Graph& graph, int draws, uint64_t seed,
+                                        std::span<const LeafBytes> start) {
     const auto n = static_cast<size_t>(graph.n_nodes());
     ErrorBudget budget;
     budget.own.assign(n, 0.0);
@@ -149,6 +150,19 @@ Result<ErrorBudget> propagate_own_error(Backend& backend, const Graph& graph, in
     XB_ASSIGN_OR_RETURN(GraphCopy copy, graph_copy(backend, graph, {.share_read_only_leafs = true}));
     std::mt19937_64 rng(seed);
     for (int draw = 0; draw < budget.draws; ++draw) {
+        // The leafs the graph writes (a KV cache, a recurrent state) as the graph started: a run
+        // overwrites them.
+        for (int i = 0; i < graph.n_leafs(); ++i) {
+            const Tensor& original = *graph.leafs()[static_cast<size_t>(i)];
+            Tensor& mine = *copy.graph.leafs()[static_cast<size_t>(i)];
+            if (&mine == &original || mine.is_view()) continue;
+            const auto given = std::find_if(start.begin(), start.end(), [&](const LeafBytes& b) { return b.leaf == &original; });
+            if (given == start.end()) {
+                XB_RETURN_IF_ERROR(tensor_copy(original, mine));
+            } else {
+                XB_RETURN_IF_ERROR(tensor_set(mine, given->bytes.data(), 0, given->bytes.size()));
+            }
+        }
         for (int i = 0; i < graph.n_nodes(); ++i) {
             XB_RETURN_IF_ERROR(backend.graph_compute(copy.graph.view(i, i + 1)));
             Tensor& mine = *copy.graph.node(i);

@@ -13,6 +13,8 @@
 #pragma once
 
 #include <cstdint>
+#include <cstddef>
+#include <span>
 #include <vector>
 
 #include "backend/backend.hpp"
@@ -52,11 +54,21 @@ struct ErrorBudget {
     int draws = 0;                   // perturbed runs averaged
 };
 
+// A leaf's bytes before the graph's compute wrote into it: a recurrent state, which the graph
+// reads at its start and overwrites at its end, so that after the compute the leaf no longer
+// holds what the compute started from.
+struct LeafBytes {
+    const Tensor* leaf = nullptr;
+    std::vector<std::byte> bytes;
+};
+
 // `graph` must be computed on `backend` with every node's result kept (it is read, never
 // changed). Computes it `draws` times more, node by node, in a copy that shares its read-only
 // leafs (the weights), each node's result perturbed by noise of NMSE own_error(node) (each
 // element scaled by 1 + N(0, own), seeded by `seed`), and returns per node the mean NMSE of the
-// perturbed results against the graph's own.
-Result<ErrorBudget> propagate_own_error(Backend& backend, const Graph& graph, int draws, uint64_t seed);
+// perturbed results against the graph's own. Every run starts from the leafs the graph started
+// from: the ones in `start` as given there, the others as the graph holds them.
+Result<ErrorBudget> propagate_own_error(Backend& backend, const Graph& graph, int draws, uint64_t seed,
+                                        std::span<const LeafBytes> start = {});
 
 }  // namespace xb

@@ -154,29 +154,66 @@ Status compare_graph_backend(Backend& backend1, Backend& backend2, const Graph& 
 
 Status compare_graph_backend(Backend& backend1, Backend& backend2, const Graph& graph, const CompareOptions& options,
                              const NodeCallback& callback) {
-    XB_ASSIGN_OR_RETURN(GraphCopy copy, graph_copy(backend2, graph));
+    return GraphComparison(backend1, backend2, graph, options).step(callback);
+}
+
+struct GraphComparison::Copies {
+    GraphCopy target;
     std::optional<GraphCopy> truth;
-    if (options.truth != nullptr) {
-        XB_ASSIGN_OR_RETURN(GraphCopy t, graph_copy(*options.truth, graph, {.share_read_only_leafs = true}));
-        truth.emplace(std::move(t));
+    Recompute recompute;
+};
+
+GraphComparison::GraphComparison(Backend& backend1, Backend& backend2, const Graph& graph, const CompareOptions& options)
+    : backend1_(backend1), backend2_(backend2), graph_(graph), options_(options) {}
+
+GraphComparison::~GraphComparison() = default;
+
+namespace {
+
+// The original's inputs into a copy of its graph (a shared leaf is already the original).
+Status copy_inputs(const Graph& original, Graph& copy) {
+    for (int i = 0; i < original.n_leafs(); ++i) {
+        const Tensor& from = *original.leafs()[static_cast<size_t>(i)];
+        Tensor& to = *copy.leafs()[static_cast<size_t>(i)];
+        if (from.is_input() && &from != &to) XB_RETURN_IF_ERROR(tensor_copy(from, to));
     }
-    Recompute recompute(backend2, graph);
-    for (int i = 0; i < graph.n_nodes(); ++i) {
-        Tensor& t1 = *graph.node(i);
+    return Status::ok();
+}
+
+}  // namespace
+
+Status GraphComparison::step(const NodeCallback& callback) {
+    if (!copies_) {
+        XB_ASSIGN_OR_RETURN(GraphCopy target, graph_copy(backend2_, graph_));
+        std::optional<GraphCopy> truth;
+        if (options_.truth != nullptr) {
+            XB_ASSIGN_OR_RETURN(GraphCopy t, graph_copy(*options_.truth, graph_, {.share_read_only_leafs = true}));
+            truth.emplace(std::move(t));
+        }
+        copies_ = std::make_unique<Copies>(Copies{std::move(target), std::move(truth), Recompute(backend2_, graph_)});
+    } else {
+        XB_RETURN_IF_ERROR(copy_inputs(graph_, copies_->target.graph));
+        if (copies_->truth) XB_RETURN_IF_ERROR(copy_inputs(graph_, copies_->truth->graph));
+    }
+    GraphCopy& copy = copies_->target;
+    std::optional<GraphCopy>& truth = copies_->truth;
+    Recompute& recompute = copies_->recompute;
+    for (int i = 0; i < graph_.n_nodes(); ++i) {
+        Tensor& t1 = *graph_.node(i);
         Tensor& t2 = *copy.graph.node(i);
-        XB_RETURN_IF_ERROR(backend1.graph_compute(graph.view(i, i + 1)));
-        if (truth) XB_RETURN_IF_ERROR(options.truth->graph_compute(truth->graph.view(i, i + 1)));
+        XB_RETURN_IF_ERROR(backend1_.graph_compute(graph_.view(i, i + 1)));
+        if (truth) XB_RETURN_IF_ERROR(options_.truth->graph_compute(truth->graph.view(i, i + 1)));
         if (op_is_view(t1.op)) continue;
         NodeComparison node{.index = i, .t1 = &t1, .t2 = &t2, .truth = truth ? truth->graph.node(i) : nullptr};
-        node.supported = !options.skip_unsupported || backend2.supports_op(t2);
+        node.supported = !options_.skip_unsupported || backend2_.supports_op(t2);
         if (node.supported) {
-            XB_RETURN_IF_ERROR(backend2.graph_compute(copy.graph.view(i, i + 1)));
+            XB_RETURN_IF_ERROR(backend2_.graph_compute(copy.graph.view(i, i + 1)));
             node.recompute_from_reference = [&recompute, i] { return recompute.node(i); };
         } else {
             XB_RETURN_IF_ERROR(tensor_copy(t1, t2));
         }
         if (!callback(node)) break;
-        if (options.isolate && node.supported) XB_RETURN_IF_ERROR(tensor_copy(t1, t2));
+        if (options_.isolate && node.supported) XB_RETURN_IF_ERROR(tensor_copy(t1, t2));
     }
     return Status::ok();
 }

@@ -82,6 +82,30 @@ struct CompareOptions {
 Status compare_graph_backend(Backend& backend1, Backend& backend2, const Graph& graph, const CompareOptions& options,
                              const NodeCallback& callback);
 
+// compare_graph_backend over several computes of one graph: a sequence decoded token after token,
+// its inputs changed between the computes (config::Model::move_batch). The copies are made at the
+// first step; each later step copies only the graph's inputs into them, so that each side keeps
+// the KV cache and recurrent states its own computes wrote, and the state after each token is
+// compared as the node that writes it. `graph` and the backends outlive the comparison.
+class GraphComparison {
+public:
+    GraphComparison(Backend& backend1, Backend& backend2, const Graph& graph, const CompareOptions& options);
+    ~GraphComparison();
+    GraphComparison(const GraphComparison&) = delete;
+    GraphComparison& operator=(const GraphComparison&) = delete;
+
+    // One compute of the graph on each side, node by node, from the inputs `graph` holds now.
+    Status step(const NodeCallback& callback);
+
+private:
+    struct Copies;
+    Backend& backend1_;
+    Backend& backend2_;
+    const Graph& graph_;
+    CompareOptions options_;
+    std::unique_ptr<Copies> copies_;  // made at the first step
+};
+
 // The graph as `sched` places it against backend1 computing it alone, node by node: `sched`
 // computes `placed` (allocated by it, inputs set) with an eval callback that stops after every
 // computed node, wherever the placement put it (a layer or row split over several devices

@@ -207,9 +207,10 @@ TEST(ConfigBuild, BuilderTensorOverrides) {
     EXPECT_EQ(init_of("tokens").kind, InitKind::Arange);
     EXPECT_EQ(init_of("positions").start, 5);  // the batch is the last 3 of 8 positions
     EXPECT_EQ(init_of("kq_mask").kind, InitKind::CausalMask);
+    EXPECT_EQ(init_of("inp_kv_idxs").start, 5);  // the cells the batch's keys and values go to: its positions
     EXPECT_EQ(model->n_tokens, 3);
     EXPECT_EQ(model->weights.size(), 3u + 2 * 9 + 2 * 2);  // token_embd, output_norm, output, layers, caches
-    EXPECT_EQ(model->inputs.size(), 3u);
+    EXPECT_EQ(model->inputs.size(), 4u);  // tokens, positions, kq_mask, inp_kv_idxs
 }
 
 // "outputs": the positions whose logits are computed; the last ones, picked by inp_out_ids.

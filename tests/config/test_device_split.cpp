@@ -196,8 +196,8 @@ TEST(LayerSplit, ConfigMistakesAreClear) {
 // alone, and the bytes copied are what crosses: the token embeddings into the first device; from
 // each layer device to the next the residual stream and its normalised copy (the norm has no
 // weight, so the scheduler leaves it on the device before, as ggml's expands nodes down); into the
-// output layer's device only the final norm's input; and the positions and mask into each device
-// that computes a layer.
+// output layer's device only the final norm's input; and the positions, mask and cache cells into
+// each device that computes a layer.
 TEST(LayerSplit, DecoderOverFourDevicesMatchesTheCpuAndCopiesWhatCrosses) {
     FourSims four;
     const std::string split = R"({"devices": ["SIM0", "SIM1", "SIM2", "SIM3"], "ratios": [1, 2, 1, 1.5]})";
@@ -215,9 +215,10 @@ TEST(LayerSplit, DecoderOverFourDevicesMatchesTheCpuAndCopiesWhatCrosses) {
         EXPECT_LT(report::compare(got, want).nmse, 1e-10) << "NMSE of the logits against the CPU alone";
 
         const size_t activation = size_t{kEmbd} * kTokens * sizeof(float);
-        const size_t per_device = p.model.find("positions")->nbytes() + p.model.find("kq_mask")->nbytes();
+        const size_t per_device =
+            p.model.find("positions")->nbytes() + p.model.find("kq_mask")->nbytes() + p.model.find("inp_kv_idxs")->nbytes();
         const std::map<std::pair<std::string, std::string>, size_t> want_bytes = {
-            {{"CPU", "SIM0"}, activation + per_device},  // token embeddings, positions, mask
+            {{"CPU", "SIM0"}, activation + per_device},  // token embeddings, positions, mask, cells
             {{"CPU", "SIM1"}, per_device},
             {{"CPU", "SIM2"}, per_device},
             {{"SIM0", "SIM1"}, 2 * activation},  // l_out-1 and its rms_norm

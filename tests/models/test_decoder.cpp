@@ -71,6 +71,9 @@ std::unique_ptr<Instance> make_instance(const DecoderParams& p, uint32_t seed, c
     if (in->model.positions != nullptr) {
         EXPECT_TRUE(tensor_set(*in->model.positions, pos.data(), 0, in->model.positions->nbytes()).is_ok());
     }
+    if (in->model.kv_idxs != nullptr) {  // the batch's keys and values go to the cells of its positions
+        EXPECT_TRUE(tensor_set(*in->model.kv_idxs, pos.data(), 0, in->model.kv_idxs->nbytes()).is_ok());
+    }
     EXPECT_TRUE(tensor_set_f32(*in->model.kq_mask, causal_mask_values(p.n_attended(), p.n_tokens, 0, p.n_cells())).is_ok());
     if (in->model.kq_mask_swa != nullptr) {
         EXPECT_TRUE(
@@ -333,9 +336,19 @@ DecoderParams nemotron_h_moe_params() {
     return p;
 }
 
-const Hybrid kHybrids[] = {{"lfm2", hybrid_params()},           {"granitehybrid", granite_params()},
-                           {"qwen35", qwen35_params()},         {"qwen3next", qwen3next_params()},
-                           {"nemotron_h", nemotron_h_params()}, {"nemotron_h_moe", nemotron_h_moe_params()}};
+// LFM2-MoE: LFM2's layers, the first with a dense FFN, the others sigmoid-routed SwiGLU experts
+// chosen with a selection bias, normalised.
+DecoderParams lfm2moe_params() {
+    DecoderParams p = hybrid_params();
+    p.n_dense_lead = 1;
+    p.experts = {.n_expert = 4, .n_used = 2, .n_ff = 16, .gating = ExpertGating::Sigmoid, .normalize = true, .selection_bias = true};
+    return p;
+}
+
+const Hybrid kHybrids[] = {{"lfm2", hybrid_params()},           {"lfm2moe", lfm2moe_params()},
+                           {"granitehybrid", granite_params()}, {"qwen35", qwen35_params()},
+                           {"qwen3next", qwen3next_params()},   {"nemotron_h", nemotron_h_params()},
+                           {"nemotron_h_moe", nemotron_h_moe_params()}};
 
 class DecoderHybrid : public ::testing::TestWithParam<Hybrid> {
 protected:

@@ -26,6 +26,7 @@ namespace {
 
 using testing::data_path;
 using testing::model_path;
+using testing::npy_values;
 using testing::read_manifest;
 
 // scripts/model_fixtures.py's llama and qwen2 models (and the bad files).
@@ -72,15 +73,6 @@ std::vector<float> scheduled_logits(const std::string& config, const std::vector
     EXPECT_TRUE(placed.is_ok()) << placed.status().to_string();
     if (!placed.is_ok()) return {};
     return tensor_get_f32(*(*placed)->model.find("result_output")).value();
-}
-
-std::vector<float> npy_values(const std::string& file) {
-    auto a = read_npy(model_path(file));
-    EXPECT_TRUE(a.is_ok()) << a.status().to_string();
-    if (!a.is_ok()) return {};
-    std::vector<float> v(static_cast<size_t>(a->nelements()));
-    std::memcpy(v.data(), a->data.data(), v.size() * sizeof(float));
-    return v;
 }
 
 struct Reference {
@@ -184,7 +176,7 @@ TEST(GgufModel, RopeFrequencyFactorsAreApplied) {
 
 TEST(GgufModel, EveryFixtureHasAReference) {
     EXPECT_EQ(manifest().at("models").size(), 10u);
-    EXPECT_EQ(arch_manifest().at("models").size(), 20u);
+    EXPECT_EQ(arch_manifest().at("models").size(), 21u);
     EXPECT_GE(references().size(), 50u);
 }
 
@@ -721,6 +713,41 @@ TEST(GgufModel, NemotronHMoeReadsItsUngatedExperts) {
     ASSERT_FALSE(latent.is_ok());
     EXPECT_NE(latent.status().message().find("'nemotron_h_moe.moe_latent_size' is 32"), std::string::npos) << latent.status().message();
     EXPECT_NE(latent.status().message().find("not supported"), std::string::npos) << latent.status().message();
+}
+
+// LFM2-MoE: the dense layers first (leading_dense_block_count), then sigmoid-routed experts chosen
+// with exp_probs_b and normalised, unscaled whatever the file says (llama.cpp reads no
+// expert_weights_scale for it); a file without expert_gating_func, which llama.cpp needs, is refused
+// naming the key.
+TEST(GgufModel, Lfm2MoeReadsItsDenseLeadAndSigmoidExperts) {
+    const std::string file = "arch/tiny-lfm2moe.gguf";
+    auto reader = GgufReader::open(model_path(file));
+    ASSERT_TRUE(reader.is_ok()) << reader.status().to_string();
+    auto info = read_gguf_model_info(*reader);
+    ASSERT_TRUE(info.is_ok()) << info.status().to_string();
+    const DecoderParams& p = info->params;
+    EXPECT_EQ(p.n_dense_lead, 1);
+    EXPECT_EQ(p.experts.gating, ExpertGating::Sigmoid);
+    EXPECT_TRUE(p.experts.selection_bias);
+    EXPECT_TRUE(p.experts.normalize);
+    EXPECT_EQ(p.experts.n_shared, 0);
+    EXPECT_EQ(layers_text(p), "3 short convolutions of 3 inputs (layers 0, 2, 3), 1 attention (layers 1)");
+    auto model = build(model_config(file, 7, 0));
+    ASSERT_TRUE(model.is_ok()) << model.status().to_string();
+    EXPECT_NE(model->find("blk.0.ffn_gate.weight"), nullptr) << "the leading dense layer";
+    EXPECT_EQ(model->find("blk.0.ffn_gate_exps.weight"), nullptr);
+    EXPECT_NE(model->find("blk.1.ffn_gate_exps.weight"), nullptr);
+    EXPECT_NE(model->find("blk.1.exp_probs_b.bias"), nullptr);
+
+    auto scaled = GgufReader::open(with_metadata(file, "lfm2moe.expert_weights_scale", GgufValue::f32(2.5f), "lfm2moe-scaled"));
+    ASSERT_TRUE(scaled.is_ok()) << scaled.status().to_string();
+    auto scaled_info = read_gguf_model_info(*scaled);
+    ASSERT_TRUE(scaled_info.is_ok()) << scaled_info.status().to_string();
+    EXPECT_FLOAT_EQ(scaled_info->params.experts.weights_scale, 1.0f);
+
+    auto no_gating = build(model_config(copy_fixture(file, "lfm2moe-no-gating", "lfm2moe.expert_gating_func", ""), 7, 0));
+    ASSERT_FALSE(no_gating.is_ok());
+    EXPECT_NE(no_gating.status().message().find("lfm2moe.expert_gating_func"), std::string::npos) << no_gating.status().message();
 }
 
 // A weight of a type id no GGUF type has: one line naming the tensor, its offset and every type

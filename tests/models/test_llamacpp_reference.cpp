@@ -24,6 +24,7 @@ namespace {
 
 using testing::data_path;
 using testing::model_path;
+using testing::npy_values;
 using testing::read_manifest;
 
 
@@ -34,16 +35,6 @@ std::string testing_format(double v) {
 }
 
 double nmse(const std::vector<float>& got, const std::vector<float>& want) { return report::compare(got, want).nmse; }
-
-std::vector<float> npy_values(const std::string& file) {
-    auto a = read_npy(model_path(file));
-    EXPECT_TRUE(a.is_ok()) << a.status().to_string();
-    if (!a.is_ok()) return {};
-    EXPECT_EQ(a->type, DType::F32) << file;
-    std::vector<float> v(static_cast<size_t>(a->nelements()));
-    std::memcpy(v.data(), a->data.data(), v.size() * sizeof(float));
-    return v;
-}
 
 // NMSE bounds of xbackend's logits against llama.cpp's, by how the file stores its matrices. Both
 // compute in float32 on the values the file holds; the differences are llama.cpp's roundings, which

@@ -64,7 +64,7 @@ expect_in isolate-md-header "$tmp/out" "worst (target vs reference)"
 # allows at the outputs, so the comparison passes (--stop-at-first does not stop at inherited
 # nodes).
 quant="$configs/gguf-example.json"
-check carried 0 "$bin" -c "$quant" -b CPU,SIM0 -P SIM0:fault_node=9,fault_size=0.001 \
+check carried 0 "$bin" -c "$quant" -b CPU,SIM0 -P "SIM0:fault_node=Vcur-0 (mul_mat),fault_size=0.001" \
   --stop-at-first --format json -o "$tmp/carried.json"
 expect_in carried-summary "$tmp/err" "(0 introduced, "
 expect_in carried-note "$tmp/err" "no node introduces error"
@@ -75,7 +75,7 @@ bad = [n for n in r['nodes'] if not n.get('ok', True)]
 assert len(bad) > 3 and all(n['origin'] == 'inherited' for n in bad), bad
 assert r['inherited'] == r['failed'] == len(bad) and r['introduced'] == 0 and r['first_divergent'] is None
 assert r['compared'] == 42, r['compared']
-n9 = [n for n in r['nodes'] if n['index'] == 9][0]
+n9 = [n for n in r['nodes'] if n['name'] == 'Vcur-0 (mul_mat)'][0]
 assert n9['ok'] and 1e-7 < n9['nmse'] < 5e-4, n9
 e = r['end_to_end']
 assert e['judged'] and e['ok'] and e['margin'] == 10, e
@@ -103,7 +103,7 @@ check carried-f32-margin 0 "$bin" -c "$configs/default.json" -b CPU,SIM0 -P SIM0
 rope=$("$python" -c "
 import json; r = json.load(open('$tmp/carried.json'))
 print([n['name'] for n in r['nodes'] if n['op'] == 'rope' and not n['ok']][0])")
-check carried-and-made 1 "$bin" -c "$quant" -b CPU,SIM0 -P "SIM0:fault_node=9+$rope,fault_size=0.001" \
+check carried-and-made 1 "$bin" -c "$quant" -b CPU,SIM0 -P "SIM0:fault_node=Vcur-0 (mul_mat)+$rope,fault_size=0.001" \
   --format json -o "$tmp/made.json"
 py "
 import json; r = json.load(open('$tmp/made.json'))
@@ -111,7 +111,7 @@ f = r['first_divergent_node']
 assert f['name'] == '$rope' and f['origin'] == 'introduced' and r['introduced'] == 1, f
 assert any(i['nmse'] > 1e-7 for i in f['inputs']), f['inputs']" "carried-and-made: the rope introduces error"
 # Saved results carry no way to compute again: the sources' recorded errors decide, the same way.
-check carried-save 0 "$bin" -c "$quant" -b CPU,SIM0 -P SIM0:fault_node=9,fault_size=0.001 \
+check carried-save 0 "$bin" -c "$quant" -b CPU,SIM0 -P "SIM0:fault_node=Vcur-0 (mul_mat),fault_size=0.001" \
   --save-outputs "$tmp/carried.gguf"
 check carried-load 0 "$bin" -c "$quant" -b CPU --load-reference "$tmp/carried.gguf"
 expect_in carried-load-summary "$tmp/err" "(0 introduced, "
@@ -127,7 +127,7 @@ g = [n for n in r['nodes'] if n['name'] == 'ffn_moe_gate-0'][0]
 assert g['op'] == 'mul_mat_id' and g['ok'] and 1e-7 < g['nmse'] < g['tolerance'] == 5e-4, g
 assert r['introduced'] == 0 and r['end_to_end']['ok'], r['end_to_end']" "moe-rounding: the expert product within 5e-4"
 check moe-fault 1 "$bin" -c "$moe" -b CPU,SIM0 -P SIM0:fault_node=ffn_moe_gate-0,fault_size=0.05
-expect_in moe-fault-node "$tmp/err" "first divergent node: #35 'ffn_moe_gate-0' (mul_mat_id)"
+expect_in moe-fault-node "$tmp/err" "first divergent node: #33 'ffn_moe_gate-0' (mul_mat_id)"
 check fault-list-bad-name 2 "$bin" -c "$configs/default.json" -b CPU,SIM0 -P "SIM0:fault_node=11+no_such_node"
 expect_in fault-list-bad-name-msg "$tmp/err" "unknown node 'no_such_node'"
 check fault-size-bad 2 "$bin" -c "$configs/default.json" -b CPU,SIM0 -P SIM0:fault_node=11,fault_size=3

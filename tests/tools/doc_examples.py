@@ -6,7 +6,7 @@ caught, and the files it names written.
     doc_examples.py REPO BUILD_DIR
 
 Commands run in a scratch folder that links the repository's configs/, tests/ and build/, so that
-the files they write (DOT, plots, traces) stay out of the tree. Names a user supplies (model.gguf,
+the files they write (DOT, plots, traces) stay out of the tree. Names a user supplies (model.gguf, moe.gguf, hybrid.gguf,
 before.json, after.json) are the test's own: a fixture model file and two saved runs. Commands that
 CI runs itself as its regression gate (scripts/regress) and the whole suite (scripts/test) are not
 run again; the check that .ci/run runs the README's regress commands stands for them.
@@ -116,6 +116,7 @@ with tempfile.TemporaryDirectory() as scratch:
     # The names the --help examples leave to the user.
     os.symlink(os.path.join(REPO, "tests", "data", "models", "tiny-llama-quant.gguf"), os.path.join(scratch, "model.gguf"))
     os.symlink(os.path.join(REPO, "tests", "data", "models", "arch", "tiny-qwen3moe.gguf"), os.path.join(scratch, "moe.gguf"))
+    os.symlink(os.path.join(REPO, "tests", "data", "models", "arch", "tiny-qwen35.gguf"), os.path.join(scratch, "hybrid.gguf"))
     graph_run = os.path.join(BUILD, "apps", "graph-run")
     for name in ("before.json", "after.json"):
         subprocess.run([graph_run, "-c", "configs/default.json", "-r", "1", "--format", "json", "-o", name], cwd=scratch,

@@ -164,4 +164,30 @@ check nan-run-placed 1 "$compare" -c "$nan" --placed -o /dev/null
 check nan-save-diff 0 "$compare" -c "$nan" -b CPU,SIM0 --save-outputs "$tmp/nan-sim.gguf" --nonfinite warn -o /dev/null
 check nan-diff 1 "$compare" -c "$nan" --diff "$tmp/nan-sim.gguf" "$tmp/nan-sim.gguf" -o /dev/null
 check nan-bad-flag 2 "$compare" -c "$nan" --nonfinite maybe
+# Hybrids (recurrent states the graph reads at its start and overwrites at its end): the end-to-end
+# budget starts from the states the compared run started from, so that a drift far past f32
+# rounding fails (a budget computed from the overwritten states was 1e11 times too loose).
+for pair in "tiny-qwen35 linear_attn_out-0" "tiny-granitehybrid mamba_out-0"; do
+  set -- $pair
+  check "$1-state-budget" 1 "$compare" -c "$models/arch/$1.gguf" -b CPU,SIM0 -P "SIM0:fault_node=$2,fault_size=0.001" -o /dev/null
+  expect_in "$1-state-budget-msg" "$tmp/err" "error grows from node"
+done
+# --decode: the tokens one at a time, each device keeping its own caches and states, every node
+# compared at every token; a state written wrong fails at the token that writes it; against the
+# exact device too.
+seq=1,17,255,42,3,200,99
+for name in tiny-qwen35 tiny-qwen3next tiny-granitehybrid tiny-nemotron-h tiny-lfm2 tiny-qwen3; do
+  check "$name-decode" 0 "$compare" -c "$models/arch/$name.gguf" -b CPU,SIM0 --tokens $seq --decode -o /dev/null
+  expect_in "$name-decode-last" "$tmp/err" "token 7 of 7 (id 99, position 6): "
+done
+check decode-exact 0 "$compare" -c "$models/arch/tiny-qwen35.gguf" -b F64,CPU --tokens $seq --decode --format json -o "$tmp/decode.json"
+py "
+import json; r = json.load(open('$tmp/decode.json'))
+assert r['compared'] > 100 and r['failed'] == 0 and r['end_to_end']['ok'], r['end_to_end']" decode-exact-report
+check decode-state-fault 1 "$compare" -c "$models/arch/tiny-granitehybrid.gguf" -b CPU,SIM0 --tokens $seq --decode \
+  -P "SIM0:fault_node=cache_s_l0 (copy of ssm_scan-0),fault_size=0.001" -o /dev/null
+expect_in decode-state-fault-node "$tmp/err" "first divergent node: #21 'cache_s_l0 (copy of ssm_scan-0)' (cpy)"
+expect_in decode-state-fault-token "$tmp/err" "(this report: token 1)"
+check decode-no-tokens 2 "$compare" -c "$models/arch/tiny-qwen35.gguf" --decode
+expect_in decode-no-tokens-msg "$tmp/err" "--decode steps through a llama.cpp model file's tokens: give them with --tokens"
 finish "gguf models"

@@ -53,20 +53,22 @@ import json; d = json.load(open('$tmp/run.json')); old = dict(d['runs'][0], meta
 json.dump(old, open('$tmp/old.json', 'w'))" "old report"
 check compare-old 0 "$run" --compare "$tmp/old.json" "$tmp/run1.json" --format csv
 expect_in compare-old-columns "$tmp/out" "run,base_tokens_per_s,new_tokens_per_s,new/base,base_median_ms,new_median_ms"
-# llama-bench's tests: -p prompts, -n generated tokens, -d depths (one run each, a test column),
+# llama-bench's tests: -p prompts, -n tokens generated one after another (a repetition times all
+# of them), -d depths (one run each, a test column and llama-bench's n_prompt, n_gen, n_depth),
 # --ngl layers on the GPU; SQL output for sqlite3; --compare one row per paired run.
-check tests-json 0 "$run" -c "$configs/llama-decoder.json" -p 4,8 -n 1 -d 0,16 -r 1 --format json -o "$tmp/tests.json"
+check tests-json 0 "$run" -c "$configs/llama-decoder.json" -p 4,8 -n 3 -d 0,16 -r 1 --format json -o "$tmp/tests.json"
 py "
 import json; runs = json.load(open('$tmp/tests.json'))['runs']
-assert [r['test'] for r in runs] == ['pp4', 'pp4@d16', 'pp8', 'pp8@d16', 'tg1@kv1', 'tg1@kv17'], [r['test'] for r in runs]
-assert [r['n_tokens'] for r in runs] == [4, 4, 8, 8, 1, 1]
+assert [r['test'] for r in runs] == ['pp4', 'pp4@d16', 'pp8', 'pp8@d16', 'tg3', 'tg3@d16'], [r['test'] for r in runs]
+assert [(r['n_prompt'], r['n_gen'], r['n_depth']) for r in runs] == [(4, 0, 0), (4, 0, 16), (8, 0, 0), (8, 0, 16), (0, 3, 0), (0, 3, 16)]
+assert [r['n_tokens'] for r in runs] == [4, 4, 8, 8, 3, 3]
 assert all(r['model'].startswith('llama-decoder ') and r['model'].endswith(' f32') for r in runs), runs[0]['model']
 assert all(abs(r['tokens_per_s'] - r['n_tokens'] / (r['time_ms']['median'] * 1e-3)) < 1e-6 * r['tokens_per_s'] for r in runs)" "tests json"
 check tests-default 0 "$run" -c "$configs/llama-decoder.json" -r 1 --format csv
 expect_in tests-default-test "$tmp/out" ",pp"
 check tests-sql 0 "$run" -c "$configs/llama-decoder.json" -p 4 -r 1 --format sql
 expect_in tests-sql-create "$tmp/out" "CREATE TABLE IF NOT EXISTS graph_run ("
-expect_in tests-sql-insert "$tmp/out" "INSERT INTO graph_run (config, model, test, backends,"
+expect_in tests-sql-insert "$tmp/out" "INSERT INTO graph_run (config, model, test, n_prompt, n_gen, n_depth, backends,"
 if command -v sqlite3 >/dev/null 2>&1; then
   sqlite3 "$tmp/runs.db" <"$tmp/out" && [ "$(sqlite3 "$tmp/runs.db" 'select test from graph_run')" = pp4 ] ||
     { echo "FAIL tests-sql-sqlite3"; failures=$((failures + 1)); }
