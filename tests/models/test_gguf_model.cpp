@@ -405,7 +405,7 @@ const std::vector<BadFile> kBadFiles = {
     {"wrong-type", {"wrong-type.gguf: offset ", "tensor 'blk.0.attn_norm.weight' is f16; norm weights and biases must be f32"}},
     {"metadata-type", {"metadata-type.gguf: offset ", "metadata 'llama.block_count' is a string, expected an integer"}},
     {"heads-do-not-divide", {"heads-do-not-divide.gguf: offset ", "llama.attention.head_count_kv (3) does not divide llama.attention.head_count (2)"}},
-    {"unsupported-arch", {"unsupported-arch.gguf: offset ", "architecture 'mamba' is not supported (supported: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, gpt-oss, deepseek2, lfm2, granitehybrid, qwen35, qwen35moe, qwen3next, nemotron_h, nemotron_h_moe)"}},
+    {"unsupported-arch", {"unsupported-arch.gguf: offset ", "architecture 'mamba' is not supported (supported: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, gpt-oss, deepseek2, lfm2, lfm2moe, granitehybrid, qwen35, qwen35moe, qwen3next, nemotron_h, nemotron_h_moe)"}},
     {"extra-tensor", {"offset ", "tensor 'blk.0.attn_output.bias' has no role in xbackend's llama graph"}},
     {"moe-missing-expert", {"moe-missing-expert.gguf: no tensor 'blk.0.ffn_up_exps.weight', which a qwen3moe model needs"}, "arch/bad/"},
     {"moe-used-above-count", {"moe-used-above-count.gguf: offset ", "metadata 'qwen3moe.expert_used_count' is 5, expected 1 to 4"}, "arch/bad/"},
