@@ -26,8 +26,8 @@ struct RunRecord {
 // One run's figures (`run` with its threads chosen): config, model, backends, threads, nodes, splits, reps,
 // time_ms statistics, tokens/s, GFLOP/s, buffer and copy bytes, and the other tasks running.
 // `test` names the tokens computed as llama-bench does (test, n_prompt, n_gen, n_depth); time_ms is
-// per timed repetition, which computes test.tokens_per_rep() tokens (the model's batch when the
-// graph has no tokens).
+// per timed repetition, which computes test.n_gen tokens one after another for a generation test,
+// else the model's batch once.
 nlohmann::ordered_json run_row(Session& s, const report::TimingStats& t, const CommonOptions& run, const TestLabel& test,
                                const MachineLoad& load);
 

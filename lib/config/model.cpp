@@ -53,31 +53,37 @@ Status Model::move_batch(int first) {
     InitFiles no_files;
     for (Tensor* t : cache_place.inputs) {
         auto init = std::find_if(inits.begin(), inits.end(), [t](const TensorInit& i) { return i.tensor == t; });
-        auto values = std::find_if(input_values.begin(), input_values.end(), [t](const auto& v) { return v.first == t; });
-        if (init == inits.end() || values == input_values.end()) {
+        std::vector<std::byte>* values = input_bytes(t);
+        if (init == inits.end() || values == nullptr) {
             return Status(StatusCode::Internal, source + ": input " + quoted_name(t->name) + " has no values to move");
         }
         if (init->init.kind == InitKind::Arange) init->init.start = first;
         if (init->init.kind == InitKind::CausalMask) init->init.filled = first + n_tokens;
-        XB_ASSIGN_OR_RETURN(values->second, init_values(*t, init->init, 0, no_files, source));
+        XB_ASSIGN_OR_RETURN(*values, init_values(*t, init->init, 0, no_files, source));
     }
     cache_place.first = first;
     return Status::ok();
 }
 
 Status Model::set_tokens(std::span<const int32_t> ids) {
-    Tensor* t = cache_place.tokens;
-    auto values = std::find_if(input_values.begin(), input_values.end(), [t](const auto& v) { return v.first == t; });
-    if (t == nullptr || values == input_values.end()) {
+    std::vector<std::byte>* values = cache_place.tokens != nullptr ? input_bytes(cache_place.tokens) : nullptr;
+    if (values == nullptr) {
         return Status(StatusCode::InvalidArgument, source + ": the graph has no token input");
     }
     if (static_cast<int64_t>(ids.size()) != n_tokens) {
         return Status(StatusCode::InvalidArgument, source + ": " + std::to_string(ids.size()) + " token ids for a batch of " +
                                                        std::to_string(n_tokens));
     }
-    values->second.resize(ids.size_bytes());
-    std::memcpy(values->second.data(), ids.data(), ids.size_bytes());
+    values->resize(ids.size_bytes());
+    std::memcpy(values->data(), ids.data(), ids.size_bytes());
     return Status::ok();
+}
+
+std::vector<std::byte>* Model::input_bytes(const Tensor* t) {
+    for (auto& [input, bytes] : input_values) {
+        if (input == t) return &bytes;
+    }
+    return nullptr;
 }
 
 double graph_matmul_flops(const Graph& graph) {

@@ -153,6 +153,10 @@ public:
     Status set_tokens(std::span<const int32_t> ids);
 
     std::unordered_map<std::string, Tensor*> by_name;
+
+private:
+    // The values set_inputs writes into input t; nullptr when t has none.
+    std::vector<std::byte>* input_bytes(const Tensor* t);
 };
 
 // Builds the model's tensors and graph, and resolves its placement against `registry`: a device

@@ -151,16 +151,16 @@ Result<ErrorBudget> propagate_own_error(Backend& backend, const Graph& graph, in
     std::mt19937_64 rng(seed);
     for (int draw = 0; draw < budget.draws; ++draw) {
         // The leafs the graph writes (a KV cache, a recurrent state) as the graph started: a run
-        // overwrites them.
+        // overwrites them. The copy already holds the graph's own before the first run.
         for (int i = 0; i < graph.n_leafs(); ++i) {
             const Tensor& original = *graph.leafs()[static_cast<size_t>(i)];
             Tensor& mine = *copy.graph.leafs()[static_cast<size_t>(i)];
             if (&mine == &original || mine.is_view()) continue;
             const auto given = std::find_if(start.begin(), start.end(), [&](const LeafBytes& b) { return b.leaf == &original; });
-            if (given == start.end()) {
-                XB_RETURN_IF_ERROR(tensor_copy(original, mine));
-            } else {
+            if (given != start.end()) {
                 XB_RETURN_IF_ERROR(tensor_set(mine, given->bytes.data(), 0, given->bytes.size()));
+            } else if (draw > 0) {
+                XB_RETURN_IF_ERROR(tensor_copy(original, mine));
             }
         }
         for (int i = 0; i < graph.n_nodes(); ++i) {

@@ -721,9 +721,7 @@ TEST(GgufModel, NemotronHMoeReadsItsUngatedExperts) {
 // naming the key.
 TEST(GgufModel, Lfm2MoeReadsItsDenseLeadAndSigmoidExperts) {
     const std::string file = "arch/tiny-lfm2moe.gguf";
-    auto reader = GgufReader::open(model_path(file));
-    ASSERT_TRUE(reader.is_ok()) << reader.status().to_string();
-    auto info = read_gguf_model_info(*reader);
+    auto info = info_of(model_path(file));
     ASSERT_TRUE(info.is_ok()) << info.status().to_string();
     const DecoderParams& p = info->params;
     EXPECT_EQ(p.n_dense_lead, 1);
@@ -739,15 +737,12 @@ TEST(GgufModel, Lfm2MoeReadsItsDenseLeadAndSigmoidExperts) {
     EXPECT_NE(model->find("blk.1.ffn_gate_exps.weight"), nullptr);
     EXPECT_NE(model->find("blk.1.exp_probs_b.bias"), nullptr);
 
-    auto scaled = GgufReader::open(with_metadata(file, "lfm2moe.expert_weights_scale", GgufValue::f32(2.5f), "lfm2moe-scaled"));
+    auto scaled = info_of(with_metadata(file, "lfm2moe.expert_weights_scale", GgufValue::f32(2.5f), "lfm2moe-scaled"));
     ASSERT_TRUE(scaled.is_ok()) << scaled.status().to_string();
-    auto scaled_info = read_gguf_model_info(*scaled);
-    ASSERT_TRUE(scaled_info.is_ok()) << scaled_info.status().to_string();
-    EXPECT_FLOAT_EQ(scaled_info->params.experts.weights_scale, 1.0f);
+    EXPECT_FLOAT_EQ(scaled->params.experts.weights_scale, 1.0f);
 
-    auto no_gating = build(model_config(copy_fixture(file, "lfm2moe-no-gating", "lfm2moe.expert_gating_func", ""), 7, 0));
-    ASSERT_FALSE(no_gating.is_ok());
-    EXPECT_NE(no_gating.status().message().find("lfm2moe.expert_gating_func"), std::string::npos) << no_gating.status().message();
+    const std::string no_gating = build_message(copy_fixture(file, "lfm2moe-no-gating", "lfm2moe.expert_gating_func", ""));
+    EXPECT_NE(no_gating.find("lfm2moe.expert_gating_func"), std::string::npos) << no_gating;
 }
 
 // A weight of a type id no GGUF type has: one line naming the tensor, its offset and every type
