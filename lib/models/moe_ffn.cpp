@@ -66,7 +66,9 @@ Tensor* moe_ffn(Context& ctx, const DecoderParams& p, const LayerNames& n, const
     if (w.exp_probs_b != nullptr) selection = n(add(ctx, probs, w.exp_probs_b), "ffn_moe_probs_biased");
     if (e.n_group > 1) selection = keep_best_groups(ctx, e, n, selection);
     Tensor* chosen = n(top_k(ctx, selection, e.n_used), "ffn_moe_topk");  // i32 [n_used, t]
-    n.step(chosen->src[0], "ffn_moe_topk", "argsort");
+    // top_k is a view of an argsort, named as llama.cpp's; a builder error leaves a placeholder
+    // with no source (a hostile file's integer router), reported once the graph is built.
+    if (chosen->src[0] != nullptr) n.step(chosen->src[0], "ffn_moe_topk", "argsort");
 
     // The chosen experts' probabilities, [1, n_used, t].
     Tensor* per_expert = n.step(reshape(ctx, probs, {1, e.n_expert, t, 1}), "ffn_moe_probs", "reshaped");
