@@ -8,6 +8,7 @@
 #include <functional>
 #include <iostream>
 #include <optional>
+#include <CLI/CLI.hpp>
 
 #include "alloc/context_alloc.hpp"
 #include "backend/registry.hpp"

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <optional>
 #include <sstream>
+#include <CLI/CLI.hpp>
 
 #include "backend/registry.hpp"
 #include "build_info.hpp"

@@ -8,13 +8,19 @@
 #include <utility>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "backend/backend.hpp"
 #include "core/status.hpp"
 #include "device_params.hpp"
 #include "report/table.hpp"
+
+// CLI11 only where options are declared (each tool's main.cpp, cli.cpp, nonfinite.cpp): its header
+// defines validator objects that every including source compiles again, 5-6 s each.
+namespace CLI {
+class App;
+class Validator;
+}  // namespace CLI
 
 namespace xb::tools {
 

@@ -1,5 +1,7 @@
 #include "nonfinite.hpp"
 
+#include <CLI/CLI.hpp>
+
 #include "cli.hpp"
 #include "core/message_text.hpp"
 

@@ -7,10 +7,12 @@
 #include <string>
 #include <string_view>
 
-#include <CLI/CLI.hpp>
-
 #include "config/model.hpp"
 #include "config/model_io.hpp"
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace xb::tools {
 

@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include <nlohmann/json.hpp>
+#include <CLI/CLI.hpp>
 
 #include "compare_runs.hpp"
 #include "config/model_io.hpp"

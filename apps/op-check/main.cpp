@@ -6,6 +6,7 @@
 //   op-check --mode perf -b BLAS --op mul_mat
 //   op-check --mode support -P SIM0:unsupported=rope
 #include <iostream>
+#include <CLI/CLI.hpp>
 
 #include "builtin/builtin_backends.hpp"
 #include "cli.hpp"

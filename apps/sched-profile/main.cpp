@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <CLI/CLI.hpp>
 
 #include "core/file_io.hpp"
 #include "core/message_text.hpp"
