@@ -10,6 +10,7 @@
 #include "backend/registry.hpp"
 #include "build_info.hpp"
 #include "builtin/builtin_backends.hpp"
+#include "core/cpu_identity.hpp"
 #include "core/isa.hpp"
 
 namespace xb::tools {
@@ -23,6 +24,19 @@ std::string utc_now() {
     char buf[32];
     std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
     return buf;
+}
+
+// The processor as fields, for scripts that keep one result file per machine measured.
+nlohmann::ordered_json cpu_identity_json(const CpuIdentity& cpu) {
+    return {{"vendor", cpu.vendor},
+            {"model_name", cpu.model_name},
+            {"family", cpu.family},
+            {"model", cpu.model},
+            {"stepping", cpu.stepping},
+            {"microarchitecture", cpu.microarchitecture},
+            {"l1d_bytes", cpu.caches.l1d_bytes},
+            {"l2_bytes", cpu.caches.l2_bytes},
+            {"l3_bytes", cpu.caches.l3_bytes}};
 }
 
 }  // namespace
@@ -54,7 +68,8 @@ nlohmann::ordered_json run_metadata(const CommonOptions& o) {
             {"dirty", kBuildDirty},
             {"build_type", XB_BUILD_TYPE},
             {"compiler", XB_COMPILER},
-            {"cpu", cpu_model_name()},
+            {"cpu", describe_cpu(host_cpu())},
+            {"cpu_identity", cpu_identity_json(host_cpu())},
             {"cpu_kernels", isa_name(active_isa())},
             {"n_cpus", std::thread::hardware_concurrency()},
             {"threads", o.threads},  // 0: each backend's default

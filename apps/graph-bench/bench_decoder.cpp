@@ -3,12 +3,14 @@
 //   BM_LlamaDecoder         the whole decoder;
 //   BM_LlamaDecoderMatMuls  the same decoder's matrix products alone (each mul_mat node's shapes and
 //                           types, on fresh contiguous operands): the floor for its total time;
-//   BM_ReadBandwidth        reading a buffer larger than the last-level cache with as many threads
-//                           as the CPU backend, plain loads: the floor for a one-token decode,
-//                           which reads every weight once (its `streamed_bytes` counter).
+//   BM_ReadBandwidth        reading a buffer larger than the last-level cache with 1, 2, 4 ... and
+//                           all the CPU's threads (threads:N), plain loads: the floor for a
+//                           one-token decode on N threads, which reads every weight once (its
+//                           `streamed_bytes` counter).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -92,13 +94,13 @@ void BM_LlamaDecoderMatMuls(benchmark::State& state, DecoderCase c) {
     state.counters["products"] = static_cast<double>(products.size());
 }
 
-// Reads a 512 MiB buffer (beyond any last-level cache here) with as many threads as the CPU
-// backend uses, each its own slice, in plain compiler-vectorised loads, asking for the line 4 KiB
+// Reads a 512 MiB buffer (beyond any last-level cache here) with state.range(0) threads, each its
+// own slice (a decode on 2 threads is judged against the rate of 2, not of the whole machine), in plain compiler-vectorised loads, asking for the line 4 KiB
 // ahead as the one-token products do (cpu_kernels/weight_prefetch.hpp): without it this VM's
 // cores wait out their misses and the figure was 15 GB/s where those products stream at 20-25.
 void BM_ReadBandwidth(benchmark::State& state) {
     const size_t n = (size_t{512} << 20) / sizeof(float);
-    const unsigned n_threads = std::max(1u, std::thread::hardware_concurrency());
+    const auto n_threads = static_cast<unsigned>(state.range(0));
     std::vector<float> data(n);
     for (size_t i = 0; i < n; ++i) data[i] = static_cast<float>(i & 1023);
     std::vector<float> sums(n_threads);
@@ -160,7 +162,18 @@ BENCHMARK_CAPTURE(BM_LlamaDecoder, f32_softmax_kv256, kF32SoftmaxKv)->Unit(bench
 BENCHMARK_CAPTURE(BM_LlamaDecoderMatMuls, f32_softmax_kv256, kF32SoftmaxKv)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_CAPTURE(BM_LlamaDecoder, f32_token_kv256, kF32TokenKv)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_CAPTURE(BM_LlamaDecoderMatMuls, f32_token_kv256, kF32TokenKv)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_ReadBandwidth)->Unit(benchmark::kMillisecond)->UseRealTime();
+// 1, 2, 4 ... threads below the CPU's count, then the count itself; or only XB_READ_THREADS (a
+// benchmark script's thread count, which may be none of those).
+void ReadThreadCounts(benchmark::internal::Benchmark* b) {
+    if (const char* asked = std::getenv("XB_READ_THREADS"); asked != nullptr && std::atoi(asked) > 0) {
+        b->Arg(std::atoi(asked));
+        return;
+    }
+    const int all = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    for (int t = 1; t < all; t *= 2) b->Arg(t);
+    b->Arg(all);
+}
+BENCHMARK(BM_ReadBandwidth)->ArgName("threads")->Apply(ReadThreadCounts)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_CAPTURE(BM_LlamaDecoderSched, blas_cpu, "BLAS")->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace

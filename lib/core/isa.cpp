@@ -1,7 +1,6 @@
 #include "core/isa.hpp"
 
 #include <cstdlib>
-#include <fstream>
 #include <vector>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -82,18 +81,6 @@ std::span<const Isa> supported_isas() {
         return out;
     }();
     return isas;
-}
-
-std::string cpu_model_name() {
-    std::ifstream in("/proc/cpuinfo");
-    std::string line;
-    while (std::getline(in, line)) {
-        if (line.rfind("model name", 0) == 0) {
-            const size_t colon = line.find(':');
-            if (colon != std::string::npos && colon + 2 <= line.size()) return line.substr(colon + 2);
-        }
-    }
-    return {};
 }
 
 }  // namespace xb

@@ -41,10 +41,6 @@ const Table& table_for_isa(Isa isa, const char* what, const Table& (*scalar)(), 
     return scalar();
 }
 
-// The CPU's model name ("model name" in /proc/cpuinfo), "" where it cannot be read: for
-// descriptions and reports.
-std::string cpu_model_name();
-
 // The supported instruction set that `name` asks for: itself when supported, else the best one
 // below it; nullopt for an unknown name.
 std::optional<Isa> isa_from_name(std::string_view name);

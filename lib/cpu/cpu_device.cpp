@@ -4,6 +4,7 @@
 #include "backend/host_memory.hpp"
 #include "backend/host_threads.hpp"
 #include "cpu/cpu_backend.hpp"
+#include "core/cpu_identity.hpp"
 #include "core/isa.hpp"
 #include "cpu_kernels/kernels.hpp"
 #include "core/message_text.hpp"
@@ -24,11 +25,8 @@ std::string kernel_set_description() {
     return text;
 }
 
-// "AMD EPYC, avx2 kernels"; "CPU, ..." where the model cannot be read.
-std::string cpu_description() {
-    const std::string model = cpu_model_name();
-    return (model.empty() ? std::string("CPU") : model) + ", " + kernel_set_description();
-}
+// "AMD EPYC 9R14 (Zen 4, family 25 model 17; L1d 32 KiB, L2 1 MiB, L3 32 MiB), avx512 kernels".
+std::string cpu_description() { return describe_cpu(host_cpu()) + ", " + kernel_set_description(); }
 }  // namespace
 
 Result<CpuOptions> parse_cpu_options(std::string_view params) {
