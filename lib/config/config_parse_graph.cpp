@@ -210,7 +210,7 @@ Status resolve_names(const JsonReader& r, const ConfigSpec& spec) {
 int64_t max_builder_size(std::string_view key) {
     static constexpr std::pair<std::string_view, int64_t> kMax[] = {
         {"n_layers", 1024},   {"n_embd", 65536},      {"n_head", 1024},      {"n_head_kv", 1024},
-        {"n_ff", 1 << 18},    {"n_hidden", 1 << 18},  {"n_vocab", 1 << 22},  {"n_tokens", 1 << 16},
+        {"n_ff", 1 << 18},    {"n_hidden", 1 << 18},  {"n_vocab", 1 << 22},  {"n_tokens", kMaxBatchTokens},
         {"n_batch", 1 << 16}, {"n_kv", 1 << 20},      {"n_dims", 1 << 16},
     };
     for (const auto& [name, max] : kMax) {
@@ -361,6 +361,10 @@ Status parse_gguf(ModelParamReader& m, GgufModelParams& p, const std::string& ba
             p.tokens.push_back(static_cast<int32_t>(id));
         }
         p.n_tokens = static_cast<int>(p.tokens.size());
+    }
+    if (p.tokens.size() > static_cast<size_t>(kMaxBatchTokens)) {
+        return m.reader().error(child_path(m.path(), "tokens"), std::to_string(p.tokens.size()) + " tokens are more than the " +
+                                                                    std::to_string(kMaxBatchTokens) + " a batch may have");
     }
     XB_RETURN_IF_ERROR(m.size("n_tokens", p.n_tokens));
     if (!p.tokens.empty() && static_cast<size_t>(p.n_tokens) != p.tokens.size()) {

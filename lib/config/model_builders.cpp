@@ -233,6 +233,11 @@ int decoder_outputs(const ModelSpec& m, int n_tokens, const BuildOptions& option
 Result<GgufModelParams> with_command_line(GgufModelParams g, const BuildOptions& options, const std::string& source) {
     if (options.tokens) {
         if (options.tokens->empty()) return config_error(source, "/graph/params/tokens", "--tokens gives no token ids");
+        if (options.tokens->size() > static_cast<size_t>(kMaxBatchTokens)) {
+            return config_error(source, "/graph/params/tokens", "--tokens gives " + std::to_string(options.tokens->size()) +
+                                                                    " tokens, more than the " + std::to_string(kMaxBatchTokens) +
+                                                                    " a batch may have");
+        }
         g.tokens = *options.tokens;
         g.n_tokens = static_cast<int>(g.tokens.size());
         if (g.n_kv != 0 && g.n_kv < g.n_tokens) {

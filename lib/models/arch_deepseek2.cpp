@@ -49,7 +49,10 @@ Status read_hparams(const GgufMetadata& md, const std::string& a, DecoderParams&
     XB_ASSIGN_OR_RETURN(const int64_t groups_used, md.integer(a + "expert_group_used_count", 0, 0, std::max<int64_t>(groups, 0)));
     e.n_shared = static_cast<int>(shared);
     e.gating = gating == 2 ? ExpertGating::Sigmoid : ExpertGating::Softmax;
-    e.selection_bias = md.file().find_tensor("blk." + std::to_string(p.n_dense_lead) + ".exp_probs_b.bias") != nullptr;
+    // V3's selection bias, on every expert layer: any layer's says the file has them, so that one
+    // missing is named as missing rather than the others as extra.
+    e.selection_bias = std::any_of(md.file().tensors().begin(), md.file().tensors().end(),
+                                   [](const GgufTensorInfo& t) { return t.name.ends_with(".exp_probs_b.bias"); });
     e.n_group = static_cast<int>(groups);
     e.n_group_used = static_cast<int>(groups_used);
     return Status::ok();

@@ -11,7 +11,11 @@ Status refuse_experts(const std::string& a, const DecoderParams& p) {
 }
 
 Status read_experts(const GgufMetadata& md, const std::string& a, DecoderParams& p, const std::string& n_ff_key) {
-    if (!p.has_experts()) return md.missing(a + "expert_count", "a mixture-of-experts architecture has experts");
+    if (!p.has_experts()) {
+        const std::string key = a + "expert_count";
+        if (const GgufKV* kv = md.file().find_kv_entry(key)) return md.error(*kv, "is 0: a mixture-of-experts architecture has experts");
+        return md.missing(key, "a mixture-of-experts architecture has experts");
+    }
     ExpertParams& e = p.experts;
     if (n_ff_key.empty()) {
         e.n_ff = p.n_ff;

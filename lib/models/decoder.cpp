@@ -264,7 +264,9 @@ Result<Decoder> build_model(Context& ctx, const Architecture& arch, const Decode
 }
 
 Result<Decoder> build_decoder(Context& ctx, const DecoderParams& p, const WeightTypes& types) {
-    return build_model(ctx, llama_architecture(), p, decoder::WeightSource{types, {}});
+    decoder::WeightSource source;
+    source.types = types;
+    return build_model(ctx, llama_architecture(), p, source);
 }
 
 }  // namespace xb

@@ -5,7 +5,11 @@
 namespace xb::decoder {
 
 Tensor* WeightMaker::make(const std::string& name, DType fallback, std::initializer_list<int64_t> ne) {
-    return named(ctx_.new_tensor(source_.types ? source_.types(name, fallback) : fallback, ne), name);
+    Tensor* w = named(ctx_.new_tensor(source_.types ? source_.types(name, fallback) : fallback, ne), name);
+    if (source_.check && ctx_.ok()) {
+        if (Status s = source_.check(*w); !s.is_ok()) ctx_.fail(std::move(s));  // the context's first error wins
+    }
+    return w;
 }
 
 Tensor* LayerWeightMaker::vector(const std::string& suffix, int64_t n, Need need) {

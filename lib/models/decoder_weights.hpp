@@ -21,6 +21,10 @@ namespace xb::decoder {
 struct WeightSource {
     WeightTypes types;
     std::function<bool(const std::string& name)> has;
+    // Checks each weight as it is made against the source (a model file's tensor: present, of a
+    // type and shape its role allows), so that a wrong tensor is named as such, before an op that
+    // uses it refuses it in op words. Empty: nothing to check.
+    std::function<Status(const Tensor& weight)> check;
 };
 
 // Makes each weight with the source's type for its name, or the builder's fallback.

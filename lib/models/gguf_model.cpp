@@ -145,7 +145,17 @@ Result<int64_t> read_ffn_length(const GgufMetadata& md, const Architecture& arch
 
 Status read_expert_counts(const GgufMetadata& md, const std::string& a, DecoderParams& p) {
     XB_ASSIGN_OR_RETURN(const int64_t experts, md.integer(a + "expert_count", 0, 0, 4096));
-    if (experts == 0) return Status::ok();
+    if (experts == 0) {
+        // A count of 0 beside expert tensors is the key that is wrong, not the dense tensors the
+        // model would then look for.
+        const GgufKV* count = md.file().find_kv_entry(a + "expert_count");
+        for (const GgufTensorInfo& t : md.file().tensors()) {
+            if (count != nullptr && t.name.ends_with(".ffn_gate_inp.weight")) {
+                return md.error(*count, "is 0, but the file holds experts (" + quoted_name(t.name) + " routes tokens to them)");
+            }
+        }
+        return Status::ok();
+    }
     XB_ASSIGN_OR_RETURN(const int64_t used, md.integer(a + "expert_used_count", std::nullopt, 1, experts));
     p.experts.n_expert = static_cast<int>(experts);
     p.experts.n_used = static_cast<int>(used);
@@ -210,7 +220,15 @@ Result<GgufModelInfo> read_gguf_model_info(const GgufReader& file) {
                                                     std::to_string(head_v) + " are not supported (they must be equal and even)");
     }
     p.n_embd_head = static_cast<int>(head_k);
-    XB_ASSIGN_OR_RETURN(const int64_t rope_dims, md.integer(a + "rope.dimension_count", head_k, 2, head_k));
+    XB_ASSIGN_OR_RETURN(const int64_t rope_dims, md.integer(a + "rope.dimension_count", std::max<int64_t>(head_k, 2), 2, 65536));
+    if (rope_dims > head_k) {
+        // The rotated part lies within a key head: a key length below it is the value that is off
+        // (a key length of 1 cannot hold even one rotated pair).
+        const std::string head_from = md.has(a + "attention.key_length") ? a + "attention.key_length" : "embedding_length / head_count";
+        return Status(StatusCode::InvalidArgument, md.at({a + "attention.key_length", a + "rope.dimension_count"}) + "the key heads of " +
+                                                       std::to_string(head_k) + " values (" + head_from + ") cannot hold the " +
+                                                       std::to_string(rope_dims) + " rotated ones of " + a + "rope.dimension_count");
+    }
     if (rope_dims % 2 != 0) {
         return Status(StatusCode::InvalidArgument, md.at({a + "rope.dimension_count"}) + a + "rope.dimension_count (" + std::to_string(rope_dims) +
                                                        ") must be even");
@@ -318,6 +336,33 @@ std::string hyperparameters(const GgufModelInfo& info) {
 
 }  // namespace
 
+Status check_gguf_weight(const GgufReader& file, const GgufModelInfo& info, const Tensor& w) {
+    const GgufTensorInfo* t = file.find_tensor(w.name);
+    if (t == nullptr) {
+        return Status(StatusCode::InvalidArgument, file.path() + ": no tensor " + quoted_name(w.name) + ", which a " + info.architecture +
+                                                       " model needs");
+    }
+    const std::string where = file.path() + ": offset " + std::to_string(t->info_offset) + ": tensor " + quoted_name(t->name);
+    const GgmlTypeInfo* ti = ggml_type_info(t->type);
+    if (ti == nullptr || !ti->dtype) {
+        return Status(StatusCode::NotSupported, where + " is " + (ti ? std::string(ti->name) : "of unknown type id " + std::to_string(t->type)) +
+                                                    ", which xbackend cannot compute with (" + weight_types_text() + ")");
+    }
+    const bool is_vector = w.n_dims() == 1;  // norms, biases, sinks, per-head scales
+    if (is_vector && *ti->dtype != DType::F32) {
+        return Status(StatusCode::InvalidArgument, where + " is " + ti->name + "; norm weights and biases must be f32");
+    }
+    if (!is_vector && !is_float_type(*ti->dtype) && !is_quantized(*ti->dtype)) {
+        return Status(StatusCode::InvalidArgument, where + " is " + ti->name + "; a weight matrix must be a float or quantized type");
+    }
+    // The shapes alone: a file may write trailing dims of 1 or leave them out ([8, 1] or [8]).
+    if (t->ne != w.ne) {
+        return Status(StatusCode::InvalidArgument, where + " has shape " + ne_string(t->ne, t->n_dims) + "; the model's " +
+                                                       hyperparameters(info) + " need " + ne_string(w.ne, w.n_dims()));
+    }
+    return Status::ok();
+}
+
 Status check_gguf_tensors(const GgufReader& file, const GgufModelInfo& info, const Decoder& m) {
     std::set<std::string> layer_suffixes;
     std::set<std::string> globals;
@@ -328,29 +373,7 @@ Status check_gguf_tensors(const GgufReader& file, const GgufModelInfo& info, con
         } else {
             globals.insert(w->name);
         }
-        const GgufTensorInfo* t = file.find_tensor(w->name);
-        if (t == nullptr) {
-            return Status(StatusCode::InvalidArgument, file.path() + ": no tensor " + quoted_name(w->name) + ", which a " + info.architecture +
-                                                           " model needs");
-        }
-        const std::string where = file.path() + ": offset " + std::to_string(t->info_offset) + ": tensor " + quoted_name(t->name);
-        const GgmlTypeInfo* ti = ggml_type_info(t->type);
-        if (ti == nullptr || !ti->dtype) {
-            return Status(StatusCode::NotSupported, where + " is " + (ti ? std::string(ti->name) : "of unknown type id " + std::to_string(t->type)) +
-                                                        ", which xbackend cannot compute with (" + weight_types_text() + ")");
-        }
-        const bool is_vector = w->n_dims() == 1;  // norms and biases
-        if (is_vector && *ti->dtype != DType::F32) {
-            return Status(StatusCode::InvalidArgument, where + " is " + ti->name + "; norm weights and biases must be f32");
-        }
-        if (!is_vector && !is_float_type(*ti->dtype) && !is_quantized(*ti->dtype)) {
-            return Status(StatusCode::InvalidArgument, where + " is " + ti->name + "; a weight matrix must be a float or quantized type");
-        }
-        // The shapes alone: a file may write trailing dims of 1 or leave them out ([8, 1] or [8]).
-        if (t->ne != w->ne) {
-            return Status(StatusCode::InvalidArgument, where + " has shape " + ne_string(t->ne, t->n_dims) + "; the model's " +
-                                                           hyperparameters(info) + " need " + ne_string(w->ne, w->n_dims()));
-        }
+        XB_RETURN_IF_ERROR(check_gguf_weight(file, info, *w));
     }
     // A run of the first layers alone still knows the roles of the later ones (DeepSeek's layers
     // after the leading dense ones hold experts): made, never computed, in a scratch context.
@@ -362,6 +385,15 @@ Status check_gguf_tensors(const GgufReader& file, const GgufModelInfo& info, con
     // Phi-3's files hold both rope factor sets; the graph uses the one for its context.
     if (m.rope_factors != nullptr && (m.rope_factors->name == kRopeFactorsLong || m.rope_factors->name == kRopeFactorsShort)) {
         globals.insert({kRopeFactorsLong, kRopeFactorsShort});
+        // The other set is unused at this context but not at a longer (or shorter) one: checked now,
+        // not once a run passes the original context.
+        const std::string other = m.rope_factors->name == kRopeFactorsLong ? kRopeFactorsShort : kRopeFactorsLong;
+        if (file.find_tensor(other) != nullptr) {
+            Context scratch;
+            Tensor* twin = scratch.new_tensor(DType::F32, {m.rope_factors->ne[0]});
+            twin->name = other;
+            XB_RETURN_IF_ERROR(check_gguf_weight(file, info, *twin));
+        }
     }
     for (const GgufTensorInfo& t : file.tensors()) {
         if (has_role(t.name, layer_suffixes, globals)) continue;
@@ -379,7 +411,9 @@ Result<Decoder> build_gguf_graph(Context& ctx, const GgufReader& file, const Ggu
     if (file.find_tensor(kRopeFactorsLong) != nullptr || file.find_tensor(kRopeFactorsShort) != nullptr) {
         p.rope_factors = p.n_attended() > p.rope_n_ctx_orig ? kRopeFactorsLong : kRopeFactorsShort;
     }
-    XB_ASSIGN_OR_RETURN(Decoder m, build_model(ctx, *info.arch, p, gguf_weight_source(file)));
+    decoder::WeightSource source = gguf_weight_source(file);
+    source.check = [&file, &info](const Tensor& w) { return check_gguf_weight(file, info, w); };
+    XB_ASSIGN_OR_RETURN(Decoder m, build_model(ctx, *info.arch, p, source));
     XB_RETURN_IF_ERROR(check_gguf_tensors(file, info, m));
     return m;
 }

@@ -17,6 +17,9 @@
 
 namespace xb {
 
+// The most tokens one batch may have (a config's n_tokens or tokens, --tokens).
+inline constexpr int kMaxBatchTokens = 1 << 16;
+
 // What a config says about its model file ("graph": {"model": "gguf", "file": ..., "params": ...}).
 struct GgufModelParams {
     std::string file;             // resolved against the config's directory
@@ -52,6 +55,9 @@ GgufLayersSummary summarize_layers(const GgufReader& file, const GgufModelInfo& 
 // decoder's shape and a type that fits its role, and every tensor of the file must have a role:
 // a file of a variant this graph does not compute is an error, never a wrong answer.
 Status check_gguf_tensors(const GgufReader& file, const GgufModelInfo& info, const Decoder& m);
+// One weight of the model against the file's tensor of its name: present, a type its role allows
+// (vectors f32, matrices float or quantized), the shape the hyperparameters give.
+Status check_gguf_weight(const GgufReader& file, const GgufModelInfo& info, const Tensor& w);
 
 // The file as the builders' weight source: its tensors' types (the fallback for names the file
 // lacks, which check_gguf_tensors then reports) and which optional tensors it holds.

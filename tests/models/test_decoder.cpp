@@ -44,7 +44,9 @@ struct Instance {
 // Phi-3's files hold one fused QKV matrix: the synthetic source says it has one, so that phi3's
 // layers make it (the other architectures do not look for it).
 decoder::WeightSource synthetic_source() {
-    return {{}, [](const std::string& name) { return name.find("attn_qkv.weight") != std::string::npos; }};
+    decoder::WeightSource source;
+    source.has = [](const std::string& name) { return name.find("attn_qkv.weight") != std::string::npos; };
+    return source;
 }
 
 std::unique_ptr<Instance> make_instance(const DecoderParams& p, uint32_t seed, const std::vector<int32_t>& tokens,

@@ -18,6 +18,7 @@
 #include "formats/npy.hpp"
 #include "report/metrics.hpp"
 #include "model_fixtures.hpp"
+#include "patched_gguf.hpp"
 #include "models/model_text.hpp"
 #include "test_config_util.hpp"
 
@@ -27,6 +28,7 @@ namespace {
 using testing::data_path;
 using testing::model_path;
 using testing::npy_values;
+using testing::PatchedGguf;
 using testing::read_manifest;
 
 // scripts/model_fixtures.py's llama and qwen2 models (and the bad files).
@@ -447,6 +449,98 @@ GgufValue u32s(std::initializer_list<uint32_t> values) {
     std::vector<GgufValue> items;
     for (uint32_t v : values) items.push_back(GgufValue::u32(v));
     return GgufValue::array(GgufValueType::U32, std::move(items));
+}
+
+// --- files edited in place (patched_gguf.hpp): the one line names what is wrong ----------------
+
+// The message of building an edited file, which must be refused.
+std::string refusal(const PatchedGguf& file) {
+    auto model = build(R"({"graph": {"model": "gguf", "file": ")" + file.write_file() + R"("}})");
+    EXPECT_FALSE(model.is_ok()) << "the edited file was accepted";
+    const std::string m = model.is_ok() ? "" : model.status().message();
+    EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+    return m;
+}
+
+// An expert count of 0 beside expert tensors blames the count, not the dense tensors the model
+// would then lack, whatever the architecture (dense llama and deepseek2 read the count too).
+TEST(EditedModelFile, AZeroExpertCountBesideExpertsNamesTheCount) {
+    for (const auto& [fixture, arch] : {std::pair{"tiny-qwen3moe", "qwen3moe"}, {"tiny-mixtral", "llama"}, {"tiny-deepseek2", "deepseek2"}}) {
+        PatchedGguf file(model_path(std::string("arch/") + fixture + ".gguf"));
+        file.set_integer(std::string(arch) + ".expert_count", 0);
+        const std::string m = refusal(file);
+        EXPECT_NE(m.find("metadata '" + std::string(arch) + ".expert_count' is 0, but the file holds experts ('blk."), std::string::npos)
+            << fixture << ": " << m;
+        EXPECT_EQ(m.find("no tensor"), std::string::npos) << m;
+    }
+    // Without expert tensors, a mixture-of-experts architecture still needs experts.
+    PatchedGguf file(model_path("arch/tiny-qwen3moe.gguf"));
+    file.set_integer("qwen3moe.expert_count", 0);
+    for (int il = 0; il < 2; ++il) {
+        const std::string router = "blk." + std::to_string(il) + ".ffn_gate_inp.weight";
+        file.rename(router, "blk." + std::to_string(il) + ".ffn_gate_inx.weight");
+    }
+    EXPECT_NE(refusal(file).find("metadata 'qwen3moe.expert_count' is 0: a mixture-of-experts architecture has experts"), std::string::npos);
+}
+
+TEST(EditedModelFile, AKeyLengthTooShortForTheRopeNamesTheKeyLength) {
+    PatchedGguf file(model_path("arch/tiny-deepseek2.gguf"));
+    file.set_integer("deepseek2.attention.key_length", 1);
+    const std::string m = refusal(file);
+    EXPECT_NE(m.find("the key heads of 1 values (deepseek2.attention.key_length) cannot hold the"), std::string::npos) << m;
+    EXPECT_EQ(m.find("expected 2 to 1"), std::string::npos) << m;
+}
+
+TEST(EditedModelFile, AMissingSelectionBiasIsNamedAsMissing) {
+    PatchedGguf file(model_path("arch/tiny-deepseek2.gguf"));
+    file.rename("blk.1.exp_probs_b.bias", "blk.1.exp_probs_b.xias");
+    EXPECT_NE(refusal(file).find("no tensor 'blk.1.exp_probs_b.bias', which a deepseek2 model needs"), std::string::npos);
+}
+
+// A tensor of a type its role cannot have is named with its offset and what the role needs, before
+// an op refuses it in op words (mul_mat, mul_mat_id, flash_attn_ext: and a placeholder of the
+// refused router once crashed the builder).
+TEST(EditedModelFile, ATensorOfTheWrongTypeIsNamedNotTheOpThatUsesIt) {
+    constexpr uint32_t kI32 = 26, kI16 = 25, kF16 = 1;  // each the size of the stored type, so the data still fits
+    struct Case {
+        const char* fixture;
+        const char* tensor;
+        uint32_t type;
+        const char* says;
+    };
+    for (const Case& c : {Case{"tiny-qwen3moe", "blk.0.ffn_gate_inp.weight", kI32, "is i32; a weight matrix must be a float or quantized type"},
+                          Case{"tiny-qwen3moe", "blk.1.ffn_up_exps.weight", kI16, "is i16, which xbackend cannot compute with (f32, f16"},
+                          Case{"tiny-gpt-oss", "blk.0.attn_sinks.weight", kF16, "is f16; norm weights and biases must be f32"}}) {
+        PatchedGguf file(model_path(std::string("arch/") + c.fixture + ".gguf"));
+        file.set_type(c.tensor, c.type);
+        const std::string m = refusal(file);
+        EXPECT_NE(m.find(": offset "), std::string::npos) << m;
+        EXPECT_NE(m.find("tensor '" + std::string(c.tensor) + "' " + c.says), std::string::npos) << m;
+        for (const char* op_word : {"mul_mat", "flash_attn_ext", "/graph/params"}) EXPECT_EQ(m.find(op_word), std::string::npos) << m;
+    }
+}
+
+// Phi-3's long rope factors are unused at a short context, and checked all the same.
+TEST(EditedModelFile, TheUnusedRopeFactorSetIsCheckedAtLoad) {
+    PatchedGguf file(model_path("arch/tiny-phi3.gguf"));
+    file.set_dim("rope_factors_long.weight", 0, 7);
+    const std::string m = refusal(file);
+    EXPECT_NE(m.find("tensor 'rope_factors_long.weight' has shape [7]"), std::string::npos) << m;
+}
+
+// A batch above the 65536 tokens of n_tokens' range says the limit, from a config or --tokens.
+TEST(EditedModelFile, MoreTokensThanABatchMayHaveSayTheLimit) {
+    const nlohmann::json tokens(kMaxBatchTokens + 1, 1);
+    auto from_config = build(R"({"graph": {"model": "gguf", "file": "arch/tiny-qwen3.gguf", "params": {"tokens": )" + tokens.dump() + "}}}");
+    ASSERT_FALSE(from_config.is_ok());
+    EXPECT_NE(from_config.status().message().find("65537 tokens are more than the 65536 a batch may have"), std::string::npos)
+        << from_config.status().message();
+    BuildOptions options;
+    options.tokens = std::vector<int32_t>(kMaxBatchTokens + 1, 1);
+    auto from_flag = build(R"({"graph": {"model": "gguf", "file": "arch/tiny-qwen3.gguf"}})", options);
+    ASSERT_FALSE(from_flag.is_ok());
+    EXPECT_NE(from_flag.status().message().find("--tokens gives 65537 tokens, more than the 65536 a batch may have"), std::string::npos)
+        << from_flag.status().message();
 }
 
 // LFM2's per-layer head_count_kv marks its short-convolution layers by 0: read as the layer
