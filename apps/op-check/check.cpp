@@ -34,12 +34,12 @@ void judge(const CaseRun& expected, const CaseRun& run, CheckRow& row) {
     row.nmse_ref = xb::opcheck::nmse(run.out, expected.ref);
     row.max_abs = xb::opcheck::max_abs_error(run.out, expected.out);
     // NaN and Inf: judged against the reference, so that a CPU bug cannot excuse them.
-    if (std::string special = xb::opcheck::nonfinite_mismatch(run.out, expected.ref); !special.empty()) {
+    if (std::string special = xb::opcheck::nonfinite_mismatch(run.out, expected.ref, row.c->source->specials); !special.empty()) {
         row.verdict = Verdict::Fail;
         row.detail = "non-finite value " + special;
         return;
     }
-    row.detail = xb::opcheck::mismatch(run.out, expected.out, row.tolerance);
+    row.detail = xb::opcheck::mismatch(run.out, expected.out, row.tolerance, row.c->source->specials);
     row.verdict = row.detail.empty() ? Verdict::Ok : Verdict::Fail;
 }
 

@@ -63,6 +63,9 @@ XB_HD float bits_float(uint32_t u) {
     memcpy(&f, &u, sizeof f);
     return f;
 }
+// |f|'s bits. Ordered as integers, these order magnitudes as floats do, with every NaN above
+// infinity: an integer max of them keeps a NaN, where a float max may drop it.
+XB_HD uint32_t magnitude_bits(float f) { return float_bits(f) & 0x7FFFFFFFu; }
 
 // IEEE half precision, round to nearest even; overflow gives inf, NaN stays NaN. On a GPU the
 // conversion instruction rounds the same way (only NaN payloads may differ).

@@ -55,17 +55,22 @@ XB_HD float fast_glu_activation_f32(GluOp op, float x) {
     return op == GluOp::SwiGlu ? fast_silu_f32(x) : fast_gelu_f32(x);
 }
 
+// std::min(x, hi) and std::clamp(x, lo, hi): their comparisons keep a NaN x, where fminf/fmaxf
+// would put the bound in its place (and a NaN activation would vanish from the layer).
+XB_HD float min_keeping_nan(float x, float hi) { return hi < x ? hi : x; }
+XB_HD float clamp_keeping_nan(float x, float lo, float hi) { return x < lo ? lo : (hi < x ? hi : x); }
+
 // gpt-oss's clamped SwiGLU (GluOp::SwiGluOai) of one element: x = min(x, limit) and
-// g = clamp(g, -limit, limit), then x * sigmoid(alpha x) * (g + 1). fminf/fmaxf, as ggml, so a NaN
-// input is replaced by the limit it is clamped to. The fast form takes the GPU's sigmoid.
+// g = clamp(g, -limit, limit), then x * sigmoid(alpha x) * (g + 1), with std::min and std::clamp
+// as ggml's CPU has them (a NaN input stays NaN). The fast form takes the GPU's sigmoid.
 XB_HD float swiglu_oai_f32(float x, float g, float alpha, float limit) {
-    x = fminf(x, limit);
-    g = fmaxf(fminf(g, limit), -limit);
+    x = min_keeping_nan(x, limit);
+    g = clamp_keeping_nan(g, -limit, limit);
     return x * sigmoid_f32(alpha * x) * (g + 1.0f);
 }
 XB_HD float fast_swiglu_oai_f32(float x, float g, float alpha, float limit) {
-    x = fminf(x, limit);
-    g = fmaxf(fminf(g, limit), -limit);
+    x = min_keeping_nan(x, limit);
+    g = clamp_keeping_nan(g, -limit, limit);
     return x * fast_sigmoid_f32(alpha * x) * (g + 1.0f);
 }
 // act(x) * g for any GluOp in the GPU's fast forms; alpha and limit are SwiGluOai's.
@@ -87,7 +92,7 @@ XB_HD float norm_scale_f32(Op op, double sum_sq, int64_t n, float eps) {
 XB_HD float unary_f32(UnaryOp op, float x) {
     switch (op) {
         case UnaryOp::Neg: return -x;
-        case UnaryOp::Relu: return x > 0.0f ? x : 0.0f;
+        case UnaryOp::Relu: return x < 0.0f ? 0.0f : x;  // NaN stays NaN (ggml's relu makes it 0)
         case UnaryOp::Gelu: return gelu_f32(x);
         case UnaryOp::GeluQuick: return gelu_quick_f32(x);
         case UnaryOp::Silu: return silu_f32(x);

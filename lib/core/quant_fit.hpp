@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/dtype.hpp"
 #include "core/host_device.hpp"
 
 namespace xb {
@@ -53,6 +54,15 @@ XB_HD void min_max(const float* x, int n, float& min, float& max) {
         min = min_value(min, x[j]);
         max = max_value(max, x[j]);
     }
+}
+
+// The largest |x| of n values, NaN when any of them is NaN. A float max (max_value, maxps) drops a
+// NaN met in some positions, and a block quantized under a step that missed its NaN multiplies as
+// finite numbers: the NaN would vanish from the product. The max of the magnitudes' bits keeps it.
+XB_HD float largest_magnitude(const float* x, int n) {
+    uint32_t bits = 0;
+    for (int j = 0; j < n; ++j) bits = max_value(bits, magnitude_bits(x[j]));
+    return bits_float(bits);
 }
 
 // 1 / d, or 0 for d == 0.

@@ -81,12 +81,10 @@ XB_HD void quantize_block(const float* x, BlockQ5_1& b) {
 }
 
 XB_HD void quantize_block(const float* x, BlockQ8_0& b) {
-    float amax = 0.0f;
-    for (int j = 0; j < kQK; ++j) amax = max_value(amax, fabsf(x[j]));
-    const float d = amax / 127;
+    const float d = largest_magnitude(x, kQK) / 127;  // NaN for a block holding one
     const float id = inverse_or_zero(d);
     b.d = f32_to_f16(d);
-    for (int j = 0; j < kQK; ++j) b.qs[j] = static_cast<int8_t>(roundf(x[j] * id));
+    for (int j = 0; j < kQK; ++j) b.qs[j] = static_cast<int8_t>(clamp_round(x[j] * id, -127, 127));
 }
 
 // --- k-quant quantization: least-squares scales (core/quant_fit.hpp) ----------------------------------
@@ -175,10 +173,11 @@ XB_HD void quantize_block(const float* x, BlockQ6_K& b) {
 }
 
 XB_HD void quantize_block(const float* x, BlockQ8_K& b) {
-    float amax = 0.0f;
-    for (int j = 0; j < kQKK; ++j) amax = max_value(amax, fabsf(x[j]));
-    const float iscale = amax > 0 ? 127.0f / amax : 0.0f;
-    b.d = amax > 0 ? 1.0f / iscale : 0.0f;
+    // A NaN in the block makes amax, and so d, NaN: the products it enters are NaN (ggml's too),
+    // not those of a block of zeros.
+    const float amax = largest_magnitude(x, kQKK);
+    const float iscale = amax != 0.0f ? 127.0f / amax : 0.0f;
+    b.d = amax != 0.0f ? 1.0f / iscale : 0.0f;
     for (int j = 0; j < kQKK; ++j) b.qs[j] = static_cast<int8_t>(clamp_round(x[j] * iscale, -127, 127));
     for (int g = 0; g < kQKK / 16; ++g) {
         int sum = 0;

@@ -254,12 +254,12 @@ void swiglu_oai_span(float* out, const float* a, const float* g, int64_t n, floa
     for (int64_t off = 0; off < n; off += kConvertChunk) {
         const int64_t len = std::min(kConvertChunk, n - off);
         for (int64_t i = 0; i < len; ++i) {
-            x[i] = std::fmin(a[off + i], limit);
+            x[i] = min_keeping_nan(a[off + i], limit);
             s[i] = alpha * x[i];
         }
         sigmoid(s, s, len);
         for (int64_t i = 0; i < len; ++i) {
-            const float gate = std::fmax(std::fmin(g[off + i], limit), -limit);
+            const float gate = clamp_keeping_nan(g[off + i], -limit, limit);
             out[off + i] = x[i] * s[i] * (gate + 1.0f);
         }
     }

@@ -28,6 +28,7 @@ namespace xb::cpu_kernels {
 namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // Keys scored at a time (a multiple of every tile width).
 constexpr int64_t kFlashKeyBlock = 64;
 // Queries of one head scored together, and the fewest that take the tiled path: below it the
@@ -71,7 +72,8 @@ float logit(const FlashAttnParams& fp, float dot, float mask_value) {
 
 // The factor a query row's accumulator is multiplied by at the end: 1 / sum, after head h's sink
 // (src[4], when there are sinks) has joined the row's maximum and sum with no value
-// (core/op_math.hpp's fold_sink). Every key masked out and no sink: zeros rather than 0/0.
+// (core/op_math.hpp's fold_sink). Every key masked out and no sink: zeros rather than 0/0. A NaN
+// score left run_sum NaN: exact softmax's sum, and so every weight, is NaN, and so is the row.
 float normaliser(const Tensor& dst, int64_t h, float run_max, double run_sum) {
     double scale = 1.0;
     if (const Tensor* sinks = dst.src[4]) {
@@ -144,6 +146,10 @@ void flash_attn_row(const Tensor& dst, const FlashAttnParams& fp, const KvRows& 
         }
         const float block_max = loops.max(w, nk);
         if (block_max == kNegInf) continue;  // every key of the block masked out
+        if (std::isnan(block_max)) {
+            run_sum = kNaN;  // a NaN score (NaN in q or an attended K row): the whole row is NaN
+            continue;
+        }
         if (block_max > run_max) {
             const float ms = std::exp(run_max - block_max);  // 0 while nothing is accumulated
             loops.scale(acc, acc, dv, ms, 0.0f);
@@ -309,7 +315,10 @@ void flash_attn_tile(const Tensor& dst, const FlashAttnParams& fp, const KvRows&
                 for (int64_t j = 0; j < nk; ++j) w[j] = m[j] == kNegInf ? kNegInf : w[j] * score_scale + head.slope * m[j];
             }
             const float block_max = loops.max(w, nk);
-            if (block_max != kNegInf) {
+            if (std::isnan(block_max)) {
+                t.run_sum[a] = kNaN;  // a NaN score: the whole row is NaN (flash_attn_row)
+                std::fill(w, w + nk, 0.0f);
+            } else if (block_max != kNegInf) {
                 if (block_max > t.run_max[a]) {
                     const float ms = std::exp(t.run_max[a] - block_max);  // 0 while nothing is accumulated
                     loops.scale(t.acc + a * dv, t.acc + a * dv, dv, ms, 0.0f);

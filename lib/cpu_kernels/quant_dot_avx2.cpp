@@ -52,14 +52,19 @@ __m256i round_to_bytes(const float* x, __m256 scale) {
     return _mm256_permutevar8x32_epi32(q8, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
 }
 
-// The largest |x| of n (a multiple of 8) floats.
+// The largest |x| of n (a multiple of 8) floats, NaN when any is NaN: the integer max of the
+// magnitudes' bits (core/quant_fit.hpp's largest_magnitude), where maxps would drop a NaN met in
+// some positions and the block would quantize as if it were finite.
 float abs_max(const float* x, int n) {
-    const __m256 sign = _mm256_set1_ps(-0.0f);
-    __m256 amax = _mm256_setzero_ps();
-    for (int i = 0; i < n; i += 8) amax = _mm256_max_ps(amax, _mm256_andnot_ps(sign, _mm256_loadu_ps(x + i)));
-    __m128 m = _mm_max_ps(_mm256_castps256_ps128(amax), _mm256_extractf128_ps(amax, 1));
-    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
-    return _mm_cvtss_f32(_mm_max_ss(m, _mm_shuffle_ps(m, m, 1)));
+    const __m256i magnitude = _mm256_set1_epi32(0x7FFFFFFF);
+    __m256i amax = _mm256_setzero_si256();
+    for (int i = 0; i < n; i += 8) {
+        amax = _mm256_max_epu32(amax, _mm256_and_si256(magnitude, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i))));
+    }
+    __m128i m = _mm_max_epu32(_mm256_castsi256_si128(amax), _mm256_extracti128_si256(amax, 1));
+    m = _mm_max_epu32(m, _mm_unpackhi_epi64(m, m));
+    m = _mm_max_epu32(m, _mm_shuffle_epi32(m, 1));
+    return _mm_cvtss_f32(_mm_castsi128_ps(m));
 }
 
 void quantize_q8sum(const float* x, void* out, int64_t n) {
@@ -82,8 +87,8 @@ void quantize_q8k(const float* x, void* out, int64_t n) {
     auto* y = static_cast<BlockQ8_K*>(out);
     for (int64_t b = 0; b < n / kQKK; ++b, x += kQKK) {
         const float amax = abs_max(x, kQKK);
-        const float iscale = amax > 0 ? 127.0f / amax : 0.0f;
-        y[b].d = amax > 0 ? 1.0f / iscale : 0.0f;
+        const float iscale = amax != 0.0f ? 127.0f / amax : 0.0f;  // NaN amax: NaN d (quantize_blocks.hpp)
+        y[b].d = amax != 0.0f ? 1.0f / iscale : 0.0f;
         for (int v = 0; v < kQKK / 32; ++v) {
             const __m256i q8 = round_to_bytes(x + 32 * v, _mm256_set1_ps(iscale));
             _mm256_storeu_si256(reinterpret_cast<__m256i*>(y[b].qs + 32 * v), q8);

@@ -4,6 +4,7 @@
 #include <cstddef>
 
 #include "core/quant.hpp"
+#include "core/quant_fit.hpp"
 #include "core/quant_int_dot.hpp"
 #include "cpu_kernels/quant_dot.hpp"
 #include "core/quant_block_types.hpp"
@@ -16,9 +17,7 @@ namespace {
 void quantize_q8sum(const float* x, void* out, int64_t n) {
     auto* y = static_cast<BlockQ8Sum*>(out);
     for (int64_t b = 0; b < n / kQK; ++b, x += kQK) {
-        float amax = 0.0f;
-        for (int j = 0; j < kQK; ++j) amax = std::max(amax, std::fabs(x[j]));
-        const float d = q8_step(amax);
+        const float d = q8_step(largest_magnitude(x, kQK));  // NaN for a block holding one
         const float id = q8_inverse_step(d);
         int sum = 0;
         for (int j = 0; j < kQK; ++j) {

@@ -29,7 +29,7 @@ struct RowLoops {
     using ScanStepFn = double (*)(float* s, const float* b, const float* c, int64_t n, float decay, float a);
     // y[0, n) = x - mean; returns the sum of the y^2 in double. y may be x.
     using CenterFn = double (*)(const float* x, float* y, int64_t n, float mean);
-    // The largest of x[0, n) (-inf for n == 0; NaN elements are skipped).
+    // The largest of x[0, n) (-inf for n == 0; NaN when any element is NaN).
     using MaxFn = float (*)(const float* x, int64_t n);
     // y[0, n) = x * scale + slope * m; m may be null (then y = x * scale). y may be x.
     using ScaleAddFn = void (*)(const float* x, const float* m, float* y, int64_t n, float scale, float slope);

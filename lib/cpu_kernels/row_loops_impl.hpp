@@ -81,16 +81,20 @@ double center_span(const float* x, float* y, int64_t n, float mean) {
     });
 }
 
+// The larger of a and b, or a NaN where either is one: the maximum of a row holding a NaN is NaN,
+// as in exact arithmetic (a softmax over it is NaN throughout; a float max would drop it).
+inline float max_keeping_nan(float a, float b) { return (b > a || b != b) ? b : a; }
+
 float max_span(const float* x, int64_t n) {
     float acc[kLanes];
     for (int64_t l = 0; l < kLanes; ++l) acc[l] = -__builtin_inff();
     int64_t i = 0;
     for (; i + kLanes <= n; i += kLanes) {
-        for (int64_t l = 0; l < kLanes; ++l) acc[l] = x[i + l] > acc[l] ? x[i + l] : acc[l];
+        for (int64_t l = 0; l < kLanes; ++l) acc[l] = max_keeping_nan(acc[l], x[i + l]);
     }
-    for (; i < n; ++i) acc[i % kLanes] = x[i] > acc[i % kLanes] ? x[i] : acc[i % kLanes];
+    for (; i < n; ++i) acc[i % kLanes] = max_keeping_nan(acc[i % kLanes], x[i]);
     float m = acc[0];
-    for (int64_t l = 1; l < kLanes; ++l) m = acc[l] > m ? acc[l] : m;
+    for (int64_t l = 1; l < kLanes; ++l) m = max_keeping_nan(m, acc[l]);
     return m;
 }
 

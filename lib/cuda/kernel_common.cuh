@@ -171,6 +171,10 @@ struct SumOp {
 struct MaxOp {
     __device__ __forceinline__ float operator()(float a, float b) const { return fmaxf(a, b); }
 };
+// The max of unsigned words: of magnitude_bits, a largest magnitude that keeps a NaN (fmaxf drops it).
+struct MaxBitsOp {
+    __device__ __forceinline__ uint32_t operator()(uint32_t a, uint32_t b) const { return max(a, b); }
+};
 
 // Every lane of the warp gets the reduction of the warp's values.
 template <typename T, typename Op>

@@ -106,13 +106,16 @@ __global__ void flash_attn_kernel(TensorDesc q, TensorDesc k, TensorDesc v, Tens
                 }
             }
             float group_max = -INFINITY;
+            bool nan_score = false;
 #pragma unroll
             for (int g = 0; g < kKeyGroup; ++g) {
                 float sc = warp_reduce(dot[g], SumOp{}) * args.scale;
                 if (args.softcap != 0.0f) sc = args.softcap * tanhf(sc);
                 score[g] = live[g] ? sc + score[g] : -INFINITY;
-                group_max = fmaxf(group_max, score[g]);
+                nan_score = nan_score || isnan(score[g]);
+                group_max = fmaxf(group_max, score[g]);  // fmaxf drops a NaN: kept by run_sum instead
             }
+            if (nan_score) run_sum = NAN;  // a NaN score: the whole row is NaN (the CPU's rule)
             if (group_max == -INFINITY) continue;
             const float new_max = fmaxf(run_max, group_max);
             const float ms = expf(run_max - new_max);  // rescales what is accumulated so far (0 at first)
@@ -186,6 +189,10 @@ struct OnlineSoftmax {
 
     __device__ __forceinline__ void add(float score, const float (&v)[8]) {
         if (score == -INFINITY) return;  // a masked key weighs nothing
+        if (isnan(score)) {
+            l = NAN;  // a NaN score: the whole row is NaN (the CPU's rule); merges keep it
+            return;
+        }
         const float m_new = fmaxf(m, score);
         const float keep = expf(m - m_new);  // 0 while nothing was seen (m = -inf)
         const float p = expf(score - m_new);

@@ -31,7 +31,7 @@ __global__ void quantize_columns_kernel(TensorDesc b, int8_t* values, Q8Scale* s
         const int64_t column = blk / blocks_per_column;
         const int64_t i0 = (blk % blocks_per_column) * kQ8Block + lane;
         const float x = load_f32(b, with_dim(row_start(b, column), 0, i0));
-        const float amax = warp_reduce(fabsf(x), MaxOp{});
+        const float amax = bits_float(warp_reduce(magnitude_bits(x), MaxBitsOp{}));  // NaN if any is
         const float d = q8_step(amax);
         const int q = q8_round(x, q8_inverse_step(d));
         values[blk * kQ8Block + lane] = static_cast<int8_t>(q);

@@ -124,20 +124,27 @@ RefArray flash_attn_ext(const RefArray& q, const RefArray& k, const RefArray& v,
             const int64_t hk = h / group;
             const double slope = alibi_slope(static_cast<int>(h), static_cast<int>(n_head), max_bias);
             for (int64_t j = 0; j < n_kv; ++j) {
+                // A masked key is not attended: its K and V rows are never read, so that NaN in them
+                // (an unwritten cache cell) cannot reach the row. An unmasked NaN score makes the
+                // whole row NaN, through the softmax's sum.
+                const double mask_value = mask != nullptr ? mask->at(j, iq, h % mask->ne()[2], is % mask->ne()[3]) : 0.0;
+                if (mask_value == -kInf) {
+                    s[static_cast<size_t>(j)] = -kInf;
+                    continue;
+                }
                 double dot = 0.0;
                 for (int64_t c = 0; c < d; ++c) dot += q.at(c, iq, h, is) * k.at(c, j, hk, is);
                 double score = dot * scale;
                 if (softcap > 0.0) score = softcap * std::tanh(score / softcap);
-                if (mask != nullptr) {
-                    const Shape& m = mask->ne();
-                    score += slope * mask->at(j, iq, h % m[2], is % m[3]);
-                }
-                s[static_cast<size_t>(j)] = score;
+                s[static_cast<size_t>(j)] = score + slope * mask_value;
             }
             softmax_in_place(s, sinks != nullptr ? (*sinks)[h] : -kInf);
             for (int64_t c = 0; c < dv; ++c) {
                 double acc = 0.0;
-                for (int64_t j = 0; j < n_kv; ++j) acc += s[static_cast<size_t>(j)] * v.at(c, j, hk, is);
+                for (int64_t j = 0; j < n_kv; ++j) {
+                    const double w = s[static_cast<size_t>(j)];
+                    if (w != 0.0) acc += w * v.at(c, j, hk, is);  // a masked key's V row is not read
+                }
                 out.at(c, h, iq, is) = acc;
             }
         }

@@ -17,8 +17,10 @@ std::vector<OpCase> matmul_cases();       // cases_matmul.cpp
 std::vector<OpCase> quant_cases();        // cases_quant.cpp
 std::vector<OpCase> moe_cases();          // cases_moe.cpp
 std::vector<OpCase> recurrent_cases();    // cases_recurrent.cpp
+// Twins of the cases above with NaN or an infinity in one input (cases_nonfinite.cpp).
+std::vector<OpCase> nonfinite_cases();
 
-// Every conformance case, family by family in the order above.
+// Every conformance case, family by family in the order above, the non-finite twins last.
 std::vector<OpCase> all_cases();
 // Larger shapes for timing (cases_perf.cpp).
 std::vector<OpCase> perf_cases();

@@ -60,11 +60,12 @@ std::string shape_text(const Shape& ne) {
     return s.str();
 }
 
-std::string nonfinite_mismatch(const RefArray& out, const RefArray& ref) {
+std::string nonfinite_mismatch(const RefArray& out, const RefArray& ref, Specials specials) {
     if (out.ne() != ref.ne()) return "output shape " + shape_text(out.ne()) + " != expected " + shape_text(ref.ne());
     for (int64_t i = 0; i < ref.size(); ++i) {
         const bool ref_finite = std::isfinite(ref[i]);
-        if (ref_finite ? !std::isfinite(out[i]) : !same_special(out[i], ref[i])) {
+        const bool special_ok = specials == Specials::Same ? same_special(out[i], ref[i]) : !std::isfinite(out[i]);
+        if (ref_finite ? !std::isfinite(out[i]) : !special_ok) {
             std::ostringstream s;
             s << "at " << index_text(ref.ne(), i) << " output " << out[i] << ", expected " << ref[i];
             return s.str();
@@ -73,8 +74,8 @@ std::string nonfinite_mismatch(const RefArray& out, const RefArray& ref) {
     return {};
 }
 
-std::string mismatch(const RefArray& out, const RefArray& ref, double tolerance) {
-    if (std::string special = nonfinite_mismatch(out, ref); !special.empty()) return special;
+std::string mismatch(const RefArray& out, const RefArray& ref, double tolerance, Specials specials) {
+    if (std::string special = nonfinite_mismatch(out, ref, specials); !special.empty()) return special;
     const double e = nmse(out, ref);
     if (e <= tolerance) return {};
     const int64_t w = worst_element(out, ref);

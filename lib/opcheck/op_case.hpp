@@ -15,6 +15,7 @@
 #include "core/context.hpp"
 #include "core/dtype.hpp"
 #include "core/tensor.hpp"
+#include "opcheck/compare.hpp"
 #include "opcheck/generators.hpp"
 #include "exact/ref_array.hpp"
 
@@ -34,6 +35,8 @@ public:
     // A new contiguous input of `type`; the reference sees it as in[i], in declaration order.
     Tensor* input(DType type, Shape ne, Generator generate = uniform(-1.0f, 1.0f));
     const std::vector<InputSpec>& inputs() const { return inputs_; }
+    // Replaces input i's generator (the non-finite twins of cases_nonfinite.cpp).
+    void set_generator(size_t i, Generator generate) { inputs_.at(i).generate = std::move(generate); }
 
 private:
     Context* ctx_;
@@ -49,6 +52,7 @@ struct OpCase {
     BuildFn build;
     RefFn reference;
     double tolerance;  // largest NMSE against the reference
+    Specials specials = Specials::Same;  // what stands where the reference is NaN or infinite
 };
 
 // --- tolerances (NMSE = sum((out - ref)^2) / sum(ref^2)) ------------------------------------------

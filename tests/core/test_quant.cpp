@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -311,6 +312,44 @@ TEST(QuantDot, EveryInstructionSetMatchesTheDequantizedDot) {
                 for (int j = 0; j < ncols; ++j) {
                     EXPECT_NEAR(got[j], want[j], 1e-5 * norm[j])
                         << isa_name(isa) << " " << dtype_name(type) << " column " << j << " of " << ncols;
+                }
+            }
+        }
+    }
+}
+
+// A NaN or an infinity anywhere in a column (any lane of any block) makes that column's dot with
+// every type non-finite, and only that column's: a block's maximum that skipped a NaN quantized it
+// as finite values, and a q8_K block whose maximum was NaN got the scale 0 (a column of zeros).
+TEST(QuantDot, ANaNOrInfinityInAColumnReachesItsDotWithEveryType) {
+    const int64_t n = 2 * kQKK;
+    constexpr int kCols = 3;
+    const auto w_values = xbt::normal_values(static_cast<size_t>(n), 8);
+    const auto clean = xbt::heavy_tailed_data(static_cast<size_t>(n) * kCols, 9);
+    for (Isa isa : supported_isas()) {
+        const cpu_kernels::QuantDot& table = cpu_kernels::quant_dot(isa);
+        for (DType type : kAll) {
+            std::vector<std::byte> w(row_size(type, n));
+            if (can_quantize(type)) {
+                quantize_row(type, w_values.data(), w.data(), n);
+            } else {
+                fill_random_blocks(type, w.data(), n / blck_size(type), 7);
+            }
+            const size_t act_row = cpu_kernels::activation_row_bytes(type, n);
+            for (const float special : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
+                for (const int64_t at : {int64_t{0}, int64_t{7}, int64_t{8}, int64_t{31}, int64_t{200}, n - 1}) {
+                    std::vector<float> x = clean;
+                    x[static_cast<size_t>(n + at)] = special;  // column 1 only
+                    std::vector<std::byte> act(act_row * kCols);
+                    for (int j = 0; j < kCols; ++j) {
+                        table.quantize_activations(type, x.data() + n * j, act.data() + act_row * j, n);
+                    }
+                    float got[kCols] = {};
+                    table.dot[static_cast<int>(type)](n, w.data(), act.data(), act_row, kCols, got);
+                    const std::string where = std::string(isa_name(isa)) + " " + dtype_name(type) + " " +
+                                              std::to_string(special) + " at " + std::to_string(at);
+                    EXPECT_FALSE(std::isfinite(got[1])) << where;
+                    EXPECT_TRUE(std::isfinite(got[0]) && std::isfinite(got[2])) << where;
                 }
             }
         }

@@ -13,6 +13,7 @@
 
 #include "core/quant.hpp"
 #include "core/quant_block_types.hpp"
+#include "core/quant_fit.hpp"
 #include "core/quant_int_dot.hpp"
 #include "core/quant_random.hpp"
 #include "cpu_kernels/quant_dot.hpp"
@@ -56,9 +57,8 @@ Q8Columns quantize_columns(const std::vector<float>& x, int64_t k, int columns) 
     c.scales.resize(static_cast<size_t>(k / kQ8Block * columns));
     for (int64_t blk = 0; blk < k / kQ8Block * columns; ++blk) {
         const float* xb = x.data() + blk * kQ8Block;
-        float amax = 0.0f;
-        for (int j = 0; j < kQ8Block; ++j) amax = std::fmax(amax, std::fabs(xb[j]));
-        const float d = q8_step(amax);
+        // The GPU's warp max of magnitude_bits: an integer max, the same in any order.
+        const float d = q8_step(largest_magnitude(xb, kQ8Block));
         int sum = 0;
         for (int j = 0; j < kQ8Block; ++j) {
             const int q = q8_round(xb[j], q8_inverse_step(d));
@@ -189,6 +189,28 @@ TEST(QuantIntDot, ActivationRoundingIsTheCpus) {
         EXPECT_EQ(gpu.scales[b].d, cpu[b].d) << "block " << b;
         EXPECT_EQ(gpu.scales[b].s, cpu[b].s) << "block " << b;
         for (int j = 0; j < kQ8Block; ++j) EXPECT_EQ(gpu.values[b * kQ8Block + static_cast<size_t>(j)], cpu[b].qs[j]);
+    }
+}
+
+// A block's largest magnitude (the CPU's and, as magnitude_bits under a warp max, the GPU's) is NaN
+// when any value is, wherever it is, and infinite for an infinity: the block's step carries it
+// into every product the block enters.
+TEST(QuantIntDot, LargestMagnitudeKeepsNaNAndInfinity) {
+    auto x = varied_data(kQ8Block, 5);
+    float want = 0.0f;
+    for (float v : x) want = std::fmax(want, std::fabs(v));
+    EXPECT_EQ(largest_magnitude(x.data(), kQ8Block), want);
+    for (int at = 0; at < kQ8Block; ++at) {
+        for (const float special : {NAN, -NAN, INFINITY, -INFINITY}) {
+            std::vector<float> poisoned = x;
+            poisoned[static_cast<size_t>(at)] = special;
+            const float amax = largest_magnitude(poisoned.data(), kQ8Block);
+            if (std::isnan(special)) {
+                EXPECT_TRUE(std::isnan(amax) && std::isnan(q8_step(amax))) << at;
+            } else {
+                EXPECT_EQ(amax, INFINITY) << at;
+            }
+        }
     }
 }
 

@@ -147,17 +147,22 @@ TEST(RowLoops, ScanStepOfEverySetMatchesTheElementwiseUpdateAndEachOtherBitForBi
     }
 }
 
-TEST(RowLoops, MaxSkipsNaNAndIsMinusInfinityWhenEmpty) {
+// A row's maximum is NaN when any element is, wherever it lies (a lane's first or last element, the
+// tail, before or after the largest value): flash attention tells a row with a NaN score by it.
+TEST(RowLoops, MaxIsNaNWhenAnyElementIsAndMinusInfinityWhenEmpty) {
     const float nan = std::numeric_limits<float>::quiet_NaN();
     for (Isa isa : supported_isas()) {
         SCOPED_TRACE(isa_name(isa));
         const RowLoops& loops = row_loops(isa);
         EXPECT_EQ(loops.max(nullptr, 0), -std::numeric_limits<float>::infinity());
-        std::vector<float> x(19, -3.0f);
-        x[4] = nan;
+        std::vector<float> x(37, -3.0f);
         x[17] = 2.5f;
-        x[18] = nan;
-        EXPECT_EQ(loops.max(x.data(), 19), 2.5f);
+        EXPECT_EQ(loops.max(x.data(), 37), 2.5f);
+        for (size_t at = 0; at < x.size(); ++at) {
+            std::vector<float> poisoned = x;
+            poisoned[at] = nan;
+            EXPECT_TRUE(std::isnan(loops.max(poisoned.data(), 37))) << "NaN at " << at;
+        }
     }
 }
 

@@ -13,8 +13,8 @@ void PrintTo(const OpCase& c, std::ostream* os) { *os << c.name; }
 
 namespace xbt {
 
-testing::AssertionResult matches_reference(const RefArray& out, const RefArray& ref, double tolerance) {
-    const std::string why = mismatch(out, ref, tolerance);
+testing::AssertionResult matches_reference(const RefArray& out, const RefArray& ref, double tolerance, Specials specials) {
+    const std::string why = mismatch(out, ref, tolerance, specials);
     if (why.empty()) return testing::AssertionSuccess();
     return testing::AssertionFailure() << why;
 }
@@ -49,7 +49,7 @@ TEST_P(OpTest, Matches) {
     if (!run.unsupported.empty()) GTEST_SKIP() << run.unsupported;
     ASSERT_TRUE(run.status.is_ok()) << run.status.to_string();
     EXPECT_TRUE(run.overrun.empty()) << run.overrun;
-    EXPECT_TRUE(matches_reference(run.out, run.ref, op_case.tolerance));
+    EXPECT_TRUE(matches_reference(run.out, run.ref, op_case.tolerance, op_case.specials));
     RecordProperty("nmse", testing::PrintToString(nmse(run.out, run.ref)));
 }
 

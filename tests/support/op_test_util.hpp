@@ -35,9 +35,10 @@ namespace exact = xb::exact;
 // The names of every device in xb::global_registry().
 std::vector<std::string> device_names();
 
-// Same shapes; non-finite values exactly where the reference has them (and equal there); NMSE within
-// the tolerance.
-testing::AssertionResult matches_reference(const RefArray& out, const RefArray& ref, double tolerance);
+// Same shapes; non-finite values exactly where the reference has them (and equal there, unless
+// `specials` admits any); NMSE within the tolerance.
+testing::AssertionResult matches_reference(const RefArray& out, const RefArray& ref, double tolerance,
+                                           Specials specials = Specials::Same);
 
 // Parameterised over (device name, case); instantiate with XB_OP_CASES.
 using OpParam = std::tuple<std::string, OpCase>;

@@ -164,6 +164,36 @@ check nan-run-placed 1 "$compare" -c "$nan" --placed -o /dev/null
 check nan-save-diff 0 "$compare" -c "$nan" -b CPU,SIM0 --save-outputs "$tmp/nan-sim.gguf" --nonfinite warn -o /dev/null
 check nan-diff 1 "$compare" -c "$nan" --diff "$tmp/nan-sim.gguf" "$tmp/nan-sim.gguf" -o /dev/null
 check nan-bad-flag 2 "$compare" -c "$nan" --nonfinite maybe
+# NaN in quantized weights, as a bad conversion leaves it (issue 56): the products' 8-bit activation
+# blocks and the dots must carry it to the logits, where the verdicts above see it. Each file is a
+# fixture with one tensor's blocks poisoned in place: a q4_K token embedding with every scale d NaN
+# (its logits were all exactly 0.0, exit 0), a tq2_0 FFN gate of 0xFF bytes (d NaN: the logits of a
+# file without that FFN), and one q4_0 block of the FFN gate (a NaN in one activation of the
+# down product, whose q8 block dropped it).
+"$env_python" - "$models" "$tmp" <<'PY' || { echo "FAIL: poisoned quantized files"; failures=$((failures + 1)); }
+import shutil, struct, sys
+from gguf import GGUFReader
+models, tmp = sys.argv[1], sys.argv[2]
+NAN_F16 = struct.pack("<H", 0x7E00)
+def poison(src, dst, tensor, block_bytes, blocks, patch):
+    shutil.copy(src, dst)
+    t = next(t for t in GGUFReader(src).tensors if t.name == tensor)
+    with open(dst, "r+b") as f:
+        for b in blocks(t.n_bytes // block_bytes):
+            f.seek(t.data_offset + b * block_bytes)
+            f.write(patch(block_bytes))
+every = lambda n: range(n)
+poison(f"{models}/tiny-llama-quant.gguf", f"{tmp}/nan-q4k-embd.gguf", "token_embd.weight", 144, every, lambda n: NAN_F16)
+poison(f"{models}/tiny-llama-iq.gguf", f"{tmp}/nan-tq2-gate.gguf", "blk.0.ffn_gate.weight", 66, every, lambda n: b"\xff" * n)
+poison(f"{models}/tiny-llama-quant.gguf", f"{tmp}/nan-q4-gate-block.gguf", "blk.0.ffn_gate.weight", 18,
+       lambda n: [n // 2], lambda n: NAN_F16)
+PY
+for poisoned in nan-q4k-embd nan-tq2-gate nan-q4-gate-block; do
+  check "$poisoned-run" 0 "$run" -c "$tmp/$poisoned.gguf" -r 1 --warmup 0 -o /dev/null
+  expect_in "$poisoned-run-warns" "$tmp/err" "warning: output 'result_output' holds"
+  check "$poisoned-compare" 1 "$compare" -c "$tmp/$poisoned.gguf" -b CPU,SIM0 -o /dev/null
+  expect_in "$poisoned-compare-fails" "$tmp/err" "error: output 'result_output' holds"
+done
 # Hybrids (recurrent states the graph reads at its start and overwrites at its end): the end-to-end
 # budget starts from the states the compared run started from, so that a drift far past f32
 # rounding fails (a budget computed from the overwritten states was 1e11 times too loose).
