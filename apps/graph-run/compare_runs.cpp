@@ -42,13 +42,14 @@ Result<SavedReport> read_report(const std::string& path) {
 std::string text_of(const Json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
 // "configs/default.json pp8 SIM0,CPU t2": what pairs runs across the two reports (reports from
-// before the test column pair by the rest).
-std::string run_key(const Json& run) {
+// before the test column pair by the rest). Without the threads ("... SIM0,CPU"): graph-run lowers
+// its thread count on a busy machine, so two runs of the same matrix may differ in it alone.
+std::string run_key(const Json& run, bool with_threads = true) {
     std::vector<std::string> backends;
     for (const Json& b : run.value("backends", Json::array())) backends.push_back(text_of(b));
     const std::string test = text_of(run.value("test", Json("")));
-    return text_of(run.value("config", Json(""))) + (test.empty() ? "" : " " + test) + " " + join_list(backends) + " t" +
-           text_of(run.value("threads", Json(0)));
+    const std::string key = text_of(run.value("config", Json(""))) + (test.empty() ? "" : " " + test) + " " + join_list(backends);
+    return with_threads ? key + " t" + text_of(run.value("threads", Json(0))) : key;
 }
 
 double number_at(const Json& run, const char* key, const char* sub = nullptr) {
@@ -117,17 +118,38 @@ Result<RunComparison> compare_runs(const std::string& base_path, const std::stri
     } else {
         std::map<std::string, const Json*> new_by_key;
         for (const Json& r : now.runs) new_by_key[run_key(r)] = &r;
+        std::vector<const Json*> left;  // base runs with no partner of the same threads
         for (const Json& a : base.runs) {
             const std::string key = run_key(a);
             const auto it = new_by_key.find(key);
             if (it == new_by_key.end()) {
-                c.unpaired.push_back("base: " + key);
+                left.push_back(&a);
                 continue;
             }
             add_metrics(key, a, *it->second, c, metrics);
             new_by_key.erase(it);
         }
+        // Then runs that differ in their threads alone, where that pairs one with one.
+        std::map<std::string, std::vector<std::string>> new_keys_by_loose_key;
+        for (const auto& [key, run] : new_by_key) new_keys_by_loose_key[run_key(*run, false)].push_back(key);
+        for (const Json* a : left) {
+            const auto loose = new_keys_by_loose_key.find(run_key(*a, false));
+            if (loose == new_keys_by_loose_key.end() || loose->second.size() != 1) {
+                c.unpaired.push_back("base: " + run_key(*a));
+                continue;
+            }
+            const Json& b = *new_by_key.at(loose->second.front());
+            c.differences.push_back("threads of " + loose->first + ": " + text_of(a->value("threads", Json(0))) + " -> " +
+                                    text_of(b.value("threads", Json(0))));
+            add_metrics(run_key(*a), *a, b, c, metrics);
+            new_by_key.erase(loose->second.front());
+            new_keys_by_loose_key.erase(loose);
+        }
         for (const auto& [key, run] : new_by_key) c.unpaired.push_back("new: " + key);
+        if (metrics.empty()) {
+            return Status(StatusCode::InvalidArgument, "no run of " + base_path + " pairs with one of " + new_path +
+                                                           " (runs pair by config, test and backends)");
+        }
     }
     c.json = {{"base", base_path},
               {"new", new_path},
