@@ -6,6 +6,7 @@
 #include "cpu/cpu_backend.hpp"
 #include "core/cpu_identity.hpp"
 #include "core/isa.hpp"
+#include "cpu_kernels/gemv_rows.hpp"
 #include "cpu_kernels/kernels.hpp"
 #include "core/message_text.hpp"
 
@@ -25,8 +26,11 @@ std::string kernel_set_description() {
     return text;
 }
 
-// "AMD EPYC 9R14 (Zen 4, family 25 model 17; L1d 32 KiB, L2 1 MiB, L3 32 MiB), avx512 kernels".
-std::string cpu_description() { return describe_cpu(host_cpu()) + ", " + kernel_set_description(); }
+// "AMD EPYC 9R14 (Zen 4, family 25 model 17; L1d 32 KiB, L2 1 MiB, L3 32 MiB), avx512 kernels,
+// one-token products by single rows".
+std::string cpu_description() {
+    return describe_cpu(host_cpu()) + ", " + kernel_set_description() + ", " + cpu_kernels::gemv_rows_description();
+}
 }  // namespace
 
 Result<CpuOptions> parse_cpu_options(std::string_view params) {

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <optional>
 
+#include "cpu_kernels/gemv_rows.hpp"
 #include "cpu_kernels/kernels.hpp"
 #include "cpu_kernels/matmul_tiles.hpp"
 #include "cpu_kernels/row_kernels.hpp"
@@ -187,8 +188,8 @@ void run_block(const MatMulJob& job, const Block& blk) {
 
 // A single column of b per batch (decoding one token): one dot product per row of a read in its
 // stored type by the row kernels (f32, f16 or bf16), so that a streams past once instead of being
-// converted to f32 first; two rows at a time share each load of b's column. False when a's rows
-// are of another type or not packed.
+// converted to f32 first; two rows at a time share each load of b's column where the machine reads
+// two streams as fast as one (gemv_rows.hpp). False when a's rows are of another type or not packed.
 struct GemvDots {
     RowKernels::DotFn one;
     RowKernels::Dot2Fn two;
@@ -205,6 +206,7 @@ void gemv(const ComputeParams& params, const MatMulJob& job, const GemvDots& dot
     const Tensor& b = *job.b;
     const MatMulPlan& plan = *job.plan;
     const auto [r0, r1] = params.split(plan.m * plan.batches);
+    const bool pairs = gemv_rows() == GemvRows::Pairs;  // or one stream of rows (gemv_rows.hpp)
     for (int64_t r = r0; r < r1;) {
         const int64_t m = r % plan.m;
         const int64_t i2 = (r / plan.m) % b.ne[2];
@@ -213,7 +215,7 @@ void gemv(const ComputeParams& params, const MatMulJob& job, const GemvDots& dot
         const int64_t i03 = i3 / (b.ne[3] / a.ne[3]);
         const float* column = column_of_b(job, 0, 0, i2, i3);
         auto* out = reinterpret_cast<float*>(job.dst->element_ptr(m, 0, i2, i3));
-        if (r + 1 < r1 && m + 1 < plan.m && job.dst->nb[0] == sizeof(float)) {  // two rows of one matrix
+        if (pairs && r + 1 < r1 && m + 1 < plan.m && job.dst->nb[0] == sizeof(float)) {  // two rows of one matrix
             const std::byte* rows[2] = {a.element_ptr(0, m, i02, i03), a.element_ptr(0, m + 1, i02, i03)};
             dots.two(column, rows, plan.k, out);
             r += 2;
