@@ -277,6 +277,18 @@ double reference_dot(DType type, const std::vector<std::byte>& w, const std::vec
     return sum;
 }
 
+// A row of n weights of `type`: `values` quantized, or random valid blocks for the types without a
+// quantizer.
+std::vector<std::byte> weight_row(DType type, const std::vector<float>& values, int64_t n) {
+    std::vector<std::byte> w(row_size(type, n));
+    if (can_quantize(type)) {
+        quantize_row(type, values.data(), w.data(), n);
+    } else {
+        fill_random_blocks(type, w.data(), n / blck_size(type), 7);
+    }
+    return w;
+}
+
 // Every column count a dot call takes (1..kMaxDotColumns), each column its own activations.
 TEST(QuantDot, EveryInstructionSetMatchesTheDequantizedDot) {
     const int64_t n = 3 * kQKK;  // three super-blocks, 24 legacy blocks
@@ -286,12 +298,7 @@ TEST(QuantDot, EveryInstructionSetMatchesTheDequantizedDot) {
     for (Isa isa : supported_isas()) {
         const cpu_kernels::QuantDot& table = cpu_kernels::quant_dot(isa);
         for (DType type : kAll) {
-            std::vector<std::byte> w(row_size(type, n));
-            if (can_quantize(type)) {
-                quantize_row(type, w_values.data(), w.data(), n);
-            } else {
-                fill_random_blocks(type, w.data(), n / blck_size(type), 7);
-            }
+            const std::vector<std::byte> w = weight_row(type, w_values, n);
             std::vector<float> wf(static_cast<size_t>(n));
             dequantize_row(type, w.data(), wf.data(), n);
             const size_t act_row = cpu_kernels::activation_row_bytes(type, n);
@@ -329,12 +336,7 @@ TEST(QuantDot, ANaNOrInfinityInAColumnReachesItsDotWithEveryType) {
     for (Isa isa : supported_isas()) {
         const cpu_kernels::QuantDot& table = cpu_kernels::quant_dot(isa);
         for (DType type : kAll) {
-            std::vector<std::byte> w(row_size(type, n));
-            if (can_quantize(type)) {
-                quantize_row(type, w_values.data(), w.data(), n);
-            } else {
-                fill_random_blocks(type, w.data(), n / blck_size(type), 7);
-            }
+            const std::vector<std::byte> w = weight_row(type, w_values, n);
             const size_t act_row = cpu_kernels::activation_row_bytes(type, n);
             for (const float special : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
                 for (const int64_t at : {int64_t{0}, int64_t{7}, int64_t{8}, int64_t{31}, int64_t{200}, n - 1}) {
