@@ -5,6 +5,7 @@
 #include <ctime>
 #include <fstream>
 #include <iterator>
+#include <string_view>
 #include <thread>
 
 #include "backend/registry.hpp"
@@ -39,6 +40,16 @@ nlohmann::ordered_json cpu_identity_json(const CpuIdentity& cpu) {
             {"l3_bytes", cpu.caches.l3_bytes}};
 }
 
+// The CPU device's description: the processor, its kernel set and the kernel choices made from the
+// machine ("..., avx512 kernels, one-token products by single rows").
+std::string cpu_device_description() {
+    const Registry& reg = global_registry();
+    for (size_t i = 0; i < reg.dev_count(); ++i) {
+        if (std::string_view(reg.dev(i).name()) == "CPU") return reg.dev(i).description();
+    }
+    return {};
+}
+
 }  // namespace
 
 std::string file_hash(const std::string& path) {
@@ -71,6 +82,7 @@ nlohmann::ordered_json run_metadata(const CommonOptions& o) {
             {"cpu", describe_cpu(host_cpu())},
             {"cpu_identity", cpu_identity_json(host_cpu())},
             {"cpu_kernels", isa_name(active_isa())},
+            {"cpu_device", cpu_device_description()},
             {"n_cpus", std::thread::hardware_concurrency()},
             {"threads", o.threads},  // 0: each backend's default
             {"backends", o.backends},

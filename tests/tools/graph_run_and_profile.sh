@@ -26,7 +26,9 @@ assert r['reps'] == 3 and r['n_splits'] > 1 and r['copy_bytes'] > 0
 t = r['time_ms']; assert 0 < t['min'] <= t['median'] <= t['max']
 assert set(r['buffer_bytes']) == {'SIM0', 'CPU'} and r['threads'] == 2
 m = d['meta']
-assert m['tool'] == 'graph-run' and m['backends'] == ['SIM0', 'CPU'] and m['commit'] and m['cpu_kernels'], m" "run-json fields"
+assert m['tool'] == 'graph-run' and m['backends'] == ['SIM0', 'CPU'] and m['commit'] and m['cpu_kernels'], m
+assert m['cpu_device'].startswith(m['cpu']) and m['cpu_kernels'] + ' kernels' in m['cpu_device'], m['cpu_device']
+assert ', one-token products by ' in m['cpu_device'], m['cpu_device']" "run-json fields"
 py "
 import json; e = json.load(open('$tmp/trace.json'))['traceEvents']
 spans = [x for x in e if x['ph'] == 'X']; assert len(spans) >= 3 and all(x['dur'] >= 0 for x in spans)
