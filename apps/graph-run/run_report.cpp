@@ -26,8 +26,9 @@ std::string count_text(double n) {
     return report::cell_text(n, n >= 100.0 ? 3 : 2) + units[u];
 }
 
-// What the model is, as llama-bench's model column says it: its name, parameters and the type that
-// holds most of its weight bytes ("tinyllama 1.1B q4_K").
+// What the model is, as llama-bench's model column says it: its name, parameters and, for a llama.cpp
+// model file, the file's type as llama.cpp names it ("gemma-3-270m 268M Q4_K - Medium"); for other
+// graphs the type that holds most of its weight bytes ("llama-decoder 1.1B q4_K").
 std::string model_label(const config::Model& m) {
     double params = 0;
     std::map<std::string, size_t> bytes_by_type;
@@ -38,7 +39,7 @@ std::string model_label(const config::Model& m) {
     if (m.weights.empty()) return m.name;
     const auto most = std::max_element(bytes_by_type.begin(), bytes_by_type.end(),
                                        [](const auto& a, const auto& b) { return a.second < b.second; });
-    return m.name + " " + count_text(params) + " " + most->first;
+    return m.name + " " + count_text(params) + " " + (m.file_type.empty() ? most->first : m.file_type);
 }
 
 // One row per run; `counts` adds llama-bench's n_prompt, n_gen and n_depth (its sql table's), so

@@ -211,6 +211,7 @@ Result<Model> build_model(const ConfigSpec& spec, const Registry& registry, cons
     m.cache_place = built.cache_place;
     m.n_tokens = built.n_tokens;
     m.n_layers = built.n_layers;
+    m.file_type = built.file_type;
     m.matmul_flops = graph_matmul_flops(m.graph);
     // Tensors the graph writes through views (set_rows into a cache) are used though no node has
     // them as a source.

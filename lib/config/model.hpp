@@ -128,6 +128,9 @@ public:
     // at random (and for the other builders).
     std::vector<int32_t> tokens;
     int n_layers = 0;              // layers of a model builder (offload_layers counts them); 0 otherwise
+    // A llama.cpp model file's type as llama.cpp names it ("Q4_K - Medium", models/file_type.hpp);
+    // empty for the other graphs.
+    std::string file_type;
     double matmul_flops = 0;       // flops of the graph's mul_mat and flash_attn_ext nodes
     std::vector<TensorInit> inits; // how every weight and input is initialised
     ModelPlacement placement;

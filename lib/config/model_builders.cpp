@@ -6,6 +6,7 @@
 #include "config/config_error.hpp"
 #include "config/model_internal.hpp"
 #include "core/message_text.hpp"
+#include "models/file_type.hpp"
 
 namespace xb::config::detail {
 
@@ -143,13 +144,15 @@ Result<BuiltGraph> gguf(const GgufModelParams& g, int n_outputs, Context& ctx) {
         tokens.kind = InitKind::Values;
         tokens.values.assign(g.tokens.begin(), g.tokens.end());
     }
-    return decoder_leaves(p, m, tokens, [&](const Tensor& w) {
+    BuiltGraph built = decoder_leaves(p, m, tokens, [&](const Tensor& w) {
         InitSpec from_file;
         from_file.kind = InitKind::Gguf;
         from_file.file = g.file;
         from_file.tensor = w.name;
         return from_file;
     });
+    built.file_type = gguf_file_type_name(file);
+    return built;
 }
 
 Result<BuiltGraph> mlp(const MlpParams& p, Context& ctx) {

@@ -37,6 +37,7 @@ struct BuiltGraph {
     CachePlace cache_place;              // a llama.cpp model's inputs that follow its batch (Model::cache_place)
     int n_layers = 0;
     int64_t n_tokens = 1;
+    std::string file_type;               // a llama.cpp model file's type (Model::file_type)
 };
 
 Result<BuiltGraph> build_explicit_graph(const ConfigSpec& spec, Context& ctx);

@@ -24,6 +24,9 @@ tokens=2,818,5279,529,7001,563,9079,236761,1030,2117,4055,1047
   >"$tmp/ref.log" 2>&1 || { echo "FAIL: real_model_reference.py"; cat "$tmp/ref.log"; exit 1; }
 check f64-logits 0 "$graph_run" -c "$model" -b F64,CPU --tokens "$tokens" --outputs all -r 1 --warmup 0 --save-outputs "$tmp/f64"
 check cpu-logits 0 "$graph_run" -c "$model" -b CPU --tokens "$tokens" --outputs all -r 1 --warmup 0 --save-outputs "$tmp/cpu"
+# The model column names the file's type as llama-bench does (general.file_type 15), not the type
+# with the most bytes (its q8_0 embedding), and counts the weights only.
+expect_in model-column "$tmp/out" "gemma-3-270m-q4_k_m 268M Q4_K - Medium"
 "$env_python" "$source_dir/scripts/logit_accuracy.py" "$tmp/exact.npy" "$tmp/f64/result_output.npy" "$tmp/cpu/result_output.npy" \
   --json >"$tmp/acc.json" || { echo "FAIL: logit_accuracy.py"; failures=$((failures + 1)); }
 py "
