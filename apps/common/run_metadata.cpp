@@ -5,7 +5,6 @@
 #include <ctime>
 #include <fstream>
 #include <iterator>
-#include <string_view>
 #include <thread>
 
 #include "backend/registry.hpp"
@@ -43,11 +42,8 @@ nlohmann::ordered_json cpu_identity_json(const CpuIdentity& cpu) {
 // The CPU device's description: the processor, its kernel set and the kernel choices made from the
 // machine ("..., avx512 kernels, one-token products by single rows").
 std::string cpu_device_description() {
-    const Registry& reg = global_registry();
-    for (size_t i = 0; i < reg.dev_count(); ++i) {
-        if (std::string_view(reg.dev(i).name()) == "CPU") return reg.dev(i).description();
-    }
-    return {};
+    const Device* cpu = global_registry().dev_by_name("CPU");
+    return cpu != nullptr ? cpu->description() : std::string();
 }
 
 }  // namespace

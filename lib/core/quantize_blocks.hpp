@@ -172,13 +172,23 @@ XB_HD void quantize_block(const float* x, BlockQ6_K& b) {
     }
 }
 
+// A q8_K block's step d and its inverse, from the block's largest magnitude (ggml's rounding: the
+// inverse first, d as its reciprocal). A NaN maximum makes both NaN, so the products the block
+// enters are NaN, not those of a block of zeros; an all-zero block gets 0 for both. The AVX2
+// quantizer (cpu_kernels/quant_dot_avx2.cpp) takes the same.
+struct Q8KStep {
+    float d;
+    float inverse;
+};
+XB_HD Q8KStep q8k_step(float amax) {
+    const float inverse = amax != 0.0f ? 127.0f / amax : 0.0f;
+    return {amax != 0.0f ? 1.0f / inverse : 0.0f, inverse};
+}
+
 XB_HD void quantize_block(const float* x, BlockQ8_K& b) {
-    // A NaN in the block makes amax, and so d, NaN: the products it enters are NaN (ggml's too),
-    // not those of a block of zeros.
-    const float amax = largest_magnitude(x, kQKK);
-    const float iscale = amax != 0.0f ? 127.0f / amax : 0.0f;
-    b.d = amax != 0.0f ? 1.0f / iscale : 0.0f;
-    for (int j = 0; j < kQKK; ++j) b.qs[j] = static_cast<int8_t>(clamp_round(x[j] * iscale, -127, 127));
+    const Q8KStep step = q8k_step(largest_magnitude(x, kQKK));
+    b.d = step.d;
+    for (int j = 0; j < kQKK; ++j) b.qs[j] = static_cast<int8_t>(clamp_round(x[j] * step.inverse, -127, 127));
     for (int g = 0; g < kQKK / 16; ++g) {
         int sum = 0;
         for (int l = 0; l < 16; ++l) sum += b.qs[16 * g + l];

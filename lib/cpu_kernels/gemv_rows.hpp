@@ -2,10 +2,11 @@
 // machine: in pairs (row_kernels' dot2: every load of the activations serves two rows) or one row
 // at a time (dot: one sequential stream of weights per thread).
 //
-// Pairs read two streams 4-16 KiB apart at once. On the Intel VMs measured (Sapphire and Emerald
-// Rapids) that is the faster walk; on an AMD Zen 4 VM two interleaved rows of 4 KiB read at 60 % of
-// one stream's rate (15.6 against 26 GB/s on one thread) and the Llama 3.2 1B F16 decode ran
-// 20-30 % faster one row at a time (results/cpu/vs-llama-cpp-2026-12-07-zen4.md).
+// Pairs read two streams 4-16 KiB apart at once: the walk the Intel VMs' decode figures were tuned
+// and measured with (Sapphire and Emerald Rapids). On an AMD Zen 4 VM two interleaved rows of 4 KiB
+// read at 60 % of one stream's rate (15.6 against 26 GB/s on one thread), and the Llama 3.2 1B F16
+// and BF16 decodes ran 13-16 % faster one row at a time in alternating runs
+// (results/cpu/vs-llama-cpp-2026-12-07-zen4.md).
 #pragma once
 
 #include <string>

@@ -10,6 +10,7 @@
 #include <cstddef>
 
 #include "core/quant_int_dot.hpp"
+#include "core/quantize_blocks.hpp"
 #include "cpu_kernels/quant_dot.hpp"
 #include "cpu_kernels/quant_unit_decoders_avx2.hpp"
 #include "cpu_kernels/weight_prefetch.hpp"
@@ -70,9 +71,8 @@ float abs_max(const float* x, int n) {
 void quantize_q8sum(const float* x, void* out, int64_t n) {
     auto* y = static_cast<BlockQ8Sum*>(out);
     for (int64_t b = 0; b < n / kQK; ++b, x += kQK) {
-        const float d = abs_max(x, kQK) / 127;
-        const float id = d != 0.0f ? 1.0f / d : 0.0f;
-        const __m256i q8 = round_to_bytes(x, _mm256_set1_ps(id));
+        const float d = q8_step(abs_max(x, kQK));
+        const __m256i q8 = round_to_bytes(x, _mm256_set1_ps(q8_inverse_step(d)));
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(y[b].qs), q8);
         const Q8Scale stored =
             q8_stored_scale(d, hsum(_mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), q8), ones16())));
@@ -86,11 +86,10 @@ void quantize_q8sum(const float* x, void* out, int64_t n) {
 void quantize_q8k(const float* x, void* out, int64_t n) {
     auto* y = static_cast<BlockQ8_K*>(out);
     for (int64_t b = 0; b < n / kQKK; ++b, x += kQKK) {
-        const float amax = abs_max(x, kQKK);
-        const float iscale = amax != 0.0f ? 127.0f / amax : 0.0f;  // NaN amax: NaN d (quantize_blocks.hpp)
-        y[b].d = amax != 0.0f ? 1.0f / iscale : 0.0f;
+        const Q8KStep step = q8k_step(abs_max(x, kQKK));  // the portable quantizer's (NaN stays NaN)
+        y[b].d = step.d;
         for (int v = 0; v < kQKK / 32; ++v) {
-            const __m256i q8 = round_to_bytes(x + 32 * v, _mm256_set1_ps(iscale));
+            const __m256i q8 = round_to_bytes(x + 32 * v, _mm256_set1_ps(step.inverse));
             _mm256_storeu_si256(reinterpret_cast<__m256i*>(y[b].qs + 32 * v), q8);
             // Sums of 4 bytes per 32-bit lane, then of the lane's 4: one per 16 bytes.
             __m256i sums = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), q8), ones16());
