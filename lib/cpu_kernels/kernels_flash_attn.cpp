@@ -4,10 +4,11 @@
 // Two paths over the same blocks of kFlashKeyBlock keys:
 //   - one query row at a time (decoding: one query per head), its scores by the row kernels' dot
 //     products and V accumulated by their axpy;
-//   - tiles of up to kFlashQueryTile queries of one head (a batch of tokens): the tile's scores for
-//     a block are one small matrix product (the mul_mat tiles, cpu_kernels/matmul_tiles.hpp) and so is
-//     their product with the block's V, transposed once for the whole tile. Each K and V row is
-//     then read once per tile instead of once per query.
+//   - tiles of query rows that share a K/V head (a batch of tokens, and the heads of a group in
+//     grouped-query attention): the tile's scores for a block and their product with the block's V
+//     are products of packed panels through the mul_mat micro-kernel (cpu_kernels/matmul_tiles.hpp).
+//     Each K and V row is then converted and read once per tile instead of once per query, and
+//     blocks that no row of the tile attends (a causal mask's future) are skipped whole.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -31,9 +32,8 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // Keys scored at a time (a multiple of every tile width).
 constexpr int64_t kFlashKeyBlock = 64;
-// Queries of one head scored together, and the fewest that take the tiled path: below it the
-// transposed V block would cost more than it saves.
-constexpr int64_t kFlashQueryTile = 16;
+// The fewest queries per head that take the tiled path: below it packing the K and V blocks would
+// cost more than it saves.
 constexpr int64_t kFlashMinTiledQueries = 4;
 
 int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
@@ -44,10 +44,11 @@ float& f32_at(const Tensor& t, int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
 
 // What every query of (head h, sequence s) shares: its K/V head, ALiBi slope and mask plane.
 struct HeadView {
-    int64_t kvh;
-    float slope;
-    int64_t mask_plane2, mask_plane3;
+    int64_t kvh = 0;
+    float slope = 0.0f;
+    int64_t mask_plane2 = 0, mask_plane3 = 0;
 
+    HeadView() = default;
     HeadView(const Tensor& dst, const FlashAttnParams& fp, int64_t h, int64_t s) {
         const int64_t n_head = dst.src[0]->ne[2];
         kvh = h / (n_head / dst.src[1]->ne[2]);
@@ -169,191 +170,289 @@ size_t row_slice_floats(const Tensor& dst) { return static_cast<size_t>(dst.src[
 
 // --- a tile of queries -----------------------------------------------------------------------------
 
-// The tile path's per-thread scratch, in floats: rows padded to the tiles' width.
-struct TileScratch {
-    int64_t dp;   // query/key row length, padded
-    int64_t dv;
-    float* q;     // [kFlashQueryTile][dp]
-    float* k;     // [kFlashKeyBlock][dp]: K rows converted, when they are not usable in place
-    float* v;     // [kFlashKeyBlock][dv]: V rows converted, when they are not packed f32
-    float* vt;    // [dv][kFlashKeyBlock]: the block's V transposed
-    float* w;     // [kFlashQueryTile][kFlashKeyBlock]: scores, then weights
-    float* pv;    // [kFlashQueryTile][dv]
-    float* acc;   // [kFlashQueryTile][dv]
-    float* run_max;  // [kFlashQueryTile]
-    double* run_sum; // [kFlashQueryTile]
-    std::vector<const float*> vt_rows;  // the rows of vt, for the tiles
+// The tile path's rows: every query row that reads one K/V head of one sequence, position by
+// position and, within a position, the heads that share the K/V head (grouped-query attention),
+// so that each K and V block is converted once for the queries of all those heads. A tile is up
+// to kTileRows consecutive rows of that list; its scores and its product with V are products of
+// packed panels through the mul_mat micro-kernel (GemmKernel, matmul_tiles.hpp):
+//   scores  S[row][key] = sum_d Q[row][d] K[key][d]: panels of mr keys (K transposed) by nr rows;
+//   values  O[row][i]  += sum_key P[row][key] V[key][i]: panels of mr value elements (V rows as they
+//           are) by nr rows (the weights P transposed).
+// Both accumulate along their sum one lane per key or value element, with no horizontal sums.
+constexpr int64_t kTileRowsTarget = 64;
+constexpr int64_t kMaxTileRows = kTileRowsTarget + kMaxPanelRows;  // the target rounded up to nr
 
-    static int64_t padded_d(const Tensor& dst) { return round_up(dst.src[0]->ne[0], matmul_tiles().width); }
-    static size_t floats(const Tensor& dst) {
-        const int64_t dp = padded_d(dst), dv = dst.src[2]->ne[0];
-        return static_cast<size_t>(kFlashQueryTile * dp + kFlashKeyBlock * dp + kFlashKeyBlock * dv + dv * kFlashKeyBlock +
-                                   kFlashQueryTile * kFlashKeyBlock + 2 * kFlashQueryTile * dv + 3 * kFlashQueryTile);
+struct TileLayout {
+    GemmKernel gemm;
+    int64_t d;      // query/key row length
+    int64_t dv;     // value row length
+    int64_t dvp;    // dv padded to a whole number of mr panels
+    int64_t rows;   // rows per tile: a multiple of nr
+    int64_t group;  // query heads per K/V head
+
+    explicit TileLayout(const Tensor& dst) : gemm(matmul_tiles().gemm) {
+        d = dst.src[0]->ne[0];
+        dv = dst.src[2]->ne[0];
+        dvp = round_up(dv, gemm.mr);
+        rows = round_up(kTileRowsTarget, gemm.nr);  // <= kMaxTileRows
+        group = dst.src[0]->ne[2] / dst.src[1]->ne[2];
     }
-    TileScratch(const Tensor& dst, float* base) : dp(padded_d(dst)), dv(dst.src[2]->ne[0]) {
-        q = base;
-        k = q + kFlashQueryTile * dp;
-        v = k + kFlashKeyBlock * dp;
-        vt = v + kFlashKeyBlock * dv;
-        w = vt + dv * kFlashKeyBlock;
-        pv = w + kFlashQueryTile * kFlashKeyBlock;
-        acc = pv + kFlashQueryTile * dv;
-        run_max = acc + kFlashQueryTile * dv;
-        // 8-byte aligned: every size above is a multiple of kFlashQueryTile floats.
-        run_sum = reinterpret_cast<double*>(run_max + kFlashQueryTile);
-        for (int64_t i = 0; i < dv; ++i) vt_rows.push_back(vt + i * kFlashKeyBlock);
+    // Floats of one thread's scratch, each piece a whole number of cache lines.
+    int64_t q_panels() const { return rows * d; }
+    int64_t k_rows() const { return kFlashKeyBlock * d; }
+    int64_t k_panels() const { return kFlashKeyBlock * d; }
+    int64_t v_panels() const { return kFlashKeyBlock * dvp; }
+    int64_t scores() const { return rows * kFlashKeyBlock; }  // S, then the weights P
+    int64_t p_panels() const { return rows * kFlashKeyBlock; }
+    int64_t masks() const { return rows * kFlashKeyBlock; }
+    int64_t out() const { return rows * dvp; }
+    int64_t conv() const { return std::max(d, dvp); }  // one row converted to f32
+    size_t floats() const {
+        size_t n = 0;
+        for (int64_t piece : {q_panels(), k_rows(), k_panels(), v_panels(), scores(), p_panels(), masks(), out(), conv(),
+                              rows, 2 * rows}) {
+            n += work_align_up(static_cast<size_t>(piece) * sizeof(float)) / sizeof(float);
+        }
+        return n;
     }
 };
 
-// K rows of a block as f32 rows of dp floats: in place when packed f32 of a whole number of
-// vectors, else converted into scratch.
-void key_rows(const Tensor& k, int64_t k0, int64_t nk, int64_t kvh, int64_t s, const TileScratch& t, const float** rows) {
-    const int64_t d = k.ne[0];
-    const bool in_place = k.type == DType::F32 && k.nb[0] == sizeof(float) && d == t.dp && k.nb[1] % sizeof(float) == 0;
-    for (int64_t j = 0; j < nk; ++j) {
-        const std::byte* src = k.element_ptr(0, k0 + j, kvh, s);
-        if (in_place) {
-            rows[j] = reinterpret_cast<const float*>(src);
-        } else {
-            load_row_f32(k.type, src, k.nb[0], d, t.dp, t.k + j * t.dp);
-            rows[j] = t.k + j * t.dp;
+// One thread's pieces of scratch (TileLayout::floats of them).
+struct TileScratch {
+    float* q_panels;  // [rows / nr][d][nr]
+    float* k_rows;    // [kFlashKeyBlock][d]: K rows converted, when they are not packed f32
+    float* k_panels;  // [kFlashKeyBlock / mr][d][mr]
+    float* v_panels;  // [dvp / mr][kFlashKeyBlock][mr]
+    float* s;         // [rows][kFlashKeyBlock]: scores, then weights
+    float* p_panels;  // [rows / nr][kFlashKeyBlock][nr]
+    float* mask;      // [rows][kFlashKeyBlock]: slope * mask, -inf where masked or past the block
+    float* o;         // [rows][dvp]: accumulated values
+    float* conv;      // one row converted to f32
+    float* run_max;   // [rows]
+    double* run_sum;  // [rows]
+
+    TileScratch(const TileLayout& l, float* base) {
+        float* next = base;
+        auto take = [&next](int64_t n) {
+            float* p = next;
+            next += work_align_up(static_cast<size_t>(n) * sizeof(float)) / sizeof(float);
+            return p;
+        };
+        q_panels = take(l.q_panels());
+        k_rows = take(l.k_rows());
+        k_panels = take(l.k_panels());
+        v_panels = take(l.v_panels());
+        s = take(l.scores());
+        p_panels = take(l.p_panels());
+        mask = take(l.masks());
+        o = take(l.out());
+        conv = take(l.conv());
+        run_max = take(l.rows);
+        run_sum = reinterpret_cast<double*>(take(2 * l.rows));
+    }
+};
+
+// A tile: rows [first, first + count) of the list of (sequence s, K/V head kvh).
+struct QueryTile {
+    int64_t s, kvh, first, count;
+    int64_t position(const TileLayout& l, int64_t r) const { return (first + r) / l.group; }
+    int64_t head(const TileLayout& l, int64_t r) const { return kvh * l.group + (first + r) % l.group; }
+};
+
+// Packs the tile's queries as nr-row panels (rows past the tile repeat its last).
+void pack_queries(const Tensor& q, const TileLayout& l, const QueryTile& tile, const TileScratch& t, float* q_rows) {
+    const int nr = l.gemm.nr;
+    for (int64_t g = 0; g < l.rows / nr; ++g) {
+        const float* rows[kMaxPanelRows];
+        for (int i = 0; i < nr; ++i) {
+            const int64_t r = std::min(g * nr + i, tile.count - 1);
+            float* row = q_rows + i * l.d;
+            load_row_f32(q.type, q.element_ptr(0, tile.position(l, r), tile.head(l, r), tile.s), q.nb[0], l.d, l.d, row);
+            rows[i] = row;
         }
+        l.gemm.pack(rows, nr, l.d, t.q_panels + g * l.d * nr);
     }
 }
 
-// vt[i][j] = V[k0 + j][i] for the block's keys (columns past nk zero). Keys that no query of the
-// tile attends are zero columns: their V row is never read (an unwritten cache slot may hold
-// anything). Returns false when a key attended by only some queries has a non-finite V element,
-// where 0 * V would give those others NaN: the caller then accumulates that block row by row.
-bool transposed_values(const Tensor& v, int64_t k0, int64_t nk, int64_t kvh, int64_t s, const bool* attended_by_all,
-                       const bool* attended_by_none, const TileScratch& t) {
-    const int64_t dv = t.dv;
-    const bool packed_f32 = v.type == DType::F32 && v.nb[0] == sizeof(float) && v.nb[1] % sizeof(float) == 0;
-    const float* rows = t.v;
-    int64_t row_stride = dv;
-    if (packed_f32) {
-        rows = reinterpret_cast<const float*>(v.element_ptr(0, k0, kvh, s));
-        row_stride = static_cast<int64_t>(v.nb[1] / sizeof(float));
-    } else {
+// The tile's slope * mask for keys [k0, k0 + nk), -inf where masked and past nk; which keys no row
+// attends and which every row does. False when no row attends any key of the block. Rows of one
+// position with the same mask plane and slope (the heads of a GQA group, without ALiBi) share one
+// mask row: it is converted and tested once. The loops are branch-free so that they vectorise.
+bool load_masks(const Tensor* mask, const TileLayout& l, const QueryTile& tile, const HeadView* heads, int64_t k0,
+                int64_t nk, const TileScratch& t, bool* attended_by_all, bool* attended_by_none) {
+    uint8_t all[kFlashKeyBlock], none[kFlashKeyBlock];
+    std::fill(all, all + nk, uint8_t{1});
+    std::fill(none, none + nk, uint8_t{1});
+    for (int64_t r = 0; r < tile.count; ++r) {
+        float* m = t.mask + r * kFlashKeyBlock;
+        const HeadView& head = heads[r];
+        if (r > 0 && tile.position(l, r) == tile.position(l, r - 1) && head.mask_plane2 == heads[r - 1].mask_plane2 &&
+            head.slope == heads[r - 1].slope) {
+            std::copy(m - kFlashKeyBlock, m, m);  // the previous row's: the same values and the same keys
+            continue;
+        }
+        if (mask != nullptr) {
+            load_row_f32(mask->type, mask->element_ptr(k0, tile.position(l, r), head.mask_plane2, head.mask_plane3),
+                         mask->nb[0], nk, nk, m);
+            if (head.slope != 1.0f) {
+                for (int64_t j = 0; j < nk; ++j) {
+                    const float sloped = head.slope * m[j];
+                    m[j] = m[j] == kNegInf ? kNegInf : sloped;
+                }
+            }
+        } else {
+            std::fill(m, m + nk, 0.0f);
+        }
+        std::fill(m + nk, m + kFlashKeyBlock, kNegInf);
         for (int64_t j = 0; j < nk; ++j) {
-            if (!attended_by_none[j]) load_row_f32(v.type, v.element_ptr(0, k0 + j, kvh, s), v.nb[0], dv, dv, t.v + j * dv);
+            const auto masked = static_cast<uint8_t>(m[j] == kNegInf);
+            all[j] = static_cast<uint8_t>(all[j] & (masked ^ 1u));
+            none[j] = static_cast<uint8_t>(none[j] & masked);
         }
     }
-    int64_t hidden[kFlashKeyBlock];  // the keys no query attends
-    int64_t n_hidden = 0;
-    bool finite = true;
+    bool any = false;
     for (int64_t j = 0; j < nk; ++j) {
-        if (attended_by_none[j]) hidden[n_hidden++] = j;
-        if (attended_by_none[j] || attended_by_all[j]) continue;
-        const float* r = rows + j * row_stride;
-        for (int64_t i = 0; i < dv; ++i) finite = finite && std::isfinite(r[i]);
+        attended_by_all[j] = all[j] != 0;
+        attended_by_none[j] = none[j] != 0;
+        any = any || none[j] == 0;
     }
-    if (!finite) return false;
-    const RowKernels::Transpose32Fn transpose = row_kernels().transpose32;
-    transpose(reinterpret_cast<const uint32_t*>(rows), row_stride, reinterpret_cast<uint32_t*>(t.vt), kFlashKeyBlock, dv, nk);
-    if (n_hidden == 0 && nk == kFlashKeyBlock) return true;
-    for (int64_t i = 0; i < dv; ++i) {
-        float* col = t.vt + i * kFlashKeyBlock;
-        for (int64_t h = 0; h < n_hidden; ++h) col[hidden[h]] = 0.0f;
-        std::fill(col + nk, col + kFlashKeyBlock, 0.0f);
+    return any;
+}
+
+// The block's keys as mr-key panels (K transposed); keys past nk repeat the last (their scores
+// are masked).
+void pack_keys(const Tensor& k, const TileLayout& l, const QueryTile& tile, int64_t k0, int64_t nk, const TileScratch& t) {
+    const bool in_place = f32_rows_in_place(k);
+    const int mr = l.gemm.mr;
+    for (int64_t p = 0; p < kFlashKeyBlock / mr; ++p) {
+        if (p * mr >= nk) break;
+        const float* rows[kMaxPanelRows];
+        for (int i = 0; i < mr; ++i) {
+            const int64_t j = std::min<int64_t>(p * mr + i, nk - 1);
+            const std::byte* src = k.element_ptr(0, k0 + j, tile.kvh, tile.s);
+            if (in_place) {
+                rows[i] = reinterpret_cast<const float*>(src);
+            } else {
+                float* row = t.k_rows + j * l.d;
+                if (j == p * mr + i) load_row_f32(k.type, src, k.nb[0], l.d, l.d, row);
+                rows[i] = row;
+            }
+        }
+        l.gemm.pack(rows, mr, l.d, t.k_panels + p * l.d * mr);
+    }
+}
+
+// The block's V rows as mr-element panels, zero past dv. Keys no row attends are zero rows: their
+// V row is never read (an unwritten cache slot may hold anything). Returns false when a key
+// attended by only some rows has a non-finite V element, where 0 * V would give the others NaN:
+// the caller then accumulates that block row by row.
+bool pack_values(const Tensor& v, const TileLayout& l, const QueryTile& tile, int64_t k0, int64_t nk,
+                 const bool* attended_by_all, const bool* attended_by_none, const TileScratch& t) {
+    const int mr = l.gemm.mr;
+    const int64_t panels = l.dvp / mr;
+    for (int64_t j = 0; j < nk; ++j) {
+        const float* row = t.conv;
+        if (attended_by_none[j]) {
+            std::fill(t.conv, t.conv + l.dvp, 0.0f);
+        } else {
+            load_row_f32(v.type, v.element_ptr(0, k0 + j, tile.kvh, tile.s), v.nb[0], l.dv, l.dvp, t.conv);
+            if (!attended_by_all[j] && !std::all_of(row, row + l.dv, [](float x) { return std::isfinite(x); })) return false;
+        }
+        for (int64_t p = 0; p < panels; ++p) std::copy(row + p * mr, row + (p + 1) * mr, t.v_panels + (p * kFlashKeyBlock + j) * mr);
     }
     return true;
 }
 
-// Queries [iq0, iq0 + nq) of head h, sequence s.
-void flash_attn_tile(const Tensor& dst, const FlashAttnParams& fp, const KvRows& rows, int64_t iq0, int64_t nq, int64_t h,
-                     int64_t s, const TileScratch& t) {
-    const Tensor& q = *dst.src[0];
+// Row r's scores of the block turned into weights: scaled (capped) and masked logits, the online
+// softmax's maximum and sum updated, the row's accumulated values rescaled when the maximum grows.
+void softmax_step(const FlashAttnParams& fp, const TileLayout& l, int64_t r, int64_t nk, const TileScratch& t) {
+    const RowLoops& loops = row_loops();
+    float* w = t.s + r * kFlashKeyBlock;
+    const float* m = t.mask + r * kFlashKeyBlock;
+    if (fp.softcap != 0.0f) {
+        for (int64_t j = 0; j < nk; ++j) w[j] = m[j] == kNegInf ? kNegInf : logit(fp, w[j], m[j]);
+    } else {
+        loops.masked_logits(w, m, nk, fp.score_scale());  // logit() without the cap
+    }
+    const float block_max = loops.max(w, nk);
+    if (std::isnan(block_max)) {
+        t.run_sum[r] = kNaN;  // a NaN score: the whole row is NaN (flash_attn_row)
+        std::fill(w, w + nk, 0.0f);
+    } else if (block_max != kNegInf) {
+        if (block_max > t.run_max[r]) {
+            const float ms = std::exp(t.run_max[r] - block_max);  // 0 while nothing is accumulated
+            float* o = t.o + r * l.dvp;
+            loops.scale(o, o, l.dvp, ms, 0.0f);
+            t.run_sum[r] *= ms;
+            t.run_max[r] = block_max;
+        }
+        t.run_sum[r] += row_kernels().exp_sum(w, nk, t.run_max[r]);
+    } else {
+        std::fill(w, w + nk, 0.0f);  // every key masked for this row: no weight
+    }
+}
+
+void flash_attn_tile(const Tensor& dst, const FlashAttnParams& fp, const KvRows& kv, const TileLayout& l,
+                     const QueryTile& tile, const TileScratch& t) {
     const Tensor& k = *dst.src[1];
     const Tensor& v = *dst.src[2];
-    const Tensor* mask = dst.src[3];
-    const int64_t dv = t.dv;
-    const HeadView head(dst, fp, h, s);
-    const RowLoops& loops = row_loops();
-    const RowKernels::ExpSumFn exp_sum = row_kernels().exp_sum;
-    const int width = matmul_tiles().width;
+    const GemmKernel& gemm = l.gemm;
+    const int mr = gemm.mr, nr = gemm.nr;
+    const int64_t groups = round_up(tile.count, nr) / nr;  // nr-row groups holding the tile's rows
 
-    const float* q_rows[kFlashQueryTile];
-    const float* w_rows[kFlashQueryTile];
-    for (int64_t a = 0; a < nq; ++a) {
-        load_row_f32(q.type, q.element_ptr(0, iq0 + a, h, s), q.nb[0], q.ne[0], t.dp, t.q + a * t.dp);
-        q_rows[a] = t.q + a * t.dp;
-        w_rows[a] = t.w + a * kFlashKeyBlock;
-        t.run_max[a] = kNegInf;
-        t.run_sum[a] = 0.0;
-    }
-    std::fill(t.acc, t.acc + nq * dv, 0.0f);
-    const float* k_rows[kFlashKeyBlock];
+    pack_queries(*dst.src[0], l, tile, t, t.k_rows);  // K's rows are free until the first block
+    HeadView heads[kMaxTileRows];
+    for (int64_t r = 0; r < tile.count; ++r) heads[r] = HeadView(dst, fp, tile.head(l, r), tile.s);
+    std::fill(t.run_max, t.run_max + l.rows, kNegInf);
+    std::fill(t.run_sum, t.run_sum + l.rows, 0.0);
+    std::fill(t.o, t.o + l.rows * l.dvp, 0.0f);
     bool attended_by_all[kFlashKeyBlock], attended_by_none[kFlashKeyBlock];
 
     for (int64_t k0 = 0; k0 < k.ne[1]; k0 += kFlashKeyBlock) {
         const int64_t nk = std::min<int64_t>(kFlashKeyBlock, k.ne[1] - k0);
-        key_rows(k, k0, nk, head.kvh, s, t, k_rows);
-        tile_dots(k_rows, nk, q_rows, nq, t.dp, t.w, kFlashKeyBlock);  // w[a][j] = q_a . k_j
-        std::fill(attended_by_all, attended_by_all + nk, true);
-        std::fill(attended_by_none, attended_by_none + nk, true);
-        const float score_scale = fp.score_scale();
-        float m[kFlashKeyBlock];
-        for (int64_t a = 0; a < nq; ++a) {
-            float* w = t.w + a * kFlashKeyBlock;
-            // The query's mask values for the block as f32 (a packed row converted at once).
-            if (mask != nullptr) {
-                load_row_f32(mask->type, mask->element_ptr(k0, iq0 + a, head.mask_plane2, head.mask_plane3), mask->nb[0], nk, nk, m);
-            } else {
-                std::fill(m, m + nk, 0.0f);
+        // A block that no row attends (the future of a causal mask, the unwritten end of a cache)
+        // is neither scored nor read.
+        if (!load_masks(dst.src[3], l, tile, heads, k0, nk, t, attended_by_all, attended_by_none)) continue;
+        pack_keys(k, l, tile, k0, nk, t);
+        const int64_t key_panels = round_up(nk, mr) / mr;
+        for (int64_t g = 0; g < groups; ++g) {
+            for (int64_t p = 0; p < key_panels; ++p) {
+                gemm.tile(l.d, t.k_panels + p * l.d * mr, t.q_panels + g * l.d * nr,
+                          t.s + g * nr * kFlashKeyBlock + p * mr, kFlashKeyBlock, false);
             }
-            for (int64_t j = 0; j < nk; ++j) {
-                const bool masked = m[j] == kNegInf;
-                attended_by_all[j] = attended_by_all[j] && !masked;
-                attended_by_none[j] = attended_by_none[j] && masked;
-            }
-            if (fp.softcap != 0.0f) {
-                for (int64_t j = 0; j < nk; ++j) w[j] = m[j] == kNegInf ? kNegInf : logit(fp, w[j], head.slope * m[j]);
-            } else {
-                // logit() without the cap, in a form the compiler vectorises; a masked key's score
-                // is -inf even where its K row is not finite.
-                for (int64_t j = 0; j < nk; ++j) w[j] = m[j] == kNegInf ? kNegInf : w[j] * score_scale + head.slope * m[j];
-            }
-            const float block_max = loops.max(w, nk);
-            if (std::isnan(block_max)) {
-                t.run_sum[a] = kNaN;  // a NaN score: the whole row is NaN (flash_attn_row)
-                std::fill(w, w + nk, 0.0f);
-            } else if (block_max != kNegInf) {
-                if (block_max > t.run_max[a]) {
-                    const float ms = std::exp(t.run_max[a] - block_max);  // 0 while nothing is accumulated
-                    loops.scale(t.acc + a * dv, t.acc + a * dv, dv, ms, 0.0f);
-                    t.run_sum[a] *= ms;
-                    t.run_max[a] = block_max;
-                }
-                t.run_sum[a] += exp_sum(w, nk, t.run_max[a]);
-            } else {
-                std::fill(w, w + nk, 0.0f);  // every key masked for this query: no weight
-            }
-            std::fill(w + nk, w + kFlashKeyBlock, 0.0f);
         }
-        // A block that no query attends (the unwritten end of a cache) adds nothing.
-        if (std::all_of(attended_by_none, attended_by_none + nk, [](bool none) { return none; })) continue;
-        if (transposed_values(v, k0, nk, head.kvh, s, attended_by_all, attended_by_none, t)) {
-            tile_dots(t.vt_rows.data(), dv, w_rows, nq, round_up(nk, width), t.pv, dv);  // pv[a][i] = w_a . V[:, i]
-            for (int64_t a = 0; a < nq; ++a) loops.binary[static_cast<int>(BinaryOp::Add)](t.acc + a * dv, t.pv + a * dv, t.acc + a * dv, dv);
+        for (int64_t r = 0; r < tile.count; ++r) softmax_step(fp, l, r, nk, t);
+
+        if (pack_values(v, l, tile, k0, nk, attended_by_all, attended_by_none, t)) {
+            for (int64_t g = 0; g < groups; ++g) {
+                const float* rows[kMaxPanelRows];
+                for (int i = 0; i < nr; ++i) rows[i] = t.s + std::min<int64_t>(g * nr + i, tile.count - 1) * kFlashKeyBlock;
+                gemm.pack(rows, nr, nk, t.p_panels);
+                for (int64_t p = 0; p < l.dvp / mr; ++p) {
+                    gemm.tile(nk, t.v_panels + p * kFlashKeyBlock * mr, t.p_panels, t.o + g * nr * l.dvp + p * mr, l.dvp,
+                              true);
+                }
+            }
         } else {
-            for (int64_t a = 0; a < nq; ++a) {
+            for (int64_t r = 0; r < tile.count; ++r) {
+                const float* w = t.s + r * kFlashKeyBlock;
                 for (int64_t j = 0; j < nk; ++j) {
-                    if (w_rows[a][j] != 0.0f) rows.axpy(t.acc + a * dv, w_rows[a][j], v.element_ptr(0, k0 + j, head.kvh, s), dv);
+                    if (w[j] != 0.0f) kv.axpy(t.o + r * l.dvp, w[j], v.element_ptr(0, k0 + j, tile.kvh, tile.s), l.dv);
                 }
             }
         }
     }
-    for (int64_t a = 0; a < nq; ++a) {
-        const float inv = normaliser(dst, h, t.run_max[a], t.run_sum[a]);
-        for (int64_t i = 0; i < dv; ++i) f32_at(dst, i, h, iq0 + a, s) = t.acc[a * dv + i] * inv;
+    for (int64_t r = 0; r < tile.count; ++r) {
+        const int64_t h = tile.head(l, r);
+        const float inv = normaliser(dst, h, t.run_max[r], t.run_sum[r]);
+        for (int64_t i = 0; i < l.dv; ++i) f32_at(dst, i, h, tile.position(l, r), tile.s) = t.o[r * l.dvp + i] * inv;
     }
 }
 
 bool use_tiles(const Tensor& dst) { return dst.src[0]->ne[1] >= kFlashMinTiledQueries; }
 
 size_t slice_bytes(const Tensor& dst) {
-    return work_align_up((use_tiles(dst) ? TileScratch::floats(dst) : row_slice_floats(dst)) * sizeof(float));
+    return work_align_up((use_tiles(dst) ? TileLayout(dst).floats() : row_slice_floats(dst)) * sizeof(float));
 }
 
 }  // namespace
@@ -372,15 +471,18 @@ void compute_flash_attn_ext(const ComputeParams& params, Tensor& dst) {
     const int64_t n_head = q.ne[2];
     const int64_t n_q = q.ne[1];
     if (use_tiles(dst)) {
-        // Units numbered head fastest, then query tile, then sequence.
-        const TileScratch scratch(dst, slice);
-        const int64_t n_tiles = (n_q + kFlashQueryTile - 1) / kFlashQueryTile;
-        const auto [u0, u1] = params.split(n_head * n_tiles * q.ne[3]);
-        for (int64_t u = u0; u < u1; ++u) {
-            const int64_t h = u % n_head;
-            const int64_t iq0 = (u / n_head) % n_tiles * kFlashQueryTile;
-            const int64_t s = u / n_head / n_tiles;
-            flash_attn_tile(dst, fp, rows, iq0, std::min(kFlashQueryTile, n_q - iq0), h, s, scratch);
+        // Tiles numbered K/V head fastest, then tile, then sequence, dealt round-robin: under a
+        // causal mask later tiles attend more keys, and contiguous shares would leave the last
+        // thread most of the work.
+        const TileLayout layout(dst);
+        const TileScratch scratch(layout, slice);
+        const int64_t n_kv_head = dst.src[1]->ne[2];
+        const int64_t list_rows = n_q * layout.group;
+        const int64_t n_tiles = (list_rows + layout.rows - 1) / layout.rows;
+        for (int64_t u = params.ith; u < n_kv_head * n_tiles * q.ne[3]; u += params.nth) {
+            const int64_t first = (u / n_kv_head) % n_tiles * layout.rows;
+            const QueryTile tile{u / n_kv_head / n_tiles, u % n_kv_head, first, std::min(layout.rows, list_rows - first)};
+            flash_attn_tile(dst, fp, rows, layout, tile, scratch);
         }
         return;
     }

@@ -33,6 +33,9 @@ struct RowLoops {
     using MaxFn = float (*)(const float* x, int64_t n);
     // y[0, n) = x * scale + slope * m; m may be null (then y = x * scale). y may be x.
     using ScaleAddFn = void (*)(const float* x, const float* m, float* y, int64_t n, float scale, float slope);
+    // Attention's logits: w[0, n) = w * scale + m where m > -inf, -inf where m is -inf (a masked
+    // key stays -inf whatever its score, even NaN from an unwritten cache slot).
+    using MaskedLogitsFn = void (*)(float* w, const float* m, int64_t n, float scale);
     // Rotates the first n_dims elements of x into y (which may be x) by the angles in cache
     // (cache[2i] = cos, cache[2i + 1] = sin of pair i): normal mode pairs adjacent elements, neox
     // element i with element i + n_dims / 2.
@@ -46,6 +49,7 @@ struct RowLoops {
     CenterFn center;
     MaxFn max;
     ScaleAddFn scale_add;
+    MaskedLogitsFn masked_logits;
     RopeFn rope_normal;
     RopeFn rope_neox;
     DotFn dot;

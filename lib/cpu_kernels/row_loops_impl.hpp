@@ -81,26 +81,47 @@ double center_span(const float* x, float* y, int64_t n, float mean) {
     });
 }
 
-// The larger of a and b, or a NaN where either is one: the maximum of a row holding a NaN is NaN,
-// as in exact arithmetic (a softmax over it is NaN throughout; a float max would drop it).
-inline float max_keeping_nan(float a, float b) { return (b > a || b != b) ? b : a; }
+// The row's maximum, or NaN where it holds one, as in exact arithmetic (a softmax over it is NaN
+// throughout; a float max drops it). Each lane keeps a plain maximum (one vector max) and, apart,
+// whether it met a NaN, in the compiler's vector types: the vectoriser leaves a per-lane maximum
+// with a NaN test in it scalar, and a softmax calls this for every row of every block.
+using LaneFloats = float __attribute__((vector_size(kLanes * sizeof(float))));
+using LaneInts = int __attribute__((vector_size(kLanes * sizeof(int))));
 
 float max_span(const float* x, int64_t n) {
-    float acc[kLanes];
+    LaneFloats acc;
+    LaneInts nan_met{};
     for (int64_t l = 0; l < kLanes; ++l) acc[l] = -__builtin_inff();
     int64_t i = 0;
     for (; i + kLanes <= n; i += kLanes) {
-        for (int64_t l = 0; l < kLanes; ++l) acc[l] = max_keeping_nan(acc[l], x[i + l]);
+        LaneFloats v;
+        __builtin_memcpy(&v, x + i, sizeof v);
+        acc = v > acc ? v : acc;
+        nan_met |= v != v;
     }
-    for (; i < n; ++i) acc[i % kLanes] = max_keeping_nan(acc[i % kLanes], x[i]);
     float m = acc[0];
-    for (int64_t l = 1; l < kLanes; ++l) m = max_keeping_nan(m, acc[l]);
-    return m;
+    int any_nan = nan_met[0];
+    for (int64_t l = 1; l < kLanes; ++l) {
+        m = acc[l] > m ? acc[l] : m;
+        any_nan |= nan_met[l];
+    }
+    for (; i < n; ++i) {
+        m = x[i] > m ? x[i] : m;
+        any_nan |= static_cast<int>(x[i] != x[i]);
+    }
+    return any_nan != 0 ? __builtin_nanf("") : m;
 }
 
 void scale_add_span(const float* x, const float* m, float* y, int64_t n, float scale, float slope) {
     if (m == nullptr) return scale_span(x, y, n, scale, 0.0f);
     for (int64_t i = 0; i < n; ++i) y[i] = x[i] * scale + slope * m[i];
+}
+
+void masked_logits_span(float* w, const float* m, int64_t n, float scale) {
+    for (int64_t i = 0; i < n; ++i) {
+        const float scored = w[i] * scale + m[i];
+        w[i] = m[i] == -__builtin_inff() ? -__builtin_inff() : scored;
+    }
 }
 
 // x0 c - x1 s is written as x0 c + (-x1) s (the same rounding): as a subtraction beside an addition
@@ -134,6 +155,7 @@ constexpr RowLoops make_row_loops(Isa isa) {
                     &center_span,
                     &max_span,
                     &scale_add_span,
+                    &masked_logits_span,
                     &rope_normal_span,
                     &rope_neox_span,
                     &dot_span,

@@ -216,6 +216,7 @@ struct FlashDef {
     DType mask_type;  // I32: no mask
     Generator mask_values;
     float scale, max_bias, softcap;
+    int64_t mask_heads = 1;  // mask planes, broadcast over the heads (a divisor of n_head)
 };
 
 OpCase flash_case(const FlashDef& f) {
@@ -225,7 +226,7 @@ OpCase flash_case(const FlashDef& f) {
                 Tensor* q = b.input(DType::F32, {f.d, f.n_q, f.n_head, f.n_seq});
                 Tensor* k = b.input(f.kv, {f.d, f.n_kv, f.n_head_kv, f.n_seq});
                 Tensor* v = b.input(f.kv, {f.dv, f.n_kv, f.n_head_kv, f.n_seq});
-                Tensor* mask = masked ? b.input(f.mask_type, {f.n_kv, f.n_q, 1, 1}, f.mask_values) : nullptr;
+                Tensor* mask = masked ? b.input(f.mask_type, {f.n_kv, f.n_q, f.mask_heads, 1}, f.mask_values) : nullptr;
                 return xb::flash_attn_ext(b.ctx(), q, k, v, mask, f.scale, f.max_bias, f.softcap);
             },
             [=](const std::vector<RefArray>& in) {
@@ -303,14 +304,19 @@ void add_flash_attn_cases(std::vector<OpCase>& cases) {
         {"split_causal", 32, 32, 5, 200, 2, 1, 2, DType::F16, DType::F32, causal_mask(-0.5f, 0.5f, 7), s32, 0.0f,
          0.0f},
         {"split_alibi_softcap", 32, 32, 3, 129, 6, 3, 1, DType::F32, DType::F16, m, s32, 8.0f, 1.5f},
-        // A batch of queries: the CPU scores tiles of 16 queries per head against blocks of 64
-        // keys. Several tiles with a short last one, a short last key block, GQA, K rows read in
-        // place (f32, d a whole number of vectors) or converted (f16/bf16, d = 20 padded).
+        // A batch of queries: the CPU scores tiles of about 64 query rows (positions times the
+        // heads of a GQA group) against blocks of 64 keys. Several tiles with a short last one, a
+        // short last key block, GQA, K rows read in place (f32) or converted (f16/bf16), head
+        // sizes that fill no whole panel (d = 20, dv = 24 or 40); a long causal prompt whose first
+        // tiles skip the later key blocks whole; a mask plane per pair of heads, with ALiBi.
         {"tiled_causal", 64, 64, 37, 100, 4, 2, 1, DType::F32, DType::F16, causal_mask(-0.5f, 0.5f, 63), 0.125f, 0.0f,
          0.0f},
         {"tiled_odd_d", 20, 24, 19, 70, 3, 3, 2, DType::F16, DType::F16, m, 0.2f, 0.0f, 0.0f},
         {"tiled_alibi_softcap", 40, 24, 9, 65, 6, 3, 1, DType::BF16, DType::F16, causal_mask(-1.0f, 1.0f, 56), s32, 8.0f,
          1.5f},
+        {"tiled_gqa4_causal_long", 64, 64, 150, 230, 8, 2, 1, DType::F16, DType::F16, causal_mask(-0.5f, 0.5f, 80),
+         0.125f, 0.0f, 0.0f},
+        {"tiled_head_masks", 32, 40, 21, 90, 6, 2, 1, DType::F32, DType::F16, m, s32, 8.0f, 0.0f, 3},
     };
     for (const FlashDef& f : defs) cases.push_back(flash_case(f));
 

@@ -61,6 +61,33 @@ TEST(RowLoops, ElementwiseLoopsOfEverySetMatchFloat64InPlaceToo) {
     }
 }
 
+// Attention's logits: scaled scores plus the mask where the mask is finite, -inf where it is -inf
+// even when the score there is NaN or infinite (an unwritten cache slot's key); NaN scores of
+// attended keys stay NaN.
+TEST(RowLoops, MaskedLogitsOfEverySetKeepMaskedKeysAtMinusInfinity) {
+    std::mt19937 rng(17);
+    const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+    for (Isa isa : supported_isas()) {
+        for (int64_t n : kLengths) {
+            SCOPED_TRACE(trace(isa, n));
+            std::vector<float> w = random_floats(n, rng), m = random_floats(n, rng);
+            for (int64_t i = 0; i < n; i += 3) m[static_cast<size_t>(i)] = -inf;
+            for (int64_t i = 0; i < n; i += 7) w[static_cast<size_t>(i)] = i % 2 == 0 ? nan : inf;
+            std::vector<float> got = w;
+            row_loops(isa).masked_logits(got.data(), m.data(), n, 0.375f);
+            for (size_t i = 0; i < w.size(); ++i) {
+                if (m[i] == -inf) {
+                    EXPECT_EQ(got[i], -inf) << i;
+                } else if (std::isnan(w[i])) {
+                    EXPECT_TRUE(std::isnan(got[i])) << i;
+                } else {
+                    EXPECT_EQ(got[i], w[i] * 0.375f + m[i]) << i;
+                }
+            }
+        }
+    }
+}
+
 TEST(RowLoops, ReductionsOfEverySetMatchFloat64AndEachOtherBitForBit) {
     std::mt19937 rng(12);
     for (int64_t n : kLengths) {
