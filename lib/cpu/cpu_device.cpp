@@ -7,6 +7,7 @@
 #include "core/cpu_identity.hpp"
 #include "core/isa.hpp"
 #include "cpu_kernels/gemv_rows.hpp"
+#include "cpu_kernels/matmul_tiles.hpp"
 #include "cpu_kernels/kernels.hpp"
 #include "core/message_text.hpp"
 
@@ -27,9 +28,10 @@ std::string kernel_set_description() {
 }
 
 // "AMD EPYC 9R14 (Zen 4, family 25 model 17; L1d 32 KiB, L2 1 MiB, L3 32 MiB), avx512 kernels,
-// one-token products by single rows".
+// one-token products by single rows, bf16 prefill by AVX512-BF16 (activations rounded to bf16)".
 std::string cpu_description() {
-    return describe_cpu(host_cpu()) + ", " + kernel_set_description() + ", " + cpu_kernels::gemv_rows_description();
+    return describe_cpu(host_cpu()) + ", " + kernel_set_description() + ", " + cpu_kernels::gemv_rows_description() +
+           ", " + cpu_kernels::bf16_products_description();
 }
 }  // namespace
 

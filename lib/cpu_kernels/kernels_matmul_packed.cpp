@@ -7,6 +7,9 @@
 // and runs the tile over every (column group, row group) pair: the group's kc x nr piece of b stays
 // in L1 while the block's mr x kc panels of a stream past it. Chunks after the first add to dst.
 // Rows that are not f32 (or not 4-byte aligned) are converted to f32 chunk by chunk before packing.
+// On CPUs with AVX512-BF16, packed bf16 weights take the bf16 tile instead (Bf16GemmKernel): their
+// panels hold bf16 pairs, packed from a's rows in place, and b's rows are rounded to bf16 (as
+// ggml's CPU rounds them), for twice the f32 tile's rate.
 #include <algorithm>
 #include <cstdint>
 
@@ -26,43 +29,6 @@ constexpr int64_t kBPieceBytes = 24 * 1024;
 constexpr int64_t kABlockBytes = 256 * 1024;
 
 int64_t ceil_div(int64_t n, int64_t d) { return (n + d - 1) / d; }
-
-struct PackedPlan {
-    GemmKernel gemm;
-    int64_t k = 0;        // shared dim
-    int64_t m = 0;        // rows of a = dst dim 0
-    int64_t n = 0;        // rows of b = dst dim 1
-    int64_t batches = 0;  // b2 * b3
-    int64_t kc = 0;       // K per chunk
-    int64_t chunks = 0;   // chunks along K
-    int64_t mc = 0;       // rows of a per block, a multiple of mr
-    int64_t groups = 0;   // groups of nr columns of b per batch
-    size_t b_bytes = 0;   // packed b, at the start of the work buffer
-    size_t a_bytes = 0;   // each thread's packed block of a
-    size_t scratch_bytes = 0;  // each thread's rows converted to f32 (one chunk of a panel)
-};
-
-PackedPlan make_plan(const Tensor& dst) {
-    const Tensor& a = *dst.src[0];
-    const Tensor& b = *dst.src[1];
-    PackedPlan p;
-    p.gemm = matmul_tiles().gemm;
-    p.k = a.ne[0];
-    p.m = a.ne[1];
-    p.n = b.ne[1];
-    p.batches = b.ne[2] * b.ne[3];
-    const int64_t kc_max = kBPieceBytes / static_cast<int64_t>(sizeof(float) * p.gemm.nr);
-    p.chunks = std::max<int64_t>(1, ceil_div(p.k, kc_max));
-    p.kc = ceil_div(p.k, p.chunks);  // chunks of nearly equal length
-    const int64_t mr = p.gemm.mr;
-    const int64_t mc_max = std::max<int64_t>(1, kABlockBytes / static_cast<int64_t>(sizeof(float) * p.kc) / mr) * mr;
-    p.mc = std::min(mc_max, ceil_div(p.m, mr) * mr);
-    p.groups = ceil_div(p.n, p.gemm.nr);
-    p.b_bytes = work_align_up(static_cast<size_t>(p.batches * p.groups * p.k * p.gemm.nr) * sizeof(float));
-    p.a_bytes = work_align_up(static_cast<size_t>(p.mc * p.kc) * sizeof(float));
-    p.scratch_bytes = work_align_up(static_cast<size_t>(std::max(p.gemm.mr, p.gemm.nr) * p.kc) * sizeof(float));
-    return p;
-}
 
 // Pointers to elements [k0, k0 + len) of `count` rows of matrix (i2, i3) of t from row `first`;
 // those past `valid` repeat the last valid row (their results are never stored). Rows that cannot
@@ -86,14 +52,111 @@ void chunk_rows(const Tensor& t, int64_t first, int64_t valid, int count, int64_
     }
 }
 
-// Where the [K][nr] panel of column group g of batch `batch` starts in the packed b.
-int64_t b_panel_offset(const PackedPlan& plan, int64_t batch, int64_t g) {
-    return (batch * plan.groups + g) * plan.k * plan.gemm.nr;
-}
+// The two kinds of panels the loop nest below runs, each a 4-byte cell per row and step along K.
+// F32Panels: one element per cell, any float type of a converted to f32 (GemmKernel).
+struct F32Panels {
+    using Cell = float;
+    static constexpr int64_t kPerCell = 1;
+    GemmKernel gemm;
+    int mr() const { return gemm.mr; }
+    int nr() const { return gemm.nr; }
+    // Scratch per thread for `rows` rows of a chunk of kc: the rows converted to f32.
+    static size_t scratch_bytes(int rows, int64_t kc) { return static_cast<size_t>(rows * kc) * sizeof(float); }
+    void pack(const Tensor& t, int64_t first, int64_t valid, int rows, int64_t i2, int64_t i3, int64_t k0, int64_t len,
+              std::byte* scratch, Cell* out) const {
+        const float* src[kMaxPanelRows];
+        chunk_rows(t, first, valid, rows, i2, i3, k0, len, reinterpret_cast<float*>(scratch), src);
+        gemm.pack(src, rows, len, out);
+    }
+    void tile(int64_t len, const Cell* a, const Cell* b, float* c, int64_t ldc, bool accumulate) const {
+        gemm.tile(len, a, b, c, ldc, accumulate);
+    }
+};
+
+// Bf16Panels: pairs of bf16 (Bf16GemmKernel): a's packed bf16 rows read in place, b's rows rounded
+// to bf16 (converted to f32 first where they are not f32).
+struct Bf16Panels {
+    using Cell = uint32_t;
+    static constexpr int64_t kPerCell = 2;
+    const Bf16GemmKernel* kernel;
+    int mr() const { return kernel->mr; }
+    int nr() const { return kernel->nr; }
+    static size_t scratch_bytes(int rows, int64_t kc) {
+        return static_cast<size_t>(rows * kc) * (sizeof(float) + sizeof(uint16_t));
+    }
+    // a holds packed bf16 rows (applies()); b any float type.
+    static bool applies(const Tensor& a) { return a.type == DType::BF16 && a.nb[0] == sizeof(uint16_t); }
+    void pack(const Tensor& t, int64_t first, int64_t valid, int rows, int64_t i2, int64_t i3, int64_t k0, int64_t len,
+              std::byte* scratch, Cell* out) const {
+        const uint16_t* src[kMaxPanelRows];
+        if (t.type == DType::BF16 && t.nb[0] == sizeof(uint16_t)) {
+            for (int i = 0; i < rows; ++i) {
+                src[i] = reinterpret_cast<const uint16_t*>(t.element_ptr(k0, first + std::min<int64_t>(i, valid - 1), i2, i3));
+            }
+        } else {
+            const float* f32[kMaxPanelRows];
+            chunk_rows(t, first, valid, rows, i2, i3, k0, len, reinterpret_cast<float*>(scratch), f32);
+            auto* rounded = reinterpret_cast<uint16_t*>(scratch + static_cast<size_t>(rows * len) * sizeof(float));
+            for (int i = 0; i < rows; ++i) {
+                uint16_t* row = rounded + i * len;
+                if (i < valid) f32_to_bf16_row(f32[i], row, len);
+                src[i] = i < valid ? row : src[valid - 1];
+            }
+        }
+        kernel->pack(src, rows, len, out);
+    }
+    void tile(int64_t len, const Cell* a, const Cell* b, float* c, int64_t ldc, bool accumulate) const {
+        kernel->tile(ceil_div(len, kPerCell), a, b, c, ldc, accumulate);
+    }
+};
+
+template <class Panels>
+struct PackedPlan {
+    Panels panels;
+    int64_t k = 0;        // shared dim
+    int64_t m = 0;        // rows of a = dst dim 0
+    int64_t n = 0;        // rows of b = dst dim 1
+    int64_t batches = 0;  // b2 * b3
+    int64_t kc = 0;       // K per chunk (a whole number of cells but for the last chunk)
+    int64_t chunks = 0;   // chunks along K
+    int64_t mc = 0;       // rows of a per block, a multiple of mr
+    int64_t groups = 0;   // groups of nr columns of b per batch
+    int64_t cells = 0;    // cells of a panel's row: K / kPerCell rounded up
+    size_t b_bytes = 0;   // packed b, at the start of the work buffer
+    size_t a_bytes = 0;   // each thread's packed block of a
+    size_t scratch_bytes = 0;  // each thread's rows converted for packing (one chunk of a panel)
+
+    PackedPlan(const Tensor& dst, Panels p) : panels(p) {
+        using Cell = typename Panels::Cell;
+        constexpr int64_t kPerCell = Panels::kPerCell;
+        const Tensor& a = *dst.src[0];
+        const Tensor& b = *dst.src[1];
+        k = a.ne[0];
+        m = a.ne[1];
+        n = b.ne[1];
+        batches = b.ne[2] * b.ne[3];
+        const int64_t kc_max = kBPieceBytes / static_cast<int64_t>(sizeof(Cell) * panels.nr()) * kPerCell;
+        chunks = std::max<int64_t>(1, ceil_div(k, kc_max));
+        kc = ceil_div(ceil_div(k, chunks), kPerCell) * kPerCell;  // chunks of nearly equal length
+        cells = ceil_div(k, kPerCell);
+        const int64_t mr = panels.mr();
+        const int64_t kc_cells = kc / kPerCell;
+        const int64_t mc_max = std::max<int64_t>(1, kABlockBytes / static_cast<int64_t>(sizeof(Cell) * kc_cells) / mr) * mr;
+        mc = std::min(mc_max, ceil_div(m, mr) * mr);
+        groups = ceil_div(n, panels.nr());
+        b_bytes = work_align_up(static_cast<size_t>(batches * groups * cells * panels.nr()) * sizeof(Cell));
+        a_bytes = work_align_up(static_cast<size_t>(mc * kc_cells) * sizeof(Cell));
+        scratch_bytes = work_align_up(Panels::scratch_bytes(std::max(panels.mr(), panels.nr()), kc));
+    }
+    // Where the [cells][nr] panel of column group g of batch `batch` starts in the packed b.
+    int64_t b_panel_offset(int64_t batch, int64_t g) const { return (batch * groups + g) * cells * panels.nr(); }
+};
 
 // Packs every column group of b, chunk by chunk; threads split (batch, group, chunk) units.
-void pack_b(const ComputeParams& params, const Tensor& b, const PackedPlan& plan, float* out, float* scratch) {
-    const int nr = plan.gemm.nr;
+template <class Panels>
+void pack_b(const ComputeParams& params, const Tensor& b, const PackedPlan<Panels>& plan, typename Panels::Cell* out,
+            std::byte* scratch) {
+    const int nr = plan.panels.nr();
     const auto [u0, u1] = params.split(plan.batches * plan.groups * plan.chunks);
     for (int64_t u = u0; u < u1; ++u) {
         const int64_t chunk = u % plan.chunks;
@@ -101,10 +164,8 @@ void pack_b(const ComputeParams& params, const Tensor& b, const PackedPlan& plan
         const int64_t batch = u / plan.chunks / plan.groups;
         const int64_t k0 = chunk * plan.kc;
         const int64_t len = std::min(plan.kc, plan.k - k0);
-        const float* rows[kMaxPanelRows];
-        chunk_rows(b, g * nr, std::min<int64_t>(nr, plan.n - g * nr), nr, batch % b.ne[2], batch / b.ne[2], k0, len,
-                   scratch, rows);
-        plan.gemm.pack(rows, nr, len, out + b_panel_offset(plan, batch, g) + k0 * nr);
+        plan.panels.pack(b, g * nr, std::min<int64_t>(nr, plan.n - g * nr), nr, batch % b.ne[2], batch / b.ne[2], k0, len,
+                         scratch, out + plan.b_panel_offset(batch, g) + k0 / Panels::kPerCell * nr);
     }
 }
 
@@ -117,55 +178,59 @@ struct Units {
     int64_t count(int64_t batches) const { return m_blocks * n_ranges * batches; }
 };
 
-Units make_units(const PackedPlan& plan, int nth) {
-    Units u{ceil_div(plan.m, plan.mc), 1, plan.groups};
-    const int64_t base = u.m_blocks * plan.batches;
+Units make_units(int64_t m_blocks, int64_t batches, int64_t groups, int nth) {
+    Units u{m_blocks, 1, groups};
+    const int64_t base = u.m_blocks * batches;
     const int64_t want = nth > 1 ? 4 * static_cast<int64_t>(nth) : 1;
     if (base >= want) return u;
-    u.per_range = ceil_div(plan.groups, std::min(plan.groups, ceil_div(want, base)));
-    u.n_ranges = ceil_div(plan.groups, u.per_range);
+    u.per_range = ceil_div(groups, std::min(groups, ceil_div(want, base)));
+    u.n_ranges = ceil_div(groups, u.per_range);
     return u;
 }
 
+template <class Panels>
 struct PackedJob {
+    using Cell = typename Panels::Cell;
     const Tensor* a;
     const Tensor* b;
     Tensor* dst;
-    const PackedPlan* plan;
-    const float* b_packed;
-    float* a_block;  // this thread's packed block of a
-    float* scratch;  // this thread's conversion rows
+    const PackedPlan<Panels>* plan;
+    const Cell* b_packed;
+    Cell* a_block;       // this thread's packed block of a
+    std::byte* scratch;  // this thread's conversion rows
 };
 
 // One tile of dst at (row m0, column n0) of matrix (i2, i3) from packed panels: straight into dst
 // when the tile is whole and dst's columns are packed floats, else through a local tile of which
 // only the valid part is stored.
-void run_tile(const PackedJob& job, int64_t len, const float* a, const float* b, int64_t m0, int64_t rows,
-              int64_t n0, int64_t cols, int64_t i2, int64_t i3, bool accumulate) {
-    const GemmKernel& gemm = job.plan->gemm;
+template <class Panels>
+void run_tile(const PackedJob<Panels>& job, int64_t len, const typename Panels::Cell* a, const typename Panels::Cell* b,
+              int64_t m0, int64_t rows, int64_t n0, int64_t cols, int64_t i2, int64_t i3, bool accumulate) {
+    const Panels& panels = job.plan->panels;
     Tensor& dst = *job.dst;
-    if (rows == gemm.mr && cols == gemm.nr && dst.nb[0] == sizeof(float) && dst.nb[1] % sizeof(float) == 0) {
+    if (rows == panels.mr() && cols == panels.nr() && dst.nb[0] == sizeof(float) && dst.nb[1] % sizeof(float) == 0) {
         auto* c = reinterpret_cast<float*>(dst.element_ptr(m0, n0, i2, i3));
-        gemm.tile(len, a, b, c, static_cast<int64_t>(dst.nb[1] / sizeof(float)), accumulate);
+        panels.tile(len, a, b, c, static_cast<int64_t>(dst.nb[1] / sizeof(float)), accumulate);
         return;
     }
     float tile[kMaxPanelRows * kMaxPanelRows];
-    gemm.tile(len, a, b, tile, gemm.mr, false);
+    panels.tile(len, a, b, tile, panels.mr(), false);
     for (int64_t j = 0; j < cols; ++j) {
         for (int64_t i = 0; i < rows; ++i) {
             auto* d = reinterpret_cast<float*>(dst.element_ptr(m0 + i, n0 + j, i2, i3));
-            const float v = tile[j * gemm.mr + i];
+            const float v = tile[j * panels.mr() + i];
             *d = accumulate ? *d + v : v;
         }
     }
 }
 
-void run_unit(const PackedJob& job, int64_t batch, int64_t m_block, int64_t g0, int64_t g1) {
+template <class Panels>
+void run_unit(const PackedJob<Panels>& job, int64_t batch, int64_t m_block, int64_t g0, int64_t g1) {
     const Tensor& a = *job.a;
     const Tensor& b = *job.b;
-    const PackedPlan& plan = *job.plan;
-    const int mr = plan.gemm.mr;
-    const int nr = plan.gemm.nr;
+    const PackedPlan<Panels>& plan = *job.plan;
+    const int mr = plan.panels.mr();
+    const int nr = plan.panels.nr();
     const int64_t m0 = m_block * plan.mc;
     const int64_t rows = std::min(plan.mc, plan.m - m0);
     const int64_t row_groups = ceil_div(rows, mr);
@@ -175,20 +240,53 @@ void run_unit(const PackedJob& job, int64_t batch, int64_t m_block, int64_t g0, 
     const int64_t i03 = i3 / (b.ne[3] / a.ne[3]);
     for (int64_t k0 = 0; k0 < plan.k; k0 += plan.kc) {
         const int64_t len = std::min(plan.kc, plan.k - k0);
+        const int64_t len_cells = ceil_div(len, Panels::kPerCell);
         for (int64_t rg = 0; rg < row_groups; ++rg) {
-            const float* src[kMaxPanelRows];
-            chunk_rows(a, m0 + rg * mr, std::min<int64_t>(mr, rows - rg * mr), mr, i02, i03, k0, len, job.scratch, src);
-            plan.gemm.pack(src, mr, len, job.a_block + rg * len * mr);
+            plan.panels.pack(a, m0 + rg * mr, std::min<int64_t>(mr, rows - rg * mr), mr, i02, i03, k0, len, job.scratch,
+                             job.a_block + rg * len_cells * mr);
         }
         for (int64_t g = g0; g < g1; ++g) {
-            const float* b_piece = job.b_packed + b_panel_offset(plan, batch, g) + k0 * nr;
+            const auto* b_piece = job.b_packed + plan.b_panel_offset(batch, g) + k0 / Panels::kPerCell * nr;
             const int64_t cols = std::min<int64_t>(nr, plan.n - g * nr);
             for (int64_t rg = 0; rg < row_groups; ++rg) {
-                run_tile(job, len, job.a_block + rg * len * mr, b_piece, m0 + rg * mr,
+                run_tile(job, len, job.a_block + rg * len_cells * mr, b_piece, m0 + rg * mr,
                          std::min<int64_t>(mr, rows - rg * mr), g * nr, cols, i2, i3, k0 > 0);
             }
         }
     }
+}
+
+template <class Panels>
+void compute_packed(const ComputeParams& params, Tensor& dst, const PackedPlan<Panels>& plan) {
+    using Cell = typename Panels::Cell;
+    std::byte* work = params.aligned_work();
+    auto* b_packed = reinterpret_cast<Cell*>(work);
+    std::byte* mine = work + plan.b_bytes + static_cast<size_t>(params.ith) * (plan.a_bytes + plan.scratch_bytes);
+    auto* a_block = reinterpret_cast<Cell*>(mine);
+    std::byte* scratch = mine + plan.a_bytes;
+    pack_b(params, *dst.src[1], plan, b_packed, scratch);
+    params.barrier();  // every thread reads column groups packed by the others
+
+    const PackedJob<Panels> job{dst.src[0], dst.src[1], &dst, &plan, b_packed, a_block, scratch};
+    const Units units = make_units(ceil_div(plan.m, plan.mc), plan.batches, plan.groups, params.nth);
+    const auto [u0, u1] = params.split(units.count(plan.batches));
+    for (int64_t u = u0; u < u1; ++u) {
+        const int64_t m_block = u % units.m_blocks;
+        const int64_t range = (u / units.m_blocks) % units.n_ranges;
+        const int64_t batch = u / units.m_blocks / units.n_ranges;
+        const int64_t g0 = range * units.per_range;
+        run_unit(job, batch, m_block, g0, std::min(plan.groups, g0 + units.per_range));
+    }
+}
+
+// The bf16 kernel for packed bf16 weights where the CPU has one, else null.
+const Bf16GemmKernel* bf16_kernel_for(const Tensor& dst) {
+    return Bf16Panels::applies(*dst.src[0]) ? bf16_gemm_kernel() : nullptr;
+}
+
+template <class Plan>
+size_t work_size(const Plan& plan, int nth) {
+    return plan.b_bytes + static_cast<size_t>(std::max(nth, 1)) * (plan.a_bytes + plan.scratch_bytes) + kWorkAlign;
 }
 
 }  // namespace
@@ -200,29 +298,15 @@ bool mul_mat_packed_applies(const Tensor& dst) {
 }
 
 size_t mul_mat_packed_work_size(const Tensor& dst, int nth) {
-    const PackedPlan plan = make_plan(dst);
-    return plan.b_bytes + static_cast<size_t>(std::max(nth, 1)) * (plan.a_bytes + plan.scratch_bytes) + kWorkAlign;
+    if (const Bf16GemmKernel* bf16 = bf16_kernel_for(dst)) return work_size(PackedPlan<Bf16Panels>(dst, {bf16}), nth);
+    return work_size(PackedPlan<F32Panels>(dst, {matmul_tiles().gemm}), nth);
 }
 
 void compute_mul_mat_packed(const ComputeParams& params, Tensor& dst) {
-    const PackedPlan plan = make_plan(dst);
-    std::byte* work = params.aligned_work();
-    auto* b_packed = reinterpret_cast<float*>(work);
-    std::byte* mine = work + plan.b_bytes + static_cast<size_t>(params.ith) * (plan.a_bytes + plan.scratch_bytes);
-    auto* a_block = reinterpret_cast<float*>(mine);
-    auto* scratch = reinterpret_cast<float*>(mine + plan.a_bytes);
-    pack_b(params, *dst.src[1], plan, b_packed, scratch);
-    params.barrier();  // every thread reads column groups packed by the others
-
-    const PackedJob job{dst.src[0], dst.src[1], &dst, &plan, b_packed, a_block, scratch};
-    const Units units = make_units(plan, params.nth);
-    const auto [u0, u1] = params.split(units.count(plan.batches));
-    for (int64_t u = u0; u < u1; ++u) {
-        const int64_t m_block = u % units.m_blocks;
-        const int64_t range = (u / units.m_blocks) % units.n_ranges;
-        const int64_t batch = u / units.m_blocks / units.n_ranges;
-        const int64_t g0 = range * units.per_range;
-        run_unit(job, batch, m_block, g0, std::min(plan.groups, g0 + units.per_range));
+    if (const Bf16GemmKernel* bf16 = bf16_kernel_for(dst)) {
+        compute_packed(params, dst, PackedPlan<Bf16Panels>(dst, {bf16}));
+    } else {
+        compute_packed(params, dst, PackedPlan<F32Panels>(dst, {matmul_tiles().gemm}));
     }
 }
 

@@ -53,7 +53,7 @@ inline void store_first(float* out, __m256 v, int n) {
 
 // out[k * rows + i] = src[i][k]: whole blocks of 8 k by 8 rows through transposes (a group of
 // fewer rows repeats its last one and stores only its own), the last k one by one.
-void pack_panel_avx(const float* const* src, int rows, int64_t len, float* out) {
+inline void pack_panel_avx(const float* const* src, int rows, int64_t len, float* out) {
     int64_t k = 0;
     for (; k + 8 <= len; k += 8) {
         for (int g = 0; g < rows; g += 8) {

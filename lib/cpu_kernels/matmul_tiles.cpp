@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cstring>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 
 namespace xb::cpu_kernels {
 
@@ -10,27 +13,35 @@ const MatmulTiles& matmul_tiles(Isa isa) {
     return table_for_isa(isa, "matmul_tiles", &matmul_tiles_scalar, &matmul_tiles_avx2, &matmul_tiles_avx512);
 }
 
+namespace {
+
+// AVX512-BF16 from cpuid (leaf 7, sub-leaf 1, EAX bit 5): not every compiler's
+// __builtin_cpu_supports knows the name.
+bool has_avx512_bf16() {
+#if defined(__x86_64__) || defined(__i386__)
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    return __get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx) != 0 && (eax & (1u << 5)) != 0;
+#else
+    return false;
+#endif
+}
+
+}  // namespace
+
+const Bf16GemmKernel* bf16_gemm_kernel() {
+    static const Bf16GemmKernel* kernel =
+        active_isa() == Isa::Avx512 && has_avx512_bf16() ? &bf16_gemm_avx512() : nullptr;
+    return kernel;
+}
+
+const char* bf16_products_description() {
+    return bf16_gemm_kernel() != nullptr ? "bf16 prefill by AVX512-BF16 (activations rounded to bf16)"
+                                         : "bf16 prefill by the f32 tile";
+}
+
 const MatmulTiles& matmul_tiles() {
     static const MatmulTiles& active = matmul_tiles(active_isa());
     return active;
-}
-
-void tile_dots(const float* const* a, int64_t na, const float* const* b, int64_t nb, int64_t len, float* out,
-               int64_t out_stride) {
-    const MatmulTiles& table = matmul_tiles();
-    MatmulTile tile;
-    for (int64_t i0 = 0; i0 < na; i0 += kTileRows) {
-        const int64_t mr = std::min<int64_t>(kTileRows, na - i0);
-        const float* rows[kTileRows];
-        for (int64_t i = 0; i < kTileRows; ++i) rows[i] = a[i0 + std::min(i, mr - 1)];  // past the end: a repeat
-        for (int64_t j0 = 0; j0 < nb; j0 += table.cols) {
-            const int64_t nr = std::min<int64_t>(table.cols, nb - j0);
-            table.tile[nr - 1](rows, b + j0, len, tile);
-            for (int64_t j = 0; j < nr; ++j) {
-                for (int64_t i = 0; i < mr; ++i) out[(j0 + j) * out_stride + i0 + i] = tile[j][i];
-            }
-        }
-    }
 }
 
 bool f32_rows_in_place(const Tensor& t) {

@@ -43,6 +43,30 @@ struct GemmKernel {
     void (*pack)(const float* const* src, int rows, int64_t len, float* out);
 };
 
+// The outer-product tile of bf16 weights on CPUs with AVX512-BF16 (vdpbf16ps: 32 products of bf16
+// pairs summed into 16 f32 lanes per instruction, twice the f32 FMA's rate), as ggml's CPU computes
+// bf16 products: the activations rounded to bf16 (to nearest even), every sum in f32. Panels hold
+// 4-byte cells, one bf16 pair (elements 2p, 2p + 1 of a row, the low half first) each.
+struct Bf16GemmKernel {
+    int mr;  // rows of a per tile
+    int nr;  // columns of b per tile
+    // c[i + j * ldc] = (accumulate ? c[i + j * ldc] : 0) + sum over cells p < pairs of the pair of
+    // a[p * mr + i] times the pair of b[p * nr + j], for i < mr, j < nr.
+    void (*tile)(int64_t pairs, const uint32_t* a, const uint32_t* b, float* c, int64_t ldc, bool accumulate);
+    // out[p * rows + i] = (src[i][2p], src[i][2p + 1]) for p < ceil(len / 2), i < rows (rows <=
+    // kMaxPanelRows), the second half 0 past len: the panel layout of tile, for a (rows = mr) and b
+    // (rows = nr). Rows need no alignment; nothing past out[ceil(len / 2) * rows] is written.
+    void (*pack)(const uint16_t* const* src, int rows, int64_t len, uint32_t* out);
+};
+
+// The bf16 tile where this CPU has AVX512-BF16 and the active instruction set is AVX-512; null
+// elsewhere (bf16 weights then go through the f32 tile, their activations kept in f32).
+const Bf16GemmKernel* bf16_gemm_kernel();
+// What bf16 products use, for the CPU device's description.
+const char* bf16_products_description();
+// The AVX512-BF16 kernel itself (matmul_bf16_avx512.cpp); call only where the CPU has it.
+const Bf16GemmKernel& bf16_gemm_avx512();
+
 struct MatmulTiles {
     Isa isa;
     int width;  // floats per vector register
@@ -54,11 +78,6 @@ struct MatmulTiles {
 // The table of `isa` (which this CPU must support, see isa_supported), and that of active_isa().
 const MatmulTiles& matmul_tiles(Isa isa);
 const MatmulTiles& matmul_tiles();
-
-// out[j * out_stride + i] = dot(a[i], b[j]) over len floats for i < na, j < nb, through the
-// active table's tiles; len is a multiple of its width (callers pad rows with zeros).
-void tile_dots(const float* const* a, int64_t na, const float* const* b, int64_t nb, int64_t len, float* out,
-               int64_t out_stride);
 
 // True when t's rows can be read in place as floats: f32, elements packed, every row 4-byte aligned.
 bool f32_rows_in_place(const Tensor& t);

@@ -1,12 +1,13 @@
 // The mul_mat tile kernels of every instruction set this CPU runs, against a float64 dot product,
 // for every column count of each table; the outer-product tile and the panel packing of each
-// table; tile_dots over counts that fill no whole tile; the padded row loader; and the choice of
+// table; the AVX512-BF16 tile and its packing; the padded row loader; and the choice of
 // instruction set by name.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <random>
 #include <utility>
 #include <vector>
@@ -126,39 +127,64 @@ TEST(MatmulTiles, EveryPackIsATransposeThatStaysInItsPanel) {
     }
 }
 
-// tile_dots (the active table) over row and column counts that leave partial tiles on both sides,
-// writing with a row stride wider than the rows.
-TEST(MatmulTiles, TileDotsCoverPartialTiles) {
-    std::mt19937 rng(12);
+// bf16 values of random floats in [-1, 1], and the float each stands for.
+std::vector<uint16_t> random_bf16(size_t n, std::mt19937& rng) {
     std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-    const int64_t len = 5 * matmul_tiles().width;
-    for (const auto& [na, nb] : {std::pair<int64_t, int64_t>{1, 1}, {7, 5}, {13, 17}, {4, 6}}) {
-        std::vector<std::vector<float>> a(static_cast<size_t>(na), std::vector<float>(static_cast<size_t>(len)));
-        std::vector<std::vector<float>> b(static_cast<size_t>(nb), std::vector<float>(static_cast<size_t>(len)));
-        std::vector<const float*> a_rows, b_rows;
-        for (auto& row : a) {
-            for (float& x : row) x = dist(rng);
-            a_rows.push_back(row.data());
+    std::vector<uint16_t> out(n);
+    for (uint16_t& x : out) x = f32_to_bf16(dist(rng));
+    return out;
+}
+
+// The AVX512-BF16 tile (where this CPU has it): pairs of bf16 products summed in f32, against the
+// same bf16 values multiplied in float64; the packing of odd and even lengths into pair cells.
+TEST(MatmulTiles, Bf16TileMatchesFloat64OfItsBf16Values) {
+    const Bf16GemmKernel* kernel = bf16_gemm_kernel();
+    if (kernel == nullptr) GTEST_SKIP() << "no AVX512-BF16 on this CPU (or a lower XB_CPU_ISA)";
+    ASSERT_LE(kernel->mr, kMaxPanelRows);
+    ASSERT_LE(kernel->nr, kMaxPanelRows);
+    std::mt19937 rng(15);
+    for (int64_t len : {1, 2, 15, 16, 77, 128}) {
+        SCOPED_TRACE("len " + std::to_string(len));
+        const auto rows_of = [&](int count) {
+            std::vector<std::vector<uint16_t>> rows;
+            for (int i = 0; i < count; ++i) rows.push_back(random_bf16(static_cast<size_t>(len), rng));
+            return rows;
+        };
+        const auto a = rows_of(kernel->mr), b = rows_of(kernel->nr);
+        const auto packed = [&](const std::vector<std::vector<uint16_t>>& rows) {
+            std::vector<const uint16_t*> ptrs;
+            for (const auto& row : rows) ptrs.push_back(row.data());
+            const size_t cells = static_cast<size_t>((len + 1) / 2) * rows.size();
+            std::vector<uint32_t> out(cells + 7, 0xdeadbeefu);
+            kernel->pack(ptrs.data(), static_cast<int>(rows.size()), len, out.data());
+            for (size_t e = cells; e < out.size(); ++e) EXPECT_EQ(out[e], 0xdeadbeefu) << "wrote past the panel";
+            out.resize(cells);
+            return out;
+        };
+        const std::vector<uint32_t> pa = packed(a), pb = packed(b);
+        // The layout: cell (p, i) holds elements 2p (low half) and 2p + 1 (high half, 0 past len).
+        for (int64_t p = 0; p < (len + 1) / 2; ++p) {
+            const uint32_t c = pa[static_cast<size_t>(p * kernel->mr + 1)];
+            EXPECT_EQ(c & 0xffffu, a[1][static_cast<size_t>(2 * p)]) << p;
+            EXPECT_EQ(c >> 16, 2 * p + 1 < len ? a[1][static_cast<size_t>(2 * p + 1)] : 0u) << p;
         }
-        for (auto& row : b) {
-            for (float& x : row) x = dist(rng);
-            b_rows.push_back(row.data());
-        }
-        const int64_t stride = na + 3;
-        std::vector<float> out(static_cast<size_t>(nb * stride), NAN);
-        tile_dots(a_rows.data(), na, b_rows.data(), nb, len, out.data(), stride);
-        for (int64_t j = 0; j < nb; ++j) {
-            for (int64_t i = 0; i < stride; ++i) {
-                const float got = out[static_cast<size_t>(j * stride + i)];
-                if (i >= na) {
-                    EXPECT_TRUE(std::isnan(got)) << "wrote past row " << j << "'s " << na << " entries";
+        const int64_t ldc = kernel->mr + 3;
+        std::vector<float> c(static_cast<size_t>(ldc * kernel->nr), 0.5f);
+        kernel->tile((len + 1) / 2, pa.data(), pb.data(), c.data(), ldc, true);
+        for (int j = 0; j < kernel->nr; ++j) {
+            for (int64_t i = 0; i < ldc; ++i) {
+                const float got = c[static_cast<size_t>(j * ldc + i)];
+                if (i >= kernel->mr) {
+                    EXPECT_EQ(got, 0.5f) << "wrote into the gap after column " << j;
                     continue;
                 }
-                double want = 0.0;
+                double want = 0.5;
                 for (int64_t k = 0; k < len; ++k) {
-                    want += static_cast<double>(a[static_cast<size_t>(i)][static_cast<size_t>(k)]) * b[static_cast<size_t>(j)][static_cast<size_t>(k)];
+                    want += static_cast<double>(bf16_to_f32(a[static_cast<size_t>(i)][static_cast<size_t>(k)])) *
+                            bf16_to_f32(b[static_cast<size_t>(j)][static_cast<size_t>(k)]);
                 }
-                EXPECT_NEAR(got, want, 1e-5 * static_cast<double>(len)) << na << " x " << nb << " at " << i << ", " << j;
+                // Products of bf16 are exact in f32: only the sums round.
+                EXPECT_NEAR(got, want, 4e-7 * static_cast<double>(len + 2)) << "row " << i << " column " << j;
             }
         }
     }

@@ -111,7 +111,10 @@ f = r['first_divergent_node']
 assert f['name'] == '$rope' and f['origin'] == 'introduced' and r['introduced'] == 1, f
 assert any(i['nmse'] > 1e-7 for i in f['inputs']), f['inputs']" "carried-and-made: the rope introduces error"
 # Saved results carry no way to compute again: the sources' recorded errors decide, the same way.
-check carried-save 0 "$bin" -c "$quant" -b CPU,SIM0 -P "SIM0:fault_node=Vcur-0 (mul_mat),fault_size=0.001" \
+# Saved and loaded back, a smaller difference: the loaded run cannot see attn_out's input (a view of
+# the attention output, not saved), and from 3e-4 up the attention output's product amplifies the
+# carried difference past its own tolerance while its input stays within theirs.
+check carried-save 0 "$bin" -c "$quant" -b CPU,SIM0 -P "SIM0:fault_node=Vcur-0 (mul_mat),fault_size=0.0001" \
   --save-outputs "$tmp/carried.gguf"
 check carried-load 0 "$bin" -c "$quant" -b CPU --load-reference "$tmp/carried.gguf"
 expect_in carried-load-summary "$tmp/err" "(0 introduced, "

@@ -132,9 +132,15 @@ assert failing == known, ('new failures', sorted(failing - known), 'no longer fa
 # so it fails many by giving finite values where the truth is not. Never the other way: xbackend's
 # devices are non-finite exactly where the truth is (NonFinite/OpTest), so where ggml's output is
 # non-finite and the truth's is not, xbackend's would be finite where ggml's is not.
+# One exception, measured: on a long causal prompt (230 keys, 150 queries, GQA 4) with NaN in V,
+# ggml's CPU gives NaN to queries whose attended V rows are all finite: NaN in rows the causal mask
+# hides from them reaches them (results/ggml/nonfinite-2026-12-07.md); xbackend never reads a
+# masked key's V row.
+ggml_reads_masked_values = {'flash_attn_ext_tiled_gqa4_causal_long_f16_nan_in2'}
 twins = {n: why for n, why in reasons.items() if twin.search(n)}
 wrong_way = {n: why for n, why in twins.items()
-             if not re.search(r'expected -?(nan|inf)$', why) and twin.sub('', n) not in known}
+             if not re.search(r'expected -?(nan|inf)$', why) and twin.sub('', n) not in known
+             and n not in ggml_reads_masked_values}
 assert not wrong_way, ('ggml non-finite where the truth is finite', wrong_way)
 assert passed >= 550 and failed == len(reasons), (passed, failed, unsupported)
 print('op-check on ggml:CPU: %d passed, %d known deviations of ggml, %d non-finite twins where it drops NaN, %d unsupported'
