@@ -4,6 +4,7 @@ The calibration kernels (memcpy bandwidth, an OpenBLAS sgemm, both from graph-be
 xbackend's own code: a regression in xbackend slows the cases but not the calibration, while a
 slower or busier machine slows both.
 """
+import os
 import re
 
 from .tools import ToolError
@@ -21,9 +22,16 @@ def _fastest_ms(benchmarks, name):
     return min(b["real_time"] * _MS_PER_UNIT[b["time_unit"]] for b in runs)
 
 
+def resolve_name(name, cpus=None):
+    """A suite's benchmark name with {cpus} replaced by this machine's CPU count: graph-bench names its
+    read-bandwidth probe by thread count (BM_ReadBandwidth/threads:N), and the calibration reads with
+    all of them, as many as the machine the suite runs on has."""
+    return name.replace("{cpus}", str(cpus if cpus is not None else (os.cpu_count() or 1)))
+
+
 def measure(tools, calibration):
     """{key: milliseconds} for each benchmark the suite names; raises ToolError when one is missing."""
-    names = calibration.benchmarks
+    names = {key: resolve_name(name) for key, name in calibration.benchmarks.items()}
     pattern = "^(" + "|".join(re.escape(n) for n in names.values()) + ")$"
     _, out = tools.run_json("graph-bench", [f"--benchmark_filter={pattern}", "--benchmark_format=json",
                                             f"--benchmark_min_time={calibration.min_time}",
