@@ -259,14 +259,15 @@ struct QueryTile {
     int64_t head(const TileLayout& l, int64_t r) const { return kvh * l.group + (first + r) % l.group; }
 };
 
-// Packs the tile's queries as nr-row panels (rows past the tile repeat its last).
-void pack_queries(const Tensor& q, const TileLayout& l, const QueryTile& tile, const TileScratch& t, float* q_rows) {
+// Packs the tile's queries as nr-row panels (rows past the tile repeat its last), converting them
+// through K's row scratch, which is free until the first block.
+void pack_queries(const Tensor& q, const TileLayout& l, const QueryTile& tile, const TileScratch& t) {
     const int nr = l.gemm.nr;
     for (int64_t g = 0; g < l.rows / nr; ++g) {
         const float* rows[kMaxPanelRows];
         for (int i = 0; i < nr; ++i) {
             const int64_t r = std::min(g * nr + i, tile.count - 1);
-            float* row = q_rows + i * l.d;
+            float* row = t.k_rows + i * l.d;
             load_row_f32(q.type, q.element_ptr(0, tile.position(l, r), tile.head(l, r), tile.s), q.nb[0], l.d, l.d, row);
             rows[i] = row;
         }
@@ -400,7 +401,7 @@ void flash_attn_tile(const Tensor& dst, const FlashAttnParams& fp, const KvRows&
     const int mr = gemm.mr, nr = gemm.nr;
     const int64_t groups = round_up(tile.count, nr) / nr;  // nr-row groups holding the tile's rows
 
-    pack_queries(*dst.src[0], l, tile, t, t.k_rows);  // K's rows are free until the first block
+    pack_queries(*dst.src[0], l, tile, t);
     HeadView heads[kMaxTileRows];
     for (int64_t r = 0; r < tile.count; ++r) heads[r] = HeadView(dst, fp, tile.head(l, r), tile.s);
     std::fill(t.run_max, t.run_max + l.rows, kNegInf);

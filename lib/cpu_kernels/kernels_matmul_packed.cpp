@@ -84,12 +84,12 @@ struct Bf16Panels {
     static size_t scratch_bytes(int rows, int64_t kc) {
         return static_cast<size_t>(rows * kc) * (sizeof(float) + sizeof(uint16_t));
     }
-    // a holds packed bf16 rows (applies()); b any float type.
-    static bool applies(const Tensor& a) { return a.type == DType::BF16 && a.nb[0] == sizeof(uint16_t); }
+    // Packed bf16 rows, read in place: a's, for this kernel to apply; b's are rounded instead.
+    static bool in_place(const Tensor& t) { return t.type == DType::BF16 && t.nb[0] == sizeof(uint16_t); }
     void pack(const Tensor& t, int64_t first, int64_t valid, int rows, int64_t i2, int64_t i3, int64_t k0, int64_t len,
               std::byte* scratch, Cell* out) const {
         const uint16_t* src[kMaxPanelRows];
-        if (t.type == DType::BF16 && t.nb[0] == sizeof(uint16_t)) {
+        if (in_place(t)) {
             for (int i = 0; i < rows; ++i) {
                 src[i] = reinterpret_cast<const uint16_t*>(t.element_ptr(k0, first + std::min<int64_t>(i, valid - 1), i2, i3));
             }
@@ -281,7 +281,7 @@ void compute_packed(const ComputeParams& params, Tensor& dst, const PackedPlan<P
 
 // The bf16 kernel for packed bf16 weights where the CPU has one, else null.
 const Bf16GemmKernel* bf16_kernel_for(const Tensor& dst) {
-    return Bf16Panels::applies(*dst.src[0]) ? bf16_gemm_kernel() : nullptr;
+    return Bf16Panels::in_place(*dst.src[0]) ? bf16_gemm_kernel() : nullptr;
 }
 
 template <class Plan>
