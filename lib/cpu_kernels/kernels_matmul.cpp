@@ -188,17 +188,23 @@ void run_block(const MatMulJob& job, const Block& blk) {
 
 // A single column of b per batch (decoding one token): one dot product per row of a read in its
 // stored type by the row kernels (f32, f16 or bf16), so that a streams past once instead of being
-// converted to f32 first; two rows at a time share each load of b's column where the machine reads
-// two streams as fast as one (gemv_rows.hpp). False when a's rows are of another type or not packed.
+// converted to f32 first; R rows of one matrix at a time share each load of b's column, R chosen
+// from the machine (gemv_rows.hpp). False when a's rows are of another type or not packed.
 struct GemvDots {
     RowKernels::DotFn one;
-    RowKernels::Dot2Fn two;
+    RowKernels::DotRowsFn rows;  // nullptr: one row at a time
+    int64_t count;               // rows per call of `rows`
 };
 std::optional<GemvDots> gemv_dots(const Tensor& a) {
     const std::optional<RowType> rt = row_type(a.type);
     if (!rt || a.nb[0] != type_size(a.type)) return std::nullopt;
     const RowKernels& table = row_kernels();
-    return GemvDots{table.dot[static_cast<int>(*rt)], table.dot2[static_cast<int>(*rt)]};
+    const int type = static_cast<int>(*rt);
+    const int walk = gemv_walk().rows_for(a.ne[0]);
+    for (int slot = 0; slot < kDotRowsKinds; ++slot) {
+        if (dot_rows_count(slot) == walk) return GemvDots{table.dot[type], table.dot_rows[type][slot], walk};
+    }
+    return GemvDots{table.dot[type], nullptr, 1};
 }
 
 void gemv(const ComputeParams& params, const MatMulJob& job, const GemvDots& dots) {
@@ -206,7 +212,7 @@ void gemv(const ComputeParams& params, const MatMulJob& job, const GemvDots& dot
     const Tensor& b = *job.b;
     const MatMulPlan& plan = *job.plan;
     const auto [r0, r1] = params.split(plan.m * plan.batches);
-    const bool pairs = gemv_rows() == GemvRows::Pairs;  // or one stream of rows (gemv_rows.hpp)
+    const bool dst_packed = job.dst->nb[0] == sizeof(float);
     for (int64_t r = r0; r < r1;) {
         const int64_t m = r % plan.m;
         const int64_t i2 = (r / plan.m) % b.ne[2];
@@ -215,10 +221,10 @@ void gemv(const ComputeParams& params, const MatMulJob& job, const GemvDots& dot
         const int64_t i03 = i3 / (b.ne[3] / a.ne[3]);
         const float* column = column_of_b(job, 0, 0, i2, i3);
         auto* out = reinterpret_cast<float*>(job.dst->element_ptr(m, 0, i2, i3));
-        if (pairs && r + 1 < r1 && m + 1 < plan.m && job.dst->nb[0] == sizeof(float)) {  // two rows of one matrix
-            const std::byte* rows[2] = {a.element_ptr(0, m, i02, i03), a.element_ptr(0, m + 1, i02, i03)};
-            dots.two(column, rows, plan.k, out);
-            r += 2;
+        const int64_t count = dots.count;
+        if (dots.rows != nullptr && dst_packed && r + count <= r1 && m + count <= plan.m) {  // R rows of one matrix
+            dots.rows(column, a.element_ptr(0, m, i02, i03), a.nb[1], plan.k, out);
+            r += count;
         } else {
             *out = dots.one(column, a.element_ptr(0, m, i02, i03), plan.k);
             r += 1;

@@ -22,12 +22,16 @@ enum class RowType { F32, F16, BF16 };
 constexpr int kRowTypeCount = 3;
 std::optional<RowType> row_type(DType t);
 
+// The row counts of RowKernels::dot_rows, by slot.
+constexpr int kDotRowsKinds = 3;
+constexpr int dot_rows_count(int slot) { return 2 << slot; }
+
 struct RowKernels {
     // dot(q[0, n), row of n packed elements)
     using DotFn = float (*)(const float* q, const std::byte* row, int64_t n);
-    // out[r] = dot(q, rows[r], n) for r < 2, with the same bits as two calls of DotFn: one pass
-    // over q for two weight rows (the one-token mul_mat).
-    using Dot2Fn = void (*)(const float* q, const std::byte* const* rows, int64_t n, float* out);
+    // out[r] = dot(q, first + r * stride, n) for r < R, with the same bits as R calls of DotFn:
+    // one pass over q for R weight rows (the one-token mul_mat).
+    using DotRowsFn = void (*)(const float* q, const std::byte* first, size_t stride, int64_t n, float* out);
     // acc[0, n) += s * row of n packed elements
     using AxpyFn = void (*)(float* acc, float s, const std::byte* row, int64_t n);
     // y[0, n) = op(x[0, n)); y may be x.
@@ -45,7 +49,7 @@ struct RowKernels {
 
     Isa isa;
     DotFn dot[kRowTypeCount];
-    Dot2Fn dot2[kRowTypeCount];
+    DotRowsFn dot_rows[kRowTypeCount][kDotRowsKinds];  // R = dot_rows_count(slot): 2, 4, 8
     AxpyFn axpy[kRowTypeCount];
     // By UnaryOp; nullptr where the set has no vector form (the kernels then map element by
     // element with the scalar functions of core/op_math.hpp, as the scalar set does throughout).

@@ -53,8 +53,10 @@ struct Avx2 {
             return (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
         }
     };
-    static float sum4(const T* acc) {
-        const __m256 v = _mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3]));
+    // 4 rows' two sums, q's two vectors and a converted row in 16 registers.
+    static constexpr int kMaxDotRows = 4;
+    static float sum2(const T* acc) {
+        const __m256 v = _mm256_add_ps(acc[0], acc[1]);
         __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
         s = _mm_add_ps(s, _mm_movehl_ps(s, s));
         s = _mm_add_ss(s, _mm_movehdup_ps(s));
@@ -161,7 +163,9 @@ const RowKernels& row_kernels_avx2() {
     static constexpr RowKernels kTable = [] {
         RowKernels t{Isa::Avx2,
                      {&dot<Avx2, DType::F32>, &dot<Avx2, DType::F16>, &dot<Avx2, DType::BF16>},
-                     {&dot2<Avx2, DType::F32>, &dot2<Avx2, DType::F16>, &dot2<Avx2, DType::BF16>},
+                     {{kDotRows<Avx2, DType::F32>[0], kDotRows<Avx2, DType::F32>[1], kDotRows<Avx2, DType::F32>[2]},
+                      {kDotRows<Avx2, DType::F16>[0], kDotRows<Avx2, DType::F16>[1], kDotRows<Avx2, DType::F16>[2]},
+                      {kDotRows<Avx2, DType::BF16>[0], kDotRows<Avx2, DType::BF16>[1], kDotRows<Avx2, DType::BF16>[2]}},
                      {&axpy<Avx2, DType::F32>, &axpy<Avx2, DType::F16>, &axpy<Avx2, DType::BF16>},
                      {},
                      {},

@@ -92,10 +92,13 @@ struct Avx512 {
             return ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
         }
     };
-    // The lanes of the four accumulators' sum in one fixed order (dot and dot2 must agree bit for bit).
-    static float sum4(const T* acc) {
+    // 8 rows' two sums and q's two vectors in 32 registers.
+    static constexpr int kMaxDotRows = 8;
+    // The lanes of the two accumulators' sum in one fixed order (every dot_rows walk must agree bit
+    // for bit).
+    static float sum2(const T* acc) {
         alignas(64) float lanes[16];
-        _mm512_store_ps(lanes, _mm512_add_ps(_mm512_add_ps(acc[0], acc[1]), _mm512_add_ps(acc[2], acc[3])));
+        _mm512_store_ps(lanes, _mm512_add_ps(acc[0], acc[1]));
         for (int width = 8; width > 0; width /= 2) {
             for (int l = 0; l < width; ++l) lanes[l] += lanes[l + width];
         }
@@ -121,9 +124,11 @@ const RowKernels& row_kernels_avx512() {
         t.dot[f32] = &dot<Avx512, DType::F32>;
         t.dot[f16] = &dot<Avx512, DType::F16>;
         t.dot[bf16] = &dot<Avx512, DType::BF16>;
-        t.dot2[f32] = &dot2<Avx512, DType::F32>;
-        t.dot2[f16] = &dot2<Avx512, DType::F16>;
-        t.dot2[bf16] = &dot2<Avx512, DType::BF16>;
+        for (int slot = 0; slot < kDotRowsKinds; ++slot) {
+            t.dot_rows[f32][slot] = kDotRows<Avx512, DType::F32>[slot];
+            t.dot_rows[f16][slot] = kDotRows<Avx512, DType::F16>[slot];
+            t.dot_rows[bf16][slot] = kDotRows<Avx512, DType::BF16>[slot];
+        }
         t.axpy[f32] = &axpy<Avx512, DType::F32>;
         t.axpy[f16] = &axpy<Avx512, DType::F16>;
         t.axpy[bf16] = &axpy<Avx512, DType::BF16>;

@@ -6,7 +6,7 @@
 //
 // V provides: T (the vector), kWidth (floats per vector), zero(), load(const float*),
 // store(float*, T), set1(float), mul(T, T), sub(T, T), fma(a, b, c) = a * b + c, row<DType>(const
-// std::byte*) (kWidth elements of a row as floats), sum4(const T*) (the lanes of four
+// std::byte*) (kWidth elements of a row as floats), kMaxDotRows, sum2(const T*) (the lanes of two
 // accumulators added in one fixed order), exp5(T) (the degree-5 exp of simd_math_avx2.hpp) and
 // Sums (double accumulators: add(T), total()).
 #pragma once
@@ -44,64 +44,67 @@ float load1(const std::byte* p) {
     }
 }
 
-// Four independent sums (one FMA chain would wait out its latency on every step), 4 kWidth
-// elements per step; then kWidth at a time into the first; the tail one element at a time after
-// the horizontal sum.
-template <typename V, DType T>
-float dot(const float* q, const std::byte* row, int64_t n) {
-    constexpr size_t ts = row_element_bytes<T>();
-    constexpr int64_t w = V::kWidth;
-    int64_t i = 0;
-    typename V::T acc[4] = {V::zero(), V::zero(), V::zero(), V::zero()};
-    for (; i + 4 * w <= n; i += 4 * w) {
-        for (int k = 0; k < 4; ++k) {
-            acc[k] = V::fma(V::load(q + i + w * k), V::template row<T>(row + (i + w * k) * ts), acc[k]);
+// The dot products of q with R rows `stride` bytes apart (the one-token mul_mat's walk, R = 1 is
+// flash attention's and the walk's single dot). Each row has two sums (independent FMA chains,
+// 2 kWidth elements a step), then kWidth at a time into the first, the lanes added by V::sum2 and
+// the tail one element at a time: the same operations whatever R, so a row gets the same bits
+// whichever walk reads it. Every load of q serves the R rows; with q as long as the L1 cache
+// (K = 8192 f32 activations, 32 KiB), one row at a time fetches it again from L2 for every row.
+// MaxRows: the most rows whose sums the set's registers hold (16 accumulators); more are done
+// in two halves. Prefetch: ask for the rows R rows ahead at each step's offset (weight_prefetch.hpp;
+// the walk in pairs).
+template <typename V, DType T, int R, bool Prefetch>
+void dot_rows(const float* q, const std::byte* first, size_t stride, int64_t n, float* out) {
+    if constexpr (R > V::kMaxDotRows) {
+        dot_rows<V, T, R / 2, Prefetch>(q, first, stride, n, out);
+        dot_rows<V, T, R / 2, Prefetch>(q, first + (R / 2) * stride, stride, n, out + R / 2);
+    } else {
+        constexpr size_t ts = row_element_bytes<T>();
+        constexpr int64_t w = V::kWidth;
+        typename V::T acc[R][2];
+        for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = V::zero();
+        int64_t i = 0;
+        for (; i + 2 * w <= n; i += 2 * w) {
+            if constexpr (Prefetch) {
+                for (int r = 0; r < R; ++r) {
+                    prefetch_lines(reinterpret_cast<uintptr_t>(first) + (R + r) * stride + static_cast<size_t>(i) * ts, 2 * w * ts);
+                }
+            }
+            const typename V::T q0 = V::load(q + i), q1 = V::load(q + i + w);
+#pragma GCC unroll 8
+            for (int r = 0; r < R; ++r) {
+                const std::byte* row = first + r * stride + static_cast<size_t>(i) * ts;
+                acc[r][0] = V::fma(q0, V::template row<T>(row), acc[r][0]);
+                acc[r][1] = V::fma(q1, V::template row<T>(row + w * ts), acc[r][1]);
+            }
+        }
+        if (i + w <= n) {
+            const typename V::T q0 = V::load(q + i);
+            for (int r = 0; r < R; ++r) acc[r][0] = V::fma(q0, V::template row<T>(first + r * stride + static_cast<size_t>(i) * ts), acc[r][0]);
+            i += w;
+        }
+        for (int r = 0; r < R; ++r) {
+            const std::byte* row = first + r * stride;
+            float sum = V::sum2(acc[r]);
+            for (int64_t j = i; j < n; ++j) sum += q[j] * load1<T>(row + j * ts);
+            out[r] = sum;
         }
     }
-    for (; i + w <= n; i += w) acc[0] = V::fma(V::load(q + i), V::template row<T>(row + i * ts), acc[0]);
-    float sum = V::sum4(acc);
-    for (; i < n; ++i) sum += q[i] * load1<T>(row + i * ts);
-    return sum;
 }
 
-// dot of q with two rows at once, each with exactly dot's operations (so the same bits): every
-// load of q serves both rows, and eight FMA chains are in flight. The one-token mul_mat walks a
-// matrix two rows at a time, so the next pair is as far past this one as r1 is past r0 doubled:
-// its bytes at each step's offset are prefetched (weight_prefetch.hpp says why), a pair ahead.
 template <typename V, DType T>
-void dot2(const float* q, const std::byte* const* rows, int64_t n, float* out) {
-    constexpr size_t ts = row_element_bytes<T>();
-    constexpr int64_t w = V::kWidth;
-    const std::byte* r0 = rows[0];
-    const std::byte* r1 = rows[1];
-    const uintptr_t row_stride = reinterpret_cast<uintptr_t>(r1) - reinterpret_cast<uintptr_t>(r0);
-    const uintptr_t next0 = reinterpret_cast<uintptr_t>(r1) + row_stride, next1 = next0 + row_stride;
-    int64_t i = 0;
-    typename V::T a[4] = {V::zero(), V::zero(), V::zero(), V::zero()};
-    typename V::T b[4] = {V::zero(), V::zero(), V::zero(), V::zero()};
-    for (; i + 4 * w <= n; i += 4 * w) {
-        prefetch_lines(next0 + static_cast<size_t>(i) * ts, 4 * w * ts);
-        prefetch_lines(next1 + static_cast<size_t>(i) * ts, 4 * w * ts);
-        for (int k = 0; k < 4; ++k) {
-            const typename V::T qv = V::load(q + i + w * k);
-            a[k] = V::fma(qv, V::template row<T>(r0 + (i + w * k) * ts), a[k]);
-            b[k] = V::fma(qv, V::template row<T>(r1 + (i + w * k) * ts), b[k]);
-        }
-    }
-    for (; i + w <= n; i += w) {
-        const typename V::T qv = V::load(q + i);
-        a[0] = V::fma(qv, V::template row<T>(r0 + i * ts), a[0]);
-        b[0] = V::fma(qv, V::template row<T>(r1 + i * ts), b[0]);
-    }
-    float sa = V::sum4(a);
-    float sb = V::sum4(b);
-    for (; i < n; ++i) {
-        sa += q[i] * load1<T>(r0 + i * ts);
-        sb += q[i] * load1<T>(r1 + i * ts);
-    }
-    out[0] = sa;
-    out[1] = sb;
+float dot(const float* q, const std::byte* row, int64_t n) {
+    float out;
+    dot_rows<V, T, 1, false>(q, row, 0, n, &out);
+    return out;
 }
+
+// The one-token mul_mat's entries of the table: by pairs with the prefetch of the next pair (the
+// walk measured on the Intel VMs), by 4 and 8 rows without (on the Zen 4 VM the hardware keeps
+// those streams fed; asking as well cost 5-20 %).
+template <typename V, DType T>
+constexpr RowKernels::DotRowsFn kDotRows[kDotRowsKinds] = {&dot_rows<V, T, 2, true>, &dot_rows<V, T, 4, false>,
+                                                           &dot_rows<V, T, 8, false>};
 
 template <typename V, DType T>
 void axpy(float* acc, float s, const std::byte* row, int64_t n) {

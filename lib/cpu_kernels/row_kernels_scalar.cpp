@@ -16,10 +16,9 @@ float dot(const float* q, const std::byte* row, int64_t n) {
     return sum;
 }
 
-template <DType T>
-void dot2(const float* q, const std::byte* const* rows, int64_t n, float* out) {
-    out[0] = dot<T>(q, rows[0], n);
-    out[1] = dot<T>(q, rows[1], n);
+template <DType T, int R>
+void dot_rows(const float* q, const std::byte* first, size_t stride, int64_t n, float* out) {
+    for (int r = 0; r < R; ++r) out[r] = dot<T>(q, first + r * stride, n);
 }
 
 template <DType T>
@@ -58,7 +57,9 @@ void sincos(const float* x, float* cos_sin, int64_t n) {
 const RowKernels& row_kernels_scalar() {
     static constexpr RowKernels kTable{Isa::Scalar,
                                        {&dot<DType::F32>, &dot<DType::F16>, &dot<DType::BF16>},
-                                       {&dot2<DType::F32>, &dot2<DType::F16>, &dot2<DType::BF16>},
+                                       {{&dot_rows<DType::F32, 2>, &dot_rows<DType::F32, 4>, &dot_rows<DType::F32, 8>},
+                                        {&dot_rows<DType::F16, 2>, &dot_rows<DType::F16, 4>, &dot_rows<DType::F16, 8>},
+                                        {&dot_rows<DType::BF16, 2>, &dot_rows<DType::BF16, 4>, &dot_rows<DType::BF16, 8>}},
                                        {&axpy<DType::F32>, &axpy<DType::F16>, &axpy<DType::BF16>},
                                        {},
                                        {},

@@ -1,8 +1,9 @@
-// The row kernels (flash attention's and the one-token mul_mat's dot, dot2 and axpy over
+// The row kernels (flash attention's and the one-token mul_mat's dot, dot_rows and axpy over
 // f32/f16/bf16 rows) of every instruction set this CPU runs, against float64, on odd lengths that
 // leave vector tails.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <random>
@@ -41,7 +42,7 @@ TEST(RowKernels, DotAndAxpyOfEverySetMatchFloat64) {
         const RowKernels& table = row_kernels(isa);
         for (DType t : {DType::F32, DType::F16, DType::BF16}) {
             const int index = static_cast<int>(*row_type(t));
-            for (int64_t n : {0, 1, 7, 8, 16, 37, 130}) {
+            for (int64_t n : {0, 1, 7, 8, 16, 27, 37, 51, 130}) {
                 SCOPED_TRACE(std::string(isa_name(isa)) + " " + dtype_name(t) + " n=" + std::to_string(n));
                 const Row row = random_row(t, n, rng);
                 std::vector<float> q(static_cast<size_t>(n));
@@ -51,15 +52,25 @@ TEST(RowKernels, DotAndAxpyOfEverySetMatchFloat64) {
                 const float got = table.dot[index](q.data(), row.bytes.data(), n);
                 EXPECT_NEAR(got, want, 1e-5 * static_cast<double>(n + 1));
 
-                // dot2 gives each of its rows the bits dot gives it alone (the one-token mul_mat
-                // mixes them), whichever of the two places the row takes.
-                const Row other = random_row(t, n, rng);
-                const float other_dot = table.dot[index](q.data(), other.bytes.data(), n);
-                const std::byte* pair[2] = {row.bytes.data(), other.bytes.data()};
-                float out[2] = {NAN, NAN};
-                table.dot2[index](q.data(), pair, n, out);
-                EXPECT_EQ(out[0], got);
-                EXPECT_EQ(out[1], other_dot);
+                // Each dot_rows walk gives every one of its rows the bits dot gives it alone (the
+                // one-token mul_mat mixes walks at a thread's ends), whichever place the row
+                // takes: R rows `stride` bytes apart, this row at one of them, random rows around.
+                for (int slot = 0; slot < kDotRowsKinds; ++slot) {
+                    const int count = dot_rows_count(slot);
+                    const size_t stride = row.bytes.size() + 64;
+                    std::vector<std::byte> rows(stride * static_cast<size_t>(count));
+                    std::vector<float> alone(static_cast<size_t>(count));
+                    const int place = (n + slot) % count;
+                    for (int r = 0; r < count; ++r) {
+                        const Row filler = r == place ? row : random_row(t, n, rng);
+                        std::copy(filler.bytes.begin(), filler.bytes.end(), rows.begin() + static_cast<ptrdiff_t>(stride * r));
+                        alone[static_cast<size_t>(r)] = table.dot[index](q.data(), rows.data() + stride * r, n);
+                    }
+                    std::vector<float> out(static_cast<size_t>(count), NAN);
+                    table.dot_rows[index][slot](q.data(), rows.data(), stride, n, out.data());
+                    for (int r = 0; r < count; ++r) EXPECT_EQ(out[static_cast<size_t>(r)], alone[static_cast<size_t>(r)]) << count << " rows, row " << r;
+                    EXPECT_EQ(out[static_cast<size_t>(place)], got);
+                }
 
                 std::vector<float> acc = q;
                 const float s = 0.75f;
