@@ -271,7 +271,7 @@ void pack_queries(const Tensor& q, const TileLayout& l, const QueryTile& tile, c
             load_row_f32(q.type, q.element_ptr(0, tile.position(l, r), tile.head(l, r), tile.s), q.nb[0], l.d, l.d, row);
             rows[i] = row;
         }
-        l.gemm.pack(rows, nr, l.d, t.q_panels + g * l.d * nr);
+        l.gemm.pack.f32(rows, nr, l.d, t.q_panels + g * l.d * nr);
     }
 }
 
@@ -323,23 +323,22 @@ bool load_masks(const Tensor* mask, const TileLayout& l, const QueryTile& tile, 
 // The block's keys as mr-key panels (K transposed); keys past nk repeat the last (their scores
 // are masked).
 void pack_keys(const Tensor& k, const TileLayout& l, const QueryTile& tile, int64_t k0, int64_t nk, const TileScratch& t) {
-    const bool in_place = f32_rows_in_place(k);
+    const bool typed = k.nb[0] == type_size(k.type);  // f32/f16/bf16 rows packed as they are
     const int mr = l.gemm.mr;
     for (int64_t p = 0; p < kFlashKeyBlock / mr; ++p) {
         if (p * mr >= nk) break;
+        float* panel = t.k_panels + p * l.d * mr;
+        const std::byte* keys[kMaxPanelRows];
+        for (int i = 0; i < mr; ++i) keys[i] = k.element_ptr(0, k0 + std::min<int64_t>(p * mr + i, nk - 1), tile.kvh, tile.s);
+        if (typed && pack_typed_rows(l.gemm.pack, k.type, keys, mr, l.d, panel)) continue;
         const float* rows[kMaxPanelRows];
         for (int i = 0; i < mr; ++i) {
             const int64_t j = std::min<int64_t>(p * mr + i, nk - 1);
-            const std::byte* src = k.element_ptr(0, k0 + j, tile.kvh, tile.s);
-            if (in_place) {
-                rows[i] = reinterpret_cast<const float*>(src);
-            } else {
-                float* row = t.k_rows + j * l.d;
-                if (j == p * mr + i) load_row_f32(k.type, src, k.nb[0], l.d, l.d, row);
-                rows[i] = row;
-            }
+            float* row = t.k_rows + j * l.d;
+            if (j == p * mr + i) load_row_f32(k.type, keys[i], k.nb[0], l.d, l.d, row);
+            rows[i] = row;
         }
-        l.gemm.pack(rows, mr, l.d, t.k_panels + p * l.d * mr);
+        l.gemm.pack.f32(rows, mr, l.d, panel);
     }
 }
 
@@ -428,7 +427,7 @@ void flash_attn_tile(const Tensor& dst, const FlashAttnParams& fp, const KvRows&
             for (int64_t g = 0; g < groups; ++g) {
                 const float* rows[kMaxPanelRows];
                 for (int i = 0; i < nr; ++i) rows[i] = t.s + std::min<int64_t>(g * nr + i, tile.count - 1) * kFlashKeyBlock;
-                gemm.pack(rows, nr, nk, t.p_panels);
+                gemm.pack.f32(rows, nr, nk, t.p_panels);
                 for (int64_t p = 0; p < l.dvp / mr; ++p) {
                     gemm.tile(nk, t.v_panels + p * kFlashKeyBlock * mr, t.p_panels, t.o + g * nr * l.dvp + p * mr, l.dvp,
                               true);

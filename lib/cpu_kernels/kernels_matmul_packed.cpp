@@ -6,7 +6,8 @@
 // groups); for each chunk of kc along K it packs its block of a ([mc / mr][kc][mr], kept in L2)
 // and runs the tile over every (column group, row group) pair: the group's kc x nr piece of b stays
 // in L1 while the block's mr x kc panels of a stream past it. Chunks after the first add to dst.
-// Rows that are not f32 (or not 4-byte aligned) are converted to f32 chunk by chunk before packing.
+// f16 and bf16 rows are converted as they are packed; rows of other layouts (strided elements) are
+// converted to f32 chunk by chunk before packing.
 // On CPUs with AVX512-BF16, packed bf16 weights take the bf16 tile instead (Bf16GemmKernel): their
 // panels hold bf16 pairs, packed from a's rows in place, and b's rows are rounded to bf16 (as
 // ggml's CPU rounds them), for twice the f32 tile's rate.
@@ -62,11 +63,18 @@ struct F32Panels {
     int nr() const { return gemm.nr; }
     // Scratch per thread for `rows` rows of a chunk of kc: the rows converted to f32.
     static size_t scratch_bytes(int rows, int64_t kc) { return static_cast<size_t>(rows * kc) * sizeof(float); }
+    // Packed f32, f16 and bf16 rows are packed as they are (converted by the packer); others are
+    // converted to f32 rows in scratch first.
     void pack(const Tensor& t, int64_t first, int64_t valid, int rows, int64_t i2, int64_t i3, int64_t k0, int64_t len,
               std::byte* scratch, Cell* out) const {
+        if (t.nb[0] == type_size(t.type)) {
+            const std::byte* typed[kMaxPanelRows];
+            for (int i = 0; i < rows; ++i) typed[i] = t.element_ptr(k0, first + std::min<int64_t>(i, valid - 1), i2, i3);
+            if (pack_typed_rows(gemm.pack, t.type, typed, rows, len, out)) return;
+        }
         const float* src[kMaxPanelRows];
         chunk_rows(t, first, valid, rows, i2, i3, k0, len, reinterpret_cast<float*>(scratch), src);
-        gemm.pack(src, rows, len, out);
+        gemm.pack.f32(src, rows, len, out);
     }
     void tile(int64_t len, const Cell* a, const Cell* b, float* c, int64_t ldc, bool accumulate) const {
         gemm.tile(len, a, b, c, ldc, accumulate);

@@ -51,15 +51,39 @@ inline void store_first(float* out, __m256 v, int n) {
     if (n == 1) _mm_store_ss(out, part);
 }
 
-// out[k * rows + i] = src[i][k]: whole blocks of 8 k by 8 rows through transposes (a group of
-// fewer rows repeats its last one and stores only its own), the last k one by one.
-inline void pack_panel_avx(const float* const* src, int rows, int64_t len, float* out) {
-    int64_t k = 0;
-    for (; k + 8 <= len; k += 8) {
-        for (int g = 0; g < rows; g += 8) {
-            const int n = std::min(8, rows - g);
+// The row element types a panel is packed from, each read 8 at a time as floats (exactly: f16 and
+// bf16 widen without rounding) and one at a time for the tail.
+struct F32Rows {
+    using Elem = float;
+    static __m256 load8(const float* p) { return _mm256_loadu_ps(p); }
+    static float load1(const float* p) { return *p; }
+};
+struct F16Rows {
+    using Elem = uint16_t;
+    static __m256 load8(const uint16_t* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+    static float load1(const uint16_t* p) { return _cvtsh_ss(*p); }
+};
+struct Bf16Rows {
+    using Elem = uint16_t;
+    static __m256 load8(const uint16_t* p) {
+        const __m256i wide = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+        return _mm256_castsi256_ps(_mm256_slli_epi32(wide, 16));
+    }
+    static float load1(const uint16_t* p) { return _mm_cvtss_f32(_mm_castsi128_ps(_mm_cvtsi32_si128(static_cast<int>(*p) << 16))); }
+};
+
+// out[k * rows + i] = src[i][k] as floats: whole blocks of 8 k by 8 rows through transposes (a
+// group of fewer rows repeats its last one and stores only its own), the last k one by one. f16
+// and bf16 rows are converted as they are loaded: one pass, no f32 copy of the rows. Each group of
+// 8 rows is read to its end before the next: 8 streams from memory at a time, not all the panel's.
+template <class Rows>
+inline void pack_panel_avx(const typename Rows::Elem* const* src, int rows, int64_t len, float* out) {
+    const int64_t whole = len / 8 * 8;
+    for (int g = 0; g < rows; g += 8) {
+        const int n = std::min(8, rows - g);
+        for (int64_t k = 0; k < whole; k += 8) {
             __m256 r[8];
-            for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(src[g + std::min(i, n - 1)] + k);
+            for (int i = 0; i < 8; ++i) r[i] = Rows::load8(src[g + std::min(i, n - 1)] + k);
             transpose8x8(r);
             float* dst = out + k * rows + g;
             if (n == 8) {
@@ -69,8 +93,13 @@ inline void pack_panel_avx(const float* const* src, int rows, int64_t len, float
             }
         }
     }
-    matmul_impl::pack_panel_from(src, rows, k, len, out);
+    for (int64_t k = whole; k < len; ++k) {
+        for (int i = 0; i < rows; ++i) out[k * rows + i] = Rows::load1(src[i] + k);
+    }
 }
+
+// The GemmKernel packers of an AVX set.
+inline constexpr GemmPackers kAvxPackers{&pack_panel_avx<F32Rows>, &pack_panel_avx<F16Rows>, &pack_panel_avx<Bf16Rows>};
 
 }  // namespace
 }  // namespace xb::cpu_kernels

@@ -49,6 +49,23 @@ bool f32_rows_in_place(const Tensor& t) {
            t.nb[1] % sizeof(float) == 0 && t.nb[2] % sizeof(float) == 0 && t.nb[3] % sizeof(float) == 0;
 }
 
+bool pack_typed_rows(const GemmPackers& pack, DType type, const std::byte* const* rows, int count, int64_t len, float* out) {
+    if (type == DType::F16 || type == DType::BF16) {
+        const uint16_t* half[kMaxPanelRows];
+        for (int i = 0; i < count; ++i) half[i] = reinterpret_cast<const uint16_t*>(rows[i]);
+        (type == DType::F16 ? pack.f16 : pack.bf16)(half, count, len, out);
+        return true;
+    }
+    if (type != DType::F32) return false;
+    const float* f32[kMaxPanelRows];
+    for (int i = 0; i < count; ++i) {
+        if (reinterpret_cast<uintptr_t>(rows[i]) % alignof(float) != 0) return false;
+        f32[i] = reinterpret_cast<const float*>(rows[i]);
+    }
+    pack.f32(f32, count, len, out);
+    return true;
+}
+
 void load_row_f32(DType t, const std::byte* src, size_t stride, int64_t n, int64_t padded, float* dst) {
     if (stride == type_size(t) && t == DType::F32) {
         std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));

@@ -31,16 +31,24 @@ using MatmulTileFn = void (*)(const float* const* a, const float* const* b, int6
 // The most rows any table packs into one panel (AVX-512's mr).
 constexpr int kMaxPanelRows = 32;
 
+// The packers of GemmKernel's panels, one per row element type: out[k * rows + i] = src[i][k] as
+// floats (f16 and bf16 widened exactly) for k < len, i < rows (rows <= kMaxPanelRows), the panel
+// layout the tile reads, for a (rows = mr) and b (rows = nr). Nothing past out[len * rows] is
+// written: threads pack neighbouring panels. f16 and bf16 rows are converted as they are packed,
+// with no f32 copy between.
+struct GemmPackers {
+    void (*f32)(const float* const* src, int rows, int64_t len, float* out);
+    void (*f16)(const uint16_t* const* src, int rows, int64_t len, float* out);
+    void (*bf16)(const uint16_t* const* src, int rows, int64_t len, float* out);
+};
+
 struct GemmKernel {
     int mr;  // rows of a per tile: a multiple of the vector width
     int nr;  // columns of b per tile
     // c[i + j * ldc] = (accumulate ? c[i + j * ldc] : 0) + sum_k a[k * mr + i] * b[k * nr + j]
     // for i < mr, j < nr, k < kc.
     void (*tile)(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, bool accumulate);
-    // out[k * rows + i] = src[i][k] for k < len, i < rows (rows <= kMaxPanelRows): the panel layout
-    // the tile reads, for a (rows = mr) and b (rows = nr). Nothing past out[len * rows] is written:
-    // threads pack neighbouring panels.
-    void (*pack)(const float* const* src, int rows, int64_t len, float* out);
+    GemmPackers pack;
 };
 
 // The outer-product tile of bf16 weights on CPUs with AVX512-BF16 (vdpbf16ps: 32 products of bf16
@@ -81,6 +89,11 @@ const MatmulTiles& matmul_tiles();
 
 // True when t's rows can be read in place as floats: f32, elements packed, every row 4-byte aligned.
 bool f32_rows_in_place(const Tensor& t);
+
+// Packs `count` rows of packed `type` elements (each pointer at the row's first element to pack)
+// with the packer of their type, converting as it goes; false, with nothing written, where there is
+// none (not f32, f16 or bf16, or f32 rows not 4-byte aligned): the caller converts them to f32 rows first.
+bool pack_typed_rows(const GemmPackers& pack, DType type, const std::byte* const* rows, int count, int64_t len, float* out);
 
 // n elements of type t (a float type), `stride` bytes apart, as f32 into dst[0, n); dst[n, padded)
 // = 0: rows made ready for the tiles.

@@ -29,7 +29,7 @@ struct Vec {
 }  // namespace
 
 const MatmulTiles& matmul_tiles_avx2() {
-    static constexpr MatmulTiles kTable = matmul_impl::make_tiles<Vec, 3, 2, 6>(Isa::Avx2, &pack_panel_avx);
+    static constexpr MatmulTiles kTable = matmul_impl::make_tiles<Vec, 3, 2, 6>(Isa::Avx2, kAvxPackers);
     return kTable;
 }
 

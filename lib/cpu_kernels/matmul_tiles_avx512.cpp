@@ -42,7 +42,7 @@ struct Vec {
 }  // namespace
 
 const MatmulTiles& matmul_tiles_avx512() {
-    static constexpr MatmulTiles kTable = matmul_impl::make_tiles<Vec, 6, 2, 12>(Isa::Avx512, &pack_panel_avx);
+    static constexpr MatmulTiles kTable = matmul_impl::make_tiles<Vec, 6, 2, 8>(Isa::Avx512, kAvxPackers);
     return kTable;
 }
 

@@ -71,20 +71,17 @@ void outer_tile(int64_t kc, const float* a, const float* b, float* c, int64_t ld
     }
 }
 
-// The packing every ISA can run, element by element, of k in [from, len).
-inline void pack_panel_from(const float* const* src, int rows, int64_t from, int64_t len, float* out) {
-    for (int64_t k = from; k < len; ++k) {
+// The packing every ISA can run, element by element.
+inline void pack_panel_scalar(const float* const* src, int rows, int64_t len, float* out) {
+    for (int64_t k = 0; k < len; ++k) {
         for (int i = 0; i < rows; ++i) out[k * rows + i] = src[i][k];
     }
-}
-inline void pack_panel_scalar(const float* const* src, int rows, int64_t len, float* out) {
-    pack_panel_from(src, rows, 0, len, out);
 }
 
 // The table for Vec with dot tiles of 1..kCols columns and an outer-product tile of kGemmVecs
 // vectors by kGemmNr columns, packing panels with `pack`.
 template <class Vec, int kCols, int kGemmVecs, int kGemmNr, size_t... I>
-constexpr MatmulTiles make_tiles(Isa isa, decltype(GemmKernel::pack) pack, std::index_sequence<I...>) {
+constexpr MatmulTiles make_tiles(Isa isa, GemmPackers pack, std::index_sequence<I...>) {
     static_assert(kCols <= kMaxTileCols && Vec::kWidth <= kMaxVectorWidth);
     static_assert(kGemmVecs * Vec::kWidth <= kMaxPanelRows && kGemmNr <= kMaxPanelRows);
     return MatmulTiles{isa,
@@ -94,7 +91,7 @@ constexpr MatmulTiles make_tiles(Isa isa, decltype(GemmKernel::pack) pack, std::
                        {kGemmVecs * Vec::kWidth, kGemmNr, &outer_tile<Vec, kGemmVecs, kGemmNr>, pack}};
 }
 template <class Vec, int kCols, int kGemmVecs, int kGemmNr>
-constexpr MatmulTiles make_tiles(Isa isa, decltype(GemmKernel::pack) pack) {
+constexpr MatmulTiles make_tiles(Isa isa, GemmPackers pack) {
     return make_tiles<Vec, kCols, kGemmVecs, kGemmNr>(isa, pack, std::make_index_sequence<kCols>{});
 }
 

@@ -31,10 +31,19 @@ struct Vec {
     }
 };
 
+// 16-bit rows converted element by element (core's out-of-line conversion).
+template <DType T>
+void pack_half(const uint16_t* const* src, int rows, int64_t len, float* out) {
+    for (int64_t k = 0; k < len; ++k) {
+        for (int i = 0; i < rows; ++i) out[k * rows + i] = load_as_f32(T, reinterpret_cast<const std::byte*>(src[i] + k));
+    }
+}
+
 }  // namespace
 
 const MatmulTiles& matmul_tiles_scalar() {
-    static constexpr MatmulTiles kTable = matmul_impl::make_tiles<Vec, 4, 2, 4>(Isa::Scalar, &matmul_impl::pack_panel_scalar);
+    static constexpr MatmulTiles kTable = matmul_impl::make_tiles<Vec, 4, 2, 4>(
+        Isa::Scalar, GemmPackers{&matmul_impl::pack_panel_scalar, &pack_half<DType::F16>, &pack_half<DType::BF16>});
     return kTable;
 }
 

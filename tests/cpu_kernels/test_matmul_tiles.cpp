@@ -4,11 +4,12 @@
 // instruction set by name.
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
-#include <string>
+#include <cstring>
 #include <random>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -95,36 +96,84 @@ TEST(MatmulTiles, EveryOuterTileMatchesFloat64Sums) {
     }
 }
 
-// Each table's packing is a transpose, for every row count it may be given and lengths with and
-// without a partial block of 8, and writes nothing past the panel.
+// The bits of a float (NaN payloads compared too).
+uint32_t float_bits(float v) {
+    uint32_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    return bits;
+}
+
+// Each table's packers (from f32, f16 and bf16 rows) transpose, widening 16-bit elements exactly
+// (subnormals, infinities, NaN and -0 among them), for every row count they may be given and
+// lengths with and without a partial block of 8, and write nothing past the panel.
 TEST(MatmulTiles, EveryPackIsATransposeThatStaysInItsPanel) {
     std::mt19937 rng(14);
     std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    const uint16_t f16_specials[] = {0x0001, 0x03ff, 0x7c00, 0xfc00, 0x7e01, 0x8000, 0x7bff};
+    const uint16_t bf16_specials[] = {0x0001, 0x007f, 0x7f80, 0xff80, 0x7fc1, 0x8000, 0x7f7f};
     for (Isa isa : supported_isas()) {
         const GemmKernel& gemm = matmul_tiles(isa).gemm;
-        SCOPED_TRACE(isa_name(isa));
-        for (int rows = 1; rows <= kMaxPanelRows; ++rows) {
-            for (int64_t len : {1, 8, 19, 64}) {
-                std::vector<std::vector<float>> src(static_cast<size_t>(rows), std::vector<float>(static_cast<size_t>(len)));
-                std::vector<const float*> ptrs;
-                for (auto& row : src) {
-                    for (float& x : row) x = dist(rng);
-                    ptrs.push_back(row.data());
-                }
-                std::vector<float> out(static_cast<size_t>(len * rows + 24), NAN);
-                gemm.pack(ptrs.data(), rows, len, out.data());
-                for (int64_t k = 0; k < len; ++k) {
-                    for (int i = 0; i < rows; ++i) {
-                        ASSERT_EQ(out[static_cast<size_t>(k * rows + i)], src[static_cast<size_t>(i)][static_cast<size_t>(k)])
-                            << rows << " rows, len " << len << ", k " << k << ", row " << i;
+        for (DType type : {DType::F32, DType::F16, DType::BF16}) {
+            SCOPED_TRACE(std::string(isa_name(isa)) + " " + dtype_name(type));
+            for (int rows = 1; rows <= kMaxPanelRows; ++rows) {
+                for (int64_t len : {1, 8, 19, 64}) {
+                    // Each row as f32 values (what the panel must hold) and in its own type.
+                    std::vector<std::vector<float>> want(static_cast<size_t>(rows), std::vector<float>(static_cast<size_t>(len)));
+                    std::vector<std::vector<uint16_t>> half(static_cast<size_t>(rows), std::vector<uint16_t>(static_cast<size_t>(len)));
+                    for (size_t i = 0; i < want.size(); ++i) {
+                        for (size_t k = 0; k < want[i].size(); ++k) {
+                            const size_t special = (i * 7 + k) % 23;
+                            if (type == DType::F16) {
+                                half[i][k] = special < 7 ? f16_specials[special] : f32_to_f16(dist(rng));
+                                want[i][k] = f16_to_f32(half[i][k]);
+                            } else if (type == DType::BF16) {
+                                half[i][k] = special < 7 ? bf16_specials[special] : f32_to_bf16(dist(rng));
+                                want[i][k] = bf16_to_f32(half[i][k]);
+                            } else {
+                                want[i][k] = dist(rng);
+                            }
+                        }
                     }
-                }
-                for (size_t e = static_cast<size_t>(len * rows); e < out.size(); ++e) {
-                    ASSERT_TRUE(std::isnan(out[e])) << rows << " rows, len " << len << ": wrote past the panel";
+                    std::vector<const float*> f32_rows;
+                    std::vector<const uint16_t*> half_rows;
+                    for (size_t i = 0; i < want.size(); ++i) {
+                        f32_rows.push_back(want[i].data());
+                        half_rows.push_back(half[i].data());
+                    }
+                    std::vector<float> out(static_cast<size_t>(len * rows + 24), NAN);
+                    if (type == DType::F32) gemm.pack.f32(f32_rows.data(), rows, len, out.data());
+                    if (type == DType::F16) gemm.pack.f16(half_rows.data(), rows, len, out.data());
+                    if (type == DType::BF16) gemm.pack.bf16(half_rows.data(), rows, len, out.data());
+                    for (int64_t k = 0; k < len; ++k) {
+                        for (int i = 0; i < rows; ++i) {
+                            ASSERT_EQ(float_bits(out[static_cast<size_t>(k * rows + i)]),
+                                      float_bits(want[static_cast<size_t>(i)][static_cast<size_t>(k)]))
+                                << rows << " rows, len " << len << ", k " << k << ", row " << i;
+                        }
+                    }
+                    for (size_t e = static_cast<size_t>(len * rows); e < out.size(); ++e) {
+                        ASSERT_TRUE(std::isnan(out[e])) << rows << " rows, len " << len << ": wrote past the panel";
+                    }
                 }
             }
         }
     }
+}
+
+// pack_typed_rows packs the types it has a packer for and leaves the others (and f32 rows off a
+// 4-byte boundary) to the caller, writing nothing.
+TEST(MatmulTiles, TypedRowsArePackedOnlyWhereAPackerReadsThem) {
+    const GemmKernel& gemm = matmul_tiles().gemm;
+    alignas(16) std::byte bytes[64] = {};
+    const std::byte* rows[2] = {bytes, bytes + 32};
+    float out[16];
+    std::fill(std::begin(out), std::end(out), NAN);
+    EXPECT_FALSE(pack_typed_rows(gemm.pack, DType::Q8_0, rows, 2, 8, out));
+    const std::byte* unaligned[2] = {bytes + 2, bytes + 34};
+    EXPECT_FALSE(pack_typed_rows(gemm.pack, DType::F32, unaligned, 2, 4, out));
+    for (float v : out) EXPECT_TRUE(std::isnan(v));
+    EXPECT_TRUE(pack_typed_rows(gemm.pack, DType::F16, unaligned, 2, 8, out));
+    for (float v : out) EXPECT_EQ(v, 0.0f);
 }
 
 // bf16 values of random floats in [-1, 1], and the float each stands for.
