@@ -64,23 +64,11 @@ uint32_t cell(const uint16_t* row, int64_t p, int64_t len) {
 // of 32-bit lanes (moving bits, never interpreting them as floats), the rest cell by cell.
 void pack(const uint16_t* const* src, int rows, int64_t len, uint32_t* out) {
     const int64_t cells = (len + 1) / 2;
-    const int64_t whole = len / 2;  // cells with both elements inside the row
-    int64_t p = 0;
-    for (; p + 8 <= whole; p += 8) {
-        for (int g = 0; g < rows; g += 8) {
-            const int n = std::min(8, rows - g);
-            __m256 r[8];
-            for (int i = 0; i < 8; ++i) r[i] = _mm256_castsi256_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src[g + std::min(i, n - 1)] + 2 * p)));
-            transpose8x8(r);
-            float* dst = reinterpret_cast<float*>(out + p * rows + g);
-            if (n == 8) {
-                for (int k = 0; k < 8; ++k) _mm256_storeu_ps(dst + k * rows, r[k]);
-            } else {
-                for (int k = 0; k < 8; ++k) store_first(dst + k * rows, r[k], n);
-            }
-        }
-    }
-    for (; p < cells; ++p) {
+    const int64_t whole = len / 2 / 8 * 8;  // cells in blocks of 8 with both elements inside the row
+    pack_blocks_avx(src, rows, whole, reinterpret_cast<float*>(out), [](const uint16_t* row, int64_t p) {
+        return _mm256_castsi256_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 2 * p)));
+    });
+    for (int64_t p = whole; p < cells; ++p) {
         for (int i = 0; i < rows; ++i) out[p * rows + i] = cell(src[i], p, len);
     }
 }
