@@ -1,7 +1,8 @@
 // The AVX-512 row dot products (compiled with -mavx512f -mavx512bw -mavx512vl -mavx512vnni -mbmi2,
 // chosen at run time only on CPUs that have them, see quant_dot.cpp): the codebook formats (iq1_s,
-// iq1_m, iq2_xxs, iq2_xs, iq2_s, iq3_xxs, iq3_s) and tq1_0. Every other format takes the AVX2
-// table's dot, which streams its weights at memory speed already.
+// iq1_m, iq2_xxs, iq2_xs, iq2_s, iq3_xxs, iq3_s) and tq1_0; the legacy formats and q4_K-q6_K
+// through the AVX2 code compiled here again (quant_dot_core_avx2.hpp); every other format takes
+// the AVX2 table's dot.
 //
 // Why these: at one token their AVX2 dots are compute-bound, not memory-bound (about 25-30 vector
 // instructions per 32 multiply-adds: a gather of four entries, the signs expanded from bits into
@@ -32,6 +33,7 @@
 
 #include "core/quant_block_types.hpp"
 #include "cpu_kernels/quant_dot.hpp"
+#include "cpu_kernels/quant_dot_core_avx2.hpp"
 #include "cpu_kernels/quant_unit_decoders_avx2.hpp"
 #include "cpu_kernels/weight_prefetch.hpp"
 
@@ -348,6 +350,7 @@ void dot_pairs(int64_t n, const void* weights, const void* act, size_t act_strid
 QuantDot make_table() {
     QuantDot t = quant_dot_avx2();
     t.isa = Isa::Avx512;
+    set_core_dots(t);  // this file's copies, built with AVX-512's registers
     for (int type = 0; type < kDTypeCount; ++type) {
         with_block_type(
             static_cast<DType>(type),
