@@ -347,10 +347,74 @@ void dot_pairs(int64_t n, const void* weights, const void* act, size_t act_strid
     with_column_count(ncols, [&]<int kCols>() { dot_pairs_cols<Block, kCols>(n, w, a, act_stride, out); });
 }
 
+// q4_K at 512 bits: each 32-byte load of nibbles (sub-blocks 2p and 2p + 1) becomes one register of
+// 64 values, the low nibbles in the low half and the high ones in the high half (one variable
+// shift: 0 there, 4 here), which meets the 64 activations of both sub-blocks in one load, one
+// maddubs and one madd by the two sub-blocks' scales (spread by one shuffle of the scales broadcast
+// to every 128-bit lane). Half the vector instructions of the AVX2 dot's four steps; the block's
+// scales, mins and minimum term are the AVX2 dot's. A one-token q4_K product is bound by these
+// instructions on Zen 4 (27 GB/s from L3 on two cores with the AVX2 dot, where memory gives 29-40).
+struct Q4KDot512 {
+    template <int NC>
+    static void run(int64_t n, const void* wv, const std::byte* act, size_t stride, float* out) {
+        const auto* w = static_cast<const BlockQ4_K*>(wv);
+        // Masked forms with an explicit source throughout: the plain ones trip gcc 12's
+        // -Wuninitialized inside its own headers.
+        const __m512i zero = _mm512_setzero_si512();
+        const __m512i low4 = _mm512_set1_epi8(0x0F);
+        const __m512i nibble_shift = _mm512_mask_inserti64x4(zero, 0xff, zero, _mm256_set1_epi16(4), 1);
+        __m512i scale_index[4];  // words 2p (low half) and 2p + 1 (high half) of each 128-bit lane
+        for (int p = 0; p < 4; ++p) {
+            const __m512i low = _mm512_mask_inserti64x4(zero, 0xff, zero, _mm256_set1_epi16(static_cast<int16_t>(0x0100 * (4 * p + 1) + 4 * p)), 0);
+            scale_index[p] = _mm512_mask_inserti64x4(zero, 0xff, low, _mm256_set1_epi16(static_cast<int16_t>(0x0100 * (4 * p + 3) + 4 * p + 2)), 1);
+        }
+        __m512 acc[NC];
+        __m128 acc_min[NC];
+        for (int j = 0; j < NC; ++j) {
+            acc[j] = _mm512_setzero_ps();
+            acc_min[j] = _mm_setzero_ps();
+        }
+        for (int64_t b = 0; b < n / kQKK; ++b) {
+            prefetch_weight_stream(w + b);
+            __m128i scales16, mins16;
+            k_scales_mins(w[b].scales, scales16, mins16);
+            const __m512i scales_all = _mm512_mask_broadcast_i32x4(zero, 0xffff, scales16);
+            __m512i scaled[NC];
+            for (int j = 0; j < NC; ++j) scaled[j] = _mm512_setzero_si512();
+            for (int p = 0; p < 4; ++p) {
+                const __m512i raw = _mm512_mask_broadcast_i64x4(zero, 0xff, load32(w[b].qs + 32 * p));
+                const __m512i q = _mm512_and_si512(_mm512_srlv_epi16(raw, nibble_shift), low4);
+                const __m512i scale = _mm512_shuffle_epi8(scales_all, scale_index[p]);
+                for (int j = 0; j < NC; ++j) {
+                    const int8_t* qa = reinterpret_cast<const BlockQ8_K*>(act + stride * j)[b].qs + 64 * p;
+                    const __m512i pairs = _mm512_maddubs_epi16(q, _mm512_loadu_si512(qa));
+                    scaled[j] = _mm512_add_epi32(scaled[j], _mm512_madd_epi16(pairs, scale));
+                }
+            }
+            const float d = fp16(w[b].d), dmin = fp16(w[b].dmin);
+            for (int j = 0; j < NC; ++j) {
+                const BlockQ8_K& a = reinterpret_cast<const BlockQ8_K*>(act + stride * j)[b];
+                acc[j] = _mm512_fmadd_ps(_mm512_set1_ps(d * a.d), _mm512_mask_cvtepi32_ps(_mm512_setzero_ps(), 0xffff, scaled[j]), acc[j]);
+                // Sub-block s's activation sum is bsums[2s] + bsums[2s + 1] (at most 2 * 16 * 127).
+                const __m128i bsums_lo = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a.bsums));
+                const __m128i bsums_hi = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a.bsums + 8));
+                const __m128i min_terms = _mm_madd_epi16(mins16, _mm_hadd_epi16(bsums_lo, bsums_hi));
+                acc_min[j] = _mm_fmadd_ps(_mm_set1_ps(dmin * a.d), _mm_cvtepi32_ps(min_terms), acc_min[j]);
+            }
+        }
+        for (int j = 0; j < NC; ++j) {
+            alignas(64) float lanes[16];
+            _mm512_store_ps(lanes, acc[j]);
+            out[j] = hsum(_mm256_add_ps(_mm256_load_ps(lanes), _mm256_load_ps(lanes + 8))) - hsum(acc_min[j]);
+        }
+    }
+};
+
 QuantDot make_table() {
     QuantDot t = quant_dot_avx2();
     t.isa = Isa::Avx512;
     set_core_dots(t);  // this file's copies, built with AVX-512's registers
+    t.dot[static_cast<int>(DType::Q4_K)] = dot_columns<Q4KDot512>;
     for (int type = 0; type < kDTypeCount; ++type) {
         with_block_type(
             static_cast<DType>(type),
