@@ -40,7 +40,7 @@ nlohmann::ordered_json cpu_identity_json(const CpuIdentity& cpu) {
 }
 
 // The CPU device's description: the processor, its kernel set and the kernel choices made from the
-// machine ("..., avx512 kernels, one-token products by single rows").
+// machine ("..., avx512 kernels, one-token products by row pairs").
 std::string cpu_device_description() {
     const Device* cpu = global_registry().dev_by_name("CPU");
     return cpu != nullptr ? cpu->description() : std::string();

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 
 #include "cpu_kernels/matmul_tiles_impl.hpp"
 
@@ -69,7 +70,12 @@ struct Bf16Rows {
         const __m256i wide = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
         return _mm256_castsi256_ps(_mm256_slli_epi32(wide, 16));
     }
-    static float load1(const uint16_t* p) { return _mm_cvtss_f32(_mm_castsi128_ps(_mm_cvtsi32_si128(static_cast<int>(*p) << 16))); }
+    static float load1(const uint16_t* p) {
+        const uint32_t bits = static_cast<uint32_t>(*p) << 16;
+        float v;
+        std::memcpy(&v, &bits, sizeof v);
+        return v;
+    }
 };
 
 // out[k * rows + i] = the i-th lane of load8(src[i], k): the whole blocks of 8 k (k < whole, a

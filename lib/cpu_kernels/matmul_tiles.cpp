@@ -50,19 +50,19 @@ bool f32_rows_in_place(const Tensor& t) {
 }
 
 bool pack_typed_rows(const GemmPackers& pack, DType type, const std::byte* const* rows, int count, int64_t len, float* out) {
-    if (type == DType::F16 || type == DType::BF16) {
+    if (type != DType::F32 && type != DType::F16 && type != DType::BF16) return false;
+    for (int i = 0; i < count; ++i) {
+        if (reinterpret_cast<uintptr_t>(rows[i]) % type_size(type) != 0) return false;  // the packers read whole elements
+    }
+    if (type == DType::F32) {
+        const float* f32[kMaxPanelRows];
+        for (int i = 0; i < count; ++i) f32[i] = reinterpret_cast<const float*>(rows[i]);
+        pack.f32(f32, count, len, out);
+    } else {
         const uint16_t* half[kMaxPanelRows];
         for (int i = 0; i < count; ++i) half[i] = reinterpret_cast<const uint16_t*>(rows[i]);
         (type == DType::F16 ? pack.f16 : pack.bf16)(half, count, len, out);
-        return true;
     }
-    if (type != DType::F32) return false;
-    const float* f32[kMaxPanelRows];
-    for (int i = 0; i < count; ++i) {
-        if (reinterpret_cast<uintptr_t>(rows[i]) % alignof(float) != 0) return false;
-        f32[i] = reinterpret_cast<const float*>(rows[i]);
-    }
-    pack.f32(f32, count, len, out);
     return true;
 }
 

@@ -92,7 +92,8 @@ bool f32_rows_in_place(const Tensor& t);
 
 // Packs `count` rows of packed `type` elements (each pointer at the row's first element to pack)
 // with the packer of their type, converting as it goes; false, with nothing written, where there is
-// none (not f32, f16 or bf16, or f32 rows not 4-byte aligned): the caller converts them to f32 rows first.
+// none (not f32, f16 or bf16, or a row not aligned to its element): the caller converts them to f32
+// rows first.
 bool pack_typed_rows(const GemmPackers& pack, DType type, const std::byte* const* rows, int count, int64_t len, float* out);
 
 // n elements of type t (a float type), `stride` bytes apart, as f32 into dst[0, n); dst[n, padded)

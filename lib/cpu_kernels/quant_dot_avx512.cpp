@@ -395,11 +395,7 @@ struct Q4KDot512 {
             for (int j = 0; j < NC; ++j) {
                 const BlockQ8_K& a = reinterpret_cast<const BlockQ8_K*>(act + stride * j)[b];
                 acc[j] = _mm512_fmadd_ps(_mm512_set1_ps(d * a.d), _mm512_mask_cvtepi32_ps(_mm512_setzero_ps(), 0xffff, scaled[j]), acc[j]);
-                // Sub-block s's activation sum is bsums[2s] + bsums[2s + 1] (at most 2 * 16 * 127).
-                const __m128i bsums_lo = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a.bsums));
-                const __m128i bsums_hi = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a.bsums + 8));
-                const __m128i min_terms = _mm_madd_epi16(mins16, _mm_hadd_epi16(bsums_lo, bsums_hi));
-                acc_min[j] = _mm_fmadd_ps(_mm_set1_ps(dmin * a.d), _mm_cvtepi32_ps(min_terms), acc_min[j]);
+                acc_min[j] = add_min_terms(acc_min[j], mins16, dmin, a);
             }
         }
         for (int j = 0; j < NC; ++j) {

@@ -150,6 +150,16 @@ __m256i word_broadcast(int lo, int hi) {
                             _mm_set1_epi16(static_cast<int16_t>(0x0100 * (2 * lo + 1) + 2 * lo)));
 }
 
+// acc + dmin * a.d * (the eight sub-blocks' mins times their activation sums), in four lanes: the
+// minimum term of a q4_K/q5_K block. Sub-block s's activation sum is bsums[2s] + bsums[2s + 1] (at
+// most 2 * 16 * 127).
+__m128 add_min_terms(__m128 acc, __m128i mins16, float dmin, const BlockQ8_K& a) {
+    const __m128i bsums_lo = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a.bsums));
+    const __m128i bsums_hi = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a.bsums + 8));
+    const __m128i min_terms = _mm_madd_epi16(mins16, _mm_hadd_epi16(bsums_lo, bsums_hi));
+    return _mm_fmadd_ps(_mm_set1_ps(dmin * a.d), _mm_cvtepi32_ps(min_terms), acc);
+}
+
 // q4_K / q5_K: per super-block the 6-bit scales and mins are unpacked once; then each 32-byte load
 // (sub-blocks 2p and 2p + 1: low and high nibbles) is decoded once and multiplied into every
 // column's integer sum, each sub-block's 16-bit pair sums weighted by its scale in
@@ -197,11 +207,7 @@ struct KAffineDot {
             for (int j = 0; j < NC; ++j) {
                 const BlockQ8_K& a = reinterpret_cast<const BlockQ8_K*>(act + stride * j)[b];
                 acc[j] = _mm256_fmadd_ps(_mm256_set1_ps(d * a.d), _mm256_cvtepi32_ps(scaled[j]), acc[j]);
-                // Sub-block s's activation sum is bsums[2s] + bsums[2s + 1] (at most 2 * 16 * 127).
-                const __m128i bsums_lo = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a.bsums));
-                const __m128i bsums_hi = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a.bsums + 8));
-                const __m128i min_terms = _mm_madd_epi16(mins16, _mm_hadd_epi16(bsums_lo, bsums_hi));
-                acc_min[j] = _mm_fmadd_ps(_mm_set1_ps(dmin * a.d), _mm_cvtepi32_ps(min_terms), acc_min[j]);
+                acc_min[j] = add_min_terms(acc_min[j], mins16, dmin, a);
             }
         }
         for (int j = 0; j < NC; ++j) out[j] = hsum(acc[j]) - hsum(acc_min[j]);

@@ -160,8 +160,8 @@ TEST(MatmulTiles, EveryPackIsATransposeThatStaysInItsPanel) {
     }
 }
 
-// pack_typed_rows packs the types it has a packer for and leaves the others (and f32 rows off a
-// 4-byte boundary) to the caller, writing nothing.
+// pack_typed_rows packs the types it has a packer for and leaves the others (and rows off their
+// element's boundary) to the caller, writing nothing.
 TEST(MatmulTiles, TypedRowsArePackedOnlyWhereAPackerReadsThem) {
     const GemmKernel& gemm = matmul_tiles().gemm;
     alignas(16) std::byte bytes[64] = {};
@@ -171,6 +171,8 @@ TEST(MatmulTiles, TypedRowsArePackedOnlyWhereAPackerReadsThem) {
     EXPECT_FALSE(pack_typed_rows(gemm.pack, DType::Q8_0, rows, 2, 8, out));
     const std::byte* unaligned[2] = {bytes + 2, bytes + 34};
     EXPECT_FALSE(pack_typed_rows(gemm.pack, DType::F32, unaligned, 2, 4, out));
+    const std::byte* odd[2] = {bytes + 1, bytes + 33};
+    EXPECT_FALSE(pack_typed_rows(gemm.pack, DType::BF16, odd, 2, 8, out));
     for (float v : out) EXPECT_TRUE(std::isnan(v));
     EXPECT_TRUE(pack_typed_rows(gemm.pack, DType::F16, unaligned, 2, 8, out));
     for (float v : out) EXPECT_EQ(v, 0.0f);
