@@ -53,6 +53,12 @@ void chunk_rows(const Tensor& t, int64_t first, int64_t valid, int count, int64_
     }
 }
 
+// Where panel row i starts (element k0 of matrix (i2, i3) of t): row first + i, or for the rows
+// past `valid` the last valid one (their results are never stored).
+const std::byte* panel_row(const Tensor& t, int64_t first, int64_t valid, int i, int64_t i2, int64_t i3, int64_t k0) {
+    return t.element_ptr(k0, first + std::min<int64_t>(i, valid - 1), i2, i3);
+}
+
 // The two kinds of panels the loop nest below runs, each a 4-byte cell per row and step along K.
 // F32Panels: one element per cell, any float type of a converted to f32 (GemmKernel).
 struct F32Panels {
@@ -69,7 +75,7 @@ struct F32Panels {
               std::byte* scratch, Cell* out) const {
         if (t.nb[0] == type_size(t.type)) {
             const std::byte* typed[kMaxPanelRows];
-            for (int i = 0; i < rows; ++i) typed[i] = t.element_ptr(k0, first + std::min<int64_t>(i, valid - 1), i2, i3);
+            for (int i = 0; i < rows; ++i) typed[i] = panel_row(t, first, valid, i, i2, i3, k0);
             if (pack_typed_rows(gemm.pack, t.type, typed, rows, len, out)) return;
         }
         const float* src[kMaxPanelRows];
@@ -99,7 +105,7 @@ struct Bf16Panels {
         const uint16_t* src[kMaxPanelRows];
         if (in_place(t)) {
             for (int i = 0; i < rows; ++i) {
-                src[i] = reinterpret_cast<const uint16_t*>(t.element_ptr(k0, first + std::min<int64_t>(i, valid - 1), i2, i3));
+                src[i] = reinterpret_cast<const uint16_t*>(panel_row(t, first, valid, i, i2, i3, k0));
             }
         } else {
             const float* f32[kMaxPanelRows];

@@ -1,8 +1,8 @@
 // The AVX-512 row dot products (compiled with -mavx512f -mavx512bw -mavx512vl -mavx512vnni -mbmi2,
 // chosen at run time only on CPUs that have them, see quant_dot.cpp): the codebook formats (iq1_s,
-// iq1_m, iq2_xxs, iq2_xs, iq2_s, iq3_xxs, iq3_s) and tq1_0; the legacy formats and q4_K-q6_K
-// through the AVX2 code compiled here again (quant_dot_core_avx2.hpp); every other format takes
-// the AVX2 table's dot.
+// iq1_m, iq2_xxs, iq2_xs, iq2_s, iq3_xxs, iq3_s), tq1_0 and q4_K (Q4KDot512); the legacy formats,
+// q5_K and q6_K through the AVX2 code compiled here again (quant_dot_core_avx2.hpp); every other
+// format takes the AVX2 table's dot.
 //
 // Why these: at one token their AVX2 dots are compute-bound, not memory-bound (about 25-30 vector
 // instructions per 32 multiply-adds: a gather of four entries, the signs expanded from bits into

@@ -2,7 +2,8 @@
 // activation quantizers (q8 blocks of 32, q8_K), for two tables: quant_dot_avx2.cpp's (compiled with
 // -mavx2 -mfma -mf16c) and quant_dot_avx512.cpp's (compiled with AVX-512 as well, so the same code
 // gets 32 vector registers and no longer rebuilds its shuffle constants inside the loops: on the
-// Zen 4 VM the q6_K one-token product ran 15-40 % and q4_K's 5-10 % faster in the cache).
+// Zen 4 VM the q6_K one-token product ran 15-40 % and q4_K's 5-10 % faster in the cache; that table
+// has since taken a 512-bit q4_K dot of its own).
 // Everything is in an unnamed namespace: each includer gets its own copy, built for its own
 // instruction set.
 //

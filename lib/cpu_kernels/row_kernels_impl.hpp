@@ -50,8 +50,8 @@ float load1(const std::byte* p) {
 // the tail one element at a time: the same operations whatever R, so a row gets the same bits
 // whichever walk reads it. Every load of q serves the R rows; with q as long as the L1 cache
 // (K = 8192 f32 activations, 32 KiB), one row at a time fetches it again from L2 for every row.
-// MaxRows: the most rows whose sums the set's registers hold (16 accumulators); more are done
-// in two halves. Prefetch: ask for the rows R rows ahead at each step's offset (weight_prefetch.hpp;
+// V::kMaxDotRows: the most rows whose two sums each, with q's two vectors, fit the set's
+// registers; more are done in halves. Prefetch: ask for the rows R rows ahead at each step's offset (weight_prefetch.hpp;
 // the walk in pairs).
 template <typename V, DType T, int R, bool Prefetch>
 void dot_rows(const float* q, const std::byte* first, size_t stride, int64_t n, float* out) {
