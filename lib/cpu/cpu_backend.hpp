@@ -19,8 +19,10 @@ struct CpuOptions {
     int n_threads = 0;  // 0: default_host_threads()
     // Device-wide test hook: the N-th buffer allocation from now on fails once (0: off).
     std::optional<int> fail_alloc;
+    // Device-wide: buffers of a huge page or more in transparent huge pages (backend/huge_pages.hpp).
+    std::optional<bool> huge_pages;
 };
-// Parses "threads=N" (or "n_threads=N") and "fail_alloc=N|none".
+// Parses "threads=N" (or "n_threads=N"), "fail_alloc=N|none" and "huge_pages=on|off".
 Result<CpuOptions> parse_cpu_options(std::string_view params);
 
 class CpuDevice final : public Device {
@@ -28,13 +30,14 @@ public:
     explicit CpuDevice(BackendReg& reg);
 
     const char* name() const override { return "CPU"; }
-    std::string description() const override { return description_; }
+    std::string description() const override;
     MemoryInfo memory() const override;
     DeviceType type() const override { return DeviceType::CPU; }
     DeviceCaps caps() const override;
 
     // "threads=N": the default thread count of backends made afterwards; "fail_alloc=N": the N-th
-    // buffer allocation from now on fails once with OutOfMemory (a test hook, as on the sim).
+    // buffer allocation from now on fails once with OutOfMemory (a test hook, as on the sim);
+    // "huge_pages=on|off": whether buffers allocated afterwards ask for huge pages (default on).
     Status configure(std::string_view params) override;
     std::string settings() const override;
     Result<std::unique_ptr<Backend>> init_backend(std::string_view params) override;
@@ -42,6 +45,7 @@ public:
     Result<std::unique_ptr<Buffer>> buffer_from_host_ptr(void* ptr, size_t size, size_t max_tensor_size) override;
     // Counts a buffer allocation; true when it is the one fail_alloc asked to fail.
     bool allocation_fails() { return alloc_failure_.next_fails(); }
+    bool huge_pages() const { return huge_pages_; }
 
     bool supports_op(const Tensor& op) const override;
     bool supports_buft(const BufferType& buft) const override { return buft.is_host(); }
@@ -50,6 +54,7 @@ private:
     std::string description_;
     CpuOptions defaults_;
     FailureCountdown alloc_failure_;
+    bool huge_pages_ = true;
     CpuBufferType buffer_type_;
     CpuBufferType from_ptr_type_;
 };

@@ -4,6 +4,7 @@
 
 #include "backend/device.hpp"
 #include "backend/host_memory.hpp"
+#include "backend/huge_pages.hpp"
 #include "cpu/cpu_backend.hpp"
 
 namespace xb::cpu {
@@ -23,7 +24,7 @@ Result<std::unique_ptr<Buffer>> CpuBufferType::alloc_buffer(size_t size) {
                                                    " bytes: the machine has " +
                                                    std::to_string(physical_memory_bytes()) + " bytes of memory");
     }
-    AlignedBytes memory(size, kHostAlignment);
+    AlignedBytes memory = allocate_host_bytes(size, kHostAlignment, static_cast<CpuDevice*>(device_)->huge_pages());
     if (size > 0 && memory.data() == nullptr) {
         return Status(StatusCode::OutOfMemory, "CPU: cannot allocate a buffer of " + std::to_string(size) + " bytes");
     }

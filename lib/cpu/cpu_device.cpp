@@ -2,6 +2,7 @@
 #include <string>
 
 #include "backend/host_memory.hpp"
+#include "backend/huge_pages.hpp"
 #include "backend/host_threads.hpp"
 #include "cpu/cpu_backend.hpp"
 #include "core/cpu_identity.hpp"
@@ -53,8 +54,14 @@ Result<CpuOptions> parse_cpu_options(std::string_view params) {
             if (!options.fail_alloc) {
                 return Status(StatusCode::InvalidArgument, "CPU: fail_alloc must be the index (from 1) of the allocation to fail, or none; got " + quoted_name(p.value));
             }
+        } else if (p.key == "huge_pages") {
+            if (p.value != "on" && p.value != "off") {
+                return Status(StatusCode::InvalidArgument, "CPU: huge_pages must be on or off, got " + quoted_name(p.value));
+            }
+            options.huge_pages = p.value == "on";
         } else {
-            return Status(StatusCode::InvalidArgument, "CPU: unknown parameter " + quoted_name(p.key) + " (known: threads, fail_alloc)");
+            return Status(StatusCode::InvalidArgument,
+                          "CPU: unknown parameter " + quoted_name(p.key) + " (known: threads, fail_alloc, huge_pages)");
         }
     }
     return options;
@@ -63,6 +70,8 @@ Result<CpuOptions> parse_cpu_options(std::string_view params) {
 CpuDevice::CpuDevice(BackendReg& reg)
     : Device(reg), description_(cpu_description()), buffer_type_(*this, CpuBufferType::Memory::Allocated),
       from_ptr_type_(*this, CpuBufferType::Memory::CallerOwned) {}
+
+std::string CpuDevice::description() const { return description_ + ", " + huge_pages_description(huge_pages_); }
 
 MemoryInfo CpuDevice::memory() const { return {available_memory_bytes(), physical_memory_bytes()}; }
 
@@ -76,18 +85,20 @@ Status CpuDevice::configure(std::string_view params) {
     XB_ASSIGN_OR_RETURN(CpuOptions options, parse_cpu_options(params));
     if (options.fail_alloc) alloc_failure_.arm(*options.fail_alloc);
     if (options.n_threads > 0) defaults_.n_threads = options.n_threads;
+    if (options.huge_pages) huge_pages_ = *options.huge_pages;
     return Status::ok();
 }
 
 std::string CpuDevice::settings() const {
     const int fail = alloc_failure_.remaining();
     return "threads=" + std::to_string(defaults_.n_threads > 0 ? defaults_.n_threads : default_host_threads()) +
-           ",fail_alloc=" + (fail > 0 ? std::to_string(fail) : std::string("none"));
+           ",fail_alloc=" + (fail > 0 ? std::to_string(fail) : std::string("none")) + ",huge_pages=" + (huge_pages_ ? "on" : "off");
 }
 
 Result<std::unique_ptr<Backend>> CpuDevice::init_backend(std::string_view params) {
     XB_ASSIGN_OR_RETURN(CpuOptions options, parse_cpu_options(params));
     if (options.fail_alloc) alloc_failure_.arm(*options.fail_alloc);
+    if (options.huge_pages) huge_pages_ = *options.huge_pages;
     if (options.n_threads == 0) options.n_threads = defaults_.n_threads;
     return std::unique_ptr<Backend>(std::make_unique<CpuBackend>(*this, options));
 }
