@@ -4,6 +4,9 @@
 //                         second, to read against BM_Memcpy's bandwidth;
 //   BM_QuantMatVecVsMemcpy the same, each product followed by a memcpy of the same bytes: their
 //                         time ratio per iteration (x_memcpy), immune to the machine's drift;
+//   BM_QuantMatVecHugePages the same products over a second copy of the weights in small pages
+//                         (the CPU's huge_pages=off), the two computed alternately: their time
+//                         ratio (x_small_pages, below 1 where huge pages are faster);
 //   BM_QuantMulMat        4096 x 4096 products at batch 1, 32 and 512 in GFLOP/s, to read against
 //                         ggml's test-backend-ops perf figures for the same type and shape, and
 //                         the f32 product here;
@@ -19,8 +22,12 @@
 #include <vector>
 
 #include "alloc/context_alloc.hpp"
+#include "backend/huge_pages.hpp"
+#include "backend/host_buffer.hpp"
+#include "backend/registry.hpp"
 #include "backend/tensor_io.hpp"
 #include "bench_util.hpp"
+#include "builtin/builtin_backends.hpp"
 #include "models/decoder.hpp"
 #include "core/ops.hpp"
 
@@ -97,6 +104,14 @@ void BM_QuantMatVecStream(benchmark::State& state, DType type) {
     state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(s->weight_bytes));
 }
 
+// Median and smallest of a list of ratios, as counters `name` and `name`_best.
+void ratio_counters(benchmark::State& state, std::vector<double> ratios, const std::string& name) {
+    if (ratios.empty()) return;
+    std::sort(ratios.begin(), ratios.end());
+    state.counters[name] = ratios[ratios.size() / 2];
+    state.counters[name + "_best"] = ratios.front();
+}
+
 // The same products, each iteration followed by a memcpy of the same weight bytes, and the ratio
 // of the two times taken per iteration. On a machine whose speed drifts (a shared VM), a product
 // and a memcpy timed seconds apart can disagree by more than the margin being judged; back to back
@@ -106,28 +121,52 @@ void BM_QuantMatVecVsMemcpy(benchmark::State& state, DType type) {
     if (s == nullptr) return;
     // One memcpy call of that many bytes, as BM_Memcpy (a C library switches to streaming stores
     // only for large copies, so copying matrix by matrix would be slower than the reference).
-    std::unique_ptr<std::byte[]> source(new (std::nothrow) std::byte[s->weight_bytes]);
-    std::unique_ptr<std::byte[]> copy(new (std::nothrow) std::byte[s->weight_bytes]);
-    if (source == nullptr || copy == nullptr) return state.SkipWithError("cannot allocate the memcpy buffers (twice the weights)");
-    std::memset(source.get(), 1, s->weight_bytes);  // touched, as the weights are
-    std::memset(copy.get(), 0, s->weight_bytes);
+    // In the pages the CPU's buffers get (backend/huge_pages.hpp), so the two differ by the work only.
+    const xb::AlignedBytes source = xb::allocate_host_bytes(s->weight_bytes, xb::kHostAlignment, true);
+    const xb::AlignedBytes copy = xb::allocate_host_bytes(s->weight_bytes, xb::kHostAlignment, true);
+    if (source.data() == nullptr || copy.data() == nullptr) {
+        return state.SkipWithError("cannot allocate the memcpy buffers (twice the weights)");
+    }
+    std::memset(source.data(), 1, s->weight_bytes);  // touched, as the weights are
+    std::memset(copy.data(), 0, s->weight_bytes);
     std::vector<double> ratios;
     for (auto _ : state) {
         const auto t0 = std::chrono::steady_clock::now();
         if (!s->backend->graph_compute(s->graph).is_ok()) return state.SkipWithError("graph_compute failed");
         const auto t1 = std::chrono::steady_clock::now();
-        std::memcpy(copy.get(), source.get(), s->weight_bytes);
-        benchmark::DoNotOptimize(copy.get());
+        std::memcpy(copy.data(), source.data(), s->weight_bytes);
+        benchmark::DoNotOptimize(copy.data());
         const auto t2 = std::chrono::steady_clock::now();
         const double product = std::chrono::duration<double>(t1 - t0).count();
         ratios.push_back(product / std::chrono::duration<double>(t2 - t1).count());
         state.SetIterationTime(product);
     }
-    if (ratios.empty()) return;
-    std::sort(ratios.begin(), ratios.end());
-    state.counters["x_memcpy"] = ratios[ratios.size() / 2];
-    state.counters["x_memcpy_best"] = ratios.front();
+    ratio_counters(state, std::move(ratios), "x_memcpy");
     state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(s->weight_bytes));
+}
+
+// The streaming products over weights in huge pages against the same over weights in small pages,
+// computed alternately (each iteration one of each), so the machine's drift falls on both alike.
+void BM_QuantMatVecHugePages(benchmark::State& state, DType type) {
+    xb::Device* cpu = xb::global_registry().dev_by_name("CPU");
+    if (cpu == nullptr) return state.SkipWithError("no CPU device");
+    auto huge = stream_setup(state, type);
+    if (huge == nullptr || !cpu->configure("huge_pages=off").is_ok()) return;
+    auto small = stream_setup(state, type);
+    if (!cpu->configure("huge_pages=on").is_ok() || small == nullptr) return;
+    std::vector<double> ratios;
+    for (auto _ : state) {
+        const auto t0 = std::chrono::steady_clock::now();
+        if (!huge->backend->graph_compute(huge->graph).is_ok()) return state.SkipWithError("graph_compute failed");
+        const auto t1 = std::chrono::steady_clock::now();
+        if (!small->backend->graph_compute(small->graph).is_ok()) return state.SkipWithError("graph_compute failed");
+        const auto t2 = std::chrono::steady_clock::now();
+        const double in_huge = std::chrono::duration<double>(t1 - t0).count();
+        ratios.push_back(in_huge / std::chrono::duration<double>(t2 - t1).count());
+        state.SetIterationTime(in_huge);
+    }
+    ratio_counters(state, std::move(ratios), "x_small_pages");
+    state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(huge->weight_bytes));
 }
 
 void BM_QuantMulMat(benchmark::State& state, DType type) {
@@ -170,6 +209,12 @@ void register_quant_benchmarks() {
             ->Args({4096, 4096})
             ->ArgNames({"M", "K"})
             ->Iterations(7)
+            ->Unit(benchmark::kMillisecond)
+            ->UseManualTime();
+        benchmark::RegisterBenchmark(("BM_QuantMatVecHugePages/" + name).c_str(), BM_QuantMatVecHugePages, t)
+            ->Args({4096, 4096})
+            ->ArgNames({"M", "K"})
+            ->Iterations(9)
             ->Unit(benchmark::kMillisecond)
             ->UseManualTime();
         benchmark::RegisterBenchmark(("BM_QuantMulMat/" + name).c_str(), BM_QuantMulMat, t)
