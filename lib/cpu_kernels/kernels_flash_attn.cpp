@@ -418,7 +418,7 @@ void flash_attn_tile(const Tensor& dst, const FlashAttnParams& fp, const KvRows&
         for (int64_t g = 0; g < groups; ++g) {
             for (int64_t p = 0; p < key_panels; ++p) {
                 gemm.tile(l.d, t.k_panels + p * l.d * mr, t.q_panels + g * l.d * nr,
-                          t.s + g * nr * kFlashKeyBlock + p * mr, kFlashKeyBlock, false);
+                          t.s + g * nr * kFlashKeyBlock + p * mr, kFlashKeyBlock, false, TilePrefetch{});
             }
         }
         for (int64_t r = 0; r < tile.count; ++r) softmax_step(fp, l, r, nk, t);
@@ -430,7 +430,7 @@ void flash_attn_tile(const Tensor& dst, const FlashAttnParams& fp, const KvRows&
                 gemm.pack.f32(rows, nr, nk, t.p_panels);
                 for (int64_t p = 0; p < l.dvp / mr; ++p) {
                     gemm.tile(nk, t.v_panels + p * kFlashKeyBlock * mr, t.p_panels, t.o + g * nr * l.dvp + p * mr, l.dvp,
-                              true);
+                              true, TilePrefetch{});
                 }
             }
         } else {

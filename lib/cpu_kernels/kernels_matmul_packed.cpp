@@ -82,8 +82,9 @@ struct F32Panels {
         chunk_rows(t, first, valid, rows, i2, i3, k0, len, reinterpret_cast<float*>(scratch), src);
         gemm.pack.f32(src, rows, len, out);
     }
-    void tile(int64_t len, const Cell* a, const Cell* b, float* c, int64_t ldc, bool accumulate) const {
-        gemm.tile(len, a, b, c, ldc, accumulate);
+    void tile(int64_t len, const Cell* a, const Cell* b, float* c, int64_t ldc, bool accumulate,
+              const TilePrefetch& ahead) const {
+        gemm.tile(len, a, b, c, ldc, accumulate, ahead);
     }
 };
 
@@ -119,8 +120,9 @@ struct Bf16Panels {
         }
         kernel->pack(src, rows, len, out);
     }
-    void tile(int64_t len, const Cell* a, const Cell* b, float* c, int64_t ldc, bool accumulate) const {
-        kernel->tile(ceil_div(len, kPerCell), a, b, c, ldc, accumulate);
+    void tile(int64_t len, const Cell* a, const Cell* b, float* c, int64_t ldc, bool accumulate,
+              const TilePrefetch& ahead) const {
+        kernel->tile(ceil_div(len, kPerCell), a, b, c, ldc, accumulate, ahead);
     }
 };
 
@@ -219,16 +221,17 @@ struct PackedJob {
 // only the valid part is stored.
 template <class Panels>
 void run_tile(const PackedJob<Panels>& job, int64_t len, const typename Panels::Cell* a, const typename Panels::Cell* b,
-              int64_t m0, int64_t rows, int64_t n0, int64_t cols, int64_t i2, int64_t i3, bool accumulate) {
+              int64_t m0, int64_t rows, int64_t n0, int64_t cols, int64_t i2, int64_t i3, bool accumulate,
+              const TilePrefetch& ahead) {
     const Panels& panels = job.plan->panels;
     Tensor& dst = *job.dst;
     if (rows == panels.mr() && cols == panels.nr() && dst.nb[0] == sizeof(float) && dst.nb[1] % sizeof(float) == 0) {
         auto* c = reinterpret_cast<float*>(dst.element_ptr(m0, n0, i2, i3));
-        panels.tile(len, a, b, c, static_cast<int64_t>(dst.nb[1] / sizeof(float)), accumulate);
+        panels.tile(len, a, b, c, static_cast<int64_t>(dst.nb[1] / sizeof(float)), accumulate, ahead);
         return;
     }
     float tile[kMaxPanelRows * kMaxPanelRows];
-    panels.tile(len, a, b, tile, panels.mr(), false);
+    panels.tile(len, a, b, tile, panels.mr(), false, ahead);
     for (int64_t j = 0; j < cols; ++j) {
         for (int64_t i = 0; i < rows; ++i) {
             auto* d = reinterpret_cast<float*>(dst.element_ptr(m0 + i, n0 + j, i2, i3));
@@ -238,20 +241,58 @@ void run_tile(const PackedJob<Panels>& job, int64_t len, const typename Panels::
     }
 }
 
+// A unit of work: a block of rows of a in one batch, against a range of column groups.
+struct Unit {
+    int64_t batch;
+    int64_t m_block;
+    int64_t g0, g1;
+};
+
+Unit unit_at(const Units& units, int64_t groups, int64_t u) {
+    const int64_t range = (u / units.m_blocks) % units.n_ranges;
+    const int64_t g0 = range * units.per_range;
+    return {u / units.m_blocks / units.n_ranges, u % units.m_blocks, g0, std::min(groups, g0 + units.per_range)};
+}
+
+// The rows of a that `unit` packs for its chunk from k0, as a region to fetch ahead (every line
+// in TilePrefetch::count); none where a's elements are not packed in its rows (they go through a
+// conversion, not straight to the packer).
 template <class Panels>
-void run_unit(const PackedJob<Panels>& job, int64_t batch, int64_t m_block, int64_t g0, int64_t g1) {
+TilePrefetch a_chunk_region(const PackedJob<Panels>& job, const Unit& unit, int64_t k0) {
+    const Tensor& a = *job.a;
+    const Tensor& b = *job.b;
+    const PackedPlan<Panels>& plan = *job.plan;
+    if (a.nb[0] != type_size(a.type) || k0 >= plan.k) return {};
+    const int64_t m0 = unit.m_block * plan.mc;
+    const int64_t rows = std::min(plan.mc, plan.m - m0);
+    const int64_t i02 = unit.batch % b.ne[2] / (b.ne[2] / a.ne[2]);
+    const int64_t i03 = unit.batch / b.ne[2] / (b.ne[3] / a.ne[3]);
+    TilePrefetch region;
+    region.first_row = static_cast<const std::byte*>(a.data) + m0 * a.nb[1] + i02 * a.nb[2] + i03 * a.nb[3] +
+                       k0 * type_size(a.type);
+    region.stride = a.nb[1];
+    region.row_bytes = static_cast<size_t>(std::min(plan.kc, plan.k - k0)) * type_size(a.type);
+    region.count = rows * TilePrefetch::lines_per_row(region.row_bytes);
+    return region;
+}
+
+// Each chunk of K: the unit's rows of a packed, then every tile of the chunk, which between them
+// fetch the next chunk's rows (or, after the last, those of `next`, this thread's next unit).
+template <class Panels>
+void run_unit(const PackedJob<Panels>& job, const Unit& unit, const TilePrefetch& next) {
     const Tensor& a = *job.a;
     const Tensor& b = *job.b;
     const PackedPlan<Panels>& plan = *job.plan;
     const int mr = plan.panels.mr();
     const int nr = plan.panels.nr();
-    const int64_t m0 = m_block * plan.mc;
+    const int64_t m0 = unit.m_block * plan.mc;
     const int64_t rows = std::min(plan.mc, plan.m - m0);
     const int64_t row_groups = ceil_div(rows, mr);
-    const int64_t i2 = batch % b.ne[2];
-    const int64_t i3 = batch / b.ne[2];
+    const int64_t i2 = unit.batch % b.ne[2];
+    const int64_t i3 = unit.batch / b.ne[2];
     const int64_t i02 = i2 / (b.ne[2] / a.ne[2]);
     const int64_t i03 = i3 / (b.ne[3] / a.ne[3]);
+    const int64_t calls = (unit.g1 - unit.g0) * row_groups;
     for (int64_t k0 = 0; k0 < plan.k; k0 += plan.kc) {
         const int64_t len = std::min(plan.kc, plan.k - k0);
         const int64_t len_cells = ceil_div(len, Panels::kPerCell);
@@ -259,12 +300,14 @@ void run_unit(const PackedJob<Panels>& job, int64_t batch, int64_t m_block, int6
             plan.panels.pack(a, m0 + rg * mr, std::min<int64_t>(mr, rows - rg * mr), mr, i02, i03, k0, len, job.scratch,
                              job.a_block + rg * len_cells * mr);
         }
-        for (int64_t g = g0; g < g1; ++g) {
-            const auto* b_piece = job.b_packed + plan.b_panel_offset(batch, g) + k0 / Panels::kPerCell * nr;
+        const TilePrefetch ahead = k0 + plan.kc < plan.k ? a_chunk_region(job, unit, k0 + plan.kc) : next;
+        int64_t call = 0;
+        for (int64_t g = unit.g0; g < unit.g1; ++g) {
+            const auto* b_piece = job.b_packed + plan.b_panel_offset(unit.batch, g) + k0 / Panels::kPerCell * nr;
             const int64_t cols = std::min<int64_t>(nr, plan.n - g * nr);
-            for (int64_t rg = 0; rg < row_groups; ++rg) {
+            for (int64_t rg = 0; rg < row_groups; ++rg, ++call) {
                 run_tile(job, len, job.a_block + rg * len_cells * mr, b_piece, m0 + rg * mr,
-                         std::min<int64_t>(mr, rows - rg * mr), g * nr, cols, i2, i3, k0 > 0);
+                         std::min<int64_t>(mr, rows - rg * mr), g * nr, cols, i2, i3, k0 > 0, ahead.share(call, calls));
             }
         }
     }
@@ -285,11 +328,8 @@ void compute_packed(const ComputeParams& params, Tensor& dst, const PackedPlan<P
     const Units units = make_units(ceil_div(plan.m, plan.mc), plan.batches, plan.groups, params.nth);
     const auto [u0, u1] = params.split(units.count(plan.batches));
     for (int64_t u = u0; u < u1; ++u) {
-        const int64_t m_block = u % units.m_blocks;
-        const int64_t range = (u / units.m_blocks) % units.n_ranges;
-        const int64_t batch = u / units.m_blocks / units.n_ranges;
-        const int64_t g0 = range * units.per_range;
-        run_unit(job, batch, m_block, g0, std::min(plan.groups, g0 + units.per_range));
+        const TilePrefetch next = u + 1 < u1 ? a_chunk_region(job, unit_at(units, plan.groups, u + 1), 0) : TilePrefetch{};
+        run_unit(job, unit_at(units, plan.groups, u), next);
     }
 }
 

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "cpu_kernels/matmul_pack_avx2.hpp"
+#include "cpu_kernels/tile_prefetch.hpp"
 
 namespace xb::cpu_kernels {
 
@@ -20,7 +21,7 @@ constexpr int kLanes = 16;
 constexpr int kMr = kVecs * kLanes;
 constexpr int kNr = 8;
 
-void tile(int64_t pairs, const uint32_t* a, const uint32_t* b, float* c, int64_t ldc, bool accumulate) {
+void tile(int64_t pairs, const uint32_t* a, const uint32_t* b, float* c, int64_t ldc, bool accumulate, const TilePrefetch& ahead) {
     __m512 acc[kNr][kVecs];
 #pragma GCC unroll 16
     for (int j = 0; j < kNr; ++j) {
@@ -30,7 +31,9 @@ void tile(int64_t pairs, const uint32_t* a, const uint32_t* b, float* c, int64_t
 #pragma GCC unroll 4
         for (int v = 0; v < kVecs; ++v) acc[j][v] = _mm512_setzero_ps();
     }
+    SpreadPrefetch<> prefetch(ahead, pairs);
     for (int64_t p = 0; p < pairs; ++p, a += kMr, b += kNr) {
+        prefetch.step();
         __m512bh av[kVecs];
 #pragma GCC unroll 4
         for (int v = 0; v < kVecs; ++v) av[v] = reinterpret_cast<__m512bh>(_mm512_loadu_si512(a + v * kLanes));

@@ -14,6 +14,7 @@
 #include "core/dtype.hpp"
 #include "core/isa.hpp"
 #include "core/tensor.hpp"
+#include "cpu_kernels/tile_prefetch.hpp"
 
 namespace xb::cpu_kernels {
 
@@ -46,8 +47,9 @@ struct GemmKernel {
     int mr;  // rows of a per tile: a multiple of the vector width
     int nr;  // columns of b per tile
     // c[i + j * ldc] = (accumulate ? c[i + j * ldc] : 0) + sum_k a[k * mr + i] * b[k * nr + j]
-    // for i < mr, j < nr, k < kc.
-    void (*tile)(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, bool accumulate);
+    // for i < mr, j < nr, k < kc; asking for `ahead`'s lines as it goes.
+    void (*tile)(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, bool accumulate,
+                 const TilePrefetch& ahead);
     GemmPackers pack;
 };
 
@@ -59,8 +61,10 @@ struct Bf16GemmKernel {
     int mr;  // rows of a per tile
     int nr;  // columns of b per tile
     // c[i + j * ldc] = (accumulate ? c[i + j * ldc] : 0) + sum over cells p < pairs of the pair of
-    // a[p * mr + i] times the pair of b[p * nr + j], for i < mr, j < nr.
-    void (*tile)(int64_t pairs, const uint32_t* a, const uint32_t* b, float* c, int64_t ldc, bool accumulate);
+    // a[p * mr + i] times the pair of b[p * nr + j], for i < mr, j < nr; asking for `ahead`'s lines
+    // as it goes.
+    void (*tile)(int64_t pairs, const uint32_t* a, const uint32_t* b, float* c, int64_t ldc, bool accumulate,
+                 const TilePrefetch& ahead);
     // out[p * rows + i] = (src[i][2p], src[i][2p + 1]) for p < ceil(len / 2), i < rows (rows <=
     // kMaxPanelRows), the second half 0 past len: the panel layout of tile, for a (rows = mr) and b
     // (rows = nr). Rows need no alignment; nothing past out[ceil(len / 2) * rows] is written.

@@ -1,7 +1,8 @@
 // The tiles with AVX-512F (compiled with -mavx512f -mavx512bw -mavx512vl -mfma; chosen at run
-// time only on CPUs that have them): 16 floats per register. Both kernels keep 24 accumulators in
-// the 32 zmm registers: dot tiles of 4 rows by 6 columns (plus 6 b vectors and one a vector),
-// outer-product tiles of 32 rows (two vectors) by 12 columns (plus two a vectors and a broadcast).
+// time only on CPUs that have them): 16 floats per register. Dot tiles of 4 rows by 6 columns
+// (24 accumulators, 6 b vectors and one a vector in the 32 zmm registers); outer-product tiles of
+// 32 rows (two vectors) by 8 columns (16 accumulators, two a vectors and a broadcast; 12 columns
+// padded a 64-token prompt to 72).
 // Panels are packed with AVX2's 8 x 8 transposes.
 #include <immintrin.h>
 

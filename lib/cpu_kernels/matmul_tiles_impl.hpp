@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "cpu_kernels/matmul_tiles.hpp"
+#include "cpu_kernels/tile_prefetch.hpp"
 
 namespace xb::cpu_kernels::matmul_impl {
 namespace {
@@ -39,7 +40,7 @@ void dot_tile(const float* const* a, const float* const* b, int64_t len, MatmulT
 
 // The outer-product tile (GemmKernel::tile) of kVecs vectors of a by kNr columns of b.
 template <class Vec, int kVecs, int kNr>
-void outer_tile(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, bool accumulate) {
+void outer_tile(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, bool accumulate, const TilePrefetch& ahead) {
     constexpr int kMr = kVecs * Vec::kWidth;
     typename Vec::T acc[kNr][kVecs];
 #pragma GCC unroll 16
@@ -50,7 +51,9 @@ void outer_tile(int64_t kc, const float* a, const float* b, float* c, int64_t ld
 #pragma GCC unroll 4
         for (int v = 0; v < kVecs; ++v) acc[j][v] = Vec::zero();
     }
+    SpreadPrefetch<> prefetch(ahead, kc);
     for (int64_t k = 0; k < kc; ++k, a += kMr, b += kNr) {
+        prefetch.step();
         typename Vec::T av[kVecs];
 #pragma GCC unroll 4
         for (int v = 0; v < kVecs; ++v) av[v] = Vec::load(a + v * Vec::kWidth);

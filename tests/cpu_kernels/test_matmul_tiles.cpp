@@ -77,7 +77,7 @@ TEST(MatmulTiles, EveryOuterTileMatchesFloat64Sums) {
         std::vector<float> before(c.size());
         for (int pass = 0; pass < 2; ++pass) {
             for (size_t e = 0; e < c.size(); ++e) before[e] = pass == 0 ? 0.0f : c[e];
-            gemm.tile(kc, a.data(), b.data(), c.data(), ldc, pass == 1);
+            gemm.tile(kc, a.data(), b.data(), c.data(), ldc, pass == 1, TilePrefetch{});
             for (int64_t j = 0; j < gemm.nr; ++j) {
                 for (int64_t i = 0; i < ldc; ++i) {
                     const size_t at = static_cast<size_t>(j * ldc + i);
@@ -221,7 +221,7 @@ TEST(MatmulTiles, Bf16TileMatchesFloat64OfItsBf16Values) {
         }
         const int64_t ldc = kernel->mr + 3;
         std::vector<float> c(static_cast<size_t>(ldc * kernel->nr), 0.5f);
-        kernel->tile((len + 1) / 2, pa.data(), pb.data(), c.data(), ldc, true);
+        kernel->tile((len + 1) / 2, pa.data(), pb.data(), c.data(), ldc, true, TilePrefetch{});
         for (int j = 0; j < kernel->nr; ++j) {
             for (int64_t i = 0; i < ldc; ++i) {
                 const float got = c[static_cast<size_t>(j * ldc + i)];
