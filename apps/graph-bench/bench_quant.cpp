@@ -7,6 +7,10 @@
 //   BM_QuantMatVecHugePages the same products over a second copy of the weights in small pages
 //                         (the CPU's huge_pages=off), the two computed alternately: their time
 //                         ratio (x_small_pages, below 1 where huge pages are faster);
+//   BM_QuantDotInCache    one thread's row dots (this CPU's quant_dot table) over 192 rows of 4096
+//                         weights, about half a MiB, in the L2 cache: the kernels' own speed, no
+//                         memory and no threads; the best pass of the run (best_us), which a shared
+//                         VM's noise moves far less than a mean;
 //   BM_QuantMulMat        4096 x 4096 products at batch 1, 32 and 512 in GFLOP/s, to read against
 //                         ggml's test-backend-ops perf figures for the same type and shape, and
 //                         the f32 product here;
@@ -30,6 +34,8 @@
 #include "builtin/builtin_backends.hpp"
 #include "models/decoder.hpp"
 #include "core/ops.hpp"
+#include "core/quant.hpp"
+#include "cpu_kernels/quant_dot.hpp"
 
 namespace bench {
 namespace {
@@ -169,6 +175,36 @@ void BM_QuantMatVecHugePages(benchmark::State& state, DType type) {
     state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(huge->weight_bytes));
 }
 
+void BM_QuantDotInCache(benchmark::State& state, DType type) {
+    constexpr int64_t kRows = 192, kK = 4096;
+    const xb::cpu_kernels::QuantDot& table = xb::cpu_kernels::quant_dot();
+    const xb::cpu_kernels::QuantDot::DotFn dot = table.dot[static_cast<int>(type)];
+    if (dot == nullptr) return state.SkipWithError("no dot product for this type");
+    std::mt19937 rng(1);
+    const size_t row_bytes = xb::row_size(type, kK);
+    std::vector<std::byte> weights(row_bytes * kRows);
+    for (int64_t r = 0; r < kRows; ++r) {
+        xb::quantize_row(type, uniform_values(rng, kK, -1, 1).data(), weights.data() + r * row_bytes, kK);
+    }
+    std::vector<std::byte> activations(xb::cpu_kernels::activation_row_bytes(type, kK));
+    table.quantize_activations(type, uniform_values(rng, kK, -1, 1).data(), activations.data(), kK);
+    double best = 1e30;
+    for (auto _ : state) {
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int64_t r = 0; r < kRows; ++r) {
+            float out[xb::cpu_kernels::kMaxDotColumns];
+            dot(kK, weights.data() + r * row_bytes, activations.data(), activations.size(), 1, out);
+            benchmark::DoNotOptimize(out);
+        }
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        best = std::min(best, seconds);
+        state.SetIterationTime(seconds);
+    }
+    state.counters["best_us"] = best * 1e6;
+    state.counters["best_GB_per_s"] = static_cast<double>(weights.size()) / best / 1e9;
+    state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(weights.size()));
+}
+
 void BM_QuantMulMat(benchmark::State& state, DType type) {
     const int64_t m = state.range(0), n = state.range(1), k = state.range(2);
     auto backend = cpu_backend();
@@ -217,6 +253,11 @@ void register_quant_benchmarks() {
             ->Iterations(9)
             ->Unit(benchmark::kMillisecond)
             ->UseManualTime();
+        if (xb::is_quantized(t)) {
+            benchmark::RegisterBenchmark(("BM_QuantDotInCache/" + name).c_str(), BM_QuantDotInCache, t)
+                ->Unit(benchmark::kMicrosecond)
+                ->UseManualTime();
+        }
         benchmark::RegisterBenchmark(("BM_QuantMulMat/" + name).c_str(), BM_QuantMulMat, t)
             ->Args({4096, 1, 4096})
             ->Args({4096, 32, 4096})

@@ -368,16 +368,22 @@ struct Q4KDot512 {
             const __m512i low = _mm512_mask_inserti64x4(zero, 0xff, zero, _mm256_set1_epi16(static_cast<int16_t>(0x0100 * (4 * p + 1) + 4 * p)), 0);
             scale_index[p] = _mm512_mask_inserti64x4(zero, 0xff, low, _mm256_set1_epi16(static_cast<int16_t>(0x0100 * (4 * p + 3) + 4 * p + 2)), 1);
         }
+        // Each sub-block's min twice (words 2s and 2s + 1): one madd with the activations' 16-sums
+        // gives min_s * (bsums[2s] + bsums[2s + 1]) in int32 lane s.
+        const __m256i min_twice = _mm256_setr_epi16(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7);
         __m512 acc[NC];
-        __m128 acc_min[NC];
+        __m256 acc_min[NC];
         for (int j = 0; j < NC; ++j) {
             acc[j] = _mm512_setzero_ps();
-            acc_min[j] = _mm_setzero_ps();
+            acc_min[j] = _mm256_setzero_ps();
         }
         for (int64_t b = 0; b < n / kQKK; ++b) {
             prefetch_weight_stream(w + b);
             __m128i scales16, mins16;
             k_scales_mins(w[b].scales, scales16, mins16);
+            const __m256i mins_pairs = _mm256_maskz_permutexvar_epi16(0xFFFF, min_twice, _mm256_castsi128_si256(mins16));
+            // d and dmin, adjacent f16 values, converted together.
+            const __m128 d_dmin = _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(load_le32(reinterpret_cast<const uint8_t*>(&w[b].d)))));
             const __m512i scales_all = _mm512_mask_broadcast_i32x4(zero, 0xffff, scales16);
             __m512i scaled[NC];
             for (int j = 0; j < NC; ++j) scaled[j] = _mm512_setzero_si512();
@@ -388,20 +394,21 @@ struct Q4KDot512 {
                 for (int j = 0; j < NC; ++j) {
                     const int8_t* qa = reinterpret_cast<const BlockQ8_K*>(act + stride * j)[b].qs + 64 * p;
                     const __m512i pairs = _mm512_maddubs_epi16(q, _mm512_loadu_si512(qa));
-                    scaled[j] = _mm512_add_epi32(scaled[j], _mm512_madd_epi16(pairs, scale));
+                    scaled[j] = _mm512_dpwssd_epi32(scaled[j], pairs, scale);  // += pairs * scale, summed by twos
                 }
             }
-            const float d = fp16(w[b].d), dmin = fp16(w[b].dmin);
             for (int j = 0; j < NC; ++j) {
                 const BlockQ8_K& a = reinterpret_cast<const BlockQ8_K*>(act + stride * j)[b];
-                acc[j] = _mm512_fmadd_ps(_mm512_set1_ps(d * a.d), _mm512_mask_cvtepi32_ps(_mm512_setzero_ps(), 0xffff, scaled[j]), acc[j]);
-                acc_min[j] = add_min_terms(acc_min[j], mins16, dmin, a);
+                const __m128 scaled_d = _mm_mul_ps(d_dmin, _mm_set1_ps(a.d));  // d * a.d, dmin * a.d
+                acc[j] = _mm512_fmadd_ps(_mm512_mask_broadcastss_ps(_mm512_setzero_ps(), kAll16, scaled_d), _mm512_mask_cvtepi32_ps(_mm512_setzero_ps(), 0xffff, scaled[j]), acc[j]);
+                const __m256i min_terms = _mm256_madd_epi16(mins_pairs, load32(a.bsums));
+                acc_min[j] = _mm256_fmadd_ps(_mm256_broadcastss_ps(_mm_movehdup_ps(scaled_d)), _mm256_cvtepi32_ps(min_terms), acc_min[j]);
             }
         }
         for (int j = 0; j < NC; ++j) {
             alignas(64) float lanes[16];
             _mm512_store_ps(lanes, acc[j]);
-            out[j] = hsum(_mm256_add_ps(_mm256_load_ps(lanes), _mm256_load_ps(lanes + 8))) - hsum(acc_min[j]);
+            out[j] = hsum(_mm256_sub_ps(_mm256_add_ps(_mm256_load_ps(lanes), _mm256_load_ps(lanes + 8)), acc_min[j]));
         }
     }
 };

@@ -46,9 +46,31 @@ int hsum(__m256i v) {
 // on CPUs that lack it.
 __m256i ones16() { return _mm256_set1_epi16(1); }
 
+// This header is compiled twice: for the AVX2 table (quant_dot_avx2.cpp) and for the AVX-512 one
+// (quant_dot_avx512.cpp, with AVX-512 VNNI), where each multiply-and-widen pair below is one VNNI
+// instruction with the same result: the inputs never reach maddubs's 16-bit saturation.
+#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
+#define XB_QUANT_DOT_VNNI 1
+#endif
+
 // Eight 32-bit sums of products of unsigned bytes u (at most 128: no 16-bit pair sum saturates)
 // and signed bytes s (-127..127).
-__m256i dot_u8_s8(__m256i u, __m256i s) { return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), ones16()); }
+__m256i dot_u8_s8(__m256i u, __m256i s) {
+#ifdef XB_QUANT_DOT_VNNI
+    return _mm256_dpbusd_epi32(_mm256_setzero_si256(), u, s);
+#else
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), ones16());
+#endif
+}
+
+// acc + the sums of pairs of 16-bit products a * b, in 32-bit lanes.
+__m256i add_madd(__m256i acc, __m256i a, __m256i b) {
+#ifdef XB_QUANT_DOT_VNNI
+    return _mm256_dpwssd_epi32(acc, a, b);
+#else
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(a, b));
+#endif
+}
 
 // 32 floats times `scale`, rounded half away from zero (as std::round), as 32 signed bytes in order.
 __m256i round_to_bytes(const float* x, __m256 scale) {
@@ -199,9 +221,8 @@ struct KAffineDot {
                 const __m256i scale_hi = _mm256_shuffle_epi8(scales_both, word_broadcast(2 * p + 1, 2 * p + 1));
                 for (int j = 0; j < NC; ++j) {
                     const int8_t* qa = reinterpret_cast<const BlockQ8_K*>(act + stride * j)[b].qs + 64 * p;
-                    const __m256i plo = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, load32(qa)), scale_lo);
-                    const __m256i phi = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, load32(qa + 32)), scale_hi);
-                    scaled[j] = _mm256_add_epi32(scaled[j], _mm256_add_epi32(plo, phi));
+                    scaled[j] = add_madd(scaled[j], _mm256_maddubs_epi16(lo, load32(qa)), scale_lo);
+                    scaled[j] = add_madd(scaled[j], _mm256_maddubs_epi16(hi, load32(qa + 32)), scale_hi);
                 }
             }
             const float d = fp16(w[b].d), dmin = fp16(w[b].dmin);
@@ -252,12 +273,14 @@ struct Q6KDot {
             const float d = fp16(w[b].d);
             for (int j = 0; j < NC; ++j) {
                 const BlockQ8_K& a = reinterpret_cast<const BlockQ8_K*>(act + stride * j)[b];
-                __m256i scaled = _mm256_setzero_si256();
-                for (int s = 0; s < 8; ++s) {
-                    const __m256i pairs = _mm256_maddubs_epi16(q[s], load32(a.qs + 32 * s));
-                    scaled = _mm256_add_epi32(scaled, _mm256_madd_epi16(pairs, scale[s]));
+                // Two chains: with VNNI each step is one multiply-add of several cycles' latency.
+                __m256i scaled_even = _mm256_setzero_si256(), scaled_odd = _mm256_setzero_si256();
+                for (int s = 0; s < 8; s += 2) {
+                    scaled_even = add_madd(scaled_even, _mm256_maddubs_epi16(q[s], load32(a.qs + 32 * s)), scale[s]);
+                    scaled_odd = add_madd(scaled_odd, _mm256_maddubs_epi16(q[s + 1], load32(a.qs + 32 * s + 32)), scale[s + 1]);
                 }
-                scaled = _mm256_sub_epi32(scaled, _mm256_slli_epi32(weighted_bsums(scales16, a), 5));
+                const __m256i scaled = _mm256_sub_epi32(_mm256_add_epi32(scaled_even, scaled_odd),
+                                                        _mm256_slli_epi32(weighted_bsums(scales16, a), 5));
                 acc[j] = _mm256_fmadd_ps(_mm256_set1_ps(d * a.d), _mm256_cvtepi32_ps(scaled), acc[j]);
             }
         }
@@ -290,3 +313,5 @@ void set_core_dots(QuantDot& t) {
 }  // namespace
 
 }  // namespace xb::cpu_kernels
+
+#undef XB_QUANT_DOT_VNNI
