@@ -110,12 +110,31 @@ void BM_QuantMatVecStream(benchmark::State& state, DType type) {
     state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(s->weight_bytes));
 }
 
-// Median and smallest of a list of ratios, as counters `name` and `name`_best.
-void ratio_counters(benchmark::State& state, std::vector<double> ratios, const std::string& name) {
-    if (ratios.empty()) return;
+// Runs `measured` and then `reference` in every iteration, back to back, so that a machine's drift
+// falls on both alike: the iteration's time is measured's, and the counters `name` and `name`_best
+// are the median and smallest of time(measured) / time(reference). False, the benchmark skipped,
+// if either fails.
+template <class Measured, class Reference>
+bool time_against(benchmark::State& state, Measured measured, Reference reference, const std::string& name) {
+    std::vector<double> ratios;
+    for (auto _ : state) {
+        const auto t0 = std::chrono::steady_clock::now();
+        const bool measured_ok = measured();
+        const auto t1 = std::chrono::steady_clock::now();
+        if (!measured_ok || !reference()) {
+            state.SkipWithError("compute failed");
+            return false;
+        }
+        const auto t2 = std::chrono::steady_clock::now();
+        const double seconds = std::chrono::duration<double>(t1 - t0).count();
+        ratios.push_back(seconds / std::chrono::duration<double>(t2 - t1).count());
+        state.SetIterationTime(seconds);
+    }
+    if (ratios.empty()) return true;
     std::sort(ratios.begin(), ratios.end());
     state.counters[name] = ratios[ratios.size() / 2];
     state.counters[name + "_best"] = ratios.front();
+    return true;
 }
 
 // The same products, each iteration followed by a memcpy of the same weight bytes, and the ratio
@@ -135,19 +154,15 @@ void BM_QuantMatVecVsMemcpy(benchmark::State& state, DType type) {
     }
     std::memset(source.data(), 1, s->weight_bytes);  // touched, as the weights are
     std::memset(copy.data(), 0, s->weight_bytes);
-    std::vector<double> ratios;
-    for (auto _ : state) {
-        const auto t0 = std::chrono::steady_clock::now();
-        if (!s->backend->graph_compute(s->graph).is_ok()) return state.SkipWithError("graph_compute failed");
-        const auto t1 = std::chrono::steady_clock::now();
-        std::memcpy(copy.data(), source.data(), s->weight_bytes);
-        benchmark::DoNotOptimize(copy.data());
-        const auto t2 = std::chrono::steady_clock::now();
-        const double product = std::chrono::duration<double>(t1 - t0).count();
-        ratios.push_back(product / std::chrono::duration<double>(t2 - t1).count());
-        state.SetIterationTime(product);
-    }
-    ratio_counters(state, std::move(ratios), "x_memcpy");
+    const bool ok = time_against(
+        state, [&] { return s->backend->graph_compute(s->graph).is_ok(); },
+        [&] {
+            std::memcpy(copy.data(), source.data(), s->weight_bytes);
+            benchmark::DoNotOptimize(copy.data());
+            return true;
+        },
+        "x_memcpy");
+    if (!ok) return;
     state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(s->weight_bytes));
 }
 
@@ -157,24 +172,19 @@ void BM_QuantMatVecHugePages(benchmark::State& state, DType type) {
     xb::Device* cpu = xb::global_registry().dev_by_name("CPU");
     if (cpu == nullptr) return state.SkipWithError("no CPU device");
     auto huge = stream_setup(state, type);
-    if (huge == nullptr || !cpu->configure("huge_pages=off").is_ok()) return;
+    if (huge == nullptr) return;
+    if (!cpu->configure("huge_pages=off").is_ok()) return state.SkipWithError("CPU: no huge_pages setting");
     auto small = stream_setup(state, type);
-    if (!cpu->configure("huge_pages=on").is_ok() || small == nullptr) return;
-    std::vector<double> ratios;
-    for (auto _ : state) {
-        const auto t0 = std::chrono::steady_clock::now();
-        if (!huge->backend->graph_compute(huge->graph).is_ok()) return state.SkipWithError("graph_compute failed");
-        const auto t1 = std::chrono::steady_clock::now();
-        if (!small->backend->graph_compute(small->graph).is_ok()) return state.SkipWithError("graph_compute failed");
-        const auto t2 = std::chrono::steady_clock::now();
-        const double in_huge = std::chrono::duration<double>(t1 - t0).count();
-        ratios.push_back(in_huge / std::chrono::duration<double>(t2 - t1).count());
-        state.SetIterationTime(in_huge);
-    }
-    ratio_counters(state, std::move(ratios), "x_small_pages");
+    (void)cpu->configure("huge_pages=on");  // accepted a moment ago
+    if (small == nullptr) return;
+    const bool ok = time_against(
+        state, [&] { return huge->backend->graph_compute(huge->graph).is_ok(); },
+        [&] { return small->backend->graph_compute(small->graph).is_ok(); }, "x_small_pages");
+    if (!ok) return;
     state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(huge->weight_bytes));
 }
 
+// This CPU's row dots of `type`, one thread, the weights in L2 (see the list at the top).
 void BM_QuantDotInCache(benchmark::State& state, DType type) {
     constexpr int64_t kRows = 192, kK = 4096;
     const xb::cpu_kernels::QuantDot& table = xb::cpu_kernels::quant_dot();
