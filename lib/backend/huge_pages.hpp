@@ -5,10 +5,10 @@
 // page boundary. Linux backs anonymous memory with 2 MiB pages where the range is aligned to them
 // and the kernel's policy allows it: "always", or "madvise" for ranges marked MADV_HUGEPAGE (the
 // default on most distributions, and the one where nothing happens unless the program asks). On the
-// 2-vCPU Zen 4 VM, one-token products run 0-11 % (most often about 5 %) faster over weights in 2
-// MiB pages than over the same weights in 4 KiB ones, alternating in one process (results/cpu/huge-
-// pages-2026-12-07-zen4.md). llama.cpp maps its model files (page-cache pages, 4 KiB) and does not
-// ask.
+// 2-vCPU Zen 4 VM, one-token products run 0-11 % (most often about 5 %) faster over weights in
+// 2 MiB pages than over the same weights in 4 KiB ones, alternating in one process
+// (results/cpu/huge-pages-2026-12-07-zen4.md). llama.cpp maps its model files (page-cache pages, 4
+// KiB) and does not ask.
 //
 // So host buffers of at least one huge page are aligned to it and marked (the CPU device's
 // huge_pages setting, on by default). The kernel may still give small pages (memory fragmented,
