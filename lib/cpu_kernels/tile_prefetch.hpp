@@ -16,10 +16,11 @@ namespace xb::cpu_kernels {
 // slower than a warm one), so the chunk after is fetched during this chunk's arithmetic, spread
 // evenly over its tiles: a burst of requests would fill the miss buffers and stall the tile.
 //
-// The region is `rows` rows of `row_bytes` bytes, `stride` bytes apart from `first_row`; each row
-// counts lines_per_row(row_bytes) lines, as many as a row of that length can touch at any alignment
-// (the line of every 64th byte from its first line's start, and of its last byte). A tile fetches
-// lines [first_line, first_line + count) of the region in row order. count 0: nothing.
+// The region: rows of `row_bytes` bytes, `stride` bytes apart from `first_row`; each row counts
+// lines_per_row(row_bytes) lines, as many as a row of that length can touch at any alignment (the
+// line of every 64th byte from its first line's start, and of its last byte). A tile fetches lines
+// [first_line, first_line + count) of the region in row order (a whole region: count = its rows
+// times lines_per_row). count 0: nothing.
 struct TilePrefetch {
     const std::byte* first_row = nullptr;
     size_t stride = 0;
