@@ -29,7 +29,7 @@ std::string kernel_set_description() {
 }
 
 // "AMD EPYC 9R14 (Zen 4, family 25 model 17; L1d 32 KiB, L2 1 MiB, L3 32 MiB), avx512 kernels,
-// one-token products by single rows, bf16 prefill by AVX512-BF16 (activations rounded to bf16)".
+// one-token products by single rows, bf16 products by AVX512-BF16 (activations rounded to bf16)".
 std::string cpu_description() {
     return describe_cpu(host_cpu()) + ", " + kernel_set_description() + ", " + cpu_kernels::gemv_walk_description() +
            ", " + cpu_kernels::bf16_products_description();

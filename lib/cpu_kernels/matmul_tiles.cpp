@@ -35,8 +35,8 @@ const Bf16GemmKernel* bf16_gemm_kernel() {
 }
 
 const char* bf16_products_description() {
-    return bf16_gemm_kernel() != nullptr ? "bf16 prefill by AVX512-BF16 (activations rounded to bf16)"
-                                         : "bf16 prefill by the f32 tile";
+    return bf16_gemm_kernel() != nullptr ? "bf16 products by AVX512-BF16 (activations rounded to bf16)"
+                                         : "bf16 products by the f32 kernels";
 }
 
 const MatmulTiles& matmul_tiles() {

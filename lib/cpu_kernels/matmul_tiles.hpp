@@ -69,10 +69,15 @@ struct Bf16GemmKernel {
     // kMaxPanelRows), the second half 0 past len: the panel layout of tile, for a (rows = mr) and b
     // (rows = nr). Rows need no alignment; nothing past out[ceil(len / 2) * rows] is written.
     void (*pack)(const uint16_t* const* src, int rows, int64_t len, uint32_t* out);
+    // The one-token product: out[r] = sum_e q[e] * row r[e] for r < rows (1 <= rows <= 8), the rows
+    // of n bf16 elements `stride` bytes apart from `first`, q the activations rounded to bf16; one
+    // pass over q for all the rows.
+    void (*dot_rows)(const uint16_t* q, const std::byte* first, size_t stride, int64_t n, int rows, float* out);
 };
 
-// The bf16 tile where this CPU has AVX512-BF16 and the active instruction set is AVX-512; null
-// elsewhere (bf16 weights then go through the f32 tile, their activations kept in f32).
+// The bf16 kernels where this CPU has AVX512-BF16 and the active instruction set is AVX-512; null
+// elsewhere (bf16 weights then go through the f32 tile and the row kernels, their activations kept
+// in f32).
 const Bf16GemmKernel* bf16_gemm_kernel();
 // What bf16 products use, for the CPU device's description.
 const char* bf16_products_description();

@@ -1,11 +1,13 @@
-// Products of bf16 weights with many columns on the CPU device: where the CPU has AVX512-BF16 they
-// take the bf16 tile, whose activations are rounded to bf16 to nearest even (as ggml's CPU rounds
-// them), and the result must be that exactly up to f32 sums; elsewhere the f32 tile keeps the
-// activations in f32. The op tests' tolerance would pass a truncating rounding; this would not.
+// Products of bf16 weights on the CPU device: where the CPU has AVX512-BF16 one-token products take
+// the bf16 row dots and many columns the bf16 tile, whose activations are rounded to bf16 to
+// nearest even (as ggml's CPU rounds them), and the result must be that exactly up to f32 sums;
+// elsewhere the f32 kernels keep the activations in f32. The op tests' tolerance would pass a
+// truncating rounding; this would not.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "alloc/context_alloc.hpp"
@@ -20,8 +22,15 @@
 namespace xb {
 namespace {
 
-TEST(Bf16Products, ManyColumnsRoundTheActivationsToNearestEvenWhereTheBf16TileRuns) {
-    const int64_t k = 301, m = 70, n = 45;  // odd K: a last half pair; more than 32 columns: packed
+// K odd (a last half pair) and past whole blocks of 32 and 64; 70 rows: whole walks of 8 rows
+// and a rest; one column (the one-token product, gemv_bf16) and 45 (the packed tile).
+struct Bf16Case {
+    int64_t k, n;
+};
+class Bf16Products : public ::testing::TestWithParam<Bf16Case> {};
+
+TEST_P(Bf16Products, RoundTheActivationsToNearestEvenWhereTheBf16KernelsRun) {
+    const int64_t k = GetParam().k, m = 70, n = GetParam().n;
     const std::vector<float> a_values = xbt::uniform_values(static_cast<size_t>(k * m), 21);
     const std::vector<float> b_values = xbt::uniform_values(static_cast<size_t>(k * n), 22);
     auto cpu = global_registry().init_by_name("CPU");
@@ -54,10 +63,17 @@ TEST(Bf16Products, ManyColumnsRoundTheActivationsToNearestEvenWhereTheBf16TileRu
             // f32 sums: a few ulps of the magnitude; rounding the activations another way moves
             // a sum by about 2^-9 of it.
             EXPECT_NEAR((*got)[static_cast<size_t>(j * m + i)], want, 4e-7 * magnitude + 1e-7)
-                << (rounds ? "bf16 tile" : "f32 tile") << " at row " << i << ", column " << j;
+                << (rounds ? "bf16 kernels" : "f32 kernels") << " at row " << i << ", column " << j;
         }
     }
 }
+
+INSTANTIATE_TEST_SUITE_P(Shapes, Bf16Products,
+                         ::testing::Values(Bf16Case{301, 45}, Bf16Case{301, 1}, Bf16Case{64, 1}, Bf16Case{95, 1},
+                                           Bf16Case{4099, 1}, Bf16Case{1, 1}),
+                         [](const ::testing::TestParamInfo<Bf16Case>& info) {
+                             return "k" + std::to_string(info.param.k) + "_n" + std::to_string(info.param.n);
+                         });
 
 }  // namespace
 }  // namespace xb
