@@ -215,7 +215,11 @@ std::optional<GemvDots> gemv_dots(const Tensor& a) {
     return GemvDots{table.dot[type], nullptr, 1};
 }
 
-void gemv(const ComputeParams& params, const MatMulJob& job, const GemvDots& dots) {
+// Walks this thread's share of the rows of dst (all batches) in runs of `count` rows of one
+// matrix where dst's rows are packed floats and the run fits, else single rows: calls
+// dots(column of b, first row of a, rows, out) with the batch's f32 column of b.
+template <class Dots>
+void walk_gemv_rows(const ComputeParams& params, const MatMulJob& job, int64_t count, Dots dots) {
     const Tensor& a = *job.a;
     const Tensor& b = *job.b;
     const MatMulPlan& plan = *job.plan;
@@ -227,17 +231,21 @@ void gemv(const ComputeParams& params, const MatMulJob& job, const GemvDots& dot
         const int64_t i3 = r / plan.m / b.ne[2];
         const int64_t i02 = i2 / (b.ne[2] / a.ne[2]);
         const int64_t i03 = i3 / (b.ne[3] / a.ne[3]);
-        const float* column = column_of_b(job, 0, 0, i2, i3);
-        auto* out = reinterpret_cast<float*>(job.dst->element_ptr(m, 0, i2, i3));
-        const int64_t count = dots.count;
-        if (dots.rows != nullptr && dst_packed && r + count <= r1 && m + count <= plan.m) {  // R rows of one matrix
-            dots.rows(column, a.element_ptr(0, m, i02, i03), a.nb[1], plan.k, out);
-            r += count;
-        } else {
-            *out = dots.one(column, a.element_ptr(0, m, i02, i03), plan.k);
-            r += 1;
-        }
+        const int64_t rows = dst_packed && r + count <= r1 && m + count <= plan.m ? count : 1;
+        dots(column_of_b(job, 0, 0, i2, i3), a.element_ptr(0, m, i02, i03), rows,
+             reinterpret_cast<float*>(job.dst->element_ptr(m, 0, i2, i3)));
+        r += rows;
     }
+}
+
+void gemv(const ComputeParams& params, const MatMulJob& job, const GemvDots& dots) {
+    const int64_t k = job.plan->k;
+    const size_t stride = job.a->nb[1];
+    walk_gemv_rows(params, job, dots.rows != nullptr ? dots.count : 1,
+                   [&](const float* column, const std::byte* first, int64_t rows, float* out) {
+                       if (rows > 1) return dots.rows(column, first, stride, k, out);  // R rows of one matrix
+                       *out = dots.one(column, first, k);
+                   });
 }
 
 // The one-token product of bf16 weights where the CPU has AVX512-BF16: as ggml's CPU (and as the
@@ -245,31 +253,20 @@ void gemv(const ComputeParams& params, const MatMulJob& job, const GemvDots& dot
 // two products a lane, where the row kernels widen each weight to f32 for an FMA with the f32
 // activations: half the vector instructions per weight byte, which a decode needs where memory is
 // fast (the 1B BF16 decode at 0.77x llama.cpp's on the Zen 4 VM when 2 threads read 48 GB/s).
-// Each thread rounds the column of the batch it is in into its own scratch; rows as gemv walks them.
+// Each thread rounds the column of the batch it is in into its own scratch.
 void gemv_bf16(const ComputeParams& params, const MatMulJob& job, uint16_t* column_bf16) {
-    const Tensor& a = *job.a;
-    const Tensor& b = *job.b;
-    const MatMulPlan& plan = *job.plan;
-    const auto [r0, r1] = params.split(plan.m * plan.batches);
-    const bool dst_packed = job.dst->nb[0] == sizeof(float);
-    const int64_t count = gemv_walk().rows_for(plan.k);
-    int64_t rounded_batch = -1;
-    for (int64_t r = r0; r < r1;) {
-        const int64_t m = r % plan.m;
-        const int64_t batch = r / plan.m;
-        const int64_t i2 = batch % b.ne[2];
-        const int64_t i3 = batch / b.ne[2];
-        if (batch != rounded_batch) {
-            f32_to_bf16_row(column_of_b(job, 0, 0, i2, i3), column_bf16, plan.k);
-            rounded_batch = batch;
-        }
-        const int64_t i02 = i2 / (b.ne[2] / a.ne[2]);
-        const int64_t i03 = i3 / (b.ne[3] / a.ne[3]);
-        auto* out = reinterpret_cast<float*>(job.dst->element_ptr(m, 0, i2, i3));
-        const int rows = dst_packed && r + count <= r1 && m + count <= plan.m ? static_cast<int>(count) : 1;
-        plan.bf16_gemv->dot_rows(column_bf16, a.element_ptr(0, m, i02, i03), a.nb[1], plan.k, rows, out);
-        r += rows;
-    }
+    const int64_t k = job.plan->k;
+    const size_t stride = job.a->nb[1];
+    const Bf16GemmKernel& kernel = *job.plan->bf16_gemv;
+    const float* rounded = nullptr;  // the f32 column now in column_bf16
+    walk_gemv_rows(params, job, gemv_walk().rows_for(k),
+                   [&](const float* column, const std::byte* first, int64_t rows, float* out) {
+                       if (column != rounded) {
+                           f32_to_bf16_row(column, column_bf16, k);
+                           rounded = column;
+                       }
+                       kernel.dot_rows(column_bf16, first, stride, k, static_cast<int>(rows), out);
+                   });
 }
 
 // An empty sum (K == 0): zeros; threads split rows of dst.
