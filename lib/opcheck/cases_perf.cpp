@@ -182,7 +182,7 @@ void add_matmul(std::vector<OpCase>& cases) {
                              Tensor* w = b.input(t, {1024, 1024, 1, 1});
                              return mul_mat(b.ctx(), w, b.input(DType::F32, {1024, 128, 1, 1}));
                          },
-                         mul_mat_ref, t == DType::BF16 ? 3e-5 : 1e-6});
+                         mul_mat_ref, t == DType::BF16 ? kTolMatMulBF16 : 1e-6});
     }
     // A 4096-square weight at batch 32 and 512 (the sizes the CPU-speed targets name against OpenBLAS).
     for (DType t : {DType::F32, DType::F16}) {
