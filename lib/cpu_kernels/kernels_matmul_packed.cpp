@@ -268,8 +268,7 @@ TilePrefetch a_chunk_region(const PackedJob<Panels>& job, const Unit& unit, int6
     const int64_t i02 = unit.batch % b.ne[2] / (b.ne[2] / a.ne[2]);
     const int64_t i03 = unit.batch / b.ne[2] / (b.ne[3] / a.ne[3]);
     TilePrefetch region;
-    region.first_row = static_cast<const std::byte*>(a.data) + m0 * a.nb[1] + i02 * a.nb[2] + i03 * a.nb[3] +
-                       k0 * type_size(a.type);
+    region.first_row = a.element_ptr(k0, m0, i02, i03);
     region.stride = a.nb[1];
     region.row_bytes = static_cast<size_t>(std::min(plan.kc, plan.k - k0)) * type_size(a.type);
     region.count = rows * TilePrefetch::lines_per_row(region.row_bytes);

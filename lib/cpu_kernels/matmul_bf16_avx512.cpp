@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "cpu_kernels/matmul_pack_avx2.hpp"
+#include "cpu_kernels/simd_sum_avx512.hpp"
 #include "cpu_kernels/tile_prefetch.hpp"
 
 namespace xb::cpu_kernels {
@@ -100,15 +101,7 @@ void dot_rows_of(const uint16_t* q, const std::byte* first, size_t stride, int64
         step(e + 32, kAll, 1);
     }
     for (; e < n; e += 32) step(e, n - e >= 32 ? kAll : static_cast<__mmask32>((uint64_t{1} << (n - e)) - 1), 0);
-    for (int r = 0; r < R; ++r) {
-        // (Through memory: gcc 12's 512-bit extract intrinsics trip -Wuninitialized in its headers.)
-        alignas(64) float lanes[16];
-        _mm512_store_ps(lanes, _mm512_add_ps(acc[r][0], acc[r][1]));
-        __m256 s8 = _mm256_add_ps(_mm256_load_ps(lanes), _mm256_load_ps(lanes + 8));
-        __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps(s8, 1));
-        s4 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
-        out[r] = _mm_cvtss_f32(_mm_add_ss(s4, _mm_shuffle_ps(s4, s4, 1)));
-    }
+    for (int r = 0; r < R; ++r) out[r] = hsum16(_mm512_add_ps(acc[r][0], acc[r][1]));
 }
 
 void dot_rows(const uint16_t* q, const std::byte* first, size_t stride, int64_t n, int rows, float* out) {

@@ -35,6 +35,7 @@
 #include "cpu_kernels/quant_dot.hpp"
 #include "cpu_kernels/quant_dot_core_avx2.hpp"
 #include "cpu_kernels/quant_unit_decoders_avx2.hpp"
+#include "cpu_kernels/simd_sum_avx512.hpp"
 #include "cpu_kernels/weight_prefetch.hpp"
 
 namespace xb::cpu_kernels {
@@ -51,16 +52,6 @@ constexpr __mmask16 kAll16 = 0xFFFF;
 // v in the low 256 bits, zeros above; lo in the low 256 bits, hi in the high.
 __m512i zero_extend(__m256i v) { return _mm512_mask_inserti64x4(_mm512_setzero_si512(), kAll8, _mm512_setzero_si512(), v, 0); }
 __m512i concat(__m256i lo, __m256i hi) { return _mm512_mask_inserti64x4(_mm512_setzero_si512(), kAll8, zero_extend(lo), hi, 1); }
-
-float hsum16(__m512 v) {
-    const __m512d bits = _mm512_castps_pd(v);
-    const __m256 lo = _mm256_castpd_ps(_mm512_mask_extractf64x4_pd(_mm256_setzero_pd(), 0xF, bits, 0));
-    const __m256 hi = _mm256_castpd_ps(_mm512_mask_extractf64x4_pd(_mm256_setzero_pd(), 0xF, bits, 1));
-    const __m256 s8 = _mm256_add_ps(lo, hi);
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps(s8, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    return _mm_cvtss_f32(_mm_add_ss(s, _mm_shuffle_ps(s, s, 1)));
-}
 
 // Two units' 64 weights as unsigned bytes, and (sign formats) which of them are negative.
 struct PairAvx512 {
@@ -405,11 +396,7 @@ struct Q4KDot512 {
                 acc_min[j] = _mm256_fmadd_ps(_mm256_broadcastss_ps(_mm_movehdup_ps(scaled_d)), _mm256_cvtepi32_ps(min_terms), acc_min[j]);
             }
         }
-        for (int j = 0; j < NC; ++j) {
-            alignas(64) float lanes[16];
-            _mm512_store_ps(lanes, acc[j]);
-            out[j] = hsum(_mm256_sub_ps(_mm256_add_ps(_mm256_load_ps(lanes), _mm256_load_ps(lanes + 8)), acc_min[j]));
-        }
+        for (int j = 0; j < NC; ++j) out[j] = hsum(_mm256_sub_ps(add_halves(acc[j]), acc_min[j]));
     }
 };
 
