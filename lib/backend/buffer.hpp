@@ -26,6 +26,11 @@
 namespace xb {
 
 enum class BufferUsage { Any, Weights, Compute };
+
+// How a tensor's bytes lie in its buffer: as the tensor's own layout, or (the CPU's repacked weight
+// buffer type) q4_K rows interleaved 8 at a time (core/q4k_x8.hpp), which only kernels that know
+// the layout read; byte access through the buffer always sees the tensor's own layout.
+enum class StoredLayout { Plain, Q4KRows8 };
 const char* buffer_usage_name(BufferUsage usage);
 
 class Buffer {
@@ -63,6 +68,8 @@ public:
     void clear(uint8_t value) { clear_impl(value); }
     // Forgets per-tensor state (ggml_backend_buffer_reset); the memory is kept.
     void reset() { reset_impl(); }
+    // How t's bytes lie in this buffer's memory (t in this buffer).
+    StoredLayout stored_layout(const Tensor& t) const { return stored_layout_impl(t); }
 
 protected:
     virtual void* base_impl() = 0;
@@ -76,6 +83,8 @@ protected:
     virtual void clear_impl(uint8_t value) = 0;
     // Default: no per-tensor state.
     virtual void reset_impl() {}
+    // Default: every tensor as its own layout.
+    virtual StoredLayout stored_layout_impl(const Tensor&) const { return StoredLayout::Plain; }
 
 private:
     BufferType* type_;

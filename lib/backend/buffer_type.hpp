@@ -46,6 +46,9 @@ public:
     // Its buffers hold no bytes themselves: each tensor's bytes go to buffers of other types when
     // it is initialised (a row split), which check their own devices' memory.
     virtual bool is_virtual() const { return false; }
+    // Whether t placed here is stored in another layout than its own (a repacked weight type's
+    // tensors it converts; Buffer::stored_layout says when); false for plain memory.
+    virtual bool repacks(const Tensor&) const { return false; }
     // The device whose memory this is.
     virtual Device& device() const = 0;
 };

@@ -115,6 +115,9 @@ public:
     // Pinned host memory for fast transfers, when the device has it (caps().host_buffer). The CPU
     // computes in it (is_host); placements put the weights that stay on the host there.
     virtual BufferType* host_buffer_type() { return nullptr; }
+    // A buffer type keeping weights in a layout this device's kernels read faster (ggml's extra
+    // buffer types, as its CPU repack), for the weights placement finds it can take; none by default.
+    virtual BufferType* repacked_weight_type() { return nullptr; }
     // The bandwidth in GB/s (10^9 bytes/s) of a copy from pinned host memory to the device's
     // memory: what the link carries at best, for reports to set achieved copy rates against. The
     // simulated device answers its modelled link; CUDA measures it once, on the first call, with a

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <set>
 #include <unordered_set>
 
 #include "alloc/context_alloc.hpp"
@@ -402,23 +403,65 @@ Status check_inputs_fit(const Model& model, std::span<Backend* const> backends) 
     return fits.is_ok() ? fits : Status(fits.code(), model.source + ": " + fits.message());
 }
 
+// The weights whose every use is as a mul_mat's weights (its src[0]), itself and not a view: the
+// ones a device's repacked weight type may hold, since only that product reads the layout.
+std::set<const Tensor*> matmul_only_weights(const Model& model) {
+    std::set<const Tensor*> used_elsewhere;
+    std::set<const Tensor*> matmul;
+    for (const Tensor* node : model.graph.nodes()) {
+        for (int i = 0; i < kMaxSrc; ++i) {
+            const Tensor* src = node->src[i];
+            if (src == nullptr) continue;
+            const Tensor* storage = src->view_src != nullptr ? src->view_src : src;
+            if (node->op == Op::MulMat && i == 0 && src->view_src == nullptr) {
+                matmul.insert(src);
+            } else {
+                used_elsewhere.insert(storage);
+            }
+        }
+    }
+    std::set<const Tensor*> only;
+    for (const Tensor* t : matmul) {
+        if (!used_elsewhere.contains(t)) only.insert(t);
+    }
+    return only;
+}
+
 }  // namespace
 
 Status place_and_init(Model& model, std::span<Backend* const> backends) {
-    // Weights by device, and apart from them those whose rows the row split shares.
-    std::map<std::pair<std::string, bool>, std::vector<Tensor*>> groups;
-    std::vector<std::pair<std::string, bool>> order;
+    // Weights by device, and apart from them those whose rows the row split shares and those a CPU
+    // keeps repacked (its repacked weight type: q4_K in 8-row groups, read only by mul_mat).
+    struct Key {
+        std::string device;
+        bool row_split = false;
+        bool repacked = false;
+        auto operator<=>(const Key&) const = default;
+    };
+    const std::set<const Tensor*> matmul_only = matmul_only_weights(model);
+    std::map<Key, std::vector<Tensor*>> groups;
+    std::vector<Key> order;
     for (const WeightPlacement& w : model.placement.weights) {
-        const std::pair<std::string, bool> key{w.device, w.row_split};
+        Key key{w.device, w.row_split, false};
+        if (!w.row_split && matmul_only.contains(w.tensor) && model.placement.host_buffer_device.empty()) {
+            Result<Backend*> backend = backend_of_device(model, backends, w.device);
+            BufferType* repack = backend.is_ok() && (*backend)->device().type() == DeviceType::CPU
+                                     ? (*backend)->device().repacked_weight_type()
+                                     : nullptr;
+            key.repacked = repack != nullptr && repack->repacks(*w.tensor);
+        }
         if (groups.find(key) == groups.end()) order.push_back(key);
         groups[key].push_back(w.tensor);
     }
-    for (const auto& key : order) {
-        const auto& [device, rows] = key;
+    for (const Key& key : order) {
+        const std::string& device = key.device;
+        const bool rows = key.row_split;
         XB_ASSIGN_OR_RETURN(Backend * backend, backend_of_device(model, backends, device));
         BufferType* type = &backend->default_buffer_type();
         if (rows) {
             XB_ASSIGN_OR_RETURN(type, row_split_type(model, backends));
+        } else if (key.repacked) {
+            type = backend->device().repacked_weight_type();
         } else {
             XB_ASSIGN_OR_RETURN(BufferType * pinned, host_weights_type(model, backends, *backend));
             if (pinned != nullptr) type = pinned;

@@ -12,6 +12,7 @@
 #include "core/aligned_bytes.hpp"
 #include "cpu_kernels/graph_executor.hpp"
 #include "cpu/cpu_buffer_type.hpp"
+#include "cpu/cpu_repack_buffer_type.hpp"
 
 namespace xb::cpu {
 
@@ -21,8 +22,11 @@ struct CpuOptions {
     std::optional<int> fail_alloc;
     // Device-wide: buffers of a huge page or more in transparent huge pages (backend/huge_pages.hpp).
     std::optional<bool> huge_pages;
+    // Device-wide: weights read only by mul_mat kept in the kernels' repacked layout
+    // (cpu_repack_buffer_type.hpp) by placements made afterwards.
+    std::optional<bool> repack;
 };
-// Parses "threads=N" (or "n_threads=N"), "fail_alloc=N|none" and "huge_pages=on|off".
+// Parses "threads=N" (or "n_threads=N"), "fail_alloc=N|none", "huge_pages=on|off" and "repack=on|off".
 Result<CpuOptions> parse_cpu_options(std::string_view params);
 
 class CpuDevice final : public Device {
@@ -37,7 +41,8 @@ public:
 
     // "threads=N": the default thread count of backends made afterwards; "fail_alloc=N": the N-th
     // buffer allocation from now on fails once with OutOfMemory (a test hook, as on the sim);
-    // "huge_pages=on|off": whether buffers allocated afterwards ask for huge pages (default on).
+    // "huge_pages=on|off": whether buffers allocated afterwards ask for huge pages (default on);
+    // "repack=on|off": whether placements made afterwards keep q4_K weights 8 rows interleaved.
     Status configure(std::string_view params) override;
     std::string settings() const override;
     Result<std::unique_ptr<Backend>> init_backend(std::string_view params) override;
@@ -48,15 +53,20 @@ public:
     bool huge_pages() const { return huge_pages_; }
 
     bool supports_op(const Tensor& op) const override;
-    bool supports_buft(const BufferType& buft) const override { return buft.is_host(); }
+    bool supports_buft(const BufferType& buft) const override { return buft.is_host() || &buft == &repack_type_; }
+    // Only where this CPU's kernels read the groups faster than rows (the AVX-512 VNNI table; the
+    // others would run the scalar reference).
+    BufferType* repacked_weight_type() override;
 
 private:
     std::string description_;
     CpuOptions defaults_;
     FailureCountdown alloc_failure_;
     bool huge_pages_ = true;
+    bool repack_ = true;
     CpuBufferType buffer_type_;
     CpuBufferType from_ptr_type_;
+    CpuRepackBufferType repack_type_;
 };
 
 class CpuBackend final : public Backend {

@@ -5,6 +5,9 @@
 #include "backend/huge_pages.hpp"
 #include "backend/host_threads.hpp"
 #include "cpu/cpu_backend.hpp"
+
+#include "core/q4k_x8.hpp"
+#include "cpu_kernels/quant_dot.hpp"
 #include "core/cpu_identity.hpp"
 #include "core/isa.hpp"
 #include "cpu_kernels/gemv_rows.hpp"
@@ -59,9 +62,14 @@ Result<CpuOptions> parse_cpu_options(std::string_view params) {
                 return Status(StatusCode::InvalidArgument, "CPU: huge_pages must be on or off, got " + quoted_name(p.value));
             }
             options.huge_pages = p.value == "on";
+        } else if (p.key == "repack") {
+            if (p.value != "on" && p.value != "off") {
+                return Status(StatusCode::InvalidArgument, "CPU: repack must be on or off, got " + quoted_name(p.value));
+            }
+            options.repack = p.value == "on";
         } else {
             return Status(StatusCode::InvalidArgument,
-                          "CPU: unknown parameter " + quoted_name(p.key) + " (known: threads, fail_alloc, huge_pages)");
+                          "CPU: unknown parameter " + quoted_name(p.key) + " (known: threads, fail_alloc, huge_pages, repack)");
         }
     }
     return options;
@@ -69,7 +77,13 @@ Result<CpuOptions> parse_cpu_options(std::string_view params) {
 
 CpuDevice::CpuDevice(BackendReg& reg)
     : Device(reg), description_(cpu_description()), buffer_type_(*this, CpuBufferType::Memory::Allocated),
-      from_ptr_type_(*this, CpuBufferType::Memory::CallerOwned) {}
+      from_ptr_type_(*this, CpuBufferType::Memory::CallerOwned),
+      repack_type_(*this) {}
+
+BufferType* CpuDevice::repacked_weight_type() {
+    const bool fast = cpu_kernels::quant_dot().dot_q4_K_x8 != &dot_q4_K_x8_reference;
+    return repack_ && fast ? &repack_type_ : nullptr;
+}
 
 std::string CpuDevice::description() const { return description_ + ", " + huge_pages_description(huge_pages_); }
 
@@ -86,19 +100,22 @@ Status CpuDevice::configure(std::string_view params) {
     if (options.fail_alloc) alloc_failure_.arm(*options.fail_alloc);
     if (options.n_threads > 0) defaults_.n_threads = options.n_threads;
     if (options.huge_pages) huge_pages_ = *options.huge_pages;
+    if (options.repack) repack_ = *options.repack;
     return Status::ok();
 }
 
 std::string CpuDevice::settings() const {
     const int fail = alloc_failure_.remaining();
     return "threads=" + std::to_string(defaults_.n_threads > 0 ? defaults_.n_threads : default_host_threads()) +
-           ",fail_alloc=" + (fail > 0 ? std::to_string(fail) : std::string("none")) + ",huge_pages=" + (huge_pages_ ? "on" : "off");
+           ",fail_alloc=" + (fail > 0 ? std::to_string(fail) : std::string("none")) + ",huge_pages=" + (huge_pages_ ? "on" : "off") +
+           ",repack=" + (repack_ ? "on" : "off");
 }
 
 Result<std::unique_ptr<Backend>> CpuDevice::init_backend(std::string_view params) {
     XB_ASSIGN_OR_RETURN(CpuOptions options, parse_cpu_options(params));
     if (options.fail_alloc) alloc_failure_.arm(*options.fail_alloc);
     if (options.huge_pages) huge_pages_ = *options.huge_pages;
+    if (options.repack) repack_ = *options.repack;
     if (options.n_threads == 0) options.n_threads = defaults_.n_threads;
     return std::unique_ptr<Backend>(std::make_unique<CpuBackend>(*this, options));
 }

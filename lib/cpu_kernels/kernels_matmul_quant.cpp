@@ -16,6 +16,8 @@
 #include <cstring>
 #include <vector>
 
+#include "backend/buffer.hpp"
+#include "core/q4k_x8.hpp"
 #include "core/quant.hpp"
 #include "cpu_kernels/kernels.hpp"
 #include "cpu_kernels/quant_dot.hpp"
@@ -30,6 +32,12 @@ constexpr int64_t kRowBlock = 16;
 
 // The tile path (quant_tiles.hpp) where this CPU has it, the type a decoder, and enough columns
 // per weight matrix to repay decoding its tiles.
+// True when a's q4_K rows are stored 8 interleaved (the CPU's repacked weight buffer type).
+bool grouped_q4_K(const Tensor& a) {
+    const Buffer* buffer = storage_buffer(a);
+    return buffer != nullptr && buffer->stored_layout(a) == StoredLayout::Q4KRows8;
+}
+
 const QuantTiles* tiles_for(const Tensor& dst) {
     const Tensor& a = *dst.src[0];
     const Tensor& b = *dst.src[1];
@@ -48,6 +56,7 @@ struct Layout {
     size_t act_bytes = 0;      // every column's blocks (row path)
     size_t columns_bytes = 0;  // TileColumns (tile path)
     size_t panel_bytes = 0;    // one TilePanel (tile path)
+    size_t rows_bytes = 0;     // a tile's rows of a stored in 8-row groups, back as rows (tile path)
     size_t scratch_per_thread = 0;
 };
 
@@ -62,6 +71,8 @@ Layout layout_of(const Tensor& dst) {
         l.columns_bytes = work_align_up(TileColumns::bytes(a.ne[0], b.ne[1], b.ne[2] * b.ne[3]));
         l.panel_bytes = work_align_up(TilePanel::bytes(a.ne[0]));
         l.scratch_per_thread += work_align_up(l.act_row);
+        if (grouped_q4_K(a)) l.rows_bytes = work_align_up(static_cast<size_t>(kTileRows) * a.nb[1]);
+        l.scratch_per_thread += l.rows_bytes;
     } else {
         l.act_bytes = work_align_up(l.act_row * static_cast<size_t>(b.nrows()));
     }
@@ -71,7 +82,7 @@ Layout layout_of(const Tensor& dst) {
 // Step 2 with tiles: each unit (batch, kTileRows rows of a) decodes its rows once into the thread's
 // panel and multiplies it with every column of the batch.
 void tile_products(const ComputeParams& p, Tensor& dst, const QuantTiles& tiles, const TileColumns& columns,
-                   TilePanel& panel, WorkQueue& queue) {
+                   TilePanel& panel, std::byte* rows_scratch, WorkQueue& queue) {
     const Tensor& a = *dst.src[0];
     const Tensor& b = *dst.src[1];
     const QuantTiles::DecodeFn decode = tiles.decode[static_cast<int>(a.type)];
@@ -88,6 +99,27 @@ void tile_products(const ComputeParams& p, Tensor& dst, const QuantTiles& tiles,
         const int64_t i2 = batch % b.ne[2];
         const int64_t i3 = batch / b.ne[2];
         const std::byte* a_rows = static_cast<const std::byte*>(a.data) + (i2 / r2) * a.nb[2] + (i3 / r3) * a.nb[3] + i0 * a.nb[1];
+        if (rows_scratch != nullptr && tiles.decode_q4_K_x8 != nullptr) {  // 8-row groups, decoded as they are
+            const int64_t matrix = (i3 / r3) * a.ne[2] + i2 / r2;
+            const auto* groups = reinterpret_cast<const BlockQ4_Kx8*>(static_cast<const std::byte*>(a.data) + matrix * q4_K_x8_bytes(m, a.ne[0]));
+            const int64_t blocks = a.ne[0] / kQKK;
+            const BlockQ4_Kx8* first = groups + i0 / kQ4KRowsPerGroup * blocks;
+            tiles.decode_q4_K_x8(first, rows > kQ4KRowsPerGroup ? first + blocks : nullptr, a.ne[0], panel);
+            auto* out = reinterpret_cast<float*>(static_cast<std::byte*>(dst.data) + i0 * dst.nb[0] + i2 * dst.nb[2] + i3 * dst.nb[3]);
+            tiles.product(panel, columns, columns.column(batch, 0), static_cast<int>(n), rows, out, dst.nb[1] / sizeof(float));
+            return;
+        }
+        if (rows_scratch != nullptr) {  // 8-row groups: the tile's rows back as rows first
+            static_assert(kTileRows % kQ4KRowsPerGroup == 0);
+            const int64_t matrix = (i3 / r3) * a.ne[2] + i2 / r2;
+            const auto* groups = reinterpret_cast<const BlockQ4_Kx8*>(static_cast<const std::byte*>(a.data) + matrix * q4_K_x8_bytes(m, a.ne[0]));
+            const int64_t blocks = a.ne[0] / kQKK;
+            for (int g = 0; g < rows / kQ4KRowsPerGroup; ++g) {
+                deinterleave_q4_K_rows(groups + (i0 / kQ4KRowsPerGroup + g) * blocks, kQ4KRowsPerGroup, a.ne[0],
+                                       reinterpret_cast<BlockQ4_K*>(rows_scratch + g * kQ4KRowsPerGroup * a.nb[1]));
+            }
+            a_rows = rows_scratch;
+        }
         decode(a_rows, a.nb[1], rows, a.ne[0], panel);
         auto* out = reinterpret_cast<float*>(static_cast<std::byte*>(dst.data) + i0 * dst.nb[0] + i2 * dst.nb[2] + i3 * dst.nb[3]);
         tiles.product(panel, columns, columns.column(batch, 0), static_cast<int>(n), rows, out, dst.nb[1] / sizeof(float));
@@ -142,7 +174,8 @@ void compute_mul_mat_quant(const ComputeParams& p, Tensor& dst) {
     }
     if (p.ith == 0) queue.reset();
     p.barrier();
-    if (tiles != nullptr) return tile_products(p, dst, *tiles, columns, panel, queue);
+    std::byte* rows_scratch = l.rows_bytes > 0 ? thread_area + l.panel_bytes + l.scratch_per_thread - l.rows_bytes : nullptr;
+    if (tiles != nullptr) return tile_products(p, dst, *tiles, columns, panel, rows_scratch, queue);
 
     // 2. Dots, a block of rows of a against every column of b at a time.
     const int64_t m = a.ne[1];
@@ -152,12 +185,28 @@ void compute_mul_mat_quant(const ComputeParams& p, Tensor& dst) {
     const int64_t r2 = b.ne[2] / a.ne[2];
     const int64_t r3 = b.ne[3] / a.ne[3];
     const int64_t units = batches * row_blocks;
+    const bool grouped = grouped_q4_K(a);
     queue.for_each(units, p.nth, [&](int64_t u) {
         const int64_t batch = u / row_blocks;
         const int64_t i0 = (u % row_blocks) * kRowBlock;
         const int64_t i1 = std::min(m, i0 + kRowBlock);
         const int64_t i2 = batch % b.ne[2];
         const int64_t i3 = batch / b.ne[2];
+        if (grouped) {  // 8 rows a call (m a multiple of 8, kRowBlock too), one column at a time
+            const int64_t blocks = k / kQKK;
+            const int64_t matrix = (i3 / r3) * a.ne[2] + i2 / r2;
+            const auto* groups = reinterpret_cast<const BlockQ4_Kx8*>(static_cast<const std::byte*>(a.data) + matrix * q4_K_x8_bytes(m, k));
+            for (int64_t j = 0; j < n; ++j) {
+                const auto* column = reinterpret_cast<const BlockQ8_K*>(act + l.act_row * static_cast<size_t>(j + n * batch));
+                auto* out = reinterpret_cast<std::byte*>(dst.data) + j * dst.nb[1] + i2 * dst.nb[2] + i3 * dst.nb[3];
+                for (int64_t i = i0; i < i1; i += kQ4KRowsPerGroup) {
+                    float dots[kQ4KRowsPerGroup];
+                    table.dot_q4_K_x8(k, groups + i / kQ4KRowsPerGroup * blocks, column, dots);
+                    for (int r = 0; r < kQ4KRowsPerGroup; ++r) *reinterpret_cast<float*>(out + (i + r) * dst.nb[0]) = dots[r];
+                }
+            }
+            return;
+        }
         const std::byte* a_matrix = static_cast<const std::byte*>(a.data) + (i2 / r2) * a.nb[2] + (i3 / r3) * a.nb[3];
         // Up to kMaxDotColumns columns per call: each weight row is decoded once for all of them.
         for (int64_t j0 = 0; j0 < n; j0 += kMaxDotColumns) {

@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "core/dtype.hpp"
+#include "core/q4k_x8.hpp"
 #include "core/quant_blocks.hpp"
 #include "core/isa.hpp"
 
@@ -55,7 +56,13 @@ struct QuantDot {
     using DotFn = void (*)(int64_t n, const void* weights, const void* activations, size_t act_stride, int ncols,
                            float* out);
 
+    // The one-token dot of 8 q4_K rows repacked together (core/q4k_x8.hpp): out[r] = dot(row r of
+    // the group, activations) for r < 8, rows of n values (n / 256 BlockQ4_Kx8 from `groups`),
+    // activations n / 256 BlockQ8_K (quantize_q8k's).
+    using DotQ4KX8Fn = void (*)(int64_t n, const BlockQ4_Kx8* groups, const BlockQ8_K* activations, float* out);
+
     Isa isa;
+    DotQ4KX8Fn dot_q4_K_x8;
     QuantizeFn quantize_q8sum;  // n f32 -> n / 32 BlockQ8Sum
     QuantizeFn quantize_q8k;    // n f32 -> n / 256 BlockQ8_K
     DotFn dot[kDTypeCount];     // indexed by the weight type; nullptr for non-quantized types

@@ -10,6 +10,7 @@ namespace {
 QuantDot make_table() {
     QuantDot t{};
     t.isa = Isa::Avx2;
+    t.dot_q4_K_x8 = dot_q4_K_x8_reference;  // unused: the CPU repacks only with the AVX-512 VNNI table
     set_core_dots(t);
     add_unit_dots_avx2(t);
     return t;

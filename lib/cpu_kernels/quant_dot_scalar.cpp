@@ -212,6 +212,7 @@ void add_unit_dots(QuantDot& table) {
 QuantDot make_table() {
     QuantDot t{};
     t.isa = Isa::Scalar;
+    t.dot_q4_K_x8 = dot_q4_K_x8_reference;
     t.quantize_q8sum = quantize_q8sum;
     t.quantize_q8k = quantize_q8k;
     t.dot[static_cast<int>(DType::Q4_0)] = columns<dot_q4_0>;

@@ -23,6 +23,7 @@
 #include <cstdint>
 
 #include "core/dtype.hpp"
+#include "core/q4k_x8.hpp"
 #include "cpu_kernels/quant_dot.hpp"
 
 namespace xb::cpu_kernels {
@@ -131,7 +132,12 @@ struct QuantTiles {
     using ProductFn = void (*)(const TilePanel& panel, const TileColumns& columns, int64_t first, int ncols, int nrows,
                                float* out, size_t out_stride);
 
+    // The panel of a tile stored as 8-row q4_K groups (core/q4k_x8.hpp): `first` holds rows 0-7,
+    // `second` rows 8-15 (nullptr: a tile of 8 rows); the same panel decode[Q4_K] makes of the rows.
+    using DecodeQ4KX8Fn = void (*)(const BlockQ4_Kx8* first, const BlockQ4_Kx8* second, int64_t k, TilePanel& panel);
+
     DecodeFn decode[kDTypeCount];  // nullptr for the types without one
+    DecodeQ4KX8Fn decode_q4_K_x8;  // nullptr where the table has none (its groups go back to rows first)
     ProductFn product;
 };
 
