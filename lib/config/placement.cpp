@@ -430,8 +430,9 @@ std::set<const Tensor*> matmul_only_weights(const Model& model) {
 }  // namespace
 
 Status place_and_init(Model& model, std::span<Backend* const> backends) {
-    // Weights by device, and apart from them those whose rows the row split shares and those a CPU
-    // keeps repacked (its repacked weight type: q4_K in 8-row groups, read only by mul_mat).
+    // Weights by device, and apart from them those whose rows the row split shares and those the
+    // device keeps repacked (its repacked weight type, the CPU's q4_K in 8-row groups: weights read
+    // only by mul_mat).
     struct Key {
         std::string device;
         bool row_split = false;
@@ -445,9 +446,7 @@ Status place_and_init(Model& model, std::span<Backend* const> backends) {
         Key key{w.device, w.row_split, false};
         if (!w.row_split && matmul_only.contains(w.tensor) && model.placement.host_buffer_device.empty()) {
             Result<Backend*> backend = backend_of_device(model, backends, w.device);
-            BufferType* repack = backend.is_ok() && (*backend)->device().type() == DeviceType::CPU
-                                     ? (*backend)->device().repacked_weight_type()
-                                     : nullptr;
+            BufferType* repack = backend.is_ok() ? (*backend)->device().repacked_weight_type() : nullptr;
             key.repacked = repack != nullptr && repack->repacks(*w.tensor);
         }
         if (groups.find(key) == groups.end()) order.push_back(key);

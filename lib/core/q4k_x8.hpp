@@ -47,11 +47,6 @@ inline uint64_t q4_K_x8_mins(const BlockQ4_Kx8& g, int s) {
     return ((q4_K_x8_word(g.low[s]) >> 4) & kLow4) | (((q4_K_x8_word(g.high[2 + s / 4]) >> (2 * (s % 4))) & kLow2) << 4);
 }
 
-// Bytes of the groups of a matrix of n_rows rows (a multiple of 8) of n values (a multiple of 256).
-inline int64_t q4_K_x8_bytes(int64_t n_rows, int64_t n) {
-    return n_rows / kQ4KRowsPerGroup * (n / kQKK) * static_cast<int64_t>(sizeof(BlockQ4_Kx8));
-}
-
 // rows[r] is super-block b of row r (r < 8).
 void interleave_q4_K_x8(const BlockQ4_K* const (&rows)[kQ4KRowsPerGroup], BlockQ4_Kx8& out);
 void deinterleave_q4_K_x8(const BlockQ4_Kx8& group, BlockQ4_K* const (&rows)[kQ4KRowsPerGroup]);

@@ -7,8 +7,14 @@
 
 #include "backend/buffer.hpp"
 #include "backend/host_buffer.hpp"
+#include "core/aligned_bytes.hpp"
 
 namespace xb::cpu {
+
+// Host memory for a buffer of one of the CPU device's types (`type_name` names it in errors): the
+// failure fail_alloc injects, a size beyond the machine's memory and a failed allocation each give
+// OutOfMemory; huge pages as the device's setting says.
+Result<AlignedBytes> allocate_cpu_memory(Device& device, const char* type_name, size_t size);
 
 // The CPU's buffer types: "CPU", aligned host memory (ggml_backend_cpu_buffer_type), and
 // "CPU_Mapped", whose buffers are made over caller-owned memory (ggml_backend_cpu_buffer_from_ptr)

@@ -5,11 +5,10 @@
 #include "backend/huge_pages.hpp"
 #include "backend/host_threads.hpp"
 #include "cpu/cpu_backend.hpp"
-
-#include "core/q4k_x8.hpp"
-#include "cpu_kernels/quant_dot.hpp"
 #include "core/cpu_identity.hpp"
 #include "core/isa.hpp"
+#include "core/q4k_x8.hpp"
+#include "cpu_kernels/quant_dot.hpp"
 #include "cpu_kernels/gemv_rows.hpp"
 #include "cpu_kernels/matmul_tiles.hpp"
 #include "cpu_kernels/kernels.hpp"

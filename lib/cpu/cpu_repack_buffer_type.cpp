@@ -6,10 +6,8 @@
 #include <vector>
 
 #include "backend/host_buffer.hpp"
-#include "backend/host_memory.hpp"
-#include "backend/huge_pages.hpp"
 #include "core/q4k_x8.hpp"
-#include "cpu/cpu_backend.hpp"
+#include "cpu/cpu_buffer_type.hpp"
 
 namespace xb::cpu {
 
@@ -20,17 +18,8 @@ bool q4_K_repackable(const Tensor& t) {
 
 size_t CpuRepackBufferType::alignment() const { return kHostAlignment; }
 
-
 Result<std::unique_ptr<Buffer>> CpuRepackBufferType::alloc_buffer(size_t size) {
-    if (size > physical_memory_bytes()) {
-        return Status(StatusCode::OutOfMemory, "CPU_REPACK: cannot allocate a buffer of " + std::to_string(size) +
-                                                   " bytes: the machine has " + std::to_string(physical_memory_bytes()) +
-                                                   " bytes of memory");
-    }
-    AlignedBytes memory = allocate_host_bytes(size, kHostAlignment, static_cast<CpuDevice*>(device_)->huge_pages());
-    if (size > 0 && memory.data() == nullptr) {
-        return Status(StatusCode::OutOfMemory, "CPU_REPACK: cannot allocate a buffer of " + std::to_string(size) + " bytes");
-    }
+    XB_ASSIGN_OR_RETURN(AlignedBytes memory, allocate_cpu_memory(*device_, name(), size));
     return std::unique_ptr<Buffer>(std::make_unique<CpuRepackBuffer>(*this, std::move(memory)));
 }
 
@@ -38,19 +27,17 @@ namespace {
 
 constexpr size_t kInterleaved = SIZE_MAX;
 
-// Each matrix of t (ne[2] * ne[3] of them) converted between its rows (t.nb[2] bytes a matrix) and
-// its 8-row groups (q4_K_x8_bytes a matrix).
+// Each matrix of t (ne[2] * ne[3] of them, t.nb[2] bytes apart in both layouts) converted between
+// its rows and its 8-row groups.
 void interleave(const Tensor& t, const std::byte* plain, std::byte* out) {
-    const auto grouped = static_cast<size_t>(q4_K_x8_bytes(t.ne[1], t.ne[0]));
     for (int64_t m = 0; m < t.ne[2] * t.ne[3]; ++m) {
         interleave_q4_K_rows(reinterpret_cast<const BlockQ4_K*>(plain + m * t.nb[2]), t.ne[1], t.ne[0],
-                             reinterpret_cast<BlockQ4_Kx8*>(out + m * grouped));
+                             reinterpret_cast<BlockQ4_Kx8*>(out + m * t.nb[2]));
     }
 }
 void deinterleave(const Tensor& t, const std::byte* groups, std::byte* out) {
-    const auto grouped = static_cast<size_t>(q4_K_x8_bytes(t.ne[1], t.ne[0]));
     for (int64_t m = 0; m < t.ne[2] * t.ne[3]; ++m) {
-        deinterleave_q4_K_rows(reinterpret_cast<const BlockQ4_Kx8*>(groups + m * grouped), t.ne[1], t.ne[0],
+        deinterleave_q4_K_rows(reinterpret_cast<const BlockQ4_Kx8*>(groups + m * t.nb[2]), t.ne[1], t.ne[0],
                                reinterpret_cast<BlockQ4_K*>(out + m * t.nb[2]));
     }
 }

@@ -30,20 +30,27 @@ namespace {
 
 constexpr int64_t kRowBlock = 16;
 
-// The tile path (quant_tiles.hpp) where this CPU has it, the type a decoder, and enough columns
-// per weight matrix to repay decoding its tiles.
 // True when a's q4_K rows are stored 8 interleaved (the CPU's repacked weight buffer type).
 bool grouped_q4_K(const Tensor& a) {
     const Buffer* buffer = storage_buffer(a);
     return buffer != nullptr && buffer->stored_layout(a) == StoredLayout::Q4KRows8;
 }
 
+// The groups of a's matrix (i02, i03) when grouped_q4_K(a): each matrix takes its rows' bytes.
+const BlockQ4_Kx8* matrix_groups(const Tensor& a, int64_t i02, int64_t i03) {
+    return reinterpret_cast<const BlockQ4_Kx8*>(static_cast<const std::byte*>(a.data) + i02 * a.nb[2] + i03 * a.nb[3]);
+}
+
+// The tile path (quant_tiles.hpp) where this CPU has it, the type a decoder (for grouped weights,
+// the groups' decoder), and enough columns per weight matrix to repay decoding its tiles.
 const QuantTiles* tiles_for(const Tensor& dst) {
     const Tensor& a = *dst.src[0];
     const Tensor& b = *dst.src[1];
     const QuantTiles* tiles = quant_tiles();
     const bool worth = b.ne[1] >= kTileMinColumns && a.ne[0] % kQK == 0;
-    return tiles != nullptr && worth && tiles->decode[static_cast<int>(a.type)] != nullptr ? tiles : nullptr;
+    if (tiles == nullptr || !worth) return nullptr;
+    if (grouped_q4_K(a)) return tiles->decode_q4_K_x8 != nullptr ? tiles : nullptr;
+    return tiles->decode[static_cast<int>(a.type)] != nullptr ? tiles : nullptr;
 }
 
 // Work buffer: the WorkQueue's counter; the quantized columns of b, or with tiles the columns as the
@@ -56,7 +63,6 @@ struct Layout {
     size_t act_bytes = 0;      // every column's blocks (row path)
     size_t columns_bytes = 0;  // TileColumns (tile path)
     size_t panel_bytes = 0;    // one TilePanel (tile path)
-    size_t rows_bytes = 0;     // a tile's rows of a stored in 8-row groups, back as rows (tile path)
     size_t scratch_per_thread = 0;
 };
 
@@ -71,8 +77,6 @@ Layout layout_of(const Tensor& dst) {
         l.columns_bytes = work_align_up(TileColumns::bytes(a.ne[0], b.ne[1], b.ne[2] * b.ne[3]));
         l.panel_bytes = work_align_up(TilePanel::bytes(a.ne[0]));
         l.scratch_per_thread += work_align_up(l.act_row);
-        if (grouped_q4_K(a)) l.rows_bytes = work_align_up(static_cast<size_t>(kTileRows) * a.nb[1]);
-        l.scratch_per_thread += l.rows_bytes;
     } else {
         l.act_bytes = work_align_up(l.act_row * static_cast<size_t>(b.nrows()));
     }
@@ -82,7 +86,7 @@ Layout layout_of(const Tensor& dst) {
 // Step 2 with tiles: each unit (batch, kTileRows rows of a) decodes its rows once into the thread's
 // panel and multiplies it with every column of the batch.
 void tile_products(const ComputeParams& p, Tensor& dst, const QuantTiles& tiles, const TileColumns& columns,
-                   TilePanel& panel, std::byte* rows_scratch, WorkQueue& queue) {
+                   TilePanel& panel, bool grouped, WorkQueue& queue) {
     const Tensor& a = *dst.src[0];
     const Tensor& b = *dst.src[1];
     const QuantTiles::DecodeFn decode = tiles.decode[static_cast<int>(a.type)];
@@ -99,28 +103,14 @@ void tile_products(const ComputeParams& p, Tensor& dst, const QuantTiles& tiles,
         const int64_t i2 = batch % b.ne[2];
         const int64_t i3 = batch / b.ne[2];
         const std::byte* a_rows = static_cast<const std::byte*>(a.data) + (i2 / r2) * a.nb[2] + (i3 / r3) * a.nb[3] + i0 * a.nb[1];
-        if (rows_scratch != nullptr && tiles.decode_q4_K_x8 != nullptr) {  // 8-row groups, decoded as they are
-            const int64_t matrix = (i3 / r3) * a.ne[2] + i2 / r2;
-            const auto* groups = reinterpret_cast<const BlockQ4_Kx8*>(static_cast<const std::byte*>(a.data) + matrix * q4_K_x8_bytes(m, a.ne[0]));
+        if (grouped) {  // two 8-row groups (m and i0 are multiples of 8), decoded as they are
+            static_assert(kTileRows == 2 * kQ4KRowsPerGroup);
             const int64_t blocks = a.ne[0] / kQKK;
-            const BlockQ4_Kx8* first = groups + i0 / kQ4KRowsPerGroup * blocks;
+            const BlockQ4_Kx8* first = matrix_groups(a, i2 / r2, i3 / r3) + i0 / kQ4KRowsPerGroup * blocks;
             tiles.decode_q4_K_x8(first, rows > kQ4KRowsPerGroup ? first + blocks : nullptr, a.ne[0], panel);
-            auto* out = reinterpret_cast<float*>(static_cast<std::byte*>(dst.data) + i0 * dst.nb[0] + i2 * dst.nb[2] + i3 * dst.nb[3]);
-            tiles.product(panel, columns, columns.column(batch, 0), static_cast<int>(n), rows, out, dst.nb[1] / sizeof(float));
-            return;
+        } else {
+            decode(a_rows, a.nb[1], rows, a.ne[0], panel);
         }
-        if (rows_scratch != nullptr) {  // 8-row groups: the tile's rows back as rows first
-            static_assert(kTileRows % kQ4KRowsPerGroup == 0);
-            const int64_t matrix = (i3 / r3) * a.ne[2] + i2 / r2;
-            const auto* groups = reinterpret_cast<const BlockQ4_Kx8*>(static_cast<const std::byte*>(a.data) + matrix * q4_K_x8_bytes(m, a.ne[0]));
-            const int64_t blocks = a.ne[0] / kQKK;
-            for (int g = 0; g < rows / kQ4KRowsPerGroup; ++g) {
-                deinterleave_q4_K_rows(groups + (i0 / kQ4KRowsPerGroup + g) * blocks, kQ4KRowsPerGroup, a.ne[0],
-                                       reinterpret_cast<BlockQ4_K*>(rows_scratch + g * kQ4KRowsPerGroup * a.nb[1]));
-            }
-            a_rows = rows_scratch;
-        }
-        decode(a_rows, a.nb[1], rows, a.ne[0], panel);
         auto* out = reinterpret_cast<float*>(static_cast<std::byte*>(dst.data) + i0 * dst.nb[0] + i2 * dst.nb[2] + i3 * dst.nb[3]);
         tiles.product(panel, columns, columns.column(batch, 0), static_cast<int>(n), rows, out, dst.nb[1] / sizeof(float));
     });
@@ -174,8 +164,8 @@ void compute_mul_mat_quant(const ComputeParams& p, Tensor& dst) {
     }
     if (p.ith == 0) queue.reset();
     p.barrier();
-    std::byte* rows_scratch = l.rows_bytes > 0 ? thread_area + l.panel_bytes + l.scratch_per_thread - l.rows_bytes : nullptr;
-    if (tiles != nullptr) return tile_products(p, dst, *tiles, columns, panel, rows_scratch, queue);
+    const bool grouped = grouped_q4_K(a);
+    if (tiles != nullptr) return tile_products(p, dst, *tiles, columns, panel, grouped, queue);
 
     // 2. Dots, a block of rows of a against every column of b at a time.
     const int64_t m = a.ne[1];
@@ -185,7 +175,6 @@ void compute_mul_mat_quant(const ComputeParams& p, Tensor& dst) {
     const int64_t r2 = b.ne[2] / a.ne[2];
     const int64_t r3 = b.ne[3] / a.ne[3];
     const int64_t units = batches * row_blocks;
-    const bool grouped = grouped_q4_K(a);
     queue.for_each(units, p.nth, [&](int64_t u) {
         const int64_t batch = u / row_blocks;
         const int64_t i0 = (u % row_blocks) * kRowBlock;
@@ -194,8 +183,7 @@ void compute_mul_mat_quant(const ComputeParams& p, Tensor& dst) {
         const int64_t i3 = batch / b.ne[2];
         if (grouped) {  // 8 rows a call (m a multiple of 8, kRowBlock too), one column at a time
             const int64_t blocks = k / kQKK;
-            const int64_t matrix = (i3 / r3) * a.ne[2] + i2 / r2;
-            const auto* groups = reinterpret_cast<const BlockQ4_Kx8*>(static_cast<const std::byte*>(a.data) + matrix * q4_K_x8_bytes(m, k));
+            const BlockQ4_Kx8* groups = matrix_groups(a, i2 / r2, i3 / r3);
             for (int64_t j = 0; j < n; ++j) {
                 const auto* column = reinterpret_cast<const BlockQ8_K*>(act + l.act_row * static_cast<size_t>(j + n * batch));
                 auto* out = reinterpret_cast<std::byte*>(dst.data) + j * dst.nb[1] + i2 * dst.nb[2] + i3 * dst.nb[3];

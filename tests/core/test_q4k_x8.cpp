@@ -20,6 +20,13 @@ std::vector<BlockQ4_K> random_rows(int64_t rows, int64_t n, uint64_t seed) {
     return blocks;
 }
 
+// The 8-row groups of `rows` rows of n values.
+std::vector<BlockQ4_Kx8> interleaved(const std::vector<BlockQ4_K>& plain, int64_t rows, int64_t n) {
+    std::vector<BlockQ4_Kx8> groups(static_cast<size_t>(rows / 8 * n / kQKK));
+    interleave_q4_K_rows(plain.data(), rows, n, groups.data());
+    return groups;
+}
+
 TEST(Q4KRepack, PackedScalesRoundTrip) {
     // Every 6-bit value in every position: k_pack_scales_mins is k_scale_min's inverse.
     for (int v = 0; v < 64; ++v) {
@@ -45,8 +52,7 @@ TEST(Q4KRepack, RowsRoundTripExactly) {
     constexpr int64_t kRows = 24;
     constexpr int64_t kN = 3 * kQKK;
     const std::vector<BlockQ4_K> plain = random_rows(kRows, kN, 11);
-    std::vector<BlockQ4_Kx8> groups(static_cast<size_t>(kRows / 8 * kN / kQKK));
-    interleave_q4_K_rows(plain.data(), kRows, kN, groups.data());
+    const std::vector<BlockQ4_Kx8> groups = interleaved(plain, kRows, kN);
     std::vector<BlockQ4_K> back(plain.size());
     std::memset(back.data(), 0xA5, back.size() * sizeof(BlockQ4_K));
     deinterleave_q4_K_rows(groups.data(), kRows, kN, back.data());
@@ -59,8 +65,7 @@ TEST(Q4KRepack, EveryValueWhereTheLayoutSays) {
     constexpr int64_t kRows = 16;
     constexpr int64_t kN = 2 * kQKK;
     const std::vector<BlockQ4_K> plain = random_rows(kRows, kN, 29);
-    std::vector<BlockQ4_Kx8> groups(static_cast<size_t>(kRows / 8 * kN / kQKK));
-    interleave_q4_K_rows(plain.data(), kRows, kN, groups.data());
+    const std::vector<BlockQ4_Kx8> groups = interleaved(plain, kRows, kN);
     std::vector<float> expected(static_cast<size_t>(kN));
     for (int64_t row = 0; row < kRows; ++row) {
         dequantize_row(DType::Q4_K, plain.data() + row * kN / kQKK, expected.data(), kN);
