@@ -79,12 +79,21 @@ CpuDevice::CpuDevice(BackendReg& reg)
       from_ptr_type_(*this, CpuBufferType::Memory::CallerOwned),
       repack_type_(*this) {}
 
-BufferType* CpuDevice::repacked_weight_type() {
-    const bool fast = cpu_kernels::quant_dot().dot_q4_K_x8 != &dot_q4_K_x8_reference;
-    return repack_ && fast ? &repack_type_ : nullptr;
-}
+namespace {
+// Only the AVX-512 VNNI table has a kernel for the grouped rows; elsewhere the x8 dot is the scalar
+// reference, slower than the rows' own dots.
+bool groups_have_a_kernel() { return cpu_kernels::quant_dot().dot_q4_K_x8 != &dot_q4_K_x8_reference; }
+}  // namespace
 
-std::string CpuDevice::description() const { return description_ + ", " + huge_pages_description(huge_pages_); }
+BufferType* CpuDevice::repacked_weight_type() { return repack_ && groups_have_a_kernel() ? &repack_type_ : nullptr; }
+
+// The repack changes every q4_K product's speed, so benchmarks' machine lines say whether it ran.
+std::string CpuDevice::description() const {
+    const char* repack = !groups_have_a_kernel() ? "q4_K weights as rows (no grouped-rows kernel on this kernel set)"
+                         : repack_              ? "q4_K weights repacked 8 rows at a time"
+                                                : "q4_K weights as rows (repack=off)";
+    return description_ + ", " + huge_pages_description(huge_pages_) + ", " + repack;
+}
 
 MemoryInfo CpuDevice::memory() const { return {available_memory_bytes(), physical_memory_bytes()}; }
 

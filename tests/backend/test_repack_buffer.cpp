@@ -97,5 +97,23 @@ TEST(RepackBuffer, ChunkedWritesThenInterleavedAndReadBackPlain) {
     EXPECT_EQ(std::memcmp(f->data, values, sizeof values), 0);
 }
 
+// repack=off turns it off, and the description (every benchmark's machine line) says which ran.
+TEST(RepackBuffer, SettingAndDescriptionSayWhetherWeightsAreRepacked) {
+    xbt::LocalRegistry local;
+    Device* cpu = local.device("CPU");
+    ASSERT_NE(cpu, nullptr);
+    const bool fast = cpu_kernels::quant_dot().dot_q4_K_x8 != &dot_q4_K_x8_reference;
+    const auto says = [&](const char* text) { return cpu->description().find(text) != std::string::npos; };
+    EXPECT_EQ(says("q4_K weights repacked 8 rows at a time"), fast) << cpu->description();
+    ASSERT_TRUE(cpu->configure("repack=off").is_ok());
+    EXPECT_EQ(cpu->repacked_weight_type(), nullptr);
+    EXPECT_NE(cpu->settings().find("repack=off"), std::string::npos) << cpu->settings();
+    EXPECT_TRUE(says(fast ? "q4_K weights as rows (repack=off)" : "q4_K weights as rows (no grouped-rows kernel"))
+        << cpu->description();
+    ASSERT_TRUE(cpu->configure("repack=on").is_ok());
+    EXPECT_EQ(cpu->repacked_weight_type() != nullptr, fast);
+    EXPECT_FALSE(cpu->configure("repack=maybe").is_ok());
+}
+
 }  // namespace
 }  // namespace xb

@@ -49,6 +49,7 @@ cat >"$tmp/build/apps/graph-run" <<EOF
 #!/usr/bin/env bash
 STATE=$tmp/state; source $tmp/next.sh
 for a in "\$@"; do [ "\$a" = --info ] && exec "$graph_run" "\$@"; done
+echo "\$*" >>$tmp/xb-args
 n=\$(next xb); round=\$((n / 2))
 pp=(320 400); tg=(0.0333333333 0.025)
 if [ \$((n % 2)) -eq 0 ]; then ms=\${pp[\$round]}; else ms=\${tg[\$round]}; fi
@@ -82,5 +83,18 @@ assert abs(tg['llama_cpp_of_read_bandwidth'] - tg['llama_cpp_GB_per_s'] / 35) < 
 expect_in table-range "$tmp/table.md" "| 1.67x (1.33-2.00) |"
 expect_in table-bandwidth "$tmp/table.md" "read bandwidth 20.0-60.0 GB/s (before and after every run) on 2 threads"
 expect_in table-machine "$tmp/table.md" "Machine: Fake CPU"
+
+# --cpu-settings reaches every timed graph-run as -P CPU:..., and the table and JSON name it.
+rm -f "$tmp/state/"* "$tmp/xb-args"
+check side-by-side-settings 0 "$python" "$src/scripts/llama-bench-side-by-side" --models tiny --cache "$tmp/cache" -t 2 \
+  --prompts 64 --gen 4 --depth 0 --rounds 2 --reps 1 --build "$tmp/build" --llama-cpp "$tmp/llama" \
+  --cpu-settings repack=off -o "$tmp/settings.md" --json "$tmp/settings.json"
+py "
+import json
+calls = open('$tmp/xb-args').read().splitlines()
+assert len(calls) == 4 and all('-P CPU:repack=off' in c for c in calls), calls
+assert json.load(open('$tmp/settings.json'))['cpu_settings'] == 'repack=off'
+" "settings passed to graph-run"
+expect_in table-settings "$tmp/settings.md" "(graph-run -P CPU:repack=off, CPU kernels"
 
 finish "llama-bench-side-by-side"
