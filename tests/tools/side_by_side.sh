@@ -22,11 +22,11 @@ next() {  # next TOOL: this call's index (0, 1, ...) for TOOL
   echo "$n"
 }
 EOF
-# graph-bench: read bandwidths 30, 40, 50, 20, 60 GB/s, in the order they are asked for.
+# graph-bench: read bandwidths 30, 40, 50, 20, 60, 45 GB/s, in the order they are asked for.
 cat >"$tmp/build/apps/graph-bench" <<EOF
 #!/usr/bin/env bash
 STATE=$tmp/state; source $tmp/next.sh
-rates=(30 40 50 20 60); n=\$(next bench)
+rates=(30 40 50 20 60 45); n=\$(next bench)
 echo "{\"benchmarks\": [{\"name\": \"BM_ReadBandwidth/threads:2/real_time\", \"bytes_per_second\": \${rates[\$n]}e9}]}"
 EOF
 # llama-bench: round 1 pp64 100 t/s and tg4 100000 t/s, round 2 120 and 80000 (one call per test
@@ -38,8 +38,10 @@ echo "loaded CPU backend from $tmp/llama/libggml-cpu-fake.so" >&2
 n=\$(next llama); round=\$((n / 2))
 pp=(100 120); tg=(100000 80000)
 if [ \$((n % 2)) -eq 0 ]; then
+  echo "llama pp" >>$tmp/order
   echo "[{\"n_prompt\": 64, \"n_gen\": 0, \"n_depth\": 0, \"avg_ts\": \${pp[\$round]}, \"stddev_ts\": 1}]"
 else
+  echo "llama tg" >>$tmp/order
   echo "[{\"n_prompt\": 0, \"n_gen\": 4, \"n_depth\": 0, \"avg_ts\": \${tg[\$round]}, \"stddev_ts\": 1}]"
 fi
 EOF
@@ -52,7 +54,7 @@ for a in "\$@"; do [ "\$a" = --info ] && exec "$graph_run" "\$@"; done
 echo "\$*" >>$tmp/xb-args
 n=\$(next xb); round=\$((n / 2))
 pp=(320 400); tg=(0.0333333333 0.025)
-if [ \$((n % 2)) -eq 0 ]; then ms=\${pp[\$round]}; else ms=\${tg[\$round]}; fi
+if [ \$((n % 2)) -eq 0 ]; then ms=\${pp[\$round]}; echo "xb pp" >>$tmp/order; else ms=\${tg[\$round]}; echo "xb tg" >>$tmp/order; fi
 echo "{\"meta\": {\"commit\": \"fake\", \"cpu\": \"Fake CPU\", \"cpu_kernels\": \"scalar\"}, \"runs\": [{\"time_ms\": {\"median\": \$ms}}]}"
 EOF
 chmod +x "$tmp/build/apps/graph-bench" "$tmp/llama/llama-bench" "$tmp/build/apps/graph-run"
@@ -63,24 +65,28 @@ check side-by-side 0 "$python" "$src/scripts/llama-bench-side-by-side" --models 
 py "
 import json
 d = json.load(open('$tmp/table.json'))
-assert d['read_bandwidths_GB_per_s'] == [30, 40, 50, 20, 60], d['read_bandwidths_GB_per_s']
+assert d['read_bandwidths_GB_per_s'] == [30, 40, 50, 20, 60, 45], d['read_bandwidths_GB_per_s']
+# Prompts of both, then the decodes back to back; the tools' order swaps in the second round.
+order = open('$tmp/order').read().splitlines()
+assert order == ['llama pp', 'xb pp', 'llama tg', 'xb tg', 'xb pp', 'llama pp', 'xb tg', 'llama tg'], order
 rows = {r['test']: r for r in d['rows']}
 pp, tg = rows['pp64'], rows['tg4@d0']
 # The better round of each tool, and each round's own ratio.
 assert (pp['llama_cpp_tokens_per_s'], pp['xbackend_tokens_per_s'], pp['ratio']) == (120, 200, 1.667), pp
 assert pp['round_ratios'] == [2.0, 1.333], pp['round_ratios']
 assert (tg['llama_cpp_tokens_per_s'], tg['xbackend_tokens_per_s'], tg['ratio']) == (100000, 160000, 1.6), tg
-assert tg['round_ratios'] == [1.2, 2.0], tg['round_ratios']
+assert tg['round_ratios'] == [1.2, 2.0] and tg['median_round_ratio'] == 1.6, tg
 assert 'of_read_bandwidth' not in pp
-# xbackend's best decode (round 2) ran between the 4th and 5th measurements: (20 + 60) / 2 = 40;
-# llama.cpp's (round 1) between the 1st and 2nd: (30 + 40) / 2 = 35.
+# Round 1 measured 30, 40, 50 around llama.cpp's then xbackend's decode, round 2 20, 60, 45 around
+# xbackend's then llama.cpp's. xbackend's best decode (round 2) ran between 20 and 60: 40;
+# llama.cpp's (round 1) between 30 and 40: 35.
 assert tg['read_bandwidth_GB_per_s'] == 40 and tg['llama_cpp_read_bandwidth_GB_per_s'] == 35, tg
 per_token = tg['xbackend_GB_per_s'] / 160000
 assert per_token > 0 and abs(tg['llama_cpp_GB_per_s'] - per_token * 100000) < 0.01, tg
 assert abs(tg['of_read_bandwidth'] - tg['xbackend_GB_per_s'] / 40) < 1e-3, tg
 assert abs(tg['llama_cpp_of_read_bandwidth'] - tg['llama_cpp_GB_per_s'] / 35) < 1e-3, tg
 " "rounds, ratios and bandwidths"
-expect_in table-range "$tmp/table.md" "| 1.67x (1.33-2.00) |"
+expect_in table-range "$tmp/table.md" "| 1.67x (1.33-2.00, median 1.67) |"
 expect_in table-bandwidth "$tmp/table.md" "read bandwidth 20.0-60.0 GB/s (before and after every run) on 2 threads"
 expect_in table-machine "$tmp/table.md" "Machine: Fake CPU"
 
