@@ -25,6 +25,10 @@ std::vector<std::byte> random_q4_K(const Tensor& t, uint64_t seed) {
     return bytes;
 }
 
+// Whether this CPU's quant table has the grouped rows' kernel (AVX-512 VNNI): the device offers the
+// repack only then.
+bool groups_have_a_kernel() { return cpu_kernels::quant_dot().dot_q4_K_x8 != &dot_q4_K_x8_reference; }
+
 std::vector<std::byte> read(const Tensor& t) {
     std::vector<std::byte> out(t.nbytes());
     const Status s = storage_buffer(t)->get_tensor(t, out.data(), 0, out.size());
@@ -36,9 +40,9 @@ TEST(RepackBuffer, ChunkedWritesThenInterleavedAndReadBackPlain) {
     xbt::LocalRegistry local;
     Device* cpu = local.device("CPU");
     ASSERT_NE(cpu, nullptr);
-    // The device offers it only where its kernels read the groups fast (AVX-512 VNNI); the buffer
-    // type itself works anywhere.
-    const bool fast = cpu_kernels::quant_dot().dot_q4_K_x8 != &dot_q4_K_x8_reference;
+    // The device offers it only where its kernels read the groups fast; the buffer type itself works
+    // anywhere.
+    const bool fast = groups_have_a_kernel();
     EXPECT_EQ(cpu->repacked_weight_type() != nullptr, fast);
     cpu::CpuRepackBufferType repack_type(*cpu);
     BufferType* repack = &repack_type;
@@ -102,7 +106,7 @@ TEST(RepackBuffer, SettingAndDescriptionSayWhetherWeightsAreRepacked) {
     xbt::LocalRegistry local;
     Device* cpu = local.device("CPU");
     ASSERT_NE(cpu, nullptr);
-    const bool fast = cpu_kernels::quant_dot().dot_q4_K_x8 != &dot_q4_K_x8_reference;
+    const bool fast = groups_have_a_kernel();
     const auto says = [&](const char* text) { return cpu->description().find(text) != std::string::npos; };
     EXPECT_EQ(says("q4_K weights repacked 8 rows at a time"), fast) << cpu->description();
     ASSERT_TRUE(cpu->configure("repack=off").is_ok());

@@ -87,7 +87,7 @@ assert abs(tg['of_read_bandwidth'] - tg['xbackend_GB_per_s'] / 40) < 1e-3, tg
 assert abs(tg['llama_cpp_of_read_bandwidth'] - tg['llama_cpp_GB_per_s'] / 35) < 1e-3, tg
 " "rounds, ratios and bandwidths"
 expect_in table-range "$tmp/table.md" "| 1.67x (1.33-2.00, median 1.67) |"
-expect_in table-bandwidth "$tmp/table.md" "read bandwidth 20.0-60.0 GB/s (before and after every run) on 2 threads"
+expect_in table-bandwidth "$tmp/table.md" "read bandwidth 20.0-60.0 GB/s (around every decode) on 2 threads"
 expect_in table-machine "$tmp/table.md" "Machine: Fake CPU"
 
 # --cpu-settings reaches every timed graph-run as -P CPU:..., and the table and JSON name it.
